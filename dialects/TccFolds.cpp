@@ -1,0 +1,679 @@
+//===- TccFolds.cpp - folders and canonicalizations of tcc ops ------------===//
+//
+// Constant folding makes the shape subgraphs of exported models (Shape ->
+// Gather -> Concat -> Reshape) disappear at import: the importer builds with
+// createOrFold, so each op folds as soon as its operands are constants. Folds
+// that would materialize a large non-splat tensor are refused (kFoldLimit).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/TccOps.h"
+
+#include "mlir/Dialect/CommonFolders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tcc;
+
+/// Largest non-splat tensor (in elements) that a folder may create.
+static constexpr int64_t kFoldLimit = 1 << 16;
+
+static bool foldable(Type t) {
+  auto rt = cast<RankedTensorType>(t);
+  return rt.getNumElements() <= kFoldLimit;
+}
+
+static bool isUnsigned(Type t) {
+  return getElementTypeOrSelf(t).isUnsignedInteger();
+}
+
+/// Whether `attr` is a splat constant equal to `value`.
+static bool isSplat(Attribute attr, double value) {
+  auto d = dyn_cast_if_present<DenseElementsAttr>(attr);
+  if (!d || !d.isSplat())
+    return false;
+  Type et = d.getElementType();
+  if (isa<FloatType>(et))
+    return d.getSplatValue<APFloat>().convertToDouble() == value;
+  if (isa<IntegerType>(et))
+    return d.getSplatValue<APInt>().getSExtValue() == int64_t(value);
+  return false;
+}
+
+/// Rounds `v` into the semantics of `like`.
+static APFloat toSemantics(double v, const APFloat &like) {
+  APFloat out(v);
+  bool lost;
+  out.convert(like.getSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  return out;
+}
+
+static double toDouble(const APFloat &a) {
+  APFloat d = a;
+  bool lost;
+  d.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return d.convertToDouble();
+}
+
+/// Folds a unary float op through a double-precision function.
+static Attribute foldUnaryFloat(ArrayRef<Attribute> operands, Type type,
+                                double (*fn)(double)) {
+  if (!operands[0] || !foldable(type))
+    return {};
+  return constFoldUnaryOp<FloatAttr, APFloat, void>(operands, [&](const APFloat &a) {
+    return toSemantics(fn(toDouble(a)), a);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and unary ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+#define TCC_FOLD_FLOAT_UNARY(OP, FN)                                           \
+  OpFoldResult OP::fold(FoldAdaptor adaptor) {                                 \
+    return foldUnaryFloat(adaptor.getOperands(), getType(), FN);               \
+  }
+
+TCC_FOLD_FLOAT_UNARY(ExpOp, [](double x) { return std::exp(x); })
+TCC_FOLD_FLOAT_UNARY(LogOp, [](double x) { return std::log(x); })
+TCC_FOLD_FLOAT_UNARY(SqrtOp, [](double x) { return std::sqrt(x); })
+TCC_FOLD_FLOAT_UNARY(RsqrtOp, [](double x) { return 1.0 / std::sqrt(x); })
+TCC_FOLD_FLOAT_UNARY(ReciprocalOp, [](double x) { return 1.0 / x; })
+TCC_FOLD_FLOAT_UNARY(TanhOp, [](double x) { return std::tanh(x); })
+TCC_FOLD_FLOAT_UNARY(SigmoidOp, [](double x) { return 1.0 / (1.0 + std::exp(-x)); })
+TCC_FOLD_FLOAT_UNARY(ErfOp, [](double x) { return std::erf(x); })
+TCC_FOLD_FLOAT_UNARY(SoftplusOp, [](double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+})
+TCC_FOLD_FLOAT_UNARY(SinOp, [](double x) { return std::sin(x); })
+TCC_FOLD_FLOAT_UNARY(CosOp, [](double x) { return std::cos(x); })
+TCC_FOLD_FLOAT_UNARY(FloorOp, [](double x) { return std::floor(x); })
+TCC_FOLD_FLOAT_UNARY(CeilOp, [](double x) { return std::ceil(x); })
+TCC_FOLD_FLOAT_UNARY(RoundOp, [](double x) { return std::nearbyint(x); })
+#undef TCC_FOLD_FLOAT_UNARY
+
+/// Folds a unary op defined on floats and integers alike.
+template <typename FloatFn, typename IntFn>
+static OpFoldResult foldUnaryNum(ArrayRef<Attribute> operands, Type type,
+                                 FloatFn ffn, IntFn ifn) {
+  if (!operands[0] || !foldable(type))
+    return {};
+  if (isa<FloatType>(getElementTypeOrSelf(type)))
+    return constFoldUnaryOp<FloatAttr, APFloat, void>(operands, [&](const APFloat &a) {
+      return toSemantics(ffn(toDouble(a)), a);
+    });
+  bool u = isUnsigned(type);
+  return constFoldUnaryOp<IntegerAttr, APInt, void>(
+      operands, [&](const APInt &a) { return ifn(a, u); });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getInput().getDefiningOp<NegOp>())
+    return inner.getInput();
+  return foldUnaryNum(
+      adaptor.getOperands(), getType(), [](double x) { return -x; },
+      [](const APInt &a, bool) { return -a; });
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryNum(
+      adaptor.getOperands(), getType(), [](double x) { return std::fabs(x); },
+      [](const APInt &a, bool u) { return u ? a : a.abs(); });
+}
+
+OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryNum(
+      adaptor.getOperands(), getType(),
+      [](double x) { return double((x > 0) - (x < 0)); },
+      [](const APInt &a, bool u) {
+        if (a.isZero())
+          return a;
+        if (!u && a.isNegative())
+          return APInt::getAllOnes(a.getBitWidth());
+        return APInt(a.getBitWidth(), 1);
+      });
+}
+
+OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryNum(
+      adaptor.getOperands(), getType(),
+      [](double x) { return x > 0 ? x : 0.0; },
+      [](const APInt &a, bool u) {
+        return (!u && a.isNegative()) ? APInt(a.getBitWidth(), 0) : a;
+      });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getInput().getDefiningOp<NotOp>())
+    return inner.getInput();
+  return constFoldUnaryOp<IntegerAttr, APInt, void>(adaptor.getOperands(),
+                                       [](const APInt &a) { return ~a; });
+}
+
+OpFoldResult ClampOp::fold(FoldAdaptor adaptor) {
+  if (!getMin() && !getMax())
+    return getInput();
+  double lo = getMin() ? getMin()->convertToDouble() : -INFINITY;
+  double hi = getMax() ? getMax()->convertToDouble() : INFINITY;
+  return foldUnaryNum(
+      adaptor.getOperands(), getType(),
+      [&](double x) { return std::isnan(x) ? x : std::min(std::max(x, lo), hi); },
+      [&](const APInt &a, bool u) {
+        double v = u ? double(a.getZExtValue()) : double(a.getSExtValue());
+        v = std::min(std::max(v, lo), hi);
+        return APInt(a.getBitWidth(), uint64_t(int64_t(v)), !u);
+      });
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!in || (!in.isSplat() && !foldable(getType())))
+    return {};
+  Type from = in.getElementType(), to = getType().getElementType();
+  auto convert = [&](Attribute a) -> Attribute {
+    // Go through double or int64; exact for every integer and float that
+    // shape computations produce.
+    if (auto f = dyn_cast<FloatAttr>(a)) {
+      double v = f.getValueAsDouble();
+      if (auto ft = dyn_cast<FloatType>(to))
+        return FloatAttr::get(ft, v);
+      auto it = cast<IntegerType>(to);
+      if (it.getWidth() == 1)
+        return IntegerAttr::get(it, v != 0.0);
+      if (std::isnan(v))
+        return {};
+      return IntegerAttr::get(
+          it, it.isUnsigned() ? APInt(it.getWidth(), uint64_t(v))
+                              : APInt(it.getWidth(), uint64_t(int64_t(v)), true));
+    }
+    auto i = cast<IntegerAttr>(a);
+    bool u = cast<IntegerType>(from).isUnsigned() ||
+             cast<IntegerType>(from).getWidth() == 1;
+    APInt v = i.getValue();
+    if (auto ft = dyn_cast<FloatType>(to))
+      return FloatAttr::get(ft, u ? double(v.getZExtValue())
+                                  : double(v.getSExtValue()));
+    auto it = cast<IntegerType>(to);
+    if (it.getWidth() == 1)
+      return IntegerAttr::get(it, !v.isZero());
+    return IntegerAttr::get(it, u ? v.zextOrTrunc(it.getWidth())
+                                  : v.sextOrTrunc(it.getWidth()));
+  };
+  SmallVector<Attribute> out;
+  for (Attribute a : in.isSplat() ? SmallVector<Attribute>{in.getSplatValue<Attribute>()}
+                                  : SmallVector<Attribute>(in.getValues<Attribute>())) {
+    Attribute c = convert(a);
+    if (!c)
+      return {};
+    out.push_back(c);
+  }
+  if (in.isSplat())
+    return DenseElementsAttr::get(getType(), out[0]);
+  return DenseElementsAttr::get(getType(), out);
+}
+
+//===----------------------------------------------------------------------===//
+// Binary ops
+//===----------------------------------------------------------------------===//
+
+/// Folds a binary op with separate float and integer rules; the integer rule
+/// receives whether the type is unsigned and may refuse (division by zero).
+template <typename FloatFn, typename IntFn>
+static OpFoldResult foldBinaryNum(ArrayRef<Attribute> operands, Type type,
+                                  FloatFn ffn, IntFn ifn) {
+  if (!operands[0] || !operands[1] || !foldable(type))
+    return {};
+  if (isa<FloatType>(getElementTypeOrSelf(type)))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(
+        operands, [&](const APFloat &a, const APFloat &b) {
+          return toSemantics(ffn(toDouble(a), toDouble(b)), a);
+        });
+  bool u = isUnsigned(type);
+  return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(
+      operands, [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return ifn(a, b, u);
+      });
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (isSplat(adaptor.getRhs(), 0))
+    return getLhs();
+  if (isSplat(adaptor.getLhs(), 0))
+    return getRhs();
+  return foldBinaryNum(
+      adaptor.getOperands(), getType(), [](double a, double b) { return a + b; },
+      [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
+        return a + b;
+      });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (isSplat(adaptor.getRhs(), 0))
+    return getLhs();
+  return foldBinaryNum(
+      adaptor.getOperands(), getType(), [](double a, double b) { return a - b; },
+      [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
+        return a - b;
+      });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isSplat(adaptor.getRhs(), 1))
+    return getLhs();
+  if (isSplat(adaptor.getLhs(), 1))
+    return getRhs();
+  return foldBinaryNum(
+      adaptor.getOperands(), getType(), [](double a, double b) { return a * b; },
+      [](const APInt &a, const APInt &b, bool) -> std::optional<APInt> {
+        return a * b;
+      });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isSplat(adaptor.getRhs(), 1))
+    return getLhs();
+  return foldBinaryNum(
+      adaptor.getOperands(), getType(), [](double a, double b) { return a / b; },
+      [](const APInt &a, const APInt &b, bool u) -> std::optional<APInt> {
+        if (b.isZero())
+          return std::nullopt;
+        return u ? a.udiv(b) : a.sdiv(b);
+      });
+}
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  if (isSplat(adaptor.getRhs(), 1))
+    return getLhs();
+  return foldBinaryNum(
+      adaptor.getOperands(), getType(),
+      [](double a, double b) { return std::pow(a, b); },
+      [](const APInt &a, const APInt &b, bool u) -> std::optional<APInt> {
+        if (!u && b.isNegative())
+          return std::nullopt;
+        APInt r(a.getBitWidth(), 1);
+        for (uint64_t i = 0, e = b.getZExtValue(); i < e && i < 64; ++i)
+          r *= a;
+        return r;
+      });
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinaryNum(
+      adaptor.getOperands(), getType(),
+      [](double a, double b) { return std::isnan(a) || a > b ? a : b; },
+      [](const APInt &a, const APInt &b, bool u) -> std::optional<APInt> {
+        return (u ? a.ugt(b) : a.sgt(b)) ? a : b;
+      });
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinaryNum(
+      adaptor.getOperands(), getType(),
+      [](double a, double b) { return std::isnan(a) || a < b ? a : b; },
+      [](const APInt &a, const APInt &b, bool u) -> std::optional<APInt> {
+        return (u ? a.ult(b) : a.slt(b)) ? a : b;
+      });
+}
+
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(), [](const APInt &a, const APInt &b) { return a & b; });
+}
+
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(), [](const APInt &a, const APInt &b) { return a | b; });
+}
+
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  return constFoldBinaryOp<IntegerAttr, APInt, void>(
+      adaptor.getOperands(), [](const APInt &a, const APInt &b) { return a ^ b; });
+}
+
+OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
+  if (!adaptor.getLhs() || !adaptor.getRhs() || !foldable(getType()))
+    return {};
+  CmpPredicate p = getPredicate();
+  auto decide = [p](int c, bool unordered) {
+    if (unordered)
+      return p == CmpPredicate::ne;
+    switch (p) {
+    case CmpPredicate::eq: return c == 0;
+    case CmpPredicate::ne: return c != 0;
+    case CmpPredicate::lt: return c < 0;
+    case CmpPredicate::le: return c <= 0;
+    case CmpPredicate::gt: return c > 0;
+    case CmpPredicate::ge: return c >= 0;
+    }
+    return false;
+  };
+  Type resultType = getType();
+  if (isa<FloatType>(getElementTypeOrSelf(getLhs().getType())))
+    return constFoldBinaryOp<FloatAttr, APFloat, void, IntegerAttr>(
+        adaptor.getOperands(), resultType,
+        [&](const APFloat &a, const APFloat &b) {
+          APFloat::cmpResult r = a.compare(b);
+          int c = r == APFloat::cmpLessThan ? -1
+                  : r == APFloat::cmpGreaterThan ? 1 : 0;
+          return APInt(1, decide(c, r == APFloat::cmpUnordered));
+        });
+  bool u = isUnsigned(getLhs().getType());
+  return constFoldBinaryOp<IntegerAttr, APInt, void, IntegerAttr>(
+      adaptor.getOperands(), resultType, [&](const APInt &a, const APInt &b) {
+        int c = a == b ? 0 : (u ? (a.ult(b) ? -1 : 1) : (a.slt(b) ? -1 : 1));
+        return APInt(1, decide(c, false));
+      });
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getOnTrue() == getOnFalse())
+    return getOnTrue();
+  auto cond = dyn_cast_if_present<DenseElementsAttr>(adaptor.getCond());
+  if (!cond)
+    return {};
+  if (cond.isSplat())
+    return cond.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
+  auto t = dyn_cast_if_present<DenseElementsAttr>(adaptor.getOnTrue());
+  auto f = dyn_cast_if_present<DenseElementsAttr>(adaptor.getOnFalse());
+  if (!t || !f || !foldable(getType()))
+    return {};
+  SmallVector<Attribute> out;
+  auto tv = t.getValues<Attribute>(), fv = f.getValues<Attribute>();
+  for (auto [i, c] : llvm::enumerate(cond.getValues<bool>()))
+    out.push_back(c ? tv[i] : fv[i]);
+  return DenseElementsAttr::get(getType(), out);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// Row-major strides of `shape`.
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Builds a constant of `type` whose element at each result index is the
+/// input element at `sourceIndex(resultMultiIndex)`.
+template <typename Fn>
+static Attribute gatherConstant(DenseElementsAttr in, RankedTensorType type,
+                                Fn sourceIndex) {
+  if (in.isSplat())
+    return DenseElementsAttr::get(type, in.getSplatValue<Attribute>());
+  if (!foldable(type))
+    return {};
+  auto values = in.getValues<Attribute>();
+  SmallVector<Attribute> out;
+  int64_t n = type.getNumElements();
+  SmallVector<int64_t> idx(type.getRank(), 0);
+  out.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = sourceIndex(ArrayRef<int64_t>(idx));
+    if (src < 0)
+      return {};
+    out.push_back(values[src]);
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (++idx[d] < type.getDimSize(d))
+        break;
+      idx[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(type, out);
+}
+
+OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!in)
+    return {};
+  auto inType = getInput().getType();
+  SmallVector<int64_t> inStrides = stridesOf(inType.getShape());
+  ArrayRef<int64_t> dims = getDims();
+  return gatherConstant(in, getType(), [&](ArrayRef<int64_t> idx) {
+    int64_t src = 0;
+    for (auto [i, d] : llvm::enumerate(dims))
+      if (inType.getDimSize(i) != 1)
+        src += idx[d] * inStrides[i];
+    return src;
+  });
+}
+
+namespace {
+/// broadcast_in_dim(broadcast_in_dim(x)) -> broadcast_in_dim(x).
+struct ComposeBroadcasts : OpRewritePattern<BroadcastInDimOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastInDimOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<BroadcastInDimOp>();
+    if (!inner)
+      return failure();
+    SmallVector<int64_t> dims;
+    for (int64_t d : inner.getDims())
+      dims.push_back(op.getDims()[d]);
+    rewriter.replaceOpWithNewOp<BroadcastInDimOp>(op, op.getType(),
+                                                  inner.getInput(), dims);
+    return success();
+  }
+};
+} // namespace
+
+void BroadcastInDimOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                   MLIRContext *context) {
+  results.add<ComposeBroadcasts>(context);
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  if (auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    return in.reshape(getType());
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= int64_t(i) == p;
+  if (identity)
+    return getInput();
+  auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!in)
+    return {};
+  SmallVector<int64_t> inStrides = stridesOf(getInput().getType().getShape());
+  return gatherConstant(in, getType(), [&](ArrayRef<int64_t> idx) {
+    int64_t src = 0;
+    for (auto [i, p] : llvm::enumerate(perm))
+      src += idx[i] * inStrides[p];
+    return src;
+  });
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1)
+    return getInputs()[0];
+  if (!foldable(getType()))
+    return {};
+  SmallVector<DenseElementsAttr> ins;
+  for (Attribute a : adaptor.getInputs()) {
+    auto d = dyn_cast_if_present<DenseElementsAttr>(a);
+    if (!d)
+      return {};
+    ins.push_back(d);
+  }
+  int64_t axis = getAxis();
+  SmallVector<Attribute> out;
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (DenseElementsAttr in : ins) {
+      auto t = cast<RankedTensorType>(in.getType());
+      int64_t inner = t.getNumElements() / std::max<int64_t>(outer, 1);
+      auto values = in.getValues<Attribute>();
+      for (int64_t i = 0; i < inner; ++i)
+        out.push_back(in.isSplat() ? in.getSplatValue<Attribute>()
+                                   : values[o * inner + i]);
+    }
+  return DenseElementsAttr::get(getType(), out);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getStart(), [](int64_t s) { return s == 0; }) &&
+      llvm::all_of(getStride(), [](int64_t s) { return s == 1; }))
+    return getInput();
+  auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!in)
+    return {};
+  SmallVector<int64_t> inStrides = stridesOf(getInput().getType().getShape());
+  ArrayRef<int64_t> start = getStart(), stride = getStride();
+  return gatherConstant(in, getType(), [&](ArrayRef<int64_t> idx) {
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += (start[d] + idx[d] * stride[d]) * inStrides[d];
+    return src;
+  });
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  auto indices = dyn_cast_if_present<DenseElementsAttr>(adaptor.getIndices());
+  if (!in || !indices)
+    return {};
+  auto inType = getInput().getType();
+  int64_t axis = getAxis(), axisSize = inType.getDimSize(axis);
+  int64_t idxRank = getIndices().getType().getRank();
+  SmallVector<int64_t> idxValues;
+  for (const APInt &v : indices.getValues<APInt>())
+    idxValues.push_back(v.getSExtValue());
+  SmallVector<int64_t> inStrides = stridesOf(inType.getShape());
+  SmallVector<int64_t> idxStrides =
+      stridesOf(getIndices().getType().getShape());
+  return gatherConstant(in, getType(), [&](ArrayRef<int64_t> idx) -> int64_t {
+    int64_t flat = 0;
+    for (int64_t k = 0; k < idxRank; ++k)
+      flat += idx[axis + k] * idxStrides[k];
+    int64_t i = idxValues[flat];
+    if (i < 0)
+      i += axisSize;
+    if (i < 0 || i >= axisSize)
+      return -1; // Out of range: leave it for the runtime to report.
+    int64_t src = i * inStrides[axis];
+    for (int64_t d = 0; d < axis; ++d)
+      src += idx[d] * inStrides[d];
+    for (int64_t d = axis + 1; d < inType.getRank(); ++d)
+      src += idx[d - 1 + idxRank] * inStrides[d];
+    return src;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+
+/// Folds a reduction: identity over no axes, else computes constant inputs
+/// in double (floats) or int64 (integers).
+template <typename Op>
+static OpFoldResult foldReduce(Op op, Attribute input, ReduceKind kind) {
+  if (op.getAxes().empty() && op.getInput().getType() == op.getType())
+    return op.getInput();
+  auto in = dyn_cast_if_present<DenseElementsAttr>(input);
+  if (!in || !foldable(op.getInput().getType()))
+    return {};
+  auto inType = op.getInput().getType();
+  auto outType = op.getType();
+  bool isFloat = isa<FloatType>(inType.getElementType());
+  if (!isFloat && isUnsigned(inType))
+    return {};
+  int64_t n = inType.getNumElements(), outN = outType.getNumElements();
+  double init = kind == ReduceKind::Prod  ? 1.0
+                : kind == ReduceKind::Max ? -INFINITY
+                : kind == ReduceKind::Min ? INFINITY
+                                          : 0.0;
+  SmallVector<double> acc(outN, init);
+  SmallVector<int64_t> count(outN, 0);
+  SmallVector<double> values;
+  if (isFloat)
+    for (const APFloat &v : in.getValues<APFloat>())
+      values.push_back(toDouble(v));
+  else
+    for (const APInt &v : in.getValues<APInt>())
+      values.push_back(double(v.getSExtValue()));
+  SmallVector<int64_t> keptShape =
+      reducedShape(inType.getShape(), op.getAxes(), /*keepDims=*/true);
+  SmallVector<int64_t> outStrides = stridesOf(keptShape);
+  SmallVector<int64_t> idx(inType.getRank(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t o = 0;
+    for (int64_t d = 0; d < inType.getRank(); ++d)
+      if (keptShape[d] != 1 || inType.getDimSize(d) == 1)
+        o += idx[d] * outStrides[d];
+    double v = values[in.isSplat() ? 0 : i];
+    switch (kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::Mean: acc[o] += v; break;
+    case ReduceKind::Prod: acc[o] *= v; break;
+    case ReduceKind::Max: acc[o] = std::max(acc[o], v); break;
+    case ReduceKind::Min: acc[o] = std::min(acc[o], v); break;
+    }
+    ++count[o];
+    for (int64_t d = inType.getRank() - 1; d >= 0; --d) {
+      if (++idx[d] < inType.getDimSize(d))
+        break;
+      idx[d] = 0;
+    }
+  }
+  SmallVector<Attribute> out;
+  Type et = outType.getElementType();
+  for (int64_t i = 0; i < outN; ++i) {
+    double v = kind == ReduceKind::Mean ? acc[i] / double(count[i]) : acc[i];
+    if (isFloat)
+      out.push_back(FloatAttr::get(et, v));
+    else
+      out.push_back(IntegerAttr::get(et, int64_t(v)));
+  }
+  return DenseElementsAttr::get(outType, out);
+}
+
+OpFoldResult ReduceSumOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), ReduceKind::Sum);
+}
+OpFoldResult ReduceMeanOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), ReduceKind::Mean);
+}
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), ReduceKind::Max);
+}
+OpFoldResult ReduceMinOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), ReduceKind::Min);
+}
+OpFoldResult ReduceProdOp::fold(FoldAdaptor a) {
+  return foldReduce(*this, a.getInput(), ReduceKind::Prod);
+}

@@ -1,0 +1,49 @@
+//===- TccOps.h - ops of the tcc dialect ----------------------------------===//
+//
+// The generated op classes plus the shape helpers that the importer and the
+// passes share with the ops' type inference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_DIALECTS_TCCOPS_H
+#define TCC_DIALECTS_TCCOPS_H
+
+#include "dialects/TccDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/TccEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/TccOps.h.inc"
+
+namespace tcc {
+
+/// Largest element count tcc accepts for one tensor; every product of
+/// dimensions is checked against it so that a hostile model cannot overflow.
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+/// Returns the element count of `shape`, or std::nullopt when a dimension is
+/// negative or the product exceeds kMaxElements.
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
+
+/// Output size of one spatial dimension of a convolution or pooling window.
+/// Returns a value < 1 when the window does not fit.
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                         int64_t dilation, int64_t padLow, int64_t padHigh,
+                         bool ceilMode);
+
+/// Shape after reducing `axes` (sorted, unique, in range) of `shape`.
+llvm::SmallVector<int64_t> reducedShape(llvm::ArrayRef<int64_t> shape,
+                                        llvm::ArrayRef<int64_t> axes,
+                                        bool keepDims);
+
+} // namespace tcc
+
+#endif // TCC_DIALECTS_TCCOPS_H

@@ -1,0 +1,696 @@
+//===- TccOps.td - the ops of the tcc dialect ----------------*- tablegen -*-===//
+//
+// Every tcc op: elementwise math, data movement, linear algebra and neural
+// network ops, reductions, normalization, losses. Shapes are static.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_OPS_TD
+#define TCC_OPS_TD
+
+include "dialects/TccBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Tcc_ConstantOp : Tcc_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    A tensor whose value is known when the model is compiled: a folded shape
+    computation, an ONNX `Constant`, an integer initializer.
+
+    ```mlir
+    %c = tcc.constant dense<[1, 2]> : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Tcc_UnaryOp<string mnemonic, Type type, string math,
+                  list<Trait> traits = []>
+    : Tcc_Op<mnemonic, !listconcat([Pure, Elementwise,
+                                    SameOperandsAndResultType], traits)> {
+  let summary = "elementwise " # math;
+  let description = "Computes `" # math # "` for each element.\n\n"
+      # "```mlir\n%y = tcc." # mnemonic # " %x : tensor<4xf32>\n```";
+  let arguments = (ins type:$input);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Tcc_NegOp : Tcc_UnaryOp<"neg", Tcc_NumTensor, "-x">;
+def Tcc_AbsOp : Tcc_UnaryOp<"abs", Tcc_NumTensor, "|x|">;
+def Tcc_SignOp : Tcc_UnaryOp<"sign", Tcc_NumTensor, "sign(x)">;
+def Tcc_ExpOp : Tcc_UnaryOp<"exp", Tcc_FloatTensor, "exp(x)">;
+def Tcc_LogOp : Tcc_UnaryOp<"log", Tcc_FloatTensor, "log(x)">;
+def Tcc_SqrtOp : Tcc_UnaryOp<"sqrt", Tcc_FloatTensor, "sqrt(x)">;
+def Tcc_RsqrtOp : Tcc_UnaryOp<"rsqrt", Tcc_FloatTensor, "1/sqrt(x)">;
+def Tcc_ReciprocalOp : Tcc_UnaryOp<"reciprocal", Tcc_FloatTensor, "1/x">;
+def Tcc_TanhOp : Tcc_UnaryOp<"tanh", Tcc_FloatTensor, "tanh(x)">;
+def Tcc_SigmoidOp : Tcc_UnaryOp<"sigmoid", Tcc_FloatTensor, "1/(1+exp(-x))">;
+def Tcc_ReluOp : Tcc_UnaryOp<"relu", Tcc_NumTensor, "max(x, 0)">;
+def Tcc_ErfOp : Tcc_UnaryOp<"erf", Tcc_FloatTensor, "erf(x)">;
+def Tcc_SoftplusOp : Tcc_UnaryOp<"softplus", Tcc_FloatTensor, "log(1+exp(x))">;
+def Tcc_SinOp : Tcc_UnaryOp<"sin", Tcc_FloatTensor, "sin(x)">;
+def Tcc_CosOp : Tcc_UnaryOp<"cos", Tcc_FloatTensor, "cos(x)">;
+def Tcc_FloorOp : Tcc_UnaryOp<"floor", Tcc_FloatTensor, "floor(x)">;
+def Tcc_CeilOp : Tcc_UnaryOp<"ceil", Tcc_FloatTensor, "ceil(x)">;
+def Tcc_RoundOp : Tcc_UnaryOp<"round", Tcc_FloatTensor,
+                              "x rounded half to even">;
+def Tcc_NotOp : Tcc_UnaryOp<"not", Tcc_BoolTensor, "logical not">;
+
+def Tcc_GeluOp : Tcc_Op<"gelu", [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Phi(x)`, exactly (with erf) or with the tanh approximation.
+
+    ```mlir
+    %y = tcc.gelu %x {approximate = true} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input,
+                   DefaultValuedAttr<BoolAttr, "false">:$approximate);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+class Tcc_ParamUnaryOp<string mnemonic, string math>
+    : Tcc_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "elementwise " # math;
+  let description = "Computes `" # math # "` for each element.\n\n"
+      # "```mlir\n%y = tcc." # mnemonic
+      # " %x {alpha = 0.1 : f64} : tensor<4xf32>\n```";
+  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$alpha);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Tcc_LeakyReluOp : Tcc_ParamUnaryOp<"leaky_relu", "x >= 0 ? x : alpha*x">;
+def Tcc_EluOp : Tcc_ParamUnaryOp<"elu", "x > 0 ? x : alpha*(exp(x)-1)">;
+
+def Tcc_ClampOp : Tcc_Op<"clamp", [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "elementwise clamp to constant bounds";
+  let description = [{
+    `min(max(x, min), max)` with compile-time bounds (ONNX Clip with constant
+    bounds, Relu6, HardSigmoid's outer clamp). A missing bound is unbounded.
+
+    ```mlir
+    %y = tcc.clamp %x {min = 0.0 : f64, max = 6.0 : f64} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_NumTensor:$input, OptionalAttr<F64Attr>:$min,
+                   OptionalAttr<F64Attr>:$max);
+  let results = (outs Tcc_NumTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Tcc_CastOp : Tcc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "element type conversion";
+  let description = [{
+    Converts each element to the result's element type: floats round to
+    nearest even, float to integer truncates toward zero, anything to i1 is
+    `x != 0`.
+
+    ```mlir
+    %y = tcc.cast %x : tensor<4xf32> to tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops (operands have one shape; broadcasting is explicit)
+//===----------------------------------------------------------------------===//
+
+class Tcc_BinaryOp<string mnemonic, Type type, string math,
+                   list<Trait> traits = []>
+    : Tcc_Op<mnemonic, !listconcat([Pure, Elementwise,
+                                    SameOperandsAndResultType], traits)> {
+  let summary = "elementwise " # math;
+  let description = "Computes `" # math # "` for each pair of elements; the "
+      # "operands have one shape (broadcast with `tcc.broadcast_in_dim`).\n\n"
+      # "```mlir\n%z = tcc." # mnemonic # " %x, %y : tensor<4xf32>\n```";
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Tcc_AddOp : Tcc_BinaryOp<"add", Tcc_NumTensor, "x + y", [Commutative]>;
+def Tcc_SubOp : Tcc_BinaryOp<"sub", Tcc_NumTensor, "x - y">;
+def Tcc_MulOp : Tcc_BinaryOp<"mul", Tcc_NumTensor, "x * y", [Commutative]>;
+def Tcc_DivOp : Tcc_BinaryOp<"div", Tcc_NumTensor,
+                             "x / y (integers truncate toward zero)">;
+def Tcc_PowOp : Tcc_BinaryOp<"pow", Tcc_NumTensor, "x ^ y">;
+def Tcc_MaxOp : Tcc_BinaryOp<"max", Tcc_NumTensor, "max(x, y)", [Commutative]>;
+def Tcc_MinOp : Tcc_BinaryOp<"min", Tcc_NumTensor, "min(x, y)", [Commutative]>;
+def Tcc_AndOp : Tcc_BinaryOp<"and", Tcc_BoolTensor, "x and y", [Commutative]>;
+def Tcc_OrOp : Tcc_BinaryOp<"or", Tcc_BoolTensor, "x or y", [Commutative]>;
+def Tcc_XorOp : Tcc_BinaryOp<"xor", Tcc_BoolTensor, "x xor y", [Commutative]>;
+
+def Tcc_CompareOp : Tcc_Op<"compare", [Pure, Elementwise,
+    SameTypeOperands, InferTypeOpAdaptor]> {
+  let summary = "elementwise comparison";
+  let description = [{
+    Compares two tensors of one type element by element; the result is i1.
+    NaN compares unequal and unordered (`ne` is true, all others false).
+
+    ```mlir
+    %m = tcc.compare lt, %x, %y : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_CmpPredicate:$predicate, Tcc_NumTensor:$lhs,
+                   Tcc_NumTensor:$rhs);
+  let results = (outs Tcc_BoolTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
+  let hasFolder = 1;
+}
+
+def Tcc_SelectOp : Tcc_Op<"select", [Pure, Elementwise,
+    AllTypesMatch<["on_true", "on_false", "result"]>,
+    AllShapesMatch<["cond", "result"]>]> {
+  let summary = "elementwise choice (ONNX Where)";
+  let description = [{
+    Takes `on_true` where `cond` holds and `on_false` elsewhere.
+
+    ```mlir
+    %z = tcc.select %c, %x, %y : tensor<4xi1>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_BoolTensor:$cond, Tcc_Tensor:$on_true,
+                   Tcc_Tensor:$on_false);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat =
+      "$cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Tcc_BroadcastInDimOp : Tcc_Op<"broadcast_in_dim",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "explicit broadcast to a larger shape";
+  let description = [{
+    Operand dimension `i` becomes result dimension `dims[i]`; it must have the
+    result's size or size 1 (then it is repeated). Result dimensions that no
+    operand dimension maps to are repeated as well. The importer turns ONNX's
+    implicit (numpy or legacy `axis`) broadcasting and `Expand` into this op.
+
+    ```mlir
+    %y = tcc.broadcast_in_dim %x, dims = [1] : tensor<4xf32> -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat =
+      "$input `,` `dims` `=` $dims attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "reinterpretation with another shape";
+  let description = [{
+    Row-major reinterpretation; element counts must match. ONNX Reshape,
+    Flatten, Squeeze and Unsqueeze all become this op.
+
+    ```mlir
+    %y = tcc.reshape %x : tensor<2x6xf32> -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "permutation of dimensions";
+  let description = [{
+    Result dimension `i` is operand dimension `perm[i]`.
+
+    ```mlir
+    %y = tcc.transpose %x, perm = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat =
+      "$input `,` `perm` `=` $perm attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "concatenation along one axis";
+  let description = [{
+    ```mlir
+    %z = tcc.concat %x, %y {axis = 0 : i64} : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` `(` type($inputs) `)` `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Tcc_SliceOp : Tcc_Op<"slice", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "strided window of a tensor";
+  let description = [{
+    Result element `i` along dimension `d` is operand element
+    `start[d] + i * stride[d]`; the result's shape gives the count. Strides may
+    be negative (ONNX Slice with negative steps). ONNX Slice and Split become
+    this op once their bounds are normalized.
+
+    ```mlir
+    %y = tcc.slice %x, start = [1], stride = [2] : tensor<8xf32> -> tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, DenseI64ArrayAttr:$start,
+                   DenseI64ArrayAttr:$stride);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input `,` `start` `=` $start `,` `stride` `=` $stride "
+                       "attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tcc_PadOp : Tcc_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "padding (constant, reflect, edge or wrap)";
+  let description = [{
+    Adds `low[d]` elements before and `high[d]` after dimension `d`; both are
+    non-negative (negative ONNX pads become a slice). Constant mode fills with
+    `value`.
+
+    ```mlir
+    %y = tcc.pad %x, low = [1], high = [2] {mode = 0 : i32, value = 0.0 : f64} : tensor<4xf32> -> tensor<7xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, DenseI64ArrayAttr:$low,
+                   DenseI64ArrayAttr:$high,
+                   DefaultValuedAttr<Tcc_PadMode, "::tcc::PadMode::constant">:$mode,
+                   DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input `,` `low` `=` $low `,` `high` `=` $high "
+                       "attr-dict `:` type($input) `->` type($result)";
+}
+
+def Tcc_GatherOp : Tcc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "take slices along an axis by index (ONNX Gather)";
+  let description = [{
+    Result shape: `input.shape[:axis] + indices.shape + input.shape[axis+1:]`.
+    Negative indices count from the end. This is the embedding lookup.
+
+    ```mlir
+    %y = tcc.gather %table, %ids {axis = 0 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, Tcc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` `(` type($input) `,` "
+                       "type($indices) `)` `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Tcc_GatherElementsOp : Tcc_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise gather along an axis (ONNX GatherElements)";
+  let description = [{
+    `result[i][j][k] = input[index[i][j][k]][j][k]` for axis 0, and so on.
+
+    ```mlir
+    %y = tcc.gather_elements %x, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x1xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, Tcc_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` `(` type($input) `,` "
+                       "type($indices) `)` `->` type($result)";
+}
+
+def Tcc_ScatterElementsOp : Tcc_Op<"scatter_elements",
+    [Pure, AllTypesMatch<["input", "updates", "result"]>]> {
+  let summary = "elementwise scatter along an axis (ONNX ScatterElements)";
+  let description = [{
+    Copies `input`, then for each element of `updates` writes (or combines by
+    `reduction`) it at the position given by `indices` along `axis`.
+
+    ```mlir
+    %y = tcc.scatter_elements %x, %i, %u {axis = 0 : i64} : tensor<3xf32>, tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, Tcc_IndexTensor:$indices,
+                   Tcc_Tensor:$updates, I64Attr:$axis,
+                   DefaultValuedAttr<Tcc_ScatterReduction,
+                                     "::tcc::ScatterReduction::none">:$reduction);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices `,` $updates attr-dict `:` "
+                       "type($input) `,` type($indices)";
+  let hasVerifier = 1;
+}
+
+def Tcc_ScatterNdOp : Tcc_Op<"scatter_nd",
+    [Pure, AllTypesMatch<["input", "result"]>,
+     AllElementTypesMatch<["input", "updates"]>]> {
+  let summary = "scatter slices by index tuples (ONNX ScatterND)";
+  let description = [{
+    `indices` has shape `[..., k]`; each index tuple selects a slice of
+    `input` of rank `rank(input) - k` that receives the matching slice of
+    `updates`.
+
+    ```mlir
+    %y = tcc.scatter_nd %x, %i, %u : tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, Tcc_IndexTensor:$indices,
+                   Tcc_Tensor:$updates,
+                   DefaultValuedAttr<Tcc_ScatterReduction,
+                                     "::tcc::ScatterReduction::none">:$reduction);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices `,` $updates attr-dict `:` "
+                       "type($input) `,` type($indices) `,` type($updates)";
+  let hasVerifier = 1;
+}
+
+def Tcc_CumSumOp : Tcc_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "cumulative sum along an axis";
+  let description = [{
+    ```mlir
+    %y = tcc.cumsum %x {axis = 0 : i64, exclusive = false, reverse = false} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_NumTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclusive,
+                   DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Tcc_NumTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Tcc_ReduceOp<string mnemonic, string math>
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = math # " over the given axes";
+  let description = "Reduces with `" # math # "` over `axes` (sorted, "
+      # "non-negative, unique); reduced dimensions stay as size 1 when "
+      # "`keepdims` holds. An empty `axes` list is the identity.\n\n"
+      # "```mlir\n%y = tcc." # mnemonic
+      # " %x {axes = array<i64: 1>, keepdims = false} : tensor<2x3xf32> -> tensor<2xf32>\n```";
+  let arguments = (ins Tcc_NumTensor:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Tcc_NumTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Tcc_ReduceSumOp : Tcc_ReduceOp<"reduce_sum", "sum">;
+def Tcc_ReduceMeanOp : Tcc_ReduceOp<"reduce_mean", "mean">;
+def Tcc_ReduceMaxOp : Tcc_ReduceOp<"reduce_max", "max">;
+def Tcc_ReduceMinOp : Tcc_ReduceOp<"reduce_min", "min">;
+def Tcc_ReduceProdOp : Tcc_ReduceOp<"reduce_prod", "product">;
+
+class Tcc_ArgReduceOp<string mnemonic, string what>
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "index of the " # what # " along an axis";
+  let description = "Index (i64) of the " # what # " along `axis`; ties "
+      # "take the first index, or the last with `select_last_index`.\n\n"
+      # "```mlir\n%i = tcc." # mnemonic
+      # " %x {axis = 1 : i64, keepdims = true} : tensor<2x3xf32> -> tensor<2x1xi64>\n```";
+  let arguments = (ins Tcc_NumTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims,
+                   DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Tcc_ArgMaxOp : Tcc_ArgReduceOp<"argmax", "maximum">;
+def Tcc_ArgMinOp : Tcc_ArgReduceOp<"argmin", "minimum">;
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
+  let summary = "batched matrix product";
+  let description = [{
+    `[B..., M, K] x [B..., K, N] -> [B..., M, N]` with identical batch
+    dimensions (the importer broadcasts them and promotes 1-D operands).
+
+    ```mlir
+    %z = tcc.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_NumTensor:$lhs, Tcc_NumTensor:$rhs);
+  let results = (outs Tcc_NumTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` "
+                       "type($rhs) `)` `->` type($result)";
+}
+
+def Tcc_ConvOp : Tcc_Op<"conv", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["input", "filter", "result"]>]> {
+  let summary = "N-d grouped convolution, channels first";
+  let description = [{
+    Input `[N, C, D1..Dk]`, filter `[M, C/group, K1..Kk]`, result
+    `[N, M, O1..Ok]` with `Oi = (Di + pad_low + pad_high - dilation*(Ki-1) - 1)
+    / stride + 1`. ONNX's `auto_pad` is resolved to explicit pads at import;
+    a bias is a separate broadcast add (fused back as an epilogue later).
+
+    ```mlir
+    %y = tcc.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$filter,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pad_low, DenseI64ArrayAttr:$pad_high,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $filter attr-dict `:` `(` type($input) `,` "
+                       "type($filter) `)` `->` type($result)";
+}
+
+def Tcc_ConvTransposeOp : Tcc_Op<"conv_transpose", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["input", "filter", "result"]>]> {
+  let summary = "N-d grouped transposed convolution, channels first";
+  let description = [{
+    The gradient of `tcc.conv` with respect to its input. Input
+    `[N, C, D1..Dk]`, filter `[C, M/group, K1..Kk]`, result `[N, M, O1..Ok]`
+    with `Oi = stride*(Di-1) + output_padding + dilation*(Ki-1) + 1 - pad_low
+    - pad_high`.
+
+    ```mlir
+    %y = tcc.conv_transpose %x, %w {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, output_padding = array<i64: 0>, group = 1 : i64} : (tensor<1x2x3xf32>, tensor<2x4x3xf32>) -> tensor<1x4x7xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$filter,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pad_low, DenseI64ArrayAttr:$pad_high,
+                   DenseI64ArrayAttr:$output_padding,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $filter attr-dict `:` `(` type($input) `,` "
+                       "type($filter) `)` `->` type($result)";
+}
+
+class Tcc_PoolOp<string mnemonic, string what, dag extra>
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor,
+                        SameOperandsAndResultElementType]> {
+  let summary = what # " pooling over the spatial dimensions";
+  let description = what # " pooling of `[N, C, D1..Dk]` over windows of "
+      # "`kernel`; `ceil_mode` rounds the output size up (a window must "
+      # "still start inside the input or its low padding).\n\n"
+      # "```mlir\n%y = tcc." # mnemonic
+      # " %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
+      # "dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, "
+      # "pad_high = array<i64: 0, 0>} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>\n```";
+  let arguments = !con((ins Tcc_NumTensor:$input, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pad_low, DenseI64ArrayAttr:$pad_high,
+                   DefaultValuedAttr<BoolAttr, "false">:$ceil_mode), extra);
+  let results = (outs Tcc_NumTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Tcc_MaxPoolOp : Tcc_PoolOp<"max_pool", "max", (ins)>;
+def Tcc_AvgPoolOp : Tcc_PoolOp<"avg_pool", "average",
+    (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
+
+//===----------------------------------------------------------------------===//
+// Normalization, softmax
+//===----------------------------------------------------------------------===//
+
+def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
+  let summary = "batch normalization with given statistics";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias` per channel (dimension
+    1 of `[N, C, ...]`).
+
+    ```mlir
+    %y = tcc.batch_norm_inference %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f64} : tensor<2x3x4xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$scale,
+                   Tcc_FloatTensor:$bias, Tcc_FloatTensor:$mean,
+                   Tcc_FloatTensor:$variance, F64Attr:$epsilon);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale `,` $bias `,` $mean `,` $variance "
+                       "attr-dict `:` type($input) `,` type($scale)";
+  let hasVerifier = 1;
+}
+
+def Tcc_BatchNormTrainingOp : Tcc_Op<"batch_norm_training", [Pure,
+    InferTypeOpAdaptor, AllTypesMatch<["scale", "bias"]>]> {
+  let summary = "batch normalization with batch statistics";
+  let description = [{
+    Normalizes with the mean and the biased variance of the batch, per
+    channel; returns them too, so that running statistics can be updated.
+
+    ```mlir
+    %y, %m, %v = tcc.batch_norm_training %x, %s, %b {epsilon = 1.0e-05 : f64} : tensor<2x3x4xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$scale,
+                   Tcc_FloatTensor:$bias, F64Attr:$epsilon);
+  let results = (outs Tcc_FloatTensor:$result, Tcc_FloatTensor:$batch_mean,
+                 Tcc_FloatTensor:$batch_variance);
+  let assemblyFormat = "$input `,` $scale `,` $bias attr-dict `:` "
+                       "type($input) `,` type($scale)";
+}
+
+def Tcc_LayerNormOp : Tcc_Op<"layer_norm", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes over dimensions `axis..rank-1`, then scales and (optionally)
+    shifts. Also returns the mean and `1/sqrt(var + epsilon)`, shaped like
+    the input with the normalized dimensions set to 1, for the backward pass.
+
+    ```mlir
+    %y, %mean, %rstd = tcc.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$scale,
+                   Optional<Tcc_FloatTensor>:$bias, I64Attr:$axis,
+                   F64Attr:$epsilon);
+  let results = (outs Tcc_FloatTensor:$result, Tcc_FloatTensor:$mean,
+                 Tcc_FloatTensor:$inv_std_dev);
+  // Result types are spelled out: parsing must not infer them, because the
+  // axis attribute is not yet a property while the op is being parsed.
+  let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` "
+                       "type($input) `,` type($scale) (`,` type($bias)^)? "
+                       "`->` type($result) `,` type($mean) `,` type($inv_std_dev)";
+}
+
+class Tcc_SoftmaxOp<string mnemonic, string what>
+    : Tcc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what # " along one axis";
+  let description = "Numerically stable " # what # " along `axis`.\n\n"
+      # "```mlir\n%y = tcc." # mnemonic
+      # " %x {axis = 1 : i64} : tensor<2x3xf32>\n```";
+  let arguments = (ins Tcc_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tcc_SoftmaxOp : Tcc_SoftmaxOp<"softmax", "softmax">;
+def Tcc_LogSoftmaxOp : Tcc_SoftmaxOp<"log_softmax", "log-softmax">;
+
+//===----------------------------------------------------------------------===//
+// Randomness, resampling, losses
+//===----------------------------------------------------------------------===//
+
+def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
+  let summary = "dropout (identity outside training)";
+  let description = [{
+    In a forward or inference function this is the identity and the mask is
+    all true. The training-step passes give it the step's Philox RNG state;
+    then each element is kept with probability `1 - ratio` and scaled by
+    `1 / (1 - ratio)`.
+
+    ```mlir
+    %y, %mask = tcc.dropout %x {ratio = 0.1 : f64} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$ratio);
+  let results = (outs Tcc_FloatTensor:$result, Tcc_BoolTensor:$mask);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tcc_ResizeOp : Tcc_Op<"resize", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "resampling by interpolation (ONNX Resize)";
+  let description = [{
+    Each output coordinate maps to the input through `scales` (output size /
+    input size per dimension, as given or as computed from ONNX `sizes`) and
+    `coordinate_mode`, then samples by `mode`.
+
+    ```mlir
+    %y = tcc.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_NumTensor:$input, DenseF64ArrayAttr:$scales,
+      DefaultValuedAttr<Tcc_ResizeMode, "::tcc::ResizeMode::nearest">:$mode,
+      DefaultValuedAttr<Tcc_CoordinateMode,
+                        "::tcc::CoordinateMode::half_pixel">:$coordinate_mode,
+      DefaultValuedAttr<Tcc_NearestMode,
+                        "::tcc::NearestMode::round_prefer_floor">:$nearest_mode,
+      DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+      DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+      DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value,
+      OptionalAttr<DenseF64ArrayAttr>:$roi);
+  let results = (outs Tcc_NumTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tcc_NllLossOp : Tcc_Op<"nll_loss", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "negative log-likelihood loss";
+  let description = [{
+    `input` holds log-probabilities `[N, C, d1..]` (classes on dimension 1,
+    as in ONNX), `target` class indices `[N, d1..]`. Each position contributes
+    `-input[n, target, d..] * weight[target]`; positions whose target is
+    `ignore_index` contribute nothing. `mean` divides by the summed weights.
+
+    ```mlir
+    %l = tcc.nll_loss %logp, %t {reduction = 2 : i32} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_IndexTensor:$target,
+                   Optional<Tcc_FloatTensor>:$weight,
+                   DefaultValuedAttr<Tcc_LossReduction,
+                                     "::tcc::LossReduction::mean">:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $target (`,` $weight^)? attr-dict `:` `(` "
+                       "type($input) `,` type($target) (`,` type($weight)^)? "
+                       "`)` `->` type($result)";
+}
+
+#endif // TCC_OPS_TD
