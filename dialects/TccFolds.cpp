@@ -12,6 +12,7 @@
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/APSInt.h"
 
 #include <cmath>
 
@@ -24,6 +25,15 @@ static constexpr int64_t kFoldLimit = 1 << 16;
 static bool foldable(Type t) {
   auto rt = cast<RankedTensorType>(t);
   return rt.getNumElements() <= kFoldLimit;
+}
+
+/// Whether an elementwise fold of `operands` into `t` may materialize: a
+/// result computed from splats alone is a splat, whatever its size.
+static bool foldable(Type t, ArrayRef<Attribute> operands) {
+  return foldable(t) || llvm::all_of(operands, [](Attribute a) {
+           auto d = dyn_cast_if_present<DenseElementsAttr>(a);
+           return d && d.isSplat();
+         });
 }
 
 static bool isUnsigned(Type t) {
@@ -61,7 +71,7 @@ static double toDouble(const APFloat &a) {
 /// Folds a unary float op through a double-precision function.
 static Attribute foldUnaryFloat(ArrayRef<Attribute> operands, Type type,
                                 double (*fn)(double)) {
-  if (!operands[0] || !foldable(type))
+  if (!operands[0] || !foldable(type, operands))
     return {};
   return constFoldUnaryOp<FloatAttr, APFloat, void>(operands, [&](const APFloat &a) {
     return toSemantics(fn(toDouble(a)), a);
@@ -101,7 +111,7 @@ TCC_FOLD_FLOAT_UNARY(RoundOp, [](double x) { return std::nearbyint(x); })
 template <typename FloatFn, typename IntFn>
 static OpFoldResult foldUnaryNum(ArrayRef<Attribute> operands, Type type,
                                  FloatFn ffn, IntFn ifn) {
-  if (!operands[0] || !foldable(type))
+  if (!operands[0] || !foldable(type, operands))
     return {};
   if (isa<FloatType>(getElementTypeOrSelf(type)))
     return constFoldUnaryOp<FloatAttr, APFloat, void>(operands, [&](const APFloat &a) {
@@ -129,7 +139,7 @@ OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
 OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
   return foldUnaryNum(
       adaptor.getOperands(), getType(),
-      [](double x) { return double((x > 0) - (x < 0)); },
+      [](double x) { return std::isnan(x) ? x : double((x > 0) - (x < 0)); },
       [](const APInt &a, bool u) {
         if (a.isZero())
           return a;
@@ -142,7 +152,7 @@ OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
 OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
   return foldUnaryNum(
       adaptor.getOperands(), getType(),
-      [](double x) { return x > 0 ? x : 0.0; },
+      [](double x) { return x > 0 || std::isnan(x) ? x : 0.0; },
       [](const APInt &a, bool u) {
         return (!u && a.isNegative()) ? APInt(a.getBitWidth(), 0) : a;
       });
@@ -187,11 +197,14 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
       auto it = cast<IntegerType>(to);
       if (it.getWidth() == 1)
         return IntegerAttr::get(it, v != 0.0);
-      if (std::isnan(v))
+      // NaN, infinities and values out of the type's range have no defined
+      // result: leave them to the runtime.
+      APSInt r(it.getWidth(), it.isUnsigned());
+      bool exact;
+      if (f.getValue().convertToInteger(r, APFloat::rmTowardZero, &exact) &
+          APFloat::opInvalidOp)
         return {};
-      return IntegerAttr::get(
-          it, it.isUnsigned() ? APInt(it.getWidth(), uint64_t(v))
-                              : APInt(it.getWidth(), uint64_t(int64_t(v)), true));
+      return IntegerAttr::get(it, r);
     }
     auto i = cast<IntegerAttr>(a);
     bool u = cast<IntegerType>(from).isUnsigned() ||
@@ -228,7 +241,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 template <typename FloatFn, typename IntFn>
 static OpFoldResult foldBinaryNum(ArrayRef<Attribute> operands, Type type,
                                   FloatFn ffn, IntFn ifn) {
-  if (!operands[0] || !operands[1] || !foldable(type))
+  if (!operands[0] || !operands[1] || !foldable(type, operands))
     return {};
   if (isa<FloatType>(getElementTypeOrSelf(type)))
     return constFoldBinaryOp<FloatAttr, APFloat, void>(
@@ -297,9 +310,14 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
       [](const APInt &a, const APInt &b, bool u) -> std::optional<APInt> {
         if (!u && b.isNegative())
           return std::nullopt;
-        APInt r(a.getBitWidth(), 1);
-        for (uint64_t i = 0, e = b.getZExtValue(); i < e && i < 64; ++i)
-          r *= a;
+        // Square-and-multiply over every bit of the exponent: wraps exactly
+        // like repeated multiplication, however large the exponent.
+        APInt r(a.getBitWidth(), 1), base = a;
+        for (unsigned i = 0, e = b.getActiveBits(); i < e; ++i) {
+          if (b[i])
+            r *= base;
+          base *= base;
+        }
         return r;
       });
 }
@@ -346,7 +364,8 @@ OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
-  if (!adaptor.getLhs() || !adaptor.getRhs() || !foldable(getType()))
+  if (!adaptor.getLhs() || !adaptor.getRhs() ||
+      !foldable(getType(), adaptor.getOperands()))
     return {};
   CmpPredicate p = getPredicate();
   auto decide = [p](int c, bool unordered) {
@@ -569,8 +588,13 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   int64_t axis = getAxis(), axisSize = inType.getDimSize(axis);
   int64_t idxRank = getIndices().getType().getRank();
   SmallVector<int64_t> idxValues;
-  for (const APInt &v : indices.getValues<APInt>())
+  for (const APInt &v : indices.getValues<APInt>()) {
+    // Out of range: leave it for the runtime to report, even when the input
+    // is a splat and every index would read the same value.
+    if (v.getSExtValue() < -axisSize || v.getSExtValue() >= axisSize)
+      return {};
     idxValues.push_back(v.getSExtValue());
+  }
   SmallVector<int64_t> inStrides = stridesOf(inType.getShape());
   SmallVector<int64_t> idxStrides =
       stridesOf(getIndices().getType().getShape());
@@ -581,8 +605,6 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
     int64_t i = idxValues[flat];
     if (i < 0)
       i += axisSize;
-    if (i < 0 || i >= axisSize)
-      return -1; // Out of range: leave it for the runtime to report.
     int64_t src = i * inStrides[axis];
     for (int64_t d = 0; d < axis; ++d)
       src += idx[d] * inStrides[d];
@@ -640,8 +662,13 @@ static OpFoldResult foldReduce(Op op, Attribute input, ReduceKind kind) {
     case ReduceKind::Sum:
     case ReduceKind::Mean: acc[o] += v; break;
     case ReduceKind::Prod: acc[o] *= v; break;
-    case ReduceKind::Max: acc[o] = std::max(acc[o], v); break;
-    case ReduceKind::Min: acc[o] = std::min(acc[o], v); break;
+    // NaN propagates, as in the folders of tcc.max and tcc.min.
+    case ReduceKind::Max:
+      acc[o] = std::isnan(acc[o]) || acc[o] >= v ? acc[o] : v;
+      break;
+    case ReduceKind::Min:
+      acc[o] = std::isnan(acc[o]) || acc[o] <= v ? acc[o] : v;
+      break;
     }
     ++count[o];
     for (int64_t d = inType.getRank() - 1; d >= 0; --d) {
@@ -653,6 +680,10 @@ static OpFoldResult foldReduce(Op op, Attribute input, ReduceKind kind) {
   SmallVector<Attribute> out;
   Type et = outType.getElementType();
   for (int64_t i = 0; i < outN; ++i) {
+    // An integer max, min or mean over no elements has no value to fold to.
+    if (!isFloat && count[i] == 0 && kind != ReduceKind::Sum &&
+        kind != ReduceKind::Prod)
+      return {};
     double v = kind == ReduceKind::Mean ? acc[i] / double(count[i]) : acc[i];
     if (isFloat)
       out.push_back(FloatAttr::get(et, v));

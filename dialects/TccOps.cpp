@@ -9,6 +9,7 @@
 #include "dialects/TccOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -196,7 +197,14 @@ LogicalResult SliceOp::verify() {
       continue;
     if (stride[d] == 0)
       return emitOpError("stride of dimension ") << d << " is zero";
-    int64_t last = start[d] + (n - 1) * stride[d];
+    // Checked arithmetic: a huge stride must not wrap the last index back
+    // into range.
+    std::optional<int64_t> lastOr =
+        llvm::checkedMulAdd(n - 1, stride[d], start[d]);
+    if (!lastOr)
+      return emitOpError("dimension ")
+             << d << ": stride " << stride[d] << " overflows the index range";
+    int64_t last = *lastOr;
     if (start[d] < 0 || start[d] >= in.getDimSize(d) || last < 0 ||
         last >= in.getDimSize(d))
       return emitOpError("dimension ")
@@ -266,7 +274,7 @@ LogicalResult ScatterElementsOp::verify() {
     return emitOpError("indices and updates need one shape");
   if (idx.getRank() != t.getRank())
     return emitOpError("indices need the input's rank ") << t.getRank();
-  if (getAxis() < 0 || getAxis() >= t.getRank())
+  if (int64_t(getAxis()) < 0 || int64_t(getAxis()) >= t.getRank())
     return emitOpError("axis ") << getAxis() << " is out of range";
   return success();
 }
@@ -278,7 +286,7 @@ LogicalResult ScatterNdOp::verify() {
   if (idx.getRank() < 1)
     return emitOpError("indices need rank >= 1");
   int64_t k = idx.getDimSize(idx.getRank() - 1);
-  if (k > t.getRank())
+  if (k < 0 || k > t.getRank())
     return emitOpError("index tuples of length ")
            << k << " exceed the input's rank " << t.getRank();
   SmallVector<int64_t> expected(idx.getShape().drop_back());
@@ -289,7 +297,8 @@ LogicalResult ScatterNdOp::verify() {
 }
 
 LogicalResult CumSumOp::verify() {
-  if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())
+  if (int64_t(getAxis()) < 0 ||
+      int64_t(getAxis()) >= getInput().getType().getRank())
     return emitOpError("axis ") << getAxis() << " is out of range";
   return success();
 }
@@ -487,8 +496,11 @@ static LogicalResult inferPool(std::optional<Location> loc, Adaptor adaptor,
     return failure();
   SmallVector<int64_t> shape(x.getShape().take_front(2));
   for (int64_t i = 0; i < spatial; ++i) {
-    if (adaptor.getPadLow()[i] >= adaptor.getKernel()[i] * adaptor.getDilations()[i] ||
-        adaptor.getPadHigh()[i] >= adaptor.getKernel()[i] * adaptor.getDilations()[i])
+    // A window must reach the input: padding as wide as the dilated window
+    // would make the first or last window all padding.
+    int64_t window =
+        adaptor.getDilations()[i] * (adaptor.getKernel()[i] - 1) + 1;
+    if (adaptor.getPadLow()[i] >= window || adaptor.getPadHigh()[i] >= window)
       return emitOptionalError(loc, "padding of spatial dimension ", i,
                                " is not smaller than the window");
     int64_t o = windowOutputSize(
@@ -579,7 +591,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
 
 template <typename Op> static LogicalResult verifySoftmax(Op op) {
   int64_t rank = op.getInput().getType().getRank();
-  if (op.getAxis() < 0 || op.getAxis() >= rank)
+  if (int64_t(op.getAxis()) < 0 || int64_t(op.getAxis()) >= rank)
     return op.emitOpError("axis ") << op.getAxis() << " is out of range";
   return success();
 }

@@ -1,0 +1,581 @@
+//===- OnnxImporter.cpp - ONNX ModelProto to the tcc dialect --------------===//
+//
+// Reads a model (binary or textual), checks it as a whole (opsets, operator
+// support, initializers, graph order), binds symbolic dimensions, and imports
+// the graph into one func.func whose arguments are the graph inputs followed
+// by the parameters (float initializers, in first-use order). Every error is
+// located at a node, names what is wrong, and ends the import; unsupported
+// operators are reported all at once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/OnnxImporter.h"
+#include "frontend/onnx/ImportContext.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/defs/parser.h>
+
+#include <exception>
+#include <queue>
+
+using namespace mlir;
+using namespace tcc;
+using namespace tcc::onnx_frontend;
+
+/// The newest default-domain opset the importer knows.
+static constexpr int64_t kMaxOpset = 23;
+
+/// The opset that introduced each operator newer than opset 1; a model that
+/// imports an older opset cannot use it.
+static int64_t introducedIn(StringRef op) {
+  static const llvm::StringMap<int64_t> since = {
+      {"Expand", 8},          {"Erf", 9},           {"Sign", 9},
+      {"Where", 9},           {"ConstantOfShape", 9}, {"Scatter", 9},
+      {"Upsample", 7},        {"Resize", 10},       {"ThresholdedRelu", 10},
+      {"GatherElements", 11}, {"ScatterElements", 11}, {"ScatterND", 11},
+      {"CumSum", 11},         {"Range", 11},        {"Round", 11},
+      {"Celu", 12},           {"Einsum", 12},       {"LessOrEqual", 12},
+      {"GreaterOrEqual", 12}, {"SoftmaxCrossEntropyLoss", 12},
+      {"NegativeLogLikelihoodLoss", 12}, {"HardSwish", 14}, {"Trilu", 14},
+      {"CastLike", 15},       {"LayerNormalization", 17},
+      {"GroupNormalization", 18}, {"Mish", 18}, {"Gelu", 20}};
+  auto it = since.find(op);
+  return it == since.end() ? 1 : it->second;
+}
+
+/// The opset that removed an operator (it may not be used from then on).
+static int64_t removedIn(StringRef op) {
+  if (op == "Upsample")
+    return 10;
+  if (op == "Scatter")
+    return 11;
+  return INT64_MAX;
+}
+
+static bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+const HandlerTable &tcc::onnx_frontend::defaultDomainHandlers() {
+  static const HandlerTable table = [] {
+    HandlerTable t;
+    registerElementwiseHandlers(t);
+    registerTensorHandlers(t);
+    registerNNHandlers(t);
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+class GraphImporter final : public GraphState {
+public:
+  GraphImporter(MLIRContext *ctx, const onnx::ModelProto &model,
+                StringRef displayName, StringRef dir,
+                const OnnxImportOptions &options)
+      : ctx(ctx), model(model), graph(model.graph()), displayName(displayName),
+        dir(dir), options(options), builder(ctx),
+        fileLoc(FileLineColLoc::get(ctx, displayName, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run();
+
+  Value lookup(StringRef name) override;
+  DenseElementsAttr lookupConstant(StringRef name) override;
+  void define(StringRef name, Value value) override { values[name] = value; }
+  StringRef modelDir() const override { return dir; }
+
+private:
+  InFlightDiagnostic modelError() { return mlir::emitError(fileLoc); }
+  Location nodeLoc(const onnx::NodeProto &node, int index);
+
+  LogicalResult checkOpsets();
+  LogicalResult checkOperators();
+  LogicalResult collectInitializers();
+  FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &info,
+                                            bool bindSymbols);
+  LogicalResult importInputs();
+  FailureOr<SmallVector<int>> sortNodes();
+  LogicalResult importNodes(ArrayRef<int> order);
+  LogicalResult importOutputs();
+
+  MLIRContext *ctx;
+  const onnx::ModelProto &model;
+  const onnx::GraphProto &graph;
+  std::string displayName, dir;
+  const OnnxImportOptions &options;
+  OpBuilder builder;
+  Location fileLoc;
+  int64_t opset = 0;
+
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  Block *body = nullptr;
+  /// One entry per block argument: "tcc.input" or "tcc.param", and the name.
+  SmallVector<std::pair<StringRef, std::string>> argRoles;
+  llvm::StringMap<Value> values;
+  llvm::MapVector<StringRef, const onnx::TensorProto *> initializers;
+  llvm::StringMap<DenseElementsAttr> constantCache;
+};
+
+} // namespace
+
+Location GraphImporter::nodeLoc(const onnx::NodeProto &node, int index) {
+  std::string label = node.name().empty()
+                          ? node.op_type() + "#" + std::to_string(index)
+                          : node.name();
+  return NameLoc::get(StringAttr::get(ctx, label), fileLoc);
+}
+
+LogicalResult GraphImporter::checkOpsets() {
+  bool found = false;
+  for (const onnx::OperatorSetIdProto &o : model.opset_import()) {
+    if (!isDefaultDomain(o.domain()))
+      continue;
+    found = true;
+    opset = o.version();
+  }
+  if (!found)
+    return modelError() << "the model imports no version of the default "
+                           "ONNX operator set (opset_import is missing '')",
+           failure();
+  if (opset < 1 || opset > kMaxOpset)
+    return modelError() << "the model uses ONNX opset " << opset
+                        << "; tcc supports opsets 1 to " << kMaxOpset,
+           failure();
+  return success();
+}
+
+LogicalResult GraphImporter::checkOperators() {
+  const HandlerTable &handlers = defaultDomainHandlers();
+  llvm::StringSet<> imported;
+  for (const onnx::OperatorSetIdProto &o : model.opset_import())
+    imported.insert(isDefaultDomain(o.domain()) ? "" : o.domain());
+  // Every distinct unsupported operator, with the first node that uses it.
+  std::vector<std::pair<std::string, std::string>> missing;
+  llvm::StringSet<> seen;
+  auto note = [&](const std::string &op, const std::string &node) {
+    if (seen.insert(op).second)
+      missing.push_back({op, node});
+  };
+  for (auto [i, node] : llvm::enumerate(graph.node())) {
+    std::string label =
+        node.name().empty() ? node.op_type() + "#" + std::to_string(i)
+                            : node.name();
+    if (isDefaultDomain(node.domain())) {
+      const std::string &op = node.op_type();
+      if (!handlers.count(op))
+        note(op, label);
+      else if (opset < introducedIn(op))
+        note(op + " (introduced in opset " + std::to_string(introducedIn(op)) +
+                 "; the model imports opset " + std::to_string(opset) + ")",
+             label);
+      else if (opset >= removedIn(op))
+        note(op + " (removed in opset " + std::to_string(removedIn(op)) +
+                 "; the model imports opset " + std::to_string(opset) + ")",
+             label);
+      continue;
+    }
+    std::string key = node.domain() + "." + node.op_type();
+    if (!imported.count(node.domain()))
+      key += " (domain '" + node.domain() + "' is not in opset_import)";
+    else
+      key += " (operator domain '" + node.domain() + "' is not supported)";
+    note(key, label);
+  }
+  if (missing.empty())
+    return success();
+  auto diag = modelError() << missing.size()
+                           << " unsupported operator type"
+                           << (missing.size() == 1 ? "" : "s") << ": ";
+  bool first = true;
+  for (auto &[op, node] : missing) {
+    diag << (first ? "" : ", ") << op << " (first used by node '" << node
+         << "')";
+    first = false;
+  }
+  return failure();
+}
+
+LogicalResult GraphImporter::collectInitializers() {
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    if (t.name().empty())
+      return modelError() << "an initializer has no name", failure();
+    if (!initializers.insert({t.name(), &t}).second)
+      return modelError() << "initializer '" << t.name()
+                          << "' is defined twice",
+             failure();
+    if (!convertElementType(ctx, t.data_type()))
+      return modelError() << "initializer '" << t.name()
+                          << "' has element type "
+                          << onnxTypeName(t.data_type())
+                          << ", which tcc does not support",
+             failure();
+    SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
+    auto count = checkedCount(dims, [&] { return modelError(); },
+                              "initializer '" + t.name() + "'");
+    if (failed(count))
+      return failure();
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      if (failed(checkExternalData(t, dir, [&] { return modelError(); })))
+        return failure();
+      continue;
+    }
+    // Catch truncated data now, before it is needed.
+    Type et = convertElementType(ctx, t.data_type());
+    int64_t width = et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8;
+    int64_t have = -1;
+    if (t.has_raw_data())
+      have = int64_t(t.raw_data().size()) == *count * width ? *count : -1;
+    else
+      have = std::max({t.float_data_size(), t.int32_data_size(),
+                       t.int64_data_size(), t.double_data_size(),
+                       t.uint64_data_size()});
+    if (have != *count)
+      return modelError() << "initializer '" << t.name() << "' of "
+                          << *count << " elements has missing or extra data",
+             failure();
+  }
+  return success();
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::valueInfoType(const onnx::ValueInfoProto &info,
+                             bool bindSymbols) {
+  if (!info.type().has_tensor_type())
+    return modelError() << "graph value '" << info.name()
+                        << "' is not a tensor; tcc imports tensors only",
+           failure();
+  const onnx::TypeProto::Tensor &tt = info.type().tensor_type();
+  Type et = convertElementType(ctx, tt.elem_type());
+  if (!et)
+    return modelError() << "graph value '" << info.name()
+                        << "' has element type " << onnxTypeName(tt.elem_type())
+                        << ", which tcc does not support",
+           failure();
+  if (!tt.has_shape())
+    return modelError() << "graph value '" << info.name()
+                        << "' has no shape; tcc compiles static shapes",
+           failure();
+  SmallVector<int64_t> dims;
+  for (auto [i, d] : llvm::enumerate(tt.shape().dim())) {
+    if (d.has_dim_value()) {
+      if (d.dim_value() < 0)
+        return modelError() << "graph value '" << info.name()
+                            << "' has negative dimension " << d.dim_value(),
+               failure();
+      dims.push_back(d.dim_value());
+      continue;
+    }
+    if (!bindSymbols) {
+      dims.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    std::string sym = d.has_dim_param() ? d.dim_param() : "";
+    auto it = options.dims.find(sym);
+    if (!sym.empty() && it != options.dims.end()) {
+      dims.push_back(it->second);
+    } else if (i == 0 && options.batch) {
+      dims.push_back(*options.batch);
+    } else {
+      return modelError() << "input '" << info.name() << "' dimension " << i
+                          << (sym.empty() ? " is unknown" : " is symbolic ('" + sym + "')")
+                          << ": bind it with "
+                          << (i == 0 ? "--batch=N or " : "")
+                          << "--dim " << (sym.empty() ? "NAME" : sym)
+                          << "=<size>",
+             failure();
+    }
+  }
+  if (bindSymbols && failed(checkedCount(dims, [&] { return modelError(); },
+                                         "input '" + info.name() + "'")))
+    return failure();
+  return RankedTensorType::get(dims, et);
+}
+
+LogicalResult GraphImporter::importInputs() {
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    // Before IR version 4 every initializer is also listed as an input; such
+    // an input is a parameter with a default value, not a model input.
+    if (initializers.count(in.name()))
+      continue;
+    if (values.count(in.name()))
+      return modelError() << "graph input '" << in.name()
+                          << "' is declared twice",
+             failure();
+    auto type = valueInfoType(in, /*bindSymbols=*/true);
+    if (failed(type))
+      return failure();
+    values[in.name()] = body->addArgument(*type, fileLoc);
+    argRoles.push_back({"tcc.input", in.name()});
+  }
+  return success();
+}
+
+Value GraphImporter::lookup(StringRef name) {
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto init = initializers.find(name);
+  if (init == initializers.end())
+    return {};
+  const onnx::TensorProto &t = *init->second;
+  Type et = convertElementType(ctx, t.data_type());
+  Value v;
+  if (isa<FloatType>(et)) {
+    // Float initializers are parameters: function arguments, never constants
+    // in the IR, so that large models import in seconds and training can
+    // update them.
+    SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
+    v = body->addArgument(RankedTensorType::get(dims, et), fileLoc);
+    argRoles.push_back({"tcc.param", t.name()});
+  } else {
+    DenseElementsAttr c = lookupConstant(name);
+    if (!c)
+      return {};
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(body);
+    v = ConstantOp::create(builder, NameLoc::get(StringAttr::get(ctx, name), fileLoc), c);
+  }
+  values[name] = v;
+  return v;
+}
+
+DenseElementsAttr GraphImporter::lookupConstant(StringRef name) {
+  auto it = values.find(name);
+  if (it != values.end()) {
+    if (auto c = it->second.getDefiningOp<ConstantOp>())
+      return dyn_cast<DenseElementsAttr>(c.getValue());
+    return {};
+  }
+  auto init = initializers.find(name);
+  if (init == initializers.end())
+    return {};
+  auto cached = constantCache.find(name);
+  if (cached != constantCache.end())
+    return cached->second;
+  auto c = convertTensor(*init->second, ctx, dir, [&] { return modelError(); });
+  if (failed(c))
+    return {};
+  constantCache[name] = *c;
+  return *c;
+}
+
+FailureOr<SmallVector<int>> GraphImporter::sortNodes() {
+  int n = graph.node_size();
+  llvm::StringMap<int> producer;
+  auto label = [&](int i) {
+    const onnx::NodeProto &node = graph.node(i);
+    return node.name().empty() ? node.op_type() + "#" + std::to_string(i)
+                               : node.name();
+  };
+  for (int i = 0; i < n; ++i)
+    for (const std::string &out : graph.node(i).output()) {
+      if (out.empty())
+        continue;
+      if (values.count(out) || initializers.count(out))
+        return modelError() << "node '" << label(i) << "' writes '" << out
+                            << "', which is a graph input or initializer",
+               failure();
+      auto [it, inserted] = producer.insert({out, i});
+      if (!inserted)
+        return modelError() << "value '" << out << "' is produced by both node '"
+                            << label(it->second) << "' and node '" << label(i)
+                            << "'",
+               failure();
+    }
+  // Kahn's algorithm; ties keep the file's order.
+  SmallVector<SmallVector<int>> users(n);
+  SmallVector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i)
+    for (const std::string &in : graph.node(i).input()) {
+      if (in.empty())
+        continue;
+      auto it = producer.find(in);
+      if (it != producer.end()) {
+        users[it->second].push_back(i);
+        ++pending[i];
+      } else if (!values.count(in) && !initializers.count(in)) {
+        return modelError() << "node '" << label(i) << "' ("
+                            << graph.node(i).op_type() << ") reads '" << in
+                            << "', which is not a graph input, an initializer "
+                               "or the output of any node",
+               failure();
+      }
+    }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (!pending[i])
+      ready.push(i);
+  SmallVector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0)
+        ready.push(u);
+  }
+  if (int(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i])
+        return modelError() << "the graph has a cycle through node '"
+                            << label(i) << "' (" << graph.node(i).op_type()
+                            << ")",
+               failure();
+  }
+  return order;
+}
+
+LogicalResult GraphImporter::importNodes(ArrayRef<int> order) {
+  const HandlerTable &handlers = defaultDomainHandlers();
+  for (int i : order) {
+    const onnx::NodeProto &node = graph.node(i);
+    Location loc = nodeLoc(node, i);
+    builder.setInsertionPointToEnd(body);
+    NodeContext nc(*this, node, opset, builder, loc);
+    if (failed(handlers.lookup(node.op_type())(nc)))
+      return failure();
+    for (int o = 0; o < node.output_size(); ++o) {
+      if (node.output(o).empty() || values.count(node.output(o)))
+        continue;
+      return nc.error() << "output " << o << " ('" << node.output(o)
+                        << "') is not supported by tcc's importer",
+             failure();
+    }
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::importOutputs() {
+  SmallVector<Value> results;
+  SmallVector<std::string> names;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    Value v = lookup(out.name());
+    if (!v)
+      return modelError() << "graph output '" << out.name()
+                          << "' is never computed",
+             failure();
+    // Check what the model declares against what tcc inferred.
+    if (out.type().has_tensor_type()) {
+      auto declared = valueInfoType(out, /*bindSymbols=*/false);
+      if (failed(declared))
+        return failure();
+      auto actual = cast<RankedTensorType>(v.getType());
+      if (declared->getElementType() != actual.getElementType())
+        return modelError() << "graph output '" << out.name()
+                            << "' is declared as " << declared->getElementType()
+                            << " but computes " << actual.getElementType(),
+               failure();
+      if (out.type().tensor_type().has_shape()) {
+        bool match = declared->getRank() == actual.getRank();
+        for (int64_t d = 0; match && d < actual.getRank(); ++d)
+          match = declared->isDynamicDim(d) ||
+                  declared->getDimSize(d) == actual.getDimSize(d);
+        if (!match)
+          return modelError() << "graph output '" << out.name()
+                              << "' is declared with shape " << *declared
+                              << " but computes " << actual,
+                 failure();
+      }
+    }
+    results.push_back(v);
+    names.push_back(out.name());
+  }
+  builder.setInsertionPointToEnd(body);
+  func::ReturnOp::create(builder, fileLoc, results);
+  SmallVector<Type> argTypes(body->getArgumentTypes());
+  func.setFunctionType(FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
+  for (auto [i, role] : llvm::enumerate(argRoles))
+    func.setArgAttr(i, role.first, StringAttr::get(ctx, role.second));
+  for (auto [i, name] : llvm::enumerate(names))
+    func.setResultAttr(i, "tcc.output", StringAttr::get(ctx, name));
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run() {
+  ctx->loadDialect<TccDialect, func::FuncDialect>();
+  if (!model.has_graph())
+    return modelError() << "the model has no graph", nullptr;
+  if (failed(checkOpsets()) || failed(checkOperators()) ||
+      failed(collectInitializers()))
+    return nullptr;
+
+  module = ModuleOp::create(fileLoc);
+  module->getOperation()->setAttr("tcc.opset", builder.getI64IntegerAttr(opset));
+  if (!graph.name().empty())
+    module->setSymNameAttr(StringAttr::get(ctx, graph.name()));
+  builder.setInsertionPointToEnd(module->getBody());
+  func = func::FuncOp::create(builder, fileLoc, options.functionName,
+                              FunctionType::get(ctx, {}, {}));
+  body = func.addEntryBlock();
+
+  if (failed(importInputs()))
+    return nullptr;
+  auto order = sortNodes();
+  if (failed(order) || failed(importNodes(*order)) || failed(importOutputs()))
+    return nullptr;
+  if (failed(mlir::verify(*module)))
+    return nullptr;
+  return std::move(module);
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points: parse, import, and catch everything protobuf or ONNX throws.
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp>
+tcc::importOnnxBuffer(MLIRContext &context, StringRef bytes, bool textFormat,
+                      StringRef displayName, StringRef modelDir,
+                      const OnnxImportOptions &options) {
+  Location fileLoc = FileLineColLoc::get(&context, displayName, 0, 0);
+  try {
+    onnx::ModelProto model;
+    if (textFormat) {
+      std::string text(bytes);
+      onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
+      if (!status.IsOK())
+        return mlir::emitError(fileLoc)
+                   << "is not a valid ONNX text model: "
+                   << status.ErrorMessage(),
+               nullptr;
+    } else if (bytes.size() > size_t(INT_MAX) ||
+               !model.ParseFromArray(bytes.data(), int(bytes.size()))) {
+      return mlir::emitError(fileLoc)
+                 << "is not a valid ONNX model (the protobuf does not parse; "
+                    "is the file truncated or not an .onnx file?)",
+             nullptr;
+    }
+    GraphImporter importer(&context, model, displayName, modelDir, options);
+    return importer.run();
+  } catch (const std::exception &e) {
+    return mlir::emitError(fileLoc) << "cannot import the model: " << e.what(),
+           nullptr;
+  } catch (...) {
+    return mlir::emitError(fileLoc) << "cannot import the model", nullptr;
+  }
+}
+
+OwningOpRef<ModuleOp> tcc::importOnnxFile(MLIRContext &context, StringRef path,
+                                          const OnnxImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return mlir::emitError(FileLineColLoc::get(&context, path, 0, 0))
+               << "cannot read the file: " << buffer.getError().message(),
+           nullptr;
+  StringRef ext = llvm::sys::path::extension(path);
+  bool text = ext == ".onnxtxt" || ext == ".txt";
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return importOnnxBuffer(context, (*buffer)->getBuffer(), text, path, dir,
+                          options);
+}

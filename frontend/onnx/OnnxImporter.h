@@ -1,0 +1,49 @@
+//===- OnnxImporter.h - ONNX ModelProto to the tcc dialect ----------------===//
+//
+// The public entry points of the ONNX frontend. Errors are reported as MLIR
+// diagnostics located at the ONNX node (NameLoc of the node name, inside the
+// model file's location); nothing throws out of these functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_FRONTEND_ONNX_ONNXIMPORTER_H
+#define TCC_FRONTEND_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+
+namespace tcc {
+
+/// How to bind what the model leaves open.
+struct OnnxImportOptions {
+  /// Binds the first dimension of every graph input whose first dimension is
+  /// symbolic or unknown (`--batch=N`).
+  std::optional<int64_t> batch;
+  /// Binds named symbolic dimensions (`--dim NAME=N`); takes precedence over
+  /// `batch`.
+  llvm::StringMap<int64_t> dims;
+  /// Name of the imported function.
+  std::string functionName = "forward";
+};
+
+/// Reads the model at `path`: binary ModelProto, or ONNX's textual syntax when
+/// the file ends in `.onnxtxt` or `.txt`. External-data tensors are read from
+/// the model's folder. Returns null after emitting diagnostics on failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
+               const OnnxImportOptions &options);
+
+/// Imports a model held in memory; `displayName` names it in diagnostics and
+/// `modelDir` is where external data would be (empty: external data refused).
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBuffer(mlir::MLIRContext &context, llvm::StringRef bytes,
+                 bool textFormat, llvm::StringRef displayName,
+                 llvm::StringRef modelDir, const OnnxImportOptions &options);
+
+} // namespace tcc
+
+#endif // TCC_FRONTEND_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,184 @@
+//===- tcc.cpp - the tcc compiler driver ----------------------------------===//
+//
+// `tcc MODEL.onnx --emit=mlir` imports a model, runs the pipeline up to the
+// requested stage and prints (or writes with -o) the result. Every failure
+// ends with exit status 1 and a message that names the file, the node and
+// what is wrong; MLIR's debugging flags (--mlir-print-ir-after-all,
+// --mlir-timing, ...) pass through to the pass manager.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipeline.h"
+#include "compiler/Registration.h"
+#include "frontend/onnx/OnnxImporter.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory tccCategory("tcc options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<model.onnx | model.onnxtxt | input.mlir>"),
+                                      cl::cat(tccCategory));
+
+static cl::opt<std::string> outputFile("o", cl::desc("Write the output to this file (default: standard output)"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(tccCategory));
+
+enum class EmitKind { Mlir, MlirRaw };
+static cl::opt<EmitKind> emit(
+    "emit", cl::desc("The stage to stop at and print"),
+    cl::values(clEnumValN(EmitKind::Mlir, "mlir",
+                          "the imported tcc IR, folded and verified"),
+               clEnumValN(EmitKind::MlirRaw, "mlir-raw",
+                          "the tcc IR exactly as the importer built it")),
+    cl::init(EmitKind::Mlir), cl::cat(tccCategory));
+
+static cl::opt<int64_t> batch("batch",
+                              cl::desc("Bind the first dimension of every graph input that is symbolic"),
+                              cl::value_desc("N"), cl::init(-1), cl::cat(tccCategory));
+
+static cl::list<std::string> dimBindings(
+    "dim", cl::desc("Bind a named symbolic dimension (repeatable)"),
+    cl::value_desc("NAME=N"), cl::cat(tccCategory));
+
+/// Prints a diagnostic as `tcc: error: FILE: node 'NAME': message`.
+static void printDiagnostic(Diagnostic &diag) {
+  llvm::raw_ostream &os = llvm::errs();
+  std::string where;
+  Location loc = diag.getLocation();
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    if (auto file = dyn_cast<FileLineColLoc>(name.getChildLoc()))
+      where = (file.getFilename().str() + ": ");
+    where += "node '" + name.getName().str() + "': ";
+  } else if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    where = file.getFilename().str();
+    if (file.getLine())
+      where += ":" + std::to_string(file.getLine()) + ":" +
+               std::to_string(file.getColumn());
+    where += ": ";
+  } else if (!isa<UnknownLoc>(loc)) {
+    std::string s;
+    llvm::raw_string_ostream(s) << loc;
+    where = s + ": ";
+  }
+  const char *kind = "error";
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error: kind = "error"; break;
+  case DiagnosticSeverity::Warning: kind = "warning"; break;
+  case DiagnosticSeverity::Note: kind = "note"; break;
+  case DiagnosticSeverity::Remark: kind = "remark"; break;
+  }
+  os << "tcc: " << kind << ": " << where << diag.str() << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    printDiagnostic(note);
+}
+
+[[noreturn]] static void fail(const llvm::Twine &message) {
+  llvm::errs() << "tcc: error: " << message << "\n";
+  std::exit(1);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // Internal failures end like any other error: a message and exit status 1.
+  llvm::install_fatal_error_handler(
+      [](void *, const char *reason, bool) {
+        llvm::errs() << "tcc: internal error: " << reason << "\n";
+        std::exit(1);
+      },
+      nullptr);
+
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  tcc::registerAllPasses();
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "tcc " TCC_VERSION "\n"
+       << "built with LLVM/MLIR " LLVM_VERSION_STRING "\n";
+  });
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tcc: an ahead-of-time compiler for training neural networks\n\n"
+      "  tcc MODEL.onnx --emit=mlir [-o FILE] [--batch=N] [--dim NAME=N]\n");
+
+  if (inputFile.empty())
+    fail("no input file; run 'tcc --help' for usage");
+
+  tcc::OnnxImportOptions options;
+  if (batch.getNumOccurrences()) {
+    if (batch <= 0)
+      fail("--batch must be a positive integer");
+    options.batch = batch;
+  }
+  for (const std::string &binding : dimBindings) {
+    auto [name, value] = llvm::StringRef(binding).split('=');
+    int64_t n;
+    if (name.empty() || value.getAsInteger(10, n) || n <= 0)
+      fail("--dim expects NAME=N with a positive N, got '" + binding + "'");
+    options.dims[name] = n;
+  }
+
+  DialectRegistry registry;
+  tcc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.getDiagEngine().registerHandler(
+      [](Diagnostic &diag) { printDiagnostic(diag); });
+
+  OwningOpRef<ModuleOp> module;
+  if (llvm::sys::path::extension(inputFile) == ".mlir") {
+    llvm::SourceMgr sourceMgr;
+    std::string error;
+    auto file = openInputFile(inputFile, &error);
+    if (!file)
+      fail(inputFile + ": " + error);
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  } else {
+    module = tcc::importOnnxFile(context, inputFile, options);
+  }
+  if (!module)
+    return 1;
+
+  if (emit != EmitKind::MlirRaw) {
+    PassManager pm(&context);
+    DefaultTimingManager tm;
+    applyDefaultTimingManagerCLOptions(tm);
+    TimingScope timing = tm.getRootScope();
+    pm.enableTiming(timing);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    tcc::buildImportPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+
+  std::string error;
+  auto output = openOutputFile(outputFile, &error);
+  if (!output)
+    fail(outputFile + ": " + error);
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
