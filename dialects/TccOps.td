@@ -349,14 +349,15 @@ def Tcc_GatherElementsOp : Tcc_Op<"gather_elements", [Pure, InferTypeOpAdaptor]>
 }
 
 def Tcc_ScatterElementsOp : Tcc_Op<"scatter_elements",
-    [Pure, AllTypesMatch<["input", "updates", "result"]>]> {
+    [Pure, AllTypesMatch<["input", "result"]>,
+     AllElementTypesMatch<["input", "updates"]>]> {
   let summary = "elementwise scatter along an axis (ONNX ScatterElements)";
   let description = [{
     Copies `input`, then for each element of `updates` writes (or combines by
     `reduction`) it at the position given by `indices` along `axis`.
 
     ```mlir
-    %y = tcc.scatter_elements %x, %i, %u {axis = 0 : i64} : tensor<3xf32>, tensor<2xi64>
+    %y = tcc.scatter_elements %x, %i, %u {axis = 0 : i64} : tensor<3xf32>, tensor<2xi64>, tensor<2xf32>
     ```
   }];
   let arguments = (ins Tcc_Tensor:$input, Tcc_IndexTensor:$indices,
@@ -365,7 +366,7 @@ def Tcc_ScatterElementsOp : Tcc_Op<"scatter_elements",
                                      "::tcc::ScatterReduction::none">:$reduction);
   let results = (outs Tcc_Tensor:$result);
   let assemblyFormat = "$input `,` $indices `,` $updates attr-dict `:` "
-                       "type($input) `,` type($indices)";
+                       "type($input) `,` type($indices) `,` type($updates)";
   let hasVerifier = 1;
 }
 

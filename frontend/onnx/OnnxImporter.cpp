@@ -545,6 +545,9 @@ tcc::importOnnxBuffer(MLIRContext &context, StringRef bytes, bool textFormat,
                    << "is not a valid ONNX text model: "
                    << status.ErrorMessage(),
                nullptr;
+    } else if (bytes.empty()) {
+      return mlir::emitError(fileLoc) << "is empty, not an ONNX model",
+             nullptr;
     } else if (bytes.size() > size_t(INT_MAX) ||
                !model.ParseFromArray(bytes.data(), int(bytes.size()))) {
       return mlir::emitError(fileLoc)
