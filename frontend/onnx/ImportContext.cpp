@@ -366,7 +366,7 @@ tcc::onnx_frontend::checkedCount(ArrayRef<int64_t> dims,
 
 FailureOr<std::string>
 tcc::onnx_frontend::checkExternalData(const onnx::TensorProto &tensor,
-                                      StringRef baseDir,
+                                      StringRef baseDir, int64_t neededBytes,
                                       function_ref<InFlightDiagnostic()> err) {
   std::string location;
   int64_t offset = 0, length = -1;
@@ -412,11 +412,16 @@ tcc::onnx_frontend::checkExternalData(const onnx::TensorProto &tensor,
     return err() << "tensor '" << tensor.name() << "': cannot read external "
                  << "data file '" << path << "'",
            failure();
-  if (uint64_t(offset) > size ||
-      (length >= 0 && uint64_t(offset) + uint64_t(length) > size))
-    return err() << "tensor '" << tensor.name() << "': external data range "
-                 << offset << "+" << length << " exceeds the file '" << path
-                 << "' of " << size << " bytes",
+  if (length >= 0 && length != neededBytes)
+    return err() << "tensor '" << tensor.name() << "': external data length "
+                 << length << " does not match the " << neededBytes
+                 << " bytes its shape needs",
+           failure();
+  if (uint64_t(offset) > size || uint64_t(neededBytes) > size - uint64_t(offset))
+    return err() << "tensor '" << tensor.name() << "': external data of "
+                 << neededBytes << " bytes at offset " << offset
+                 << " exceeds the file '" << path << "' of " << size
+                 << " bytes",
            failure();
   return std::string(path);
 }
@@ -466,7 +471,7 @@ tcc::onnx_frontend::convertTensor(const onnx::TensorProto &tensor,
     return success();
   };
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    auto path = checkExternalData(tensor, baseDir, err);
+    auto path = checkExternalData(tensor, baseDir, n * width, err);
     if (failed(path))
       return failure();
     int64_t offset = 0, length = n * width;

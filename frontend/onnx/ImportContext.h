@@ -183,9 +183,11 @@ convertTensor(const onnx::TensorProto &tensor, mlir::MLIRContext *ctx,
               llvm::function_ref<mlir::InFlightDiagnostic()> err);
 
 /// Checks that an external-data tensor names a file inside `baseDir` and that
-/// its offset and length fit the file. Returns the file's path.
+/// its `neededBytes` of data (at its offset; its length, if given, must agree)
+/// lie inside the file. Returns the file's path.
 mlir::FailureOr<std::string>
 checkExternalData(const onnx::TensorProto &tensor, llvm::StringRef baseDir,
+                  int64_t neededBytes,
                   llvm::function_ref<mlir::InFlightDiagnostic()> err);
 
 /// The graph-wide state (defined in OnnxImporter.cpp).

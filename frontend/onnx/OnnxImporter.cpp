@@ -222,14 +222,15 @@ LogicalResult GraphImporter::collectInitializers() {
                               "initializer '" + t.name() + "'");
     if (failed(count))
       return failure();
+    Type et = convertElementType(ctx, t.data_type());
+    int64_t width = et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8;
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      if (failed(checkExternalData(t, dir, [&] { return modelError(); })))
+      if (failed(checkExternalData(t, dir, *count * width,
+                                   [&] { return modelError(); })))
         return failure();
       continue;
     }
     // Catch truncated data now, before it is needed.
-    Type et = convertElementType(ctx, t.data_type());
-    int64_t width = et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8;
     int64_t have = -1;
     if (t.has_raw_data())
       have = int64_t(t.raw_data().size()) == *count * width ? *count : -1;

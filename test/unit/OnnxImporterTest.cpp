@@ -145,3 +145,139 @@ TEST_F(OnnxImporter, ShapeSubgraphsFoldToConstants) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// External data: built with the protobuf API, written to a temporary folder.
+//===----------------------------------------------------------------------===//
+
+#include <onnx/onnx_pb.h>
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+
+namespace {
+
+class ExternalData : public OnnxImporter {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tcc-extdata", dir));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+
+  /// y = Reshape(x, shape) with `shape` an int64[2] initializer stored in
+  /// external data at `location`.
+  std::string writeModel(const std::string &location, int64_t offset = 0) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    auto *opset = model.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(17);
+    onnx::GraphProto *g = model.mutable_graph();
+    g->set_name("g");
+    auto addValue = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> *list,
+                       const char *name, std::vector<int64_t> dims) {
+      onnx::ValueInfoProto *v = list->Add();
+      v->set_name(name);
+      auto *t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : dims)
+        t->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    addValue(g->mutable_input(), "x", {2, 3});
+    addValue(g->mutable_output(), "y", {3, 2});
+    onnx::TensorProto *shape = g->add_initializer();
+    shape->set_name("shape");
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(2);
+    shape->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto *loc = shape->add_external_data();
+    loc->set_key("location");
+    loc->set_value(location);
+    auto *off = shape->add_external_data();
+    off->set_key("offset");
+    off->set_value(std::to_string(offset));
+    onnx::NodeProto *n = g->add_node();
+    n->set_op_type("Reshape");
+    n->set_name("reshape");
+    n->add_input("x");
+    n->add_input("shape");
+    n->add_output("y");
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, "model.onnx");
+    std::ofstream out(std::string(path), std::ios::binary);
+    model.SerializeToOstream(&out);
+    return std::string(path);
+  }
+
+  void writeData(const char *name, const std::string &bytes) {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, name);
+    std::ofstream(std::string(path), std::ios::binary) << bytes;
+  }
+
+  std::vector<std::string> importErrors(const std::string &path) {
+    std::vector<std::string> errors;
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+      errors.push_back(d.str());
+      return success();
+    });
+    module = tcc::importOnnxFile(ctx, path, {});
+    return errors;
+  }
+
+  llvm::SmallString<128> dir;
+  OwningOpRef<ModuleOp> module;
+};
+
+std::string int64Bytes(std::vector<int64_t> values) {
+  return std::string(reinterpret_cast<const char *>(values.data()),
+                     values.size() * sizeof(int64_t));
+}
+
+TEST_F(ExternalData, LoadsFromBesideTheModel) {
+  writeData("weights.bin", "padding!" + int64Bytes({3, 2}));
+  auto errors = importErrors(writeModel("weights.bin", /*offset=*/8));
+  ASSERT_TRUE(module) << (errors.empty() ? "" : errors[0]);
+  bool found = false;
+  module->walk([&](tcc::ReshapeOp op) {
+    found = op.getType().getShape() == ArrayRef<int64_t>{3, 2};
+  });
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ExternalData, RefusesPathsThatLeaveTheModelFolder) {
+  auto errors = importErrors(writeModel("../secrets.bin"));
+  EXPECT_FALSE(module);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("'../secrets.bin' leaves the model's folder"),
+            std::string::npos)
+      << errors[0];
+}
+
+TEST_F(ExternalData, RefusesAbsolutePaths) {
+  auto errors = importErrors(writeModel("/etc/passwd"));
+  EXPECT_FALSE(module);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("is absolute"), std::string::npos) << errors[0];
+}
+
+TEST_F(ExternalData, RefusesRangesPastTheEndOfTheFile) {
+  writeData("short.bin", int64Bytes({3}));
+  auto errors = importErrors(writeModel("short.bin"));
+  EXPECT_FALSE(module);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("short.bin"), std::string::npos) << errors[0];
+}
+
+TEST_F(ExternalData, ReportsAMissingFile) {
+  auto errors = importErrors(writeModel("nowhere.bin"));
+  EXPECT_FALSE(module);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("cannot read external data file"), std::string::npos)
+      << errors[0];
+}
+
+} // namespace
