@@ -35,12 +35,12 @@ class Tcc_Op<string mnemonic, list<Trait> traits = []>
 def Tcc_Int : AnyTypeOf<[AnySignlessInteger, AnyUnsignedInteger]>;
 def Tcc_Element : AnyTypeOf<[AnyFloat, Tcc_Int]>;
 
-def Tcc_Tensor : RankedTensorOf<[Tcc_Element]>;
-def Tcc_FloatTensor : RankedTensorOf<[AnyFloat]>;
-def Tcc_NumTensor : RankedTensorOf<[AnyFloat, Tcc_Int]>;
-def Tcc_IntTensor : RankedTensorOf<[Tcc_Int]>;
-def Tcc_BoolTensor : RankedTensorOf<[I1]>;
-def Tcc_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Tcc_Tensor : StaticShapeTensorOf<[Tcc_Element]>;
+def Tcc_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
+def Tcc_NumTensor : StaticShapeTensorOf<[AnyFloat, Tcc_Int]>;
+def Tcc_IntTensor : StaticShapeTensorOf<[Tcc_Int]>;
+def Tcc_BoolTensor : StaticShapeTensorOf<[I1]>;
+def Tcc_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 
 def Tcc_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison predicate", [
     I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,

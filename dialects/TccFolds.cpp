@@ -23,8 +23,10 @@ using namespace tcc;
 static constexpr int64_t kFoldLimit = 1 << 16;
 
 static bool foldable(Type t) {
-  auto rt = cast<RankedTensorType>(t);
-  return rt.getNumElements() <= kFoldLimit;
+  // Checked: getNumElements() wraps on shapes built from hostile data.
+  std::optional<int64_t> n =
+      checkedNumElements(cast<RankedTensorType>(t).getShape());
+  return n && *n <= kFoldLimit;
 }
 
 /// Whether an elementwise fold of `operands` into `t` may materialize: a

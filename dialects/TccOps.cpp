@@ -275,7 +275,7 @@ LogicalResult ScatterElementsOp::verify() {
   if (idx.getRank() != t.getRank())
     return emitOpError("indices need the input's rank ") << t.getRank();
   if (int64_t(getAxis()) < 0 || int64_t(getAxis()) >= t.getRank())
-    return emitOpError("axis ") << getAxis() << " is out of range";
+    return emitOpError("axis ") << int64_t(getAxis()) << " is out of range";
   return success();
 }
 
@@ -299,7 +299,7 @@ LogicalResult ScatterNdOp::verify() {
 LogicalResult CumSumOp::verify() {
   if (int64_t(getAxis()) < 0 ||
       int64_t(getAxis()) >= getInput().getType().getRank())
-    return emitOpError("axis ") << getAxis() << " is out of range";
+    return emitOpError("axis ") << int64_t(getAxis()) << " is out of range";
   return success();
 }
 
@@ -592,7 +592,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
 template <typename Op> static LogicalResult verifySoftmax(Op op) {
   int64_t rank = op.getInput().getType().getRank();
   if (int64_t(op.getAxis()) < 0 || int64_t(op.getAxis()) >= rank)
-    return op.emitOpError("axis ") << op.getAxis() << " is out of range";
+    return op.emitOpError("axis ")
+           << int64_t(op.getAxis()) << " is out of range";
   return success();
 }
 LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }

@@ -443,7 +443,7 @@ class Tcc_ArgReduceOp<string mnemonic, string what>
   let arguments = (ins Tcc_NumTensor:$input, I64Attr:$axis,
                    DefaultValuedAttr<BoolAttr, "true">:$keepdims,
                    DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
-  let results = (outs RankedTensorOf<[I64]>:$result);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 

@@ -10,6 +10,7 @@
 #include "frontend/onnx/ImportContext.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -284,6 +285,11 @@ LogicalResult importSplit(NC &ctx) {
   for (int64_t s : sizes) {
     if (s < 0)
       return ctx.error() << "split sizes must be non-negative", failure();
+    // Compared before adding, so that huge sizes cannot wrap the sum.
+    if (s > dim - start)
+      return ctx.error() << "split sizes " << shapeStr(sizes)
+                         << " add up to more than " << dim,
+             failure();
     start += s;
   }
   if (start != dim)
@@ -362,9 +368,11 @@ LogicalResult importSlice(NC &ctx) {
       b = clampIndex(starts[i], -1, dim - 1);
       e = ends[i] < -dim ? -1 : clampIndex(ends[i], -1, dim - 1);
     }
-    int64_t count = step > 0 ? (e - b + step - 1) / step
-                             : (b - e + (-step) - 1) / (-step);
-    count = std::max<int64_t>(count, 0);
+    // ceil(span / |step|) without overflow: steps may be as large as
+    // INT64_MAX (or as small as INT64_MIN) to mean "one element".
+    int64_t span = step > 0 ? e - b : b - e;
+    uint64_t magnitude = step > 0 ? uint64_t(step) : 0 - uint64_t(step);
+    int64_t count = span <= 0 ? 0 : int64_t(1 + (uint64_t(span) - 1) / magnitude);
     start[*a] = count ? b : 0;
     stride[*a] = step;
     shape[*a] = count;
@@ -375,8 +383,21 @@ LogicalResult importSlice(NC &ctx) {
   return success();
 }
 
-/// Checks constant indices against the indexed dimension's size.
+/// Checks that indices are int32 or int64 (ONNX's Tind, tcc's index tensor);
+/// the folders read them as integers.
+LogicalResult checkIndexType(NC &ctx, Value idx) {
+  Type et = NC::elementType(idx);
+  if (et.isSignlessInteger(32) || et.isSignlessInteger(64))
+    return success();
+  return ctx.error() << "indices must be int32 or int64, got " << et,
+         failure();
+}
+
+/// Checks the type of the indices and constant indices against the indexed
+/// dimension's size.
 LogicalResult checkIndices(NC &ctx, unsigned input, int64_t dim) {
+  if (failed(checkIndexType(ctx, ctx.input(input))))
+    return failure();
   DenseElementsAttr c = ctx.constantInput(input);
   if (!c)
     return success();
@@ -449,7 +470,7 @@ LogicalResult importScatterND(NC &ctx) {
   if (!x || !idx || !upd)
     return failure();
   auto red = scatterReduction(ctx);
-  if (failed(red))
+  if (failed(red) || failed(checkIndexType(ctx, idx)))
     return failure();
   int64_t k = NC::rank(idx) ? NC::shape(idx).back() : -1;
   SmallVector<int64_t> expected(NC::shape(idx).drop_back());
@@ -545,6 +566,8 @@ LogicalResult importPad(NC &ctx) {
       auto n = ctx.normalizeAxis(ax, r);
       if (failed(n))
         return failure();
+      if (llvm::is_contained(axes, *n))
+        return ctx.error() << "axes repeat dimension " << *n, failure();
       axes.push_back(*n);
     }
   } else {
@@ -565,14 +588,27 @@ LogicalResult importPad(NC &ctx) {
     return ctx.error() << "unknown padding mode '" << modeName << "'", failure();
   // Negative pads crop: pad by the positive parts, then slice.
   SmallVector<int64_t> low(r, 0), high(r, 0), cropLow(r, 0), cropHigh(r, 0);
+  SmallVector<int64_t> padded(NC::shape(x));
   for (int64_t i = 0; i < k; ++i) {
     int64_t a = axes[i], lo = pads[i], hi = pads[i + k];
+    if (lo < -padded[a] || hi < -padded[a])
+      return ctx.error() << "negative pads remove more than dimension " << a
+                         << " holds",
+             failure();
     (lo >= 0 ? low[a] : cropLow[a]) = std::abs(lo);
     (hi >= 0 ? high[a] : cropHigh[a]) = std::abs(hi);
     if (cropLow[a] + cropHigh[a] > NC::shape(x)[a])
       return ctx.error() << "negative pads remove more than dimension " << a
                          << " holds",
              failure();
+    std::optional<int64_t> grown = llvm::checkedAdd(padded[a], low[a]);
+    if (grown)
+      grown = llvm::checkedAdd(*grown, high[a]);
+    if (!grown)
+      return ctx.error() << "pads " << shapeStr(pads) << " overflow dimension "
+                         << a,
+             failure();
+    padded[a] = *grown;
     if (mode == PadMode::reflect && (low[a] >= NC::shape(x)[a] ||
                                      high[a] >= NC::shape(x)[a]))
       return ctx.error() << "reflect padding of dimension " << a
@@ -580,6 +616,9 @@ LogicalResult importPad(NC &ctx) {
                          << NC::shape(x)[a],
              failure();
   }
+  if (failed(checkedCount(padded, [&] { return ctx.error(); },
+                          "the padded shape")))
+    return failure();
   Value y = x;
   if (llvm::any_of(low, [](int64_t v) { return v; }) ||
       llvm::any_of(high, [](int64_t v) { return v; })) {
@@ -645,9 +684,6 @@ LogicalResult importConstantOfShape(NC &ctx) {
 }
 
 LogicalResult importRange(NC &ctx) {
-  Value s = ctx.input(0);
-  if (!s)
-    return failure();
   auto start = ctx.floatsInput(0, "start");
   auto limit = ctx.floatsInput(1, "limit");
   auto delta = ctx.floatsInput(2, "delta");
@@ -661,11 +697,13 @@ LogicalResult importRange(NC &ctx) {
   double count = std::max(std::ceil((l - a) / d), 0.0);
   // Range is materialized as a constant: keep it to a sane size.
   if (!(count <= double(1 << 24)))
-    return ctx.error() << "the range has " << count
+    return ctx.error() << "the range has " << int64_t(std::min(count, 9e18))
                        << " elements; tcc folds Range to a constant and "
                           "allows at most 2^24",
            failure();
-  Type et = NC::elementType(s);
+  // Read through constantInput, not input(): a float initializer must not
+  // become a parameter here.
+  Type et = ctx.constantInput(0).getElementType();
   auto t = RankedTensorType::get({int64_t(count)}, et);
   SmallVector<Attribute> values;
   for (int64_t i = 0; i < int64_t(count); ++i) {
@@ -816,6 +854,15 @@ LogicalResult importResize(NC &ctx) {
     return ctx.error() << "needs exactly one of scales and sizes", failure();
   SmallVector<double> fullScales(r, 1.0);
   SmallVector<int64_t> out(NC::shape(x));
+  // A size computed in double must fit tcc's shapes before it becomes an
+  // int64 (the conversion of a larger double is undefined).
+  auto toSize = [&](double v, int64_t d) -> FailureOr<int64_t> {
+    if (!(v >= 1.0 && v <= double(kMaxElements)))
+      return ctx.error() << "the output size of dimension " << d
+                         << " would be " << v,
+             failure();
+    return int64_t(v);
+  };
   if (!scales.empty()) {
     if (int64_t(scales.size()) != k)
       return ctx.error() << "scales has " << scales.size() << " entries for "
@@ -825,7 +872,11 @@ LogicalResult importResize(NC &ctx) {
       if (!(scales[i] > 0))
         return ctx.error() << "scales must be positive", failure();
       fullScales[axes[i]] = scales[i];
-      out[axes[i]] = int64_t(std::floor(double(NC::shape(x)[axes[i]]) * scales[i]));
+      auto size = toSize(
+          std::floor(double(NC::shape(x)[axes[i]]) * scales[i]), axes[i]);
+      if (failed(size))
+        return failure();
+      out[axes[i]] = *size;
     }
   } else {
     if (int64_t(sizes.size()) != k)
@@ -843,11 +894,17 @@ LogicalResult importResize(NC &ctx) {
       if (sizes[i] <= 0)
         return ctx.error() << "sizes must be positive", failure();
       int64_t in = NC::shape(x)[axes[i]];
+      if (in == 0)
+        return ctx.error() << "cannot resize the empty dimension " << axes[i],
+               failure();
       if (policy == "stretch") {
         out[axes[i]] = sizes[i];
         fullScales[axes[i]] = double(sizes[i]) / double(in);
       } else {
-        out[axes[i]] = int64_t(std::round(double(in) * common));
+        auto size = toSize(std::round(double(in) * common), axes[i]);
+        if (failed(size))
+          return failure();
+        out[axes[i]] = *size;
         fullScales[axes[i]] = common;
       }
     }
@@ -857,6 +914,8 @@ LogicalResult importResize(NC &ctx) {
       return ctx.error() << "the output size of dimension " << d
                          << " would be " << out[d],
              failure();
+  if (failed(checkedCount(out, [&] { return ctx.error(); }, "the output")))
+    return failure();
   ResizeMode mode;
   if (modeName == "nearest") mode = ResizeMode::nearest;
   else if (modeName == "linear" || modeName == "bilinear") mode = ResizeMode::linear;

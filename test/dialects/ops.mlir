@@ -266,20 +266,20 @@ func.func @data_movement(%x: tensor<2x3xf32>, %v: tensor<3xf32>, %w: tensor<2x1x
 
 // Gathers and scatters.
 // CHECK-LABEL: func.func @gather_scatter
-//  CHECK-SAME: (%[[T:.+]]: tensor<10x4xf32>, %[[IDS:.+]]: tensor<2x3xi64>, %[[X:.+]]: tensor<2x3xf32>, %[[I:.+]]: tensor<2x1xi32>, %[[V:.+]]: tensor<2x3xf32>, %[[VI:.+]]: tensor<2x3xi64>, %[[VU:.+]]: tensor<2x3xf32>, %[[NI:.+]]: tensor<2x1xi64>, %[[NU:.+]]: tensor<2x4xf32>)
-func.func @gather_scatter(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>, %x: tensor<2x3xf32>, %i: tensor<2x1xi32>, %v: tensor<2x3xf32>, %vi: tensor<2x3xi64>, %vu: tensor<2x3xf32>, %ni: tensor<2x1xi64>, %nu: tensor<2x4xf32>) {
+//  CHECK-SAME: (%[[T:.+]]: tensor<10x4xf32>, %[[IDS:.+]]: tensor<2x3xi64>, %[[X:.+]]: tensor<2x3xf32>, %[[I:.+]]: tensor<2x1xi32>, %[[V:.+]]: tensor<3x3xf32>, %[[VI:.+]]: tensor<2x3xi64>, %[[VU:.+]]: tensor<2x3xf32>, %[[NI:.+]]: tensor<2x1xi64>, %[[NU:.+]]: tensor<2x4xf32>)
+func.func @gather_scatter(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>, %x: tensor<2x3xf32>, %i: tensor<2x1xi32>, %v: tensor<3x3xf32>, %vi: tensor<2x3xi64>, %vu: tensor<2x3xf32>, %ni: tensor<2x1xi64>, %nu: tensor<2x4xf32>) {
   // Tests gather with rank-2 indices (an embedding lookup).
   // CHECK: tcc.gather %[[T]], %[[IDS]] {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   %0 = tcc.gather %t, %ids {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   // Tests gather_elements with i32 indices.
   // CHECK: tcc.gather_elements %[[X]], %[[I]] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xi32>) -> tensor<2x1xf32>
   %1 = tcc.gather_elements %x, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xi32>) -> tensor<2x1xf32>
-  // Tests scatter_elements, whose default reduction (none) is elided.
-  // CHECK: tcc.scatter_elements %[[V]], %[[VI]], %[[VU]] {axis = 0 : i64} : tensor<2x3xf32>, tensor<2x3xi64>
-  %2 = tcc.scatter_elements %v, %vi, %vu {axis = 0 : i64} : tensor<2x3xf32>, tensor<2x3xi64>
+  // Tests scatter_elements with updates smaller than the input, whose default reduction (none) is elided.
+  // CHECK: tcc.scatter_elements %[[V]], %[[VI]], %[[VU]] {axis = 0 : i64} : tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>
+  %2 = tcc.scatter_elements %v, %vi, %vu {axis = 0 : i64} : tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>
   // Tests scatter_elements with the add reduction.
-  // CHECK: tcc.scatter_elements %[[V]], %[[VI]], %[[VU]] {axis = 1 : i64, reduction = 1 : i32} : tensor<2x3xf32>, tensor<2x3xi64>
-  %3 = tcc.scatter_elements %v, %vi, %vu {axis = 1 : i64, reduction = 1 : i32} : tensor<2x3xf32>, tensor<2x3xi64>
+  // CHECK: tcc.scatter_elements %[[V]], %[[VI]], %[[VU]] {axis = 1 : i64, reduction = 1 : i32} : tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>
+  %3 = tcc.scatter_elements %v, %vi, %vu {axis = 1 : i64, reduction = 1 : i32} : tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>
   // Tests scatter_nd.
   // CHECK: tcc.scatter_nd %[[T]], %[[NI]], %[[NU]] : tensor<10x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>
   %4 = tcc.scatter_nd %t, %ni, %nu : tensor<10x4xf32>, tensor<2x1xi64>, tensor<2x4xf32>
