@@ -632,13 +632,16 @@ def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
     In a forward or inference function this is the identity and the mask is
     all true. The training-step passes give it the step's Philox RNG state;
     then each element is kept with probability `1 - ratio` and scaled by
-    `1 / (1 - ratio)`.
+    `1 / (1 - ratio)`. `stream` selects the random stream: two dropouts with
+    different streams draw independent masks, and, since the op is pure, two
+    dropouts of one value with one stream would be merged by CSE. The
+    importer numbers the streams of a model 0, 1, 2, ...
 
     ```mlir
-    %y, %mask = tcc.dropout %x {ratio = 0.1 : f64} : tensor<4xf32>
+    %y, %mask = tcc.dropout %x {ratio = 0.1 : f64, stream = 0 : i64} : tensor<4xf32>
     ```
   }];
-  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$ratio);
+  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$ratio, I64Attr:$stream);
   let results = (outs Tcc_FloatTensor:$result, Tcc_BoolTensor:$mask);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

@@ -163,7 +163,8 @@ void NodeContext::setOutput(unsigned i, Value value) {
 
 FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
                                               StringRef what) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  // A scalar has no axis: accepting 0 there would index past its shape.
+  if (axis < -rank || axis >= rank)
     return error() << what << " " << axis << " is out of range for rank "
                    << rank,
            failure();
@@ -208,6 +209,9 @@ NodeContext::broadcastShape(ArrayRef<ArrayRef<int64_t>> shapes) {
       return failure();
     }
   }
+  // A shape given as data (Expand's) may hold negative or huge sizes.
+  if (failed(checkedCount(out, [&] { return error(); }, "the broadcast shape")))
+    return failure();
   return out;
 }
 

@@ -35,12 +35,15 @@ class GraphState;
 /// The node being imported and the helpers handlers share.
 class NodeContext {
 public:
-  NodeContext(GraphState &graph, const onnx::NodeProto &node, int64_t opset,
-              mlir::OpBuilder &builder, mlir::Location loc)
-      : graph(graph), node(node), opset(opset), b(builder), loc(loc) {}
+  NodeContext(GraphState &graph, const onnx::NodeProto &node, int nodeIndex,
+              int64_t opset, mlir::OpBuilder &builder, mlir::Location loc)
+      : graph(graph), node(node), nodeIndex(nodeIndex), opset(opset),
+        b(builder), loc(loc) {}
 
   GraphState &graph;
   const onnx::NodeProto &node;
+  /// Position of the node in the model's node list (stable across imports).
+  const int nodeIndex;
   /// Version of the default ONNX domain the model imports.
   const int64_t opset;
   mlir::OpBuilder &b;

@@ -324,20 +324,25 @@ LogicalResult importClip(NodeContext &ctx) {
     for (unsigned i : {1u, 2u}) {
       if (!ctx.hasInput(i))
         continue;
+      StringRef what = i == 1 ? "min" : "max";
+      // A constant bound (also a float initializer) is read, not made a
+      // parameter: it becomes an attribute of tcc.clamp.
+      if (DenseElementsAttr c = ctx.constantInput(i)) {
+        if (c.getNumElements() != 1)
+          return ctx.error() << what << " must be a scalar", failure();
+        auto vals = ctx.floatsInput(i, what);
+        if (failed(vals))
+          return failure();
+        (i == 1 ? lo : hi) = (*vals)[0];
+        continue;
+      }
       Value bound = ctx.input(i);
       if (!bound)
         return failure();
       if (NodeContext::type(bound).getNumElements() != 1)
-        return ctx.error() << (i == 1 ? "min" : "max")
-                           << " must be a scalar", failure();
-      if (DenseElementsAttr c = ctx.constantInput(i)) {
-        auto vals = ctx.floatsInput(i, i == 1 ? "min" : "max");
-        if (failed(vals))
-          return failure();
-        (i == 1 ? lo : hi) = (*vals)[0];
-      } else {
-        (i == 1 ? loV : hiV) = ctx.reshape(ctx.cast(bound, NodeContext::elementType(x)), {});
-      }
+        return ctx.error() << what << " must be a scalar", failure();
+      (i == 1 ? loV : hiV) =
+          ctx.reshape(ctx.cast(bound, NodeContext::elementType(x)), {});
     }
   }
   Value y = x;

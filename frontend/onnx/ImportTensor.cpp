@@ -13,6 +13,7 @@
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 using namespace tcc;
@@ -705,13 +706,38 @@ LogicalResult importRange(NC &ctx) {
   // become a parameter here.
   Type et = ctx.constantInput(0).getElementType();
   auto t = RankedTensorType::get({int64_t(count)}, et);
-  SmallVector<Attribute> values;
-  for (int64_t i = 0; i < int64_t(count); ++i) {
-    double v = a + double(i) * d;
-    values.push_back(isa<FloatType>(et) ? Attribute(FloatAttr::get(et, v))
-                                        : IntegerAttr::get(et, int64_t(v)));
+  // Written as raw little-endian storage: one Attribute per element would
+  // unique up to 2^24 attributes in the context (tens of seconds, gigabytes).
+  if (et.isInteger(1))
+    return ctx.error() << "expects a numeric type, got a bool", failure();
+  unsigned bits = et.getIntOrFloatBitWidth();
+  size_t width = (bits + 7) / 8;
+  std::vector<char> bytes(size_t(count) * width);
+  auto ft = dyn_cast<FloatType>(et);
+  // Integers are computed exactly, not through double: start + i * delta
+  // (wrapping, but the true value lies between start and limit).
+  uint64_t intStart = 0, intDelta = 0;
+  if (!ft) {
+    auto s0 = ctx.intsInput(0, "start"), d0 = ctx.intsInput(2, "delta");
+    if (failed(s0) || failed(d0))
+      return failure();
+    intStart = uint64_t((*s0)[0]);
+    intDelta = uint64_t((*d0)[0]);
   }
-  ctx.setOutput(0, ctx.constant(DenseElementsAttr::get(t, values)));
+  for (int64_t i = 0; i < int64_t(count); ++i) {
+    uint64_t raw;
+    if (ft) {
+      APFloat f(a + double(i) * d);
+      bool lost;
+      f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      raw = f.bitcastToAPInt().getZExtValue();
+    } else {
+      raw = intStart + uint64_t(i) * intDelta;
+    }
+    std::memcpy(bytes.data() + i * width, &raw, width);
+  }
+  ctx.setOutput(0, ctx.constant(DenseElementsAttr::getFromRawBuffer(
+                       t, ArrayRef<char>(bytes))));
   return success();
 }
 

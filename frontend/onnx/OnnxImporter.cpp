@@ -349,15 +349,17 @@ Value GraphImporter::lookup(StringRef name) {
 }
 
 DenseElementsAttr GraphImporter::lookupConstant(StringRef name) {
-  auto it = values.find(name);
-  if (it != values.end()) {
+  // An initializer keeps its value even after lookup() made it a parameter
+  // (a float initializer read first as a tensor, then as a bound or a shape).
+  auto init = initializers.find(name);
+  if (init == initializers.end()) {
+    auto it = values.find(name);
+    if (it == values.end())
+      return {};
     if (auto c = it->second.getDefiningOp<ConstantOp>())
       return dyn_cast<DenseElementsAttr>(c.getValue());
     return {};
   }
-  auto init = initializers.find(name);
-  if (init == initializers.end())
-    return {};
   auto cached = constantCache.find(name);
   if (cached != constantCache.end())
     return cached->second;
@@ -440,15 +442,23 @@ LogicalResult GraphImporter::importNodes(ArrayRef<int> order) {
     const onnx::NodeProto &node = graph.node(i);
     Location loc = nodeLoc(node, i);
     builder.setInsertionPointToEnd(body);
-    NodeContext nc(*this, node, opset, builder, loc);
+    NodeContext nc(*this, node, i, opset, builder, loc);
     if (failed(handlers.lookup(node.op_type())(nc)))
       return failure();
     for (int o = 0; o < node.output_size(); ++o) {
-      if (node.output(o).empty() || values.count(node.output(o)))
+      if (node.output(o).empty())
         continue;
-      return nc.error() << "output " << o << " ('" << node.output(o)
-                        << "') is not supported by tcc's importer",
-             failure();
+      auto it = values.find(node.output(o));
+      if (it == values.end())
+        return nc.error() << "output " << o << " ('" << node.output(o)
+                          << "') is not supported by tcc's importer",
+               failure();
+      // Shapes computed from data (Gather of a large index tensor, Concat of
+      // many inputs) can outgrow what tcc can address.
+      auto type = cast<RankedTensorType>(it->second.getType());
+      if (failed(checkedCount(type.getShape(), [&] { return nc.error(); },
+                              "output '" + node.output(o) + "'")))
+        return failure();
     }
   }
   return success();

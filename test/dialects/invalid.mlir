@@ -855,7 +855,7 @@ func.func @log_softmax_axis(%x: tensor<2x3xf32>) {
 // Tests that dropout rejects a ratio of 1 (nothing kept, infinite scale).
 func.func @dropout_ratio_one(%x: tensor<4xf32>) {
   // expected-error @+1 {{ratio must be in [0, 1), got 1.000000e+00}}
-  %0:2 = tcc.dropout %x {ratio = 1.0 : f64} : tensor<4xf32>
+  %0:2 = tcc.dropout %x {ratio = 1.0 : f64, stream = 0 : i64} : tensor<4xf32>
   return
 }
 
@@ -864,7 +864,7 @@ func.func @dropout_ratio_one(%x: tensor<4xf32>) {
 // Tests that dropout rejects a negative ratio.
 func.func @dropout_ratio_negative(%x: tensor<4xf32>) {
   // expected-error @+1 {{ratio must be in [0, 1), got -5.000000e-01}}
-  %0:2 = tcc.dropout %x {ratio = -0.5 : f64} : tensor<4xf32>
+  %0:2 = tcc.dropout %x {ratio = -0.5 : f64, stream = 0 : i64} : tensor<4xf32>
   return
 }
 

@@ -415,8 +415,8 @@ func.func @softmax(%x: tensor<2x3xf32>) {
 //  CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
 func.func @dropout(%x: tensor<4xf32>) {
   // Tests dropout, whose result and mask types are inferred.
-  // CHECK: tcc.dropout %[[X]] {ratio = 1.000000e-01 : f64} : tensor<4xf32>
-  %0:2 = tcc.dropout %x {ratio = 1.000000e-01 : f64} : tensor<4xf32>
+  // CHECK: tcc.dropout %[[X]] {ratio = 1.000000e-01 : f64, stream = 3 : i64} : tensor<4xf32>
+  %0:2 = tcc.dropout %x {ratio = 1.000000e-01 : f64, stream = 3 : i64} : tensor<4xf32>
   return
 }
 
