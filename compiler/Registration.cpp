@@ -1,26 +1,27 @@
 //===- Registration.cpp - dialects and passes the tools register ----------===//
+//
+// tcc-opt is a superset of mlir-opt: it knows every upstream dialect, every
+// upstream pass and the tcc ones, so lit tests can run any stage of tcc's
+// pipelines, and lowered IR can be handed to mlir-runner for numeric tests.
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/Registration.h"
 
 #include "dialects/TccOps.h"
 #include "passes/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 
 void tcc::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<tcc::TccDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::math::MathDialect,
-                  mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
-                  mlir::scf::SCFDialect>();
+  registry.insert<tcc::TccDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
 }
 
 void tcc::registerAllPasses() {
-  mlir::registerTransformsPasses();
+  mlir::registerAllPasses();
   tcc::registerTccPasses();
 }

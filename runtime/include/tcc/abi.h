@@ -1,0 +1,130 @@
+/*===- abi.h - the contract between a compiled artifact and the runtime ---===*
+ *
+ * A tcc artifact (model.so) exports exactly one symbol, tcc_artifact_descriptor,
+ * which returns a tcc_abi_descriptor: what the artifact computes, the memory
+ * it needs, and its entry points. This header is shared by the compiler (which
+ * emits these structures as LLVM constants) and the runtime (which reads
+ * them). Applications use tcc.h, not this header.
+ *
+ * Memory model. The runtime owns two regions per session, both allocated once:
+ *   - the arena: every intermediate buffer, and the buffers of the graph
+ *     inputs and outputs, each at a fixed byte offset chosen by the compiler's
+ *     memory plan (liveness, best fit, in-place reuse);
+ *   - the state: parameters (and, for training, gradients and optimizer
+ *     state), each kind contiguous, at fixed offsets; it persists across runs
+ *     and is what checkpoints save.
+ * Before a run the runtime copies inputs into their arena slots; after it,
+ * outputs are read from theirs. An entry point allocates nothing.
+ *
+ * Compatibility. The runtime refuses a descriptor whose abi_version it does not
+ * know. Fields are only ever appended; struct_size tells how many a producer
+ * filled in.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TCC_ABI_H
+#define TCC_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of the structures below; bump on any incompatible change. */
+#define TCC_ABI_VERSION 1u
+
+/** Name of the one symbol an artifact exports. */
+#define TCC_ABI_DESCRIPTOR_SYMBOL "tcc_artifact_descriptor"
+
+/** Element types (values are stable: they are stored in artifacts). */
+typedef enum tcc_dtype {
+  TCC_DTYPE_F32 = 1,
+  TCC_DTYPE_F64 = 2,
+  TCC_DTYPE_F16 = 3,
+  TCC_DTYPE_BF16 = 4,
+  TCC_DTYPE_I8 = 5,
+  TCC_DTYPE_I16 = 6,
+  TCC_DTYPE_I32 = 7,
+  TCC_DTYPE_I64 = 8,
+  TCC_DTYPE_U8 = 9,
+  TCC_DTYPE_U16 = 10,
+  TCC_DTYPE_U32 = 11,
+  TCC_DTYPE_U64 = 12,
+  TCC_DTYPE_BOOL = 13 /* one byte per element, 0 or 1 */
+} tcc_dtype;
+
+/** What a tensor is to the model (stable values). */
+typedef enum tcc_role {
+  TCC_ROLE_INPUT = 1,  /* graph input: arena slot, written by the runtime */
+  TCC_ROLE_OUTPUT = 2, /* graph output: arena slot, read by the runtime */
+  TCC_ROLE_PARAM = 3   /* parameter: state slot, persists across runs */
+} tcc_role;
+
+/** Which region a tensor's offset refers to. */
+typedef enum tcc_region {
+  TCC_REGION_ARENA = 1,
+  TCC_REGION_STATE = 2
+} tcc_region;
+
+typedef struct tcc_abi_tensor {
+  const char *name;      /* ONNX name; unique per role */
+  int32_t role;          /* tcc_role */
+  int32_t dtype;         /* tcc_dtype */
+  int32_t region;        /* tcc_region */
+  int32_t rank;
+  const int64_t *shape;  /* rank entries, all static */
+  int64_t offset;        /* byte offset in its region, aligned to 64 */
+  int64_t size_bytes;    /* product of shape times the element size */
+} tcc_abi_tensor;
+
+/** Services the runtime offers to generated code (function pointers, so an
+ *  artifact has no undefined symbols of the runtime's). May grow by
+ *  appending; struct_size says how much the runtime filled in. */
+typedef struct tcc_abi_runtime {
+  uint32_t struct_size;
+  uint32_t reserved;
+  /** Runs body(context, i) for i in [begin, end) on the session's thread pool
+   *  and returns when all have finished. */
+  void (*parallel_for)(void *pool, int64_t begin, int64_t end,
+                       void (*body)(void *context, int64_t i), void *context);
+  void *pool;
+} tcc_abi_runtime;
+
+/** An entry point: computes on the arena and state of one session.
+ *  Returns 0 on success. */
+typedef int32_t (*tcc_abi_entry_fn)(uint8_t *arena, uint8_t *state,
+                                    const tcc_abi_runtime *runtime);
+
+typedef struct tcc_abi_entry {
+  const char *name;      /* "infer", later "train_step", "eval_step" */
+  tcc_abi_entry_fn fn;
+  int32_t num_tensors;   /* the tensors this entry reads or writes */
+  const int32_t *tensor_indices; /* indices into tcc_abi_descriptor.tensors */
+} tcc_abi_entry;
+
+typedef struct tcc_abi_descriptor {
+  uint32_t abi_version;  /* TCC_ABI_VERSION */
+  uint32_t struct_size;  /* sizeof(tcc_abi_descriptor) as compiled */
+  const char *fingerprint; /* hex digest of the model and compile options */
+  const char *producer;  /* "tcc 0.1.0 (LLVM 22.1.8)" */
+  const char *target;    /* "x86_64" */
+  const char *cpu_features; /* comma-separated features the code needs,
+                               e.g. "avx2,fma,bmi2" (checked at load) */
+  int64_t arena_size;    /* bytes */
+  int64_t state_size;    /* bytes */
+  int64_t alignment;     /* of both regions, in bytes (64) */
+  int32_t num_tensors;
+  int32_t num_entries;
+  const tcc_abi_tensor *tensors;
+  const tcc_abi_entry *entries;
+} tcc_abi_descriptor;
+
+/** The signature of the exported symbol. */
+typedef const tcc_abi_descriptor *(*tcc_abi_descriptor_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCC_ABI_H */
