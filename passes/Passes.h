@@ -4,7 +4,9 @@
 #define TCC_PASSES_PASSES_H
 
 #include "dialects/TccOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
 
 namespace tcc {

@@ -23,4 +23,33 @@ def ExpandCompositesPass : Pass<"tcc-expand-composites", "mlir::func::FuncOp"> {
   let dependentDialects = ["tcc::TccDialect"];
 }
 
+def PlanMemoryPass : Pass<"tcc-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Place every buffer of a bufferized function in one arena";
+  let description = [{
+    Runs after bufferization on functions whose arguments carry `tcc.input`,
+    `tcc.param` and whose results carry `tcc.output` names. Rewrites each such
+    function to take two byte buffers, `(%arena: memref<?xi8>, %state:
+    memref<?xi8>)`, and nothing else:
+      - every `memref.alloc` becomes a `memref.view` at a fixed arena offset,
+        chosen by liveness over the function body (best fit, largest first),
+        so buffers whose lifetimes do not overlap share memory;
+      - inputs and outputs get arena slots too (the runtime copies inputs in
+        and outputs out); a returned buffer that was allocated in the body is
+        placed in its output slot directly, anything else is copied there;
+      - parameters are laid out one after another in the state region.
+    The plan is recorded on the function as `tcc.plan` (one dictionary per
+    tensor: name, role, region, offset, size, shape, element type) with
+    `tcc.arena_size` and `tcc.state_size`, for the artifact writer. The pass
+    fails if an allocation has a dynamic size, lives inside a loop or
+    branch, or if any `memref.dealloc` of something else remains: an entry
+    point allocates nothing.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Byte alignment of every buffer and of both regions">
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // TCC_PASSES_TD

@@ -1,0 +1,321 @@
+//===- PlanMemory.cpp - one arena for every buffer of a function ----------===//
+//
+// The memory plan of DESIGN.md: after bufferization, every buffer of an entry
+// point is an offset in one arena (intermediates, inputs, outputs) or in the
+// state region (parameters). Offsets come from liveness over the top-level
+// block: a buffer lives from its allocation to the last use of any view of it;
+// buffers are placed largest first, each in the smallest gap that no live
+// buffer occupies (best fit). The function then allocates nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "tcc-plan-memory"
+
+namespace tcc {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+using namespace tcc;
+
+namespace {
+
+/// One buffer to place.
+struct Buffer {
+  std::string name; // for inputs, outputs and parameters; empty otherwise
+  StringRef role;   // "input", "output", "param", or "temp"
+  MemRefType type;
+  int64_t size = 0;
+  int64_t start = 0, end = 0; // live range over top-level op indices
+  int64_t offset = -1;
+  Value value; // the argument or the alloc result
+};
+
+int64_t byteSize(MemRefType t) {
+  int64_t bits = t.getElementType().getIntOrFloatBitWidth();
+  int64_t bytes = bits == 1 ? 1 : (bits + 7) / 8;
+  return t.getNumElements() * bytes;
+}
+
+/// Index in `block` of the top-level op that contains `op`.
+int64_t topLevelIndex(Operation *op, Block &block,
+                      const DenseMap<Operation *, int64_t> &index) {
+  while (op && op->getBlock() != &block)
+    op = op->getParentOp();
+  return op ? index.lookup(op) : -1;
+}
+
+/// The last top-level position at which `root` or any view of it is used.
+int64_t lastUse(Value root, Block &block,
+                const DenseMap<Operation *, int64_t> &index) {
+  int64_t last = -1;
+  SmallVector<Value> worklist = {root};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      last = std::max(last, topLevelIndex(user, block, index));
+      // Any memref result of an op that takes this buffer may alias it
+      // (subview, cast, reshape, view): follow it. Conservative and cheap.
+      for (Value r : user->getResults())
+        if (isa<BaseMemRefType>(r.getType()))
+          worklist.push_back(r);
+    }
+  }
+  return last;
+}
+
+/// Places buffers in one region: best fit among the gaps that buffers with
+/// overlapping lifetimes leave, largest buffer first. Returns the region size.
+int64_t placeBestFit(MutableArrayRef<Buffer *> buffers, int64_t alignment) {
+  llvm::stable_sort(buffers, [](Buffer *a, Buffer *b) {
+    return a->size != b->size ? a->size > b->size : a->start < b->start;
+  });
+  SmallVector<Buffer *> placed;
+  int64_t total = 0;
+  for (Buffer *buf : buffers) {
+    int64_t size = llvm::alignTo(std::max<int64_t>(buf->size, 1), alignment);
+    SmallVector<std::pair<int64_t, int64_t>> busy; // [offset, end)
+    for (Buffer *p : placed)
+      if (p->start <= buf->end && buf->start <= p->end)
+        busy.push_back({p->offset,
+                        p->offset + llvm::alignTo(std::max<int64_t>(p->size, 1),
+                                                  alignment)});
+    llvm::sort(busy);
+    int64_t bestOffset = -1, bestGap = INT64_MAX, cursor = 0;
+    for (auto [b, e] : busy) {
+      if (b - cursor >= size && b - cursor < bestGap) {
+        bestGap = b - cursor;
+        bestOffset = cursor;
+      }
+      cursor = std::max(cursor, e);
+    }
+    buf->offset = bestOffset >= 0 ? bestOffset : cursor;
+    total = std::max(total, buf->offset + size);
+    placed.push_back(buf);
+  }
+  return total;
+}
+
+struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  using PlanMemoryPassBase::PlanMemoryPassBase;
+
+  void runOnOperation() override {
+    for (auto func : llvm::make_early_inc_range(
+             getOperation().getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      if (failed(plan(func)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult plan(func::FuncOp func);
+};
+
+LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
+  MLIRContext *ctx = &getContext();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("tcc-plan-memory needs a single-block function");
+  Block &block = func.getBody().front();
+  DenseMap<Operation *, int64_t> index;
+  for (auto [i, op] : llvm::enumerate(block))
+    index[&op] = int64_t(i) + 1; // 0 is "before the first op"
+  int64_t endIndex = int64_t(block.getOperations().size()) + 1;
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+
+  std::vector<Buffer> buffers;
+  buffers.reserve(func.getNumArguments() + ret.getNumOperands() + 16);
+  // Arguments: inputs (arena) and parameters (state).
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+      return func.emitError("argument ")
+             << arg.getArgNumber()
+             << " is not a static memref with the identity layout";
+    Buffer b;
+    b.type = type;
+    b.size = byteSize(type);
+    b.value = arg;
+    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tcc.input")) {
+      b.role = "input";
+      b.name = n.str();
+    } else if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          "tcc.param")) {
+      b.role = "param";
+      b.name = n.str();
+    } else {
+      return func.emitError("argument ")
+             << arg.getArgNumber() << " has no tcc.input or tcc.param name";
+    }
+    b.start = 0;
+    b.end = lastUse(arg, block, index);
+    buffers.push_back(b);
+  }
+  // Allocations in the body.
+  SmallVector<memref::AllocOp> allocs;
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      if (alloc->getBlock() != &block) {
+        alloc.emitError("tcc-plan-memory: allocation inside a region; hoist "
+                        "it first");
+        return WalkResult::interrupt();
+      }
+      if (!alloc.getType().hasStaticShape() ||
+          !alloc.getType().getLayout().isIdentity()) {
+        alloc.emitError("tcc-plan-memory: allocation of a dynamic or "
+                        "non-identity memref");
+        return WalkResult::interrupt();
+      }
+      allocs.push_back(alloc);
+    } else if (isa<memref::AllocaOp>(op) || isa<memref::ReallocOp>(op)) {
+      op->emitError("tcc-plan-memory: unsupported allocation");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  // Deallocations disappear: the arena outlives the call.
+  SmallVector<Operation *> deallocs;
+  func.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+  for (Operation *d : deallocs)
+    d->erase();
+
+  // Outputs: a returned allocation lives in its output slot; anything else
+  // (an argument, a view, the same buffer returned twice) gets its own slot
+  // and a copy before the return.
+  DenseMap<Value, size_t> allocBuffer;
+  SmallVector<std::pair<size_t, Value>> copies; // (output buffer, source)
+  llvm::SmallPtrSet<Operation *, 8> claimed;
+  for (memref::AllocOp alloc : allocs) {
+    Buffer b;
+    b.role = "temp";
+    b.type = alloc.getType();
+    b.size = byteSize(b.type);
+    b.value = alloc.getResult();
+    b.start = index.lookup(alloc);
+    b.end = lastUse(alloc.getResult(), block, index);
+    allocBuffer[alloc.getResult()] = buffers.size();
+    buffers.push_back(b);
+  }
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, "tcc.output");
+    if (!name)
+      return func.emitError("result ") << i << " has no tcc.output name";
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.hasStaticShape())
+      return func.emitError("result ") << i << " is not a static memref";
+    auto alloc = operand.getDefiningOp<memref::AllocOp>();
+    if (alloc && claimed.insert(alloc).second) {
+      Buffer &b = buffers[allocBuffer[operand]];
+      b.role = "output";
+      b.name = name.str();
+      b.end = endIndex;
+      continue;
+    }
+    Buffer b;
+    b.role = "output";
+    b.name = name.str();
+    b.type = MemRefType::get(type.getShape(), type.getElementType());
+    b.size = byteSize(b.type);
+    b.start = endIndex - 1;
+    b.end = endIndex;
+    copies.push_back({buffers.size(), operand});
+    buffers.push_back(b);
+  }
+
+  // Place: parameters in the state region in argument order; everything else
+  // in the arena by best fit.
+  int64_t stateSize = 0;
+  SmallVector<Buffer *> arenaBuffers;
+  for (Buffer &b : buffers) {
+    if (b.role == "param") {
+      b.offset = stateSize;
+      stateSize += llvm::alignTo(std::max<int64_t>(b.size, 1), alignment);
+    } else {
+      arenaBuffers.push_back(&b);
+    }
+  }
+  int64_t arenaSize = placeBestFit(arenaBuffers, alignment);
+
+  // Rewrite: two byte-buffer arguments, views for everything.
+  OpBuilder b(ctx);
+  Location loc = func.getLoc();
+  auto bytes = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  unsigned numOld = func.getNumArguments();
+  if (failed(func.insertArguments({0, 0}, {bytes, bytes}, {}, {loc, loc})))
+    return failure();
+  Value arena = func.getArgument(0), state = func.getArgument(1);
+  auto viewOf = [&](const Buffer &buf) -> Value {
+    Value region = buf.role == "param" ? state : arena;
+    Value off = arith::ConstantIndexOp::create(b, loc, buf.offset);
+    return memref::ViewOp::create(b, loc, buf.type, region, off, ValueRange{});
+  };
+  // Copies into output slots first, so that replacing an argument or an
+  // allocation below also rewrites the copies' sources.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ret);
+    for (auto [bufIndex, source] : copies) {
+      Value dest = viewOf(buffers[bufIndex]);
+      memref::CopyOp::create(b, loc, source, dest);
+    }
+  }
+  ret->setOperands({});
+  // All views first, at the top of the body (an insertion point is an
+  // iterator: it must not sit on an allocation that is erased below).
+  Block::iterator top = block.begin();
+  SmallVector<std::pair<Value, Value>> replacements;
+  for (Buffer &buf : buffers) {
+    if (!buf.value)
+      continue;
+    b.setInsertionPoint(&block, top);
+    replacements.push_back({buf.value, viewOf(buf)});
+  }
+  for (auto [old, view] : replacements) {
+    old.replaceAllUsesWith(view);
+    if (auto alloc = old.getDefiningOp<memref::AllocOp>())
+      alloc.erase();
+  }
+  BitVector eraseArgs(func.getNumArguments());
+  for (unsigned i = 0; i < numOld; ++i)
+    eraseArgs.set(i + 2);
+  if (failed(func.eraseArguments(eraseArgs)))
+    return failure();
+  BitVector eraseResults(func.getNumResults(), true);
+  if (failed(func.eraseResults(eraseResults)))
+    return failure();
+
+  // Record the plan for the artifact writer.
+  SmallVector<Attribute> entries;
+  for (const Buffer &buf : buffers) {
+    if (buf.role == "temp")
+      continue;
+    NamedAttrList e;
+    e.append("name", b.getStringAttr(buf.name));
+    e.append("role", b.getStringAttr(buf.role));
+    e.append("region", b.getStringAttr(buf.role == "param" ? "state" : "arena"));
+    e.append("offset", b.getI64IntegerAttr(buf.offset));
+    e.append("size", b.getI64IntegerAttr(buf.size));
+    e.append("shape", b.getDenseI64ArrayAttr(buf.type.getShape()));
+    e.append("element_type", TypeAttr::get(buf.type.getElementType()));
+    entries.push_back(e.getDictionary(ctx));
+  }
+  func->setAttr("tcc.plan", b.getArrayAttr(entries));
+  func->setAttr("tcc.arena_size", b.getI64IntegerAttr(arenaSize));
+  func->setAttr("tcc.state_size", b.getI64IntegerAttr(stateSize));
+  return success();
+}
+
+} // namespace
