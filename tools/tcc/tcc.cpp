@@ -10,6 +10,8 @@
 
 #include "compiler/Pipeline.h"
 #include "compiler/Registration.h"
+#include "compiler/cpu/ArtifactWriter.h"
+#include "compiler/cpu/CpuPipeline.h"
 #include "frontend/onnx/OnnxImporter.h"
 
 #include "mlir/IR/AsmState.h"
@@ -20,6 +22,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
@@ -44,14 +49,42 @@ static cl::opt<std::string> outputFile("o", cl::desc("Write the output to this f
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(tccCategory));
 
-enum class EmitKind { Mlir, MlirRaw };
+enum class EmitKind {
+  Default,
+  MlirRaw,
+  Mlir,
+  Linalg,
+  Bufferized,
+  LLVMDialect,
+  LLVMIR,
+  Object,
+  SharedLibrary
+};
 static cl::opt<EmitKind> emit(
-    "emit", cl::desc("The stage to stop at and print"),
-    cl::values(clEnumValN(EmitKind::Mlir, "mlir",
-                          "the imported tcc IR, folded and verified"),
-               clEnumValN(EmitKind::MlirRaw, "mlir-raw",
-                          "the tcc IR exactly as the importer built it")),
-    cl::init(EmitKind::Mlir), cl::cat(tccCategory));
+    "emit",
+    cl::desc("The stage to stop at (default: so when -o names a .so file, "
+             "obj for .o, llvm for .ll, else mlir)"),
+    cl::values(
+        clEnumValN(EmitKind::MlirRaw, "mlir-raw",
+                   "the tcc IR exactly as the importer built it"),
+        clEnumValN(EmitKind::Mlir, "mlir",
+                   "the imported tcc IR, folded and verified"),
+        clEnumValN(EmitKind::Linalg, "linalg",
+                   "after lowering to linalg on tensors and fusion"),
+        clEnumValN(EmitKind::Bufferized, "bufferized",
+                   "after bufferization and the memory plan"),
+        clEnumValN(EmitKind::LLVMDialect, "llvm-dialect",
+                   "the LLVM dialect, before translation"),
+        clEnumValN(EmitKind::LLVMIR, "llvm",
+                   "optimized LLVM IR of the artifact"),
+        clEnumValN(EmitKind::Object, "obj", "the artifact's object file"),
+        clEnumValN(EmitKind::SharedLibrary, "so",
+                   "the artifact: a shared library with its descriptor")),
+    cl::init(EmitKind::Default), cl::cat(tccCategory));
+
+static cl::opt<bool> noOptimize("O0",
+                                cl::desc("Do not optimize the LLVM IR"),
+                                cl::cat(tccCategory));
 
 static cl::opt<int64_t> batch("batch",
                               cl::desc("Bind the first dimension of every graph input that is symbolic"),
@@ -160,17 +193,63 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (emit != EmitKind::MlirRaw) {
+  EmitKind stage = emit;
+  if (stage == EmitKind::Default) {
+    llvm::StringRef ext = llvm::sys::path::extension(outputFile);
+    stage = ext == ".so"   ? EmitKind::SharedLibrary
+            : ext == ".o"  ? EmitKind::Object
+            : ext == ".ll" ? EmitKind::LLVMIR
+                           : EmitKind::Mlir;
+  }
+  if (stage >= EmitKind::Object && outputFile == "-")
+    fail("--emit=obj and --emit=so need an output file (-o FILE)");
+
+  DefaultTimingManager tm;
+  applyDefaultTimingManagerCLOptions(tm);
+  TimingScope timing = tm.getRootScope();
+  // Runs one stage of the pipeline with MLIR's debugging flags applied.
+  auto runStage = [&](llvm::function_ref<void(OpPassManager &)> build) {
     PassManager pm(&context);
-    DefaultTimingManager tm;
-    applyDefaultTimingManagerCLOptions(tm);
-    TimingScope timing = tm.getRootScope();
     pm.enableTiming(timing);
     if (failed(applyPassManagerCLOptions(pm)))
+      return false;
+    build(pm);
+    return succeeded(pm.run(*module));
+  };
+  if (stage != EmitKind::MlirRaw && !runStage(tcc::buildImportPipeline))
+    return 1;
+  if (stage >= EmitKind::Linalg && !runStage(tcc::buildCpuLinalgPipeline))
+    return 1;
+  if (stage >= EmitKind::Bufferized &&
+      !runStage(tcc::buildCpuBufferizePipeline))
+    return 1;
+  std::vector<tcc::PlannedEntry> plans;
+  if (stage >= EmitKind::LLVMDialect) {
+    auto read = tcc::readPlans(*module);
+    if (failed(read))
       return 1;
-    tcc::buildImportPipeline(pm);
-    if (failed(pm.run(*module)))
+    plans = std::move(*read);
+    if (!runStage(tcc::buildCpuLowerToLLVMPipeline))
       return 1;
+  }
+  if (stage >= EmitKind::LLVMIR) {
+    tcc::ArtifactOptions artifact;
+    // The fingerprint identifies the model and everything that shapes the
+    // compiled code: the file's bytes and the command line.
+    llvm::SHA256 hash;
+    if (auto bytes = llvm::MemoryBuffer::getFile(inputFile))
+      hash.update((*bytes)->getBuffer());
+    for (int i = 1; i < argc; ++i)
+      hash.update(llvm::StringRef(argv[i]));
+    artifact.fingerprint = llvm::toHex(hash.final(), /*LowerCase=*/true);
+    artifact.optimize = !noOptimize;
+    tcc::ArtifactStage as = stage == EmitKind::LLVMIR ? tcc::ArtifactStage::LLVMIR
+                            : stage == EmitKind::Object
+                                ? tcc::ArtifactStage::Object
+                                : tcc::ArtifactStage::SharedLibrary;
+    if (failed(tcc::writeArtifact(*module, plans, artifact, as, outputFile)))
+      return 1;
+    return 0;
   }
 
   std::string error;

@@ -1,0 +1,395 @@
+//===- ArtifactWriter.cpp - LLVM dialect to model.so -----------------------===//
+//
+// Builds, in LLVM IR, what runtime/include/tcc/abi.h describes: one wrapper
+// per entry point with the ABI's signature, and the descriptor (tensors,
+// sizes, entry points) returned by the only exported symbol. Then optimizes
+// at O3, emits an object file with LLVM's target machine in-process, and links
+// a shared library with the system C compiler driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/cpu/ArtifactWriter.h"
+
+#include "runtime/include/tcc/abi.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+using namespace tcc;
+
+//===----------------------------------------------------------------------===//
+// Plans
+//===----------------------------------------------------------------------===//
+
+static int32_t dtypeOf(Type t) {
+  if (t.isF32()) return TCC_DTYPE_F32;
+  if (t.isF64()) return TCC_DTYPE_F64;
+  if (t.isF16()) return TCC_DTYPE_F16;
+  if (t.isBF16()) return TCC_DTYPE_BF16;
+  if (t.isInteger(1)) return TCC_DTYPE_BOOL;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8: return u ? TCC_DTYPE_U8 : TCC_DTYPE_I8;
+    case 16: return u ? TCC_DTYPE_U16 : TCC_DTYPE_I16;
+    case 32: return u ? TCC_DTYPE_U32 : TCC_DTYPE_I32;
+    case 64: return u ? TCC_DTYPE_U64 : TCC_DTYPE_I64;
+    }
+  }
+  return 0;
+}
+
+FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
+  std::vector<PlannedEntry> entries;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto plan = func->getAttrOfType<ArrayAttr>("tcc.plan");
+    if (!plan)
+      continue;
+    PlannedEntry e;
+    e.function = func.getSymName().str();
+    e.name = e.function == "forward" ? "infer" : e.function;
+    e.arenaSize = func->getAttrOfType<IntegerAttr>("tcc.arena_size").getInt();
+    e.stateSize = func->getAttrOfType<IntegerAttr>("tcc.state_size").getInt();
+    for (Attribute a : plan) {
+      auto d = cast<DictionaryAttr>(a);
+      PlannedTensor t;
+      t.name = d.getAs<StringAttr>("name").str();
+      StringRef role = d.getAs<StringAttr>("role").getValue();
+      t.role = role == "input"    ? TCC_ROLE_INPUT
+               : role == "output" ? TCC_ROLE_OUTPUT
+                                  : TCC_ROLE_PARAM;
+      t.region = d.getAs<StringAttr>("region").getValue() == "state"
+                     ? TCC_REGION_STATE
+                     : TCC_REGION_ARENA;
+      t.offset = d.getAs<IntegerAttr>("offset").getInt();
+      t.size = d.getAs<IntegerAttr>("size").getInt();
+      auto shape = d.getAs<DenseI64ArrayAttr>("shape").asArrayRef();
+      t.shape.assign(shape.begin(), shape.end());
+      Type et = d.getAs<TypeAttr>("element_type").getValue();
+      t.dtype = dtypeOf(et);
+      if (!t.dtype)
+        return func.emitError("tensor '")
+               << t.name << "' has element type " << et
+               << ", which the artifact format cannot describe",
+               failure();
+      e.tensors.push_back(std::move(t));
+    }
+    entries.push_back(std::move(e));
+  }
+  if (entries.empty())
+    return module.emitError("no planned entry point (run tcc-plan-memory)"),
+           failure();
+  return entries;
+}
+
+//===----------------------------------------------------------------------===//
+// Wrappers and the descriptor
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Emits constant data for the descriptor.
+class DescriptorBuilder {
+public:
+  DescriptorBuilder(llvm::Module &m) : m(m), ctx(m.getContext()) {}
+
+  llvm::Constant *string(StringRef s) {
+    auto it = strings.find(s);
+    if (it != strings.end())
+      return it->second;
+    llvm::Constant *init = llvm::ConstantDataArray::getString(ctx, s);
+    auto *g = new llvm::GlobalVariable(m, init->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, init,
+                                       ".tcc.str");
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return strings[s] = g;
+  }
+
+  template <typename T>
+  llvm::Constant *array(llvm::Type *elt, ArrayRef<T> values, StringRef name) {
+    auto *ty = llvm::ArrayType::get(elt, values.size());
+    SmallVector<llvm::Constant *> cs;
+    for (const T &v : values)
+      cs.push_back(llvm::ConstantInt::get(elt, v));
+    auto *g = new llvm::GlobalVariable(m, ty, true,
+                                       llvm::GlobalValue::PrivateLinkage,
+                                       llvm::ConstantArray::get(ty, cs), name);
+    return g;
+  }
+
+  llvm::Module &m;
+  llvm::LLVMContext &ctx;
+  llvm::StringMap<llvm::Constant *> strings;
+};
+
+/// `int32_t tcc_entry_NAME(uint8_t *arena, uint8_t *state, const
+/// tcc_abi_runtime *rt)`: calls the lowered function with the memref
+/// descriptors of the two regions expanded into scalars (allocated pointer,
+/// aligned pointer, offset, size, stride).
+llvm::Function *buildWrapper(llvm::Module &m, const PlannedEntry &e,
+                             llvm::Function *lowered) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *fnTy = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
+  auto *fn = llvm::Function::Create(fnTy, llvm::GlobalValue::InternalLinkage,
+                                    "tcc_entry_" + e.name, m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  llvm::Value *arena = fn->getArg(0), *state = fn->getArg(1);
+  SmallVector<llvm::Value *> args = {
+      arena, arena, b.getInt64(0), llvm::ConstantInt::get(i64, e.arenaSize),
+      b.getInt64(1), state, state, b.getInt64(0),
+      llvm::ConstantInt::get(i64, e.stateSize), b.getInt64(1)};
+  b.CreateCall(lowered, args);
+  b.CreateRet(b.getInt32(0));
+  return fn;
+}
+
+LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
+                              const ArtifactOptions &options,
+                              ArrayRef<llvm::Function *> wrappers) {
+  llvm::LLVMContext &ctx = m.getContext();
+  DescriptorBuilder d(m);
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  // Mirrors tcc_abi_tensor, tcc_abi_entry and tcc_abi_descriptor field by
+  // field; natural alignment gives the C layout on the targets tcc supports.
+  auto *tensorTy = llvm::StructType::create(
+      ctx, {ptr, i32, i32, i32, i32, ptr, i64, i64}, "tcc_abi_tensor");
+  auto *entryTy =
+      llvm::StructType::create(ctx, {ptr, ptr, i32, ptr}, "tcc_abi_entry");
+  auto *descTy = llvm::StructType::create(
+      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr},
+      "tcc_abi_descriptor");
+
+  // Tensors are shared by entries: one row per (name, role).
+  SmallVector<llvm::Constant *> tensorRows;
+  std::map<std::pair<std::string, int32_t>, int32_t> tensorIndex;
+  SmallVector<llvm::Constant *> entryRows;
+  int64_t arena = 0, state = 0;
+  for (auto [e, wrapper] : llvm::zip(entries, wrappers)) {
+    arena = std::max(arena, e.arenaSize);
+    state = std::max(state, e.stateSize);
+    SmallVector<int32_t> indices;
+    for (const PlannedTensor &t : e.tensors) {
+      auto key = std::make_pair(t.name, t.role);
+      auto it = tensorIndex.find(key);
+      if (it == tensorIndex.end()) {
+        llvm::Constant *shape =
+            d.array<int64_t>(i64, t.shape, ".tcc.shape");
+        tensorRows.push_back(llvm::ConstantStruct::get(
+            tensorTy,
+            {d.string(t.name), llvm::ConstantInt::get(i32, t.role),
+             llvm::ConstantInt::get(i32, t.dtype),
+             llvm::ConstantInt::get(i32, t.region),
+             llvm::ConstantInt::get(i32, int32_t(t.shape.size())), shape,
+             llvm::ConstantInt::get(i64, t.offset),
+             llvm::ConstantInt::get(i64, t.size)}));
+        it = tensorIndex.insert({key, int32_t(tensorRows.size() - 1)}).first;
+      }
+      indices.push_back(it->second);
+    }
+    entryRows.push_back(llvm::ConstantStruct::get(
+        entryTy, {d.string(e.name), wrapper,
+                  llvm::ConstantInt::get(i32, int32_t(indices.size())),
+                  d.array<int32_t>(i32, indices, ".tcc.indices")}));
+  }
+  auto *tensorsTy = llvm::ArrayType::get(tensorTy, tensorRows.size());
+  auto *tensors = new llvm::GlobalVariable(
+      m, tensorsTy, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(tensorsTy, tensorRows), ".tcc.tensors");
+  auto *entriesTy = llvm::ArrayType::get(entryTy, entryRows.size());
+  auto *entryTable = new llvm::GlobalVariable(
+      m, entriesTy, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(entriesTy, entryRows), ".tcc.entries");
+
+  const llvm::DataLayout &dl = m.getDataLayout();
+  std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";
+  // The x86-64-v3 level: what the code may use, checked at load.
+  std::string features = "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe";
+  llvm::Constant *desc = llvm::ConstantStruct::get(
+      descTy,
+      {llvm::ConstantInt::get(i32, TCC_ABI_VERSION),
+       llvm::ConstantInt::get(i32, dl.getTypeAllocSize(descTy)),
+       d.string(options.fingerprint), d.string(producer), d.string("x86_64"),
+       d.string(options.cpu == "x86-64-v3" ? features : ""),
+       llvm::ConstantInt::get(i64, arena), llvm::ConstantInt::get(i64, state),
+       llvm::ConstantInt::get(i64, 64),
+       llvm::ConstantInt::get(i32, int32_t(tensorRows.size())),
+       llvm::ConstantInt::get(i32, int32_t(entryRows.size())), tensors,
+       entryTable});
+  auto *descGlobal =
+      new llvm::GlobalVariable(m, descTy, true, llvm::GlobalValue::PrivateLinkage,
+                               desc, ".tcc.descriptor");
+
+  // const tcc_abi_descriptor *tcc_artifact_descriptor(void)
+  auto *fnTy = llvm::FunctionType::get(ptr, {}, false);
+  auto *fn = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
+                                    TCC_ABI_DESCRIPTOR_SYMBOL, m);
+  fn->setVisibility(llvm::GlobalValue::DefaultVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  b.CreateRet(descGlobal);
+  return success();
+}
+
+llvm::TargetMachine *createTargetMachine(const ArtifactOptions &options,
+                                         std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple("x86_64-unknown-linux-gnu");
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions to;
+  return target->createTargetMachine(triple, options.cpu, "", to,
+                                     llvm::Reloc::PIC_, llvm::CodeModel::Small,
+                                     llvm::CodeGenOptLevel::Aggressive);
+}
+
+void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+LogicalResult tcc::writeArtifact(ModuleOp module,
+                                 ArrayRef<PlannedEntry> entries,
+                                 const ArtifactOptions &options,
+                                 ArtifactStage stage, StringRef outputPath) {
+  Location loc = module.getLoc();
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  llvm::LLVMContext llctx;
+  std::unique_ptr<llvm::Module> m =
+      translateModuleToLLVMIR(module, llctx, "tcc-artifact");
+  if (!m)
+    return emitError(loc, "cannot translate the module to LLVM IR");
+
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm(createTargetMachine(options, error));
+  if (!tm)
+    return emitError(loc, "no x86-64 target in this LLVM: ") << error;
+  m->setTargetTriple(tm->getTargetTriple());
+  m->setDataLayout(tm->createDataLayout());
+
+  // Only the descriptor is exported; everything tcc generated is internal so
+  // that two artifacts in one process never clash.
+  for (llvm::Function &f : *m)
+    if (!f.isDeclaration())
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  SmallVector<llvm::Function *> wrappers;
+  for (const PlannedEntry &e : entries) {
+    llvm::Function *lowered = m->getFunction(e.function);
+    if (!lowered || lowered->arg_size() != 10)
+      return emitError(loc, "entry '")
+             << e.name << "': lowered function '" << e.function
+             << "' is missing or does not take (arena, state)";
+    wrappers.push_back(buildWrapper(*m, e, lowered));
+  }
+  if (failed(buildDescriptor(*m, entries, options, wrappers)))
+    return failure();
+  std::string verifyErrors;
+  llvm::raw_string_ostream vs(verifyErrors);
+  if (llvm::verifyModule(*m, &vs))
+    return emitError(loc, "internal error: invalid LLVM IR: ") << verifyErrors;
+  if (options.optimize)
+    optimize(*m, tm.get());
+
+  if (stage == ArtifactStage::LLVMIR) {
+    auto out = mlir::openOutputFile(outputPath, &error);
+    if (!out)
+      return emitError(loc, error);
+    m->print(out->os(), nullptr);
+    out->keep();
+    return success();
+  }
+
+  // Object code, in-process.
+  SmallString<128> objPath;
+  if (stage == ArtifactStage::Object) {
+    objPath = outputPath;
+  } else if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+                 "tcc-artifact", "o", objPath)) {
+    return emitError(loc, "cannot create a temporary file: ") << ec.message();
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objPath, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return emitError(loc, "cannot write '") << objPath << "': " << ec.message();
+    llvm::legacy::PassManager pm;
+    if (tm->addPassesToEmitFile(pm, os, nullptr,
+                                llvm::CodeGenFileType::ObjectFile))
+      return emitError(loc, "the target cannot emit object files");
+    pm.run(*m);
+  }
+  if (stage == ArtifactStage::Object)
+    return success();
+
+  // Link: the system C driver makes a shared library of the one object;
+  // written beside the output and renamed, so a failure leaves nothing half
+  // written.
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc) {
+    llvm::sys::fs::remove(objPath);
+    return emitError(loc, "no C compiler driver 'cc' on PATH to link with");
+  }
+  SmallString<256> tmpOut(outputPath);
+  tmpOut += ".tmp";
+  std::string ccPath = *cc;
+  SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpOut, objPath,
+                                 "-lm"};
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
+                                     &linkError);
+  llvm::sys::fs::remove(objPath);
+  if (rc != 0) {
+    llvm::sys::fs::remove(tmpOut);
+    return emitError(loc, "linking '")
+           << outputPath << "' failed (cc exit status " << rc << ") "
+           << linkError;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmpOut, outputPath))
+    return emitError(loc, "cannot write '") << outputPath << "': " << ec.message();
+  return success();
+}

@@ -1,0 +1,62 @@
+//===- ArtifactWriter.h - LLVM dialect to model.so -------------------------===//
+//
+// The last stage of CPU compilation: translate the lowered module to LLVM IR,
+// add the entry-point wrappers and the descriptor of runtime/include/tcc/abi.h,
+// optimize at O3, emit an object file in-process, link a shared library that
+// exports only the descriptor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_CPU_ARTIFACTWRITER_H
+#define TCC_COMPILER_CPU_ARTIFACTWRITER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace tcc {
+
+/// One tensor of the memory plan, read from `tcc.plan` before lowering.
+struct PlannedTensor {
+  std::string name;
+  int32_t role = 0;   // tcc_role
+  int32_t dtype = 0;  // tcc_dtype
+  int32_t region = 0; // tcc_region
+  std::vector<int64_t> shape;
+  int64_t offset = 0, size = 0;
+};
+
+/// One entry point: the lowered function and its plan.
+struct PlannedEntry {
+  std::string name;     // "infer"
+  std::string function; // symbol of the lowered function
+  std::vector<PlannedTensor> tensors;
+  int64_t arenaSize = 0, stateSize = 0;
+};
+
+/// Reads the plans recorded by tcc-plan-memory (call before lowering to the
+/// LLVM dialect, which drops function attributes).
+mlir::FailureOr<std::vector<PlannedEntry>> readPlans(mlir::ModuleOp module);
+
+struct ArtifactOptions {
+  std::string fingerprint; ///< hex digest identifying model + options
+  std::string cpu = "x86-64-v3";
+  bool optimize = true;
+};
+
+/// What `--emit` can stop at after the LLVM dialect.
+enum class ArtifactStage { LLVMIR, Object, SharedLibrary };
+
+/// Translates `module` (LLVM dialect) and writes the requested stage to
+/// `outputPath` ("-" for stdout, text stages only). Emits diagnostics and
+/// returns failure on error.
+mlir::LogicalResult writeArtifact(mlir::ModuleOp module,
+                                  llvm::ArrayRef<PlannedEntry> entries,
+                                  const ArtifactOptions &options,
+                                  ArtifactStage stage,
+                                  llvm::StringRef outputPath);
+
+} // namespace tcc
+
+#endif // TCC_COMPILER_CPU_ARTIFACTWRITER_H

@@ -1,0 +1,89 @@
+//===- CpuPipeline.cpp - tcc dialect to LLVM dialect for CPUs -------------===//
+//
+// Upstream passes wherever they do the job; tcc's own where upstream lacks
+// one (lowering tcc ops, the memory plan). One line of "why here" per pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/cpu/CpuPipeline.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tcc::buildCpuLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  // Producer-consumer fusion of elementwise linalg ops: one loop nest, no
+  // intermediate buffer, for chains such as bias + activation.
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCSEPass());
+}
+
+void tcc::buildCpuBufferizePipeline(OpPassManager &pm) {
+  // Tensors to buffers across the whole function, including its signature;
+  // identity layouts so that every argument is a plain contiguous buffer.
+  bufferization::OneShotBufferizePassOptions options;
+  options.bufferizeFunctionBoundaries = true;
+  options.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  options.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(options));
+  pm.addPass(createCanonicalizerPass());
+  // The memory plan needs every allocation at the top level of the body.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // Every buffer becomes an offset in the arena or the state region.
+  pm.addPass(tcc::createPlanMemoryPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
+  // linalg on buffers to loops (tiling, vectorization and parallel loops
+  // come with the fusion work).
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  // memref.view / subview arithmetic must be explicit before memref-to-llvm.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // math ops: LLVM intrinsics where they exist, libm for the rest (erf).
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void tcc::buildCpuCodegenPipeline(OpPassManager &pm) {
+  buildCpuLinalgPipeline(pm);
+  buildCpuBufferizePipeline(pm);
+  buildCpuLowerToLLVMPipeline(pm);
+}
+
+void tcc::registerCpuPipelines() {
+  PassPipelineRegistration<>(
+      "tcc-cpu-pipeline",
+      "tcc dialect to LLVM dialect for CPUs (lowering, bufferization, "
+      "memory plan, loops)",
+      [](OpPassManager &pm) { buildCpuCodegenPipeline(pm); });
+  PassPipelineRegistration<>(
+      "tcc-cpu-bufferize", "linalg on tensors to the planned arena",
+      [](OpPassManager &pm) { buildCpuBufferizePipeline(pm); });
+  PassPipelineRegistration<>(
+      "tcc-cpu-to-llvm", "planned memrefs to the LLVM dialect",
+      [](OpPassManager &pm) { buildCpuLowerToLLVMPipeline(pm); });
+}

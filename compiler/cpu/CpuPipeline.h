@@ -1,0 +1,28 @@
+//===- CpuPipeline.h - tcc dialect to LLVM dialect for CPUs ---------------===//
+//
+// The CPU code-generation pipeline, as a pass pipeline and as the stages the
+// driver stops at (--emit=linalg|bufferized|llvm-dialect).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_CPU_CPUPIPELINE_H
+#define TCC_COMPILER_CPU_CPUPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace tcc {
+
+/// tcc dialect -> linalg on tensors, fused.
+void buildCpuLinalgPipeline(mlir::OpPassManager &pm);
+/// linalg on tensors -> memrefs, every buffer planned into the arena.
+void buildCpuBufferizePipeline(mlir::OpPassManager &pm);
+/// planned memrefs -> loops -> LLVM dialect.
+void buildCpuLowerToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// All three, for `tcc-opt --tcc-cpu-pipeline`.
+void buildCpuCodegenPipeline(mlir::OpPassManager &pm);
+void registerCpuPipelines();
+
+} // namespace tcc
+
+#endif // TCC_COMPILER_CPU_CPUPIPELINE_H
