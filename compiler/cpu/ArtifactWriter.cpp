@@ -43,7 +43,7 @@ using namespace tcc;
 // Plans
 //===----------------------------------------------------------------------===//
 
-static int32_t dtypeOf(Type t) {
+int32_t tcc::abiDtypeOf(Type t) {
   if (t.isF32()) return TCC_DTYPE_F32;
   if (t.isF64()) return TCC_DTYPE_F64;
   if (t.isF16()) return TCC_DTYPE_F16;
@@ -88,7 +88,7 @@ FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
       auto shape = d.getAs<DenseI64ArrayAttr>("shape").asArrayRef();
       t.shape.assign(shape.begin(), shape.end());
       Type et = d.getAs<TypeAttr>("element_type").getValue();
-      t.dtype = dtypeOf(et);
+      t.dtype = abiDtypeOf(et);
       if (!t.dtype)
         return func.emitError("tensor '")
                << t.name << "' has element type " << et

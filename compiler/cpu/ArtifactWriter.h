@@ -35,6 +35,9 @@ struct PlannedEntry {
   int64_t arenaSize = 0, stateSize = 0;
 };
 
+/// The tcc_dtype of an element type, or 0 if the artifact format has none.
+int32_t abiDtypeOf(mlir::Type elementType);
+
 /// Reads the plans recorded by tcc-plan-memory (call before lowering to the
 /// LLVM dialect, which drops function attributes).
 mlir::FailureOr<std::vector<PlannedEntry>> readPlans(mlir::ModuleOp module);

@@ -61,13 +61,18 @@ FailureOr<DenseElementsAttr> NodeContext::requireConstant(unsigned i,
     return error() << "the " << what << " input is required", failure();
   if (DenseElementsAttr c = constantInput(i))
     return c;
-  if (!graph.lookup(node.input(i)))
+  Value v = graph.lookup(node.input(i));
+  if (!v)
     return error() << "input '" << node.input(i) << "' is undefined",
            failure();
-  return error() << "the " << what << " ('" << node.input(i)
-                 << "') must be known when compiling: tcc compiles static "
-                    "shapes, and this value is computed at run time",
-         failure();
+  auto diag = error() << "the " << what << " ('" << node.input(i)
+                      << "') must be known when compiling: tcc compiles "
+                         "static shapes, and this value is computed at run "
+                         "time";
+  if (isa<BlockArgument>(v))
+    diag << "; a graph input's value can be fixed with --const-input "
+         << node.input(i) << "=FILE";
+  return failure();
 }
 
 FailureOr<SmallVector<int64_t>> NodeContext::intsInput(unsigned i,
@@ -437,10 +442,10 @@ static int64_t storageBytes(Type et) {
   return (et.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-FailureOr<DenseElementsAttr>
-tcc::onnx_frontend::convertTensor(const onnx::TensorProto &tensor,
-                                  MLIRContext *ctx, StringRef baseDir,
-                                  function_ref<InFlightDiagnostic()> err) {
+FailureOr<std::vector<char>>
+tcc::onnx_frontend::tensorBytes(const onnx::TensorProto &tensor,
+                                MLIRContext *ctx, StringRef baseDir,
+                                function_ref<InFlightDiagnostic()> err) {
   Type et = convertElementType(ctx, tensor.data_type());
   if (!et)
     return err() << "tensor '" << tensor.name() << "' has element type "
@@ -529,6 +534,21 @@ tcc::onnx_frontend::convertTensor(const onnx::TensorProto &tensor,
     }
   }
 
+  (void)type;
+  return bytes;
+}
+
+FailureOr<DenseElementsAttr>
+tcc::onnx_frontend::convertTensor(const onnx::TensorProto &tensor,
+                                  MLIRContext *ctx, StringRef baseDir,
+                                  function_ref<InFlightDiagnostic()> err) {
+  auto data = tensorBytes(tensor, ctx, baseDir, err);
+  if (failed(data))
+    return failure();
+  std::vector<char> &bytes = *data;
+  Type et = convertElementType(ctx, tensor.data_type());
+  SmallVector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(dims, et);
   if (et.isInteger(1)) {
     SmallVector<bool> values;
     for (char c : bytes)

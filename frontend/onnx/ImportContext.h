@@ -178,6 +178,13 @@ mlir::FailureOr<int64_t> checkedCount(llvm::ArrayRef<int64_t> dims,
                                       llvm::function_ref<mlir::InFlightDiagnostic()> err,
                                       llvm::StringRef what);
 
+/// The little-endian bytes of a TensorProto's data (raw, typed or external;
+/// bool as one byte per element), checked against its shape.
+mlir::FailureOr<std::vector<char>>
+tensorBytes(const onnx::TensorProto &tensor, mlir::MLIRContext *ctx,
+            llvm::StringRef baseDir,
+            llvm::function_ref<mlir::InFlightDiagnostic()> err);
+
 /// Converts a TensorProto into an attribute. `baseDir` is the model's folder
 /// (external data is read from there; empty refuses external data).
 mlir::FailureOr<mlir::DenseElementsAttr>

@@ -101,6 +101,8 @@ private:
   FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &info,
                                             bool bindSymbols);
   LogicalResult importInputs();
+  LogicalResult importConstantInput(const onnx::ValueInfoProto &in,
+                                    const ConstantInput &value);
   FailureOr<SmallVector<int>> sortNodes();
   LogicalResult importNodes(ArrayRef<int> order);
   LogicalResult importOutputs();
@@ -300,7 +302,83 @@ GraphImporter::valueInfoType(const onnx::ValueInfoProto &info,
   return RankedTensorType::get(dims, et);
 }
 
+/// The MLIR element type of a tcc_dtype (runtime/include/tcc/abi.h).
+static Type elementTypeOfDtype(MLIRContext *ctx, int32_t dtype) {
+  Builder b(ctx);
+  switch (dtype) {
+  case 1: return b.getF32Type();
+  case 2: return b.getF64Type();
+  case 3: return b.getF16Type();
+  case 4: return b.getBF16Type();
+  case 5: return b.getIntegerType(8);
+  case 6: return b.getIntegerType(16);
+  case 7: return b.getIntegerType(32);
+  case 8: return b.getIntegerType(64);
+  case 9: return b.getIntegerType(8, false);
+  case 10: return b.getIntegerType(16, false);
+  case 11: return b.getIntegerType(32, false);
+  case 12: return b.getIntegerType(64, false);
+  case 13: return b.getI1Type();
+  default: return {};
+  }
+}
+
+LogicalResult GraphImporter::importConstantInput(const onnx::ValueInfoProto &in,
+                                                 const ConstantInput &value) {
+  auto declared = valueInfoType(in, /*bindSymbols=*/false);
+  if (failed(declared))
+    return failure();
+  Type et = elementTypeOfDtype(ctx, value.dtype);
+  if (et != declared->getElementType())
+    return modelError() << "--const-input '" << in.name() << "' holds "
+                        << et << " values, but the input is declared as "
+                        << declared->getElementType(),
+           failure();
+  bool match = declared->getRank() == int64_t(value.shape.size());
+  for (int64_t d = 0; match && d < declared->getRank(); ++d)
+    match = declared->isDynamicDim(d) ||
+            declared->getDimSize(d) == value.shape[d];
+  auto type = RankedTensorType::get(value.shape, et);
+  if (!match)
+    return modelError() << "--const-input '" << in.name() << "' has shape "
+                        << type << ", but the input is declared as "
+                        << *declared,
+           failure();
+  auto count = checkedCount(value.shape, [&] { return modelError(); },
+                            "--const-input '" + in.name() + "'");
+  if (failed(count))
+    return failure();
+  int64_t width = et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8;
+  if (int64_t(value.bytes.size()) != *count * width)
+    return modelError() << "--const-input '" << in.name()
+                        << "' has the wrong number of bytes",
+           failure();
+  DenseElementsAttr attr;
+  if (et.isInteger(1)) {
+    SmallVector<bool> bits;
+    for (char c : value.bytes)
+      bits.push_back(c != 0);
+    attr = DenseElementsAttr::get(type, bits);
+  } else {
+    attr = DenseElementsAttr::getFromRawBuffer(type, value.bytes);
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(body);
+  values[in.name()] = ConstantOp::create(
+      builder, NameLoc::get(StringAttr::get(ctx, in.name()), fileLoc), attr);
+  return success();
+}
+
 LogicalResult GraphImporter::importInputs() {
+  for (const auto &c : options.constantInputs) {
+    bool found = llvm::any_of(graph.input(), [&](const onnx::ValueInfoProto &i) {
+      return i.name() == c.getKey() && !initializers.count(i.name());
+    });
+    if (!found)
+      return modelError() << "--const-input names '" << c.getKey()
+                          << "', which is not a graph input of the model",
+             failure();
+  }
   for (const onnx::ValueInfoProto &in : graph.input()) {
     // Before IR version 4 every initializer is also listed as an input; such
     // an input is a parameter with a default value, not a model input.
@@ -310,6 +388,12 @@ LogicalResult GraphImporter::importInputs() {
       return modelError() << "graph input '" << in.name()
                           << "' is declared twice",
              failure();
+    auto constant = options.constantInputs.find(in.name());
+    if (constant != options.constantInputs.end()) {
+      if (failed(importConstantInput(in, constant->second)))
+        return failure();
+      continue;
+    }
     auto type = valueInfoType(in, /*bindSymbols=*/true);
     if (failed(type))
       return failure();
@@ -334,6 +418,12 @@ Value GraphImporter::lookup(StringRef name) {
     // in the IR, so that large models import in seconds and training can
     // update them.
     SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
+    if (options.onParameter) {
+      auto bytes = tensorBytes(t, ctx, dir, [&] { return modelError(); });
+      if (failed(bytes))
+        return {};
+      options.onParameter(t.name(), et, dims, *bytes);
+    }
     v = body->addArgument(RankedTensorType::get(dims, et), fileLoc);
     argRoles.push_back({"tcc.param", t.name()});
   } else {

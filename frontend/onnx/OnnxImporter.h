@@ -13,13 +13,26 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
+#include <vector>
 #include <optional>
 #include <string>
 
 namespace tcc {
 
+/// A graph input whose value is fixed when compiling (`--const-input`).
+struct ConstantInput {
+  int32_t dtype = 0; ///< tcc_dtype (runtime/include/tcc/abi.h)
+  std::vector<int64_t> shape;
+  std::vector<char> bytes; ///< little-endian, row-major; bool one byte each
+};
+
 /// How to bind what the model leaves open.
 struct OnnxImportOptions {
+  /// Graph inputs that become constants: a static-shape compiler needs the
+  /// values of inputs that feed shape operands (a Reshape's shape, Slice
+  /// bounds, ...). They are no longer inputs of the compiled function.
+  llvm::StringMap<ConstantInput> constantInputs;
   /// Binds the first dimension of every graph input whose first dimension is
   /// symbolic or unknown (`--batch=N`).
   std::optional<int64_t> batch;
@@ -28,6 +41,12 @@ struct OnnxImportOptions {
   llvm::StringMap<int64_t> dims;
   /// Name of the imported function.
   std::string functionName = "forward";
+  /// Called once per parameter (float initializer) the function takes, with
+  /// its initial value as little-endian bytes; the artifact writer stores
+  /// them as safetensors. Unset: parameter values are not read.
+  std::function<void(llvm::StringRef name, mlir::Type elementType,
+                     llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<char> bytes)>
+      onParameter;
 };
 
 /// Reads the model at `path`: binary ModelProto, or ONNX's textual syntax when
