@@ -17,7 +17,47 @@ config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["tcc-opt", "tcc"], [config.tcc_tools_dir])
+llvm_config.add_tool_substitutions(["tcc-opt", "tcc", "tcc-run"], [config.tcc_tools_dir])
 
 if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
+
+# The runtime's tests run tcc-run on hand-written fixture artifacts, make
+# their tensor files with python3 (standard library only), and, as in every
+# test build, poison the arena so code that reads unwritten memory sees NaNs.
+import sys
+
+config.substitutions.append(("%fixture_dir", config.tcc_fixture_dir))
+config.substitutions.append(("%tcc_lib_dir", os.path.join(config.tcc_obj_root, "lib")))
+config.substitutions.append(("%python", sys.executable))
+config.environment["TCC_POISON_ARENA"] = "1"
+
+# Numeric integration tests (test/integration): %tcc_lower_to_llvm lowers tcc
+# through linalg and bufferization to the LLVM dialect for mlir-runner, and
+# %mlir_runner_libs names the runner utilities that print memrefs.
+config.substitutions.append(("%tcc_lower_to_llvm", " ".join([
+    "--tcc-lower-to-linalg",
+    "--one-shot-bufferize=bufferize-function-boundaries",
+    "--buffer-deallocation-pipeline",
+    # the clones that deallocation inserts (a function returning its argument)
+    "--convert-bufferization-to-memref",
+    "--convert-linalg-to-loops",
+    "--convert-scf-to-cf",
+    # after expand-strided-metadata, which emits affine.apply for offsets
+    "--expand-strided-metadata",
+    "--lower-affine",
+    "--finalize-memref-to-llvm",
+    # libm first: precise scalar erf, expm1, log1p, tanh, pow, ...
+    "--convert-math-to-libm",
+    "--convert-math-to-llvm",
+    "--convert-vector-to-llvm",
+    "--convert-arith-to-llvm",
+    "--convert-index-to-llvm",
+    "--convert-cf-to-llvm",
+    "--convert-func-to-llvm",
+    "--reconcile-unrealized-casts",
+])))
+_llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(("%mlir_runner_libs", "-shared-libs=" + ",".join(
+    os.path.join(_llvm_lib_dir, lib)
+    for lib in ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"])))

@@ -13,6 +13,8 @@
 #include "compiler/cpu/ArtifactWriter.h"
 #include "compiler/cpu/CpuPipeline.h"
 #include "frontend/onnx/OnnxImporter.h"
+#include "runtime/checkpoint/safetensors.h"
+#include "runtime/data/host_tensor.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -94,6 +96,12 @@ static cl::list<std::string> dimBindings(
     "dim", cl::desc("Bind a named symbolic dimension (repeatable)"),
     cl::value_desc("NAME=N"), cl::cat(tccCategory));
 
+static cl::list<std::string> constInputs(
+    "const-input",
+    cl::desc("Fix a graph input's value when compiling, from a .npy or ONNX "
+             ".pb file (repeatable); needed for inputs that feed shapes"),
+    cl::value_desc("NAME=FILE"), cl::cat(tccCategory));
+
 /// Prints a diagnostic as `tcc: error: FILE: node 'NAME': message`.
 static void printDiagnostic(Diagnostic &diag) {
   llvm::raw_ostream &os = llvm::errs();
@@ -172,12 +180,32 @@ int main(int argc, char **argv) {
     options.dims[name] = n;
   }
 
+  for (const std::string &binding : constInputs) {
+    auto [name, file] = llvm::StringRef(binding).split('=');
+    if (name.empty() || file.empty())
+      fail("--const-input expects NAME=FILE, got '" + binding + "'");
+    tcc::rt::HostTensor value;
+    std::string error;
+    if (!tcc::rt::readTensorFile(file.str(), value, &error))
+      fail(error);
+    options.constantInputs[name] = {
+        int32_t(value.dtype), value.shape,
+        std::vector<char>(value.bytes.begin(), value.bytes.end())};
+  }
+
   DialectRegistry registry;
   tcc::registerAllDialects(registry);
   MLIRContext context(registry);
   context.getDiagEngine().registerHandler(
       [](Diagnostic &diag) { printDiagnostic(diag); });
 
+  struct Parameter {
+    std::string name;
+    int32_t dtype;
+    std::vector<int64_t> shape;
+    std::vector<char> bytes;
+  };
+  std::vector<Parameter> parameters;
   OwningOpRef<ModuleOp> module;
   if (llvm::sys::path::extension(inputFile) == ".mlir") {
     llvm::SourceMgr sourceMgr;
@@ -188,6 +216,18 @@ int main(int argc, char **argv) {
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   } else {
+    // Initial parameter values go beside the library as safetensors, the
+    // format of checkpoints; only an artifact needs them.
+    if (emit == EmitKind::SharedLibrary ||
+        (emit == EmitKind::Default &&
+         llvm::sys::path::extension(outputFile) == ".so"))
+      options.onParameter = [&](llvm::StringRef name, Type elementType,
+                                llvm::ArrayRef<int64_t> shape,
+                                llvm::ArrayRef<char> bytes) {
+        parameters.push_back({name.str(), tcc::abiDtypeOf(elementType),
+                              std::vector<int64_t>(shape.begin(), shape.end()),
+                              std::vector<char>(bytes.begin(), bytes.end())});
+      };
     module = tcc::importOnnxFile(context, inputFile, options);
   }
   if (!module)
@@ -249,6 +289,22 @@ int main(int argc, char **argv) {
                                 : tcc::ArtifactStage::SharedLibrary;
     if (failed(tcc::writeArtifact(*module, plans, artifact, as, outputFile)))
       return 1;
+    if (as == tcc::ArtifactStage::SharedLibrary) {
+      // model.so -> model.safetensors, holding the parameters the plan
+      // placed in the state region (in the model's order).
+      llvm::SmallString<256> weights(outputFile);
+      llvm::sys::path::replace_extension(weights, ".safetensors");
+      std::vector<tcc::rt::SafetensorsTensor> tensors;
+      for (const Parameter &p : parameters)
+        tensors.push_back({p.name, tcc_dtype(p.dtype), p.shape,
+                           p.bytes.data(), p.bytes.size()});
+      std::string error;
+      if (!tcc::rt::writeSafetensors(std::string(weights), tensors,
+                                     {{"producer", "tcc " TCC_VERSION},
+                                      {"fingerprint", artifact.fingerprint}},
+                                     &error))
+        fail(error);
+    }
     return 0;
   }
 

@@ -1,0 +1,345 @@
+//===- api.cpp - the C API of tcc.h over Artifact and Session ---------------===//
+//
+// Each function checks its pointers, calls into C++, and converts whatever
+// was thrown into a tcc_status and the thread's last-error message. This is
+// the only place exceptions stop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/include/tcc/tcc.h"
+
+#include "runtime/error.h"
+#include "runtime/handles.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+
+using tcc::rt::Error;
+using tcc::rt::fail;
+
+#ifndef TCC_RUNTIME_VERSION
+#define TCC_RUNTIME_VERSION "0.1.0"
+#endif
+
+namespace {
+
+thread_local std::string lastError;
+/// Used instead of lastError when storing the message itself ran out of memory.
+thread_local const char *lastErrorFallback = nullptr;
+
+void setLastError(const char *message) noexcept {
+  try {
+    lastError = message;
+    lastErrorFallback = nullptr;
+  } catch (...) {
+    lastErrorFallback = "out of memory (while recording an error message)";
+  }
+}
+
+/// Runs BODY, mapping its outcome to a status and the last-error message.
+template <typename Body> tcc_status guarded(Body &&body) noexcept {
+  try {
+    body();
+    lastError.clear();
+    lastErrorFallback = nullptr;
+    return TCC_OK;
+  } catch (const Error &e) {
+    setLastError(e.what());
+    return e.status();
+  } catch (const std::bad_alloc &) {
+    setLastError("out of memory");
+    return TCC_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    try {
+      setLastError((std::string("internal error: ") + e.what()).c_str());
+    } catch (...) {
+      setLastError("internal error");
+    }
+    return TCC_ERROR_INTERNAL;
+  } catch (...) {
+    setLastError("internal error: unknown exception");
+    return TCC_ERROR_INTERNAL;
+  }
+}
+
+void require(const void *pointer, const char *what) {
+  if (!pointer)
+    fail(TCC_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+}
+
+tcc::rt::Artifact &artifactOf(tcc_artifact_t artifact) {
+  require(artifact, "artifact");
+  return *artifact->impl;
+}
+
+tcc::rt::Session &sessionOf(tcc_session_t session) {
+  require(session, "session");
+  return *session->impl;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *tcc_last_error(void) {
+  return lastErrorFallback ? lastErrorFallback : lastError.c_str();
+}
+
+const char *tcc_status_string(tcc_status status) {
+  switch (status) {
+  case TCC_OK:
+    return "TCC_OK";
+  case TCC_ERROR_INVALID_ARGUMENT:
+    return "TCC_ERROR_INVALID_ARGUMENT";
+  case TCC_ERROR_IO:
+    return "TCC_ERROR_IO";
+  case TCC_ERROR_ABI:
+    return "TCC_ERROR_ABI";
+  case TCC_ERROR_NOT_FOUND:
+    return "TCC_ERROR_NOT_FOUND";
+  case TCC_ERROR_SHAPE:
+    return "TCC_ERROR_SHAPE";
+  case TCC_ERROR_DTYPE:
+    return "TCC_ERROR_DTYPE";
+  case TCC_ERROR_RUNTIME:
+    return "TCC_ERROR_RUNTIME";
+  case TCC_ERROR_UNSUPPORTED:
+    return "TCC_ERROR_UNSUPPORTED";
+  case TCC_ERROR_INVALID_STATE:
+    return "TCC_ERROR_INVALID_STATE";
+  case TCC_ERROR_OUT_OF_MEMORY:
+    return "TCC_ERROR_OUT_OF_MEMORY";
+  case TCC_ERROR_FORMAT:
+    return "TCC_ERROR_FORMAT";
+  case TCC_ERROR_INTERNAL:
+    return "TCC_ERROR_INTERNAL";
+  }
+  return "unknown status";
+}
+
+const char *tcc_runtime_version(void) { return TCC_RUNTIME_VERSION; }
+
+tcc_status tcc_artifact_load(const char *path, tcc_artifact_t *out_artifact) {
+  return guarded([&] {
+    require(path, "path");
+    require(out_artifact, "out_artifact");
+    auto handle = std::make_unique<tcc_artifact>();
+    handle->impl = tcc::rt::Artifact::load(path);
+    *out_artifact = handle.release();
+  });
+}
+
+void tcc_artifact_destroy(tcc_artifact_t artifact) { delete artifact; }
+
+tcc_status tcc_artifact_get_info(tcc_artifact_t artifact, tcc_artifact_info *out_info) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(out_info, "out_info");
+    const tcc_abi_descriptor &d = a.descriptor();
+    tcc_artifact_info info;
+    info.path = a.path().c_str();
+    info.abi_version = d.abi_version;
+    info.fingerprint = a.fingerprint();
+    info.producer = a.producer();
+    info.target = a.target();
+    info.cpu_features = a.cpuFeatures();
+    info.arena_size = d.arena_size;
+    info.state_size = d.state_size;
+    info.num_tensors = d.num_tensors;
+    info.num_entries = d.num_entries;
+    *out_info = info;
+  });
+}
+
+tcc_status tcc_artifact_num_tensors(tcc_artifact_t artifact, int32_t *out_count) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(out_count, "out_count");
+    *out_count = a.numTensors();
+  });
+}
+
+tcc_status tcc_artifact_tensor_info(tcc_artifact_t artifact, int32_t index,
+                                    tcc_tensor_info *out_info) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(out_info, "out_info");
+    if (index < 0 || index >= a.numTensors())
+      fail(TCC_ERROR_INVALID_ARGUMENT, a.path() + ": tensor index " + std::to_string(index) +
+                                           " is out of range [0, " +
+                                           std::to_string(a.numTensors()) + ")");
+    const tcc_abi_tensor &t = a.tensor(index);
+    tcc_tensor_info info;
+    info.name = t.name;
+    info.role = tcc_role(t.role);
+    info.dtype = tcc_dtype(t.dtype);
+    info.rank = t.rank;
+    info.shape = t.rank > 0 ? t.shape : nullptr;
+    info.size_bytes = size_t(t.size_bytes);
+    *out_info = info;
+  });
+}
+
+tcc_status tcc_artifact_find_tensor(tcc_artifact_t artifact, const char *name, tcc_role role,
+                                    int32_t *out_index) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(name, "name");
+    require(out_index, "out_index");
+    if (role != TCC_ROLE_INPUT && role != TCC_ROLE_OUTPUT && role != TCC_ROLE_PARAM)
+      fail(TCC_ERROR_INVALID_ARGUMENT, "unknown role " + std::to_string(int(role)));
+    int32_t index = a.findTensor(name, role);
+    if (index < 0)
+      fail(TCC_ERROR_NOT_FOUND, a.path() + " has no " + tcc::rt::roleName(role) + " '" + name +
+                                    "'; its " + tcc::rt::roleName(role) + "s are " +
+                                    a.listTensors(role));
+    *out_index = index;
+  });
+}
+
+tcc_status tcc_artifact_num_entries(tcc_artifact_t artifact, int32_t *out_count) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(out_count, "out_count");
+    *out_count = a.descriptor().num_entries;
+  });
+}
+
+tcc_status tcc_artifact_entry_info(tcc_artifact_t artifact, int32_t index,
+                                   tcc_entry_info *out_info) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(out_info, "out_info");
+    if (index < 0 || index >= a.descriptor().num_entries)
+      fail(TCC_ERROR_INVALID_ARGUMENT, a.path() + ": entry index " + std::to_string(index) +
+                                           " is out of range [0, " +
+                                           std::to_string(a.descriptor().num_entries) + ")");
+    const tcc_abi_entry &e = a.descriptor().entries[index];
+    tcc_entry_info info;
+    info.name = e.name;
+    info.num_tensors = e.num_tensors;
+    info.tensor_indices = e.num_tensors > 0 ? e.tensor_indices : nullptr;
+    *out_info = info;
+  });
+}
+
+tcc_status tcc_artifact_find_entry(tcc_artifact_t artifact, const char *name, int32_t *out_index) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(name, "name");
+    require(out_index, "out_index");
+    const tcc_abi_entry *entry = a.findEntry(name);
+    if (!entry)
+      fail(TCC_ERROR_NOT_FOUND,
+           a.path() + " has no entry point '" + name + "'; it has " + a.listEntries());
+    *out_index = int32_t(entry - a.descriptor().entries);
+  });
+}
+
+void tcc_session_options_init(tcc_session_options *out_options) {
+  if (!out_options)
+    return;
+  std::memset(out_options, 0, sizeof(*out_options));
+  out_options->struct_size = sizeof(tcc_session_options);
+}
+
+tcc_status tcc_session_create(tcc_artifact_t artifact, const tcc_session_options *options,
+                              tcc_session_t *out_session) {
+  return guarded([&] {
+    require(artifact, "artifact");
+    require(out_session, "out_session");
+    // Read only the fields the caller's struct has; the rest keep defaults.
+    tcc_session_options effective;
+    tcc_session_options_init(&effective);
+    if (options) {
+      if (options->struct_size < sizeof(uint32_t) || options->struct_size > (1u << 16))
+        fail(TCC_ERROR_INVALID_ARGUMENT,
+             "options->struct_size is " + std::to_string(options->struct_size) +
+                 "; initialize the options with tcc_session_options_init");
+      std::memcpy(&effective, options, std::min<size_t>(options->struct_size, sizeof(effective)));
+      effective.struct_size = sizeof(effective);
+    }
+    auto handle = std::make_unique<tcc_session>();
+    handle->impl = std::make_unique<tcc::rt::Session>(artifact->impl, effective);
+    if (!effective.skip_default_params)
+      handle->impl->loadDefaultParams();
+    *out_session = handle.release();
+  });
+}
+
+void tcc_session_destroy(tcc_session_t session) { delete session; }
+
+tcc_status tcc_session_load_params(tcc_session_t session, const char *path) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(path, "path");
+    tcc::rt::Session::Use use(s);
+    s.loadParams(path);
+  });
+}
+
+tcc_status tcc_session_save_params(tcc_session_t session, const char *path) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(path, "path");
+    tcc::rt::Session::Use use(s);
+    s.saveParams(path);
+  });
+}
+
+tcc_status tcc_session_set_input(tcc_session_t session, const char *name, tcc_dtype dtype,
+                                 int32_t rank, const int64_t *shape, const void *data,
+                                 size_t size_bytes) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(name, "name");
+    tcc::rt::Session::Use use(s);
+    s.setInput(name, dtype, rank, shape, data, size_bytes);
+  });
+}
+
+tcc_status tcc_session_run(tcc_session_t session, const char *entry_name) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(entry_name, "entry_name");
+    tcc::rt::Session::Use use(s);
+    s.run(entry_name);
+  });
+}
+
+tcc_status tcc_session_get_output(tcc_session_t session, const char *name, const void **out_data,
+                                  size_t *out_size) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(name, "name");
+    require(out_data, "out_data");
+    require(out_size, "out_size");
+    tcc::rt::Session::Use use(s);
+    size_t size;
+    const uint8_t *data = s.output(name, &size);
+    *out_data = data;
+    *out_size = size;
+  });
+}
+
+tcc_status tcc_session_copy_output(tcc_session_t session, const char *name, void *dst,
+                                   size_t dst_size) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(name, "name");
+    tcc::rt::Session::Use use(s);
+    size_t size;
+    const uint8_t *data = s.output(name, &size);
+    if (dst_size != size)
+      fail(TCC_ERROR_INVALID_ARGUMENT, "output '" + std::string(name) + "' of " +
+                                           s.artifact().path() + " has " + std::to_string(size) +
+                                           " bytes, the destination " + std::to_string(dst_size));
+    if (size > 0)
+      require(dst, "dst");
+    std::memcpy(dst, data, size);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,293 @@
+//===- artifact.cpp - a loaded, validated tcc artifact ----------------------===//
+//
+// Loading is dlopen + dlsym + a full check of the descriptor. The checks run
+// in an order that never reads a field the ABI version does not promise: the
+// version first, then the structure size, then everything else.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/artifact.h"
+
+#include "runtime/cpu/cpu_features.h"
+#include "runtime/dtype.h"
+#include "runtime/error.h"
+#include "runtime/support/file_io.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+namespace tcc::rt {
+
+const char *roleName(int32_t role) {
+  switch (role) {
+  case TCC_ROLE_INPUT:
+    return "input";
+  case TCC_ROLE_OUTPUT:
+    return "output";
+  case TCC_ROLE_PARAM:
+    return "parameter";
+  default:
+    return "tensor";
+  }
+}
+
+namespace {
+
+/// The most dimensions a tensor may have; more is corruption.
+constexpr int32_t kMaxRank = 64;
+/// The largest region alignment we honour (a huge page).
+constexpr int64_t kMaxAlignment = int64_t(1) << 21;
+
+[[noreturn]] void invalid(const std::string &what, const std::string &message) {
+  fail(TCC_ERROR_ABI, what + ": invalid descriptor: " + message);
+}
+
+/// Tensors of one role in one region must not share bytes: each holds its
+/// own value when an entry starts (inputs, parameters) or ends (outputs).
+void checkDisjoint(const tcc_abi_descriptor &d, int32_t role, const std::string &what) {
+  std::vector<std::pair<int64_t, int32_t>> starts;
+  for (int32_t i = 0; i < d.num_tensors; ++i)
+    if (d.tensors[i].role == role && d.tensors[i].size_bytes > 0)
+      starts.emplace_back(d.tensors[i].offset, i);
+  std::sort(starts.begin(), starts.end());
+  for (size_t k = 1; k < starts.size(); ++k) {
+    const tcc_abi_tensor &a = d.tensors[starts[k - 1].second];
+    const tcc_abi_tensor &b = d.tensors[starts[k].second];
+    if (a.offset + a.size_bytes > b.offset)
+      invalid(what,
+              std::string(roleName(role)) + "s '" + a.name + "' and '" + b.name + "' overlap");
+  }
+}
+
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+#else
+#error "tcc's runtime knows x86-64 and AArch64 hosts"
+#endif
+
+/// Checks what the dynamic loader will trust in PATH's ELF headers: a 64-bit
+/// little-endian shared object for this machine whose program headers and
+/// loaded segments lie inside the file. dlopen maps segments without
+/// comparing them with the file size, so a truncated library would die of
+/// SIGBUS inside dlopen instead of failing. Returns "" or the reason.
+std::string checkElf(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0)
+    return "cannot stat: " + errnoString(errno);
+  if (!S_ISREG(st.st_mode))
+    return "not a regular file";
+  uint64_t size = uint64_t(st.st_size);
+  auto readAt = [fd](void *out, size_t n, uint64_t offset) {
+    return ::pread(fd, out, n, off_t(offset)) == ssize_t(n);
+  };
+  Elf64_Ehdr header;
+  if (size < sizeof header || !readAt(&header, sizeof header, 0) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    return "not an ELF file";
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
+    return "not a 64-bit little-endian ELF file";
+  if (header.e_type != ET_DYN)
+    return "an ELF file, but not a shared library";
+  if (header.e_machine != kHostMachine)
+    return "a shared library for another machine (ELF e_machine " +
+           std::to_string(header.e_machine) + ")";
+  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phoff > size ||
+      uint64_t(header.e_phnum) * sizeof(Elf64_Phdr) > size - header.e_phoff)
+    return "truncated or corrupt ELF program headers";
+  for (uint16_t i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    if (!readAt(&ph, sizeof ph, header.e_phoff + uint64_t(i) * sizeof ph))
+      return "cannot read the ELF program headers";
+    if ((ph.p_type == PT_LOAD || ph.p_type == PT_DYNAMIC) &&
+        (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+      return "truncated: a segment ends at byte " + std::to_string(ph.p_offset + ph.p_filesz) +
+             " of a " + std::to_string(size) + "-byte file";
+  }
+  return "";
+}
+
+} // namespace
+
+void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
+  if (d.abi_version != TCC_ABI_VERSION)
+    fail(TCC_ERROR_ABI, what + ": artifact ABI version " + std::to_string(d.abi_version) +
+                            ", but this runtime supports version " +
+                            std::to_string(TCC_ABI_VERSION) +
+                            "; recompile the model with a matching tcc");
+  if (d.struct_size < sizeof(tcc_abi_descriptor))
+    invalid(what, "struct_size " + std::to_string(d.struct_size) + " is smaller than the " +
+                      std::to_string(sizeof(tcc_abi_descriptor)) + " bytes of ABI version " +
+                      std::to_string(TCC_ABI_VERSION));
+  if (d.arena_size < 0 || d.state_size < 0)
+    invalid(what, "negative arena or state size");
+  if (d.alignment <= 0 || (d.alignment & (d.alignment - 1)) != 0 || d.alignment > kMaxAlignment)
+    invalid(what,
+            "alignment " + std::to_string(d.alignment) + " is not a power of two up to 2 MiB");
+  if (d.num_tensors < 0 || (d.num_tensors > 0 && !d.tensors))
+    invalid(what, "no tensor table for " + std::to_string(d.num_tensors) + " tensors");
+  if (d.num_entries <= 0 || !d.entries)
+    invalid(what, "no entry points");
+
+  std::set<std::pair<int32_t, std::string>> names;
+  for (int32_t i = 0; i < d.num_tensors; ++i) {
+    const tcc_abi_tensor &t = d.tensors[i];
+    std::string which = "tensor #" + std::to_string(i);
+    if (!t.name || !*t.name)
+      invalid(what, which + " has no name");
+    which = "tensor '" + std::string(t.name) + "'";
+    if (t.role != TCC_ROLE_INPUT && t.role != TCC_ROLE_OUTPUT && t.role != TCC_ROLE_PARAM)
+      invalid(what, which + " has unknown role " + std::to_string(t.role));
+    if (!names.emplace(t.role, t.name).second)
+      invalid(what, "two " + std::string(roleName(t.role)) + "s are named '" + t.name + "'");
+    if (!isValidDtype(t.dtype))
+      invalid(what, which + " has unknown dtype " + std::to_string(t.dtype));
+    int32_t expectedRegion = t.role == TCC_ROLE_PARAM ? TCC_REGION_STATE : TCC_REGION_ARENA;
+    if (t.region != expectedRegion)
+      invalid(what, which + ": a " + roleName(t.role) + " must live in the " +
+                        (expectedRegion == TCC_REGION_STATE ? "state" : "arena") + ", not region " +
+                        std::to_string(t.region));
+    if (t.rank < 0 || t.rank > kMaxRank || (t.rank > 0 && !t.shape))
+      invalid(what, which + " has invalid rank " + std::to_string(t.rank));
+    for (int32_t k = 0; k < t.rank; ++k)
+      if (t.shape[k] < 0)
+        invalid(what, which + " has negative dimension " + std::to_string(t.shape[k]));
+    int64_t bytes;
+    if (!tensorByteSize(t.dtype, t.shape, size_t(t.rank), &bytes))
+      invalid(what, which + " is too large");
+    if (t.size_bytes != bytes)
+      invalid(what, which + " has size_bytes " + std::to_string(t.size_bytes) + ", but " +
+                        dtypeName(t.dtype) + shapeString(t.shape, size_t(t.rank)) + " needs " +
+                        std::to_string(bytes));
+    int64_t regionSize = t.region == TCC_REGION_STATE ? d.state_size : d.arena_size;
+    const char *regionName = t.region == TCC_REGION_STATE ? "state" : "arena";
+    if (t.offset < 0 || t.offset % 64 != 0)
+      invalid(what, which + " has offset " + std::to_string(t.offset) +
+                        ", which is not a non-negative multiple of 64");
+    if (t.offset > regionSize || t.size_bytes > regionSize - t.offset)
+      invalid(what, which + " at offset " + std::to_string(t.offset) + " with " +
+                        std::to_string(t.size_bytes) + " bytes lies outside the " +
+                        std::to_string(regionSize) + "-byte " + regionName);
+  }
+  checkDisjoint(d, TCC_ROLE_INPUT, what);
+  checkDisjoint(d, TCC_ROLE_OUTPUT, what);
+  checkDisjoint(d, TCC_ROLE_PARAM, what);
+
+  std::set<std::string> entryNames;
+  for (int32_t i = 0; i < d.num_entries; ++i) {
+    const tcc_abi_entry &e = d.entries[i];
+    if (!e.name || !*e.name)
+      invalid(what, "entry point #" + std::to_string(i) + " has no name");
+    std::string which = "entry point '" + std::string(e.name) + "'";
+    if (!entryNames.insert(e.name).second)
+      invalid(what, "two entry points are named '" + std::string(e.name) + "'");
+    if (!e.fn)
+      invalid(what, which + " has no function");
+    if (e.num_tensors < 0 || (e.num_tensors > 0 && !e.tensor_indices))
+      invalid(what, which + " has no tensor list");
+    for (int32_t k = 0; k < e.num_tensors; ++k)
+      if (e.tensor_indices[k] < 0 || e.tensor_indices[k] >= d.num_tensors)
+        invalid(what, which + " refers to tensor #" + std::to_string(e.tensor_indices[k]) + " of " +
+                          std::to_string(d.num_tensors));
+  }
+}
+
+std::shared_ptr<Artifact> Artifact::load(const std::string &path) {
+  if (path.empty())
+    fail(TCC_ERROR_INVALID_ARGUMENT, "empty artifact path");
+  // Distinguish "cannot read" from "not a library" before dlopen blurs them.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    fail(TCC_ERROR_IO, path + ": cannot open: " + errnoString(errno));
+  std::string elfProblem = checkElf(fd);
+  ::close(fd);
+  if (!elfProblem.empty())
+    fail(TCC_ERROR_ABI, path + ": not a loadable shared library: " + elfProblem);
+
+  std::shared_ptr<Artifact> artifact(new Artifact());
+  artifact->path_ = path;
+  // A name without a slash would make dlopen search the library path.
+  std::string openPath = path.find('/') == std::string::npos ? "./" + path : path;
+  dlerror();
+  artifact->handle_ = ::dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!artifact->handle_) {
+    const char *why = dlerror();
+    fail(TCC_ERROR_ABI, path + ": not a loadable shared library: " + (why ? why : "dlopen failed"));
+  }
+  dlerror();
+  void *symbol = ::dlsym(artifact->handle_, TCC_ABI_DESCRIPTOR_SYMBOL);
+  if (!symbol)
+    fail(TCC_ERROR_ABI, path + ": not a tcc artifact: no symbol " TCC_ABI_DESCRIPTOR_SYMBOL);
+  auto descriptorFn = reinterpret_cast<tcc_abi_descriptor_fn>(symbol);
+  artifact->descriptor_ = descriptorFn();
+  if (!artifact->descriptor_)
+    fail(TCC_ERROR_ABI, path + ": " TCC_ABI_DESCRIPTOR_SYMBOL " returned no descriptor");
+  validateDescriptor(*artifact->descriptor_, path);
+  std::string cpuProblem = checkCpuFeatures(artifact->cpuFeatures(), hostCpuFeatures());
+  if (!cpuProblem.empty())
+    fail(TCC_ERROR_UNSUPPORTED, path + ": " + cpuProblem);
+  return artifact;
+}
+
+Artifact::~Artifact() {
+  if (handle_)
+    ::dlclose(handle_);
+}
+
+std::string Artifact::defaultParamsPath() const {
+  const std::string suffix = ".so";
+  if (path_.size() > suffix.size() &&
+      path_.compare(path_.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return path_.substr(0, path_.size() - suffix.size()) + ".safetensors";
+  return path_ + ".safetensors";
+}
+
+int64_t Artifact::alignment() const { return std::max<int64_t>(64, descriptor_->alignment); }
+
+int32_t Artifact::findTensor(const std::string &name, int32_t role) const {
+  for (int32_t i = 0; i < descriptor_->num_tensors; ++i)
+    if (descriptor_->tensors[i].role == role && name == descriptor_->tensors[i].name)
+      return i;
+  return -1;
+}
+
+const tcc_abi_entry *Artifact::findEntry(const std::string &name) const {
+  for (int32_t i = 0; i < descriptor_->num_entries; ++i)
+    if (name == descriptor_->entries[i].name)
+      return &descriptor_->entries[i];
+  return nullptr;
+}
+
+int32_t Artifact::countTensors(int32_t role) const {
+  int32_t n = 0;
+  for (int32_t i = 0; i < descriptor_->num_tensors; ++i)
+    n += descriptor_->tensors[i].role == role;
+  return n;
+}
+
+std::string Artifact::listTensors(int32_t role) const {
+  std::string out;
+  for (int32_t i = 0; i < descriptor_->num_tensors; ++i)
+    if (descriptor_->tensors[i].role == role)
+      out += (out.empty() ? "'" : ", '") + std::string(descriptor_->tensors[i].name) + "'";
+  return out.empty() ? "none" : out;
+}
+
+std::string Artifact::listEntries() const {
+  std::string out;
+  for (int32_t i = 0; i < descriptor_->num_entries; ++i)
+    out += (i ? ", '" : "'") + std::string(descriptor_->entries[i].name) + "'";
+  return out;
+}
+
+} // namespace tcc::rt

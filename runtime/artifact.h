@@ -1,0 +1,73 @@
+//===- artifact.h - a loaded, validated tcc artifact ------------------------===//
+//
+// Artifact owns the dlopen handle of a model.so and the descriptor it
+// exported, after checking every field the runtime will later rely on: once
+// load() returns, offsets are in range, names are unique, and entry points
+// exist, so sessions index the regions without further checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_ARTIFACT_H
+#define TCC_RUNTIME_ARTIFACT_H
+
+#include "runtime/include/tcc/abi.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tcc::rt {
+
+class Artifact {
+public:
+  /// Loads and validates PATH. Throws Error (TCC_ERROR_IO, TCC_ERROR_ABI,
+  /// TCC_ERROR_UNSUPPORTED) with a message that starts with PATH.
+  static std::shared_ptr<Artifact> load(const std::string &path);
+  ~Artifact();
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+
+  const tcc_abi_descriptor &descriptor() const { return *descriptor_; }
+  const tcc_abi_tensor &tensor(int32_t index) const { return descriptor_->tensors[index]; }
+  int32_t numTensors() const { return descriptor_->num_tensors; }
+  /// As given to load().
+  const std::string &path() const { return path_; }
+  /// The parameters file beside the library: ".so" replaced by ".safetensors".
+  std::string defaultParamsPath() const;
+  /// The regions' alignment: the descriptor's, and at least 64.
+  int64_t alignment() const;
+  /// Never-null views of the descriptor's optional strings.
+  const char *fingerprint() const { return orEmpty(descriptor_->fingerprint); }
+  const char *producer() const { return orEmpty(descriptor_->producer); }
+  const char *target() const { return orEmpty(descriptor_->target); }
+  const char *cpuFeatures() const { return orEmpty(descriptor_->cpu_features); }
+
+  /// The index of the tensor with this name and role, or -1.
+  int32_t findTensor(const std::string &name, int32_t role) const;
+  /// The entry point with this name, or nullptr.
+  const tcc_abi_entry *findEntry(const std::string &name) const;
+  /// "'a', 'b'" — the names of the tensors of ROLE (or of the entries), for
+  /// messages that say what would have been accepted.
+  std::string listTensors(int32_t role) const;
+  std::string listEntries() const;
+  int32_t countTensors(int32_t role) const;
+
+private:
+  Artifact() = default;
+  static const char *orEmpty(const char *s) { return s ? s : ""; }
+
+  std::string path_;
+  void *handle_ = nullptr;
+  const tcc_abi_descriptor *descriptor_ = nullptr;
+};
+
+/// Checks a descriptor as load() does (everything but the CPU features);
+/// throws Error(TCC_ERROR_ABI) with a message starting with WHAT.
+void validateDescriptor(const tcc_abi_descriptor &descriptor, const std::string &what);
+
+/// "input", "output", "parameter".
+const char *roleName(int32_t role);
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_ARTIFACT_H

@@ -1,0 +1,356 @@
+/*===- tcc.h - the public C API of the tcc runtime ------------------------===*
+ *
+ * libtcc_runtime loads a compiled tcc artifact (model.so), validates it, and
+ * runs its entry points on memory it allocates once. This header is the whole
+ * public interface: C at the boundary (callable from C, C++, Python ctypes),
+ * C++ inside, no exception ever crosses it.
+ *
+ * A typical inference:
+ *
+ *   tcc_artifact_t artifact;
+ *   if (tcc_artifact_load("model.so", &artifact) != TCC_OK) {
+ *     fprintf(stderr, "%s\n", tcc_last_error());
+ *     return 1;
+ *   }
+ *   tcc_session_t session;
+ *   tcc_session_create(artifact, NULL, &session);  // loads model.safetensors
+ *   int64_t shape[] = {2, 3};
+ *   tcc_session_set_input(session, "x", TCC_DTYPE_F32, 2, shape, x, sizeof x);
+ *   tcc_session_run(session, "infer");
+ *   tcc_session_copy_output(session, "y", y, sizeof y);
+ *   tcc_session_destroy(session);
+ *   tcc_artifact_destroy(artifact);
+ *
+ * (Every call above returns a tcc_status that real code checks.)
+ *
+ * Conventions, which hold for every function below unless it says otherwise:
+ *
+ *  - Errors. A function returns TCC_OK (0) or an error code, and sets the
+ *    calling thread's last-error message: a sentence naming the file, tensor
+ *    or entry at fault on failure, "" on success. tcc_last_error() reads it.
+ *    A failing call has no effect: its out_ parameters and the objects it was
+ *    given are left as they were, unless the function says otherwise.
+ *  - Arguments. Inputs come first, outputs last with an out_ prefix. Passing
+ *    NULL where a handle, string or out_ pointer is required returns
+ *    TCC_ERROR_INVALID_ARGUMENT. Strings are NUL-terminated UTF-8.
+ *  - Ownership. Handles returned through out_ parameters are owned by the
+ *    caller and released with the matching destroy function. Pointers the
+ *    runtime returns (names, shapes, output data) are owned by the runtime and
+ *    stay valid for the lifetime stated on the function; never free them.
+ *    Pointers the caller passes in are only read during the call and never
+ *    kept.
+ *  - Threads. Functions without a handle are safe from any thread. An
+ *    artifact is immutable once loaded: its query functions may be called
+ *    from any number of threads at once. A session is used by one thread at a
+ *    time (calls may come from different threads one after another); the
+ *    runtime detects two overlapping calls on one session and fails the
+ *    second with TCC_ERROR_INVALID_STATE, but that check is a diagnostic, not
+ *    a lock. Different sessions, even of the same artifact, run concurrently.
+ *
+ * Threading inside a run. The process has one CPU thread pool, shared by all
+ * sessions: it starts with the first session and stops when the last one is
+ * destroyed, and it has one worker fewer than the CPUs this process may run
+ * on (its affinity mask), because the thread that calls tcc_session_run works
+ * too. A session with num_threads = N uses at most N threads (the caller and
+ * N - 1 workers) for each parallel loop. One pool rather than one per session
+ * means two sessions running at once share the cores instead of each
+ * starting a full set of threads: the process never runs more compute
+ * threads than there are CPUs, plus the application threads that call
+ * tcc_session_run concurrently. Idle workers sleep; they do not spin.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TCC_TCC_H
+#define TCC_TCC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi.h" /* tcc_dtype, tcc_role */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TCC_API __attribute__((visibility("default")))
+#else
+#define TCC_API
+#endif
+
+/*===--- Status codes and errors -----------------------------------------===*/
+
+/** What every fallible function returns. Values are stable. */
+typedef enum tcc_status {
+  TCC_OK = 0,
+  /** A NULL or malformed argument: a NULL handle or pointer, a negative rank,
+   *  a size that does not match the data, an option out of range. */
+  TCC_ERROR_INVALID_ARGUMENT = 1,
+  /** A file could not be opened, read or written (the message has errno's
+   *  reason). */
+  TCC_ERROR_IO = 2,
+  /** The library is not a usable tcc artifact: not loadable, no descriptor
+   *  symbol, an ABI version this runtime does not know, or a descriptor that
+   *  fails validation (offsets outside their region, bad alignment, ...). */
+  TCC_ERROR_ABI = 3,
+  /** No tensor or entry point of that name (and role). */
+  TCC_ERROR_NOT_FOUND = 4,
+  /** A tensor's rank or dimensions differ from what the artifact declares. */
+  TCC_ERROR_SHAPE = 5,
+  /** A tensor's element type differs from what the artifact declares. */
+  TCC_ERROR_DTYPE = 6,
+  /** An entry point returned a nonzero code. */
+  TCC_ERROR_RUNTIME = 7,
+  /** The artifact needs something this machine or runtime lacks, e.g. a CPU
+   *  feature (the message names it). */
+  TCC_ERROR_UNSUPPORTED = 8,
+  /** The call is not valid in the session's current state: a run whose
+   *  inputs were not all set since the previous run, reading an output that
+   *  no successful run has produced (or that a later input overwrote), or two
+   *  threads using one session at once. */
+  TCC_ERROR_INVALID_STATE = 9,
+  /** Allocation of the arena, the state or a thread failed. */
+  TCC_ERROR_OUT_OF_MEMORY = 10,
+  /** A data file is malformed: a corrupt safetensors header, offsets out of
+   *  range, ... (the message names the file and tensor). */
+  TCC_ERROR_FORMAT = 11,
+  /** A bug in the runtime; please report the message. */
+  TCC_ERROR_INTERNAL = 12
+} tcc_status;
+
+/** The calling thread's last-error message: "" after a successful call, a
+ *  sentence after a failed one. Never NULL. The pointer stays valid until the
+ *  calling thread's next tcc_* call; copy the text to keep it. */
+TCC_API const char *tcc_last_error(void);
+
+/** A static name for a status code ("TCC_ERROR_SHAPE"); "unknown status" for
+ *  values outside the enum. Never NULL; never changes the last error. */
+TCC_API const char *tcc_status_string(tcc_status status);
+
+/** The runtime's version ("0.1.0"), a static string. The artifact ABI
+ *  version it accepts is TCC_ABI_VERSION of the abi.h it was built with. */
+TCC_API const char *tcc_runtime_version(void);
+
+/*===--- Artifacts ------------------------------------------------------------===*/
+
+/** A loaded artifact: the compiled library and its validated descriptor. */
+typedef struct tcc_artifact *tcc_artifact_t;
+
+/** Loads the artifact at PATH (dlopen with RTLD_NOW | RTLD_LOCAL, so two
+ *  artifacts never see each other's symbols) and validates its descriptor:
+ *  the ABI version, the structure size, every tensor (name, role, dtype,
+ *  region, rank, shape, byte size, 64-byte aligned offset inside its region,
+ *  unique names per role), every entry point (name, function, tensor
+ *  indices), and that this CPU has every feature the code was compiled for.
+ *
+ *  On success *out_artifact is a new handle, released with
+ *  tcc_artifact_destroy. Errors: TCC_ERROR_IO (no such file, unreadable),
+ *  TCC_ERROR_ABI (not a shared library, not a tcc artifact, another ABI
+ *  version, invalid descriptor), TCC_ERROR_UNSUPPORTED (a CPU feature is
+ *  missing; the message names it). Loading runs the library's initializers,
+ *  so load only artifacts you trust. Loading one path twice yields two
+ *  handles that share the mapped library. */
+TCC_API tcc_status tcc_artifact_load(const char *path, tcc_artifact_t *out_artifact);
+
+/** Releases the handle. Sessions created from it stay valid: the library is
+ *  unmapped when the last of them is destroyed. Pointers obtained from this
+ *  handle (tensor infos, names) become invalid. NULL is ignored. Cannot
+ *  fail; does not change the last error. */
+TCC_API void tcc_artifact_destroy(tcc_artifact_t artifact);
+
+/** What the descriptor says about the artifact as a whole. String pointers
+ *  are owned by the artifact and valid until tcc_artifact_destroy; they are
+ *  never NULL ("" when the descriptor had none). */
+typedef struct tcc_artifact_info {
+  const char *path; /* as given to tcc_artifact_load */
+  uint32_t abi_version;
+  const char *fingerprint;  /* hex digest of the model and compile options */
+  const char *producer;     /* "tcc 0.1.0 (LLVM 22.1.8)" */
+  const char *target;       /* "x86_64" */
+  const char *cpu_features; /* "avx2,fma,..." as checked at load */
+  int64_t arena_size;       /* bytes a session allocates for buffers */
+  int64_t state_size;       /* bytes a session allocates for parameters */
+  int32_t num_tensors;
+  int32_t num_entries;
+} tcc_artifact_info;
+
+/** Fills *out_info. Errors: TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_artifact_get_info(tcc_artifact_t artifact, tcc_artifact_info *out_info);
+
+/** One tensor of the descriptor. Pointers are owned by the artifact and valid
+ *  until tcc_artifact_destroy. */
+typedef struct tcc_tensor_info {
+  const char *name; /* unique per role */
+  tcc_role role;    /* input, output or parameter */
+  tcc_dtype dtype;
+  int32_t rank;         /* 0 for a scalar */
+  const int64_t *shape; /* rank entries (NULL when rank is 0), all static */
+  size_t size_bytes;    /* product of the shape times the element size */
+} tcc_tensor_info;
+
+/** The number of tensors; they have indices 0 .. count-1 in descriptor
+ *  order. Errors: TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_artifact_num_tensors(tcc_artifact_t artifact, int32_t *out_count);
+
+/** Fills *out_info for tensor INDEX. Errors: TCC_ERROR_INVALID_ARGUMENT
+ *  (also for an index out of range). */
+TCC_API tcc_status tcc_artifact_tensor_info(tcc_artifact_t artifact, int32_t index,
+                                            tcc_tensor_info *out_info);
+
+/** Finds the tensor named NAME with role ROLE and sets *out_index. Errors:
+ *  TCC_ERROR_NOT_FOUND (the message lists the tensors of that role),
+ *  TCC_ERROR_INVALID_ARGUMENT (also for a role outside tcc_role). */
+TCC_API tcc_status tcc_artifact_find_tensor(tcc_artifact_t artifact, const char *name,
+                                            tcc_role role, int32_t *out_index);
+
+/** The number of entry points ("infer", later "train_step", ...). Errors:
+ *  TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_artifact_num_entries(tcc_artifact_t artifact, int32_t *out_count);
+
+/** One entry point of the descriptor. Pointers are owned by the artifact and
+ *  valid until tcc_artifact_destroy. */
+typedef struct tcc_entry_info {
+  const char *name;              /* "infer", later "train_step", ... */
+  int32_t num_tensors;           /* the tensors it reads or writes */
+  const int32_t *tensor_indices; /* num_tensors indices for
+                                    tcc_artifact_tensor_info; NULL if none */
+} tcc_entry_info;
+
+/** Fills *out_info for entry point INDEX. Its input tensors are those it
+ *  needs set before each run; its output tensors those a run produces.
+ *  Errors: TCC_ERROR_INVALID_ARGUMENT (also for an index out of range). */
+TCC_API tcc_status tcc_artifact_entry_info(tcc_artifact_t artifact, int32_t index,
+                                           tcc_entry_info *out_info);
+
+/** Finds the entry point named NAME and sets *out_index. Errors:
+ *  TCC_ERROR_NOT_FOUND (the message lists the entry points),
+ *  TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_artifact_find_entry(tcc_artifact_t artifact, const char *name,
+                                           int32_t *out_index);
+
+/*===--- Sessions -------------------------------------------------------------===*/
+
+/** The memory and parameters for running one artifact: an arena (inputs,
+ *  outputs, intermediates) and a state region (parameters), each allocated
+ *  once at creation and 64-byte aligned. A run allocates nothing. */
+typedef struct tcc_session *tcc_session_t;
+
+/** Options for tcc_session_create. Initialize with tcc_session_options_init,
+ *  then change fields: later runtime versions append fields, and struct_size
+ *  tells them which ones the caller knew about. */
+typedef struct tcc_session_options {
+  /** sizeof(tcc_session_options) as the caller compiled it. */
+  uint32_t struct_size;
+  /** Threads for each parallel loop, the calling thread included. 0 (the
+   *  default) means every CPU this process may run on; larger values are
+   *  capped to that, so the session never oversubscribes the cores. */
+  int32_t num_threads;
+  /** Nonzero: fill the arena with 0xFF bytes at creation (a NaN in every
+   *  float), so code that reads memory it never wrote produces NaNs instead
+   *  of lucky zeros. Also enabled when the environment variable
+   *  TCC_POISON_ARENA is "1". Tests turn it on; it costs one memset. */
+  int32_t poison_arena;
+  /** Nonzero: do not load the parameters file beside the artifact; the
+   *  parameters start as zero bytes until tcc_session_load_params. Zero (the
+   *  default): see tcc_session_create. */
+  int32_t skip_default_params;
+} tcc_session_options;
+
+/** Sets *out_options to the defaults (struct_size filled in, all else 0).
+ *  Cannot fail for a non-NULL pointer; NULL is ignored. Does not change the
+ *  last error. */
+TCC_API void tcc_session_options_init(tcc_session_options *out_options);
+
+/** Creates a session for ARTIFACT. OPTIONS may be NULL for the defaults.
+ *
+ *  Allocates the arena and the state (the state zero-filled, the arena
+ *  zero-filled or poisoned), and joins the process's thread pool. Unless
+ *  options->skip_default_params is set, it then loads the parameters from the
+ *  safetensors file beside the artifact (PATH with ".so" replaced by
+ *  ".safetensors", or ".safetensors" appended) exactly as
+ *  tcc_session_load_params does; an artifact without parameters needs no
+ *  such file.
+ *
+ *  The session keeps the artifact's library loaded: ARTIFACT may be
+ *  destroyed first. On success *out_session is a new handle, released with
+ *  tcc_session_destroy. Errors: TCC_ERROR_INVALID_ARGUMENT (bad options),
+ *  TCC_ERROR_OUT_OF_MEMORY, TCC_ERROR_NOT_FOUND (the artifact has parameters
+ *  but no parameters file beside it), and the errors of
+ *  tcc_session_load_params. */
+TCC_API tcc_status tcc_session_create(tcc_artifact_t artifact, const tcc_session_options *options,
+                                      tcc_session_t *out_session);
+
+/** Frees the session's memory and leaves the thread pool (stopping it when
+ *  this was the last session). Must not overlap another call on SESSION.
+ *  NULL is ignored. Cannot fail; does not change the last error. */
+TCC_API void tcc_session_destroy(tcc_session_t session);
+
+/** Replaces every parameter with the values in the safetensors file PATH.
+ *  The file must hold exactly the artifact's parameters: each one by name,
+ *  with its dtype and shape, and nothing else. It is validated completely
+ *  before anything is copied, so on failure the parameters are unchanged.
+ *  Errors: TCC_ERROR_IO (unreadable), TCC_ERROR_FORMAT (corrupt),
+ *  TCC_ERROR_NOT_FOUND (a parameter is missing, or the file holds a tensor
+ *  that is not a parameter), TCC_ERROR_DTYPE, TCC_ERROR_SHAPE. */
+TCC_API tcc_status tcc_session_load_params(tcc_session_t session, const char *path);
+
+/** Writes every parameter's current value to the safetensors file PATH, in
+ *  descriptor order, atomically (a temporary file in the same folder,
+ *  fsync'ed, then renamed over PATH: a crash leaves the old file or the new
+ *  one, never a mix). The metadata records the artifact's fingerprint.
+ *  Errors: TCC_ERROR_IO (PATH is left as it was). */
+TCC_API tcc_status tcc_session_save_params(tcc_session_t session, const char *path);
+
+/** Copies an input into its arena slot. NAME must be an input of the
+ *  artifact; DTYPE, RANK and SHAPE must equal its declared ones exactly (no
+ *  conversion, no broadcasting); SIZE_BYTES must equal its byte size. DATA
+ *  is read during the call only and may be unaligned. SHAPE may be NULL when
+ *  RANK is 0.
+ *
+ *  Every input an entry point reads must be set again after each run: a run
+ *  may reuse input slots for intermediate buffers. Setting an input
+ *  invalidates any output whose bytes share its slot.
+ *  Errors: TCC_ERROR_NOT_FOUND (the message lists the inputs),
+ *  TCC_ERROR_DTYPE, TCC_ERROR_SHAPE, TCC_ERROR_INVALID_ARGUMENT (size
+ *  mismatch, NULL data for a non-empty tensor), TCC_ERROR_INVALID_STATE. */
+TCC_API tcc_status tcc_session_set_input(tcc_session_t session, const char *name, tcc_dtype dtype,
+                                         int32_t rank, const int64_t *shape, const void *data,
+                                         size_t size_bytes);
+
+/** Runs the entry point ENTRY_NAME ("infer") on the session's arena and
+ *  state, on the calling thread and the shared thread pool, and returns when
+ *  it has finished. Parameters updated by the entry persist in the state.
+ *
+ *  Before calling the entry, checks that every input the entry reads has been
+ *  set since the previous run (TCC_ERROR_INVALID_STATE naming the ones that
+ *  were not). After the call, successful or not, every input counts as unset.
+ *  On success the outputs the entry writes become readable.
+ *  Errors: TCC_ERROR_NOT_FOUND (no such entry; the message lists them),
+ *  TCC_ERROR_INVALID_STATE, TCC_ERROR_RUNTIME (the entry returned a nonzero
+ *  code, which the message gives; the outputs are then unreadable and the
+ *  parameters may be partly updated). */
+TCC_API tcc_status tcc_session_run(tcc_session_t session, const char *entry_name);
+
+/** Points *out_data at output NAME inside the arena and sets *out_size to
+ *  its byte size. The bytes are the output's dtype and shape (see
+ *  tcc_artifact_tensor_info), C order, 64-byte aligned. The pointer is owned
+ *  by the session and valid until the next tcc_session_set_input,
+ *  tcc_session_run, tcc_session_load_params or tcc_session_destroy on it.
+ *  Errors: TCC_ERROR_NOT_FOUND, TCC_ERROR_INVALID_STATE (no successful run
+ *  has written this output since the session was created, or an input set
+ *  since then overwrote it). */
+TCC_API tcc_status tcc_session_get_output(tcc_session_t session, const char *name,
+                                          const void **out_data, size_t *out_size);
+
+/** Copies output NAME into DST, which has room for DST_SIZE bytes; DST_SIZE
+ *  must equal the output's byte size. Errors: those of
+ *  tcc_session_get_output, and TCC_ERROR_INVALID_ARGUMENT for a size
+ *  mismatch. */
+TCC_API tcc_status tcc_session_copy_output(tcc_session_t session, const char *name, void *dst,
+                                           size_t dst_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCC_TCC_H */

@@ -1,0 +1,279 @@
+//===- session.cpp - the memory and parameters for running one artifact ---===//
+//
+// Every check happens before any byte moves, so a failing call leaves the
+// session as it was. The regions are allocated in the constructor and never
+// again: a run only calls the entry point.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/session.h"
+
+#include "runtime/checkpoint/safetensors.h"
+#include "runtime/dtype.h"
+#include "runtime/error.h"
+#include "runtime/support/file_io.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace tcc::rt {
+
+AlignedBuffer::AlignedBuffer(size_t size, size_t alignment, const std::string &what) {
+  // Never a null pointer, even for an empty region: entry points may form
+  // addresses from it.
+  size_t rounded = std::max(alignment, (size + alignment - 1) / alignment * alignment);
+  void *p = nullptr;
+  if (rounded < size || posix_memalign(&p, alignment, rounded) != 0)
+    fail(TCC_ERROR_OUT_OF_MEMORY, "cannot allocate the " + std::to_string(size) + "-byte " + what);
+  std::memset(p, 0, rounded);
+  data_ = static_cast<uint8_t *>(p);
+  size_ = size;
+}
+
+AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
+    : data_(other.data_), size_(other.size_) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
+  if (this != &other) {
+    std::free(data_);
+    data_ = other.data_;
+    size_ = other.size_;
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+Session::Use::Use(Session &session) : session_(session) {
+  if (session_.busy_.exchange(true, std::memory_order_acquire))
+    fail(TCC_ERROR_INVALID_STATE,
+         session_.artifact_->path() + ": the session is already in use by another thread");
+}
+
+Session::Use::~Use() { session_.busy_.store(false, std::memory_order_release); }
+
+Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &options)
+    : artifact_(std::move(artifact)) {
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  if (options.num_threads < 0)
+    fail(TCC_ERROR_INVALID_ARGUMENT,
+         "num_threads is " + std::to_string(options.num_threads) + "; use 0 for the default");
+  size_t alignment = size_t(artifact_->alignment());
+  arena_ = AlignedBuffer(size_t(d.arena_size), alignment, "arena of " + artifact_->path());
+  state_ = AlignedBuffer(size_t(d.state_size), alignment, "state of " + artifact_->path());
+  const char *env = std::getenv("TCC_POISON_ARENA");
+  poisoned_ = options.poison_arena != 0 || (env && std::strcmp(env, "1") == 0);
+  if (poisoned_)
+    std::memset(arena_.data(), 0xFF, arena_.size());
+
+  pool_ = ThreadPool::shared();
+  int cpus = pool_->numWorkers() + 1;
+  parallel_.pool = pool_.get();
+  parallel_.maxThreads = options.num_threads == 0 ? cpus : std::min(options.num_threads, cpus);
+  runtime_.struct_size = sizeof(tcc_abi_runtime);
+  runtime_.parallel_for = &Session::parallelFor;
+  runtime_.pool = &parallel_;
+
+  size_t n = size_t(d.num_tensors);
+  inputSet_.assign(n, false);
+  outputReadable_.assign(n, false);
+  outputClobberedBy_.assign(n, -1);
+}
+
+namespace {
+
+/// Runs a per-index body (the ABI's parallel_for) over the pool's chunks.
+struct IndexBody {
+  void (*body)(void *context, int64_t i);
+  void *context;
+  static void run(void *self, int64_t begin, int64_t end) {
+    auto *b = static_cast<IndexBody *>(self);
+    for (int64_t i = begin; i < end; ++i)
+      b->body(b->context, i);
+  }
+};
+
+} // namespace
+
+void Session::parallelFor(void *pool, int64_t begin, int64_t end,
+                          void (*body)(void *context, int64_t i), void *context) {
+  auto *parallel = static_cast<ParallelContext *>(pool);
+  IndexBody adapter{body, context};
+  parallel->pool->parallelFor(begin, end, parallel->maxThreads, &IndexBody::run, &adapter);
+}
+
+void Session::loadDefaultParams() {
+  std::string path = artifact_->defaultParamsPath();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+    int32_t params = artifact_->countTensors(TCC_ROLE_PARAM);
+    if (params == 0)
+      return;
+    fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has " + std::to_string(params) +
+                                  " parameter(s) but there is no parameters file " + path +
+                                  " beside it (set skip_default_params to start from zeros)");
+  }
+  loadParams(path);
+}
+
+void Session::loadParams(const std::string &path) {
+  MappedFile file;
+  std::string message;
+  if (!file.open(path, &message))
+    fail(TCC_ERROR_IO, message);
+  SafetensorsReader reader;
+  if (!reader.parse(file.data(), file.size(), path, &message))
+    fail(TCC_ERROR_FORMAT, message);
+
+  // Check everything, then copy: a failing load changes nothing.
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  std::string missing;
+  std::vector<std::pair<const tcc_abi_tensor *, const SafetensorsTensor *>> copies;
+  for (int32_t i = 0; i < d.num_tensors; ++i) {
+    const tcc_abi_tensor &t = d.tensors[i];
+    if (t.role != TCC_ROLE_PARAM)
+      continue;
+    const SafetensorsTensor *found = reader.find(t.name);
+    if (!found) {
+      missing += (missing.empty() ? "'" : ", '") + std::string(t.name) + "'";
+      continue;
+    }
+    std::string where = path + ": parameter '" + t.name + "' of " + artifact_->path();
+    if (found->dtype != t.dtype)
+      fail(TCC_ERROR_DTYPE,
+           where + " is " + dtypeName(t.dtype) + ", the file holds " + dtypeName(found->dtype));
+    if (found->shape != std::vector<int64_t>(t.shape, t.shape + t.rank))
+      fail(TCC_ERROR_SHAPE, where + " has shape " + shapeString(t.shape, size_t(t.rank)) +
+                                ", the file holds " + shapeString(found->shape));
+    copies.emplace_back(&t, found);
+  }
+  if (!missing.empty())
+    fail(TCC_ERROR_NOT_FOUND,
+         path + ": missing parameter(s) " + missing + " of " + artifact_->path());
+  for (const SafetensorsTensor &t : reader.tensors())
+    if (artifact_->findTensor(t.name, TCC_ROLE_PARAM) < 0)
+      fail(TCC_ERROR_NOT_FOUND,
+           path + ": tensor '" + t.name + "' is not a parameter of " + artifact_->path());
+  for (const auto &[param, source] : copies)
+    std::memcpy(state_.data() + param->offset, source->data, source->size);
+}
+
+void Session::saveParams(const std::string &path) const {
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  std::vector<SafetensorsTensor> tensors;
+  for (int32_t i = 0; i < d.num_tensors; ++i) {
+    const tcc_abi_tensor &t = d.tensors[i];
+    if (t.role == TCC_ROLE_PARAM)
+      tensors.push_back({t.name, tcc_dtype(t.dtype),
+                         std::vector<int64_t>(t.shape, t.shape + t.rank), state_.data() + t.offset,
+                         size_t(t.size_bytes)});
+  }
+  SafetensorsMetadata metadata;
+  metadata["tcc.fingerprint"] = artifact_->fingerprint();
+  metadata["tcc.producer"] = artifact_->producer();
+  std::string message;
+  if (!writeSafetensors(path, tensors, metadata, &message))
+    fail(TCC_ERROR_IO, message);
+}
+
+void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
+                       const void *data, size_t size) {
+  int32_t index = artifact_->findTensor(name, TCC_ROLE_INPUT);
+  if (index < 0)
+    fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no input '" + name + "'; its inputs are " +
+                                  artifact_->listTensors(TCC_ROLE_INPUT));
+  const tcc_abi_tensor &t = artifact_->tensor(index);
+  std::string where = "input '" + std::string(name) + "' of " + artifact_->path();
+  if (rank < 0 || (rank > 0 && !shape))
+    fail(TCC_ERROR_INVALID_ARGUMENT,
+         where + ": invalid rank " + std::to_string(rank) + " or no shape");
+  if (dtype != t.dtype)
+    fail(TCC_ERROR_DTYPE, where + " is " + dtypeName(t.dtype) + ", got " + dtypeName(dtype));
+  if (rank != t.rank || !std::equal(shape, shape + rank, t.shape))
+    fail(TCC_ERROR_SHAPE, where + " has shape " + shapeString(t.shape, size_t(t.rank)) + ", got " +
+                              shapeString(shape, size_t(rank)));
+  if (size != size_t(t.size_bytes))
+    fail(TCC_ERROR_INVALID_ARGUMENT,
+         where + " has " + std::to_string(t.size_bytes) + " bytes, got " + std::to_string(size));
+  if (size > 0 && !data)
+    fail(TCC_ERROR_INVALID_ARGUMENT, where + ": no data");
+  std::memcpy(arena_.data() + t.offset, data, size);
+  inputSet_[size_t(index)] = true;
+  // An output computed in place over this input's slot is gone now.
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  for (int32_t i = 0; i < d.num_tensors; ++i) {
+    const tcc_abi_tensor &o = d.tensors[i];
+    if (o.role == TCC_ROLE_OUTPUT && outputReadable_[size_t(i)] && o.size_bytes > 0 &&
+        t.size_bytes > 0 && o.offset < t.offset + t.size_bytes &&
+        t.offset < o.offset + o.size_bytes) {
+      outputReadable_[size_t(i)] = false;
+      outputClobberedBy_[size_t(i)] = index;
+    }
+  }
+}
+
+void Session::run(const char *entryName) {
+  const tcc_abi_entry *entry = artifact_->findEntry(entryName);
+  if (!entry)
+    fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no entry point '" + entryName +
+                                  "'; it has " + artifact_->listEntries());
+  std::string unset;
+  for (int32_t k = 0; k < entry->num_tensors; ++k) {
+    int32_t i = entry->tensor_indices[k];
+    const tcc_abi_tensor &t = artifact_->tensor(i);
+    if (t.role == TCC_ROLE_INPUT && !inputSet_[size_t(i)])
+      unset += (unset.empty() ? "'" : ", '") + std::string(t.name) + "'";
+  }
+  if (!unset.empty())
+    fail(TCC_ERROR_INVALID_STATE, artifact_->path() + ": entry '" + entryName +
+                                      "' needs input(s) not set since the last run: " + unset);
+
+  // The run may overwrite any arena byte: nothing set or computed before it
+  // survives, whatever the outcome.
+  std::fill(inputSet_.begin(), inputSet_.end(), false);
+  std::fill(outputReadable_.begin(), outputReadable_.end(), false);
+  std::fill(outputClobberedBy_.begin(), outputClobberedBy_.end(), -1);
+  lastEntry_ = entryName;
+  int32_t code = entry->fn(arena_.data(), state_.data(), &runtime_);
+  if (code != 0) {
+    lastEntry_.clear();
+    fail(TCC_ERROR_RUNTIME, artifact_->path() + ": entry '" + entryName + "' failed with code " +
+                                std::to_string(code));
+  }
+  for (int32_t k = 0; k < entry->num_tensors; ++k) {
+    int32_t i = entry->tensor_indices[k];
+    if (artifact_->tensor(i).role == TCC_ROLE_OUTPUT)
+      outputReadable_[size_t(i)] = true;
+  }
+}
+
+const uint8_t *Session::output(const char *name, size_t *outSize) const {
+  int32_t index = artifact_->findTensor(name, TCC_ROLE_OUTPUT);
+  if (index < 0)
+    fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no output '" + name +
+                                  "'; its outputs are " + artifact_->listTensors(TCC_ROLE_OUTPUT));
+  std::string where = "output '" + std::string(name) + "' of " + artifact_->path();
+  if (!outputReadable_[size_t(index)]) {
+    if (outputClobberedBy_[size_t(index)] >= 0)
+      fail(TCC_ERROR_INVALID_STATE,
+           where + " was overwritten by setting input '" +
+               artifact_->tensor(outputClobberedBy_[size_t(index)]).name +
+               "', which shares its memory; read outputs before setting the next inputs");
+    if (lastEntry_.empty())
+      fail(TCC_ERROR_INVALID_STATE, where + " has not been computed: no successful run yet");
+    fail(TCC_ERROR_INVALID_STATE, where + " is not written by entry '" + lastEntry_ + "'");
+  }
+  const tcc_abi_tensor &t = artifact_->tensor(index);
+  *outSize = size_t(t.size_bytes);
+  return arena_.data() + t.offset;
+}
+
+} // namespace tcc::rt

@@ -1,0 +1,109 @@
+//===- session.h - the memory and parameters for running one artifact -----===//
+//
+// A Session owns an arena and a state region, both allocated once, and the
+// books on them: which inputs were set since the last run, and which outputs
+// a successful run produced and no input has overwritten since. Methods throw
+// Error; the C API turns that into a status.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_SESSION_H
+#define TCC_RUNTIME_SESSION_H
+
+#include "runtime/artifact.h"
+#include "runtime/cpu/thread_pool.h"
+#include "runtime/include/tcc/tcc.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tcc::rt {
+
+/// A 64-byte (or more) aligned, zero-filled allocation, freed on destruction.
+class AlignedBuffer {
+public:
+  AlignedBuffer() = default;
+  /// Throws Error(TCC_ERROR_OUT_OF_MEMORY) naming WHAT on failure.
+  AlignedBuffer(size_t size, size_t alignment, const std::string &what);
+  ~AlignedBuffer();
+  AlignedBuffer(AlignedBuffer &&other) noexcept;
+  AlignedBuffer &operator=(AlignedBuffer &&other) noexcept;
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  uint8_t *data() const { return data_; }
+  size_t size() const { return size_; }
+
+private:
+  uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+class Session {
+public:
+  /// Allocates the regions and joins the thread pool; does not load
+  /// parameters (see loadDefaultParams).
+  Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &options);
+
+  /// What tcc_session_create does after construction unless told to skip.
+  void loadDefaultParams();
+  void loadParams(const std::string &path);
+  void saveParams(const std::string &path) const;
+  void setInput(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
+                const void *data, size_t size);
+  void run(const char *entryName);
+  /// The bytes of a readable output.
+  const uint8_t *output(const char *name, size_t *outSize) const;
+
+  const Artifact &artifact() const { return *artifact_; }
+  uint8_t *arena() const { return arena_.data(); }
+  uint8_t *state() const { return state_.data(); }
+  int numThreads() const { return parallel_.maxThreads; }
+  bool poisoned() const { return poisoned_; }
+
+  /// Marks the session busy for the duration of one API call; a second,
+  /// overlapping call fails with TCC_ERROR_INVALID_STATE.
+  class Use {
+  public:
+    explicit Use(Session &session);
+    ~Use();
+    Use(const Use &) = delete;
+    Use &operator=(const Use &) = delete;
+
+  private:
+    Session &session_;
+  };
+
+private:
+  /// What parallel_for's `pool` argument points to.
+  struct ParallelContext {
+    ThreadPool *pool;
+    int maxThreads;
+  };
+  static void parallelFor(void *pool, int64_t begin, int64_t end,
+                          void (*body)(void *context, int64_t i), void *context);
+
+  std::shared_ptr<Artifact> artifact_;
+  std::shared_ptr<ThreadPool> pool_;
+  AlignedBuffer arena_;
+  AlignedBuffer state_;
+  bool poisoned_ = false;
+  ParallelContext parallel_{};
+  tcc_abi_runtime runtime_{};
+  /// Per descriptor tensor: an input set since the last run.
+  std::vector<bool> inputSet_;
+  /// Per descriptor tensor: an output that may be read; and, once an input
+  /// overwrote it, that input's index.
+  std::vector<bool> outputReadable_;
+  std::vector<int32_t> outputClobberedBy_;
+  /// The entry that produced the readable outputs ("" before any run).
+  std::string lastEntry_;
+  std::atomic<bool> busy_{false};
+};
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_SESSION_H

@@ -1,0 +1,355 @@
+//===- tcc-run.cpp - run a compiled tcc artifact ----------------------------===//
+//
+// `tcc-run MODEL.so --infer --input NAME=FILE ... --output-dir DIR` loads the
+// artifact through the public C API, reads each input from a .npy or ONNX
+// TensorProto .pb file, runs the entry point and writes every output it
+// computes as DIR/NAME.npy. `tcc-run MODEL.so --list` prints the descriptor.
+// Every failure is one line, `tcc-run: error: ...` naming the file or
+// tensor, and exit status 1. Plain argv parsing: this tool links no LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/include/tcc/tcc.h"
+
+#include "runtime/data/host_tensor.h"
+#include "runtime/data/npy.h"
+#include "runtime/dtype.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#ifndef TCC_VERSION
+#define TCC_VERSION "0.1.0"
+#endif
+
+namespace {
+
+using tcc::rt::HostTensor;
+
+const char kUsage[] =
+    "tcc-run: runs a model compiled by tcc\n"
+    "\n"
+    "usage: tcc-run MODEL.so --list\n"
+    "       tcc-run MODEL.so --infer --input NAME=FILE ... --output-dir DIR [options]\n"
+    "\n"
+    "  --list               Print the artifact's entry points, tensors (role, name, dtype,\n"
+    "                       shape) and its arena and state sizes\n"
+    "  --infer              Run the entry point 'infer'\n"
+    "  --entry NAME         Run entry point NAME instead of 'infer'\n"
+    "  --input NAME=FILE    Input NAME from FILE, a .npy or an ONNX TensorProto .pb; a .pb\n"
+    "                       given without NAME= names the input it holds\n"
+    "  --output-dir DIR     Write each output the entry computes as DIR/NAME.npy\n"
+    "                       ('/' in names becomes '_'); DIR is created if missing\n"
+    "  --params FILE        Load the parameters from this safetensors file instead of\n"
+    "                       the one beside MODEL.so\n"
+    "  --threads N          Threads per parallel loop (default: every available CPU)\n"
+    "  --poison             Fill the arena with NaN bytes first (also TCC_POISON_ARENA=1)\n"
+    "  --help               Print this help\n"
+    "  --version            Print the version\n";
+
+/// Thrown for any user-facing failure; main prints it and exits with 1.
+struct UsageError {
+  std::string message;
+};
+
+[[noreturn]] void die(const std::string &message) { throw UsageError{message}; }
+
+/// Dies with the runtime's message when a C API call failed.
+void check(tcc_status status) {
+  if (status != TCC_OK)
+    die(tcc_last_error());
+}
+
+struct Options {
+  std::string model;
+  bool list = false;
+  bool run = false;
+  std::string entry = "infer";
+  std::vector<std::string> inputs; // NAME=FILE or FILE.pb
+  std::string outputDir;
+  std::string params;
+  int threads = 0;
+  bool poison = false;
+};
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool hasInlineValue = false;
+    if (arg.rfind("--", 0) == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        hasInlineValue = true;
+      }
+    }
+    auto takeValue = [&]() -> std::string {
+      if (hasInlineValue)
+        return value;
+      if (i + 1 >= argc)
+        die("option " + arg + " needs a value");
+      return argv[++i];
+    };
+    auto noValue = [&] {
+      if (hasInlineValue)
+        die("option " + arg + " takes no value");
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--version") {
+      std::printf("tcc-run %s (runtime %s, artifact ABI %u)\n", TCC_VERSION, tcc_runtime_version(),
+                  TCC_ABI_VERSION);
+      std::exit(0);
+    } else if (arg == "--list") {
+      noValue();
+      o.list = true;
+    } else if (arg == "--infer") {
+      noValue();
+      o.run = true;
+    } else if (arg == "--entry") {
+      o.entry = takeValue();
+      o.run = true;
+    } else if (arg == "--input") {
+      o.inputs.push_back(takeValue());
+    } else if (arg == "--output-dir") {
+      o.outputDir = takeValue();
+    } else if (arg == "--params") {
+      o.params = takeValue();
+    } else if (arg == "--threads") {
+      std::string n = takeValue();
+      char *end = nullptr;
+      errno = 0;
+      long v = std::strtol(n.c_str(), &end, 10);
+      if (n.empty() || *end || errno || v < 1 || v > 65536)
+        die("--threads needs a positive integer, got '" + n + "'");
+      o.threads = int(v);
+    } else if (arg == "--poison") {
+      noValue();
+      o.poison = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      die("unknown option " + arg + " (see --help)");
+    } else if (o.model.empty()) {
+      o.model = arg;
+    } else {
+      die("unexpected argument '" + arg + "'; the model is " + o.model);
+    }
+  }
+  if (o.model.empty())
+    die("no model given (usage: tcc-run MODEL.so --list | --infer ...)");
+  if (o.list == o.run)
+    die(o.list ? "--list cannot be combined with --infer or --entry"
+               : "nothing to do: pass --list or --infer");
+  if (o.list && (!o.inputs.empty() || !o.outputDir.empty()))
+    die("--list takes no --input or --output-dir");
+  if (o.run && o.outputDir.empty())
+    die("--output-dir is required to write the outputs");
+  return o;
+}
+
+/// "f32[2,3]".
+std::string typeString(const tcc_tensor_info &t) {
+  return std::string(tcc::rt::dtypeName(t.dtype)) + tcc::rt::shapeString(t.shape, size_t(t.rank));
+}
+
+const char *roleString(tcc_role role) {
+  switch (role) {
+  case TCC_ROLE_INPUT:
+    return "input";
+  case TCC_ROLE_OUTPUT:
+    return "output";
+  case TCC_ROLE_PARAM:
+    return "param";
+  }
+  return "?";
+}
+
+void list(tcc_artifact_t artifact) {
+  tcc_artifact_info info;
+  check(tcc_artifact_get_info(artifact, &info));
+  std::printf("artifact: %s\n", info.path);
+  std::printf("abi version: %u\n", info.abi_version);
+  std::printf("producer: %s\n", info.producer);
+  std::printf("fingerprint: %s\n", info.fingerprint);
+  std::printf("target: %s\n", info.target);
+  std::printf("cpu features: %s\n", info.cpu_features);
+  std::printf("arena: %lld bytes\n", (long long)info.arena_size);
+  std::printf("state: %lld bytes\n", (long long)info.state_size);
+  std::printf("entries:");
+  for (int32_t i = 0; i < info.num_entries; ++i) {
+    tcc_entry_info entry;
+    check(tcc_artifact_entry_info(artifact, i, &entry));
+    std::printf(" %s", entry.name);
+  }
+  std::printf("\ntensors:\n");
+  for (int32_t i = 0; i < info.num_tensors; ++i) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, i, &t));
+    std::printf("  %-6s %s %s\n", roleString(t.role), t.name, typeString(t).c_str());
+  }
+}
+
+/// The file name an output is written to: the tensor name with path
+/// separators replaced, so every ONNX name stays inside DIR.
+std::string outputFileName(const std::string &name) {
+  std::string out = name;
+  for (char &c : out)
+    if (c == '/')
+      c = '_';
+  if (out.empty() || out == "." || out == "..")
+    out = "_" + out;
+  return out + ".npy";
+}
+
+void makeDirectory(const std::string &dir) {
+  // Create each missing component, like mkdir -p.
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/')
+      continue;
+    std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      die(prefix + ": cannot create the output directory: " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    die(dir + ": not a directory");
+}
+
+void infer(tcc_artifact_t artifact, const Options &o) {
+  tcc_artifact_info info;
+  check(tcc_artifact_get_info(artifact, &info));
+  int32_t entryIndex;
+  check(tcc_artifact_find_entry(artifact, o.entry.c_str(), &entryIndex));
+  tcc_entry_info entry;
+  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
+
+  // Read every input file first: a bad file or name fails before any work.
+  std::map<std::string, HostTensor> inputs;
+  std::map<std::string, std::string> inputFiles;
+  for (const std::string &spec : o.inputs) {
+    size_t eq = spec.find('=');
+    std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+    std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
+    if (eq == std::string::npos && !endsWith(file, ".pb"))
+      die("--input " + spec + ": expected NAME=FILE (only a .pb file names its own input)");
+    if (file.empty())
+      die("--input " + spec + ": no file");
+    HostTensor tensor;
+    std::string error;
+    if (!tcc::rt::readTensorFile(file, tensor, &error))
+      die(error);
+    if (name.empty())
+      name = tensor.name;
+    if (name.empty())
+      die(file + ": the TensorProto has no name; pass --input NAME=" + file);
+    int32_t index;
+    if (tcc_artifact_find_tensor(artifact, name.c_str(), TCC_ROLE_INPUT, &index) != TCC_OK)
+      die(file + ": " + tcc_last_error());
+    if (inputs.count(name))
+      die(file + ": input '" + name + "' is already given by " + inputFiles[name]);
+    tcc_tensor_info declared;
+    check(tcc_artifact_tensor_info(artifact, index, &declared));
+    // NumPy has no bfloat16: accept its bit patterns as uint16.
+    if (declared.dtype == TCC_DTYPE_BF16 && tensor.dtype == TCC_DTYPE_U16)
+      tensor.dtype = TCC_DTYPE_BF16;
+    inputFiles[name] = file;
+    inputs[name] = std::move(tensor);
+  }
+  std::string missing;
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
+    if (t.role == TCC_ROLE_INPUT && !inputs.count(t.name))
+      missing +=
+          (missing.empty() ? "'" : ", '") + std::string(t.name) + "' (" + typeString(t) + ")";
+  }
+  if (!missing.empty())
+    die(o.model + ": entry '" + o.entry + "' needs input(s) " + missing +
+        "; pass --input NAME=FILE for each");
+
+  tcc_session_options options;
+  tcc_session_options_init(&options);
+  options.num_threads = o.threads;
+  options.poison_arena = o.poison;
+  options.skip_default_params = !o.params.empty();
+  tcc_session_t session;
+  tcc_status created = tcc_session_create(artifact, &options, &session);
+  if (created == TCC_ERROR_NOT_FOUND && o.params.empty())
+    die(std::string(tcc_last_error()) + "; or pass --params FILE");
+  check(created);
+  struct SessionGuard {
+    tcc_session_t s;
+    ~SessionGuard() { tcc_session_destroy(s); }
+  } guard{session};
+  if (!o.params.empty())
+    check(tcc_session_load_params(session, o.params.c_str()));
+
+  for (const auto &[name, tensor] : inputs) {
+    if (tcc_session_set_input(session, name.c_str(), tensor.dtype, int32_t(tensor.shape.size()),
+                              tensor.shape.data(), tensor.bytes.data(),
+                              tensor.bytes.size()) != TCC_OK)
+      die(inputFiles[name] + ": " + tcc_last_error());
+  }
+  check(tcc_session_run(session, o.entry.c_str()));
+
+  makeDirectory(o.outputDir);
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
+    if (t.role != TCC_ROLE_OUTPUT)
+      continue;
+    const void *data;
+    size_t size;
+    check(tcc_session_get_output(session, t.name, &data, &size));
+    std::string path = o.outputDir + "/" + outputFileName(t.name);
+    std::string error;
+    if (!tcc::rt::writeNpy(path, t.dtype, std::vector<int64_t>(t.shape, t.shape + t.rank), data,
+                           size, &error))
+      die(error);
+  }
+}
+
+int runMain(int argc, char **argv) {
+  Options o = parseArgs(argc, argv);
+  tcc_artifact_t artifact;
+  check(tcc_artifact_load(o.model.c_str(), &artifact));
+  struct ArtifactGuard {
+    tcc_artifact_t a;
+    ~ArtifactGuard() { tcc_artifact_destroy(a); }
+  } guard{artifact};
+  if (o.list)
+    list(artifact);
+  else
+    infer(artifact, o);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return runMain(argc, argv);
+  } catch (const UsageError &e) {
+    std::fprintf(stderr, "tcc-run: error: %s\n", e.message.c_str());
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "tcc-run: error: out of memory\n");
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tcc-run: error: %s\n", e.what());
+  }
+  return 1;
+}
