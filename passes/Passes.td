@@ -52,4 +52,24 @@ def PlanMemoryPass : Pass<"tcc-plan-memory", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
+  let summary = "Lower every tcc op to linalg, tensor, arith, math and scf";
+  let description = [{
+    Rewrites each tcc op into upstream dialects on tensors: named linalg ops
+    where one fits exactly (matmul, batch_matmul, transpose, broadcast,
+    reduce, NCHW convolutions and poolings), linalg.generic otherwise, tensor
+    ops for data movement, and scf loops for scatters and cumsum. Unsigned
+    integer types become signless everywhere, function signatures included;
+    their semantics survive in the choice of arith ops (divui, cmpi ult,
+    uitofp, ...). Out-of-range gather / scatter indices are clamped, so no
+    access is ever out of bounds. Run on a module, signatures and calls stay
+    consistent; the pass fails, naming the op, if any tcc op remains.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // TCC_PASSES_TD

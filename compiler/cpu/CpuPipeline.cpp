@@ -19,7 +19,13 @@
 using namespace mlir;
 
 void tcc::buildCpuLinalgPipeline(OpPassManager &pm) {
+  // Every tcc op becomes linalg / tensor / arith / math / scf on tensors;
+  // unsigned types become signless, signatures included.
+  pm.addPass(tcc::createLowerToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  // Named ops (linalg.add, linalg.exp, ...) as generics, so that the
+  // elementwise fusion below sees them.
+  pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   // Producer-consumer fusion of elementwise linalg ops: one loop nest, no
   // intermediate buffer, for chains such as bias + activation.
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());

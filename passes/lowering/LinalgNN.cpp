@@ -1,0 +1,516 @@
+//===- LinalgNN.cpp - matmul, convolution and pooling to linalg -----------===//
+//
+// Named linalg ops wherever one computes exactly what the tcc op says:
+// matmul / batch_matmul, the channels-first convolutions (plain, depthwise,
+// 2-D grouped) and poolings; a linalg.generic over (n, g, m, o..., c, k...)
+// for everything else (any spatial rank, groups, dilations). Padding is an
+// explicit tensor.pad, so the named ops see only valid windows.
+//
+// conv_transpose is lowered as the convolution that is its definition's
+// adjoint: the input is zero-dilated by the stride (tensor.insert_slice with
+// strides into zeros) and padded by dilation * (kernel - 1), then convolved
+// with stride 1 with the spatially flipped filter, whose in / out channel
+// roles are swapped. The channel swap is folded into the generic's filter
+// map, and the flip and pad_low into its input map (the window is walked
+// backwards), so no filter copy and no final slice are materialized. This
+// wastes the multiplications by the inserted zeros (a factor stride^k); the
+// oneDNN path replaces it for f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Patterns.h"
+
+#include "mlir/IR/AffineExpr.h"
+
+using namespace mlir;
+using namespace tcc;
+using namespace tcc::lowering;
+
+namespace {
+
+RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(
+      shape, cast<RankedTensorType>(v.getType()).getElementType());
+}
+
+/// Pads the spatial dimensions (2..) of `x` with `value`; the batch and
+/// channel dimensions are left alone.
+Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                 ArrayRef<int64_t> high, Value value) {
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> lo = {0, 0}, hi = {0, 0}, shape(type.getShape());
+  llvm::append_range(lo, low);
+  llvm::append_range(hi, high);
+  for (size_t d = 0; d < shape.size(); ++d)
+    shape[d] += lo[d] + hi[d];
+  return tensor::PadOp::create(b, loc, withShape(x, shape), x,
+                               indexAttrs(b, lo), indexAttrs(b, hi), value);
+}
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+/// matmul -> linalg.matmul (rank 2) or linalg.batch_matmul, with several batch
+/// dimensions collapsed into one and expanded again.
+struct MatmulLowering : OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
+    ElemKind k = elemKind(op.getType());
+    Value a = adaptor.getLhs(), b = adaptor.getRhs();
+    int64_t rank = outType.getRank();
+    Value zero = scalarConst(rewriter, loc, k.type, 0);
+    if (rank == 2) {
+      Value init = filledTensor(rewriter, loc, outType.getShape(), zero);
+      auto mm = linalg::MatmulOp::create(rewriter, loc, TypeRange{outType},
+                                         ValueRange{a, b}, ValueRange{init});
+      rewriter.replaceOp(op, mm->getResults());
+      return success();
+    }
+    // Collapse the batch dimensions into one.
+    auto collapse = [&](Value v) {
+      auto t = cast<RankedTensorType>(v.getType());
+      int64_t batch = 1;
+      for (int64_t d = 0; d < rank - 2; ++d)
+        batch *= t.getDimSize(d);
+      return reshapeTo(rewriter, loc, v,
+                       withShape(v, {batch, t.getDimSize(rank - 2),
+                                     t.getDimSize(rank - 1)}));
+    };
+    Value a3 = collapse(a), b3 = collapse(b);
+    auto a3t = cast<RankedTensorType>(a3.getType());
+    auto b3t = cast<RankedTensorType>(b3.getType());
+    SmallVector<int64_t> shape3 = {a3t.getDimSize(0), a3t.getDimSize(1),
+                                   b3t.getDimSize(2)};
+    Value init = filledTensor(rewriter, loc, shape3, zero);
+    auto bmm =
+        linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{init.getType()},
+                                      ValueRange{a3, b3}, ValueRange{init});
+    rewriter.replaceOp(op,
+                       reshapeTo(rewriter, loc, bmm->getResult(0), outType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+/// A grouped convolution as one linalg.generic. Loops are
+/// (n, g, m, o_1..o_k, c, kk_1..kk_k); `x` is [N, G, Cg, P...] and is read at
+/// (n, g, c, o_i * stride_i + kk_i * dilation_i + offset_i) (a negative
+/// dilation walks the window backwards); `w` is [G, Mg, Cg, K...], or
+/// [G, Cg, Mg, K...] with `swapChannels`, read at kk; the result is
+/// [N, G, Mg, O...]. Every loop appears bare in some map, as linalg needs to
+/// infer the loop bounds.
+Value genericGroupedConv(OpBuilder &b, Location loc, Value x, Value w,
+                         ArrayRef<int64_t> outShape, ArrayRef<int64_t> strides,
+                         ArrayRef<int64_t> dilations, ArrayRef<int64_t> offsets,
+                         const ElemKind &k, bool swapChannels) {
+  MLIRContext *ctx = b.getContext();
+  int64_t sp = strides.size();
+  unsigned numLoops = 4 + 2 * sp;
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  AffineExpr n = dim(0), g = dim(1), m = dim(2), c = dim(3 + sp);
+  SmallVector<AffineExpr> o, kk;
+  for (int64_t i = 0; i < sp; ++i) {
+    o.push_back(dim(3 + i));
+    kk.push_back(dim(4 + sp + i));
+  }
+  SmallVector<AffineExpr> inExprs = {n, g, c}, outExprs = {n, g, m};
+  SmallVector<AffineExpr> filterExprs = {g, swapChannels ? c : m,
+                                         swapChannels ? m : c};
+  for (int64_t i = 0; i < sp; ++i) {
+    inExprs.push_back(o[i] * strides[i] + kk[i] * dilations[i] + offsets[i]);
+    outExprs.push_back(o[i]);
+    filterExprs.push_back(kk[i]);
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, inExprs, ctx),
+                                 AffineMap::get(numLoops, 0, filterExprs, ctx),
+                                 AffineMap::get(numLoops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iters = parallelIterators(numLoops);
+  for (unsigned i = 3 + sp; i < numLoops; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  Value init = filledTensor(b, loc, outShape, scalarConst(b, loc, k.type, 0));
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{x, w}, ValueRange{init},
+      maps, iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value prod = mulScalar(nb, l, k, args[0], args[1]);
+        linalg::YieldOp::create(nb, l, addScalar(nb, l, k, args[2], prod));
+      });
+  return generic.getResult(0);
+}
+
+/// Splits dimension `d` of `v` into (parts, size / parts).
+Value splitDim(OpBuilder &b, Location loc, Value v, int64_t d, int64_t parts) {
+  auto t = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < t.getRank(); ++i) {
+    if (i == d) {
+      shape.push_back(parts);
+      shape.push_back(t.getDimSize(i) / parts);
+    } else {
+      shape.push_back(t.getDimSize(i));
+    }
+  }
+  return reshapeTo(b, loc, v, withShape(v, shape));
+}
+
+/// Creates the named channels-first convolution `OpTy`.
+template <typename OpTy>
+Value namedConv(OpBuilder &b, Location loc, Value x, Value w, Value init,
+                ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+  return OpTy::create(b, loc, TypeRange{init.getType()}, ValueRange{x, w},
+                      ValueRange{init}, b.getI64TensorAttr(strides),
+                      b.getI64TensorAttr(dilations))
+      ->getResult(0);
+}
+
+/// conv -> zero tensor.pad, then linalg.conv_{1d_ncw_fcw, 2d_nchw_fchw,
+/// 3d_ncdhw_fcdhw} for one group, linalg.depthwise_conv_* when every channel
+/// is its own group with one filter, linalg.conv_2d_ngchw_gfchw for other
+/// grouped 2-D convolutions, and a generic for the rest (grouped 1-D / 3-D,
+/// 4-D and beyond).
+struct ConvLowering : OpConversionPattern<ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
+    ElemKind k = elemKind(op.getType());
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+    int64_t sp = strides.size(), group = op.getGroup();
+    Value zero = scalarConst(rewriter, loc, k.type, 0);
+    Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadLow(),
+                         op.getPadHigh(), zero);
+    Value w = adaptor.getFilter();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    int64_t channels = xType.getDimSize(1), filters = wType.getDimSize(0);
+    ArrayRef<int64_t> outShape = outType.getShape();
+    Value result;
+    if (group == 1 && sp <= 3) {
+      Value init = filledTensor(rewriter, loc, outShape, zero);
+      if (sp == 1)
+        result = namedConv<linalg::Conv1DNcwFcwOp>(rewriter, loc, x, w, init,
+                                                   strides, dilations);
+      else if (sp == 2)
+        result = namedConv<linalg::Conv2DNchwFchwOp>(rewriter, loc, x, w, init,
+                                                     strides, dilations);
+      else
+        result = namedConv<linalg::Conv3DNcdhwFcdhwOp>(
+            rewriter, loc, x, w, init, strides, dilations);
+    } else if (group == channels && filters == channels && sp <= 3) {
+      // Depthwise with multiplier 1: the filter [C, 1, K...] is [C, K...].
+      SmallVector<int64_t> wShape = {channels};
+      llvm::append_range(wShape, wType.getShape().drop_front(2));
+      Value wd = reshapeTo(rewriter, loc, w, withShape(w, wShape));
+      Value init = filledTensor(rewriter, loc, outShape, zero);
+      if (sp == 1)
+        result = namedConv<linalg::DepthwiseConv1DNcwCwOp>(
+            rewriter, loc, x, wd, init, strides, dilations);
+      else if (sp == 2)
+        result = namedConv<linalg::DepthwiseConv2DNchwChwOp>(
+            rewriter, loc, x, wd, init, strides, dilations);
+      else
+        result = namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(
+            rewriter, loc, x, wd, init, strides, dilations);
+    } else {
+      // Grouped: [N, G, Cg, ...] x [G, Mg, Cg, K...] -> [N, G, Mg, O...].
+      Value xg = splitDim(rewriter, loc, x, 1, group);
+      Value wg = splitDim(rewriter, loc, w, 0, group);
+      SmallVector<int64_t> outG = {outShape[0], group, filters / group};
+      llvm::append_range(outG, outShape.drop_front(2));
+      Value yg;
+      if (sp == 2) {
+        Value init = filledTensor(rewriter, loc, outG, zero);
+        yg = namedConv<linalg::Conv2DNgchwGfchwOp>(rewriter, loc, xg, wg, init,
+                                                   strides, dilations);
+      } else {
+        SmallVector<int64_t> offsets(sp, 0);
+        yg = genericGroupedConv(rewriter, loc, xg, wg, outG, strides, dilations,
+                                offsets, k, /*swapChannels=*/false);
+      }
+      result = reshapeTo(rewriter, loc, yg, outType);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// conv_transpose -> zero-dilated, padded input convolved with the flipped,
+/// channel-swapped filter in one linalg.generic (see the file comment).
+struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
+    ElemKind k = elemKind(op.getType());
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+    ArrayRef<int64_t> padLow = op.getPadLow();
+    int64_t sp = strides.size(), group = op.getGroup();
+    Value x = adaptor.getInput(), w = adaptor.getFilter();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    ArrayRef<int64_t> outShape = outType.getShape();
+    // Output o reads dilated-input positions o + pad_low + kk * dilation for
+    // kk < K; the zero-dilated input x[i] sits at P + i * stride with
+    // P = dilation * (K - 1). Size the buffer to the largest position read.
+    SmallVector<int64_t> bufShape = {xType.getDimSize(0), xType.getDimSize(1)};
+    SmallVector<int64_t> insertAt = {0, 0}, insertStrides = {1, 1};
+    for (int64_t i = 0; i < sp; ++i) {
+      int64_t kernel = wType.getDimSize(2 + i);
+      int64_t p = dilations[i] * (kernel - 1);
+      int64_t lastRead = outShape[2 + i] - 1 + padLow[i] + p;
+      int64_t lastWritten = p + (xType.getDimSize(2 + i) - 1) * strides[i];
+      bufShape.push_back(std::max(lastRead, lastWritten) + 1);
+      insertAt.push_back(p);
+      insertStrides.push_back(strides[i]);
+    }
+    Value zeros = filledTensor(rewriter, loc, bufShape,
+                               scalarConst(rewriter, loc, k.type, 0));
+    Value dilated = tensor::InsertSliceOp::create(
+        rewriter, loc, x, zeros, indexAttrs(rewriter, insertAt),
+        indexAttrs(rewriter, xType.getShape()),
+        indexAttrs(rewriter, insertStrides));
+    // [N, G, Cg, L...] and the filter [C, Mg, K...] as [G, Cg, Mg, K...].
+    Value xg = splitDim(rewriter, loc, dilated, 1, group);
+    Value wg = splitDim(rewriter, loc, w, 0, group);
+    SmallVector<int64_t> outG = {outShape[0], group, outShape[1] / group};
+    llvm::append_range(outG, outShape.drop_front(2));
+    // The flip: filter tap kk meets the dilated input at
+    // o + pad_low + (K - 1 - kk) * dilation.
+    SmallVector<int64_t> unitStrides(sp, 1), negDilations, offsets;
+    for (int64_t i = 0; i < sp; ++i) {
+      negDilations.push_back(-dilations[i]);
+      offsets.push_back(padLow[i] +
+                        dilations[i] * (wType.getDimSize(2 + i) - 1));
+    }
+    Value yg = genericGroupedConv(rewriter, loc, xg, wg, outG, unitStrides,
+                                  negDilations, offsets, k,
+                                  /*swapChannels=*/true);
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, yg, outType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// Common attributes of max_pool and avg_pool, with the high padding that the
+/// windows actually reach (ceil_mode may read past pad_high; floor mode may
+/// not reach it).
+struct PoolGeometry {
+  SmallVector<int64_t> kernel, strides, dilations, padLow, padHigh, reach;
+  SmallVector<int64_t> inShape, outShape;
+
+  template <typename OpTy>
+  PoolGeometry(OpTy op, RankedTensorType in, RankedTensorType out)
+      : kernel(op.getKernel()), strides(op.getStrides()),
+        dilations(op.getDilations()), padLow(op.getPadLow()),
+        padHigh(op.getPadHigh()), inShape(in.getShape()),
+        outShape(out.getShape()) {
+    for (size_t i = 0; i < kernel.size(); ++i) {
+      int64_t last = (outShape[2 + i] - 1) * strides[i] +
+                     dilations[i] * (kernel[i] - 1) + 1;
+      reach.push_back(std::max<int64_t>(0, last - inShape[2 + i] - padLow[i]));
+    }
+  }
+  int64_t spatial() const { return kernel.size(); }
+};
+
+/// A pooling linalg.generic over (n, c, o..., kk...) combining with `fn`.
+/// Like the named pooling ops it reads an (uninitialized) window tensor at
+/// (kk...), so that every loop appears bare in some map and linalg can infer
+/// the loop bounds.
+Value genericPool(OpBuilder &b, Location loc, Value x, Value init,
+                  const PoolGeometry &g,
+                  function_ref<Value(OpBuilder &, Location, Value, Value)> fn) {
+  MLIRContext *ctx = b.getContext();
+  int64_t sp = g.spatial();
+  unsigned numLoops = 2 + 2 * sp;
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inExprs = {dim(0), dim(1)},
+                          outExprs = {dim(0), dim(1)};
+  SmallVector<AffineExpr> windowExprs;
+  for (int64_t i = 0; i < sp; ++i) {
+    inExprs.push_back(dim(2 + i) * g.strides[i] +
+                      dim(2 + sp + i) * g.dilations[i]);
+    outExprs.push_back(dim(2 + i));
+    windowExprs.push_back(dim(2 + sp + i));
+  }
+  Value window = emptyTensor(
+      b, loc, g.kernel, cast<RankedTensorType>(x.getType()).getElementType());
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, inExprs, ctx),
+                                 AffineMap::get(numLoops, 0, windowExprs, ctx),
+                                 AffineMap::get(numLoops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iters = parallelIterators(numLoops);
+  for (unsigned i = 2 + sp; i < numLoops; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{x, window},
+      ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l, fn(nb, l, args[2], args[0]));
+      });
+  return generic.getResult(0);
+}
+
+/// max_pool -> tensor.pad with the lowest value (-inf, INT_MIN, 0 unsigned),
+/// then linalg.pooling_ncw_max / pooling_nchw_max, or a generic for 3-D and
+/// unsigned types (the named ops compare signed).
+struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
+    Value in = adaptor.getInput();
+    PoolGeometry g(op, cast<RankedTensorType>(in.getType()), outType);
+    ElemKind k = elemKind(op.getType());
+    Value lowest = lowestValue(rewriter, loc, k);
+    Value x = padSpatial(rewriter, loc, in, g.padLow, g.reach, lowest);
+    Value init = filledTensor(rewriter, loc, outType.getShape(), lowest);
+    Value result;
+    bool named = !(k.isUnsigned && !k.isFloat) && g.spatial() <= 2;
+    if (named) {
+      Value window = emptyTensor(rewriter, loc, g.kernel, k.type);
+      Attribute s = rewriter.getI64TensorAttr(g.strides);
+      Attribute d = rewriter.getI64TensorAttr(g.dilations);
+      if (g.spatial() == 1)
+        result = linalg::PoolingNcwMaxOp::create(
+                     rewriter, loc, TypeRange{outType}, ValueRange{x, window},
+                     ValueRange{init}, s, d)
+                     ->getResult(0);
+      else
+        result = linalg::PoolingNchwMaxOp::create(
+                     rewriter, loc, TypeRange{outType}, ValueRange{x, window},
+                     ValueRange{init}, s, d)
+                     ->getResult(0);
+    } else {
+      result = genericPool(rewriter, loc, x, init, g,
+                           [&](OpBuilder &b, Location l, Value acc, Value v) {
+                             return maxScalar(b, l, k, acc, v);
+                           });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// avg_pool -> zero padding, a sum pool (named for 1-D / 2-D), then a division
+/// by the number of window elements inside the input, or inside the input
+/// and its explicit padding with count_include_pad (never the part of a
+/// ceil_mode window that hangs past pad_high), as ONNX and PyTorch define.
+/// The divisors depend only on the output position and are compile-time
+/// tables, one per spatial dimension.
+struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AvgPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
+    Value in = adaptor.getInput();
+    PoolGeometry g(op, cast<RankedTensorType>(in.getType()), outType);
+    ElemKind k = elemKind(op.getType());
+    Value zero = scalarConst(rewriter, loc, k.type, 0);
+    Value x = padSpatial(rewriter, loc, in, g.padLow, g.reach, zero);
+    Value init = filledTensor(rewriter, loc, outType.getShape(), zero);
+    Value sum;
+    if (g.spatial() <= 2) {
+      Value window = emptyTensor(rewriter, loc, g.kernel, k.type);
+      Attribute s = rewriter.getI64TensorAttr(g.strides);
+      Attribute d = rewriter.getI64TensorAttr(g.dilations);
+      if (g.spatial() == 1)
+        sum = linalg::PoolingNcwSumOp::create(rewriter, loc, TypeRange{outType},
+                                              ValueRange{x, window},
+                                              ValueRange{init}, s, d)
+                  ->getResult(0);
+      else
+        sum = linalg::PoolingNchwSumOp::create(
+                  rewriter, loc, TypeRange{outType}, ValueRange{x, window},
+                  ValueRange{init}, s, d)
+                  ->getResult(0);
+    } else {
+      sum = genericPool(rewriter, loc, x, init, g,
+                        [&](OpBuilder &b, Location l, Value acc, Value v) {
+                          return addScalar(b, l, k, acc, v);
+                        });
+    }
+    // Divisor tables: counts[i][o] for spatial dimension i.
+    bool includePad = op.getCountIncludePad();
+    int64_t sp = g.spatial();
+    SmallVector<SmallVector<int64_t>> counts(sp);
+    for (int64_t i = 0; i < sp; ++i) {
+      int64_t lo = includePad ? -g.padLow[i] : 0;
+      int64_t hi = g.inShape[2 + i] + (includePad ? g.padHigh[i] : 0);
+      for (int64_t o = 0; o < g.outShape[2 + i]; ++o) {
+        int64_t start = o * g.strides[i] - g.padLow[i], c = 0;
+        for (int64_t kk = 0; kk < g.kernel[i]; ++kk) {
+          int64_t pos = start + kk * g.dilations[i];
+          c += pos >= lo && pos < hi;
+        }
+        counts[i].push_back(std::max<int64_t>(c, 1));
+      }
+    }
+    // Constant tables become scalars; the others are 1-D operands read with
+    // the map (n, c, o...) -> (o_i).
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = outType.getRank();
+    SmallVector<Value> inputs = {sum};
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+    int64_t constantPart = 1;
+    for (int64_t i = 0; i < sp; ++i) {
+      if (llvm::all_equal(counts[i])) {
+        constantPart *= counts[i].front();
+        continue;
+      }
+      SmallVector<Attribute> attrs;
+      for (int64_t c : counts[i])
+        attrs.push_back(k.isFloat
+                            ? Attribute(rewriter.getFloatAttr(k.type, c))
+                            : Attribute(rewriter.getIntegerAttr(k.type, c)));
+      auto tableType =
+          RankedTensorType::get({int64_t(counts[i].size())}, k.type);
+      inputs.push_back(arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(tableType, attrs)));
+      maps.push_back(AffineMap::get(rank, 0, getAffineDimExpr(2 + i, ctx)));
+    }
+    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+    Value out = emptyTensor(rewriter, loc, outType.getShape(), k.type);
+    auto div = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType}, inputs, ValueRange{out}, maps,
+        parallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value divisor;
+          if (constantPart != 1 || args.size() == 2)
+            divisor = scalarConst(b, l, k.type, double(constantPart));
+          for (size_t j = 1; j + 1 < args.size(); ++j)
+            divisor = divisor ? mulScalar(b, l, k, divisor, args[j]) : args[j];
+          linalg::YieldOp::create(b, l, divScalar(b, l, k, args[0], divisor));
+        });
+    rewriter.replaceOp(op, div->getResults());
+    return success();
+  }
+};
+
+} // namespace
+
+void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc,
+                                             RewritePatternSet &patterns) {
+  patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering,
+               MaxPoolLowering, AvgPoolLowering>(tc, patterns.getContext());
+}

@@ -1,0 +1,389 @@
+//===- Normalization.cpp - softmax, norms, nll_loss and dropout -----------===//
+//
+// The ops that combine reductions with elementwise epilogues. Each becomes a
+// few linalg.generic ops (reductions over some dimensions, then an
+// elementwise op that reads the reduced statistics through projected maps),
+// in the numerically stable forms: softmax subtracts the row maximum, and
+// the norms compute the mean first and then the variance of (x - mean), all
+// in the element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Patterns.h"
+
+using namespace mlir;
+using namespace tcc;
+using namespace tcc::lowering;
+
+namespace {
+
+/// A linalg.generic over `iterShape` that reduces the dimensions `dims`
+/// into a fresh tensor (shape: iterShape without dims) initialised with
+/// `init`; `inputs` are read with `inputMaps`, and `fn(inputs, acc)` gives
+/// the new accumulator.
+Value reduceGeneric(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> iterShape,
+    ArrayRef<int64_t> dims, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+    Value init,
+    function_ref<Value(OpBuilder &, Location, ValueRange, Value)> fn) {
+  unsigned rank = iterShape.size();
+  Value out = filledTensor(b, loc, dropDims(iterShape, dims), init);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(dropDimsMap(b.getContext(), rank, dims));
+  SmallVector<utils::IteratorType> iters = parallelIterators(rank);
+  for (int64_t d : dims)
+    iters[d] = utils::IteratorType::reduction;
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{out.getType()}, inputs, ValueRange{out}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l,
+                                fn(nb, l, args.drop_back(), args.back()));
+      });
+  return generic.getResult(0);
+}
+
+/// An elementwise linalg.generic over `shape` (result element type
+/// `elementType`) reading `inputs` with `inputMaps`.
+Value mapWithMaps(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type elementType, ValueRange inputs,
+                  ArrayRef<AffineMap> inputMaps, ScalarFn fn) {
+  unsigned rank = shape.size();
+  Value out = emptyTensor(b, loc, shape, elementType);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{out.getType()}, inputs, ValueRange{out}, maps,
+      parallelIterators(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l, fn(nb, l, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+/// Mean and 1 / sqrt(var + eps) of `x` over `dims`: two passes, the second
+/// over (x - mean)^2, so that a large mean does not cancel the variance.
+/// Returns {mean, variance, invStd}, shaped like x without `dims`.
+std::tuple<Value, Value, Value> moments(OpBuilder &b, Location loc, Value x,
+                                        ArrayRef<int64_t> dims, double eps,
+                                        const ElemKind &k) {
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  unsigned rank = shape.size();
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= shape[d];
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap stat = dropDimsMap(b.getContext(), rank, dims);
+  SmallVector<int64_t> statShape = dropDims(shape, dims);
+  auto statType = RankedTensorType::get(statShape, k.type);
+  Value zero = scalarConst(b, loc, k.type, 0);
+  Value sum =
+      reduceGeneric(b, loc, shape, dims, ValueRange{x}, {id}, zero,
+                    [](OpBuilder &nb, Location l, ValueRange in, Value acc) {
+                      return Value(arith::AddFOp::create(nb, l, acc, in[0]));
+                    });
+  auto divByCount = [&](Value v) {
+    return mapElementwise(
+        b, loc, statType, ValueRange{v},
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          return Value(arith::DivFOp::create(
+              nb, l, a[0], scalarConst(nb, l, k.type, double(count))));
+        });
+  };
+  Value mean = divByCount(sum);
+  Value sq =
+      reduceGeneric(b, loc, shape, dims, ValueRange{x, mean}, {id, stat}, zero,
+                    [](OpBuilder &nb, Location l, ValueRange in, Value acc) {
+                      Value c = arith::SubFOp::create(nb, l, in[0], in[1]);
+                      return Value(arith::AddFOp::create(
+                          nb, l, acc, arith::MulFOp::create(nb, l, c, c)));
+                    });
+  Value var = divByCount(sq);
+  Value invStd = mapElementwise(
+      b, loc, statType, ValueRange{var},
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value s = math::SqrtOp::create(
+            nb, l,
+            arith::AddFOp::create(nb, l, a[0],
+                                  scalarConst(nb, l, k.type, eps)));
+        return Value(
+            arith::DivFOp::create(nb, l, scalarConst(nb, l, k.type, 1.0), s));
+      });
+  return {mean, var, invStd};
+}
+
+/// softmax / log_softmax -> max over the axis, sum of exp(x - max), then
+/// exp(x - max) / sum or (x - max) - log(sum). NaN in a row propagates to
+/// the whole row through maximumf.
+template <typename OpTy, bool IsLog>
+struct SoftmaxLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    unsigned rank = shape.size();
+    int64_t axis = op.getAxis();
+    ElemKind k = elemKind(type);
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap row = dropDimsMap(rewriter.getContext(), rank, {axis});
+    Value max = reduceGeneric(
+        rewriter, loc, shape, {axis}, ValueRange{x}, {id},
+        lowestValue(rewriter, loc, k),
+        [](OpBuilder &b, Location l, ValueRange in, Value acc) {
+          return Value(arith::MaximumFOp::create(b, l, acc, in[0]));
+        });
+    Value sum =
+        reduceGeneric(rewriter, loc, shape, {axis}, ValueRange{x, max},
+                      {id, row}, scalarConst(rewriter, loc, k.type, 0),
+                      [](OpBuilder &b, Location l, ValueRange in, Value acc) {
+                        Value e = math::ExpOp::create(
+                            b, l, arith::SubFOp::create(b, l, in[0], in[1]));
+                        return Value(arith::AddFOp::create(b, l, acc, e));
+                      });
+    Value result = mapWithMaps(
+        rewriter, loc, shape, k.type, ValueRange{x, max, sum}, {id, row, row},
+        [](OpBuilder &b, Location l, ValueRange in) -> Value {
+          Value shifted = arith::SubFOp::create(b, l, in[0], in[1]);
+          if (IsLog)
+            return arith::SubFOp::create(b, l, shifted,
+                                         math::LogOp::create(b, l, in[2]));
+          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
+                                       in[2]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// layer_norm -> moments over axis..rank-1, then
+/// (x - mean) * invStd * scale (+ bias); mean and invStd are returned with
+/// the normalized dimensions kept as 1.
+struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = shape.size(), axis = op.getAxis();
+    ElemKind k = elemKind(type);
+    SmallVector<int64_t> dims;
+    for (int64_t d = axis; d < rank; ++d)
+      dims.push_back(d);
+    auto [mean, var, invStd] =
+        moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(), k);
+    (void)var;
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap stat = dropDimsMap(ctx, rank, dims);
+    SmallVector<int64_t> pre;
+    for (int64_t d = 0; d < axis; ++d)
+      pre.push_back(d);
+    AffineMap param = dropDimsMap(ctx, rank, pre);
+    SmallVector<Value> inputs = {x, mean, invStd, adaptor.getScale()};
+    SmallVector<AffineMap> maps = {id, stat, stat, param};
+    bool hasBias = bool(adaptor.getBias());
+    if (hasBias) {
+      inputs.push_back(adaptor.getBias());
+      maps.push_back(param);
+    }
+    Value y =
+        mapWithMaps(rewriter, loc, shape, k.type, inputs, maps,
+                    [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+                      Value c = arith::SubFOp::create(b, l, in[0], in[1]);
+                      Value n = arith::MulFOp::create(b, l, c, in[2]);
+                      Value s = arith::MulFOp::create(b, l, n, in[3]);
+                      if (hasBias)
+                        return arith::AddFOp::create(b, l, s, in[4]);
+                      return s;
+                    });
+    auto statType =
+        convertedTensorType(*getTypeConverter(), op.getMean().getType());
+    rewriter.replaceOp(op, {y, reshapeTo(rewriter, loc, mean, statType),
+                            reshapeTo(rewriter, loc, invStd, statType)});
+    return success();
+  }
+};
+
+/// batch_norm_inference -> one elementwise generic reading the per-channel
+/// parameters with the map (n, c, ...) -> (c).
+struct BatchNormInferenceLowering : OpConversionPattern<BatchNormInferenceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BatchNormInferenceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank();
+    ElemKind k = elemKind(type);
+    double eps = op.getEpsilon().convertToDouble();
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap channel = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(1));
+    Value y =
+        mapWithMaps(rewriter, loc, type.getShape(), k.type,
+                    ValueRange{x, adaptor.getScale(), adaptor.getBias(),
+                               adaptor.getMean(), adaptor.getVariance()},
+                    {id, channel, channel, channel, channel},
+                    [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+                      Value c = arith::SubFOp::create(b, l, in[0], in[3]);
+                      Value s = math::SqrtOp::create(
+                          b, l,
+                          arith::AddFOp::create(
+                              b, l, in[4], scalarConst(b, l, k.type, eps)));
+                      Value n = arith::DivFOp::create(b, l, c, s);
+                      return arith::AddFOp::create(
+                          b, l, arith::MulFOp::create(b, l, n, in[1]), in[2]);
+                    });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// batch_norm_training -> moments over every dimension but 1, then the
+/// normalization; returns the batch mean and the biased batch variance.
+struct BatchNormTrainingLowering : OpConversionPattern<BatchNormTrainingOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BatchNormTrainingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank();
+    ElemKind k = elemKind(type);
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != 1)
+        dims.push_back(d);
+    auto [mean, var, invStd] =
+        moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(), k);
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap channel = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(1));
+    Value y = mapWithMaps(
+        rewriter, loc, type.getShape(), k.type,
+        ValueRange{x, mean, invStd, adaptor.getScale(), adaptor.getBias()},
+        {id, channel, channel, channel, channel},
+        [&](OpBuilder &b, Location l, ValueRange in) -> Value {
+          Value c = arith::SubFOp::create(b, l, in[0], in[1]);
+          Value n = arith::MulFOp::create(b, l, c, in[2]);
+          return arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, n, in[3]), in[4]);
+        });
+    rewriter.replaceOp(op, {y, mean, var});
+    return success();
+  }
+};
+
+/// nll_loss -> a linalg.generic over the target positions reading the
+/// log-probability of the target class with tensor.extract (the class index
+/// clamped like a gather index), then, for sum / mean, a reduction of
+/// (loss, weight) pairs; mean divides the loss sum by the weight sum (NaN
+/// when every target is ignored, as PyTorch). Ignored positions contribute a
+/// plain 0, never -x * 0, which would be NaN for x = -inf.
+struct NllLossLowering : OpConversionPattern<NllLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NllLossOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput(), target = adaptor.getTarget();
+    Value weight = adaptor.getWeight();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto tType = cast<RankedTensorType>(target.getType());
+    ElemKind k = elemKind(xType);
+    int64_t classes = xType.getDimSize(1);
+    int64_t rank = tType.getRank();
+    std::optional<int64_t> ignore = op.getIgnoreIndex();
+    LossReduction reduction = op.getReduction();
+    // The per-position (loss, weight), computed in the generic body.
+    auto lossAndWeight = [&](OpBuilder &b, Location l,
+                             Value t) -> std::pair<Value, Value> {
+      Value cls = wrapAndClampIndex(b, l, t, classes);
+      SmallVector<Value> at = {linalg::IndexOp::create(b, l, 0), cls};
+      for (int64_t d = 1; d < rank; ++d)
+        at.push_back(linalg::IndexOp::create(b, l, d));
+      Value logp = tensor::ExtractOp::create(b, l, x, at);
+      Value w = weight ? Value(tensor::ExtractOp::create(b, l, weight, cls))
+                       : scalarConst(b, l, k.type, 1.0);
+      Value loss =
+          arith::NegFOp::create(b, l, arith::MulFOp::create(b, l, logp, w));
+      if (ignore) {
+        Value ig = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, t,
+                                         intConst(b, l, t.getType(), *ignore));
+        Value zero = scalarConst(b, l, k.type, 0);
+        loss = arith::SelectOp::create(b, l, ig, zero, loss);
+        w = arith::SelectOp::create(b, l, ig, zero, w);
+      }
+      return {loss, w};
+    };
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    if (reduction == LossReduction::none) {
+      Value y = mapWithMaps(rewriter, loc, tType.getShape(), k.type,
+                            ValueRange{target}, {id},
+                            [&](OpBuilder &b, Location l, ValueRange in) {
+                              return lossAndWeight(b, l, in[0]).first;
+                            });
+      rewriter.replaceOp(op, y);
+      return success();
+    }
+    Value zero = scalarConst(rewriter, loc, k.type, 0);
+    Value lossInit = filledTensor(rewriter, loc, {}, zero);
+    Value weightInit = filledTensor(rewriter, loc, {}, zero);
+    AffineMap scalarMap = AffineMap::get(rank, 0, rewriter.getContext());
+    SmallVector<utils::IteratorType> iters(rank,
+                                           utils::IteratorType::reduction);
+    auto sums = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{lossInit.getType(), weightInit.getType()},
+        ValueRange{target}, ValueRange{lossInit, weightInit},
+        SmallVector<AffineMap>{id, scalarMap, scalarMap}, iters,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          auto [loss, w] = lossAndWeight(b, l, args[0]);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::AddFOp::create(b, l, args[1], loss),
+                         arith::AddFOp::create(b, l, args[2], w)});
+        });
+    Value result = sums.getResult(0);
+    if (reduction == LossReduction::mean)
+      result = mapElementwise(
+          rewriter, loc, cast<RankedTensorType>(result.getType()),
+          ValueRange{result, sums.getResult(1)},
+          [](OpBuilder &b, Location l, ValueRange a) {
+            return Value(arith::DivFOp::create(b, l, a[0], a[1]));
+          });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// dropout outside training: the identity and an all-true mask. (The
+/// training passes replace it before lowering once it carries RNG state.)
+struct DropoutLowering : OpConversionPattern<DropoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto maskType = cast<RankedTensorType>(op.getMask().getType());
+    Value mask = arith::ConstantOp::create(
+        rewriter, op.getLoc(),
+        DenseElementsAttr::get(maskType, rewriter.getBoolAttr(true)));
+    rewriter.replaceOp(op, {adaptor.getInput(), mask});
+    return success();
+  }
+};
+
+} // namespace
+
+void tcc::lowering::populateNormalizationPatterns(const TypeConverter &tc,
+                                                  RewritePatternSet &patterns) {
+  patterns.add<SoftmaxLowering<SoftmaxOp, false>,
+               SoftmaxLowering<LogSoftmaxOp, true>, LayerNormLowering,
+               BatchNormInferenceLowering, BatchNormTrainingLowering,
+               NllLossLowering, DropoutLowering>(tc, patterns.getContext());
+}

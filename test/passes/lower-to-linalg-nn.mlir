@@ -1,0 +1,235 @@
+// RUN: tcc-opt --split-input-file --tcc-lower-to-linalg %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-lower-to-linalg %s | FileCheck %s --check-prefix=NOTCC
+
+// Matmul, convolution and pooling become named linalg ops where one computes
+// exactly the tcc op, and linalg.generic otherwise; padding is an explicit
+// tensor.pad. No tcc op survives anywhere:
+// NOTCC-NOT: tcc.
+
+// Tests that a 2-D matmul is linalg.matmul into a zero-filled result.
+// CHECK-LABEL: func.func @matmul_2d
+//  CHECK-SAME:   (%[[A:.+]]: tensor<3x4xf32>, %[[B:.+]]: tensor<4x5xf32>)
+//       CHECK:   %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+//       CHECK:   %[[INIT:.+]] = linalg.fill ins(%[[Z]] : f32) outs(%{{.+}} : tensor<3x5xf32>)
+//       CHECK:   %[[R:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<3x4xf32>, tensor<4x5xf32>) outs(%[[INIT]] : tensor<3x5xf32>)
+//       CHECK:   return %[[R]]
+func.func @matmul_2d(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %0 = tcc.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// Tests that a 3-D matmul is linalg.batch_matmul, here on i32.
+// CHECK-LABEL: func.func @matmul_3d_i32
+//       CHECK:   linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<2x3x4xi32>, tensor<2x4x5xi32>) outs(%{{.+}} : tensor<2x3x5xi32>)
+func.func @matmul_3d_i32(%a: tensor<2x3x4xi32>, %b: tensor<2x4x5xi32>) -> tensor<2x3x5xi32> {
+  %0 = tcc.matmul %a, %b : (tensor<2x3x4xi32>, tensor<2x4x5xi32>) -> tensor<2x3x5xi32>
+  return %0 : tensor<2x3x5xi32>
+}
+
+// -----
+
+// Tests that several batch dimensions are collapsed into one for
+// linalg.batch_matmul and expanded again.
+// CHECK-LABEL: func.func @matmul_batched
+//       CHECK:   %[[A:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : tensor<2x5x3x4xf32> into tensor<10x3x4xf32>
+//       CHECK:   %[[B:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : tensor<2x5x4x6xf32> into tensor<10x4x6xf32>
+//       CHECK:   %[[R:.+]] = linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<10x3x4xf32>, tensor<10x4x6xf32>)
+//       CHECK:   tensor.expand_shape %[[R]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 5, 3, 6]
+func.func @matmul_batched(%a: tensor<2x5x3x4xf32>, %b: tensor<2x5x4x6xf32>) -> tensor<2x5x3x6xf32> {
+  %0 = tcc.matmul %a, %b : (tensor<2x5x3x4xf32>, tensor<2x5x4x6xf32>) -> tensor<2x5x3x6xf32>
+  return %0 : tensor<2x5x3x6xf32>
+}
+
+// -----
+
+// Tests that a padded, strided 2-D convolution is a zero tensor.pad and
+// linalg.conv_2d_nchw_fchw with the strides and dilations.
+// CHECK-LABEL: func.func @conv2d
+//  CHECK-SAME:   (%[[X:.+]]: tensor<1x2x5x5xf32>, %[[W:.+]]: tensor<3x2x3x3xf32>)
+//       CHECK:   %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+//       CHECK:   %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:     tensor.yield %[[Z]] : f32
+//       CHECK:   } : tensor<1x2x5x5xf32> to tensor<1x2x7x7xf32>
+//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>}
+//  CHECK-SAME:     ins(%[[P]], %[[W]] : tensor<1x2x7x7xf32>, tensor<3x2x3x3xf32>)
+func.func @conv2d(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x3x5xf32> {
+  %0 = tcc.conv %x, %w {strides = array<i64: 2, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x5xf32>
+  return %0 : tensor<1x3x3x5xf32>
+}
+
+// -----
+
+// Tests that 1-D and 3-D ungrouped convolutions use their named ops.
+// CHECK-LABEL: func.func @conv1d_conv3d
+//       CHECK:   linalg.conv_1d_ncw_fcw {dilations = dense<3> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+//       CHECK:   linalg.conv_3d_ncdhw_fcdhw
+func.func @conv1d_conv3d(%x: tensor<2x2x7xf32>, %w: tensor<3x2x2xf32>, %y: tensor<1x2x3x4x3xf32>, %v: tensor<2x2x2x2x2xf32>) -> (tensor<2x3x4xf32>, tensor<1x2x2x2x2xf32>) {
+  %0 = tcc.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 3>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, group = 1 : i64} : (tensor<2x2x7xf32>, tensor<3x2x2xf32>) -> tensor<2x3x4xf32>
+  %1 = tcc.conv %y, %v {strides = array<i64: 1, 2, 1>, dilations = array<i64: 1, 1, 1>, pad_low = array<i64: 0, 0, 0>, pad_high = array<i64: 0, 0, 0>, group = 1 : i64} : (tensor<1x2x3x4x3xf32>, tensor<2x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32>
+  return %0, %1 : tensor<2x3x4xf32>, tensor<1x2x2x2x2xf32>
+}
+
+// -----
+
+// Tests that a grouped 2-D convolution splits the channels into
+// [N, G, C/G, ...] and the filters into [G, M/G, C/G, ...] for
+// linalg.conv_2d_ngchw_gfchw, then merges the groups again.
+// CHECK-LABEL: func.func @conv2d_grouped
+//       CHECK:   %[[P:.+]] = tensor.pad
+//       CHECK:   %[[XG:.+]] = tensor.expand_shape %[[P]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 2, 7, 7]
+//       CHECK:   %[[WG:.+]] = tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2], [3], [4]] output_shape [2, 3, 2, 2, 3]
+//       CHECK:   %[[Y:.+]] = linalg.conv_2d_ngchw_gfchw {dilations = dense<[2, 1]> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+//  CHECK-SAME:     ins(%[[XG]], %[[WG]] : tensor<2x2x2x7x7xf32>, tensor<2x3x2x2x3xf32>)
+//       CHECK:   tensor.collapse_shape %[[Y]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x3x3x3xf32> into tensor<2x6x3x3xf32>
+func.func @conv2d_grouped(%x: tensor<2x4x6x5xf32>, %w: tensor<6x2x2x3xf32>) -> tensor<2x6x3x3xf32> {
+  %0 = tcc.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 2, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 2>, group = 2 : i64} : (tensor<2x4x6x5xf32>, tensor<6x2x2x3xf32>) -> tensor<2x6x3x3xf32>
+  return %0 : tensor<2x6x3x3xf32>
+}
+
+// -----
+
+// Tests that a depthwise convolution (group = C = M) drops the filter's unit
+// dimension for linalg.depthwise_conv_2d_nchw_chw.
+// CHECK-LABEL: func.func @conv2d_depthwise
+//  CHECK-SAME:   (%[[X:.+]]: tensor<1x3x4x4xf32>, %[[W:.+]]: tensor<3x1x2x2xf32>)
+//       CHECK:   %[[WD:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2], [3]] : tensor<3x1x2x2xf32> into tensor<3x2x2xf32>
+//       CHECK:   linalg.depthwise_conv_2d_nchw_chw
+//  CHECK-SAME:     ins(%[[X]], %[[WD]] : tensor<1x3x4x4xf32>, tensor<3x2x2xf32>)
+func.func @conv2d_depthwise(%x: tensor<1x3x4x4xf32>, %w: tensor<3x1x2x2xf32>) -> tensor<1x3x3x3xf32> {
+  %0 = tcc.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 3 : i64} : (tensor<1x3x4x4xf32>, tensor<3x1x2x2xf32>) -> tensor<1x3x3x3xf32>
+  return %0 : tensor<1x3x3x3xf32>
+}
+
+// -----
+
+// Tests that a grouped 1-D convolution with stride and dilation is one
+// generic over (n, g, m, o, c, k) reading the input at o * 2 + k * 2.
+// CHECK-DAG:   #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d3 * 2 + d5 * 2)>
+// CHECK-DAG:   #[[FILTER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d4, d5)>
+// CHECK-DAG:   #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @conv1d_grouped
+//       CHECK:   tensor.pad %{{.+}} low[0, 0, 2] high[0, 0, 1]
+//       CHECK:   linalg.generic {indexing_maps = [#[[IN]], #[[FILTER]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+//  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<1x2x2x12xf32>, tensor<2x2x2x3xf32>)
+//       CHECK:     arith.mulf
+//       CHECK:     arith.addf
+//       CHECK:   tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3]] : tensor<1x2x2x4xf32> into tensor<1x4x4xf32>
+func.func @conv1d_grouped(%x: tensor<1x4x9xf32>, %w: tensor<4x2x3xf32>) -> tensor<1x4x4xf32> {
+  %0 = tcc.conv %x, %w {strides = array<i64: 2>, dilations = array<i64: 2>, pad_low = array<i64: 2>, pad_high = array<i64: 1>, group = 2 : i64} : (tensor<1x4x9xf32>, tensor<4x2x3xf32>) -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+// Tests that conv_transpose zero-dilates the input by the stride into a
+// zero buffer padded by dilation * (K - 1) = 2, then convolves with stride 1:
+// the window walks backwards (the flipped filter) from o + pad_low + 2, and
+// the filter is read as [G, C/G, M/G, K] (channels swapped).
+// CHECK-DAG:   #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d3 - d5 + 3)>
+// CHECK-DAG:   #[[FILTER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d4, d2, d5)>
+// CHECK-LABEL: func.func @conv_transpose_1d
+//  CHECK-SAME:   (%[[X:.+]]: tensor<1x4x5xf32>, %[[W:.+]]: tensor<4x3x3xf32>)
+//       CHECK:   %[[Z:.+]] = linalg.fill {{.+}} -> tensor<1x4x14xf32>
+//       CHECK:   %[[D:.+]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 2] [1, 4, 5] [1, 1, 2]
+//       CHECK:   %[[XG:.+]] = tensor.expand_shape %[[D]] {{\[\[}}0], [1, 2], [3]] output_shape [1, 2, 2, 14]
+//       CHECK:   %[[WG:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 2, 3, 3]
+//       CHECK:   %[[Y:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[FILTER]], #{{.+}}]
+//  CHECK-SAME:     ins(%[[XG]], %[[WG]] : tensor<1x2x2x14xf32>, tensor<2x2x3x3xf32>)
+//       CHECK:   tensor.collapse_shape %[[Y]] {{\[\[}}0], [1, 2], [3]] : tensor<1x2x3x11xf32> into tensor<1x6x11xf32>
+func.func @conv_transpose_1d(%x: tensor<1x4x5xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x6x11xf32> {
+  %0 = tcc.conv_transpose %x, %w {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 1>, pad_high = array<i64: 0>, output_padding = array<i64: 1>, group = 2 : i64} : (tensor<1x4x5xf32>, tensor<4x3x3xf32>) -> tensor<1x6x11xf32>
+  return %0 : tensor<1x6x11xf32>
+}
+
+// -----
+
+// Tests that a ceil_mode max pool pads with -inf up to the last window's
+// reach (2 rows, 1 column, past pad_high) for linalg.pooling_nchw_max.
+// CHECK-LABEL: func.func @max_pool_ceil
+//       CHECK:   %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+//       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 0] high[0, 0, 2, 1]
+//       CHECK:     tensor.yield %[[NINF]] : f32
+//       CHECK:   %[[INIT:.+]] = linalg.fill ins(%[[NINF]] : f32)
+//       CHECK:   %[[WIN:.+]] = tensor.empty() : tensor<3x2xf32>
+//       CHECK:   linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+//  CHECK-SAME:     ins(%[[P]], %[[WIN]] : tensor<1x2x9x8xf32>, tensor<3x2xf32>) outs(%[[INIT]] : tensor<1x2x4x4xf32>)
+func.func @max_pool_ceil(%x: tensor<1x2x6x7xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = tcc.max_pool %x {kernel = array<i64: 3, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 1, 0>, ceil_mode = true} : tensor<1x2x6x7xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Tests that a ui8 max pool is a generic with arith.maxui (the named ops
+// compare signed), starting from 0.
+// CHECK-LABEL: func.func @max_pool_ui8
+//       CHECK:   %[[Z:.+]] = arith.constant 0 : i8
+//       CHECK:   linalg.fill ins(%[[Z]] : i8)
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+//       CHECK:     arith.maxui
+func.func @max_pool_ui8(%x: tensor<1x1x4x4xui8>) -> tensor<1x1x2x2xui8> {
+  %0 = tcc.max_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x1x4x4xui8> -> tensor<1x1x2x2xui8>
+  return %0 : tensor<1x1x2x2xui8>
+}
+
+// -----
+
+// Tests that a 1-D dilated max pool is linalg.pooling_ncw_max.
+// CHECK-LABEL: func.func @max_pool_1d
+//       CHECK:   linalg.pooling_ncw_max {dilations = dense<2> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>}
+func.func @max_pool_1d(%x: tensor<2x1x9xf32>) -> tensor<2x1x3xf32> {
+  %0 = tcc.max_pool %x {kernel = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 2>, pad_low = array<i64: 0>, pad_high = array<i64: 0>} : tensor<2x1x9xf32> -> tensor<2x1x3xf32>
+  return %0 : tensor<2x1x3xf32>
+}
+
+// -----
+
+// Tests that a ceil_mode average pool with count_include_pad sums with
+// linalg.pooling_nchw_sum, then divides by per-dimension divisor tables that
+// count the padding but not the last window's part past pad_high (2).
+// CHECK-DAG:   #[[ROWS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2)>
+// CHECK-DAG:   #[[COLS:.+]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @avg_pool_ceil
+//       CHECK:   %[[SUM:.+]] = linalg.pooling_nchw_sum
+//       CHECK:   %[[T0:.+]] = arith.constant dense<[3.000000e+00, 3.000000e+00, 3.000000e+00, 2.000000e+00]> : tensor<4xf32>
+//       CHECK:   %[[T1:.+]] = arith.constant dense<[3.000000e+00, 3.000000e+00, 3.000000e+00, 2.000000e+00]> : tensor<4xf32>
+//       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[ROWS]], #[[COLS]], #{{.+}}]
+//  CHECK-SAME:     ins(%[[SUM]], %[[T0]], %[[T1]] : tensor<1x1x4x4xf32>, tensor<4xf32>, tensor<4xf32>)
+//       CHECK:   ^bb0(%[[S:.+]]: f32, %[[A:.+]]: f32, %[[B:.+]]: f32, %{{.+}}: f32):
+//       CHECK:     %[[D:.+]] = arith.mulf %[[A]], %[[B]] : f32
+//       CHECK:     arith.divf %[[S]], %[[D]] : f32
+func.func @avg_pool_ceil(%x: tensor<1x1x6x6xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = tcc.avg_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, ceil_mode = true, count_include_pad = true} : tensor<1x1x6x6xf32> -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Tests that an unpadded average pool divides by one constant.
+// CHECK-LABEL: func.func @avg_pool_plain
+//       CHECK:   linalg.pooling_nchw_sum
+//       CHECK:   linalg.generic
+//       CHECK:     %[[N:.+]] = arith.constant 4.000000e+00 : f32
+//       CHECK:     arith.divf %{{.+}}, %[[N]] : f32
+func.func @avg_pool_plain(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  %0 = tcc.avg_pool %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// Tests that a 3-D average pool is a generic pool with a window operand that
+// gives linalg the window loops' bounds.
+// CHECK-DAG:   #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d6, d7)>
+// CHECK-LABEL: func.func @avg_pool_3d
+//       CHECK:   %[[W:.+]] = tensor.empty() : tensor<2x2x2xf32>
+//       CHECK:   linalg.generic {indexing_maps = [#{{.+}}, #[[WIN]], #{{.+}}]
+//  CHECK-SAME:     ins(%{{.+}}, %[[W]] : tensor<1x1x3x3x4xf32>, tensor<2x2x2xf32>)
+//       CHECK:     arith.addf
+func.func @avg_pool_3d(%x: tensor<1x1x3x3x4xf32>) -> tensor<1x1x2x1x2xf32> {
+  %0 = tcc.avg_pool %x {kernel = array<i64: 2, 2, 2>, strides = array<i64: 1, 2, 2>, dilations = array<i64: 1, 1, 1>, pad_low = array<i64: 0, 0, 0>, pad_high = array<i64: 0, 0, 0>} : tensor<1x1x3x3x4xf32> -> tensor<1x1x2x1x2xf32>
+  return %0 : tensor<1x1x2x1x2xf32>
+}
