@@ -49,7 +49,8 @@ def PlanMemoryPass : Pass<"tcc-plan-memory", "mlir::ModuleOp"> {
            "Byte alignment of every buffer and of both regions">
   ];
   let dependentDialects = ["mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {

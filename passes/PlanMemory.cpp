@@ -11,6 +11,7 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -158,8 +159,10 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
       return func.emitError("argument ")
              << arg.getArgNumber() << " has no tcc.input or tcc.param name";
     }
+    // Inputs are all written before the run, so they are all live at its
+    // start, even one the body never reads (CastLike's `like`).
     b.start = 0;
-    b.end = lastUse(arg, block, index);
+    b.end = std::max<int64_t>(lastUse(arg, block, index), 0);
     buffers.push_back(b);
   }
   // Allocations in the body.
@@ -296,6 +299,23 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   BitVector eraseResults(func.getNumResults(), true);
   if (failed(func.eraseResults(eraseResults)))
     return failure();
+
+  // A copy between non-contiguous views would become a call to MLIR's
+  // runtime (memrefCopy), which an artifact must not import: make it a
+  // linalg.copy, which becomes loops.
+  SmallVector<memref::CopyOp> stridedCopies;
+  func.walk([&](memref::CopyOp copy) {
+    auto src = cast<MemRefType>(copy.getSource().getType());
+    auto dst = cast<MemRefType>(copy.getTarget().getType());
+    if (!src.getLayout().isIdentity() || !dst.getLayout().isIdentity())
+      stridedCopies.push_back(copy);
+  });
+  for (memref::CopyOp copy : stridedCopies) {
+    OpBuilder cb(copy);
+    linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  }
 
   // Record the plan for the artifact writer.
   SmallVector<Attribute> entries;

@@ -35,45 +35,7 @@ FATAL = ("crash", "internal error", "timeout")
 # --- A minimal protobuf reader: just enough of ModelProto to tell whether a
 # --- value that tcc needs at compile time is computed from a graph input.
 
-def _varint(buf, pos):
-    result = shift = 0
-    while True:
-        if pos >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(buf):
-    """Yields (field number, wire type, value) of one protobuf message; the
-    value of a length-delimited field is its bytes."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(buf, pos)
-        elif wire == 1:
-            value, pos = buf[pos:pos + 8], pos + 8
-        elif wire == 2:
-            n, pos = _varint(buf, pos)
-            value, pos = buf[pos:pos + n], pos + n
-        elif wire == 5:
-            value, pos = buf[pos:pos + 4], pos + 4
-        else:
-            raise ValueError("unsupported wire type %d" % wire)
-        yield field, wire, value
-
-
-def _string_field(msg, number):
-    for field, wire, value in _fields(msg):
-        if field == number and wire == 2:
-            return value.decode("utf-8", "replace")
-    return ""
+from protobuf_wire import fields as _fields, string_field as _string_field, varint as _varint
 
 
 def read_graph(path):
