@@ -64,6 +64,21 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
              tc.isLegal(&f.getBody());
     });
 
+    // Unsigned tensors at a function's boundary become signless; remember
+    // the element type the model declared, so the artifact's descriptor can
+    // still say u8 (tcc-plan-memory reads tcc.element_type).
+    getOperation()->walk([&](func::FuncOp f) {
+      auto note = [&](Type t, auto setAttr) {
+        if (auto rt = dyn_cast<RankedTensorType>(t))
+          if (rt.getElementType().isUnsignedInteger())
+            setAttr(TypeAttr::get(rt.getElementType()));
+      };
+      for (auto [i, t] : llvm::enumerate(f.getArgumentTypes()))
+        note(t, [&](TypeAttr a) { f.setArgAttr(i, "tcc.element_type", a); });
+      for (auto [i, t] : llvm::enumerate(f.getResultTypes()))
+        note(t, [&](TypeAttr a) { f.setResultAttr(i, "tcc.element_type", a); });
+    });
+
     RewritePatternSet patterns(ctx);
     populateElementwisePatterns(tc, patterns);
     populateDataMovementPatterns(tc, patterns);

@@ -31,6 +31,7 @@ namespace {
 /// One buffer to place.
 struct Buffer {
   std::string name; // for inputs, outputs and parameters; empty otherwise
+  Type declaredType; // element type the model declared (ui8 before lowering)
   StringRef role;   // "input", "output", "param", or "temp"
   MemRefType type;
   int64_t size = 0;
@@ -161,6 +162,9 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     }
     // Inputs are all written before the run, so they are all live at its
     // start, even one the body never reads (CastLike's `like`).
+    if (auto t = func.getArgAttrOfType<TypeAttr>(arg.getArgNumber(),
+                                                 "tcc.element_type"))
+      b.declaredType = t.getValue();
     b.start = 0;
     b.end = std::max<int64_t>(lastUse(arg, block, index), 0);
     buffers.push_back(b);
@@ -219,17 +223,22 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !type.hasStaticShape())
       return func.emitError("result ") << i << " is not a static memref";
+    Type declared;
+    if (auto t = func.getResultAttrOfType<TypeAttr>(i, "tcc.element_type"))
+      declared = t.getValue();
     auto alloc = operand.getDefiningOp<memref::AllocOp>();
     if (alloc && claimed.insert(alloc).second) {
       Buffer &b = buffers[allocBuffer[operand]];
       b.role = "output";
       b.name = name.str();
+      b.declaredType = declared;
       b.end = endIndex;
       continue;
     }
     Buffer b;
     b.role = "output";
     b.name = name.str();
+    b.declaredType = declared;
     b.type = MemRefType::get(type.getShape(), type.getElementType());
     b.size = byteSize(b.type);
     b.start = endIndex - 1;
@@ -329,7 +338,9 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     e.append("offset", b.getI64IntegerAttr(buf.offset));
     e.append("size", b.getI64IntegerAttr(buf.size));
     e.append("shape", b.getDenseI64ArrayAttr(buf.type.getShape()));
-    e.append("element_type", TypeAttr::get(buf.type.getElementType()));
+    e.append("element_type",
+             TypeAttr::get(buf.declaredType ? buf.declaredType
+                                            : buf.type.getElementType()));
     entries.push_back(e.getDictionary(ctx));
   }
   func->setAttr("tcc.plan", b.getArrayAttr(entries));
