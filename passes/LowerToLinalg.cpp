@@ -66,17 +66,24 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
 
     // Unsigned tensors at a function's boundary become signless; remember
     // the element type the model declared, so the artifact's descriptor can
-    // still say u8 (tcc-plan-memory reads tcc.element_type).
+    // still say u8 (tcc-plan-memory reads tcc.declared_types).
+    // Only entry points (functions with named inputs or outputs) matter.
     getOperation()->walk([&](func::FuncOp f) {
-      auto note = [&](Type t, auto setAttr) {
+      SmallVector<NamedAttribute> declared;
+      auto note = [&](Type t, std::string key) {
         if (auto rt = dyn_cast<RankedTensorType>(t))
           if (rt.getElementType().isUnsignedInteger())
-            setAttr(TypeAttr::get(rt.getElementType()));
+            declared.push_back(NamedAttribute(
+                StringAttr::get(ctx, key), TypeAttr::get(rt.getElementType())));
       };
       for (auto [i, t] : llvm::enumerate(f.getArgumentTypes()))
-        note(t, [&](TypeAttr a) { f.setArgAttr(i, "tcc.element_type", a); });
+        if (f.getArgAttr(i, "tcc.input"))
+          note(t, "arg" + std::to_string(i));
       for (auto [i, t] : llvm::enumerate(f.getResultTypes()))
-        note(t, [&](TypeAttr a) { f.setResultAttr(i, "tcc.element_type", a); });
+        if (f.getResultAttr(i, "tcc.output"))
+          note(t, "result" + std::to_string(i));
+      if (!declared.empty())
+        f->setAttr("tcc.declared_types", DictionaryAttr::get(ctx, declared));
     });
 
     RewritePatternSet patterns(ctx);

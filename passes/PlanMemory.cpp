@@ -136,6 +136,15 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   int64_t endIndex = int64_t(block.getOperations().size()) + 1;
   auto ret = cast<func::ReturnOp>(block.getTerminator());
 
+  // Element types the model declared where lowering made them signless.
+  auto declaredTypes = func->getAttrOfType<DictionaryAttr>("tcc.declared_types");
+  auto declaredType = [&](const std::string &key) -> Type {
+    if (!declaredTypes)
+      return {};
+    if (auto t = declaredTypes.getAs<TypeAttr>(key))
+      return t.getValue();
+    return {};
+  };
   std::vector<Buffer> buffers;
   buffers.reserve(func.getNumArguments() + ret.getNumOperands() + 16);
   // Arguments: inputs (arena) and parameters (state).
@@ -162,9 +171,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     }
     // Inputs are all written before the run, so they are all live at its
     // start, even one the body never reads (CastLike's `like`).
-    if (auto t = func.getArgAttrOfType<TypeAttr>(arg.getArgNumber(),
-                                                 "tcc.element_type"))
-      b.declaredType = t.getValue();
+    if (auto t = declaredType("arg" + std::to_string(arg.getArgNumber())))
+      b.declaredType = t;
     b.start = 0;
     b.end = std::max<int64_t>(lastUse(arg, block, index), 0);
     buffers.push_back(b);
@@ -223,9 +231,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !type.hasStaticShape())
       return func.emitError("result ") << i << " is not a static memref";
-    Type declared;
-    if (auto t = func.getResultAttrOfType<TypeAttr>(i, "tcc.element_type"))
-      declared = t.getValue();
+    Type declared = declaredType("result" + std::to_string(i));
     auto alloc = operand.getDefiningOp<memref::AllocOp>();
     if (alloc && claimed.insert(alloc).second) {
       Buffer &b = buffers[allocBuffer[operand]];
