@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -66,6 +67,12 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
   // math ops: LLVM intrinsics where they exist, libm for the rest (erf).
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  // bf16 conversions as integer arithmetic: LLVM would call libgcc's
+  // __truncsfbf2, which Debian 12's libgcc lacks, and an artifact imports
+  // only libc/libm.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
