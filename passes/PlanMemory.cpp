@@ -349,7 +349,21 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
                                             : buf.type.getElementType()));
     entries.push_back(e.getDictionary(ctx));
   }
+  // Intermediates, for `tcc --report=memory`: [offset, size, first, last]
+  // (first and last are positions in the body), largest first.
+  SmallVector<Attribute> temps;
+  SmallVector<const Buffer *> tempBuffers;
+  for (const Buffer &buf : buffers)
+    if (buf.role == "temp")
+      tempBuffers.push_back(&buf);
+  llvm::stable_sort(tempBuffers, [](const Buffer *x, const Buffer *y) {
+    return x->size > y->size;
+  });
+  for (const Buffer *buf : tempBuffers)
+    temps.push_back(b.getDenseI64ArrayAttr(
+        {buf->offset, buf->size, buf->start, buf->end}));
   func->setAttr("tcc.plan", b.getArrayAttr(entries));
+  func->setAttr("tcc.plan_temps", b.getArrayAttr(temps));
   func->setAttr("tcc.arena_size", b.getI64IntegerAttr(arenaSize));
   func->setAttr("tcc.state_size", b.getI64IntegerAttr(stateSize));
   return success();

@@ -16,6 +16,7 @@
 #include "runtime/checkpoint/safetensors.h"
 #include "runtime/data/host_tensor.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -28,6 +29,7 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -95,6 +97,72 @@ static cl::opt<int64_t> batch("batch",
 static cl::list<std::string> dimBindings(
     "dim", cl::desc("Bind a named symbolic dimension (repeatable)"),
     cl::value_desc("NAME=N"), cl::cat(tccCategory));
+
+enum class ReportKind { None, Memory };
+static cl::opt<ReportKind> report(
+    "report", cl::desc("Print a report on standard error"),
+    cl::values(clEnumValN(ReportKind::Memory, "memory",
+                          "arena and state sizes and the largest buffers of "
+                          "each entry point (compiles through the memory plan)")),
+    cl::init(ReportKind::None), cl::cat(tccCategory));
+
+/// Prints the memory plan of every planned function: region sizes, then the
+/// buffers by size (named tensors and intermediates).
+static void printMemoryReport(ModuleOp module, llvm::raw_ostream &os) {
+  auto human = [](int64_t bytes) {
+    std::string s;
+    llvm::raw_string_ostream o(s);
+    if (bytes >= (1 << 20))
+      o << llvm::format("%.1f MiB", bytes / 1048576.0);
+    else if (bytes >= 1024)
+      o << llvm::format("%.1f KiB", bytes / 1024.0);
+    else
+      o << bytes << " B";
+    return s;
+  };
+  for (auto fn : module.getOps<mlir::func::FuncOp>()) {
+    auto plan = fn->getAttrOfType<ArrayAttr>("tcc.plan");
+    if (!plan)
+      continue;
+    int64_t arena = fn->getAttrOfType<IntegerAttr>("tcc.arena_size").getInt();
+    int64_t state = fn->getAttrOfType<IntegerAttr>("tcc.state_size").getInt();
+    struct Row { std::string what; int64_t offset, size; };
+    std::vector<Row> rows;
+    int64_t inputs = 0, outputs = 0, temps = 0;
+    for (Attribute a : plan) {
+      auto d = cast<DictionaryAttr>(a);
+      std::string role = d.getAs<StringAttr>("role").str();
+      int64_t size = d.getAs<IntegerAttr>("size").getInt();
+      (role == "input" ? inputs : role == "output" ? outputs : temps) +=
+          role == "param" ? 0 : size;
+      rows.push_back({role + " " + d.getAs<StringAttr>("name").str() +
+                          (role == "param" ? " (state)" : ""),
+                      d.getAs<IntegerAttr>("offset").getInt(), size});
+    }
+    temps = 0;
+    int index = 0;
+    if (auto t = fn->getAttrOfType<ArrayAttr>("tcc.plan_temps"))
+      for (Attribute a : t) {
+        ArrayRef<int64_t> v = cast<DenseI64ArrayAttr>(a).asArrayRef();
+        temps += v[1];
+        rows.push_back({"intermediate #" + std::to_string(index++) +
+                            " (ops " + std::to_string(v[2]) + ".." +
+                            std::to_string(v[3]) + ")",
+                        v[0], v[1]});
+      }
+    llvm::stable_sort(rows, [](const Row &x, const Row &y) { return x.size > y.size; });
+    os << "memory plan of @" << fn.getSymName() << ":\n"
+       << "  arena " << human(arena) << " (inputs " << human(inputs)
+       << ", outputs " << human(outputs) << ", intermediates " << human(temps)
+       << " before reuse)\n"
+       << "  state " << human(state) << " (parameters)\n"
+       << "  largest buffers:\n";
+    for (size_t i = 0; i < rows.size() && i < 10; ++i)
+      os << "    " << llvm::right_justify(human(rows[i].size), 10) << "  at "
+         << llvm::right_justify(std::to_string(rows[i].offset), 8) << "  "
+         << rows[i].what << "\n";
+  }
+}
 
 static cl::list<std::string> constInputs(
     "const-input",
@@ -260,9 +328,14 @@ int main(int argc, char **argv) {
     return 1;
   if (stage >= EmitKind::Linalg && !runStage(tcc::buildCpuLinalgPipeline))
     return 1;
+  if (report == ReportKind::Memory && stage < EmitKind::Bufferized)
+    fail("--report=memory needs compilation through the memory plan "
+         "(--emit=bufferized or later, or -o model.so)");
   if (stage >= EmitKind::Bufferized &&
       !runStage(tcc::buildCpuBufferizePipeline))
     return 1;
+  if (report == ReportKind::Memory)
+    printMemoryReport(*module, llvm::errs());
   std::vector<tcc::PlannedEntry> plans;
   if (stage >= EmitKind::LLVMDialect) {
     auto read = tcc::readPlans(*module);
