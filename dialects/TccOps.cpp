@@ -64,7 +64,7 @@ static RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
   return RankedTensorType::get(shape, elementType);
 }
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
+std::string tcc::formatShape(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(shape))
     s += (i ? "," : "") + std::to_string(d);
@@ -126,8 +126,8 @@ LogicalResult ReshapeOp::verify() {
   auto out = checkedNumElements(getResult().getType().getShape());
   if (!in || !out || *in != *out)
     return emitOpError("cannot reshape ")
-           << shapeStr(getInput().getType().getShape()) << " to "
-           << shapeStr(getResult().getType().getShape())
+           << formatShape(getInput().getType().getShape()) << " to "
+           << formatShape(getResult().getType().getShape())
            << ": element counts differ";
   return success();
 }
@@ -175,8 +175,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     for (int64_t d = 0; d < t.getRank(); ++d)
       if (d != axis && t.getDimSize(d) != first.getDimSize(d))
         return emitOptionalError(loc, "inputs differ in dimension ", d, ": ",
-                                 shapeStr(first.getShape()), " vs ",
-                                 shapeStr(t.getShape()));
+                                 formatShape(first.getShape()), " vs ",
+                                 formatShape(t.getShape()));
     shape[axis] += t.getDimSize(axis);
   }
   types.push_back(tensorOf(shape, first.getElementType()));
@@ -292,7 +292,7 @@ LogicalResult ScatterNdOp::verify() {
   SmallVector<int64_t> expected(idx.getShape().drop_back());
   llvm::append_range(expected, t.getShape().drop_front(k));
   if (ArrayRef<int64_t>(expected) != upd.getShape())
-    return emitOpError("updates must have shape ") << shapeStr(expected);
+    return emitOpError("updates must have shape ") << formatShape(expected);
   return success();
 }
 
@@ -384,17 +384,17 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   auto b = cast<RankedTensorType>(adaptor.getRhs().getType());
   if (a.getRank() < 2 || a.getRank() != b.getRank())
     return emitOptionalError(loc, "operands need one rank >= 2, got ",
-                             shapeStr(a.getShape()), " and ",
-                             shapeStr(b.getShape()));
+                             formatShape(a.getShape()), " and ",
+                             formatShape(b.getShape()));
   int64_t r = a.getRank();
   if (a.getShape().drop_back(2) != b.getShape().drop_back(2))
     return emitOptionalError(loc, "batch dimensions differ: ",
-                             shapeStr(a.getShape()), " and ",
-                             shapeStr(b.getShape()));
+                             formatShape(a.getShape()), " and ",
+                             formatShape(b.getShape()));
   if (a.getDimSize(r - 1) != b.getDimSize(r - 2))
     return emitOptionalError(loc, "contracting dimensions differ: ",
-                             shapeStr(a.getShape()), " x ",
-                             shapeStr(b.getShape()));
+                             formatShape(a.getShape()), " x ",
+                             formatShape(b.getShape()));
   SmallVector<int64_t> shape(a.getShape().drop_back());
   shape.push_back(b.getDimSize(r - 1));
   types.push_back(tensorOf(shape, a.getElementType()));
@@ -420,8 +420,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   auto w = cast<RankedTensorType>(adaptor.getFilter().getType());
   int64_t spatial = x.getRank() - 2;
   if (spatial < 1 || w.getRank() != x.getRank())
-    return emitOptionalError(loc, "input ", shapeStr(x.getShape()),
-                             " and filter ", shapeStr(w.getShape()),
+    return emitOptionalError(loc, "input ", formatShape(x.getShape()),
+                             " and filter ", formatShape(w.getShape()),
                              " need one rank >= 3");
   if (failed(checkWindowAttrs(loc, spatial,
                               {adaptor.getStrides(), adaptor.getDilations(),
@@ -431,7 +431,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (group < 1 || x.getDimSize(1) % group || w.getDimSize(0) % group ||
       x.getDimSize(1) / group != w.getDimSize(1))
     return emitOptionalError(loc, "input channels ", x.getDimSize(1),
-                             " and filter ", shapeStr(w.getShape()),
+                             " and filter ", formatShape(w.getShape()),
                              " do not match with group ", group);
   SmallVector<int64_t> shape = {x.getDimSize(0), w.getDimSize(0)};
   for (int64_t i = 0; i < spatial; ++i) {
@@ -442,7 +442,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     if (o < 1)
       return emitOptionalError(loc, "the filter does not fit spatial "
                                     "dimension ",
-                               i, " of input ", shapeStr(x.getShape()));
+                               i, " of input ", formatShape(x.getShape()));
     shape.push_back(o);
   }
   types.push_back(tensorOf(shape, x.getElementType()));
@@ -466,7 +466,7 @@ LogicalResult ConvTransposeOp::inferReturnTypes(
   if (group < 1 || x.getDimSize(1) != w.getDimSize(0) ||
       x.getDimSize(1) % group)
     return emitOptionalError(loc, "input channels ", x.getDimSize(1),
-                             " do not match filter ", shapeStr(w.getShape()),
+                             " do not match filter ", formatShape(w.getShape()),
                              " with group ", group);
   SmallVector<int64_t> shape = {x.getDimSize(0), w.getDimSize(1) * group};
   for (int64_t i = 0; i < spatial; ++i) {
@@ -510,7 +510,7 @@ static LogicalResult inferPool(std::optional<Location> loc, Adaptor adaptor,
     if (o < 1)
       return emitOptionalError(loc, "the window does not fit spatial "
                                     "dimension ",
-                               i, " of input ", shapeStr(x.getShape()));
+                               i, " of input ", formatShape(x.getShape()));
     shape.push_back(o);
   }
   types.push_back(tensorOf(shape, x.getElementType()));
@@ -544,7 +544,7 @@ static LogicalResult checkChannelParam(std::optional<Location> loc,
   if (p.getRank() != 1 || p.getDimSize(0) != x.getDimSize(1))
     return emitOptionalError(loc, "per-channel parameters must have shape [",
                              x.getDimSize(1), "], got ",
-                             shapeStr(p.getShape()));
+                             formatShape(p.getShape()));
   return success();
 }
 
@@ -579,8 +579,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
     auto t = cast<RankedTensorType>(p.getType());
     if (t.getShape() != normalized)
       return emitOptionalError(loc, "scale and bias must have shape ",
-                               shapeStr(normalized), ", got ",
-                               shapeStr(t.getShape()));
+                               formatShape(normalized), ", got ",
+                               formatShape(t.getShape()));
   }
   SmallVector<int64_t> statShape(x.getShape().take_front(axis));
   statShape.append(x.getRank() - axis, 1);
@@ -639,8 +639,8 @@ LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
   llvm::append_range(expected, x.getShape().drop_front(2));
   if (t.getShape() != ArrayRef<int64_t>(expected))
     return emitOptionalError(loc, "target must have shape ",
-                             shapeStr(expected), ", got ",
-                             shapeStr(t.getShape()));
+                             formatShape(expected), ", got ",
+                             formatShape(t.getShape()));
   if (Value w = adaptor.getWeight()) {
     auto wt = cast<RankedTensorType>(w.getType());
     if (wt.getRank() != 1 || wt.getDimSize(0) != x.getDimSize(1))

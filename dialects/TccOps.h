@@ -39,6 +39,9 @@ int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padLow, int64_t padHigh,
                          bool ceilMode);
 
+/// A shape as "[2,3,4]", for diagnostics.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
 /// Shape after reducing `axes` (sorted, unique, in range) of `shape`.
 llvm::SmallVector<int64_t> reducedShape(llvm::ArrayRef<int64_t> shape,
                                         llvm::ArrayRef<int64_t> axes,

@@ -18,13 +18,6 @@ using namespace mlir;
 using namespace tcc;
 using namespace tcc::onnx_frontend;
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "," : "") + std::to_string(d);
-  return s + "]";
-}
-
 //===----------------------------------------------------------------------===//
 // NodeContext: diagnostics, inputs, attributes, outputs
 //===----------------------------------------------------------------------===//
@@ -209,7 +202,7 @@ NodeContext::broadcastShape(ArrayRef<ArrayRef<int64_t>> shapes) {
       }
       auto diag = error() << "operand shapes ";
       for (auto [k, sk] : llvm::enumerate(shapes))
-        diag << (k ? " and " : "") << shapeStr(sk);
+        diag << (k ? " and " : "") << formatShape(sk);
       diag << " do not broadcast";
       return failure();
     }
@@ -251,8 +244,8 @@ FailureOr<std::pair<Value, Value>> NodeContext::broadcastBinary(Value a,
     // dimensions aligned to A's starting at `axis` (default: the suffix).
     if (!getInt("broadcast", 0)) {
       if (shape(a) != shape(bv))
-        return error() << "operand shapes " << shapeStr(shape(a)) << " and "
-                       << shapeStr(shape(bv))
+        return error() << "operand shapes " << formatShape(shape(a)) << " and "
+                       << formatShape(shape(bv))
                        << " differ and the node does not set broadcast=1",
                failure();
       return std::make_pair(a, bv);
@@ -262,15 +255,15 @@ FailureOr<std::pair<Value, Value>> NodeContext::broadcastBinary(Value a,
     if (axis < 0)
       axis += ra;
     if (axis < 0 || axis + rb > ra)
-      return error() << "cannot broadcast " << shapeStr(shape(bv)) << " onto "
-                     << shapeStr(shape(a)) << " at axis " << axis,
+      return error() << "cannot broadcast " << formatShape(shape(bv)) << " onto "
+                     << formatShape(shape(a)) << " at axis " << axis,
              failure();
     SmallVector<int64_t> dims;
     for (int64_t i = 0; i < rb; ++i) {
       int64_t d = shape(bv)[i];
       if (d != 1 && d != shape(a)[axis + i])
-        return error() << "cannot broadcast " << shapeStr(shape(bv))
-                       << " onto " << shapeStr(shape(a)) << " at axis "
+        return error() << "cannot broadcast " << formatShape(shape(bv))
+                       << " onto " << formatShape(shape(a)) << " at axis "
                        << axis,
                failure();
       dims.push_back(axis + i);
@@ -367,7 +360,7 @@ tcc::onnx_frontend::checkedCount(ArrayRef<int64_t> dims,
       return err() << what << " has a negative dimension " << d, failure();
   auto n = checkedNumElements(dims);
   if (!n)
-    return err() << what << " has shape " << shapeStr(dims)
+    return err() << what << " has shape " << formatShape(dims)
                  << ", whose element count overflows (more than 2^48)",
            failure();
   return *n;
@@ -464,7 +457,7 @@ tcc::onnx_frontend::tensorBytes(const onnx::TensorProto &tensor,
   auto fromRaw = [&](const char *data, size_t size) -> LogicalResult {
     if (int64_t(size) != n * width)
       return err() << "tensor '" << tensor.name() << "' of shape "
-                   << shapeStr(dims) << " needs " << n * width
+                   << formatShape(dims) << " needs " << n * width
                    << " bytes of data, has " << size,
              failure();
     bytes.assign(data, data + size);
@@ -473,7 +466,7 @@ tcc::onnx_frontend::tensorBytes(const onnx::TensorProto &tensor,
   auto typedCount = [&](int size) -> LogicalResult {
     if (size != n)
       return err() << "tensor '" << tensor.name() << "' of shape "
-                   << shapeStr(dims) << " holds " << size
+                   << formatShape(dims) << " holds " << size
                    << " values instead of " << n,
              failure();
     bytes.resize(n * width);

@@ -36,13 +36,6 @@ using namespace tcc::onnx_frontend;
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "," : "") + std::to_string(d);
-  return s + "]";
-}
-
 /// A float attribute value as a person would write it (diagnostics print
 /// doubles in scientific notation otherwise).
 static std::string numStr(double v) {
@@ -89,7 +82,7 @@ static LogicalResult checkResultShape(NodeContext &ctx,
                                       ArrayRef<int64_t> shape) {
   if (checkedNumElements(shape))
     return success();
-  return ctx.error() << "the result would have shape " << shapeStr(shape)
+  return ctx.error() << "the result would have shape " << formatShape(shape)
                      << ", more elements than tcc supports (2^48)",
          failure();
 }
@@ -179,7 +172,7 @@ static LogicalResult requireVector(NodeContext &ctx, Value v, int64_t size,
   if (NodeContext::rank(v) == 1 && NodeContext::shape(v)[0] == size)
     return success();
   return ctx.error() << what << " must have shape [" << size << "], got "
-                     << shapeStr(NodeContext::shape(v)),
+                     << formatShape(NodeContext::shape(v)),
          failure();
 }
 
@@ -198,7 +191,7 @@ static FailureOr<SmallVector<int64_t>> readIntList(NodeContext &ctx,
            failure();
   for (int64_t v : values)
     if (v < min || v > kMaxWindowValue)
-      return ctx.error() << "attribute '" << name << "' = " << shapeStr(values)
+      return ctx.error() << "attribute '" << name << "' = " << formatShape(values)
                          << " must hold values in [" << min << ", 2^31]",
              failure();
   return values;
@@ -237,8 +230,8 @@ static LogicalResult importMatMul(NodeContext &ctx) {
     return failure();
   if (ctx.rank(a) == 0 || ctx.rank(b) == 0)
     return ctx.error() << "operands must have rank >= 1, got shapes "
-                       << shapeStr(ctx.shape(a)) << " and "
-                       << shapeStr(ctx.shape(b)),
+                       << formatShape(ctx.shape(a)) << " and "
+                       << formatShape(ctx.shape(b)),
            failure();
   bool vecA = ctx.rank(a) == 1, vecB = ctx.rank(b) == 1;
   if (vecA)
@@ -250,8 +243,8 @@ static LogicalResult importMatMul(NodeContext &ctx) {
   int64_t kb = sb[sb.size() - 2], n = sb.back();
   if (k != kb)
     return ctx.error() << "the contracted dimensions differ: A has shape "
-                       << shapeStr(ctx.shape(ctx.input(0))) << ", B has shape "
-                       << shapeStr(ctx.shape(ctx.input(1))),
+                       << formatShape(ctx.shape(ctx.input(0))) << ", B has shape "
+                       << formatShape(ctx.shape(ctx.input(1))),
            failure();
   auto batch = ctx.broadcastShape({sa.drop_back(2), sb.drop_back(2)});
   if (failed(batch))
@@ -289,8 +282,8 @@ static LogicalResult importGemm(NodeContext &ctx) {
     return failure();
   if (ctx.rank(a) != 2 || ctx.rank(b) != 2)
     return ctx.error() << "A and B must be matrices, got shapes "
-                       << shapeStr(ctx.shape(a)) << " and "
-                       << shapeStr(ctx.shape(b)),
+                       << formatShape(ctx.shape(a)) << " and "
+                       << formatShape(ctx.shape(b)),
            failure();
   if (failed(requireSameElementType(ctx, a, "A", b, "B")))
     return failure();
@@ -304,9 +297,9 @@ static LogicalResult importGemm(NodeContext &ctx) {
   if (ctx.shape(b)[0] != k)
     return ctx.error() << "the contracted dimensions differ: A"
                        << (transA ? "^T" : "") << " is "
-                       << shapeStr(ctx.shape(a)) << " and B"
+                       << formatShape(ctx.shape(a)) << " and B"
                        << (transB ? "^T" : "") << " is "
-                       << shapeStr(ctx.shape(b)),
+                       << formatShape(ctx.shape(b)),
            failure();
   if (failed(checkResultShape(ctx, {m, n})))
     return failure();
@@ -338,15 +331,15 @@ static LogicalResult importGemm(NodeContext &ctx) {
     SmallVector<int64_t> target = {m, n};
     if (ctx.opset < 7 && ctx.getInt("broadcast", 0) == 0) {
       if (ctx.shape(c) != ArrayRef<int64_t>(target))
-        return ctx.error() << "C has shape " << shapeStr(ctx.shape(c))
-                           << " but the result is " << shapeStr(target)
+        return ctx.error() << "C has shape " << formatShape(ctx.shape(c))
+                           << " but the result is " << formatShape(target)
                            << "; before opset 7, C broadcasts only with "
                               "broadcast=1",
                failure();
     } else if (!broadcastsOnto(ctx.shape(c), target)) {
-      return ctx.error() << "C of shape " << shapeStr(ctx.shape(c))
+      return ctx.error() << "C of shape " << formatShape(ctx.shape(c))
                          << " does not broadcast to the result shape "
-                         << shapeStr(target),
+                         << formatShape(target),
              failure();
     }
     c = ctx.broadcastTo(c, target);
@@ -568,7 +561,7 @@ static LogicalResult importEinsum(NodeContext &ctx) {
     if (ell < 0 || (!hasEllipsis && ell != 0))
       return ctx.error() << "term '" << term << "' has " << letters
                          << " labels, but input " << i << " has shape "
-                         << shapeStr(ctx.shape(v)),
+                         << formatShape(ctx.shape(v)),
              failure();
     maxEllipsis = std::max(maxEllipsis, ell);
     ellipsisRanks.push_back(ell);
@@ -720,7 +713,7 @@ static FailureOr<Window> readWindow(NodeContext &ctx, ArrayRef<int64_t> in,
            failure();
   for (int64_t kd : kernel)
     if (kd < 1 || kd > kMaxWindowValue)
-      return ctx.error() << "kernel " << shapeStr(kernel)
+      return ctx.error() << "kernel " << formatShape(kernel)
                          << " must have sizes in [1, 2^31]",
              failure();
 
@@ -778,9 +771,9 @@ static FailureOr<SmallVector<int64_t>> filterKernel(NodeContext &ctx, Value w) {
   SmallVector<int64_t> kernel(ctx.shape(w).drop_front(2));
   if (ctx.hasAttr("kernel_shape") && ctx.getInts("kernel_shape") != kernel)
     return ctx.error() << "kernel_shape "
-                       << shapeStr(ctx.getInts("kernel_shape"))
+                       << formatShape(ctx.getInts("kernel_shape"))
                        << " disagrees with the filter's spatial shape "
-                       << shapeStr(kernel),
+                       << formatShape(kernel),
            failure();
   return kernel;
 }
@@ -805,8 +798,8 @@ static LogicalResult checkConvOperands(NodeContext &ctx, Value x, Value w) {
       failed(requireSameElementType(ctx, x, "X", w, "W")))
     return failure();
   if (ctx.rank(x) < 3 || ctx.rank(w) != ctx.rank(x))
-    return ctx.error() << "X " << shapeStr(ctx.shape(x)) << " and W "
-                       << shapeStr(ctx.shape(w))
+    return ctx.error() << "X " << formatShape(ctx.shape(x)) << " and W "
+                       << formatShape(ctx.shape(w))
                        << " need one rank >= 3 ([N, C, spatial...])",
            failure();
   return success();
@@ -823,7 +816,7 @@ static LogicalResult importConv(NodeContext &ctx) {
   int64_t group = ctx.getInt("group", 1);
   if (group < 1 || xs[1] % group || ws[1] * group != xs[1] || ws[0] % group)
     return ctx.error() << "X has " << xs[1] << " channels and W has shape "
-                       << shapeStr(ws) << ", which do not match with group "
+                       << formatShape(ws) << ", which do not match with group "
                        << group << " (W must be [M, C/group, ...] with M "
                        << "divisible by group)",
            failure();
@@ -874,7 +867,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   int64_t group = ctx.getInt("group", 1);
   if (group < 1 || xs[1] != ws[0] || xs[1] % group)
     return ctx.error() << "X has " << xs[1] << " channels and W has shape "
-                       << shapeStr(ws) << ", which do not match with group "
+                       << formatShape(ws) << ", which do not match with group "
                        << group << " (W must be [C, M/group, ...])",
            failure();
   auto strides = readIntList(ctx, "strides", k, 1, 1);
@@ -884,7 +877,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     return failure();
   for (int64_t kd : *kernel)
     if (kd < 1 || kd > kMaxWindowValue)
-      return ctx.error() << "kernel " << shapeStr(*kernel)
+      return ctx.error() << "kernel " << formatShape(*kernel)
                          << " must have sizes in [1, 2^31]",
              failure();
 
@@ -918,7 +911,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
       os.erase(os.begin(), os.begin() + 2);
     if (os.size() != k)
       return ctx.error() << "output_shape "
-                         << shapeStr(ctx.getInts("output_shape"))
+                         << formatShape(ctx.getInts("output_shape"))
                          << " needs one entry per spatial dimension (" << k
                          << ")",
              failure();
@@ -996,16 +989,16 @@ static LogicalResult importPool(NodeContext &ctx, bool isMax) {
     return failure();
   if (ctx.rank(x) < 3)
     return ctx.error() << "input X must be [N, C, spatial...], got shape "
-                       << shapeStr(ctx.shape(x)),
+                       << formatShape(ctx.shape(x)),
            failure();
   ArrayRef<int64_t> in = ctx.shape(x).drop_front(2);
   if (!ctx.hasAttr("kernel_shape"))
     return ctx.error() << "the 'kernel_shape' attribute is required", failure();
   SmallVector<int64_t> kernel = ctx.getInts("kernel_shape");
   if (kernel.size() != in.size())
-    return ctx.error() << "kernel_shape " << shapeStr(kernel)
+    return ctx.error() << "kernel_shape " << formatShape(kernel)
                        << " needs one entry per spatial dimension of "
-                       << shapeStr(ctx.shape(x)),
+                       << formatShape(ctx.shape(x)),
            failure();
   auto window = readWindow(ctx, in, kernel, isMax ? 10 : 19);
   if (failed(window))
@@ -1068,7 +1061,7 @@ static LogicalResult importGlobalPool(NodeContext &ctx) {
     return failure();
   if (ctx.rank(x) < 3)
     return ctx.error() << "input X must be [N, C, spatial...], got shape "
-                       << shapeStr(ctx.shape(x)),
+                       << formatShape(ctx.shape(x)),
            failure();
   if (std::is_same_v<ReduceOpTy, ReduceMeanOp> &&
       failed(requireFloat(ctx, x, "input X")))
@@ -1108,7 +1101,7 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
     return failure();
   if (ctx.rank(x) < 2)
     return ctx.error() << "input X must be [N, C, ...], got shape "
-                       << shapeStr(ctx.shape(x)),
+                       << formatShape(ctx.shape(x)),
            failure();
   int64_t channels = ctx.shape(x)[1];
   static const char *const names[] = {"X", "scale", "B", "mean", "var"};
@@ -1122,7 +1115,7 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
                      [](int64_t d) { return d != 1; }))
       return ctx.error() << "spatial=0 (per-activation statistics) is not "
                             "supported for X of shape "
-                         << shapeStr(ctx.shape(x))
+                         << formatShape(ctx.shape(x))
                          << "; it equals spatial batch normalization only "
                             "when every dimension after C is 1",
              failure();
@@ -1206,9 +1199,9 @@ static LogicalResult importLayerNorm(NodeContext &ctx) {
   ArrayRef<int64_t> normalized = ctx.shape(x).drop_front(*axis);
   auto prepare = [&](Value p, StringRef what) -> Value {
     if (!broadcastsOnto(ctx.shape(p), normalized)) {
-      ctx.error() << what << " of shape " << shapeStr(ctx.shape(p))
+      ctx.error() << what << " of shape " << formatShape(ctx.shape(p))
                   << " does not broadcast to the normalized shape "
-                  << shapeStr(normalized);
+                  << formatShape(normalized);
       return {};
     }
     return ctx.cast(ctx.broadcastTo(p, normalized), compute);
@@ -1258,7 +1251,7 @@ static LogicalResult importInstanceNorm(NodeContext &ctx) {
     return failure();
   if (ctx.rank(x) < 3)
     return ctx.error() << "input must be [N, C, spatial...], got shape "
-                       << shapeStr(ctx.shape(x)),
+                       << formatShape(ctx.shape(x)),
            failure();
   int64_t channels = ctx.shape(x)[1];
   if (failed(requireFloat(ctx, scale, "scale")) ||
@@ -1292,7 +1285,7 @@ static LogicalResult importGroupNorm(NodeContext &ctx) {
   ArrayRef<int64_t> xs = ctx.shape(x);
   if (xs.size() < 2)
     return ctx.error() << "input X must be [N, C, ...], got shape "
-                       << shapeStr(xs),
+                       << formatShape(xs),
            failure();
   if (!ctx.hasAttr("num_groups"))
     return ctx.error() << "the 'num_groups' attribute is required", failure();
@@ -1524,7 +1517,7 @@ static LogicalResult importArgReduce(NodeContext &ctx) {
   if (ctx.shape(x)[*axis] == 0)
     return ctx.error() << "cannot take the index of an extremum over the "
                           "empty dimension "
-                       << *axis << " of shape " << shapeStr(ctx.shape(x)),
+                       << *axis << " of shape " << formatShape(ctx.shape(x)),
            failure();
   Value y = buildInferred<OpTy>(ctx, x, uint64_t(*axis),
                                 ctx.getInt("keepdims", 1) != 0,
@@ -1621,9 +1614,9 @@ static Value buildNllLoss(NodeContext &ctx, Value logProb, Value target,
   SmallVector<int64_t> expected = {xs[0]};
   llvm::append_range(expected, xs.drop_front(2));
   if (ctx.shape(target) != ArrayRef<int64_t>(expected)) {
-    ctx.error() << "the target has shape " << shapeStr(ctx.shape(target))
-                << ", expected " << shapeStr(expected) << " for input of shape "
-                << shapeStr(xs);
+    ctx.error() << "the target has shape " << formatShape(ctx.shape(target))
+                << ", expected " << formatShape(expected) << " for input of shape "
+                << formatShape(xs);
     return {};
   }
   Value weight;
@@ -1660,7 +1653,7 @@ static LogicalResult checkClassScores(NodeContext &ctx, Value x) {
     return failure();
   if (ctx.rank(x) < 2)
     return ctx.error() << "the input must be [N, C, d...], got shape "
-                       << shapeStr(ctx.shape(x)),
+                       << formatShape(ctx.shape(x)),
            failure();
   return success();
 }

@@ -23,13 +23,6 @@ namespace {
 
 using NC = NodeContext;
 
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "," : "") + std::to_string(d);
-  return s + "]";
-}
-
 /// Reads a list-valued operand that moved from an attribute to an input at
 /// `inputSince`: the attribute before, the (optional) input from then on.
 FailureOr<std::optional<SmallVector<int64_t>>>
@@ -65,40 +58,40 @@ LogicalResult importReshape(NC &ctx) {
   for (auto [i, d] : llvm::enumerate(shape)) {
     if (d == 0 && !allowZero) {
       if (int64_t(i) >= NC::rank(x))
-        return ctx.error() << "shape " << shapeStr(shape) << " copies dimension "
-                           << i << ", which " << shapeStr(NC::shape(x))
+        return ctx.error() << "shape " << formatShape(shape) << " copies dimension "
+                           << i << ", which " << formatShape(NC::shape(x))
                            << " lacks",
                failure();
       d = NC::shape(x)[i];
     }
     if (d == -1) {
       if (inferIndex >= 0)
-        return ctx.error() << "shape " << shapeStr(shape)
+        return ctx.error() << "shape " << formatShape(shape)
                            << " has more than one -1",
                failure();
       inferIndex = i;
       continue;
     }
     if (d < 0)
-      return ctx.error() << "shape " << shapeStr(shape)
+      return ctx.error() << "shape " << formatShape(shape)
                          << " has a negative dimension",
              failure();
     auto n = checkedNumElements({known, d});
     if (!n)
-      return ctx.error() << "shape " << shapeStr(shape) << " overflows",
+      return ctx.error() << "shape " << formatShape(shape) << " overflows",
              failure();
     known = *n;
   }
   int64_t total = NC::type(x).getNumElements();
   if (inferIndex >= 0) {
     if (known == 0 || total % known)
-      return ctx.error() << "cannot reshape " << shapeStr(NC::shape(x))
-                         << " to " << shapeStr(shape),
+      return ctx.error() << "cannot reshape " << formatShape(NC::shape(x))
+                         << " to " << formatShape(shape),
              failure();
     shape[inferIndex] = total / known;
   } else if (known != total) {
-    return ctx.error() << "cannot reshape " << shapeStr(NC::shape(x)) << " ("
-                       << total << " elements) to " << shapeStr(shape),
+    return ctx.error() << "cannot reshape " << formatShape(NC::shape(x)) << " ("
+                       << total << " elements) to " << formatShape(shape),
            failure();
   }
   ctx.setOutput(0, ctx.reshape(x, shape));
@@ -139,7 +132,7 @@ LogicalResult importSqueeze(NC &ctx) {
     for (int64_t a : drop)
       if (shape[a] != 1)
         return ctx.error() << "cannot squeeze dimension " << a << " of "
-                           << shapeStr(shape) << ": its size is not 1",
+                           << formatShape(shape) << ": its size is not 1",
                failure();
   } else {
     for (auto [i, d] : llvm::enumerate(shape))
@@ -225,8 +218,8 @@ LogicalResult importConcat(NC &ctx) {
   for (Value v : xs)
     for (int64_t d = 0; d < r; ++d)
       if (d != *axis && NC::shape(v)[d] != NC::shape(xs[0])[d])
-        return ctx.error() << "inputs " << shapeStr(NC::shape(xs[0])) << " and "
-                           << shapeStr(NC::shape(v))
+        return ctx.error() << "inputs " << formatShape(NC::shape(xs[0])) << " and "
+                           << formatShape(NC::shape(v))
                            << " differ outside the axis " << *axis,
                failure();
   ctx.setOutput(0, ctx.create<ConcatOp>(xs, *axis));
@@ -288,7 +281,7 @@ LogicalResult importSplit(NC &ctx) {
       return ctx.error() << "split sizes must be non-negative", failure();
     // Compared before adding, so that huge sizes cannot wrap the sum.
     if (s > dim - start)
-      return ctx.error() << "split sizes " << shapeStr(sizes)
+      return ctx.error() << "split sizes " << formatShape(sizes)
                          << " add up to more than " << dim,
              failure();
     start += s;
@@ -456,8 +449,8 @@ LogicalResult importScatterElements(NC &ctx) {
     return failure();
   if (NC::shape(idx) != NC::shape(upd) || NC::rank(idx) != NC::rank(x) ||
       NC::elementType(x) != NC::elementType(upd))
-    return ctx.error() << "indices " << shapeStr(NC::shape(idx))
-                       << " and updates " << shapeStr(NC::shape(upd))
+    return ctx.error() << "indices " << formatShape(NC::shape(idx))
+                       << " and updates " << formatShape(NC::shape(upd))
                        << " must have one shape and the data's rank",
            failure();
   if (failed(checkIndices(ctx, 1, NC::shape(x)[*axis])))
@@ -478,9 +471,9 @@ LogicalResult importScatterND(NC &ctx) {
   if (k >= 0 && k <= NC::rank(x))
     llvm::append_range(expected, NC::shape(x).drop_front(k));
   if (k < 1 || k > NC::rank(x) || ArrayRef<int64_t>(expected) != NC::shape(upd))
-    return ctx.error() << "indices " << shapeStr(NC::shape(idx))
-                       << " and updates " << shapeStr(NC::shape(upd))
-                       << " do not fit data " << shapeStr(NC::shape(x)),
+    return ctx.error() << "indices " << formatShape(NC::shape(idx))
+                       << " and updates " << formatShape(NC::shape(upd))
+                       << " do not fit data " << formatShape(NC::shape(x)),
            failure();
   ctx.setOutput(0, ctx.create<ScatterNdOp>(x, idx, upd, *red));
   return success();
@@ -606,7 +599,7 @@ LogicalResult importPad(NC &ctx) {
     if (grown)
       grown = llvm::checkedAdd(*grown, high[a]);
     if (!grown)
-      return ctx.error() << "pads " << shapeStr(pads) << " overflow dimension "
+      return ctx.error() << "pads " << formatShape(pads) << " overflow dimension "
                          << a,
              failure();
     padded[a] = *grown;
