@@ -73,4 +73,22 @@ def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
   ];
 }
 
+def ApproximateMathPass : Pass<"tcc-approximate-math"> {
+  let summary = "Replace f32 exp, log, tanh, erf by vectorizable polynomials";
+  let description = [{
+    Rewrites the transcendental math ops that CPU code uses most (exp, expm1,
+    exp2, log, log1p, log2, tanh, erf) into upstream's polynomial
+    approximations: plain arith / math.fma sequences without a libm call, so
+    that LLVM's loop vectorizer turns an elementwise loop into SIMD code.
+    f16 and bf16 operands are computed in f32 first; f64 keeps libm's
+    correctly rounded functions. The approximations are accurate to a few
+    ulp in f32 and keep the special values (exp overflow to inf, log of 0
+    and of negatives, tanh saturation).
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+    "mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // TCC_PASSES_TD

@@ -64,7 +64,9 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // math ops: LLVM intrinsics where they exist, libm for the rest (erf).
+  // exp, log, tanh, erf as polynomials (vectorizable, no libm call); the
+  // remaining math ops: LLVM intrinsics where they exist, libm for the rest.
+  pm.addPass(tcc::createApproximateMathPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // bf16 conversions as integer arithmetic: LLVM would call libgcc's
