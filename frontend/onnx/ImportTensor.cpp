@@ -467,7 +467,9 @@ LogicalResult importScatterND(NC &ctx) {
   if (failed(red) || failed(checkIndexType(ctx, idx)))
     return failure();
   int64_t k = NC::rank(idx) ? NC::shape(idx).back() : -1;
-  SmallVector<int64_t> expected(NC::shape(idx).drop_back());
+  SmallVector<int64_t> expected;
+  if (NC::rank(idx))
+    llvm::append_range(expected, NC::shape(idx).drop_back());
   if (k >= 0 && k <= NC::rank(x))
     llvm::append_range(expected, NC::shape(x).drop_front(k));
   if (k < 1 || k > NC::rank(x) || ArrayRef<int64_t>(expected) != NC::shape(upd))
