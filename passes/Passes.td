@@ -91,4 +91,25 @@ def ApproximateMathPass : Pass<"tcc-approximate-math"> {
   ];
 }
 
+def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp"> {
+  let summary = "Lower linalg ops on buffers to loops, parallel where it pays";
+  let description = [{
+    Each linalg op on buffers becomes a loop nest. An op with at least
+    `min-parallel-work` loop iterations (all its loops, reductions included:
+    a proxy for its work) and at least one parallel dimension gets one
+    multi-dimensional `scf.parallel` over its parallel dimensions, which
+    `convert-scf-to-openmp` turns into a single OpenMP work-sharing loop
+    (static schedule, one fork per op); its reduction dimensions stay
+    sequential `scf.for` loops inside, so a result never depends on the thread
+    count. Smaller ops stay sequential: forking threads costs microseconds.
+  }];
+  let options = [
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"32768",
+           "Loop iterations below which an op stays sequential">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 #endif // TCC_PASSES_TD

@@ -74,13 +74,14 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   if (poisoned_)
     std::memset(arena_.data(), 0xFF, arena_.size());
 
-  pool_ = ThreadPool::shared();
-  int cpus = pool_->numWorkers() + 1;
-  parallel_.pool = pool_.get();
-  parallel_.maxThreads = options.num_threads == 0 ? cpus : std::min(options.num_threads, cpus);
+  std::string openmp = checkSingleOpenMP();
+  if (!openmp.empty())
+    fail(TCC_ERROR_UNSUPPORTED, openmp);
+  int cpus = availableCpus();
+  numThreads_ = options.num_threads == 0 ? cpus : std::min(options.num_threads, cpus);
   runtime_.struct_size = sizeof(tcc_abi_runtime);
   runtime_.parallel_for = &Session::parallelFor;
-  runtime_.pool = &parallel_;
+  runtime_.pool = &numThreads_;
 
   size_t n = size_t(d.num_tensors);
   inputSet_.assign(n, false);
@@ -88,26 +89,9 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   outputClobberedBy_.assign(n, -1);
 }
 
-namespace {
-
-/// Runs a per-index body (the ABI's parallel_for) over the pool's chunks.
-struct IndexBody {
-  void (*body)(void *context, int64_t i);
-  void *context;
-  static void run(void *self, int64_t begin, int64_t end) {
-    auto *b = static_cast<IndexBody *>(self);
-    for (int64_t i = begin; i < end; ++i)
-      b->body(b->context, i);
-  }
-};
-
-} // namespace
-
 void Session::parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context) {
-  auto *parallel = static_cast<ParallelContext *>(pool);
-  IndexBody adapter{body, context};
-  parallel->pool->parallelFor(begin, end, parallel->maxThreads, &IndexBody::run, &adapter);
+  tcc::rt::parallelFor(begin, end, *static_cast<int *>(pool), body, context);
 }
 
 void Session::loadDefaultParams() {
@@ -242,6 +226,9 @@ void Session::run(const char *entryName) {
   std::fill(outputReadable_.begin(), outputReadable_.end(), false);
   std::fill(outputClobberedBy_.begin(), outputClobberedBy_.end(), -1);
   lastEntry_ = entryName;
+  // OpenMP's thread count is a per-thread setting: set it on the thread
+  // that runs, for the generated loops and library calls alike.
+  setParallelThreads(numThreads_);
   int32_t code = entry->fn(arena_.data(), state_.data(), &runtime_);
   if (code != 0) {
     lastEntry_.clear();

@@ -11,7 +11,7 @@
 #define TCC_RUNTIME_SESSION_H
 
 #include "runtime/artifact.h"
-#include "runtime/cpu/thread_pool.h"
+#include "runtime/cpu/parallel.h"
 #include "runtime/include/tcc/tcc.h"
 
 #include <atomic>
@@ -44,7 +44,7 @@ private:
 
 class Session {
 public:
-  /// Allocates the regions and joins the thread pool; does not load
+  /// Allocates the regions and fixes the thread count; does not load
   /// parameters (see loadDefaultParams).
   Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &options);
 
@@ -61,7 +61,7 @@ public:
   const Artifact &artifact() const { return *artifact_; }
   uint8_t *arena() const { return arena_.data(); }
   uint8_t *state() const { return state_.data(); }
-  int numThreads() const { return parallel_.maxThreads; }
+  int numThreads() const { return numThreads_; }
   bool poisoned() const { return poisoned_; }
 
   /// Marks the session busy for the duration of one API call; a second,
@@ -78,20 +78,16 @@ public:
   };
 
 private:
-  /// What parallel_for's `pool` argument points to.
-  struct ParallelContext {
-    ThreadPool *pool;
-    int maxThreads;
-  };
+  /// The ABI's parallel_for; `pool` points to numThreads_.
   static void parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context);
 
   std::shared_ptr<Artifact> artifact_;
-  std::shared_ptr<ThreadPool> pool_;
+  /// Threads of every parallel region of a run, the caller included.
+  int numThreads_ = 1;
   AlignedBuffer arena_;
   AlignedBuffer state_;
   bool poisoned_ = false;
-  ParallelContext parallel_{};
   tcc_abi_runtime runtime_{};
   /// Per descriptor tensor: an input set since the last run.
   std::vector<bool> inputSet_;

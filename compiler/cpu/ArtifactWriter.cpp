@@ -17,6 +17,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Config/llvm-config.h"
@@ -299,6 +300,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   Location loc = module.getLoc();
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
+  registerOpenMPDialectTranslation(*module.getContext());
   llvm::LLVMContext llctx;
   std::unique_ptr<llvm::Module> m =
       translateModuleToLLVMIR(module, llctx, "tcc-artifact");
@@ -311,6 +313,10 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     return emitError(loc, "no x86-64 target in this LLVM: ") << error;
   m->setTargetTriple(tm->getTargetTriple());
   m->setDataLayout(tm->createDataLayout());
+
+  bool usesOpenMP = llvm::any_of(*m, [](const llvm::Function &f) {
+    return f.isDeclaration() && f.getName().starts_with("__kmpc_");
+  });
 
   // Only the descriptor is exported; everything tcc generated is internal so
   // that two artifacts in one process never clash.
@@ -379,6 +385,14 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   std::string ccPath = *cc;
   SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpOut, objPath,
                                  "-lm"};
+  // Parallel loops call LLVM's OpenMP runtime: name the very library the
+  // runtime links, so that both resolve to one copy (one thread pool).
+  std::string openmpRpath =
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(TCC_OPENMP_LIBRARY)).str();
+  if (usesOpenMP) {
+    argv.push_back(TCC_OPENMP_LIBRARY);
+    argv.push_back(openmpRpath);
+  }
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);

@@ -54,16 +54,20 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm) {
 }
 
 void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
-  // linalg on buffers to loops (tiling, vectorization and parallel loops
-  // come with the fusion work).
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // linalg on buffers to loops: one OpenMP work-sharing loop over the
+  // parallel dimensions of each op large enough to pay for a fork; the
+  // thread count is the runtime's (omp_set_num_threads per session).
+  pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   // memref.view / subview arithmetic must be explicit before memref-to-llvm.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Before scf-to-cf: the memref.alloca_scope that scf-to-openmp puts around
+  // each loop body must still hold a single block when it is lowered.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
   // exp, log, tanh, erf as polynomials (vectorizable, no libm call); the
   // remaining math ops: LLVM intrinsics where they exist, libm for the rest.
   pm.addPass(tcc::createApproximateMathPass());
@@ -79,6 +83,7 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

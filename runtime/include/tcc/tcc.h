@@ -47,16 +47,20 @@
  *    second with TCC_ERROR_INVALID_STATE, but that check is a diagnostic, not
  *    a lock. Different sessions, even of the same artifact, run concurrently.
  *
- * Threading inside a run. The process has one CPU thread pool, shared by all
- * sessions: it starts with the first session and stops when the last one is
- * destroyed, and it has one worker fewer than the CPUs this process may run
- * on (its affinity mask), because the thread that calls tcc_session_run works
- * too. A session with num_threads = N uses at most N threads (the caller and
- * N - 1 workers) for each parallel loop. One pool rather than one per session
- * means two sessions running at once share the cores instead of each
- * starting a full set of threads: the process never runs more compute
- * threads than there are CPUs, plus the application threads that call
- * tcc_session_run concurrently. Idle workers sleep; they do not spin.
+ * Threading inside a run. All parallel work in the process, generated loops
+ * and library calls (oneDNN) alike, runs on one pool: LLVM's OpenMP runtime
+ * (libomp), which also serves the GNU OpenMP entry points that oneDNN uses.
+ * A run uses the calling thread plus at most num_threads - 1 of the pool's
+ * workers for each parallel loop; small loops run on the caller alone. The
+ * thread count is applied on the calling thread at each tcc_session_run.
+ * Sessions run concurrently from different application threads each start
+ * their own team of that size, so give each session num_threads = CPUs /
+ * concurrent runs to avoid oversubscribing the cores. After a loop the
+ * workers spin briefly before they sleep (OpenMP's KMP_BLOCKTIME, 200 ms by
+ * default; set KMP_BLOCKTIME=0 when other work shares the cores). A process
+ * that loaded GNU's libgomp before libtcc_runtime would give oneDNN a second
+ * pool: session creation detects that and fails with
+ * TCC_ERROR_UNSUPPORTED.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -264,7 +268,7 @@ TCC_API void tcc_session_options_init(tcc_session_options *out_options);
 /** Creates a session for ARTIFACT. OPTIONS may be NULL for the defaults.
  *
  *  Allocates the arena and the state (the state zero-filled, the arena
- *  zero-filled or poisoned), and joins the process's thread pool. Unless
+ *  zero-filled or poisoned), and fixes its thread count. Unless
  *  options->skip_default_params is set, it then loads the parameters from the
  *  safetensors file beside the artifact (PATH with ".so" replaced by
  *  ".safetensors", or ".safetensors" appended) exactly as
@@ -280,8 +284,7 @@ TCC_API void tcc_session_options_init(tcc_session_options *out_options);
 TCC_API tcc_status tcc_session_create(tcc_artifact_t artifact, const tcc_session_options *options,
                                       tcc_session_t *out_session);
 
-/** Frees the session's memory and leaves the thread pool (stopping it when
- *  this was the last session). Must not overlap another call on SESSION.
+/** Frees the session's memory. Must not overlap another call on SESSION.
  *  NULL is ignored. Cannot fail; does not change the last error. */
 TCC_API void tcc_session_destroy(tcc_session_t session);
 
@@ -318,7 +321,7 @@ TCC_API tcc_status tcc_session_set_input(tcc_session_t session, const char *name
                                          size_t size_bytes);
 
 /** Runs the entry point ENTRY_NAME ("infer") on the session's arena and
- *  state, on the calling thread and the shared thread pool, and returns when
+ *  state, on the calling thread and the OpenMP pool, and returns when
  *  it has finished. Parameters updated by the entry persist in the state.
  *
  *  Before calling the entry, checks that every input the entry reads has been

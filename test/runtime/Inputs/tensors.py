@@ -9,7 +9,8 @@ standard library only (NumPy is not guaranteed on test machines).
                                                 write a safetensors file ('b:F32:3:1,2,3')
   tensors.py dump FILE.npy                      print 'DESCR SHAPE: v1 v2 ...'
 
-SHAPE is dimensions joined by 'x' ('2x3'), or 'scalar'.
+SHAPE is dimensions joined by 'x' ('2x3'), or 'scalar'. VALUES may also be
+'random:SEED:LO:HI' for uniform pseudo-random floats of the whole shape.
 """
 import json
 import struct
@@ -33,7 +34,21 @@ def pack(fmt, values):
     return struct.pack('<%d%s' % (len(items), fmt), *[convert(v) for v in items])
 
 
+def expand_values(shape, values):
+    """'random:SEED:LO:HI' -> that many comma-separated uniform values."""
+    if not values.startswith('random:'):
+        return values
+    import random
+    _, seed, lo, hi = values.split(':')
+    rng = random.Random(int(seed))
+    count = 1
+    for d in shape:
+        count *= d
+    return ','.join(repr(rng.uniform(float(lo), float(hi))) for _ in range(count))
+
+
 def write_npy(out, descr, shape, values):
+    values = expand_values(shape, values)
     dims = ', '.join(str(d) for d in shape) + (',' if len(shape) == 1 else '')
     header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
     header += ' ' * ((64 - (10 + len(header) + 1) % 64) % 64) + '\n'
