@@ -112,4 +112,55 @@ def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp">
                            "mlir::memref::MemRefDialect"];
 }
 
+def PrepareCpuLinalgPass : Pass<"tcc-prepare-cpu-linalg"> {
+  let summary = "Shape linalg on tensors for fusion and library calls";
+  let description = [{
+    Folds a 2-D transpose feeding a `linalg.matmul` into the matmul's indexing
+    maps (the operand is read transposed instead of copied; oneDNN and the
+    generated loops both handle it), then generalizes every named op except
+    contractions (matmul, batch_matmul), convolutions and fills into
+    `linalg.generic`, so that elementwise fusion sees them while the heavy ops
+    stay recognizable for `tcc-cpu-library-calls`.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
+  let summary = "Replace f32 matmuls and convolutions by runtime library calls";
+  let description = [{
+    Runs after `tcc-plan-memory`. Every entry function gains a last argument,
+    the runtime's `tcc_abi_runtime *` (abi.h). Each f32 `linalg.matmul`,
+    `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` on dense row-major
+    buffers becomes a call of the runtime's `library_call` with the op's
+    buffers; its kind and sizes are appended to the module's
+    `tcc.library_calls` table, which the artifact's descriptor carries so
+    that the runtime creates each oneDNN primitive once per session. A
+    zero fill of the output right before the op is dropped (the call then
+    overwrites instead of accumulating). Other element types and layouts stay
+    on the generated path, as does everything when `enable` is false.
+  }];
+  let options = [
+    Option<"enable", "enable", "bool", /*default=*/"true",
+           "Replace the ops (false: only add the runtime argument)">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
+  let summary = "Producer-consumer fusion of elementwise linalg.generic ops";
+  let description = [{
+    Upstream's elementwise fusion and reshape propagation, with tcc's
+    control: an op fuses into its consumer only when it has a single use (no
+    producer is ever computed twice), and only `linalg.generic` ops take part,
+    so that named matmuls and convolutions are never rewritten into generics
+    (reshape propagation by expansion would otherwise turn a matmul next to a
+    broadcast into a 4-loop generic that no library call matches).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
 #endif // TCC_PASSES_TD

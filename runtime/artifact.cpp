@@ -8,6 +8,8 @@
 
 #include "runtime/artifact.h"
 
+#include "runtime/cpu/onednn.h"
+
 #include "runtime/cpu/cpu_features.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
@@ -119,15 +122,21 @@ std::string checkElf(int fd) {
 
 } // namespace
 
+int32_t numLibraryCalls(const tcc_abi_descriptor &d) {
+  return d.struct_size >= sizeof(tcc_abi_descriptor) ? d.num_library_calls : 0;
+}
+
 void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
   if (d.abi_version != TCC_ABI_VERSION)
     fail(TCC_ERROR_ABI, what + ": artifact ABI version " + std::to_string(d.abi_version) +
                             ", but this runtime supports version " +
                             std::to_string(TCC_ABI_VERSION) +
                             "; recompile the model with a matching tcc");
-  if (d.struct_size < sizeof(tcc_abi_descriptor))
+  // Descriptors from before the library-call table end at num_library_calls.
+  constexpr size_t kMinSize = offsetof(tcc_abi_descriptor, num_library_calls);
+  if (d.struct_size < kMinSize)
     invalid(what, "struct_size " + std::to_string(d.struct_size) + " is smaller than the " +
-                      std::to_string(sizeof(tcc_abi_descriptor)) + " bytes of ABI version " +
+                      std::to_string(kMinSize) + " bytes of ABI version " +
                       std::to_string(TCC_ABI_VERSION));
   if (d.arena_size < 0 || d.state_size < 0)
     invalid(what, "negative arena or state size");
@@ -182,6 +191,15 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
   checkDisjoint(d, TCC_ROLE_INPUT, what);
   checkDisjoint(d, TCC_ROLE_OUTPUT, what);
   checkDisjoint(d, TCC_ROLE_PARAM, what);
+
+  int32_t calls = numLibraryCalls(d);
+  if (calls < 0 || (calls > 0 && !d.library_calls))
+    invalid(what, "no table for " + std::to_string(calls) + " library calls");
+  for (int32_t i = 0; i < calls; ++i) {
+    std::string problem = checkLibraryCall(d.library_calls[i]);
+    if (!problem.empty())
+      invalid(what, "library call #" + std::to_string(i) + ": " + problem);
+  }
 
   std::set<std::string> entryNames;
   for (int32_t i = 0; i < d.num_entries; ++i) {

@@ -65,6 +65,9 @@ private:
 /// throws Error(TCC_ERROR_ABI) with a message starting with WHAT.
 void validateDescriptor(const tcc_abi_descriptor &descriptor, const std::string &what);
 
+/// The descriptor's library calls (0 for descriptors from before the table).
+int32_t numLibraryCalls(const tcc_abi_descriptor &descriptor);
+
 /// "input", "output", "parameter".
 const char *roleName(int32_t role);
 

@@ -67,7 +67,16 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
     fail(TCC_ERROR_INVALID_ARGUMENT,
          "num_threads is " + std::to_string(options.num_threads) + "; use 0 for the default");
   size_t alignment = size_t(artifact_->alignment());
-  arena_ = AlignedBuffer(size_t(d.arena_size), alignment, "arena of " + artifact_->path());
+  // Library calls first: their scratchpad extends the arena.
+  size_t arenaSize = size_t(d.arena_size), scratchOffset = 0;
+  if (int32_t calls = numLibraryCalls(d); calls > 0) {
+    libraryCalls_ = std::make_unique<LibraryCalls>(d.library_calls, calls, artifact_->path());
+    scratchOffset = (arenaSize + alignment - 1) / alignment * alignment;
+    arenaSize = scratchOffset + libraryCalls_->scratchpadSize();
+  }
+  arena_ = AlignedBuffer(arenaSize, alignment, "arena of " + artifact_->path());
+  if (libraryCalls_)
+    libraryCalls_->setScratchpad(arena_.data() + scratchOffset);
   state_ = AlignedBuffer(size_t(d.state_size), alignment, "state of " + artifact_->path());
   const char *env = std::getenv("TCC_POISON_ARENA");
   poisoned_ = options.poison_arena != 0 || (env && std::strcmp(env, "1") == 0);
@@ -82,6 +91,8 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   runtime_.struct_size = sizeof(tcc_abi_runtime);
   runtime_.parallel_for = &Session::parallelFor;
   runtime_.pool = &numThreads_;
+  runtime_.library_call = &LibraryCalls::run;
+  runtime_.library_context = libraryCalls_.get();
 
   size_t n = size_t(d.num_tensors);
   inputSet_.assign(n, false);
@@ -234,6 +245,13 @@ void Session::run(const char *entryName) {
     lastEntry_.clear();
     fail(TCC_ERROR_RUNTIME, artifact_->path() + ": entry '" + entryName + "' failed with code " +
                                 std::to_string(code));
+  }
+  if (libraryCalls_) {
+    std::string error = libraryCalls_->takeError();
+    if (!error.empty()) {
+      lastEntry_.clear();
+      fail(TCC_ERROR_RUNTIME, "entry '" + std::string(entryName) + "': " + error);
+    }
   }
   for (int32_t k = 0; k < entry->num_tensors; ++k) {
     int32_t i = entry->tensor_indices[k];

@@ -11,6 +11,7 @@
 #define TCC_RUNTIME_SESSION_H
 
 #include "runtime/artifact.h"
+#include "runtime/cpu/onednn.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/include/tcc/tcc.h"
 
@@ -83,6 +84,9 @@ private:
                           void (*body)(void *context, int64_t i), void *context);
 
   std::shared_ptr<Artifact> artifact_;
+  /// The artifact's library calls (null without any); their scratchpad is
+  /// the arena's tail, past the planned buffers.
+  std::unique_ptr<LibraryCalls> libraryCalls_;
   /// Threads of every parallel region of a run, the caller included.
   int numThreads_ = 1;
   AlignedBuffer arena_;

@@ -163,13 +163,42 @@ llvm::Function *buildWrapper(llvm::Module &m, const PlannedEntry &e,
   SmallVector<llvm::Value *> args = {
       arena, arena, b.getInt64(0), llvm::ConstantInt::get(i64, e.arenaSize),
       b.getInt64(1), state, state, b.getInt64(0),
-      llvm::ConstantInt::get(i64, e.stateSize), b.getInt64(1)};
+      llvm::ConstantInt::get(i64, e.stateSize), b.getInt64(1), fn->getArg(2)};
   b.CreateCall(lowered, args);
   b.CreateRet(b.getInt32(0));
   return fn;
 }
 
+/// One row of the descriptor's library-call table (tcc-cpu-library-calls).
+struct LibraryCallRow {
+  int32_t kind = 0, operands = 0;
+  SmallVector<int64_t> params;
+};
+
+/// The module's `tcc.library_calls` table.
+FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
+  SmallVector<LibraryCallRow> rows;
+  auto table = module->getAttrOfType<ArrayAttr>("tcc.library_calls");
+  if (!table)
+    return rows;
+  for (Attribute a : table) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    auto kind = d ? d.getAs<IntegerAttr>("kind") : nullptr;
+    auto operands = d ? d.getAs<IntegerAttr>("operands") : nullptr;
+    auto params = d ? d.getAs<DenseI64ArrayAttr>("params") : nullptr;
+    if (!kind || !operands || !params)
+      return module.emitError("malformed tcc.library_calls entry ") << a, failure();
+    LibraryCallRow row;
+    row.kind = int32_t(kind.getInt());
+    row.operands = int32_t(operands.getInt());
+    llvm::append_range(row.params, params.asArrayRef());
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
+                              ArrayRef<LibraryCallRow> calls,
                               const ArtifactOptions &options,
                               ArrayRef<llvm::Function *> wrappers) {
   llvm::LLVMContext &ctx = m.getContext();
@@ -183,8 +212,10 @@ LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
       ctx, {ptr, i32, i32, i32, i32, ptr, i64, i64}, "tcc_abi_tensor");
   auto *entryTy =
       llvm::StructType::create(ctx, {ptr, ptr, i32, ptr}, "tcc_abi_entry");
+  auto *callTy =
+      llvm::StructType::create(ctx, {i32, i32, i32, i32, ptr}, "tcc_abi_library_call");
   auto *descTy = llvm::StructType::create(
-      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr},
+      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr, i32, ptr},
       "tcc_abi_descriptor");
 
   // Tensors are shared by entries: one row per (name, role).
@@ -228,6 +259,19 @@ LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
       m, entriesTy, true, llvm::GlobalValue::PrivateLinkage,
       llvm::ConstantArray::get(entriesTy, entryRows), ".tcc.entries");
 
+  SmallVector<llvm::Constant *> callRows;
+  for (const LibraryCallRow &c : calls)
+    callRows.push_back(llvm::ConstantStruct::get(
+        callTy, {llvm::ConstantInt::get(i32, c.kind),
+                 llvm::ConstantInt::get(i32, TCC_DTYPE_F32),
+                 llvm::ConstantInt::get(i32, int32_t(c.params.size())),
+                 llvm::ConstantInt::get(i32, c.operands),
+                 d.array<int64_t>(i64, c.params, ".tcc.call_params")}));
+  auto *callsTy = llvm::ArrayType::get(callTy, callRows.size());
+  auto *callTable = new llvm::GlobalVariable(
+      m, callsTy, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(callsTy, callRows), ".tcc.library_calls");
+
   const llvm::DataLayout &dl = m.getDataLayout();
   std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";
   // The x86-64-v3 level: what the code may use, checked at load.
@@ -242,7 +286,8 @@ LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
        llvm::ConstantInt::get(i64, 64),
        llvm::ConstantInt::get(i32, int32_t(tensorRows.size())),
        llvm::ConstantInt::get(i32, int32_t(entryRows.size())), tensors,
-       entryTable});
+       entryTable, llvm::ConstantInt::get(i32, int32_t(callRows.size())),
+       callTable});
   auto *descGlobal =
       new llvm::GlobalVariable(m, descTy, true, llvm::GlobalValue::PrivateLinkage,
                                desc, ".tcc.descriptor");
@@ -298,6 +343,9 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
                                  const ArtifactOptions &options,
                                  ArtifactStage stage, StringRef outputPath) {
   Location loc = module.getLoc();
+  FailureOr<SmallVector<LibraryCallRow>> calls = readLibraryCalls(module);
+  if (failed(calls))
+    return failure();
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   registerOpenMPDialectTranslation(*module.getContext());
@@ -326,13 +374,13 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   SmallVector<llvm::Function *> wrappers;
   for (const PlannedEntry &e : entries) {
     llvm::Function *lowered = m->getFunction(e.function);
-    if (!lowered || lowered->arg_size() != 10)
+    if (!lowered || lowered->arg_size() != 11)
       return emitError(loc, "entry '")
              << e.name << "': lowered function '" << e.function
-             << "' is missing or does not take (arena, state)";
+             << "' is missing or does not take (arena, state, runtime)";
     wrappers.push_back(buildWrapper(*m, e, lowered));
   }
-  if (failed(buildDescriptor(*m, entries, options, wrappers)))
+  if (failed(buildDescriptor(*m, entries, *calls, options, wrappers)))
     return failure();
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);

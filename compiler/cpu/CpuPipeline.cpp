@@ -24,12 +24,13 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm) {
   // unsigned types become signless, signatures included.
   pm.addPass(tcc::createLowerToLinalgPass());
   pm.addPass(createCanonicalizerPass());
-  // Named ops (linalg.add, linalg.exp, ...) as generics, so that the
-  // elementwise fusion below sees them.
-  pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
+  // Named elementwise ops (linalg.add, linalg.exp, ...) as generics, so that
+  // the elementwise fusion below sees them; matmuls and convolutions keep
+  // their names for the library calls, transposed operands folded in.
+  pm.addNestedPass<func::FuncOp>(tcc::createPrepareCpuLinalgPass());
   // Producer-consumer fusion of elementwise linalg ops: one loop nest, no
   // intermediate buffer, for chains such as bias + activation.
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass());
   pm.addPass(createCSEPass());
 }
 
@@ -53,10 +54,15 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm) {
+void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
+                                      const CpuPipelineOptions &options) {
   // linalg on buffers to loops: one OpenMP work-sharing loop over the
   // parallel dimensions of each op large enough to pay for a fork; the
   // thread count is the runtime's (omp_set_num_threads per session).
+  // f32 matmuls and convolutions: oneDNN through the runtime.
+  tcc::CpuLibraryCallsPassOptions library;
+  library.enable = options.libraryCalls;
+  pm.addPass(tcc::createCpuLibraryCallsPass(library));
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createLowerAffinePass());

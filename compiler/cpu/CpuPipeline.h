@@ -12,12 +12,19 @@
 
 namespace tcc {
 
+struct CpuPipelineOptions {
+  /// f32 matmuls and convolutions as oneDNN calls through the runtime
+  /// (tcc-cpu-library-calls); false keeps them on generated loops.
+  bool libraryCalls = true;
+};
+
 /// tcc dialect -> linalg on tensors, fused.
 void buildCpuLinalgPipeline(mlir::OpPassManager &pm);
 /// linalg on tensors -> memrefs, every buffer planned into the arena.
 void buildCpuBufferizePipeline(mlir::OpPassManager &pm);
 /// planned memrefs -> loops -> LLVM dialect.
-void buildCpuLowerToLLVMPipeline(mlir::OpPassManager &pm);
+void buildCpuLowerToLLVMPipeline(mlir::OpPassManager &pm,
+                                 const CpuPipelineOptions &options = {});
 
 /// All three, for `tcc-opt --tcc-cpu-pipeline`.
 void buildCpuCodegenPipeline(mlir::OpPassManager &pm);

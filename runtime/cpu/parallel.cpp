@@ -56,6 +56,12 @@ std::string definingLibrary(const char *symbol) {
 
 } // namespace
 
+void exposeOpenMPGlobally() {
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void *>(&omp_set_num_threads), &self) && self.dli_fname)
+    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL); // a reference kept for good
+}
+
 std::string checkSingleOpenMP() {
   // This library calls libomp directly, so its own references are the
   // reference point; a GOMP_* symbol bound elsewhere means a second runtime.

@@ -30,6 +30,11 @@ void setParallelThreads(int numThreads);
 void parallelFor(int64_t begin, int64_t end, int maxThreads,
                  void (*body)(void *context, int64_t i), void *context) noexcept;
 
+/// Makes the libomp this runtime uses visible to libraries loaded later
+/// (dlopen RTLD_GLOBAL), so that their GNU OpenMP references bind to it even
+/// when the runtime itself was loaded with RTLD_LOCAL.
+void exposeOpenMPGlobally();
+
 /// "" when the OpenMP entry points of generated code (__kmpc_*) and of GNU
 /// OpenMP (GOMP_*, omp_*) resolve to the same library in this process;
 /// otherwise a message naming the two libraries.

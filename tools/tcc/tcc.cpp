@@ -98,6 +98,29 @@ static cl::list<std::string> dimBindings(
     "dim", cl::desc("Bind a named symbolic dimension (repeatable)"),
     cl::value_desc("NAME=N"), cl::cat(tccCategory));
 
+enum class ModeKind { Infer, Train };
+static cl::opt<ModeKind> mode(
+    "mode", cl::desc("What the artifact computes"),
+    cl::values(clEnumValN(ModeKind::Infer, "infer", "the forward model: an 'infer' entry point"),
+               clEnumValN(ModeKind::Train, "train",
+                          "a training step (not implemented yet)")),
+    cl::init(ModeKind::Infer), cl::cat(tccCategory));
+
+static cl::opt<std::string> target(
+    "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_NN] "
+                       "(not implemented yet)"),
+    cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(tccCategory));
+
+enum class CpuLibraryKind { OneDnn, None };
+static cl::opt<CpuLibraryKind> cpuLibrary(
+    "cpu-library", cl::desc("Where f32 matmuls and convolutions run on CPUs"),
+    cl::values(clEnumValN(CpuLibraryKind::OneDnn, "onednn",
+                          "oneDNN primitives, created by the runtime once per session "
+                          "(default)"),
+               clEnumValN(CpuLibraryKind::None, "none",
+                          "generated loops, like every other op")),
+    cl::init(CpuLibraryKind::OneDnn), cl::cat(tccCategory));
+
 enum class ReportKind { None, Memory };
 static cl::opt<ReportKind> report(
     "report", cl::desc("Print a report on standard error"),
@@ -301,6 +324,11 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (mode == ModeKind::Train)
+    fail("--mode=train: training steps are not implemented yet; use --mode=infer");
+  if (target != "cpu")
+    fail("--target=" + target + ": only the 'cpu' target is implemented");
+
   EmitKind stage = emit;
   if (stage == EmitKind::Default) {
     llvm::StringRef ext = llvm::sys::path::extension(outputFile);
@@ -342,7 +370,11 @@ int main(int argc, char **argv) {
     if (failed(read))
       return 1;
     plans = std::move(*read);
-    if (!runStage(tcc::buildCpuLowerToLLVMPipeline))
+    tcc::CpuPipelineOptions cpu;
+    cpu.libraryCalls = cpuLibrary == CpuLibraryKind::OneDnn;
+    if (!runStage([&](OpPassManager &pm) {
+          tcc::buildCpuLowerToLLVMPipeline(pm, cpu);
+        }))
       return 1;
   }
   if (stage >= EmitKind::LLVMIR) {

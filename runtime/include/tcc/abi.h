@@ -89,7 +89,40 @@ typedef struct tcc_abi_runtime {
   void (*parallel_for)(void *pool, int64_t begin, int64_t end,
                        void (*body)(void *context, int64_t i), void *context);
   void *pool;
+  /** Runs library call INDEX of the descriptor (a oneDNN primitive the
+   *  runtime created once per session) on OPERANDS, the call's buffers in the
+   *  order its kind defines. Errors are recorded in the context: the run
+   *  fails once the entry returns. */
+  void (*library_call)(void *library_context, int32_t index,
+                       void *const *operands);
+  void *library_context;
 } tcc_abi_runtime;
+
+/** Kinds of library calls (stable values). Every operand is a dense,
+ *  row-major buffer of the call's dtype. PARAMS per kind:
+ *
+ *  MATMUL: {batch, M, N, K, trans_a, trans_b, accumulate};
+ *    operands {A, B, C}: C[b] (+)= op(A[b]) op(B[b]), where A[b] is M x K
+ *    (K x M stored when trans_a), B[b] is K x N (N x K when trans_b) and C[b]
+ *    is M x N; batch 1 means plain 2-D operands.
+ *  CONV2D: {N, C, H, W, F, KH, KW, OH, OW, stride_h, stride_w, dilation_h,
+ *    dilation_w, accumulate};
+ *    operands {X [N,C,H,W], W [F,C,KH,KW], Y [N,F,OH,OW]}:
+ *    Y (+)= convolution of X (already padded) with W, no bias.
+ *  With accumulate = 0 the result overwrites the output; with 1 it is added
+ *  to what the output holds. */
+typedef enum tcc_library_call_kind {
+  TCC_LIBRARY_CALL_MATMUL = 1,
+  TCC_LIBRARY_CALL_CONV2D = 2
+} tcc_library_call_kind;
+
+typedef struct tcc_abi_library_call {
+  int32_t kind;          /* tcc_library_call_kind */
+  int32_t dtype;         /* tcc_dtype of every operand (F32) */
+  int32_t num_params;
+  int32_t num_operands;
+  const int64_t *params;
+} tcc_abi_library_call;
 
 /** An entry point: computes on the arena and state of one session.
  *  Returns 0 on success. */
@@ -118,6 +151,9 @@ typedef struct tcc_abi_descriptor {
   int32_t num_entries;
   const tcc_abi_tensor *tensors;
   const tcc_abi_entry *entries;
+  /* Appended fields: present when struct_size covers them. */
+  int32_t num_library_calls;
+  const tcc_abi_library_call *library_calls;
 } tcc_abi_descriptor;
 
 /** The signature of the exported symbol. */

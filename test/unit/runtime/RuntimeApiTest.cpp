@@ -492,7 +492,28 @@ TEST_F(RuntimeApiTest, RejectsBadArtifacts) {
                "outside the 128-byte arena");
   EXPECT_ERROR(tcc_artifact_load(fixture("add_artifact_unknown_cpu.so").c_str(), &artifact),
                TCC_ERROR_UNSUPPORTED, "tcc-imaginary-feature");
+  EXPECT_ERROR(tcc_artifact_load(fixture("add_artifact_bad_library_call.so").c_str(), &artifact),
+               TCC_ERROR_ABI, "library call #0", "unknown kind 99");
   EXPECT_EQ(artifact, nullptr);
+}
+
+// Tests that a descriptor written before the library-call table existed
+// (a smaller struct_size) still loads and runs: appended fields are optional.
+TEST_F(RuntimeApiTest, LoadsDescriptorWithoutLibraryCallTable) {
+  ArtifactHandle artifact;
+  ASSERT_OK(tcc_artifact_load(fixture("add_artifact_old_descriptor.so").c_str(), &artifact.a));
+  tcc_session_options options;
+  tcc_session_options_init(&options);
+  options.skip_default_params = 1;
+  SessionHandle session;
+  ASSERT_OK(tcc_session_create(artifact.a, &options, &session.s));
+  const int64_t shape[] = {2, 3};
+  const float x[6] = {1, 2, 3, 4, 5, 6};
+  ASSERT_OK(tcc_session_set_input(session.s, "x", TCC_DTYPE_F32, 2, shape, x, sizeof x));
+  ASSERT_OK(tcc_session_run(session.s, "infer"));
+  float y[6];
+  ASSERT_OK(tcc_session_copy_output(session.s, "y", y, sizeof y));
+  EXPECT_EQ(y[5], 6.0f); // parameters are zero
 }
 
 // Tests the null and option checks of session creation.

@@ -1,0 +1,65 @@
+//===- onednn.h - library calls of an artifact, on oneDNN -----------------===//
+//
+// An artifact's f32 matmuls and convolutions are calls of the runtime's
+// library_call (abi.h); the descriptor lists each call's kind and sizes. A
+// session creates one oneDNN primitive per call when it is created and runs
+// it on the operands the generated code passes. oneDNN is loaded with dlopen
+// on first use, so the runtime loads (and runs artifacts without library
+// calls) on machines without it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_CPU_ONEDNN_H
+#define TCC_RUNTIME_CPU_ONEDNN_H
+
+#include "runtime/include/tcc/abi.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tcc::rt {
+
+/// "" when CALL is well formed (known kind, F32, the kind's parameter and
+/// operand counts, positive sizes, 0/1 flags); otherwise what is wrong.
+std::string checkLibraryCall(const tcc_abi_library_call &call);
+
+/// The primitives of one session.
+class LibraryCalls {
+public:
+  /// Creates a primitive per call (CALLS validated). Throws
+  /// Error(TCC_ERROR_UNSUPPORTED) when oneDNN cannot be loaded or refuses a
+  /// call, naming WHAT (the artifact) and the call.
+  LibraryCalls(const tcc_abi_library_call *calls, int32_t count, const std::string &what);
+  ~LibraryCalls();
+  LibraryCalls(const LibraryCalls &) = delete;
+  LibraryCalls &operator=(const LibraryCalls &) = delete;
+
+  /// Bytes of scratch memory the largest call needs (oneDNN's scratchpad).
+  size_t scratchpadSize() const { return scratchpadSize_; }
+  /// Where the calls' scratchpad lives (set once, before any run).
+  void setScratchpad(void *scratchpad) { scratchpad_ = scratchpad; }
+
+  /// The ABI's library_call: runs call INDEX on OPERANDS. Records the first
+  /// failure instead of throwing (it is called from generated code).
+  static void run(void *self, int32_t index, void *const *operands);
+  /// The failure recorded since the last call, or "" (and clears it).
+  std::string takeError();
+
+  /// oneDNN's name for each call's implementation ("brg:avx2", ...).
+  std::vector<std::string> implementations() const;
+
+private:
+  struct Call;
+  std::vector<std::unique_ptr<Call>> calls_;
+  void *stream_ = nullptr;
+  void *scratchpad_ = nullptr;
+  size_t scratchpadSize_ = 0;
+  std::string error_;
+  std::string what_;
+};
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_CPU_ONEDNN_H

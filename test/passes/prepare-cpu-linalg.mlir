@@ -1,0 +1,59 @@
+// RUN: tcc-opt --split-input-file --tcc-prepare-cpu-linalg %s | FileCheck %s
+
+// A 2-D transpose feeding a matmul becomes the matmul's indexing map: the
+// weight is read transposed, never copied.
+// CHECK-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @transposed_weight
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.matmul indexing_maps = [#[[MK]], #[[NK]], #[[MN]]] ins(%arg0, %arg1 : tensor<4x10xf32>, tensor<8x10xf32>)
+func.func @transposed_weight(%x: tensor<4x10xf32>, %w: tensor<8x10xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<10x8xf32>
+  %wt = linalg.transpose ins(%w : tensor<8x10xf32>) outs(%e : tensor<10x8xf32>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<4x10xf32>, tensor<10x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Both operands transposed.
+// CHECK-DAG: #[[KM:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @both_transposed
+// CHECK: linalg.matmul indexing_maps = [#[[KM]], #[[NK]], #{{.*}}] ins(%arg0, %arg1 : tensor<10x4xf32>, tensor<8x10xf32>)
+func.func @both_transposed(%a: tensor<10x4xf32>, %b: tensor<8x10xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e1 = tensor.empty() : tensor<4x10xf32>
+  %at = linalg.transpose ins(%a : tensor<10x4xf32>) outs(%e1 : tensor<4x10xf32>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<10x8xf32>
+  %bt = linalg.transpose ins(%b : tensor<8x10xf32>) outs(%e2 : tensor<10x8xf32>) permutation = [1, 0]
+  %y = linalg.matmul ins(%at, %bt : tensor<4x10xf32>, tensor<10x8xf32>) outs(%o : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Elementwise named ops become generics (for fusion); matmuls, convolutions
+// and fills keep their names (for the library calls).
+// CHECK-LABEL: func.func @named_ops
+// CHECK: linalg.fill
+// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK: linalg.batch_matmul
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.add
+// CHECK-NOT: linalg.transpose
+func.func @named_ops(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>)
+    -> (tensor<1x3x3x3xf32>, tensor<2x3x5xf32>) {
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<1x3x3x3xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) outs(%f : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %ob = tensor.empty() : tensor<2x3x5xf32>
+  %m = linalg.batch_matmul ins(%a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32>) outs(%ob : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  %s = linalg.add ins(%m, %m : tensor<2x3x5xf32>, tensor<2x3x5xf32>) outs(%ob : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
+  return %c, %s : tensor<1x3x3x3xf32>, tensor<2x3x5xf32>
+}
