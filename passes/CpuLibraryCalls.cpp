@@ -3,8 +3,12 @@
 // The artifact never links oneDNN: the generated code calls the runtime's
 // library_call (abi.h) with the operands' addresses, and the descriptor
 // carries a table of the calls' kinds and sizes, from which the runtime
-// creates each primitive once per session. Buffers are planned before this
-// pass, so every operand is a view of the arena or the state.
+// creates each primitive once per session.
+//
+// Two passes: before memory planning the ops become calls of private
+// declarations (so that liveness sees the operands the call really reads,
+// e.g. an unpadded convolution input); after planning those become the
+// runtime calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,12 +24,20 @@
 
 namespace tcc {
 #define GEN_PASS_DEF_CPULIBRARYCALLSPASS
+#define GEN_PASS_DEF_CPULOWERLIBRARYCALLSPASS
 #include "passes/Passes.h.inc"
 } // namespace tcc
 
 using namespace mlir;
 
 namespace {
+
+constexpr StringLiteral kCalleePrefix = "tcc_library_call_";
+constexpr StringLiteral kCallAttr = "tcc.library_call";
+
+//===----------------------------------------------------------------------===//
+// Choosing the calls (before the memory plan)
+//===----------------------------------------------------------------------===//
 
 /// A dense row-major f32 buffer of static shape.
 bool isDenseF32(Value v) {
@@ -34,12 +46,116 @@ bool isDenseF32(Value v) {
          t.getElementType().isF32();
 }
 
-bool allDenseF32(linalg::LinalgOp op) {
-  return llvm::all_of(op->getOperands(), isDenseF32);
-}
-
 ArrayRef<int64_t> shapeOf(Value v) {
   return cast<MemRefType>(v.getType()).getShape();
+}
+
+/// The buffer V is a view of: an allocation or a function argument.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<ViewLikeOpInterface>(def))
+      break;
+    v = cast<ViewLikeOpInterface>(def).getViewSource();
+  }
+  return v;
+}
+
+/// True when OP writes FILL's value everywhere in OUT and that value is +0.0:
+/// a linalg.fill or a linalg.map that yields a constant.
+bool isZeroFillOf(Operation *op, Value out) {
+  Value value;
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    if (fill.getOutputs()[0] != out)
+      return false;
+    value = fill.getInputs()[0];
+  } else if (auto map = dyn_cast<linalg::MapOp>(op)) {
+    if (map.getInit() != out || !map.getInputs().empty())
+      return false;
+    auto yield = cast<linalg::YieldOp>(map.getMapper().front().getTerminator());
+    value = yield.getOperand(0);
+  } else {
+    return false;
+  }
+  FloatAttr attr;
+  return matchPattern(value, m_Constant(&attr)) && attr.getValue().isPosZero();
+}
+
+/// The zero fill of OUT that is the last op before OP to touch OUT (which
+/// OP then need not accumulate onto), or null.
+Operation *zeroFillBefore(Operation *op, Value out) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (!llvm::is_contained(prev->getOperands(), out))
+      continue;
+    return isZeroFillOf(prev, out) ? prev : nullptr;
+  }
+  return nullptr;
+}
+
+/// True when an op strictly between FROM and TO uses a view of ROOT.
+bool touchedBetween(Operation *from, Operation *to, Value root) {
+  for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
+    bool touches = false;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (isa<BaseMemRefType>(v.getType()) && rootOf(v) == root)
+          touches = true;
+    });
+    if (touches)
+      return true;
+  }
+  return false;
+}
+
+/// A convolution input that is a zero-padded copy of another buffer: the
+/// allocation, its fill, the subview and the copy into it, and the source.
+struct PaddedInput {
+  Value source;
+  int64_t top, left, bottom, right;
+  SmallVector<Operation *> dead; // erased once the call reads `source`
+};
+
+std::optional<PaddedInput> paddedInput(Operation *conv, Value input) {
+  auto alloc = input.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != conv->getBlock())
+    return std::nullopt;
+  Operation *fill = nullptr, *copy = nullptr;
+  memref::SubViewOp subview;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == conv)
+      continue;
+    if (auto sv = dyn_cast<memref::SubViewOp>(user); sv && !subview)
+      subview = sv;
+    else if (!fill && isZeroFillOf(user, input))
+      fill = user;
+    else
+      return std::nullopt;
+  }
+  if (!fill || !subview || !subview->hasOneUse())
+    return std::nullopt;
+  copy = *subview->getUsers().begin();
+  Value source;
+  if (auto c = dyn_cast<linalg::CopyOp>(copy); c && c.getOutputs()[0] == subview.getResult())
+    source = c.getInputs()[0];
+  else if (auto c = dyn_cast<memref::CopyOp>(copy); c && c.getTarget() == subview.getResult())
+    source = c.getSource();
+  if (!source || !isDenseF32(source) || fill->getBlock() != conv->getBlock() ||
+      copy->getBlock() != conv->getBlock() || !fill->isBeforeInBlock(copy) ||
+      !copy->isBeforeInBlock(conv) || touchedBetween(copy, conv, rootOf(source)))
+    return std::nullopt;
+  // Only the spatial dimensions may be padded, with unit strides.
+  ArrayRef<int64_t> offsets = subview.getStaticOffsets();
+  ArrayRef<int64_t> sizes = subview.getStaticSizes();
+  if (llvm::any_of(subview.getStaticStrides(), [](int64_t s) { return s != 1; }) ||
+      offsets.size() != 4 || offsets[0] != 0 || offsets[1] != 0 ||
+      llvm::any_of(offsets, ShapedType::isDynamic) || sizes != shapeOf(source))
+    return std::nullopt;
+  ArrayRef<int64_t> padded = shapeOf(input);
+  return PaddedInput{source,
+                     offsets[2],
+                     offsets[3],
+                     padded[2] - sizes[2] - offsets[2],
+                     padded[3] - sizes[3] - offsets[3],
+                     {copy, subview, fill}};
 }
 
 /// Which operands of a 2-D matmul are read transposed, or nullopt for maps
@@ -60,65 +176,107 @@ std::optional<std::pair<bool, bool>> matmulTransposes(linalg::MatmulOp op) {
   return std::make_pair(ta, tb);
 }
 
-/// The call's kind and parameters (accumulate last, set later), or failure
-/// when the op stays on the generated path.
-struct CallShape {
+/// A call to make: kind, parameters (accumulate last) and operands, plus the
+/// ops that become dead once it is made.
+struct Call {
   int32_t kind;
   SmallVector<int64_t> params;
+  SmallVector<Value> operands;
+  SmallVector<Operation *> dead;
 };
 
-FailureOr<CallShape> callShape(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || !allDenseF32(op))
-    return failure();
+std::optional<Call> planCall(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || !llvm::all_of(op->getOperands(), isDenseF32))
+    return std::nullopt;
+  SmallVector<Value> operands(op->getOperands());
+  Call call;
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
     auto t = matmulTransposes(mm);
     if (!t)
-      return failure();
-    ArrayRef<int64_t> a = shapeOf(op->getOperand(0)), c = shapeOf(op->getOperand(2));
-    int64_t k = t->first ? a[0] : a[1];
-    return CallShape{TCC_LIBRARY_CALL_MATMUL,
-                     {1, c[0], c[1], k, t->first, t->second}};
-  }
-  if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation())) {
+      return std::nullopt;
+    ArrayRef<int64_t> a = shapeOf(operands[0]), c = shapeOf(operands[2]);
+    call = {TCC_LIBRARY_CALL_MATMUL,
+            {1, c[0], c[1], t->first ? a[0] : a[1], t->first, t->second},
+            operands,
+            {}};
+  } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation())) {
     if (bmm.hasUserDefinedMaps())
-      return failure();
-    ArrayRef<int64_t> a = shapeOf(op->getOperand(0)), c = shapeOf(op->getOperand(2));
-    return CallShape{TCC_LIBRARY_CALL_MATMUL, {c[0], c[1], c[2], a[2], 0, 0}};
-  }
-  if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
-    ArrayRef<int64_t> x = shapeOf(op->getOperand(0)), w = shapeOf(op->getOperand(1)),
-                      y = shapeOf(op->getOperand(2));
+      return std::nullopt;
+    ArrayRef<int64_t> a = shapeOf(operands[0]), c = shapeOf(operands[2]);
+    call = {TCC_LIBRARY_CALL_MATMUL, {c[0], c[1], c[2], a[2], 0, 0}, operands, {}};
+  } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+    int64_t pads[4] = {0, 0, 0, 0};
+    if (std::optional<PaddedInput> p = paddedInput(op, operands[0])) {
+      operands[0] = p->source;
+      pads[0] = p->top, pads[1] = p->left, pads[2] = p->bottom, pads[3] = p->right;
+      call.dead = p->dead;
+    }
+    ArrayRef<int64_t> x = shapeOf(operands[0]), w = shapeOf(operands[1]),
+                      y = shapeOf(operands[2]);
     SmallVector<int64_t> s(conv.getStrides().getValues<int64_t>());
     SmallVector<int64_t> d(conv.getDilations().getValues<int64_t>());
-    return CallShape{TCC_LIBRARY_CALL_CONV2D,
-                     {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0],
-                      s[1], d[0], d[1]}};
+    call.kind = TCC_LIBRARY_CALL_CONV2D;
+    call.params = {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0], s[1],
+                   d[0], d[1], pads[0], pads[1], pads[2], pads[3]};
+    call.operands = operands;
+  } else {
+    return std::nullopt;
   }
-  return failure();
-}
-
-/// The linalg.fill of +0.0 into OUT that is the last op before OP to touch
-/// OUT, or null.
-linalg::FillOp zeroFillBefore(Operation *op, Value out) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (!llvm::is_contained(prev->getOperands(), out))
-      continue;
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (!fill || fill.getOutputs()[0] != out)
-      return nullptr;
-    FloatAttr value;
-    if (!matchPattern(fill.getInputs()[0], m_Constant(&value)) ||
-        !value.getValue().isPosZero())
-      return nullptr;
-    return fill;
+  int64_t accumulate = 1;
+  if (Operation *fill = zeroFillBefore(op, operands[2])) {
+    call.dead.push_back(fill);
+    accumulate = 0;
   }
-  return nullptr;
+  call.params.push_back(accumulate);
+  return call;
 }
 
 struct CpuLibraryCallsPass
     : tcc::impl::CpuLibraryCallsPassBase<CpuLibraryCallsPass> {
-  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(&getContext());
+    int64_t next = 0;
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      SmallVector<linalg::LinalgOp> ops;
+      func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+      for (linalg::LinalgOp op : ops) {
+        std::optional<Call> call = planCall(op);
+        if (!call)
+          continue;
+        // One private declaration per call: the operand types differ.
+        b.setInsertionPoint(func);
+        std::string name = (kCalleePrefix + Twine(next++)).str();
+        auto type = b.getFunctionType(ValueRange(call->operands).getTypes(), {});
+        auto decl = func::FuncOp::create(b, op.getLoc(), name, type);
+        decl.setPrivate();
+        b.setInsertionPoint(op);
+        auto c = func::CallOp::create(b, op.getLoc(), decl, call->operands);
+        c->setAttr(kCallAttr,
+                   b.getDictionaryAttr(
+                       {b.getNamedAttr("kind", b.getI32IntegerAttr(call->kind)),
+                        b.getNamedAttr("params", b.getDenseI64ArrayAttr(call->params))}));
+        op->erase();
+        for (Operation *dead : call->dead)
+          dead->erase();
+      }
+      // Allocations that lost every use (padded copies) go too.
+      func.walk([](memref::AllocOp alloc) {
+        if (alloc->use_empty())
+          alloc->erase();
+      });
+    }
+  }
+};
 
+//===----------------------------------------------------------------------===//
+// Lowering the calls (after the memory plan)
+//===----------------------------------------------------------------------===//
+
+struct CpuLowerLibraryCallsPass
+    : tcc::impl::CpuLowerLibraryCallsPassBase<CpuLowerLibraryCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -126,75 +284,75 @@ struct CpuLibraryCallsPass
     auto i32 = IntegerType::get(ctx, 32);
     auto i64 = IntegerType::get(ctx, 64);
     auto i8 = IntegerType::get(ctx, 8);
+    auto fnType =
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType, i32, ptrType});
     SmallVector<Attribute> table;
     if (auto existing = module->getAttrOfType<ArrayAttr>("tcc.library_calls"))
       llvm::append_range(table, existing);
 
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (!func->hasAttr("tcc.plan") || func.isExternal())
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
         continue;
+      SmallVector<func::CallOp> calls;
+      func.walk([&](func::CallOp call) {
+        if (call.getCallee().starts_with(kCalleePrefix) && call->hasAttr(kCallAttr))
+          calls.push_back(call);
+      });
+      if (!func->hasAttr("tcc.plan")) {
+        if (!calls.empty()) {
+          calls.front().emitError("library call outside a planned entry point");
+          return signalPassFailure();
+        }
+        continue;
+      }
       unsigned rtIndex = func.getNumArguments();
       if (failed(func.insertArgument(rtIndex, ptrType, {}, func.getLoc())))
         return signalPassFailure();
-      if (!enable)
+      if (calls.empty())
         continue;
       Value runtime = func.getArgument(rtIndex);
 
-      SmallVector<std::pair<linalg::LinalgOp, CallShape>> calls;
-      func.walk([&](linalg::LinalgOp op) {
-        FailureOr<CallShape> shape = callShape(op);
-        if (succeeded(shape))
-          calls.push_back({op, *shape});
-      });
-      if (calls.empty())
-        continue;
-
       // One operand array for all calls, at the top of the function.
-      OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+      size_t maxOperands = 0;
+      for (func::CallOp c : calls)
+        maxOperands = std::max<size_t>(maxOperands, c.getNumOperands());
       Location loc = func.getLoc();
-      Value three = LLVM::ConstantOp::create(b, loc, i64, 3);
-      Value operands = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, three, 8);
-      auto fieldPtr = [&](OpBuilder &b, Value base, int64_t offset) -> Value {
-        return LLVM::GEPOp::create(b, loc, ptrType, i8, base,
-                                   ArrayRef<LLVM::GEPArg>{int32_t(offset)});
+      OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+      Value count = LLVM::ConstantOp::create(b, loc, i64, int64_t(maxOperands));
+      Value operands = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
+      auto field = [&](Location l, size_t offset) -> Value {
+        Value p = LLVM::GEPOp::create(b, l, ptrType, i8, runtime,
+                                      ArrayRef<LLVM::GEPArg>{int32_t(offset)});
+        return LLVM::LoadOp::create(b, l, ptrType, p);
       };
 
-      for (auto &[op, shape] : calls) {
-        Location opLoc = op.getLoc();
-        b.setInsertionPoint(op);
-        Value out = op.getDpsInits()[0];
-        int64_t accumulate = 1;
-        if (linalg::FillOp fill = zeroFillBefore(op, out)) {
-          fill.erase();
-          accumulate = 0;
-        }
-        shape.params.push_back(accumulate);
-        for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-          Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, opLoc, v);
-          Value asInt = arith::IndexCastOp::create(b, opLoc, i64, address);
-          Value pointer = LLVM::IntToPtrOp::create(b, opLoc, ptrType, asInt);
-          Value slot = LLVM::GEPOp::create(b, opLoc, ptrType, ptrType, operands,
+      for (func::CallOp c : calls) {
+        Location l = c.getLoc();
+        b.setInsertionPoint(c);
+        for (auto [i, v] : llvm::enumerate(c.getOperands())) {
+          Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, l, v);
+          Value asInt = arith::IndexCastOp::create(b, l, i64, address);
+          Value pointer = LLVM::IntToPtrOp::create(b, l, ptrType, asInt);
+          Value slot = LLVM::GEPOp::create(b, l, ptrType, ptrType, operands,
                                            ArrayRef<LLVM::GEPArg>{int32_t(i)});
-          LLVM::StoreOp::create(b, opLoc, pointer, slot);
+          LLVM::StoreOp::create(b, l, pointer, slot);
         }
-        Value fn = LLVM::LoadOp::create(
-            b, opLoc, ptrType,
-            fieldPtr(b, runtime, offsetof(tcc_abi_runtime, library_call)));
-        Value context = LLVM::LoadOp::create(
-            b, opLoc, ptrType,
-            fieldPtr(b, runtime, offsetof(tcc_abi_runtime, library_context)));
-        Value index = LLVM::ConstantOp::create(b, opLoc, i32, int64_t(table.size()));
-        auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                                  {ptrType, i32, ptrType});
-        LLVM::CallOp::create(b, opLoc, fnType, ValueRange{fn, context, index, operands});
-        table.push_back(b.getDictionaryAttr(
-            {b.getNamedAttr("kind", b.getI32IntegerAttr(shape.kind)),
-             b.getNamedAttr("params", b.getDenseI64ArrayAttr(shape.params)),
-             b.getNamedAttr("operands",
-                            b.getI32IntegerAttr(int32_t(op->getNumOperands())))}));
-        op->erase();
+        Value fn = field(l, offsetof(tcc_abi_runtime, library_call));
+        Value context = field(l, offsetof(tcc_abi_runtime, library_context));
+        Value index = LLVM::ConstantOp::create(b, l, i32, int64_t(table.size()));
+        LLVM::CallOp::create(b, l, fnType, ValueRange{fn, context, index, operands});
+        auto info = c->getAttrOfType<DictionaryAttr>(kCallAttr);
+        SmallVector<NamedAttribute> row(info.getValue());
+        row.push_back(b.getNamedAttr("operands", b.getI32IntegerAttr(c.getNumOperands())));
+        table.push_back(b.getDictionaryAttr(row));
+        c->erase();
       }
     }
+    // The declarations have no calls left.
+    for (auto decl : llvm::to_vector(module.getOps<func::FuncOp>()))
+      if (decl.isExternal() && decl.getSymName().starts_with(kCalleePrefix) &&
+          decl.symbolKnownUseEmpty(module))
+        decl->erase();
     if (!table.empty())
       module->setAttr("tcc.library_calls", ArrayAttr::get(ctx, table));
   }

@@ -96,12 +96,15 @@ def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp">
   let description = [{
     Each linalg op on buffers becomes a loop nest. An op with at least
     `min-parallel-work` loop iterations (all its loops, reductions included:
-    a proxy for its work) and at least one parallel dimension gets one
-    multi-dimensional `scf.parallel` over its parallel dimensions, which
-    `convert-scf-to-openmp` turns into a single OpenMP work-sharing loop
-    (static schedule, one fork per op); its reduction dimensions stay
-    sequential `scf.for` loops inside, so a result never depends on the thread
-    count. Smaller ops stay sequential: forking threads costs microseconds.
+    a proxy for its work) runs its outermost loops as one `scf.parallel`:
+    the shortest prefix of its leading parallel dimensions that has 64
+    iterations or more, which `convert-scf-to-openmp` turns into a single
+    OpenMP work-sharing loop (static schedule, one fork per op). Inner
+    dimensions stay sequential `scf.for` loops, so indices are not recovered
+    by division in every iteration; reductions stay sequential, so a result
+    never depends on the thread count; an op whose first loop is a reduction
+    stays sequential (it would fork once per reduction step). Smaller ops stay
+    sequential: forking threads costs microseconds.
   }];
   let options = [
     Option<"minParallelWork", "min-parallel-work", "int64_t",
@@ -126,23 +129,39 @@ def PrepareCpuLinalgPass : Pass<"tcc-prepare-cpu-linalg"> {
 }
 
 def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
-  let summary = "Replace f32 matmuls and convolutions by runtime library calls";
+  let summary = "Mark f32 matmuls and convolutions as runtime library calls";
   let description = [{
-    Runs after `tcc-plan-memory`. Every entry function gains a last argument,
-    the runtime's `tcc_abi_runtime *` (abi.h). Each f32 `linalg.matmul`,
-    `linalg.batch_matmul` and `linalg.conv_2d_nchw_fchw` on dense row-major
-    buffers becomes a call of the runtime's `library_call` with the op's
-    buffers; its kind and sizes are appended to the module's
-    `tcc.library_calls` table, which the artifact's descriptor carries so
-    that the runtime creates each oneDNN primitive once per session. A
-    zero fill of the output right before the op is dropped (the call then
-    overwrites instead of accumulating). Other element types and layouts stay
-    on the generated path, as does everything when `enable` is false.
+    Runs after bufferization and before `tcc-plan-memory`. Each f32
+    `linalg.matmul` (plain or with transposed operands), `linalg.batch_matmul`
+    and `linalg.conv_2d_nchw_fchw` on dense row-major buffers becomes a
+    `func.call` of a private declaration `@tcc_library_call_N` carrying its
+    kind and sizes in a `tcc.library_call` attribute (abi.h documents the
+    kinds and parameters); `tcc-cpu-lower-library-calls` turns those into
+    calls of the runtime after memory planning. Two rewrites make the call
+    cheaper than the loops it replaces:
+      - a zero fill of the output right before the op is dropped, and the
+        call overwrites its output instead of accumulating;
+      - a convolution whose input is a zero-padded copy (fill + copy into a
+        subview) reads the unpadded tensor directly, with the padding as
+        call parameters: no padded copy is made. Done before memory
+        planning, so the unpadded buffer stays live until the call.
+    Other element types and layouts stay on the generated path.
   }];
-  let options = [
-    Option<"enable", "enable", "bool", /*default=*/"true",
-           "Replace the ops (false: only add the runtime argument)">
-  ];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def CpuLowerLibraryCallsPass : Pass<"tcc-cpu-lower-library-calls", "mlir::ModuleOp"> {
+  let summary = "Library calls to calls of the runtime's library_call";
+  let description = [{
+    Runs after `tcc-plan-memory`. Every planned entry function gains a last
+    argument, the runtime's `tcc_abi_runtime *` (abi.h). Each call of a
+    `@tcc_library_call_N` declaration becomes an indirect call of the
+    runtime's `library_call` with the operands' addresses and the call's
+    index in the module's `tcc.library_calls` table, which the artifact's
+    descriptor carries so that the runtime creates each oneDNN primitive once
+    per session.
+  }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];

@@ -34,20 +34,25 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void tcc::buildCpuBufferizePipeline(OpPassManager &pm) {
+void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
+                                     const CpuPipelineOptions &options) {
   // Tensors to buffers across the whole function, including its signature;
   // identity layouts so that every argument is a plain contiguous buffer.
-  bufferization::OneShotBufferizePassOptions options;
-  options.bufferizeFunctionBoundaries = true;
-  options.functionBoundaryTypeConversion =
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
-  options.unknownTypeConversion =
+  bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(options));
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
   // The memory plan needs every allocation at the top level of the body.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // f32 matmuls and convolutions: oneDNN through the runtime. Before the
+  // plan, so that a convolution reading an unpadded input keeps it live.
+  if (options.libraryCalls)
+    pm.addPass(tcc::createCpuLibraryCallsPass());
   // Every buffer becomes an offset in the arena or the state region.
   pm.addPass(tcc::createPlanMemoryPass());
   pm.addPass(createCanonicalizerPass());
@@ -59,10 +64,8 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // linalg on buffers to loops: one OpenMP work-sharing loop over the
   // parallel dimensions of each op large enough to pay for a fork; the
   // thread count is the runtime's (omp_set_num_threads per session).
-  // f32 matmuls and convolutions: oneDNN through the runtime.
-  tcc::CpuLibraryCallsPassOptions library;
-  library.enable = options.libraryCalls;
-  pm.addPass(tcc::createCpuLibraryCallsPass(library));
+  // The runtime argument, and the library calls as calls of the runtime.
+  pm.addPass(tcc::createCpuLowerLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createLowerAffinePass());
@@ -96,8 +99,9 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
 
 void tcc::buildCpuCodegenPipeline(OpPassManager &pm) {
   buildCpuLinalgPipeline(pm);
-  buildCpuBufferizePipeline(pm);
-  buildCpuLowerToLLVMPipeline(pm);
+  CpuPipelineOptions options;
+  buildCpuBufferizePipeline(pm, options);
+  buildCpuLowerToLLVMPipeline(pm, options);
 }
 
 void tcc::registerCpuPipelines() {

@@ -21,7 +21,8 @@ struct CpuPipelineOptions {
 /// tcc dialect -> linalg on tensors, fused.
 void buildCpuLinalgPipeline(mlir::OpPassManager &pm);
 /// linalg on tensors -> memrefs, every buffer planned into the arena.
-void buildCpuBufferizePipeline(mlir::OpPassManager &pm);
+void buildCpuBufferizePipeline(mlir::OpPassManager &pm,
+                               const CpuPipelineOptions &options = {});
 /// planned memrefs -> loops -> LLVM dialect.
 void buildCpuLowerToLLVMPipeline(mlir::OpPassManager &pm,
                                  const CpuPipelineOptions &options = {});

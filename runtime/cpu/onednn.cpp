@@ -97,7 +97,7 @@ const Api &api() {
   return *loaded;
 }
 
-constexpr int32_t kMatmulParams = 7, kConvParams = 14;
+constexpr int32_t kMatmulParams = 7, kConvParams = 18;
 
 /// Dense row-major strides of DIMS.
 std::vector<dnnl_dim_t> denseStrides(const std::vector<dnnl_dim_t> &dims) {
@@ -134,15 +134,18 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
   for (int i = 0; i < 13; ++i)
     if (p[i] <= 0)
       return "convolution parameter #" + std::to_string(i) + " is not positive";
-  if (!flag(p[13]))
+  for (int i = 13; i < 17; ++i)
+    if (p[i] < 0)
+      return "convolution padding " + std::to_string(p[i]) + " is negative";
+  if (!flag(p[17]))
     return "convolution accumulate flag must be 0 or 1";
   for (int axis = 0; axis < 2; ++axis) {
-    int64_t in = p[2 + axis], k = p[5 + axis], out = p[7 + axis], stride = p[9 + axis],
-            dilation = p[11 + axis];
+    int64_t in = p[2 + axis] + p[13 + axis] + p[15 + axis], k = p[5 + axis], out = p[7 + axis],
+            stride = p[9 + axis], dilation = p[11 + axis];
     int64_t window = dilation * (k - 1) + 1;
     if (window > in || (in - window) / stride + 1 != out)
-      return "convolution output size " + std::to_string(out) + " does not follow from input " +
-             std::to_string(in) + ", kernel " + std::to_string(k) + ", stride " +
+      return "convolution output size " + std::to_string(out) + " does not follow from padded " +
+             "input " + std::to_string(in) + ", kernel " + std::to_string(k) + ", stride " +
              std::to_string(stride) + ", dilation " + std::to_string(dilation);
   }
   return "";
@@ -212,11 +215,12 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
       describe(0, x, denseStrides(x));
       describe(1, w, denseStrides(w));
       describe(2, y, denseStrides(y));
-      dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1}, pad = {0, 0};
-      accumulate = p[13];
+      dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1},
+                  padLow = {p[13], p[14]}, padHigh = {p[15], p[16]};
+      accumulate = p[17];
       check(a.dnnl_dilated_convolution_forward_desc_init(
                 &conv, dnnl_forward_inference, dnnl_convolution_direct, &md[0], &md[1], nullptr,
-                &md[2], strides, dilations, pad, pad),
+                &md[2], strides, dilations, padLow, padHigh),
             i, "convolution");
       op = &conv;
     }

@@ -1,10 +1,11 @@
 // RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops --canonicalize %s | FileCheck %s
 // RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops=min-parallel-work=1 --canonicalize %s | FileCheck %s --check-prefix=ALL
 
-// A large elementwise op: one scf.parallel over both dimensions.
+// A large elementwise op: its first dimension (256 >= 64 iterations) is the
+// parallel loop, the second a sequential loop inside it.
 // CHECK-LABEL: func.func @large_add
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) =
-// CHECK-NOT: scf.for
+// CHECK: scf.parallel (%{{[^,]*}}) =
+// CHECK: scf.for
 // CHECK: return
 func.func @large_add(%a: memref<256x256xf32>, %b: memref<256x256xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
@@ -12,6 +13,24 @@ func.func @large_add(%a: memref<256x256xf32>, %b: memref<256x256xf32>) {
       ins(%a : memref<256x256xf32>) outs(%b : memref<256x256xf32>) {
   ^bb0(%x: f32, %y: f32):
     %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Short leading dimensions are collapsed until the parallel loop has 64
+// iterations (2 x 4 x 16 = 128).
+// CHECK-LABEL: func.func @short_leading
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{[^,]*}}) =
+// CHECK-NEXT: scf.for
+func.func @short_leading(%a: memref<2x4x16x512xf32>, %b: memref<2x4x16x512xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k, l) -> (i, j, k, l)>, affine_map<(i, j, k, l) -> (i, j, k, l)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : memref<2x4x16x512xf32>) outs(%b : memref<2x4x16x512xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = math.exp %x : f32
     linalg.yield %s : f32
   }
   return
@@ -38,28 +57,44 @@ func.func @small_add(%a: memref<4x4xf32>, %b: memref<4x4xf32>) {
 
 // -----
 
-// A matmul: parallel over (i, j), the reduction over k a sequential loop
-// inside, so each result is summed in one fixed order whatever the threads.
+// A matmul on the generated path (integers): parallel over its rows, the
+// reduction over k a sequential loop inside, so each result is summed in one
+// fixed order whatever the thread count.
 // CHECK-LABEL: func.func @matmul
-// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) =
+// CHECK: scf.parallel (%[[I:[^)]*]]) =
+// CHECK: scf.for %[[J:.*]] =
 // CHECK: scf.for %[[K:.*]] =
 // CHECK: memref.load %{{.*}}[%[[I]], %[[K]]]
-func.func @matmul(%a: memref<64x128xf32>, %b: memref<128x64xf32>, %c: memref<64x64xf32>) {
-  linalg.matmul ins(%a, %b : memref<64x128xf32>, memref<128x64xf32>) outs(%c : memref<64x64xf32>)
+func.func @matmul(%a: memref<64x128xi32>, %b: memref<128x64xi32>, %c: memref<64x64xi32>) {
+  linalg.matmul ins(%a, %b : memref<64x128xi32>, memref<128x64xi32>) outs(%c : memref<64x64xi32>)
   return
 }
 
 // -----
 
-// A full reduction has no parallel dimension: sequential whatever its size.
+// A full reduction has no parallel dimension, and a reduction over the first
+// dimension would fork once per step: both stay sequential.
 // CHECK-LABEL: func.func @sum
 // CHECK-NOT: scf.parallel
 // CHECK: scf.for
+// CHECK-LABEL: func.func @column_sums
+// CHECK-NOT: scf.parallel
+// CHECK: return
 func.func @sum(%a: memref<65536xf32>, %s: memref<f32>) {
   linalg.reduce ins(%a : memref<65536xf32>) outs(%s : memref<f32>) dimensions = [0]
     (%x: f32, %acc: f32) {
       %t = arith.addf %x, %acc : f32
       linalg.yield %t : f32
     }
+  return
+}
+func.func @column_sums(%a: memref<512x512xf32>, %s: memref<512xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (c)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<512x512xf32>) outs(%s : memref<512xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %t = arith.addf %x, %acc : f32
+    linalg.yield %t : f32
+  }
   return
 }

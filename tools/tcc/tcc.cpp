@@ -359,8 +359,12 @@ int main(int argc, char **argv) {
   if (report == ReportKind::Memory && stage < EmitKind::Bufferized)
     fail("--report=memory needs compilation through the memory plan "
          "(--emit=bufferized or later, or -o model.so)");
+  tcc::CpuPipelineOptions cpu;
+  cpu.libraryCalls = cpuLibrary == CpuLibraryKind::OneDnn;
   if (stage >= EmitKind::Bufferized &&
-      !runStage(tcc::buildCpuBufferizePipeline))
+      !runStage([&](OpPassManager &pm) {
+        tcc::buildCpuBufferizePipeline(pm, cpu);
+      }))
     return 1;
   if (report == ReportKind::Memory)
     printMemoryReport(*module, llvm::errs());
@@ -370,8 +374,6 @@ int main(int argc, char **argv) {
     if (failed(read))
       return 1;
     plans = std::move(*read);
-    tcc::CpuPipelineOptions cpu;
-    cpu.libraryCalls = cpuLibrary == CpuLibraryKind::OneDnn;
     if (!runStage([&](OpPassManager &pm) {
           tcc::buildCpuLowerToLLVMPipeline(pm, cpu);
         }))

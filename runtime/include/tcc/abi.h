@@ -106,9 +106,9 @@ typedef struct tcc_abi_runtime {
  *    (K x M stored when trans_a), B[b] is K x N (N x K when trans_b) and C[b]
  *    is M x N; batch 1 means plain 2-D operands.
  *  CONV2D: {N, C, H, W, F, KH, KW, OH, OW, stride_h, stride_w, dilation_h,
- *    dilation_w, accumulate};
+ *    dilation_w, pad_top, pad_left, pad_bottom, pad_right, accumulate};
  *    operands {X [N,C,H,W], W [F,C,KH,KW], Y [N,F,OH,OW]}:
- *    Y (+)= convolution of X (already padded) with W, no bias.
+ *    Y (+)= convolution of X, zero-padded as given, with W; no bias.
  *  With accumulate = 0 the result overwrites the output; with 1 it is added
  *  to what the output holds. */
 typedef enum tcc_library_call_kind {
