@@ -66,6 +66,14 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   if (options.num_threads < 0)
     fail(TCC_ERROR_INVALID_ARGUMENT,
          "num_threads is " + std::to_string(options.num_threads) + "; use 0 for the default");
+  std::string openmp = checkSingleOpenMP();
+  if (!openmp.empty())
+    fail(TCC_ERROR_UNSUPPORTED, openmp);
+  int cpus = availableCpus();
+  numThreads_ = options.num_threads == 0 ? cpus : std::min(options.num_threads, cpus);
+  // oneDNN fixes a primitive's thread count when it creates it.
+  setParallelThreads(numThreads_);
+
   size_t alignment = size_t(artifact_->alignment());
   // Library calls first: their scratchpad extends the arena.
   size_t arenaSize = size_t(d.arena_size), scratchOffset = 0;
@@ -83,11 +91,6 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   if (poisoned_)
     std::memset(arena_.data(), 0xFF, arena_.size());
 
-  std::string openmp = checkSingleOpenMP();
-  if (!openmp.empty())
-    fail(TCC_ERROR_UNSUPPORTED, openmp);
-  int cpus = availableCpus();
-  numThreads_ = options.num_threads == 0 ? cpus : std::min(options.num_threads, cpus);
   runtime_.struct_size = sizeof(tcc_abi_runtime);
   runtime_.parallel_for = &Session::parallelFor;
   runtime_.pool = &numThreads_;

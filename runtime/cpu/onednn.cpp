@@ -28,6 +28,9 @@ namespace {
   X(dnnl_stream_destroy)                                                       \
   X(dnnl_stream_wait)                                                          \
   X(dnnl_memory_desc_init_by_strides)                                          \
+  X(dnnl_memory_desc_init_by_tag)                                              \
+  X(dnnl_memory_desc_equal)                                                    \
+  X(dnnl_reorder_primitive_desc_create)                                        \
   X(dnnl_memory_desc_get_size)                                                 \
   X(dnnl_matmul_desc_init)                                                     \
   X(dnnl_dilated_convolution_forward_desc_init)                                \
@@ -151,82 +154,69 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
   return "";
 }
 
-struct LibraryCalls::Call {
+/// Where a primitive argument's data lives: one of the call's operands, or
+/// a slice of the scratch region at the arena's tail.
+struct Binding {
+  int arg;              // DNNL_ARG_*
+  int operand;          // 0..2, or -1 for scratch
+  size_t scratchOffset; // when operand < 0
+  dnnl_memory_t memory;
+};
+
+/// One primitive execution of a call: a reorder or the computation.
+struct Step {
   dnnl_primitive_t primitive = nullptr;
-  dnnl_memory_t memory[4] = {}; // src, weights, dst, scratchpad
+  std::vector<Binding> bindings;
+};
+
+struct LibraryCalls::Call {
+  std::vector<Step> steps;
   std::string implementation;
+  size_t scratchBytes = 0;
   ~Call() {
     const Api &a = api();
-    for (dnnl_memory_t m : memory)
-      if (m)
-        a.dnnl_memory_destroy(m);
-    if (primitive)
-      a.dnnl_primitive_destroy(primitive);
+    for (Step &step : steps) {
+      for (Binding &b : step.bindings)
+        if (b.memory)
+          a.dnnl_memory_destroy(b.memory);
+      if (step.primitive)
+        a.dnnl_primitive_destroy(step.primitive);
+    }
   }
 };
 
-LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
-                           const std::string &what)
-    : what_(what) {
-  const Api &a = api();
-  auto check = [&](dnnl_status_t status, int32_t index, const char *step) {
+namespace {
+
+constexpr size_t kScratchAlignment = 64;
+
+size_t alignUp(size_t n) { return (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment; }
+
+/// Builds the steps of one call; every failure throws naming the call.
+class CallBuilder {
+public:
+  CallBuilder(const Api &a, int32_t index, const std::string &what)
+      : a(a), index(index), what(what) {}
+
+  void check(dnnl_status_t status, const char *step) const {
     if (status != dnnl_success)
       fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(index) + ": oneDNN " +
                                       step + " failed: " + a.dnnl_status2str(status));
-  };
-  dnnl_stream_t stream = nullptr;
-  check(a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), -1, "stream creation");
-  stream_ = stream;
+  }
 
-  for (int32_t i = 0; i < count; ++i) {
-    const tcc_abi_library_call &c = calls[i];
-    const int64_t *p = c.params;
-    // Operand descriptors: src, weights, dst.
-    dnnl_memory_desc_t md[3];
-    auto describe = [&](int k, std::vector<dnnl_dim_t> dims, std::vector<dnnl_dim_t> strides) {
-      check(a.dnnl_memory_desc_init_by_strides(&md[k], int(dims.size()), dims.data(), dnnl_f32,
-                                               strides.data()),
-            i, "memory descriptor");
-    };
-    bool accumulate;
-    dnnl_matmul_desc_t matmul;
-    dnnl_convolution_desc_t conv;
-    const_dnnl_op_desc_t op;
-    if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
-      dnnl_dim_t b = p[0], m = p[1], n = p[2], k = p[3];
-      bool ta = p[4], tb = p[5];
-      accumulate = p[6];
-      if (b == 1) {
-        describe(0, {m, k}, ta ? std::vector<dnnl_dim_t>{1, m} : std::vector<dnnl_dim_t>{k, 1});
-        describe(1, {k, n}, tb ? std::vector<dnnl_dim_t>{1, k} : std::vector<dnnl_dim_t>{n, 1});
-        describe(2, {m, n}, {n, 1});
-      } else {
-        describe(0, {b, m, k},
-                 ta ? std::vector<dnnl_dim_t>{m * k, 1, m} : std::vector<dnnl_dim_t>{m * k, k, 1});
-        describe(1, {b, k, n},
-                 tb ? std::vector<dnnl_dim_t>{k * n, 1, k} : std::vector<dnnl_dim_t>{k * n, n, 1});
-        describe(2, {b, m, n}, {m * n, n, 1});
-      }
-      check(a.dnnl_matmul_desc_init(&matmul, &md[0], &md[1], nullptr, &md[2]), i, "matmul");
-      op = &matmul;
-    } else {
-      std::vector<dnnl_dim_t> x = {p[0], p[1], p[2], p[3]}, w = {p[4], p[1], p[5], p[6]},
-                              y = {p[0], p[4], p[7], p[8]};
-      describe(0, x, denseStrides(x));
-      describe(1, w, denseStrides(w));
-      describe(2, y, denseStrides(y));
-      dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1},
-                  padLow = {p[13], p[14]}, padHigh = {p[15], p[16]};
-      accumulate = p[17];
-      check(a.dnnl_dilated_convolution_forward_desc_init(
-                &conv, dnnl_forward_inference, dnnl_convolution_direct, &md[0], &md[1], nullptr,
-                &md[2], strides, dilations, padLow, padHigh),
-            i, "convolution");
-      op = &conv;
-    }
+  dnnl_memory_desc_t plain(const std::vector<dnnl_dim_t> &dims,
+                           const std::vector<dnnl_dim_t> &strides) const {
+    dnnl_memory_desc_t md;
+    check(a.dnnl_memory_desc_init_by_strides(&md, int(dims.size()), dims.data(), dnnl_f32,
+                                             strides.data()),
+          "memory descriptor");
+    return md;
+  }
 
+  /// A primitive descriptor for OP with a user scratchpad and, when
+  /// ACCUMULATE, a sum post-op.
+  dnnl_primitive_desc_t describe(const_dnnl_op_desc_t op, bool accumulate) const {
     dnnl_primitive_attr_t attr = nullptr;
-    check(a.dnnl_primitive_attr_create(&attr), i, "attribute creation");
+    check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
     dnnl_post_ops_t postOps = nullptr;
     dnnl_status_t status = a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     if (status == dnnl_success && accumulate) {
@@ -242,25 +232,168 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     if (postOps)
       a.dnnl_post_ops_destroy(postOps);
     a.dnnl_primitive_attr_destroy(attr);
-    check(status, i, "primitive descriptor");
+    check(status, "primitive descriptor");
+    return pd;
+  }
 
-    auto call = std::make_unique<Call>();
+  /// Appends a step running PD; BINDINGS name its arguments (memory objects
+  /// are created here). The primitive's scratchpad goes at SCRATCHPAD.
+  void addStep(dnnl_primitive_desc_t pd, std::vector<std::pair<Binding, dnnl_memory_desc_t>> args,
+               size_t scratchpad) {
+    Step step;
+    const dnnl_memory_desc_t *scratch = a.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t bytes = scratch ? a.dnnl_memory_desc_get_size(scratch) : 0;
+    if (bytes > 0) {
+      args.push_back({{DNNL_ARG_SCRATCHPAD, -1, scratchpad, nullptr}, *scratch});
+      call->scratchBytes = std::max(call->scratchBytes, scratchpad + bytes);
+    }
+    dnnl_status_t status = a.dnnl_primitive_create(&step.primitive, pd);
+    a.dnnl_primitive_desc_destroy(pd);
+    check(status, "primitive creation");
+    call->steps.push_back(std::move(step));
+    Step &added = call->steps.back();
+    for (auto &[binding, md] : args) {
+      check(a.dnnl_memory_create(&binding.memory, &md, a.engine, DNNL_MEMORY_NONE), "memory creation");
+      added.bindings.push_back(binding);
+    }
+  }
+
+  /// A reorder step from FROM to TO.
+  void addReorder(const dnnl_memory_desc_t &from, Binding fromAt, const dnnl_memory_desc_t &to,
+                  Binding toAt, size_t scratchpad) {
+    dnnl_primitive_attr_t attr = nullptr;
+    check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
+    dnnl_status_t status = a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    dnnl_primitive_desc_t pd = nullptr;
+    if (status == dnnl_success)
+      status = a.dnnl_reorder_primitive_desc_create(&pd, &from, a.engine, &to, a.engine, attr);
+    a.dnnl_primitive_attr_destroy(attr);
+    check(status, "reorder");
+    fromAt.arg = DNNL_ARG_FROM;
+    toAt.arg = DNNL_ARG_TO;
+    addStep(pd, {{fromAt, from}, {toAt, to}}, scratchpad);
+  }
+
+  std::string implementationOf(dnnl_primitive_desc_t pd) const {
     const char *impl = nullptr;
     if (a.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
-      call->implementation = impl;
-    const dnnl_memory_desc_t *scratch = a.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    size_t scratchBytes = scratch ? a.dnnl_memory_desc_get_size(scratch) : 0;
-    scratchpadSize_ = std::max(scratchpadSize_, scratchBytes);
-    status = a.dnnl_primitive_create(&call->primitive, pd);
-    a.dnnl_primitive_desc_destroy(pd);
-    check(status, i, "primitive creation");
-    for (int k = 0; k < 3; ++k)
-      check(a.dnnl_memory_create(&call->memory[k], &md[k], a.engine, DNNL_MEMORY_NONE), i,
-            "memory creation");
-    if (scratchBytes > 0)
-      check(a.dnnl_memory_create(&call->memory[3], scratch, a.engine, DNNL_MEMORY_NONE), i,
-            "scratchpad memory creation");
-    calls_.push_back(std::move(call));
+      return impl;
+    return "";
+  }
+
+  const Api &a;
+  int32_t index;
+  const std::string &what;
+  std::unique_ptr<LibraryCalls::Call> call = std::make_unique<LibraryCalls::Call>();
+};
+
+} // namespace
+
+LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
+                           const std::string &what)
+    : what_(what) {
+  const Api &a = api();
+  dnnl_stream_t stream = nullptr;
+  CallBuilder(a, -1, what).check(a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags),
+                                 "stream creation");
+  stream_ = stream;
+
+  for (int32_t i = 0; i < count; ++i) {
+    const tcc_abi_library_call &c = calls[i];
+    const int64_t *p = c.params;
+    CallBuilder b(a, i, what);
+    if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
+      // Plain row-major operands (transposes as strides): matmul's JIT
+      // kernels read them directly.
+      dnnl_dim_t n = p[0], rows = p[1], cols = p[2], k = p[3];
+      bool ta = p[4], tb = p[5];
+      dnnl_memory_desc_t md[3];
+      if (n == 1) {
+        md[0] = b.plain({rows, k}, ta ? std::vector<dnnl_dim_t>{1, rows} : std::vector<dnnl_dim_t>{k, 1});
+        md[1] = b.plain({k, cols}, tb ? std::vector<dnnl_dim_t>{1, k} : std::vector<dnnl_dim_t>{cols, 1});
+        md[2] = b.plain({rows, cols}, {cols, 1});
+      } else {
+        md[0] = b.plain({n, rows, k}, ta ? std::vector<dnnl_dim_t>{rows * k, 1, rows}
+                                         : std::vector<dnnl_dim_t>{rows * k, k, 1});
+        md[1] = b.plain({n, k, cols}, tb ? std::vector<dnnl_dim_t>{k * cols, 1, k}
+                                         : std::vector<dnnl_dim_t>{k * cols, cols, 1});
+        md[2] = b.plain({n, rows, cols}, {rows * cols, cols, 1});
+      }
+      dnnl_matmul_desc_t desc;
+      b.check(a.dnnl_matmul_desc_init(&desc, &md[0], &md[1], nullptr, &md[2]), "matmul");
+      dnnl_primitive_desc_t pd = b.describe(&desc, p[6]);
+      b.call->implementation = b.implementationOf(pd);
+      b.addStep(pd,
+                {{{DNNL_ARG_SRC, 0, 0, nullptr}, md[0]},
+                 {{DNNL_ARG_WEIGHTS, 1, 0, nullptr}, md[1]},
+                 {{DNNL_ARG_DST, 2, 0, nullptr}, md[2]}},
+                0);
+    } else {
+      // The convolution picks its own layouts (blocked, for its JIT
+      // kernels); reorders convert the plain operands in and the result
+      // out, through scratch memory.
+      std::vector<dnnl_dim_t> x = {p[0], p[1], p[2], p[3]}, w = {p[4], p[1], p[5], p[6]},
+                              y = {p[0], p[4], p[7], p[8]};
+      dnnl_memory_desc_t plainMd[3] = {b.plain(x, denseStrides(x)), b.plain(w, denseStrides(w)),
+                                       b.plain(y, denseStrides(y))};
+      dnnl_memory_desc_t anyMd[3];
+      const std::vector<dnnl_dim_t> *dims[3] = {&x, &w, &y};
+      for (int k = 0; k < 3; ++k)
+        b.check(a.dnnl_memory_desc_init_by_tag(&anyMd[k], 4, dims[k]->data(), dnnl_f32,
+                                               dnnl_format_tag_any),
+                "memory descriptor");
+      dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1},
+                  padLow = {p[13], p[14]}, padHigh = {p[15], p[16]};
+      bool accumulate = p[17];
+      dnnl_convolution_desc_t desc;
+      b.check(a.dnnl_dilated_convolution_forward_desc_init(
+                  &desc, dnnl_forward_inference, dnnl_convolution_direct, &anyMd[0], &anyMd[1],
+                  nullptr, &anyMd[2], strides, dilations, padLow, padHigh),
+              "convolution");
+      dnnl_primitive_desc_t pd = b.describe(&desc, accumulate);
+      b.call->implementation = b.implementationOf(pd);
+      // Scratch layout: the convolution's scratchpad, then a buffer for
+      // each operand whose chosen layout is not the plain one, then the
+      // reorders' scratchpads (they run one at a time).
+      const dnnl_query_t queries[3] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md};
+      const int convArgs[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+      const dnnl_memory_desc_t *scratchMd = a.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+      size_t offset = alignUp(scratchMd ? a.dnnl_memory_desc_get_size(scratchMd) : 0);
+      dnnl_memory_desc_t chosen[3];
+      Binding at[3];
+      for (int k = 0; k < 3; ++k) {
+        chosen[k] = *a.dnnl_primitive_desc_query_md(pd, queries[k], 0);
+        if (a.dnnl_memory_desc_equal(&chosen[k], &plainMd[k])) {
+          at[k] = {convArgs[k], k, 0, nullptr};
+        } else {
+          at[k] = {convArgs[k], -1, offset, nullptr};
+          offset += alignUp(a.dnnl_memory_desc_get_size(&chosen[k]));
+        }
+      }
+      size_t reorderScratch = offset;
+      b.call->scratchBytes = std::max(b.call->scratchBytes, offset);
+      Binding plainAt[3] = {{0, 0, 0, nullptr}, {0, 1, 0, nullptr}, {0, 2, 0, nullptr}};
+      std::vector<std::pair<Binding, dnnl_memory_desc_t>> args;
+      for (int k = 0; k < 3; ++k)
+        args.push_back({at[k], chosen[k]});
+      // Inputs in (the output too when the convolution adds onto it).
+      std::vector<int> in = {0, 1};
+      if (accumulate)
+        in.push_back(2);
+      // The convolution primitive is created first so that its scratchpad
+      // size is known; the reorders are inserted before and after it.
+      b.addStep(pd, args, 0);
+      Step convStep = std::move(b.call->steps.back());
+      b.call->steps.pop_back();
+      for (int k : in)
+        if (at[k].operand < 0)
+          b.addReorder(plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
+      b.call->steps.push_back(std::move(convStep));
+      if (at[2].operand < 0)
+        b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch);
+    }
+    scratchpadSize_ = std::max(scratchpadSize_, b.call->scratchBytes);
+    calls_.push_back(std::move(b.call));
   }
 }
 
@@ -280,21 +413,23 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
     return;
   }
   Call &c = *calls->calls_[size_t(index)];
-  static constexpr int kArgs[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST,
-                                   DNNL_ARG_SCRATCHPAD};
-  dnnl_exec_arg_t args[4];
-  int nargs = 0;
-  dnnl_status_t status = dnnl_success;
-  for (int k = 0; k < 4 && status == dnnl_success; ++k) {
-    if (!c.memory[k])
-      continue;
-    void *data = k < 3 ? operands[k] : calls->scratchpad_;
-    status = a.dnnl_memory_set_data_handle(c.memory[k], data);
-    args[nargs++] = {kArgs[k], c.memory[k]};
-  }
   auto stream = static_cast<dnnl_stream_t>(calls->stream_);
-  if (status == dnnl_success)
-    status = a.dnnl_primitive_execute(c.primitive, stream, nargs, args);
+  auto *scratch = static_cast<uint8_t *>(calls->scratchpad_);
+  dnnl_status_t status = dnnl_success;
+  for (Step &step : c.steps) {
+    dnnl_exec_arg_t args[8];
+    int nargs = 0;
+    for (Binding &b : step.bindings) {
+      void *data = b.operand >= 0 ? operands[b.operand] : scratch + b.scratchOffset;
+      if (status == dnnl_success)
+        status = a.dnnl_memory_set_data_handle(b.memory, data);
+      args[nargs++] = {b.arg, b.memory};
+    }
+    if (status == dnnl_success)
+      status = a.dnnl_primitive_execute(step.primitive, stream, nargs, args);
+    if (status != dnnl_success)
+      break;
+  }
   if (status == dnnl_success)
     status = a.dnnl_stream_wait(stream);
   if (status != dnnl_success && calls->error_.empty())

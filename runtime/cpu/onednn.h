@@ -50,8 +50,10 @@ public:
   /// oneDNN's name for each call's implementation ("brg:avx2", ...).
   std::vector<std::string> implementations() const;
 
-private:
+  /// One call's primitives (reorders and the computation); opaque.
   struct Call;
+
+private:
   std::vector<std::unique_ptr<Call>> calls_;
   void *stream_ = nullptr;
   void *scratchpad_ = nullptr;
