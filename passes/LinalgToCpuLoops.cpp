@@ -8,10 +8,19 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tcc {
 #define GEN_PASS_DEF_LINALGTOCPULOOPSPASS
@@ -90,6 +99,85 @@ bool parallelizeOuterLoops(RewriterBase &rewriter, ArrayRef<Operation *> loops,
   return true;
 }
 
+/// SIMD lanes of a vector register (AVX2: 256 bits) for ELEMENT, or 0.
+int64_t vectorLanes(Type element) {
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8)
+    return 0;
+  return 256 / element.getIntOrFloatBitWidth();
+}
+
+/// The vector width for OP's innermost loop, or 0 when the op stays scalar:
+/// only elementwise generics (every loop parallel) whose innermost loop walks
+/// the innermost dimension of every operand that it indexes (unit stride),
+/// with a static extent that is a multiple of the width.
+int64_t vectorWidth(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || op.getNumReductionLoops() != 0 || op.getNumLoops() == 0)
+    return 0;
+  // A body of arith / math on its block arguments only: loads from other
+  // buffers (gathers, resizes) stay scalar.
+  for (Operation &inner : generic.getBody()->without_terminator())
+    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
+      return 0;
+  if (failed(linalg::vectorizeOpPrecondition(op)))
+    return 0;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned inner = op.getNumLoops() - 1;
+  int64_t lanes = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape())
+      return 0;
+    int64_t l = vectorLanes(type.getElementType());
+    if (l == 0)
+      return 0;
+    lanes = std::max(lanes, l);
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!map.isProjectedPermutation())
+      return 0;
+    // Uses the innermost loop: it must be the operand's last dimension, and
+    // that dimension contiguous.
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      if (map.getDimPosition(r) != inner)
+        continue;
+      int64_t offset;
+      SmallVector<int64_t> strides;
+      if (r + 1 != map.getNumResults() || failed(type.getStridesAndOffset(strides, offset)) ||
+          strides.back() != 1)
+        return 0;
+    }
+  }
+  if (lanes == 0 || ShapedType::isDynamic(ranges[inner]) || ranges[inner] % lanes != 0)
+    return 0;
+  return lanes;
+}
+
+/// Tiles OP to one vector of WIDTH along its innermost loop and vectorizes
+/// the tile (linalg::vectorize); returns the tile loops, outermost first.
+FailureOr<SmallVector<Operation *>> tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                     int64_t width) {
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(1));
+  sizes.back() = rewriter.getIndexAttr(width);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  rewriter.eraseOp(op);
+  Operation *tile = tiled->tiledOps.front();
+  rewriter.setInsertionPoint(tile);
+  if (failed(linalg::vectorize(rewriter, tile)))
+    return failure();
+  rewriter.eraseOp(tile);
+  SmallVector<Operation *> loops;
+  for (LoopLikeOpInterface loop : tiled->loops)
+    loops.push_back(loop.getOperation());
+  return loops;
+}
+
 struct LinalgToCpuLoopsPass
     : tcc::impl::LinalgToCpuLoopsPassBase<LinalgToCpuLoopsPass> {
   using Base::Base;
@@ -105,16 +193,37 @@ struct LinalgToCpuLoopsPass
       }
       std::optional<int64_t> count = iterationCount(op);
       unsigned prefix = count && *count >= minParallelWork ? parallelPrefix(op) : 0;
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::LinalgLoops> loops = linalg::linalgOpToLoops(rewriter, op);
-      if (failed(loops)) {
-        op->emitError("cannot lower to loops");
-        return signalPassFailure();
+      SmallVector<Operation *> loops;
+      if (int64_t width = vectorize ? vectorWidth(op) : 0) {
+        FailureOr<SmallVector<Operation *>> tiled = tileAndVectorize(rewriter, op, width);
+        if (failed(tiled)) {
+          op->emitError("cannot vectorize");
+          return signalPassFailure();
+        }
+        loops = std::move(*tiled);
+      } else {
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::LinalgLoops> scalar = linalg::linalgOpToLoops(rewriter, op);
+        if (failed(scalar)) {
+          op->emitError("cannot lower to loops");
+          return signalPassFailure();
+        }
+        rewriter.eraseOp(op);
+        loops.assign(scalar->begin(), scalar->end());
       }
-      rewriter.eraseOp(op);
-      if (prefix > 0 && loops->size() >= prefix)
-        parallelizeOuterLoops(rewriter, *loops, prefix);
+      if (prefix > 0 && loops.size() >= prefix)
+        parallelizeOuterLoops(rewriter, loops, prefix);
     }
+    // Vectors of one row: drop the unit dimensions, read through the
+    // subviews directly, and turn transfers into plain vector loads/stores.
+    RewritePatternSet patterns(&getContext());
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    memref::populateFoldMemRefAliasOpPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 

@@ -105,14 +105,23 @@ def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp">
     never depends on the thread count; an op whose first loop is a reduction
     stays sequential (it would fork once per reduction step). Smaller ops stay
     sequential: forking threads costs microseconds.
+
+    Elementwise generics whose innermost loop is unit-stride in every operand
+    and a multiple of the AVX2 vector width long are tiled to one vector along
+    that loop and vectorized (`linalg::vectorize`), so their bodies, the
+    polynomial exp / tanh / erf included, run on 256-bit vectors.
   }];
   let options = [
     Option<"minParallelWork", "min-parallel-work", "int64_t",
            /*default=*/"32768",
-           "Loop iterations below which an op stays sequential">
+           "Loop iterations below which an op stays sequential">,
+    Option<"vectorize", "vectorize", "bool", /*default=*/"true",
+           "Vectorize elementwise ops along their innermost loop">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::affine::AffineDialect"];
 }
 
 def PrepareCpuLinalgPass : Pass<"tcc-prepare-cpu-linalg"> {

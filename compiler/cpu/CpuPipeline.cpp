@@ -68,6 +68,8 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(tcc::createCpuLowerLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
+  // Vector transfers left n-D become loops of 1-D ones.
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   // memref.view / subview arithmetic must be explicit before memref-to-llvm.
@@ -88,6 +90,7 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

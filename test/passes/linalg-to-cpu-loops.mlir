@@ -2,10 +2,16 @@
 // RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops=min-parallel-work=1 --canonicalize %s | FileCheck %s --check-prefix=ALL
 
 // A large elementwise op: its first dimension (256 >= 64 iterations) is the
-// parallel loop, the second a sequential loop inside it.
+// parallel loop, the second a sequential loop inside it that steps one AVX2
+// vector (8 floats) at a time.
 // CHECK-LABEL: func.func @large_add
-// CHECK: scf.parallel (%{{[^,]*}}) =
-// CHECK: scf.for
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: scf.parallel (%[[I:[^)]*]]) =
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C8]]
+// CHECK: %[[A:.*]] = vector.transfer_read %arg0[%[[I]], %[[J]]], %{{.*}} {in_bounds = [true]} : memref<256x256xf32>, vector<8xf32>
+// CHECK: %[[B:.*]] = vector.transfer_read %arg1[%[[I]], %[[J]]]
+// CHECK: %[[S:.*]] = arith.addf %[[A]], %[[B]] : vector<8xf32>
+// CHECK: vector.transfer_write %[[S]], %arg1[%[[I]], %[[J]]]
 // CHECK: return
 func.func @large_add(%a: memref<256x256xf32>, %b: memref<256x256xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
@@ -95,6 +101,38 @@ func.func @column_sums(%a: memref<512x512xf32>, %s: memref<512xf32>) {
   ^bb0(%x: f32, %acc: f32):
     %t = arith.addf %x, %acc : f32
     linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// What stays scalar: a row length that is not a multiple of the vector width,
+// and a body that loads from another buffer (a gather).
+// CHECK-LABEL: func.func @odd_rows
+// CHECK-NOT: vector.
+// CHECK: return
+// CHECK-LABEL: func.func @gather
+// CHECK-NOT: vector.
+// CHECK: memref.load
+// CHECK: return
+func.func @odd_rows(%a: memref<512x7xf32>, %b: memref<512x7xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<512x7xf32>) outs(%b : memref<512x7xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @gather(%table: memref<1000xf32>, %idx: memref<256x64xindex>, %out: memref<256x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%idx : memref<256x64xindex>) outs(%out : memref<256x64xf32>) {
+  ^bb0(%k: index, %o: f32):
+    %v = memref.load %table[%k] : memref<1000xf32>
+    linalg.yield %v : f32
   }
   return
 }
