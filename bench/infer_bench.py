@@ -32,7 +32,9 @@ Interleaving
   After --warmup untimed iterations of each engine, the --iters timed
   iterations of each are taken in blocks of --block: a block of tcc, then a
   block of ORT, then tcc again, and so on, so that slow phases of a noisy
-  machine hit both engines. Each block starts with one untimed iteration,
+  machine hit both engines. Before each block the benchmark sleeps 0.25 s so
+  that the other engine's spinning worker threads have gone idle. Each block
+  starts with one untimed iteration,
   which absorbs the switch from the other engine (its data in the caches,
   ORT's worker threads spinning for a moment after a run).
 
@@ -94,6 +96,9 @@ DEFAULT_BACKEND_TESTS = [
     "pytorch-converted/test_ConvTranspose2d",  # [1,3,7,6]: overhead-bound
 ]
 RTOL, ATOL = 1e-3, 1e-4
+# Pause before each block: longer than libomp's default spin time (200 ms).
+SPIN_SETTLE_S = 0.25
+
 # Cores used is only reported for an engine whose timed blocks took this long.
 MIN_CORES_WALL_NS = 200_000_000
 
@@ -238,6 +243,10 @@ def time_interleaved(steps, warmup, iters, block):
         n = min(block, iters - done)
         for name, fn in steps.items():
             out = samples[name]
+            # Both engines' worker threads spin for a while after a parallel
+            # region (libomp: KMP_BLOCKTIME, 200 ms; ORT: its spin policy);
+            # let the other engine's go idle so they do not steal cores.
+            time.sleep(SPIN_SETTLE_S)
             fn()  # lead-in after the other engine's block
             c0, w0 = cpu_clock(), clock()
             for _ in range(n):
