@@ -11,6 +11,8 @@
 #include "dialects/TccOps.h"
 #include "passes/Passes.h"
 
+#include "passes/autodiff/Autodiff.h"
+
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -19,6 +21,7 @@ void tcc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<tcc::TccDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  tcc::registerGradientRules(registry);
 }
 
 void tcc::registerAllPasses() {

@@ -12,6 +12,7 @@ using namespace tcc;
 
 #include "dialects/TccDialect.cpp.inc"
 #include "dialects/TccEnums.cpp.inc"
+#include "dialects/TccInterfaces.cpp.inc"
 
 void TccDialect::initialize() { registerTccDialectOperations(this); }
 

@@ -9,6 +9,7 @@
 #define TCC_DIALECTS_TCCOPS_H
 
 #include "dialects/TccDialect.h"
+#include "dialects/TccInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

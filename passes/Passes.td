@@ -191,4 +191,23 @@ def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def AutodiffPass : Pass<"tcc-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build the gradient function of every function with parameters";
+  let description = [{
+    For each function with `tcc.param` arguments (with `wrt=all`: with float
+    tensor arguments), adds `NAME_grad`: the same arguments, returning the
+    loss (the function's first result, a float tensor of one element) and
+    the gradient of the loss with respect to each parameter (or argument),
+    built by reverse-mode autodiff from the ops' gradient rules
+    (DifferentiableOpInterface). Missing rules are reported all at once,
+    naming the ops (the ONNX nodes).
+  }];
+  let options = [
+    Option<"wrt", "wrt", "std::string", /*default=*/"\"params\"",
+           "Differentiate with respect to 'params' (tcc.param arguments) or "
+           "'all' float tensor arguments">
+  ];
+  let dependentDialects = ["tcc::TccDialect"];
+}
+
 #endif // TCC_PASSES_TD

@@ -1,0 +1,41 @@
+//===- AutodiffPass.cpp - tcc-autodiff: gradient functions ----------------===//
+
+#include "passes/Passes.h"
+#include "passes/autodiff/Autodiff.h"
+
+namespace tcc {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+
+namespace {
+
+struct AutodiffPass : tcc::impl::AutodiffPassBase<AutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (wrt != "params" && wrt != "all") {
+      getOperation().emitError("tcc-autodiff: wrt must be 'params' or 'all', not '") << wrt << "'";
+      return signalPassFailure();
+    }
+    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      SmallVector<unsigned> args;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto t = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+        bool isFloat = t && isa<FloatType>(t.getElementType());
+        if (isFloat && (wrt == "all" || func.getArgAttr(i, "tcc.param")))
+          args.push_back(i);
+      }
+      if (args.empty())
+        continue;
+      if (failed(tcc::buildGradientFunction(func, args, (func.getSymName() + "_grad").str())))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,393 @@
+//===- GradientRules.cpp - the gradient of each differentiable tcc op -----===//
+//
+// One external model of DifferentiableOpInterface per op. Every rule builds
+// tcc ops, so the backward pass goes through the same folding, fusion and
+// code generation as the forward one. Shapes are static and broadcasting is
+// explicit in the dialect (tcc.broadcast_in_dim), so elementwise rules never
+// reduce: the reduction of a broadcast's gradient is the broadcast's rule.
+//
+// Conventions at ties and kinks, as PyTorch: relu'(0) = 0; max/min send the
+// gradient to the first operand where the operands are equal; abs'(0) = 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/autodiff/Autodiff.h"
+
+#include "dialects/TccOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tcc;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Building blocks
+//===----------------------------------------------------------------------===//
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// A tensor shaped like LIKE, every element V.
+Value splat(OpBuilder &b, Location loc, Value like, double v) {
+  RankedTensorType type = tensorType(like);
+  return ConstantOp::create(b, loc, type,
+                            DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(), v)));
+}
+
+Value add(OpBuilder &b, Location loc, Value x, Value y) { return AddOp::create(b, loc, x, y); }
+Value sub(OpBuilder &b, Location loc, Value x, Value y) { return SubOp::create(b, loc, x, y); }
+Value mul(OpBuilder &b, Location loc, Value x, Value y) { return MulOp::create(b, loc, x, y); }
+Value div(OpBuilder &b, Location loc, Value x, Value y) { return DivOp::create(b, loc, x, y); }
+Value neg(OpBuilder &b, Location loc, Value x) { return NegOp::create(b, loc, x); }
+
+/// select(pred(x, y), g, 0).
+Value gradWhere(OpBuilder &b, Location loc, CmpPredicate pred, Value x, Value y, Value g) {
+  Value cond = CompareOp::create(b, loc, pred, x, y);
+  return SelectOp::create(b, loc, cond, g, splat(b, loc, g, 0.0));
+}
+
+/// Sums G over AXES keeping them as size 1.
+Value sumKeep(OpBuilder &b, Location loc, Value g, ArrayRef<int64_t> axes) {
+  if (axes.empty())
+    return g;
+  return ReduceSumOp::create(b, loc, g, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
+}
+
+/// Broadcasts G (shaped like SHAPE with the reduced axes as size 1, or
+/// without them) back to TYPE's shape: the gradient of a reduction.
+Value expandTo(OpBuilder &b, Location loc, Value g, RankedTensorType type,
+               ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> kept(type.getShape());
+  for (int64_t a : axes)
+    kept[a] = 1;
+  auto keptType = RankedTensorType::get(kept, type.getElementType());
+  if (tensorType(g) != keptType)
+    g = ReshapeOp::create(b, loc, keptType, g);
+  if (keptType == type)
+    return g;
+  SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  return BroadcastInDimOp::create(b, loc, type, g, b.getDenseI64ArrayAttr(dims));
+}
+
+/// Swaps the two innermost dimensions.
+Value transposeInner(OpBuilder &b, Location loc, Value x) {
+  int64_t rank = tensorType(x).getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(perm));
+}
+
+bool isFloatTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// The models
+//===----------------------------------------------------------------------===//
+
+/// The model for OP: RULE(builder, op, result grads, operand grads).
+template <typename OpTy, typename Rule>
+struct Gradient : DifferentiableOpInterface::ExternalModel<Gradient<OpTy, Rule>, OpTy> {
+  LogicalResult buildGradients(Operation *op, OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) const {
+    return Rule()(b, cast<OpTy>(op), resultGrads, operandGrads);
+  }
+};
+
+/// Unary elementwise op whose derivative is F(builder, loc, x, y) (dy/dx).
+template <typename OpTy, Value (*Derivative)(OpBuilder &, Location, Value, Value)>
+struct UnaryRule {
+  LogicalResult operator()(OpBuilder &b, OpTy op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (!isFloatTensor(op.getInput()))
+      return op.emitOpError("has no gradient for integer operands");
+    out.push_back(mul(b, loc, g[0], Derivative(b, loc, op.getInput(), op.getResult())));
+    return success();
+  }
+};
+
+Value dExp(OpBuilder &, Location, Value, Value y) { return y; }
+Value dLog(OpBuilder &b, Location loc, Value x, Value) {
+  return div(b, loc, splat(b, loc, x, 1.0), x);
+}
+Value dSqrt(OpBuilder &b, Location loc, Value, Value y) {
+  return div(b, loc, splat(b, loc, y, 0.5), y);
+}
+Value dRsqrt(OpBuilder &b, Location loc, Value, Value y) { // -y^3 / 2
+  return mul(b, loc, splat(b, loc, y, -0.5), mul(b, loc, y, mul(b, loc, y, y)));
+}
+Value dReciprocal(OpBuilder &b, Location loc, Value, Value y) { return neg(b, loc, mul(b, loc, y, y)); }
+Value dTanh(OpBuilder &b, Location loc, Value, Value y) {
+  return sub(b, loc, splat(b, loc, y, 1.0), mul(b, loc, y, y));
+}
+Value dSigmoid(OpBuilder &b, Location loc, Value, Value y) {
+  return mul(b, loc, y, sub(b, loc, splat(b, loc, y, 1.0), y));
+}
+Value dErf(OpBuilder &b, Location loc, Value x, Value) { // 2/sqrt(pi) exp(-x^2)
+  Value e = ExpOp::create(b, loc, neg(b, loc, mul(b, loc, x, x)));
+  return mul(b, loc, splat(b, loc, x, 2.0 / std::sqrt(M_PI)), e);
+}
+Value dSin(OpBuilder &b, Location loc, Value x, Value) { return CosOp::create(b, loc, x); }
+Value dCos(OpBuilder &b, Location loc, Value x, Value) { return neg(b, loc, SinOp::create(b, loc, x)); }
+
+struct NegRule {
+  LogicalResult operator()(OpBuilder &b, NegOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    out.push_back(neg(b, op.getLoc(), g[0]));
+    return success();
+  }
+};
+
+struct ReluRule {
+  LogicalResult operator()(OpBuilder &b, ReluOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    out.push_back(gradWhere(b, loc, CmpPredicate::gt, op.getInput(), splat(b, loc, g[0], 0.0), g[0]));
+    return success();
+  }
+};
+
+struct AbsRule {
+  LogicalResult operator()(OpBuilder &b, AbsOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    out.push_back(mul(b, op.getLoc(), g[0], SignOp::create(b, op.getLoc(), op.getInput())));
+    return success();
+  }
+};
+
+/// Gradient-free ops whose result is piecewise constant: zero gradient.
+template <typename OpTy>
+struct ZeroRule {
+  LogicalResult operator()(OpBuilder &b, OpTy op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    out.push_back(splat(b, op.getLoc(), op.getInput(), 0.0));
+    return success();
+  }
+};
+
+struct AddRule {
+  LogicalResult operator()(OpBuilder &, AddOp, ValueRange g, SmallVectorImpl<Value> &out) const {
+    out.append({g[0], g[0]});
+    return success();
+  }
+};
+
+struct SubRule {
+  LogicalResult operator()(OpBuilder &b, SubOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    out.append({g[0], neg(b, op.getLoc(), g[0])});
+    return success();
+  }
+};
+
+struct MulRule {
+  LogicalResult operator()(OpBuilder &b, MulOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    out.append({mul(b, loc, g[0], op.getRhs()), mul(b, loc, g[0], op.getLhs())});
+    return success();
+  }
+};
+
+struct DivRule { // x / y: (g / y, -g x / y^2 = -(g / y) * result)
+  LogicalResult operator()(OpBuilder &b, DivOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (!isFloatTensor(op.getLhs()))
+      return op.emitOpError("has no gradient for integer operands");
+    Value gx = div(b, loc, g[0], op.getRhs());
+    out.append({gx, neg(b, loc, mul(b, loc, gx, op.getResult()))});
+    return success();
+  }
+};
+
+struct PowRule { // x^y: (g y x^(y-1), g x^y log x)
+  LogicalResult operator()(OpBuilder &b, PowOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value x = op.getLhs(), y = op.getRhs();
+    if (!isFloatTensor(x))
+      return op.emitOpError("has no gradient for integer operands");
+    Value ym1 = sub(b, loc, y, splat(b, loc, y, 1.0));
+    out.push_back(mul(b, loc, g[0], mul(b, loc, y, PowOp::create(b, loc, x, ym1))));
+    out.push_back(mul(b, loc, g[0], mul(b, loc, op.getResult(), LogOp::create(b, loc, x))));
+    return success();
+  }
+};
+
+/// max / min: the gradient goes to the first operand where it wins or ties.
+template <typename OpTy, CmpPredicate FirstWins>
+struct ExtremumRule {
+  LogicalResult operator()(OpBuilder &b, OpTy op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value cond = CompareOp::create(b, loc, FirstWins, op.getLhs(), op.getRhs());
+    Value zero = splat(b, loc, g[0], 0.0);
+    out.push_back(SelectOp::create(b, loc, cond, g[0], zero));
+    out.push_back(SelectOp::create(b, loc, cond, zero, g[0]));
+    return success();
+  }
+};
+
+struct SelectRule {
+  LogicalResult operator()(OpBuilder &b, SelectOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value zero = splat(b, loc, g[0], 0.0);
+    out.push_back(Value());
+    out.push_back(SelectOp::create(b, loc, op.getCond(), g[0], zero));
+    out.push_back(SelectOp::create(b, loc, op.getCond(), zero, g[0]));
+    return success();
+  }
+};
+
+struct CastRule {
+  LogicalResult operator()(OpBuilder &b, CastOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    if (!isFloatTensor(op.getInput()) || !isFloatTensor(op.getResult())) {
+      out.push_back(Value());
+      return success();
+    }
+    out.push_back(CastOp::create(b, op.getLoc(), op.getInput().getType(), g[0]));
+    return success();
+  }
+};
+
+/// broadcast_in_dim: sum the gradient over the repeated dimensions (those no
+/// operand dimension maps to, and those the operand has as size 1).
+struct BroadcastRule {
+  LogicalResult operator()(OpBuilder &b, BroadcastInDimOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    RankedTensorType in = tensorType(op.getInput()), res = tensorType(op.getResult());
+    ArrayRef<int64_t> dims = op.getDims();
+    if (!llvm::is_sorted(dims))
+      return op.emitOpError("gradient needs increasing dims");
+    SmallVector<int64_t> repeated;
+    SmallVector<bool> mapped(res.getRank(), false);
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      mapped[d] = true;
+      if (in.getDimSize(i) == 1 && res.getDimSize(d) != 1)
+        repeated.push_back(d);
+    }
+    for (int64_t d = 0; d < res.getRank(); ++d)
+      if (!mapped[d])
+        repeated.push_back(d);
+    llvm::sort(repeated);
+    Value s = sumKeep(b, loc, g[0], repeated);
+    if (tensorType(s) != in)
+      s = ReshapeOp::create(b, loc, in, s);
+    out.push_back(s);
+    return success();
+  }
+};
+
+struct ReshapeRule {
+  LogicalResult operator()(OpBuilder &b, ReshapeOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    out.push_back(ReshapeOp::create(b, op.getLoc(), op.getInput().getType(), g[0]));
+    return success();
+  }
+};
+
+struct TransposeRule {
+  LogicalResult operator()(OpBuilder &b, TransposeOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    ArrayRef<int64_t> perm = op.getPerm();
+    SmallVector<int64_t> inverse(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      inverse[p] = int64_t(i);
+    out.push_back(TransposeOp::create(b, op.getLoc(), g[0], b.getDenseI64ArrayAttr(inverse)));
+    return success();
+  }
+};
+
+/// reduce_sum / reduce_mean: the (scaled) gradient broadcast back.
+template <typename OpTy, bool Mean>
+struct ReduceRule {
+  LogicalResult operator()(OpBuilder &b, OpTy op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    RankedTensorType in = tensorType(op.getInput());
+    if (!isFloatTensor(op.getInput()))
+      return op.emitOpError("has no gradient for integer operands");
+    Value e = expandTo(b, loc, g[0], in, op.getAxes());
+    if (Mean) {
+      int64_t count = 1;
+      for (int64_t a : op.getAxes())
+        count *= in.getDimSize(a);
+      e = mul(b, loc, e, splat(b, loc, e, 1.0 / double(count)));
+    }
+    out.push_back(e);
+    return success();
+  }
+};
+
+/// [B.., M, K] x [B.., K, N]: dA = g B^T, dB = A^T g.
+struct MatmulRule {
+  LogicalResult operator()(OpBuilder &b, MatmulOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (!isFloatTensor(op.getLhs()))
+      return op.emitOpError("has no gradient for integer operands");
+    out.push_back(MatmulOp::create(b, loc, g[0], transposeInner(b, loc, op.getRhs())));
+    out.push_back(MatmulOp::create(b, loc, transposeInner(b, loc, op.getLhs()), g[0]));
+    return success();
+  }
+};
+
+/// softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g).
+template <typename OpTy, bool Log>
+struct SoftmaxRule {
+  LogicalResult operator()(OpBuilder &b, OpTy op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value y = op.getResult();
+    RankedTensorType type = tensorType(y);
+    int64_t axis = op.getAxis();
+    if (Log) {
+      Value s = expandTo(b, loc, sumKeep(b, loc, g[0], {axis}), type, {axis});
+      out.push_back(sub(b, loc, g[0], mul(b, loc, ExpOp::create(b, loc, y), s)));
+    } else {
+      Value s = expandTo(b, loc, sumKeep(b, loc, mul(b, loc, g[0], y), {axis}), type, {axis});
+      out.push_back(mul(b, loc, y, sub(b, loc, g[0], s)));
+    }
+    return success();
+  }
+};
+
+template <typename OpTy, typename Rule>
+void attach(MLIRContext *ctx) {
+  OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
+}
+
+} // namespace
+
+void tcc::registerGradientRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, TccDialect *) {
+    attach<NegOp, NegRule>(ctx);
+    attach<AbsOp, AbsRule>(ctx);
+    attach<ExpOp, UnaryRule<ExpOp, dExp>>(ctx);
+    attach<LogOp, UnaryRule<LogOp, dLog>>(ctx);
+    attach<SqrtOp, UnaryRule<SqrtOp, dSqrt>>(ctx);
+    attach<RsqrtOp, UnaryRule<RsqrtOp, dRsqrt>>(ctx);
+    attach<ReciprocalOp, UnaryRule<ReciprocalOp, dReciprocal>>(ctx);
+    attach<TanhOp, UnaryRule<TanhOp, dTanh>>(ctx);
+    attach<SigmoidOp, UnaryRule<SigmoidOp, dSigmoid>>(ctx);
+    attach<ErfOp, UnaryRule<ErfOp, dErf>>(ctx);
+    attach<SinOp, UnaryRule<SinOp, dSin>>(ctx);
+    attach<CosOp, UnaryRule<CosOp, dCos>>(ctx);
+    attach<ReluOp, ReluRule>(ctx);
+    attach<SignOp, ZeroRule<SignOp>>(ctx);
+    attach<FloorOp, ZeroRule<FloorOp>>(ctx);
+    attach<CeilOp, ZeroRule<CeilOp>>(ctx);
+    attach<RoundOp, ZeroRule<RoundOp>>(ctx);
+    attach<AddOp, AddRule>(ctx);
+    attach<SubOp, SubRule>(ctx);
+    attach<MulOp, MulRule>(ctx);
+    attach<DivOp, DivRule>(ctx);
+    attach<PowOp, PowRule>(ctx);
+    attach<MaxOp, ExtremumRule<MaxOp, CmpPredicate::ge>>(ctx);
+    attach<MinOp, ExtremumRule<MinOp, CmpPredicate::le>>(ctx);
+    attach<SelectOp, SelectRule>(ctx);
+    attach<CastOp, CastRule>(ctx);
+    attach<BroadcastInDimOp, BroadcastRule>(ctx);
+    attach<ReshapeOp, ReshapeRule>(ctx);
+    attach<TransposeOp, TransposeRule>(ctx);
+    attach<ReduceSumOp, ReduceRule<ReduceSumOp, false>>(ctx);
+    attach<ReduceMeanOp, ReduceRule<ReduceMeanOp, true>>(ctx);
+    attach<MatmulOp, MatmulRule>(ctx);
+    attach<SoftmaxOp, SoftmaxRule<SoftmaxOp, false>>(ctx);
+    attach<LogSoftmaxOp, SoftmaxRule<LogSoftmaxOp, true>>(ctx);
+  });
+}

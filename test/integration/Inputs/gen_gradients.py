@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""gen_gradients.py - writes test/integration/gradients.mlir, the float64
+finite-difference checks of tcc's gradient rules (passes/autodiff/).
+
+Each case is a tcc function of float64 parameters whose loss is
+sum(op(params...) * W) for a fixed random W (so every output element
+matters, with a different weight). `tcc-autodiff` builds its gradient
+function; `main` evaluates that gradient and, for every element of every
+parameter, the central difference (f(p + h) - f(p - h)) / 2h with h = 1e-6,
+and prints per case whether the largest error |fd - grad| / max(1, |grad|)
+stays below 1e-6 (measured errors are ~1e-9: truncation ~h^2, rounding
+~eps/h). The oracle is the function itself in float64, not the rules: a
+wrong rule cannot agree with it.
+
+Inputs are seeded random values inside each op's smooth domain (positive
+for log, sqrt and pow; away from the kinks of relu, abs, max and min by at
+least 0.05, far more than h).
+
+Regenerate (deterministic; standard library only):
+    python3 test/integration/Inputs/gen_gradients.py
+"""
+
+import os
+import random
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, '..', 'gradients.mlir')
+H = 1e-6
+TOL = 1e-6
+
+
+def ttype(shape):
+    return 'tensor<%sxf64>' % 'x'.join(str(d) for d in shape) if shape else 'tensor<f64>'
+
+
+def count(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def dense(values, shape):
+    return 'dense<[%s]> : %s' % (', '.join('%.17g' % v for v in values), ttype([count(shape)]))
+
+
+def away_from_zero(rng, lo, hi, gap=0.05):
+    while True:
+        v = rng.uniform(lo, hi)
+        if abs(v) >= gap:
+            return v
+
+
+# name, [(arg shape, sampler)], body template producing %y, result shape.
+# Body lines use %a0, %a1, ... for the parameters.
+def cases():
+    pos = lambda r: r.uniform(0.5, 2.0)
+    sym = lambda r: r.uniform(-2.0, 2.0)
+    nz = lambda r: away_from_zero(r, -2.0, 2.0)
+    s23 = [2, 3]
+    t23 = ttype(s23)
+    unary = [
+        ('neg', sym), ('abs', nz), ('exp', sym), ('log', pos), ('sqrt', pos), ('rsqrt', pos),
+        ('reciprocal', pos), ('tanh', sym), ('sigmoid', sym), ('relu', nz), ('erf', sym),
+        ('sin', sym), ('cos', sym),
+    ]
+    for op, sampler in unary:
+        yield op, [(s23, sampler)], ['%%y = tcc.%s %%a0 : %s' % (op, t23)], s23
+    binary = [('add', sym, sym), ('sub', sym, sym), ('mul', sym, sym), ('div', sym, pos),
+              ('pow', pos, sym)]
+    for op, sa, sb in binary:
+        yield op, [(s23, sa), (s23, sb)], ['%%y = tcc.%s %%a0, %%a1 : %s' % (op, t23)], s23
+
+    # max / min with operands at least 0.1 apart (no ties).
+    def apart(r):
+        return r.uniform(-2.0, 2.0)
+    yield 'max', [(s23, apart), (s23, apart)], ['%%y = tcc.max %%a0, %%a1 : %s' % t23], s23
+    yield 'min', [(s23, apart), (s23, apart)], ['%%y = tcc.min %%a0, %%a1 : %s' % t23], s23
+    yield 'select', [(s23, sym), (s23, sym)], [
+        '%c = tcc.constant dense<[[true, false, true], [false, false, true]]> : tensor<2x3xi1>',
+        '%%y = tcc.select %%c, %%a0, %%a1 : tensor<2x3xi1>, %s' % t23], s23
+    yield 'broadcast_in_dim', [([3], sym)], [
+        '%%y = tcc.broadcast_in_dim %%a0, dims = [1] : tensor<3xf64> -> %s' % t23], s23
+    yield 'broadcast_size1', [([2, 1], sym)], [
+        '%y = tcc.broadcast_in_dim %a0, dims = [0, 1] : tensor<2x1xf64> -> tensor<2x3xf64>'], s23
+    yield 'reshape', [(s23, sym)], [
+        '%%y = tcc.reshape %%a0 : %s -> tensor<3x2xf64>' % t23], [3, 2]
+    yield 'transpose', [([2, 3, 4], sym)], [
+        '%y = tcc.transpose %a0, perm = [2, 0, 1] : tensor<2x3x4xf64> -> tensor<4x2x3xf64>'], [4, 2, 3]
+    yield 'reduce_sum', [(s23, sym)], [
+        '%%y = tcc.reduce_sum %%a0 {axes = array<i64: 1>, keepdims = false} : %s -> tensor<2xf64>' % t23], [2]
+    yield 'reduce_mean', [([2, 3, 4], sym)], [
+        '%y = tcc.reduce_mean %a0 {axes = array<i64: 0, 2>, keepdims = true} : tensor<2x3x4xf64> -> tensor<1x3x1xf64>'], [1, 3, 1]
+    yield 'matmul', [([2, 3], sym), ([3, 4], sym)], [
+        '%y = tcc.matmul %a0, %a1 : (tensor<2x3xf64>, tensor<3x4xf64>) -> tensor<2x4xf64>'], [2, 4]
+    yield 'batch_matmul', [([2, 2, 3], sym), ([2, 3, 4], sym)], [
+        '%y = tcc.matmul %a0, %a1 : (tensor<2x2x3xf64>, tensor<2x3x4xf64>) -> tensor<2x2x4xf64>'], [2, 2, 4]
+    yield 'softmax', [([2, 4], sym)], [
+        '%y = tcc.softmax %a0 {axis = 1 : i64} : tensor<2x4xf64>'], [2, 4]
+    yield 'log_softmax', [([3, 2], sym)], [
+        '%y = tcc.log_softmax %a0 {axis = 0 : i64} : tensor<3x2xf64>'], [3, 2]
+    # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
+    # -> log_softmax; every parameter differentiated, values used twice.
+    yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
+        '%m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>',
+        '%b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>',
+        '%s = tcc.add %m, %b : tensor<4x5xf64>',
+        '%h = tcc.tanh %s : tensor<4x5xf64>',
+        '%hh = tcc.mul %h, %s : tensor<4x5xf64>',
+        '%o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>',
+        '%y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>'], [4, 2]
+
+
+def reassociation(shape):
+    return '[[%s]]' % ', '.join(str(i) for i in range(len(shape)))
+
+
+def emit_case(out, rng, name, args, body, yshape):
+    params = ', '.join('%%a%d: %s {tcc.param = "p%d"}' % (i, ttype(s), i) for i, (s, _) in enumerate(args))
+    w = [rng.uniform(-1.0, 1.0) for _ in range(count(yshape))]
+    # "f_" keeps the names apart from libm's (math-to-libm calls @tanh).
+    out.append('func.func @f_%s(%s) -> tensor<f64> {' % (name, params))
+    out.extend('  ' + line for line in body)
+    wtext = 'dense<[%s]> : %s' % (', '.join('%.17g' % v for v in w), ttype([count(yshape)]))
+    out.append('  %%wf = tcc.constant %s' % wtext)
+    out.append('  %%w = tcc.reshape %%wf : %s -> %s' % (ttype([count(yshape)]), ttype(yshape)))
+    out.append('  %%p = tcc.mul %%y, %%w : %s' % ttype(yshape))
+    axes = ', '.join(str(i) for i in range(len(yshape)))
+    out.append('  %%l = tcc.reduce_sum %%p {axes = array<i64: %s>, keepdims = false} : %s -> tensor<f64>'
+               % (axes, ttype(yshape)))
+    out.append('  return %l : tensor<f64>')
+    out.append('}')
+    out.append('')
+
+    # The gradient function, declared here and defined by tcc-autodiff.
+    grad_results = ', '.join(['tensor<f64>'] + [ttype(s) for s, _ in args])
+    out.append('func.func private @f_%s_grad(%s) -> (%s)'
+               % (name, ', '.join(ttype(s) for s, _ in args), grad_results))
+    out.append('')
+
+    # The check: gradient against central differences, per argument.
+    out.append('func.func @check_%s() -> i1 {' % name)
+    out.append('  %c0 = arith.constant 0 : index')
+    out.append('  %c1 = arith.constant 1 : index')
+    out.append('  %%h = arith.constant %.17g : f64' % H)
+    out.append('  %two_h = arith.addf %h, %h : f64')
+    out.append('  %one = arith.constant 1.0 : f64')
+    out.append('  %zero = arith.constant 0.0 : f64')
+    out.append('  %%tol = arith.constant %.17g : f64' % TOL)
+    names = []
+    for i, (shape, sampler) in enumerate(args):
+        values = [sampler(rng) for _ in range(count(shape))]
+        if name in ('max', 'min') and i == 1:
+            # keep every pair at least 0.1 apart
+            first = prev_values
+            values = [v if abs(v - f) >= 0.1 else f + 0.5 for v, f in zip(values, first)]
+        prev_values = values
+        out.append('  %%x%df = arith.constant %s' % (i, dense(values, shape)))
+        if shape:
+            out.append('  %%x%d = tensor.expand_shape %%x%df %s output_shape [%s] : %s into %s'
+                       % (i, i, reassociation(shape), ', '.join(map(str, shape)),
+                          ttype([count(shape)]), ttype(shape)))
+        names.append('%%x%d' % i)
+    arg_types = ', '.join(ttype(s) for s, _ in args)
+    grad_types = ', '.join(['tensor<f64>'] + [ttype(s) for s, _ in args])
+    gvals = ', '.join(['%loss'] + ['%%g%d' % i for i in range(len(args))])
+    out.append('  %s = call @f_%s_grad(%s) : (%s) -> (%s)'
+               % (gvals, name, ', '.join(names), arg_types, grad_types))
+    acc = '%zero'
+    for i, (shape, _) in enumerate(args):
+        n = count(shape)
+        flat = ttype([n])
+        out.append('  %%gf%d = tensor.collapse_shape %%g%d %s : %s into %s'
+                   % (i, i, reassociation(shape), ttype(shape), flat))
+        out.append('  %%n%d = arith.constant %d : index' % (i, n))
+        out.append('  %%err%d = scf.for %%i = %%c0 to %%n%d step %%c1 iter_args(%%m = %s) -> f64 {' % (i, i, acc))
+        out.append('    %%v = tensor.extract %%x%df[%%i] : %s' % (i, flat))
+        for sign, op in (('p', 'addf'), ('m', 'subf')):
+            out.append('    %%v%s = arith.%s %%v, %%h : f64' % (sign, op))
+            out.append('    %%x%s_flat = tensor.insert %%v%s into %%x%df[%%i] : %s' % (sign, sign, i, flat))
+            out.append('    %%x%s = tensor.expand_shape %%x%s_flat %s output_shape [%s] : %s into %s'
+                       % (sign, sign, reassociation(shape), ', '.join(map(str, shape)), flat, ttype(shape)))
+            call_args = ', '.join('%%x%s' % sign if j == i else names[j] for j in range(len(args)))
+            out.append('    %%l%s_t = func.call @f_%s(%s) : (%s) -> tensor<f64>' % (sign, name, call_args, arg_types))
+            out.append('    %%l%s = tensor.extract %%l%s_t[] : tensor<f64>' % (sign, sign))
+        out.append('    %d = arith.subf %lp, %lm : f64')
+        out.append('    %fd = arith.divf %d, %two_h : f64')
+        out.append('    %%g = tensor.extract %%gf%d[%%i] : %s' % (i, flat))
+        out.append('    %diff = arith.subf %fd, %g : f64')
+        out.append('    %adiff = math.absf %diff : f64')
+        out.append('    %ag = math.absf %g : f64')
+        out.append('    %scale = arith.maximumf %ag, %one : f64')
+        out.append('    %e = arith.divf %adiff, %scale : f64')
+        out.append('    %nm = arith.maximumf %m, %e : f64')
+        out.append('    scf.yield %nm : f64')
+        out.append('  }')
+        acc = '%%err%d' % i
+    out.append('  %%ok = arith.cmpf olt, %s, %%tol : f64' % acc)
+    out.append('  return %ok : i1')
+    out.append('}')
+    out.append('')
+
+
+def main():
+    rng = random.Random(20261129)
+    out = [
+        '// Float64 finite-difference checks of the gradient rules (passes/autodiff/).',
+        '//',
+        '// Generated by Inputs/gen_gradients.py (the method is described there);',
+        '// edit the script, not this file.',
+        '//',
+        '// RUN: tcc-opt %s --tcc-autodiff %tcc_lower_to_llvm \\',
+        '// RUN: | mlir-runner -e main -entry-point-result=void %mlir_runner_libs \\',
+        '// RUN: | FileCheck %s',
+        '',
+    ]
+    names = []
+    for name, args, body, yshape in cases():
+        emit_case(out, rng, name, args, body, yshape)
+        names.append(name)
+    out.append('func.func @main() {')
+    for name in names:
+        out.append('  %%ok_%s = call @check_%s() : () -> i1' % (name, name))
+        out.append('  vector.print str "%s "' % name)
+        out.append('  vector.print %%ok_%s : i1' % name)
+    out.append('  return')
+    out.append('}')
+    out.append('')
+    for i, name in enumerate(names):
+        out.append('// CHECK%s: %s 1' % ('' if i == 0 else '-NEXT', name))
+    with open(OUT, 'w') as f:
+        f.write('\n'.join(out) + '\n')
+
+
+if __name__ == '__main__':
+    main()
