@@ -2,6 +2,8 @@
 
 #include "compiler/Pipeline.h"
 
+#include "passes/Passes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -10,5 +12,18 @@ void tcc::buildImportPipeline(mlir::OpPassManager &pm) {
   // constant later (an op whose operands folded after it was created).
   pm.addPass(mlir::createCanonicalizerPass());
   // Decompositions repeat subexpressions (shape broadcasts, 1/sqrt(var+eps)).
+  pm.addPass(mlir::createCSEPass());
+}
+
+void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options) {
+  // Composite activations as primitives: the gradient rules cover those.
+  pm.addNestedPass<mlir::func::FuncOp>(tcc::createExpandCompositesPass());
+  tcc::BuildTrainStepPassOptions step;
+  step.loss = options.loss;
+  step.labels = options.labels;
+  step.optimizer = options.optimizer;
+  pm.addPass(tcc::createBuildTrainStepPass(step));
+  // The backward pass repeats forward subexpressions and multiplies by ones.
+  pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }

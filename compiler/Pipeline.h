@@ -9,10 +9,21 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+
 namespace tcc {
 
 /// What follows import: the IR the importer built, folded and deduplicated.
 void buildImportPipeline(mlir::OpPassManager &pm);
+
+struct TrainingOptions {
+  std::string loss;      ///< mse, cross_entropy, none
+  std::string labels = "y";
+  std::string optimizer = "sgd";
+};
+
+/// Adds `@train_step` next to `@forward` (tcc-build-train-step).
+void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options);
 
 } // namespace tcc
 

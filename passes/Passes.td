@@ -210,4 +210,46 @@ def AutodiffPass : Pass<"tcc-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["tcc::TccDialect"];
 }
 
+def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
+  let summary = "Build the training step from the forward function";
+  let description = [{
+    From `@forward` (inputs and `tcc.param` parameters, first result the
+    model's prediction) builds `@train_step`: the same arguments plus the
+    labels (input `labels`) and the learning rate (input `lr`, a 0-d f32
+    runtime scalar written before each step), returning the loss (output
+    `loss`) and each parameter's new value, marked `tcc.update = NAME` so
+    that the memory plan writes it over the parameter in place. The loss is
+    `mse` (mean over all elements of (prediction - labels)^2, labels shaped
+    like the prediction), `cross_entropy` (classes on the last axis of the
+    logits, integer labels shaped like the logits without it, mean over all
+    label positions) or `none` (the prediction is already the scalar loss).
+    The gradient comes from `tcc-autodiff`'s rules; the update is SGD,
+    `p - lr * grad`. `@forward` stays, as the `infer` entry point.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
+           "mse, cross_entropy or none">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"y\"",
+           "Name of the labels input">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd">
+  ];
+  let dependentDialects = ["tcc::TccDialect"];
+}
+
+def UpdateParamsInPlacePass : Pass<"tcc-update-params-in-place", "mlir::func::FuncOp"> {
+  let summary = "Make each parameter update write over the parameter";
+  let description = [{
+    On linalg on tensors, for every result marked `tcc.update = NAME`: when
+    it is computed by an elementwise `linalg.generic` that reads parameter
+    NAME at the same indices it writes and never reads its own output, the
+    parameter becomes that op's destination (`outs`). One-shot bufferization
+    then writes the new value over the parameter's buffer (the last read of
+    the parameter is this very op), and `tcc-plan-memory` finds the update
+    already in place; an update that cannot be placed so makes the plan fail
+    instead of copying.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 #endif // TCC_PASSES_TD

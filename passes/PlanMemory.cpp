@@ -16,6 +16,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <map>
+
 #define DEBUG_TYPE "tcc-plan-memory"
 
 namespace tcc {
@@ -79,12 +81,16 @@ int64_t lastUse(Value root, Block &block,
 
 /// Places buffers in one region: best fit among the gaps that buffers with
 /// overlapping lifetimes leave, largest buffer first. Returns the region size.
-int64_t placeBestFit(MutableArrayRef<Buffer *> buffers, int64_t alignment) {
+int64_t placeBestFit(MutableArrayRef<Buffer *> buffers, ArrayRef<Buffer *> fixed,
+                     int64_t alignment) {
   llvm::stable_sort(buffers, [](Buffer *a, Buffer *b) {
     return a->size != b->size ? a->size > b->size : a->start < b->start;
   });
-  SmallVector<Buffer *> placed;
+  // Buffers whose offsets are fixed already occupy their slots.
+  SmallVector<Buffer *> placed(fixed.begin(), fixed.end());
   int64_t total = 0;
+  for (Buffer *f : fixed)
+    total = std::max<int64_t>(total, f->offset + llvm::alignTo(std::max<int64_t>(f->size, 1), alignment));
   for (Buffer *buf : buffers) {
     int64_t size = llvm::alignTo(std::max<int64_t>(buf->size, 1), alignment);
     SmallVector<std::pair<int64_t, int64_t>> busy; // [offset, end)
@@ -109,10 +115,76 @@ int64_t placeBestFit(MutableArrayRef<Buffer *> buffers, int64_t alignment) {
   return total;
 }
 
+/// The first top-level position at which `root` or a view of it is used.
+int64_t firstUse(Value root, Block &block, const DenseMap<Operation *, int64_t> &index) {
+  int64_t first = INT64_MAX;
+  SmallVector<Value> worklist = {root};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      int64_t at = topLevelIndex(user, block, index);
+      if (at >= 0)
+        first = std::min(first, at);
+      for (Value r : user->getResults())
+        if (isa<BaseMemRefType>(r.getType()))
+          worklist.push_back(r);
+    }
+  }
+  return first;
+}
+
+/// True when OP reads IN and writes OUT element by element at the same
+/// indices (so writing OUT over IN's memory is safe).
+bool isElementwiseInPlace(Operation *op, Value in, Value out) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumReductionLoops() != 0)
+    return false;
+  AffineMap outMap, inMap;
+  for (OpOperand &operand : generic->getOpOperands()) {
+    if (operand.get() == out && generic.isDpsInit(&operand))
+      outMap = generic.getMatchingIndexingMap(&operand);
+    else if (operand.get() == in)
+      inMap = generic.getMatchingIndexingMap(&operand);
+    else if (operand.get() == out || operand.get() == in)
+      return false;
+  }
+  return outMap && (!inMap || inMap == outMap) && outMap.isIdentity();
+}
+
 struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
   using PlanMemoryPassBase::PlanMemoryPassBase;
 
   void runOnOperation() override {
+    // Entry points share the runtime's tensor table: with several, every
+    // input and output name gets one arena slot that all of them use.
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        funcs.push_back(func);
+    pinned.clear();
+    if (funcs.size() > 1) {
+      int64_t next = 0;
+      auto pin = [&](std::string key, Type type) {
+        auto m = dyn_cast<MemRefType>(type);
+        if (!m || !m.hasStaticShape() || pinned.count(key))
+          return;
+        int64_t size = byteSize(m);
+        pinned[key] = {next, size};
+        next += llvm::alignTo(std::max<int64_t>(size, 1), alignment);
+      };
+      for (func::FuncOp f : funcs) {
+        for (unsigned i = 0; i < f.getNumArguments(); ++i)
+          if (auto n = f.getArgAttrOfType<StringAttr>(i, "tcc.input"))
+            pin("input:" + n.str(), f.getArgument(i).getType());
+        for (unsigned i = 0; i < f.getNumResults(); ++i)
+          if (auto n = f.getResultAttrOfType<StringAttr>(i, "tcc.output"))
+            pin("output:" + n.str(), f.getResultTypes()[i]);
+      }
+    }
     for (auto func : llvm::make_early_inc_range(
              getOperation().getOps<func::FuncOp>())) {
       if (func.isExternal())
@@ -123,7 +195,56 @@ struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
   }
 
   LogicalResult plan(func::FuncOp func);
+  /// Shared arena slots of inputs and outputs by "role:name": offset, size.
+  std::map<std::string, std::pair<int64_t, int64_t>> pinned;
+  LogicalResult planUpdate(func::FuncOp func, Block &block,
+                           const DenseMap<Operation *, int64_t> &index, StringRef param,
+                           Value value, std::vector<Buffer> &buffers,
+                           DenseMap<Value, size_t> &allocBuffer,
+                           llvm::SmallPtrSet<Operation *, 8> &claimed);
 };
+
+/// A result marked `tcc.update = PARAM` is PARAM's new value: its buffer is
+/// PARAM's state slot, so the update needs no copy. That is only legal when
+/// no read of PARAM comes after the first write of the new value (or the
+/// write is the elementwise op making the last read); otherwise the pass
+/// fails rather than copy.
+LogicalResult PlanMemoryPass::planUpdate(func::FuncOp func, Block &block,
+                                         const DenseMap<Operation *, int64_t> &index,
+                                         StringRef param, Value value,
+                                         std::vector<Buffer> &buffers,
+                                         DenseMap<Value, size_t> &allocBuffer,
+                                         llvm::SmallPtrSet<Operation *, 8> &claimed) {
+  Buffer *p = nullptr;
+  for (Buffer &b : buffers)
+    if (b.role == "param" && b.name == param)
+      p = &b;
+  if (!p)
+    return func.emitError("update of unknown parameter '") << param << "'";
+  // Bufferization wrote the new value into the parameter's own buffer.
+  if (value == p->value)
+    return success();
+  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  if (!alloc || !claimed.insert(alloc).second || alloc.getType() != p->type)
+    return func.emitError("parameter '")
+           << param << "': its update is not a fresh buffer of its type, so it would need a copy";
+  int64_t written = firstUse(alloc.getResult(), block, index);
+  if (p->end > written) {
+    Operation *writer = nullptr;
+    for (Operation &op : block)
+      if (index.lookup(&op) == written)
+        writer = &op;
+    if (p->end != written || !writer ||
+        !isElementwiseInPlace(writer, p->value, alloc.getResult()))
+      return func.emitError("parameter '")
+             << param << "' is read after its update is written (at op #" << written
+             << "); an in-place update would need a copy";
+  }
+  Buffer &b = buffers[allocBuffer[alloc.getResult()]];
+  b.role = "update";
+  b.name = param.str();
+  return success();
+}
 
 LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
@@ -225,9 +346,15 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     buffers.push_back(b);
   }
   for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    if (auto update = func.getResultAttrOfType<StringAttr>(i, "tcc.update")) {
+      if (failed(planUpdate(func, block, index, update.getValue(), operand, buffers,
+                            allocBuffer, claimed)))
+        return failure();
+      continue;
+    }
     auto name = func.getResultAttrOfType<StringAttr>(i, "tcc.output");
     if (!name)
-      return func.emitError("result ") << i << " has no tcc.output name";
+      return func.emitError("result ") << i << " has no tcc.output or tcc.update name";
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !type.hasStaticShape())
       return func.emitError("result ") << i << " is not a static memref";
@@ -256,16 +383,32 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   // Place: parameters in the state region in argument order; everything else
   // in the arena by best fit.
   int64_t stateSize = 0;
-  SmallVector<Buffer *> arenaBuffers;
+  SmallVector<Buffer *> arenaBuffers, pinnedBuffers;
   for (Buffer &b : buffers) {
     if (b.role == "param") {
       b.offset = stateSize;
       stateSize += llvm::alignTo(std::max<int64_t>(b.size, 1), alignment);
+    } else if (b.role == "update") {
+      continue;
+    } else if (auto it = pinned.find((b.role + ":" + b.name).str());
+               (b.role == "input" || b.role == "output") && it != pinned.end()) {
+      if (it->second.second != b.size)
+        return func.emitError("")
+               << b.role << " '" << b.name << "' has " << b.size
+               << " bytes here but another entry point's has " << it->second.second;
+      b.offset = it->second.first;
+      pinnedBuffers.push_back(&b);
     } else {
       arenaBuffers.push_back(&b);
     }
   }
-  int64_t arenaSize = placeBestFit(arenaBuffers, alignment);
+  int64_t arenaSize = placeBestFit(arenaBuffers, pinnedBuffers, alignment);
+  // Updates are written over their parameters.
+  for (Buffer &b : buffers)
+    if (b.role == "update")
+      for (const Buffer &p : buffers)
+        if (p.role == "param" && p.name == b.name)
+          b.offset = p.offset;
 
   // Rewrite: two byte-buffer arguments, views for everything.
   OpBuilder b(ctx);
@@ -276,7 +419,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     return failure();
   Value arena = func.getArgument(0), state = func.getArgument(1);
   auto viewOf = [&](const Buffer &buf) -> Value {
-    Value region = buf.role == "param" ? state : arena;
+    Value region = buf.role == "param" || buf.role == "update" ? state : arena;
     Value off = arith::ConstantIndexOp::create(b, loc, buf.offset);
     return memref::ViewOp::create(b, loc, buf.type, region, off, ValueRange{});
   };
@@ -335,7 +478,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   // Record the plan for the artifact writer.
   SmallVector<Attribute> entries;
   for (const Buffer &buf : buffers) {
-    if (buf.role == "temp")
+    if (buf.role == "temp" || buf.role == "update")
       continue;
     NamedAttrList e;
     e.append("name", b.getStringAttr(buf.name));

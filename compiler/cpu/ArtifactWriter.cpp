@@ -197,7 +197,7 @@ FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
   return rows;
 }
 
-LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
+LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry> entries,
                               ArrayRef<LibraryCallRow> calls,
                               const ArtifactOptions &options,
                               ArrayRef<llvm::Function *> wrappers) {
@@ -221,6 +221,7 @@ LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
   // Tensors are shared by entries: one row per (name, role).
   SmallVector<llvm::Constant *> tensorRows;
   std::map<std::pair<std::string, int32_t>, int32_t> tensorIndex;
+  std::map<int32_t, const PlannedTensor *> tensorPlans;
   SmallVector<llvm::Constant *> entryRows;
   int64_t arena = 0, state = 0;
   for (auto [e, wrapper] : llvm::zip(entries, wrappers)) {
@@ -242,6 +243,14 @@ LogicalResult buildDescriptor(llvm::Module &m, ArrayRef<PlannedEntry> entries,
              llvm::ConstantInt::get(i64, t.offset),
              llvm::ConstantInt::get(i64, t.size)}));
         it = tensorIndex.insert({key, int32_t(tensorRows.size() - 1)}).first;
+        tensorPlans[it->second] = &t;
+      } else {
+        // Entry points share the row: they must agree on where it lives.
+        const PlannedTensor &first = *tensorPlans[it->second];
+        if (first.offset != t.offset || first.shape != t.shape || first.dtype != t.dtype)
+          return emitError(loc, "entry '")
+                 << e.name << "': tensor '" << t.name
+                 << "' has another slot, shape or dtype than in an earlier entry point";
       }
       indices.push_back(it->second);
     }
@@ -380,7 +389,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
              << "' is missing or does not take (arena, state, runtime)";
     wrappers.push_back(buildWrapper(*m, e, lowered));
   }
-  if (failed(buildDescriptor(*m, entries, *calls, options, wrappers)))
+  if (failed(buildDescriptor(loc, *m, entries, *calls, options, wrappers)))
     return failure();
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);

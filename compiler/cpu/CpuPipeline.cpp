@@ -32,6 +32,8 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm) {
   // intermediate buffer, for chains such as bias + activation.
   pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass());
   pm.addPass(createCSEPass());
+  // Training: each parameter's update is written over the parameter.
+  pm.addNestedPass<func::FuncOp>(tcc::createUpdateParamsInPlacePass());
 }
 
 void tcc::buildCpuBufferizePipeline(OpPassManager &pm,

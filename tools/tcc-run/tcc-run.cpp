@@ -15,12 +15,16 @@
 #include "runtime/data/npy.h"
 #include "runtime/dtype.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
+#include <numeric>
+#include <random>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -38,6 +42,7 @@ const char kUsage[] =
     "\n"
     "usage: tcc-run MODEL.so --list\n"
     "       tcc-run MODEL.so --infer --input NAME=FILE ... --output-dir DIR [options]\n"
+    "       tcc-run MODEL.so --data DIR --steps N --lr X [options]   (a training artifact)\n"
     "\n"
     "  --list               Print the artifact's entry points, tensors (role, name, dtype,\n"
     "                       shape) and its arena and state sizes\n"
@@ -51,6 +56,17 @@ const char kUsage[] =
     "                       the one beside MODEL.so\n"
     "  --threads N          Threads per parallel loop (default: every available CPU)\n"
     "  --poison             Fill the arena with NaN bytes first (also TCC_POISON_ARENA=1)\n"
+    "\n"
+    "training (an artifact compiled with --loss; runs its 'train_step' entry point):\n"
+    "  --data DIR           DIR/NAME.npy for each input of the step but lr (the labels\n"
+    "                       too, e.g. y.npy); the first axis counts samples\n"
+    "  --steps N            Optimizer steps to run\n"
+    "  --lr X               Learning rate (a runtime input of every step)\n"
+    "  --no-shuffle         Batch i holds samples [i*B, (i+1)*B); the final partial batch\n"
+    "                       is dropped; after the last full batch it starts at the top\n"
+    "  --seed S             Seed of the per-epoch shuffle (default 0)\n"
+    "  --metrics FILE       One JSON object per step: {\"step\", \"loss\", \"lr\"}\n"
+    "  --save FILE          Write the trained parameters (safetensors) at the end\n"
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
@@ -77,7 +93,27 @@ struct Options {
   std::string params;
   int threads = 0;
   bool poison = false;
+  // Training.
+  bool train = false;
+  std::string dataDir;
+  long steps = 0;
+  double lr = 0;
+  bool hasLr = false;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  std::string metrics;
+  std::string save;
 };
+
+/// A non-negative integer option value, or death naming the option.
+long parseCount(const std::string &option, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno || v < 0)
+    die(option + " needs a non-negative integer, got '" + text + "'");
+  return v;
+}
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
@@ -142,6 +178,28 @@ Options parseArgs(int argc, char **argv) {
     } else if (arg == "--poison") {
       noValue();
       o.poison = true;
+    } else if (arg == "--data") {
+      o.dataDir = takeValue();
+      o.train = true;
+    } else if (arg == "--steps") {
+      o.steps = parseCount(arg, takeValue());
+    } else if (arg == "--lr") {
+      std::string v = takeValue();
+      char *end = nullptr;
+      errno = 0;
+      o.lr = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || errno || !(o.lr >= 0) || o.lr > 1e6)
+        die("--lr needs a non-negative number, got '" + v + "'");
+      o.hasLr = true;
+    } else if (arg == "--no-shuffle") {
+      noValue();
+      o.shuffle = false;
+    } else if (arg == "--seed") {
+      o.seed = uint64_t(parseCount(arg, takeValue()));
+    } else if (arg == "--metrics") {
+      o.metrics = takeValue();
+    } else if (arg == "--save") {
+      o.save = takeValue();
     } else if (arg.size() > 1 && arg[0] == '-') {
       die("unknown option " + arg + " (see --help)");
     } else if (o.model.empty()) {
@@ -152,9 +210,18 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty())
     die("no model given (usage: tcc-run MODEL.so --list | --infer ...)");
+  if (o.train) {
+    if (o.list || o.run)
+      die("--data (training) cannot be combined with --list, --infer or --entry");
+    if (o.steps <= 0)
+      die("training needs --steps N (a positive number of steps)");
+    if (!o.hasLr)
+      die("training needs --lr X");
+    return o;
+  }
   if (o.list == o.run)
     die(o.list ? "--list cannot be combined with --infer or --entry"
-               : "nothing to do: pass --list or --infer");
+               : "nothing to do: pass --list, --infer or --data");
   if (o.list && (!o.inputs.empty() || !o.outputDir.empty()))
     die("--list takes no --input or --output-dir");
   if (o.run && o.outputDir.empty())
@@ -324,6 +391,134 @@ void infer(tcc_artifact_t artifact, const Options &o) {
   }
 }
 
+/// One training input: all samples, and the bytes of one sample.
+struct Samples {
+  std::string name;
+  HostTensor data;
+  tcc_tensor_info declared;
+  size_t sampleBytes = 0;
+  std::vector<uint8_t> batch;
+};
+
+/// Runs `train_step` for o.steps steps over the samples in o.dataDir.
+void train(tcc_artifact_t artifact, const Options &o) {
+  int32_t entryIndex;
+  if (tcc_artifact_find_entry(artifact, "train_step", &entryIndex) != TCC_OK)
+    die(o.model + " has no train_step entry point; compile it with --loss=... to train");
+  tcc_entry_info entry;
+  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
+
+  // Every input but lr comes from DIR/NAME.npy; all share the sample count.
+  std::vector<Samples> inputs;
+  bool hasLrInput = false, hasLoss = false;
+  int64_t samples = -1, batch = -1;
+  std::string firstFile;
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
+    if (t.role == TCC_ROLE_OUTPUT && std::string(t.name) == "loss")
+      hasLoss = true;
+    if (t.role != TCC_ROLE_INPUT)
+      continue;
+    if (std::string(t.name) == "lr") {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o.model + ": input 'lr' is " + typeString(t) + ", expected f32[]");
+      hasLrInput = true;
+      continue;
+    }
+    Samples s;
+    s.name = t.name;
+    s.declared = t;
+    std::string file = o.dataDir + "/" + outputFileName(t.name);
+    std::string error;
+    if (!tcc::rt::readNpy(file, s.data, &error))
+      die(error);
+    if (t.rank < 1)
+      die(o.model + ": input '" + s.name + "' has no batch dimension");
+    if (s.data.dtype != t.dtype || s.data.shape.size() != size_t(t.rank) ||
+        !std::equal(s.data.shape.begin() + 1, s.data.shape.end(), t.shape + 1))
+      die(file + ": holds " + std::string(tcc::rt::dtypeName(s.data.dtype)) +
+          tcc::rt::shapeString(s.data.shape.data(), s.data.shape.size()) + ", but input '" +
+          s.name + "' takes samples of " + typeString(t) + " (any first dimension)");
+    if (samples >= 0 && s.data.shape[0] != samples)
+      die(file + ": holds " + std::to_string(s.data.shape[0]) + " samples, but " + firstFile +
+          " holds " + std::to_string(samples));
+    if (batch >= 0 && t.shape[0] != batch)
+      die(o.model + ": the step's inputs disagree on the batch size");
+    samples = s.data.shape[0];
+    batch = t.shape[0];
+    firstFile = file;
+    s.sampleBytes = s.data.bytes.size() / size_t(std::max<int64_t>(samples, 1));
+    s.batch.resize(s.sampleBytes * size_t(batch));
+    inputs.push_back(std::move(s));
+  }
+  if (!hasLrInput || !hasLoss)
+    die(o.model + ": train_step lacks the 'lr' input or the 'loss' output");
+  if (inputs.empty())
+    die(o.model + ": train_step has no data inputs");
+  if (samples < batch)
+    die(firstFile + ": holds " + std::to_string(samples) + " samples, fewer than one batch of " +
+        std::to_string(batch));
+
+  tcc_session_options options;
+  tcc_session_options_init(&options);
+  options.num_threads = o.threads;
+  options.poison_arena = o.poison;
+  options.skip_default_params = !o.params.empty();
+  tcc_session_t session;
+  check(tcc_session_create(artifact, &options, &session));
+  struct SessionGuard {
+    tcc_session_t s;
+    ~SessionGuard() { tcc_session_destroy(s); }
+  } guard{session};
+  if (!o.params.empty())
+    check(tcc_session_load_params(session, o.params.c_str()));
+
+  FILE *metrics = nullptr;
+  if (!o.metrics.empty() && !(metrics = std::fopen(o.metrics.c_str(), "w")))
+    die(o.metrics + ": cannot open for writing: " + std::strerror(errno));
+  struct FileGuard {
+    FILE *f;
+    ~FileGuard() {
+      if (f)
+        std::fclose(f);
+    }
+  } metricsGuard{metrics};
+
+  // Sample order: in order, or a fresh permutation every epoch.
+  int64_t perEpoch = samples / batch;
+  std::vector<int64_t> order(static_cast<size_t>(samples));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(o.seed);
+  float lr = float(o.lr);
+  for (long step = 0; step < o.steps; ++step) {
+    int64_t b = step % perEpoch;
+    if (b == 0 && o.shuffle)
+      std::shuffle(order.begin(), order.end(), rng);
+    for (Samples &s : inputs) {
+      for (int64_t r = 0; r < batch; ++r)
+        std::memcpy(s.batch.data() + size_t(r) * s.sampleBytes,
+                    s.data.bytes.data() + size_t(order[size_t(b * batch + r)]) * s.sampleBytes,
+                    s.sampleBytes);
+      check(tcc_session_set_input(session, s.name.c_str(), s.declared.dtype, s.declared.rank,
+                                  s.declared.shape, s.batch.data(), s.batch.size()));
+    }
+    check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+    check(tcc_session_run(session, "train_step"));
+    float loss;
+    check(tcc_session_copy_output(session, "loss", &loss, sizeof loss));
+    if (!std::isfinite(loss))
+      die("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) +
+          "; stopping (the parameters are not saved)");
+    std::printf("step %ld loss %.6f lr %g\n", step + 1, double(loss), double(lr));
+    if (metrics)
+      std::fprintf(metrics, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g}\n", step + 1,
+                   double(loss), double(lr));
+  }
+  if (!o.save.empty())
+    check(tcc_session_save_params(session, o.save.c_str()));
+}
+
 int runMain(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
   tcc_artifact_t artifact;
@@ -334,6 +529,8 @@ int runMain(int argc, char **argv) {
   } guard{artifact};
   if (o.list)
     list(artifact);
+  else if (o.train)
+    train(artifact, o);
   else
     infer(artifact, o);
   return 0;

@@ -98,13 +98,26 @@ static cl::list<std::string> dimBindings(
     "dim", cl::desc("Bind a named symbolic dimension (repeatable)"),
     cl::value_desc("NAME=N"), cl::cat(tccCategory));
 
-enum class ModeKind { Infer, Train };
+enum class ModeKind { Default, Infer, Train };
 static cl::opt<ModeKind> mode(
-    "mode", cl::desc("What the artifact computes"),
+    "mode", cl::desc("What the artifact computes (default: train when --loss or --optimizer "
+                     "is given, else infer)"),
     cl::values(clEnumValN(ModeKind::Infer, "infer", "the forward model: an 'infer' entry point"),
                clEnumValN(ModeKind::Train, "train",
-                          "a training step (not implemented yet)")),
-    cl::init(ModeKind::Infer), cl::cat(tccCategory));
+                          "also a 'train_step' entry point: forward, loss, backward, "
+                          "optimizer update")),
+    cl::init(ModeKind::Default), cl::cat(tccCategory));
+
+static cl::opt<std::string> lossKind(
+    "loss", cl::desc("Training loss: mse, cross_entropy, or none (the model's first output is "
+                     "the loss)"),
+    cl::value_desc("KIND"), cl::cat(tccCategory));
+static cl::opt<std::string> labelsName(
+    "labels", cl::desc("Name of the labels input of the training step (default y)"),
+    cl::value_desc("NAME"), cl::init("y"), cl::cat(tccCategory));
+static cl::opt<std::string> optimizerKind(
+    "optimizer", cl::desc("Optimizer compiled into the training step: sgd"),
+    cl::value_desc("KIND"), cl::cat(tccCategory));
 
 static cl::opt<std::string> target(
     "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_NN] "
@@ -324,8 +337,12 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (mode == ModeKind::Train)
-    fail("--mode=train: training steps are not implemented yet; use --mode=infer");
+  bool train = mode == ModeKind::Train ||
+               (mode == ModeKind::Default && (!lossKind.empty() || !optimizerKind.empty()));
+  if (mode == ModeKind::Infer && (!lossKind.empty() || !optimizerKind.empty()))
+    fail("--loss and --optimizer describe training; they cannot be used with --mode=infer");
+  if (train && lossKind.empty())
+    fail("training needs --loss=mse|cross_entropy|none");
   if (target != "cpu")
     fail("--target=" + target + ": only the 'cpu' target is implemented");
 
@@ -353,6 +370,15 @@ int main(int argc, char **argv) {
     return succeeded(pm.run(*module));
   };
   if (stage != EmitKind::MlirRaw && !runStage(tcc::buildImportPipeline))
+    return 1;
+  if (train && stage != EmitKind::MlirRaw &&
+      !runStage([&](OpPassManager &pm) {
+        tcc::TrainingOptions options;
+        options.loss = lossKind;
+        options.labels = labelsName;
+        options.optimizer = optimizerKind.empty() ? std::string("sgd") : std::string(optimizerKind);
+        tcc::buildTrainingPipeline(pm, options);
+      }))
     return 1;
   if (stage >= EmitKind::Linalg && !runStage(tcc::buildCpuLinalgPipeline))
     return 1;

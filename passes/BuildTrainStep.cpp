@@ -1,0 +1,217 @@
+//===- BuildTrainStep.cpp - forward + loss + backward + update ------------===//
+//
+// The training step is built on the tcc dialect from three pieces: the
+// forward function, a loss written in tcc ops, and the gradient function that
+// tcc-autodiff derives from both. Everything after (fusion, the memory plan,
+// code generation) treats the step like any other function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/autodiff/Autodiff.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace tcc {
+#define GEN_PASS_DEF_BUILDTRAINSTEPPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+using namespace tcc;
+
+namespace {
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double v) {
+  return ConstantOp::create(b, loc, type,
+                            DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(), v)));
+}
+
+/// Sum of X over all axes, as a 0-d tensor.
+Value sumAll(OpBuilder &b, Location loc, Value x) {
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(0, tensorType(x).getRank()));
+  return ReduceSumOp::create(b, loc, x, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
+}
+
+/// mean((pred - labels)^2) over every element.
+FailureOr<Value> mseLoss(OpBuilder &b, Location loc, Value pred, Value labels) {
+  if (tensorType(labels) != tensorType(pred))
+    return emitError(loc, "--loss=mse: the labels must have the prediction's type ")
+               << pred.getType() << ", not " << labels.getType(),
+           failure();
+  Value d = SubOp::create(b, loc, pred, labels);
+  Value sq = MulOp::create(b, loc, d, d);
+  int64_t n = tensorType(pred).getNumElements();
+  Value s = sumAll(b, loc, sq);
+  return Value(MulOp::create(b, loc, s, splat(b, loc, tensorType(s), 1.0 / double(n))));
+}
+
+/// -mean over label positions of log_softmax(logits)[label], with the
+/// one-hot selection written as compare + select (no gradient flows into the
+/// labels).
+FailureOr<Value> crossEntropyLoss(OpBuilder &b, Location loc, Value logits, Value labels) {
+  RankedTensorType lt = tensorType(logits), yt = tensorType(labels);
+  int64_t rank = lt.getRank();
+  if (rank < 1 || yt.getRank() != rank - 1 || !isa<IntegerType>(yt.getElementType()) ||
+      yt.getShape() != lt.getShape().drop_back())
+    return emitError(loc, "--loss=cross_entropy: the labels must be integers shaped like the "
+                          "logits ")
+               << logits.getType() << " without the class axis, not " << labels.getType(),
+           failure();
+  int64_t classes = lt.getShape().back();
+  Value logp = LogSoftmaxOp::create(b, loc, lt, logits, b.getI64IntegerAttr(rank - 1));
+  // classes[c] = c, broadcast along the label dims; labels broadcast along c.
+  auto classType = RankedTensorType::get({classes}, yt.getElementType());
+  SmallVector<APInt> ids;
+  for (int64_t c = 0; c < classes; ++c)
+    ids.push_back(APInt(yt.getElementTypeBitWidth(), uint64_t(c)));
+  Value classIds = ConstantOp::create(b, loc, classType, DenseElementsAttr::get(classType, ids));
+  auto fullInt = RankedTensorType::get(lt.getShape(), yt.getElementType());
+  Value classesFull =
+      BroadcastInDimOp::create(b, loc, fullInt, classIds, b.getDenseI64ArrayAttr({rank - 1}));
+  auto labelDims = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+  Value labelsFull =
+      BroadcastInDimOp::create(b, loc, fullInt, labels, b.getDenseI64ArrayAttr(labelDims));
+  Value hit = CompareOp::create(b, loc, CmpPredicate::eq, classesFull, labelsFull);
+  Value picked = SelectOp::create(b, loc, hit, logp, splat(b, loc, lt, 0.0));
+  Value total = sumAll(b, loc, picked);
+  int64_t positions = yt.getNumElements();
+  return Value(MulOp::create(b, loc, total, splat(b, loc, tensorType(total), -1.0 / double(positions))));
+}
+
+struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward || forward.isExternal()) {
+      module.emitError("tcc-build-train-step: no @forward function");
+      return signalPassFailure();
+    }
+    if (loss != "mse" && loss != "cross_entropy" && loss != "none") {
+      module.emitError("unknown loss '") << loss << "' (mse, cross_entropy or none)";
+      return signalPassFailure();
+    }
+    if (optimizer != "sgd") {
+      module.emitError("unknown optimizer '") << optimizer << "' (implemented: sgd)";
+      return signalPassFailure();
+    }
+    if (forward.getNumResults() == 0) {
+      forward.emitError("the model has no output to train");
+      return signalPassFailure();
+    }
+    Location loc = forward.getLoc();
+    auto pred = cast<RankedTensorType>(forward.getResultTypes()[0]);
+    if (!isa<FloatType>(pred.getElementType())) {
+      forward.emitError("the model's first output is not a float tensor: ") << pred;
+      return signalPassFailure();
+    }
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      if (auto n = forward.getArgAttrOfType<StringAttr>(i, "tcc.input"))
+        if (n.getValue() == labels || n.getValue() == "lr") {
+          forward.emitError("the model already has an input named '") << n.getValue()
+              << "'; choose another --labels name";
+          return signalPassFailure();
+        }
+
+    // The loss function: forward's arguments + labels -> loss.
+    OpBuilder mb(ctx);
+    mb.setInsertionPointAfter(forward);
+    auto lossFn = cast<func::FuncOp>(mb.clone(*forward));
+    lossFn.setSymName("__tcc_loss");
+    Block &body = lossFn.getBody().front();
+    Type labelType;
+    if (loss == "mse")
+      labelType = pred;
+    else if (loss == "cross_entropy")
+      labelType = RankedTensorType::get(pred.getShape().drop_back(), IntegerType::get(ctx, 64));
+    unsigned labelIndex = lossFn.getNumArguments();
+    if (labelType) {
+      if (failed(lossFn.insertArgument(labelIndex, labelType,
+                                       mb.getDictionaryAttr(mb.getNamedAttr(
+                                           "tcc.input", mb.getStringAttr(labels))),
+                                       loc)))
+        return signalPassFailure();
+    }
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder b(ret);
+    Value prediction = ret.getOperand(0);
+    FailureOr<Value> lossValue =
+        loss == "mse"             ? mseLoss(b, loc, prediction, body.getArgument(labelIndex))
+        : loss == "cross_entropy" ? crossEntropyLoss(b, loc, prediction, body.getArgument(labelIndex))
+                                  : FailureOr<Value>(prediction);
+    if (failed(lossValue)) {
+      lossFn.erase();
+      return signalPassFailure();
+    }
+    if (tensorType(*lossValue).getNumElements() != 1) {
+      forward.emitError("--loss=none: the model's first output must be the scalar loss, not ")
+          << lossValue->getType();
+      lossFn.erase();
+      return signalPassFailure();
+    }
+    func::ReturnOp::create(b, ret.getLoc(), ValueRange{*lossValue});
+    ret.erase();
+    lossFn.setFunctionType(FunctionType::get(ctx, lossFn.getArgumentTypes(), {lossValue->getType()}));
+    DictionaryAttr lossAttrs =
+        mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("loss")));
+    lossFn.setAllResultAttrs(ArrayRef<DictionaryAttr>{lossAttrs});
+
+    SmallVector<unsigned> params;
+    for (unsigned i = 0; i < lossFn.getNumArguments(); ++i)
+      if (lossFn.getArgAttr(i, "tcc.param") &&
+          isa<FloatType>(cast<RankedTensorType>(lossFn.getArgument(i).getType()).getElementType()))
+        params.push_back(i);
+    if (params.empty()) {
+      forward.emitError("the model has no float parameters to train");
+      lossFn.erase();
+      return signalPassFailure();
+    }
+    FailureOr<func::FuncOp> grad = buildGradientFunction(lossFn, params, "train_step");
+    lossFn.erase();
+    if (failed(grad))
+      return signalPassFailure();
+
+    // SGD: p <- p - lr * grad, each written over its parameter.
+    func::FuncOp step = *grad;
+    auto lrType = RankedTensorType::get({}, Float32Type::get(ctx));
+    unsigned lrIndex = step.getNumArguments();
+    if (failed(step.insertArgument(lrIndex, lrType,
+                                   mb.getDictionaryAttr(mb.getNamedAttr("tcc.input", mb.getStringAttr("lr"))),
+                                   loc)))
+      return signalPassFailure();
+    Block &stepBody = step.getBody().front();
+    auto stepRet = cast<func::ReturnOp>(stepBody.getTerminator());
+    OpBuilder sb(stepRet);
+    Value lr = stepBody.getArgument(lrIndex);
+    SmallVector<Value> results = {stepRet.getOperand(0)};
+    SmallVector<DictionaryAttr> resultAttrs = {
+        mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("loss")))};
+    for (auto [k, argIndex] : llvm::enumerate(params)) {
+      Value p = stepBody.getArgument(argIndex);
+      Value g = stepRet.getOperand(k + 1);
+      auto pt = tensorType(p);
+      Value rate = lr;
+      if (pt.getElementType() != lrType.getElementType())
+        rate = CastOp::create(sb, loc, RankedTensorType::get({}, pt.getElementType()), rate);
+      Value lrFull = BroadcastInDimOp::create(sb, loc, pt, rate, sb.getDenseI64ArrayAttr({}));
+      results.push_back(SubOp::create(sb, loc, p, MulOp::create(sb, loc, lrFull, g)));
+      resultAttrs.push_back(mb.getDictionaryAttr(
+          mb.getNamedAttr("tcc.update", step.getArgAttrOfType<StringAttr>(argIndex, "tcc.param"))));
+    }
+    func::ReturnOp::create(sb, stepRet.getLoc(), results);
+    stepRet.erase();
+    SmallVector<Type> types;
+    for (Value v : results)
+      types.push_back(v.getType());
+    step.setFunctionType(FunctionType::get(ctx, step.getArgumentTypes(), types));
+    step.setAllResultAttrs(resultAttrs);
+  }
+};
+
+} // namespace

@@ -1,0 +1,49 @@
+//===- UpdateParamsInPlace.cpp - parameter updates as destinations --------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace tcc {
+#define GEN_PASS_DEF_UPDATEPARAMSINPLACEPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+
+namespace {
+
+struct UpdateParamsInPlacePass
+    : tcc::impl::UpdateParamsInPlacePassBase<UpdateParamsInPlacePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, "tcc.update");
+      if (!name)
+        continue;
+      Value param;
+      for (unsigned a = 0; a < func.getNumArguments(); ++a)
+        if (func.getArgAttrOfType<StringAttr>(a, "tcc.param") == name)
+          param = func.getArgument(a);
+      auto generic = ret.getOperand(i).getDefiningOp<linalg::GenericOp>();
+      if (!param || !generic || generic.getNumResults() != 1 ||
+          generic.getNumReductionLoops() != 0 || !generic->hasOneUse())
+        continue;
+      OpOperand *init = generic.getDpsInitOperand(0);
+      if (generic.payloadUsesValueFromOperand(init) ||
+          !generic.getMatchingIndexingMap(init).isIdentity() ||
+          init->get().getType() != param.getType())
+        continue;
+      bool readsParamInPlace = llvm::any_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
+        return in->get() == param && generic.getMatchingIndexingMap(in).isIdentity();
+      });
+      if (readsParamInPlace)
+        init->set(param);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Data and oracle for test/e2e/train-sgd.test. Standard library only.
+
+  train_reference.py data DIR N SEED
+      writes DIR/features.npy (N x 4, float32: three Gaussian blobs) and
+      DIR/y.npy (N, int64 class labels 0..2), deterministic from SEED.
+  train_reference.py check MODEL.onnxtxt DIR METRICS.jsonl BATCH LR STEPS
+      trains examples/mlp.onnxtxt (Gemm -> Relu -> Gemm) in float64 with
+      plain SGD and mean cross-entropy on the batches tcc-run --no-shuffle
+      takes (batch i = samples [i*B, (i+1)*B), wrapping after the last full
+      batch), from the initializers in the text model, and compares every
+      step's loss with tcc's metrics (relative 1e-4: float32 against float64
+      over the run). Prints 'OK: STEPS losses ...' or the first mismatch.
+"""
+import json
+import math
+import random
+import re
+import struct
+import sys
+
+
+def write_npy(path, descr, fmt, shape, values):
+    dims = ', '.join(str(d) for d in shape) + (',' if len(shape) == 1 else '')
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    header += ' ' * ((64 - (10 + len(header) + 1) % 64) % 64) + '\n'
+    with open(path, 'wb') as f:
+        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode('latin1'))
+        f.write(struct.pack('<%d%s' % (len(values), fmt), *values))
+
+
+def read_npy(path, fmt):
+    data = open(path, 'rb').read()
+    hlen = struct.unpack('<H', data[8:10])[0]
+    body = data[10 + hlen:]
+    return list(struct.unpack('<%d%s' % (len(body) // struct.calcsize(fmt), fmt), body))
+
+
+def make_data(out, n, seed):
+    rng = random.Random(seed)
+    centers = [[1, 1, 0, 0], [-1, 0, 1, 0], [0, -1, 0, 1]]
+    xs, ys = [], []
+    for i in range(n):
+        c = rng.randrange(3)
+        ys.append(c)
+        xs += [centers[c][k] + rng.gauss(0, 0.6) for k in range(4)]
+    # Round through float32, as the file stores them.
+    write_npy(out + '/features.npy', '<f4', 'f', [n, 4], xs)
+    write_npy(out + '/y.npy', '<i8', 'q', [n], ys)
+
+
+def check(model, data, metrics, batch, lr, steps):
+    text = open(model).read()
+
+    def init(name):
+        m = re.search(name + r"\s*=\s*\{([^}]*)\}", text)
+        return [float(v) for v in m.group(1).split(',')]
+
+    w1, b1, w2, b2 = (init(n) for n in ('fc1_weight', 'fc1_bias', 'fc2_weight', 'fc2_bias'))
+    x = read_npy(data + '/features.npy', 'f')
+    y = read_npy(data + '/y.npy', 'q')
+    n = len(y)
+    got = [json.loads(line) for line in open(metrics)]
+    if len(got) != steps:
+        print('MISMATCH: %d metric lines for %d steps' % (len(got), steps))
+        return 1
+    hidden, classes, feats = len(b1), len(b2), 4
+    per_epoch = n // batch
+    worst = 0.0
+    first, last = None, None
+    for step in range(steps):
+        start = (step % per_epoch) * batch
+        gw1 = [0.0] * len(w1)
+        gb1 = [0.0] * hidden
+        gw2 = [0.0] * len(w2)
+        gb2 = [0.0] * classes
+        loss = 0.0
+        for r in range(start, start + batch):
+            xr = x[r * feats:(r + 1) * feats]
+            s = [sum(xr[k] * w1[k * hidden + j] for k in range(feats)) + b1[j] for j in range(hidden)]
+            h = [max(0.0, v) for v in s]
+            o = [sum(h[j] * w2[j * classes + c] for j in range(hidden)) + b2[c] for c in range(classes)]
+            m = max(o)
+            e = [math.exp(v - m) for v in o]
+            z = sum(e)
+            loss += (m + math.log(z)) - o[y[r]]
+            do = [(e[c] / z - (1.0 if c == y[r] else 0.0)) / batch for c in range(classes)]
+            for c in range(classes):
+                gb2[c] += do[c]
+                for j in range(hidden):
+                    gw2[j * classes + c] += h[j] * do[c]
+            for j in range(hidden):
+                if s[j] > 0:
+                    d = sum(do[c] * w2[j * classes + c] for c in range(classes))
+                    gb1[j] += d
+                    for k in range(feats):
+                        gw1[k * hidden + j] += xr[k] * d
+        loss /= batch
+        mine = got[step]['loss']
+        err = abs(mine - loss) / max(abs(loss), 1e-12)
+        worst = max(worst, err)
+        if err > 1e-4:
+            print('MISMATCH at step %d: tcc %r, float64 reference %r' % (step + 1, mine, loss))
+            return 1
+        first = loss if first is None else first
+        last = loss
+        for p, g in ((w1, gw1), (b1, gb1), (w2, gw2), (b2, gb2)):
+            for i in range(len(p)):
+                p[i] -= lr * g[i]
+    print('OK: %d losses within 1e-4 (max relative error %.1e); loss %.3f -> %.3f'
+          % (steps, worst, first, last))
+    return 0
+
+
+if __name__ == '__main__':
+    if sys.argv[1] == 'data':
+        make_data(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        sys.exit(check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]),
+                       int(sys.argv[7])))
