@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +68,10 @@ const char kUsage[] =
     "  --seed S             Seed of the per-epoch shuffle (default 0)\n"
     "  --metrics FILE       One JSON object per step: {\"step\", \"loss\", \"lr\"}\n"
     "  --save FILE          Write the trained parameters (safetensors) at the end\n"
+    "  --log-every K        Print a progress line every K steps (default 1)\n"
+    "  --val DIR            After training, run 'infer' on the full batches of\n"
+    "                       DIR/NAME.npy and report the classification accuracy of\n"
+    "                       the first output against DIR/y.npy (integer labels)\n"
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
@@ -103,6 +108,8 @@ struct Options {
   uint64_t seed = 0;
   std::string metrics;
   std::string save;
+  long logEvery = 1;
+  std::string valDir;
 };
 
 /// A non-negative integer option value, or death naming the option.
@@ -200,6 +207,12 @@ Options parseArgs(int argc, char **argv) {
       o.metrics = takeValue();
     } else if (arg == "--save") {
       o.save = takeValue();
+    } else if (arg == "--log-every") {
+      o.logEvery = parseCount(arg, takeValue());
+      if (o.logEvery < 1)
+        die("--log-every needs a positive number of steps");
+    } else if (arg == "--val") {
+      o.valDir = takeValue();
     } else if (arg.size() > 1 && arg[0] == '-') {
       die("unknown option " + arg + " (see --help)");
     } else if (o.model.empty()) {
@@ -400,6 +413,108 @@ struct Samples {
   std::vector<uint8_t> batch;
 };
 
+/// The samples of every input of ENTRY but lr, from DIR/NAME.npy (extra
+/// names are read too: EXTRA, e.g. the labels for validation).
+struct DataSet {
+  std::vector<Samples> inputs;
+  int64_t samples = -1, batch = -1;
+  std::string firstFile;
+};
+
+void readSamples(DataSet &set, const std::string &dir, const tcc_tensor_info &t,
+                 const std::string &model) {
+  Samples s;
+  s.name = t.name;
+  s.declared = t;
+  std::string file = dir + "/" + outputFileName(t.name);
+  std::string error;
+  if (!tcc::rt::readNpy(file, s.data, &error))
+    die(error);
+  if (t.rank < 1)
+    die(model + ": input '" + s.name + "' has no batch dimension");
+  if (s.data.dtype != t.dtype || s.data.shape.size() != size_t(t.rank) ||
+      !std::equal(s.data.shape.begin() + 1, s.data.shape.end(), t.shape + 1))
+    die(file + ": holds " + std::string(tcc::rt::dtypeName(s.data.dtype)) +
+        tcc::rt::shapeString(s.data.shape.data(), s.data.shape.size()) + ", but '" + s.name +
+        "' takes samples of " + typeString(t) + " (any first dimension)");
+  if (set.samples >= 0 && s.data.shape[0] != set.samples)
+    die(file + ": holds " + std::to_string(s.data.shape[0]) + " samples, but " + set.firstFile +
+        " holds " + std::to_string(set.samples));
+  if (set.batch >= 0 && t.shape[0] != set.batch)
+    die(model + ": the inputs disagree on the batch size");
+  set.samples = s.data.shape[0];
+  set.batch = t.shape[0];
+  set.firstFile = file;
+  s.sampleBytes = s.data.bytes.size() / size_t(std::max<int64_t>(set.samples, 1));
+  s.batch.resize(s.sampleBytes * size_t(set.batch));
+  set.inputs.push_back(std::move(s));
+}
+
+/// Copies samples ORDER[first, first + batch) of every input into its batch
+/// buffer and sets it on SESSION.
+void setBatch(tcc_session_t session, DataSet &set, const std::vector<int64_t> &order,
+              int64_t first) {
+  for (Samples &s : set.inputs) {
+    for (int64_t r = 0; r < set.batch; ++r)
+      std::memcpy(s.batch.data() + size_t(r) * s.sampleBytes,
+                  s.data.bytes.data() + size_t(order[size_t(first + r)]) * s.sampleBytes,
+                  s.sampleBytes);
+    check(tcc_session_set_input(session, s.name.c_str(), s.declared.dtype, s.declared.rank,
+                                s.declared.shape, s.batch.data(), s.batch.size()));
+  }
+}
+
+/// Accuracy of `infer`'s first output (class scores on the last axis) on the
+/// full batches of DIR, against the integer labels in DIR/LABELS.npy.
+void validate(tcc_artifact_t artifact, tcc_session_t session, const Options &o) {
+  int32_t entryIndex;
+  if (tcc_artifact_find_entry(artifact, "infer", &entryIndex) != TCC_OK)
+    die(o.model + " has no infer entry point to validate with");
+  tcc_entry_info entry;
+  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
+  DataSet set;
+  tcc_tensor_info scores{};
+  bool hasScores = false;
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
+    if (t.role == TCC_ROLE_INPUT)
+      readSamples(set, o.valDir, t, o.model);
+    else if (t.role == TCC_ROLE_OUTPUT && !hasScores) {
+      scores = t;
+      hasScores = true;
+    }
+  }
+  if (!hasScores || scores.dtype != TCC_DTYPE_F32 || scores.rank != 2 || scores.shape[0] != set.batch)
+    die(o.model + ": --val needs an infer entry whose first output is f32[batch, classes]");
+  std::string labelsFile = o.valDir + "/y.npy";
+  HostTensor labels;
+  std::string error;
+  if (!tcc::rt::readNpy(labelsFile, labels, &error))
+    die(error);
+  if (labels.dtype != TCC_DTYPE_I64 || labels.shape.size() != 1 || labels.shape[0] != set.samples)
+    die(labelsFile + ": expected " + std::to_string(set.samples) + " int64 labels");
+  const int64_t *y = reinterpret_cast<const int64_t *>(labels.bytes.data());
+  std::vector<int64_t> order(static_cast<size_t>(set.samples));
+  std::iota(order.begin(), order.end(), 0);
+  int64_t classes = scores.shape[1], correct = 0, seen = 0;
+  std::vector<float> out(size_t(set.batch * classes));
+  for (int64_t first = 0; first + set.batch <= set.samples; first += set.batch) {
+    setBatch(session, set, order, first);
+    check(tcc_session_run(session, "infer"));
+    check(tcc_session_copy_output(session, scores.name, out.data(), out.size() * sizeof(float)));
+    for (int64_t r = 0; r < set.batch; ++r) {
+      const float *row = out.data() + r * classes;
+      int64_t best = std::max_element(row, row + classes) - row;
+      correct += best == y[first + r];
+      ++seen;
+    }
+  }
+  std::printf("validation: accuracy %.2f%% (%lld of %lld samples in full batches of %s)\n",
+              100.0 * double(correct) / double(std::max<int64_t>(seen, 1)), (long long)correct,
+              (long long)seen, o.valDir.c_str());
+}
+
 /// Runs `train_step` for o.steps steps over the samples in o.dataDir.
 void train(tcc_artifact_t artifact, const Options &o) {
   int32_t entryIndex;
@@ -409,10 +524,8 @@ void train(tcc_artifact_t artifact, const Options &o) {
   check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
 
   // Every input but lr comes from DIR/NAME.npy; all share the sample count.
-  std::vector<Samples> inputs;
+  DataSet set;
   bool hasLrInput = false, hasLoss = false;
-  int64_t samples = -1, batch = -1;
-  std::string firstFile;
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
@@ -426,38 +539,15 @@ void train(tcc_artifact_t artifact, const Options &o) {
       hasLrInput = true;
       continue;
     }
-    Samples s;
-    s.name = t.name;
-    s.declared = t;
-    std::string file = o.dataDir + "/" + outputFileName(t.name);
-    std::string error;
-    if (!tcc::rt::readNpy(file, s.data, &error))
-      die(error);
-    if (t.rank < 1)
-      die(o.model + ": input '" + s.name + "' has no batch dimension");
-    if (s.data.dtype != t.dtype || s.data.shape.size() != size_t(t.rank) ||
-        !std::equal(s.data.shape.begin() + 1, s.data.shape.end(), t.shape + 1))
-      die(file + ": holds " + std::string(tcc::rt::dtypeName(s.data.dtype)) +
-          tcc::rt::shapeString(s.data.shape.data(), s.data.shape.size()) + ", but input '" +
-          s.name + "' takes samples of " + typeString(t) + " (any first dimension)");
-    if (samples >= 0 && s.data.shape[0] != samples)
-      die(file + ": holds " + std::to_string(s.data.shape[0]) + " samples, but " + firstFile +
-          " holds " + std::to_string(samples));
-    if (batch >= 0 && t.shape[0] != batch)
-      die(o.model + ": the step's inputs disagree on the batch size");
-    samples = s.data.shape[0];
-    batch = t.shape[0];
-    firstFile = file;
-    s.sampleBytes = s.data.bytes.size() / size_t(std::max<int64_t>(samples, 1));
-    s.batch.resize(s.sampleBytes * size_t(batch));
-    inputs.push_back(std::move(s));
+    readSamples(set, o.dataDir, t, o.model);
   }
   if (!hasLrInput || !hasLoss)
     die(o.model + ": train_step lacks the 'lr' input or the 'loss' output");
-  if (inputs.empty())
+  if (set.inputs.empty())
     die(o.model + ": train_step has no data inputs");
+  int64_t samples = set.samples, batch = set.batch;
   if (samples < batch)
-    die(firstFile + ": holds " + std::to_string(samples) + " samples, fewer than one batch of " +
+    die(set.firstFile + ": holds " + std::to_string(samples) + " samples, fewer than one batch of " +
         std::to_string(batch));
 
   tcc_session_options options;
@@ -491,18 +581,14 @@ void train(tcc_artifact_t artifact, const Options &o) {
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o.seed);
   float lr = float(o.lr);
+  double windowLoss = 0;
+  long windowSteps = 0;
+  auto windowStart = std::chrono::steady_clock::now();
   for (long step = 0; step < o.steps; ++step) {
     int64_t b = step % perEpoch;
     if (b == 0 && o.shuffle)
       std::shuffle(order.begin(), order.end(), rng);
-    for (Samples &s : inputs) {
-      for (int64_t r = 0; r < batch; ++r)
-        std::memcpy(s.batch.data() + size_t(r) * s.sampleBytes,
-                    s.data.bytes.data() + size_t(order[size_t(b * batch + r)]) * s.sampleBytes,
-                    s.sampleBytes);
-      check(tcc_session_set_input(session, s.name.c_str(), s.declared.dtype, s.declared.rank,
-                                  s.declared.shape, s.batch.data(), s.batch.size()));
-    }
+    setBatch(session, set, order, b * batch);
     check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
     check(tcc_session_run(session, "train_step"));
     float loss;
@@ -510,13 +596,31 @@ void train(tcc_artifact_t artifact, const Options &o) {
     if (!std::isfinite(loss))
       die("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) +
           "; stopping (the parameters are not saved)");
-    std::printf("step %ld loss %.6f lr %g\n", step + 1, double(loss), double(lr));
     if (metrics)
       std::fprintf(metrics, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g}\n", step + 1,
                    double(loss), double(lr));
+    windowLoss += loss;
+    ++windowSteps;
+    if ((step + 1) % o.logEvery == 0 || step + 1 == o.steps) {
+      auto now = std::chrono::steady_clock::now();
+      double seconds = std::chrono::duration<double>(now - windowStart).count();
+      if (o.logEvery == 1)
+        std::printf("step %ld loss %.6f lr %g\n", step + 1, double(loss), double(lr));
+      else
+        std::printf("step %ld loss %.6f (mean of %ld) lr %g epoch %.2f %.0f samples/s\n", step + 1,
+                    windowLoss / double(windowSteps), windowSteps, double(lr),
+                    double((step + 1) * batch) / double(samples),
+                    double(windowSteps * batch) / std::max(seconds, 1e-9));
+      std::fflush(stdout);
+      windowLoss = 0;
+      windowSteps = 0;
+      windowStart = now;
+    }
   }
   if (!o.save.empty())
     check(tcc_session_save_params(session, o.save.c_str()));
+  if (!o.valDir.empty())
+    validate(artifact, session, o);
 }
 
 int runMain(int argc, char **argv) {
