@@ -22,6 +22,13 @@ void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &
   step.loss = options.loss;
   step.labels = options.labels;
   step.optimizer = options.optimizer;
+  step.momentum = options.momentum;
+  step.dampening = options.dampening;
+  step.nesterov = options.nesterov;
+  step.weightDecay = options.weightDecay;
+  step.beta1 = options.beta1;
+  step.beta2 = options.beta2;
+  step.eps = options.eps;
   pm.addPass(tcc::createBuildTrainStepPass(step));
   // The backward pass repeats forward subexpressions and multiplies by ones.
   pm.addPass(mlir::createCanonicalizerPass());

@@ -20,6 +20,10 @@ struct TrainingOptions {
   std::string loss;      ///< mse, cross_entropy, none
   std::string labels = "y";
   std::string optimizer = "sgd";
+  double momentum = 0, dampening = 0;
+  bool nesterov = false;
+  double weightDecay = -1; ///< < 0: the optimizer's default
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
 };
 
 /// Adds `@train_step` next to `@forward` (tcc-build-train-step).

@@ -97,8 +97,19 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       module.emitError("unknown loss '") << loss << "' (mse, cross_entropy or none)";
       return signalPassFailure();
     }
-    if (optimizer != "sgd") {
-      module.emitError("unknown optimizer '") << optimizer << "' (implemented: sgd)";
+    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
+      module.emitError("unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
+      return signalPassFailure();
+    }
+    double decay = weightDecay >= 0 ? weightDecay : optimizer == "adamw" ? 0.01 : 0.0;
+    if (momentum < 0 || dampening < 0 || decay < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
+        beta2 >= 1 || eps <= 0) {
+      module.emitError("optimizer hyperparameters out of range (momentum, dampening, weight "
+                       "decay >= 0; 0 <= beta < 1; eps > 0)");
+      return signalPassFailure();
+    }
+    if (nesterov && (momentum <= 0 || dampening != 0)) {
+      module.emitError("Nesterov momentum requires a momentum and zero dampening");
       return signalPassFailure();
     }
     if (forward.getNumResults() == 0) {
@@ -177,32 +188,106 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (failed(grad))
       return signalPassFailure();
 
-    // SGD: p <- p - lr * grad, each written over its parameter.
+    // The optimizer: each new value is written over its parameter / buffer.
     func::FuncOp step = *grad;
-    auto lrType = RankedTensorType::get({}, Float32Type::get(ctx));
-    unsigned lrIndex = step.getNumArguments();
-    if (failed(step.insertArgument(lrIndex, lrType,
-                                   mb.getDictionaryAttr(mb.getNamedAttr("tcc.input", mb.getStringAttr("lr"))),
-                                   loc)))
+    auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
+    auto addInput = [&](StringRef name) -> Value {
+      unsigned index = step.getNumArguments();
+      if (failed(step.insertArgument(index, scalarType,
+                                     mb.getDictionaryAttr(mb.getNamedAttr("tcc.input", mb.getStringAttr(name))),
+                                     loc)))
+        return Value();
+      return step.getArgument(index);
+    };
+    Value lr = addInput("lr");
+    bool adam = optimizer != "sgd";
+    bool needsStep = adam || (momentum > 0 && dampening != 0);
+    Value stepCount = needsStep ? addInput("step") : Value();
+    if (!lr || (needsStep && !stepCount))
       return signalPassFailure();
     Block &stepBody = step.getBody().front();
     auto stepRet = cast<func::ReturnOp>(stepBody.getTerminator());
     OpBuilder sb(stepRet);
-    Value lr = stepBody.getArgument(lrIndex);
     SmallVector<Value> results = {stepRet.getOperand(0)};
     SmallVector<DictionaryAttr> resultAttrs = {
         mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("loss")))};
+    auto update = [&](Value v, StringRef name) {
+      results.push_back(v);
+      resultAttrs.push_back(
+          mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name))));
+    };
+    // A state buffer shaped like P, named NAME.SUFFIX, as a new argument.
+    auto addState = [&](RankedTensorType type, std::string name) -> Value {
+      unsigned index = step.getNumArguments();
+      if (failed(step.insertArgument(index, type,
+                                     mb.getDictionaryAttr(mb.getNamedAttr("tcc.state", mb.getStringAttr(name))),
+                                     loc)))
+        return Value();
+      return step.getArgument(index);
+    };
     for (auto [k, argIndex] : llvm::enumerate(params)) {
       Value p = stepBody.getArgument(argIndex);
       Value g = stepRet.getOperand(k + 1);
       auto pt = tensorType(p);
-      Value rate = lr;
-      if (pt.getElementType() != lrType.getElementType())
-        rate = CastOp::create(sb, loc, RankedTensorType::get({}, pt.getElementType()), rate);
-      Value lrFull = BroadcastInDimOp::create(sb, loc, pt, rate, sb.getDenseI64ArrayAttr({}));
-      results.push_back(SubOp::create(sb, loc, p, MulOp::create(sb, loc, lrFull, g)));
-      resultAttrs.push_back(mb.getDictionaryAttr(
-          mb.getNamedAttr("tcc.update", step.getArgAttrOfType<StringAttr>(argIndex, "tcc.param"))));
+      std::string name = step.getArgAttrOfType<StringAttr>(argIndex, "tcc.param").str();
+      // A runtime scalar (lr, step) broadcast to P's shape and type.
+      auto full = [&](Value scalar) -> Value {
+        if (pt.getElementType() != scalarType.getElementType())
+          scalar = CastOp::create(sb, loc, RankedTensorType::get({}, pt.getElementType()), scalar);
+        return BroadcastInDimOp::create(sb, loc, pt, scalar, sb.getDenseI64ArrayAttr({}));
+      };
+      auto c = [&](double v) { return splat(sb, loc, pt, v); };
+      auto mul = [&](Value a, Value b) -> Value { return MulOp::create(sb, loc, a, b); };
+      auto add = [&](Value a, Value b) -> Value { return AddOp::create(sb, loc, a, b); };
+      auto sub = [&](Value a, Value b) -> Value { return SubOp::create(sb, loc, a, b); };
+      Value lrFull = full(lr);
+      if (!adam) {
+        // PyTorch SGD: g += wd p; buf = mu buf + (1 - damp) g (buf = g at
+        // the first step); g = nesterov ? g + mu buf : buf; p -= lr g.
+        if (decay > 0)
+          g = add(g, mul(c(decay), p));
+        if (momentum > 0) {
+          Value buf = addState(pt, name + ".momentum_buffer");
+          if (!buf)
+            return signalPassFailure();
+          Value next = add(mul(c(momentum), buf), mul(c(1 - dampening), g));
+          if (dampening != 0) {
+            Value first = CompareOp::create(sb, loc, CmpPredicate::eq, full(stepCount), c(1.0));
+            next = SelectOp::create(sb, loc, first, g, next);
+          }
+          update(next, name + ".momentum_buffer");
+          g = nesterov ? add(g, mul(c(momentum), next)) : next;
+        }
+        results.insert(results.begin() + 1 + k, sub(p, mul(lrFull, g)));
+        resultAttrs.insert(resultAttrs.begin() + 1 + k,
+                           mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name))));
+        continue;
+      }
+      // PyTorch Adam / AdamW: (Adam) g += wd p; (AdamW) p *= 1 - lr wd;
+      // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+      // p -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
+      Value m = addState(pt, name + ".exp_avg");
+      Value v = addState(pt, name + ".exp_avg_sq");
+      if (!m || !v)
+        return signalPassFailure();
+      Value param = p;
+      if (decay > 0 && optimizer == "adam")
+        g = add(g, mul(c(decay), p));
+      if (decay > 0 && optimizer == "adamw")
+        param = mul(p, sub(c(1.0), mul(lrFull, c(decay))));
+      Value m1 = add(mul(c(beta1), m), mul(c(1 - beta1), g));
+      Value v1 = add(mul(c(beta2), v), mul(c(1 - beta2), mul(g, g)));
+      Value t = full(stepCount);
+      Value bc1 = sub(c(1.0), PowOp::create(sb, loc, c(beta1), t));
+      Value bc2 = sub(c(1.0), PowOp::create(sb, loc, c(beta2), t));
+      Value denom = add(SqrtOp::create(sb, loc, DivOp::create(sb, loc, v1, bc2)), c(eps));
+      Value stepSize = DivOp::create(sb, loc, lrFull, bc1);
+      Value newP = sub(param, mul(stepSize, DivOp::create(sb, loc, m1, denom)));
+      results.insert(results.begin() + 1 + k, newP);
+      resultAttrs.insert(resultAttrs.begin() + 1 + k,
+                         mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name))));
+      update(m1, name + ".exp_avg");
+      update(v1, name + ".exp_avg_sq");
     }
     func::ReturnOp::create(sb, stepRet.getLoc(), results);
     stepRet.erase();

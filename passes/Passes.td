@@ -223,8 +223,15 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     like the prediction), `cross_entropy` (classes on the last axis of the
     logits, integer labels shaped like the logits without it, mean over all
     label positions) or `none` (the prediction is already the scalar loss).
-    The gradient comes from `tcc-autodiff`'s rules; the update is SGD,
-    `p - lr * grad`. `@forward` stays, as the `infer` entry point.
+    The gradient comes from `tcc-autodiff`'s rules; the optimizer update
+    follows PyTorch's formulas and defaults exactly: SGD (momentum,
+    dampening, Nesterov, weight decay), Adam (L2 weight decay) and AdamW
+    (decoupled weight decay, default 0.01). Optimizer buffers (momentum,
+    Adam's two moments) are `tcc.state` arguments, zero at the start and
+    updated in place like the parameters; Adam's bias correction and SGD's
+    first momentum step read the 1-based step counter, a 0-d f32 input
+    `step` written by the runtime before each step, like `lr`. `@forward`
+    stays, as the `infer` entry point.
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
@@ -232,7 +239,15 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     Option<"labels", "labels", "std::string", /*default=*/"\"y\"",
            "Name of the labels input">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd">
+           "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay (default: 0, and 0.01 for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">
   ];
   let dependentDialects = ["tcc::TccDialect"];
 }
@@ -242,8 +257,9 @@ def UpdateParamsInPlacePass : Pass<"tcc-update-params-in-place", "mlir::func::Fu
   let description = [{
     On linalg on tensors, for every result marked `tcc.update = NAME`: when
     it is computed by an elementwise `linalg.generic` that reads parameter
-    NAME at the same indices it writes and never reads its own output, the
-    parameter becomes that op's destination (`outs`). One-shot bufferization
+    (or optimizer state) NAME at the same indices it writes, never reads its
+    own output and is the last reader of NAME's old value, NAME becomes that
+    op's destination (`outs`). One-shot bufferization
     then writes the new value over the parameter's buffer (the last read of
     the parameter is this very op), and `tcc-plan-memory` finds the update
     already in place; an update that cannot be placed so makes the plan fail

@@ -217,7 +217,7 @@ LogicalResult PlanMemoryPass::planUpdate(func::FuncOp func, Block &block,
                                          llvm::SmallPtrSet<Operation *, 8> &claimed) {
   Buffer *p = nullptr;
   for (Buffer &b : buffers)
-    if (b.role == "param" && b.name == param)
+    if ((b.role == "param" || b.role == "state") && b.name == param)
       p = &b;
   if (!p)
     return func.emitError("update of unknown parameter '") << param << "'";
@@ -286,9 +286,13 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
                                                           "tcc.param")) {
       b.role = "param";
       b.name = n.str();
+    } else if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                          "tcc.state")) {
+      b.role = "state";
+      b.name = n.str();
     } else {
       return func.emitError("argument ")
-             << arg.getArgNumber() << " has no tcc.input or tcc.param name";
+             << arg.getArgNumber() << " has no tcc.input, tcc.param or tcc.state name";
     }
     // Inputs are all written before the run, so they are all live at its
     // start, even one the body never reads (CastLike's `like`).
@@ -383,11 +387,19 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   // Place: parameters in the state region in argument order; everything else
   // in the arena by best fit.
   int64_t stateSize = 0;
+  // The state region: parameters in argument order, then the other state
+  // (optimizer buffers), so that parameters sit at the same offsets in every
+  // entry point, with or without optimizer state.
   SmallVector<Buffer *> arenaBuffers, pinnedBuffers;
+  for (StringRef kind : {"param", "state"})
+    for (Buffer &b : buffers)
+      if (b.role == kind) {
+        b.offset = stateSize;
+        stateSize += llvm::alignTo(std::max<int64_t>(b.size, 1), alignment);
+      }
   for (Buffer &b : buffers) {
-    if (b.role == "param") {
-      b.offset = stateSize;
-      stateSize += llvm::alignTo(std::max<int64_t>(b.size, 1), alignment);
+    if (b.role == "param" || b.role == "state") {
+      continue;
     } else if (b.role == "update") {
       continue;
     } else if (auto it = pinned.find((b.role + ":" + b.name).str());
@@ -403,11 +415,11 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     }
   }
   int64_t arenaSize = placeBestFit(arenaBuffers, pinnedBuffers, alignment);
-  // Updates are written over their parameters.
+  // Updates are written over their parameters (or state tensors).
   for (Buffer &b : buffers)
     if (b.role == "update")
       for (const Buffer &p : buffers)
-        if (p.role == "param" && p.name == b.name)
+        if ((p.role == "param" || p.role == "state") && p.name == b.name)
           b.offset = p.offset;
 
   // Rewrite: two byte-buffer arguments, views for everything.
@@ -419,7 +431,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     return failure();
   Value arena = func.getArgument(0), state = func.getArgument(1);
   auto viewOf = [&](const Buffer &buf) -> Value {
-    Value region = buf.role == "param" || buf.role == "update" ? state : arena;
+    Value region =
+        buf.role == "param" || buf.role == "state" || buf.role == "update" ? state : arena;
     Value off = arith::ConstantIndexOp::create(b, loc, buf.offset);
     return memref::ViewOp::create(b, loc, buf.type, region, off, ValueRange{});
   };
@@ -483,7 +496,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     NamedAttrList e;
     e.append("name", b.getStringAttr(buf.name));
     e.append("role", b.getStringAttr(buf.role));
-    e.append("region", b.getStringAttr(buf.role == "param" ? "state" : "arena"));
+    e.append("region", b.getStringAttr(buf.role == "param" || buf.role == "state" ? "state"
+                                                                                  : "arena"));
     e.append("offset", b.getI64IntegerAttr(buf.offset));
     e.append("size", b.getI64IntegerAttr(buf.size));
     e.append("shape", b.getDenseI64ArrayAttr(buf.type.getShape()));

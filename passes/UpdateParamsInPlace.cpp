@@ -26,11 +26,21 @@ struct UpdateParamsInPlacePass
         continue;
       Value param;
       for (unsigned a = 0; a < func.getNumArguments(); ++a)
-        if (func.getArgAttrOfType<StringAttr>(a, "tcc.param") == name)
+        if (func.getArgAttrOfType<StringAttr>(a, "tcc.param") == name ||
+            func.getArgAttrOfType<StringAttr>(a, "tcc.state") == name)
           param = func.getArgument(a);
       auto generic = ret.getOperand(i).getDefiningOp<linalg::GenericOp>();
       if (!param || !generic || generic.getNumResults() != 1 ||
-          generic.getNumReductionLoops() != 0 || !generic->hasOneUse())
+          generic.getNumReductionLoops() != 0 || generic->getBlock() != ret->getBlock())
+        continue;
+      // The op must be the last reader of the old value; the new value may
+      // have other readers (Adam's moments feed the parameter's update).
+      bool lastReader = llvm::all_of(param.getUsers(), [&](Operation *user) {
+        while (user && user->getBlock() != generic->getBlock())
+          user = user->getParentOp();
+        return user && (user == generic || user->isBeforeInBlock(generic));
+      });
+      if (!lastReader)
         continue;
       OpOperand *init = generic.getDpsInitOperand(0);
       if (generic.payloadUsesValueFromOperand(init) ||

@@ -188,7 +188,8 @@ tcc_status tcc_artifact_find_tensor(tcc_artifact_t artifact, const char *name, t
     tcc::rt::Artifact &a = artifactOf(artifact);
     require(name, "name");
     require(out_index, "out_index");
-    if (role != TCC_ROLE_INPUT && role != TCC_ROLE_OUTPUT && role != TCC_ROLE_PARAM)
+    if (role != TCC_ROLE_INPUT && role != TCC_ROLE_OUTPUT && role != TCC_ROLE_PARAM &&
+        role != TCC_ROLE_STATE)
       fail(TCC_ERROR_INVALID_ARGUMENT, "unknown role " + std::to_string(int(role)));
     int32_t index = a.findTensor(name, role);
     if (index < 0)

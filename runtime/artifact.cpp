@@ -36,6 +36,8 @@ const char *roleName(int32_t role) {
     return "input";
   case TCC_ROLE_OUTPUT:
     return "output";
+  case TCC_ROLE_STATE:
+    return "state tensor";
   case TCC_ROLE_PARAM:
     return "parameter";
   default:
@@ -155,13 +157,16 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
     if (!t.name || !*t.name)
       invalid(what, which + " has no name");
     which = "tensor '" + std::string(t.name) + "'";
-    if (t.role != TCC_ROLE_INPUT && t.role != TCC_ROLE_OUTPUT && t.role != TCC_ROLE_PARAM)
+    if (t.role != TCC_ROLE_INPUT && t.role != TCC_ROLE_OUTPUT && t.role != TCC_ROLE_PARAM &&
+        t.role != TCC_ROLE_STATE)
       invalid(what, which + " has unknown role " + std::to_string(t.role));
     if (!names.emplace(t.role, t.name).second)
       invalid(what, "two " + std::string(roleName(t.role)) + "s are named '" + t.name + "'");
     if (!isValidDtype(t.dtype))
       invalid(what, which + " has unknown dtype " + std::to_string(t.dtype));
-    int32_t expectedRegion = t.role == TCC_ROLE_PARAM ? TCC_REGION_STATE : TCC_REGION_ARENA;
+    int32_t expectedRegion = t.role == TCC_ROLE_PARAM || t.role == TCC_ROLE_STATE
+                                 ? TCC_REGION_STATE
+                                 : TCC_REGION_ARENA;
     if (t.region != expectedRegion)
       invalid(what, which + ": a " + roleName(t.role) + " must live in the " +
                         (expectedRegion == TCC_REGION_STATE ? "state" : "arena") + ", not region " +
@@ -191,6 +196,7 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
   checkDisjoint(d, TCC_ROLE_INPUT, what);
   checkDisjoint(d, TCC_ROLE_OUTPUT, what);
   checkDisjoint(d, TCC_ROLE_PARAM, what);
+  checkDisjoint(d, TCC_ROLE_STATE, what);
 
   int32_t calls = numLibraryCalls(d);
   if (calls < 0 || (calls > 0 && !d.library_calls))

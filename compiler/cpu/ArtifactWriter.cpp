@@ -80,6 +80,7 @@ FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
       StringRef role = d.getAs<StringAttr>("role").getValue();
       t.role = role == "input"    ? TCC_ROLE_INPUT
                : role == "output" ? TCC_ROLE_OUTPUT
+               : role == "state"  ? TCC_ROLE_STATE
                                   : TCC_ROLE_PARAM;
       t.region = d.getAs<StringAttr>("region").getValue() == "state"
                      ? TCC_REGION_STATE

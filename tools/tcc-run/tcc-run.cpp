@@ -253,6 +253,8 @@ const char *roleString(tcc_role role) {
     return "input";
   case TCC_ROLE_OUTPUT:
     return "output";
+  case TCC_ROLE_STATE:
+    return "state";
   case TCC_ROLE_PARAM:
     return "param";
   }
@@ -525,7 +527,7 @@ void train(tcc_artifact_t artifact, const Options &o) {
 
   // Every input but lr comes from DIR/NAME.npy; all share the sample count.
   DataSet set;
-  bool hasLrInput = false, hasLoss = false;
+  bool hasLrInput = false, hasLoss = false, hasStepInput = false;
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
@@ -537,6 +539,12 @@ void train(tcc_artifact_t artifact, const Options &o) {
       if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
         die(o.model + ": input 'lr' is " + typeString(t) + ", expected f32[]");
       hasLrInput = true;
+      continue;
+    }
+    if (std::string(t.name) == "step") {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o.model + ": input 'step' is " + typeString(t) + ", expected f32[]");
+      hasStepInput = true;
       continue;
     }
     readSamples(set, o.dataDir, t, o.model);
@@ -590,6 +598,11 @@ void train(tcc_artifact_t artifact, const Options &o) {
       std::shuffle(order.begin(), order.end(), rng);
     setBatch(session, set, order, b * batch);
     check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+    if (hasStepInput) {
+      float count = float(step + 1); // 1-based, as PyTorch's optimizers count
+      check(tcc_session_set_input(session, "step", TCC_DTYPE_F32, 0, nullptr, &count,
+                                  sizeof count));
+    }
     check(tcc_session_run(session, "train_step"));
     float loss;
     check(tcc_session_copy_output(session, "loss", &loss, sizeof loss));

@@ -116,8 +116,24 @@ static cl::opt<std::string> labelsName(
     "labels", cl::desc("Name of the labels input of the training step (default y)"),
     cl::value_desc("NAME"), cl::init("y"), cl::cat(tccCategory));
 static cl::opt<std::string> optimizerKind(
-    "optimizer", cl::desc("Optimizer compiled into the training step: sgd"),
+    "optimizer", cl::desc("Optimizer compiled into the training step: sgd (default), adam, adamw "
+                          "(PyTorch's update formulas and defaults)"),
     cl::value_desc("KIND"), cl::cat(tccCategory));
+static cl::opt<double> momentumOpt("momentum", cl::desc("SGD momentum (default 0)"),
+                                   cl::init(0.0), cl::cat(tccCategory));
+static cl::opt<double> dampeningOpt("dampening", cl::desc("SGD dampening (default 0)"),
+                                    cl::init(0.0), cl::cat(tccCategory));
+static cl::opt<bool> nesterovOpt("nesterov", cl::desc("SGD with Nesterov momentum"),
+                                 cl::cat(tccCategory));
+static cl::opt<double> weightDecayOpt(
+    "weight-decay", cl::desc("Weight decay (default 0; 0.01 for adamw, decoupled)"),
+    cl::init(-1.0), cl::cat(tccCategory));
+static cl::opt<double> beta1Opt("beta1", cl::desc("Adam beta1 (default 0.9)"), cl::init(0.9),
+                                cl::cat(tccCategory));
+static cl::opt<double> beta2Opt("beta2", cl::desc("Adam beta2 (default 0.999)"), cl::init(0.999),
+                                cl::cat(tccCategory));
+static cl::opt<double> epsOpt("eps", cl::desc("Adam epsilon (default 1e-8)"), cl::init(1e-8),
+                              cl::cat(tccCategory));
 
 static cl::opt<std::string> target(
     "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_NN] "
@@ -377,6 +393,13 @@ int main(int argc, char **argv) {
         options.loss = lossKind;
         options.labels = labelsName;
         options.optimizer = optimizerKind.empty() ? std::string("sgd") : std::string(optimizerKind);
+        options.momentum = momentumOpt;
+        options.dampening = dampeningOpt;
+        options.nesterov = nesterovOpt;
+        options.weightDecay = weightDecayOpt;
+        options.beta1 = beta1Opt;
+        options.beta2 = beta2Opt;
+        options.eps = epsOpt;
         tcc::buildTrainingPipeline(pm, options);
       }))
     return 1;

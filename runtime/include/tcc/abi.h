@@ -58,7 +58,10 @@ typedef enum tcc_dtype {
 typedef enum tcc_role {
   TCC_ROLE_INPUT = 1,  /* graph input: arena slot, written by the runtime */
   TCC_ROLE_OUTPUT = 2, /* graph output: arena slot, read by the runtime */
-  TCC_ROLE_PARAM = 3   /* parameter: state slot, persists across runs */
+  TCC_ROLE_PARAM = 3,  /* parameter: state slot, persists across runs */
+  TCC_ROLE_STATE = 4   /* other persistent state: optimizer buffers (momentum,
+                          Adam moments), zero at session creation, updated by
+                          the training step; state slot, after the parameters */
 } tcc_role;
 
 /** Which region a tensor's offset refers to. */
