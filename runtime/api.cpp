@@ -8,11 +8,13 @@
 
 #include "runtime/include/tcc/tcc.h"
 
+#include "runtime/checkpoint/safetensors.h"
 #include "runtime/error.h"
 #include "runtime/handles.h"
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <new>
 #include <string>
 
@@ -287,6 +289,60 @@ tcc_status tcc_session_save_params(tcc_session_t session, const char *path) {
     require(path, "path");
     tcc::rt::Session::Use use(s);
     s.saveParams(path);
+  });
+}
+
+tcc_status tcc_session_save_checkpoint(tcc_session_t session, const char *path,
+                                       int32_t num_metadata, const char *const *keys,
+                                       const char *const *values) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(path, "path");
+    if (num_metadata < 0 || (num_metadata > 0 && (!keys || !values)))
+      tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT, "metadata: NULL keys or values");
+    std::map<std::string, std::string> metadata;
+    for (int32_t i = 0; i < num_metadata; ++i) {
+      if (!keys[i] || !values[i])
+        tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT, "metadata entry " + std::to_string(i) + " is NULL");
+      if (std::string(keys[i]).rfind("tcc.", 0) == 0)
+        tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT,
+                      std::string("metadata key '") + keys[i] + "' is reserved (tcc.*)");
+      metadata[keys[i]] = values[i];
+    }
+    tcc::rt::Session::Use use(s);
+    s.saveCheckpoint(path, metadata);
+  });
+}
+
+tcc_status tcc_session_load_checkpoint(tcc_session_t session, const char *path) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(path, "path");
+    tcc::rt::Session::Use use(s);
+    s.loadCheckpoint(path);
+  });
+}
+
+tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key, char *out,
+                                       size_t out_size) {
+  return guarded([&] {
+    require(path, "path");
+    require(key, "key");
+    require(out, "out");
+    tcc::rt::SafetensorsReader reader;
+    std::string message;
+    if (!reader.open(path, &message))
+      tcc::rt::fail(message.find("cannot open") != std::string::npos ? TCC_ERROR_IO
+                                                                      : TCC_ERROR_FORMAT,
+                    message);
+    auto it = reader.metadata().find(key);
+    if (it == reader.metadata().end())
+      tcc::rt::fail(TCC_ERROR_NOT_FOUND, std::string(path) + ": no metadata '" + key + "'");
+    if (it->second.size() + 1 > out_size)
+      tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT,
+                    std::string(path) + ": metadata '" + key + "' needs " +
+                        std::to_string(it->second.size() + 1) + " bytes");
+    std::memcpy(out, it->second.c_str(), it->second.size() + 1);
   });
 }
 

@@ -122,7 +122,11 @@ void Session::loadDefaultParams() {
   loadParams(path);
 }
 
-void Session::loadParams(const std::string &path) {
+void Session::loadParams(const std::string &path) { loadTensors(path, false); }
+
+void Session::loadCheckpoint(const std::string &path) { loadTensors(path, true); }
+
+void Session::loadTensors(const std::string &path, bool checkpoint) {
   MappedFile file;
   std::string message;
   if (!file.open(path, &message))
@@ -130,6 +134,19 @@ void Session::loadParams(const std::string &path) {
   SafetensorsReader reader;
   if (!reader.parse(file.data(), file.size(), path, &message))
     fail(TCC_ERROR_FORMAT, message);
+  auto wanted = [&](int32_t role) {
+    return role == TCC_ROLE_PARAM || (checkpoint && role == TCC_ROLE_STATE);
+  };
+  const char *kind = checkpoint ? "checkpoint" : "parameters file";
+  if (checkpoint) {
+    // Optimizer state only means something for the model it was made with.
+    auto it = reader.metadata().find("tcc.fingerprint");
+    if (it == reader.metadata().end() || it->second != artifact_->fingerprint())
+      fail(TCC_ERROR_INVALID_ARGUMENT,
+           path + ": the checkpoint was written by another model or compilation (fingerprint " +
+               (it == reader.metadata().end() ? std::string("missing") : it->second) + ", " +
+               artifact_->path() + " has " + artifact_->fingerprint() + ")");
+  }
 
   // Check everything, then copy: a failing load changes nothing.
   const tcc_abi_descriptor &d = artifact_->descriptor();
@@ -137,14 +154,14 @@ void Session::loadParams(const std::string &path) {
   std::vector<std::pair<const tcc_abi_tensor *, const SafetensorsTensor *>> copies;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
     const tcc_abi_tensor &t = d.tensors[i];
-    if (t.role != TCC_ROLE_PARAM)
+    if (!wanted(t.role))
       continue;
     const SafetensorsTensor *found = reader.find(t.name);
     if (!found) {
       missing += (missing.empty() ? "'" : ", '") + std::string(t.name) + "'";
       continue;
     }
-    std::string where = path + ": parameter '" + t.name + "' of " + artifact_->path();
+    std::string where = path + ": " + roleName(t.role) + " '" + t.name + "' of " + artifact_->path();
     if (found->dtype != t.dtype)
       fail(TCC_ERROR_DTYPE,
            where + " is " + dtypeName(t.dtype) + ", the file holds " + dtypeName(found->dtype));
@@ -154,29 +171,40 @@ void Session::loadParams(const std::string &path) {
     copies.emplace_back(&t, found);
   }
   if (!missing.empty())
-    fail(TCC_ERROR_NOT_FOUND,
-         path + ": missing parameter(s) " + missing + " of " + artifact_->path());
+    fail(TCC_ERROR_NOT_FOUND, path + ": missing " + (checkpoint ? "tensor(s) " : "parameter(s) ") +
+                                  missing + " of " + artifact_->path());
   for (const SafetensorsTensor &t : reader.tensors())
-    if (artifact_->findTensor(t.name, TCC_ROLE_PARAM) < 0)
-      fail(TCC_ERROR_NOT_FOUND,
-           path + ": tensor '" + t.name + "' is not a parameter of " + artifact_->path());
-  for (const auto &[param, source] : copies)
-    std::memcpy(state_.data() + param->offset, source->data, source->size);
+    if (artifact_->findTensor(t.name, TCC_ROLE_PARAM) < 0 &&
+        (!checkpoint || artifact_->findTensor(t.name, TCC_ROLE_STATE) < 0))
+      fail(TCC_ERROR_NOT_FOUND, path + ": tensor '" + t.name + "' is not a " +
+                                    (checkpoint ? "parameter or state tensor" : "parameter") +
+                                    " of " + artifact_->path() + " (is this a " + kind + "?)");
+  for (const auto &[tensor, source] : copies)
+    std::memcpy(state_.data() + tensor->offset, source->data, source->size);
 }
 
-void Session::saveParams(const std::string &path) const {
+void Session::saveParams(const std::string &path) const { saveTensors(path, false, {}); }
+
+void Session::saveCheckpoint(const std::string &path,
+                             const std::map<std::string, std::string> &metadata) const {
+  saveTensors(path, true, metadata);
+}
+
+void Session::saveTensors(const std::string &path, bool checkpoint,
+                          const std::map<std::string, std::string> &extra) const {
   const tcc_abi_descriptor &d = artifact_->descriptor();
   std::vector<SafetensorsTensor> tensors;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
     const tcc_abi_tensor &t = d.tensors[i];
-    if (t.role == TCC_ROLE_PARAM)
+    if (t.role == TCC_ROLE_PARAM || (checkpoint && t.role == TCC_ROLE_STATE))
       tensors.push_back({t.name, tcc_dtype(t.dtype),
                          std::vector<int64_t>(t.shape, t.shape + t.rank), state_.data() + t.offset,
                          size_t(t.size_bytes)});
   }
-  SafetensorsMetadata metadata;
+  SafetensorsMetadata metadata(extra.begin(), extra.end());
   metadata["tcc.fingerprint"] = artifact_->fingerprint();
   metadata["tcc.producer"] = artifact_->producer();
+  metadata["tcc.kind"] = checkpoint ? "checkpoint" : "parameters";
   std::string message;
   if (!writeSafetensors(path, tensors, metadata, &message))
     fail(TCC_ERROR_IO, message);

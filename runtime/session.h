@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ public:
   void loadDefaultParams();
   void loadParams(const std::string &path);
   void saveParams(const std::string &path) const;
+  /// Parameters and state tensors (optimizer buffers), with METADATA; a
+  /// checkpoint loads only into an artifact with the same fingerprint.
+  void saveCheckpoint(const std::string &path,
+                      const std::map<std::string, std::string> &metadata) const;
+  void loadCheckpoint(const std::string &path);
   void setInput(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
                 const void *data, size_t size);
   void run(const char *entryName);
@@ -79,6 +85,9 @@ public:
   };
 
 private:
+  void loadTensors(const std::string &path, bool checkpoint);
+  void saveTensors(const std::string &path, bool checkpoint,
+                   const std::map<std::string, std::string> &extra) const;
   /// The ABI's parallel_for; `pool` points to numThreads_.
   static void parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context);

@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +70,16 @@ const char kUsage[] =
     "  --metrics FILE       One JSON object per step: {\"step\", \"loss\", \"lr\"}\n"
     "  --save FILE          Write the trained parameters (safetensors) at the end\n"
     "  --log-every K        Print a progress line every K steps (default 1)\n"
+    "  --lr-schedule KIND   constant (default), warmup (linear from 0 over --warmup\n"
+    "                       steps), cosine (after --warmup, down to --min-lr at the\n"
+    "                       last step), step (times --gamma every --step-size steps)\n"
+    "  --warmup N, --min-lr X, --step-size N, --gamma G   the schedules' settings\n"
+    "  --checkpoint-dir DIR Write DIR/checkpoint.safetensors (parameters, optimizer\n"
+    "                       state, step, data order) every --save-every steps, at\n"
+    "                       the end, and on Ctrl-C; atomically\n"
+    "  --save-every K       Steps between checkpoints (default: only at the end)\n"
+    "  --resume FILE        Continue from a checkpoint of this model: the same\n"
+    "                       parameters, optimizer state, step and batch order\n"
     "  --val DIR            After training, run 'infer' on the full batches of\n"
     "                       DIR/NAME.npy and report the classification accuracy of\n"
     "                       the first output against DIR/y.npy (integer labels)\n"
@@ -110,7 +121,23 @@ struct Options {
   std::string save;
   long logEvery = 1;
   std::string valDir;
+  std::string schedule = "constant";
+  long warmup = 0, stepSize = 0;
+  double minLr = 0, gamma = 0.1;
+  std::string checkpointDir;
+  long saveEvery = 0;
+  std::string resume;
 };
+
+/// A non-negative number option value, or death naming the option.
+double parseNumber(const std::string &option, const std::string &text) {
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || errno || !(v >= 0))
+    die(option + " needs a non-negative number, got '" + text + "'");
+  return v;
+}
 
 /// A non-negative integer option value, or death naming the option.
 long parseCount(const std::string &option, const std::string &text) {
@@ -213,6 +240,25 @@ Options parseArgs(int argc, char **argv) {
         die("--log-every needs a positive number of steps");
     } else if (arg == "--val") {
       o.valDir = takeValue();
+    } else if (arg == "--lr-schedule") {
+      o.schedule = takeValue();
+      if (o.schedule != "constant" && o.schedule != "warmup" && o.schedule != "cosine" &&
+          o.schedule != "step")
+        die("--lr-schedule must be constant, warmup, cosine or step, not '" + o.schedule + "'");
+    } else if (arg == "--warmup") {
+      o.warmup = parseCount(arg, takeValue());
+    } else if (arg == "--min-lr") {
+      o.minLr = parseNumber(arg, takeValue());
+    } else if (arg == "--step-size") {
+      o.stepSize = parseCount(arg, takeValue());
+    } else if (arg == "--gamma") {
+      o.gamma = parseNumber(arg, takeValue());
+    } else if (arg == "--checkpoint-dir") {
+      o.checkpointDir = takeValue();
+    } else if (arg == "--save-every") {
+      o.saveEvery = parseCount(arg, takeValue());
+    } else if (arg == "--resume") {
+      o.resume = takeValue();
     } else if (arg.size() > 1 && arg[0] == '-') {
       die("unknown option " + arg + " (see --help)");
     } else if (o.model.empty()) {
@@ -230,6 +276,17 @@ Options parseArgs(int argc, char **argv) {
       die("training needs --steps N (a positive number of steps)");
     if (!o.hasLr)
       die("training needs --lr X");
+    if ((o.schedule == "warmup" || o.schedule == "cosine") && o.warmup >= o.steps)
+      die("--warmup " + std::to_string(o.warmup) + " is not shorter than the run (--steps " +
+          std::to_string(o.steps) + ")");
+    if (o.schedule == "warmup" && o.warmup == 0)
+      die("--lr-schedule=warmup needs --warmup N");
+    if (o.schedule == "step" && o.stepSize == 0)
+      die("--lr-schedule=step needs --step-size N");
+    if (o.schedule == "cosine" && o.minLr > o.lr)
+      die("--min-lr is larger than --lr");
+    if (o.saveEvery > 0 && o.checkpointDir.empty())
+      die("--save-every needs --checkpoint-dir DIR");
     return o;
   }
   if (o.list == o.run)
@@ -517,6 +574,23 @@ void validate(tcc_artifact_t artifact, tcc_session_t session, const Options &o) 
               (long long)seen, o.valDir.c_str());
 }
 
+/// The learning rate of STEP (0-based) under o's schedule.
+double learningRate(const Options &o, long step) {
+  double lr = o.lr;
+  if ((o.schedule == "warmup" || o.schedule == "cosine") && step < o.warmup)
+    return lr * double(step + 1) / double(o.warmup);
+  if (o.schedule == "cosine") {
+    double progress = double(step - o.warmup) / double(std::max(o.steps - o.warmup - 1, 1L));
+    return o.minLr + 0.5 * (lr - o.minLr) * (1 + std::cos(M_PI * std::min(progress, 1.0)));
+  }
+  if (o.schedule == "step")
+    return lr * std::pow(o.gamma, double(step / o.stepSize));
+  return lr;
+}
+
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void onInterrupt(int) { interrupted = 1; }
+
 /// Runs `train_step` for o.steps steps over the samples in o.dataDir.
 void train(tcc_artifact_t artifact, const Options &o) {
   int32_t entryIndex;
@@ -588,11 +662,65 @@ void train(tcc_artifact_t artifact, const Options &o) {
   std::vector<int64_t> order(static_cast<size_t>(samples));
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o.seed);
-  float lr = float(o.lr);
+
+  // The data-order settings a checkpoint records, to resume exactly.
+  std::map<std::string, std::string> run = {
+      {"seed", std::to_string(o.seed)},       {"shuffle", o.shuffle ? "1" : "0"},
+      {"samples", std::to_string(samples)},   {"batch", std::to_string(batch)}};
+  long first = 0;
+  if (!o.resume.empty()) {
+    check(tcc_session_load_checkpoint(session, o.resume.c_str()));
+    char value[64];
+    for (const auto &[key, expected] : run) {
+      check(tcc_checkpoint_get_metadata(o.resume.c_str(), key.c_str(), value, sizeof value));
+      if (expected != value)
+        die(o.resume + ": the checkpoint was made with " + key + " " + value + ", this run has " +
+            expected + "; resuming would change the batches");
+    }
+    check(tcc_checkpoint_get_metadata(o.resume.c_str(), "step", value, sizeof value));
+    first = std::strtol(value, nullptr, 10);
+    if (first < 0 || first > o.steps)
+      die(o.resume + ": checkpoint step " + std::to_string(first) + " is outside this run of " +
+          std::to_string(o.steps) + " steps");
+    // Replay the shuffles of the steps already taken.
+    for (long step = 0; step < first; ++step)
+      if (step % perEpoch == 0 && o.shuffle)
+        std::shuffle(order.begin(), order.end(), rng);
+    std::printf("resumed from %s at step %ld\n", o.resume.c_str(), first);
+  }
+  auto saveCheckpoint = [&](long stepsDone) {
+    if (o.checkpointDir.empty())
+      return;
+    makeDirectory(o.checkpointDir);
+    std::map<std::string, std::string> metadata = run;
+    metadata["step"] = std::to_string(stepsDone);
+    std::vector<const char *> keys, values;
+    for (const auto &[k, v] : metadata) {
+      keys.push_back(k.c_str());
+      values.push_back(v.c_str());
+    }
+    std::string path = o.checkpointDir + "/checkpoint.safetensors";
+    check(tcc_session_save_checkpoint(session, path.c_str(), int32_t(keys.size()), keys.data(),
+                                      values.data()));
+  };
+  auto previous = std::signal(SIGINT, onInterrupt);
+  struct SignalGuard {
+    void (*previous)(int);
+    ~SignalGuard() { std::signal(SIGINT, previous); }
+  } signalGuard{previous};
+
   double windowLoss = 0;
   long windowSteps = 0;
   auto windowStart = std::chrono::steady_clock::now();
-  for (long step = 0; step < o.steps; ++step) {
+  for (long step = first; step < o.steps; ++step) {
+    if (interrupted) {
+      saveCheckpoint(step);
+      die("interrupted at step " + std::to_string(step) +
+          (o.checkpointDir.empty() ? std::string(" (no --checkpoint-dir: nothing saved)")
+                                   : "; checkpoint written to " + o.checkpointDir +
+                                         "/checkpoint.safetensors (resume with --resume)"));
+    }
+    float lr = float(learningRate(o, step));
     int64_t b = step % perEpoch;
     if (b == 0 && o.shuffle)
       std::shuffle(order.begin(), order.end(), rng);
@@ -614,6 +742,8 @@ void train(tcc_artifact_t artifact, const Options &o) {
                    double(loss), double(lr));
     windowLoss += loss;
     ++windowSteps;
+    if (o.saveEvery > 0 && (step + 1) % o.saveEvery == 0 && step + 1 < o.steps)
+      saveCheckpoint(step + 1);
     if ((step + 1) % o.logEvery == 0 || step + 1 == o.steps) {
       auto now = std::chrono::steady_clock::now();
       double seconds = std::chrono::duration<double>(now - windowStart).count();
@@ -630,6 +760,7 @@ void train(tcc_artifact_t artifact, const Options &o) {
       windowStart = now;
     }
   }
+  saveCheckpoint(o.steps);
   if (!o.save.empty())
     check(tcc_session_save_params(session, o.save.c_str()));
   if (!o.valDir.empty())

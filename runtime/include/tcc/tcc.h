@@ -304,6 +304,29 @@ TCC_API tcc_status tcc_session_load_params(tcc_session_t session, const char *pa
  *  Errors: TCC_ERROR_IO (PATH is left as it was). */
 TCC_API tcc_status tcc_session_save_params(tcc_session_t session, const char *path);
 
+/** Writes a training checkpoint to PATH: every parameter and every state
+ *  tensor (optimizer buffers), the artifact's fingerprint, and NUM_METADATA
+ *  key/value strings of the caller's (the step, the data position, the RNG
+ *  seed, ...; keys starting with "tcc." are reserved). Atomic like
+ *  tcc_session_save_params. Errors: TCC_ERROR_INVALID_ARGUMENT (NULL or
+ *  reserved keys), TCC_ERROR_IO. */
+TCC_API tcc_status tcc_session_save_checkpoint(tcc_session_t session, const char *path,
+                                               int32_t num_metadata, const char *const *keys,
+                                               const char *const *values);
+
+/** Restores parameters and state tensors from a checkpoint of the same
+ *  model (the fingerprints must match: TCC_ERROR_INVALID_ARGUMENT
+ *  otherwise), validating everything before copying, so on failure nothing
+ *  changes. Errors: those of tcc_session_load_params. */
+TCC_API tcc_status tcc_session_load_checkpoint(tcc_session_t session, const char *path);
+
+/** Copies the metadata value KEY of the safetensors file PATH (NUL
+ *  terminated) into OUT, which has OUT_SIZE bytes. Errors: TCC_ERROR_IO,
+ *  TCC_ERROR_FORMAT, TCC_ERROR_NOT_FOUND (no such key),
+ *  TCC_ERROR_INVALID_ARGUMENT (OUT too small). */
+TCC_API tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key, char *out,
+                                               size_t out_size);
+
 /** Copies an input into its arena slot. NAME must be an input of the
  *  artifact; DTYPE, RANK and SHAPE must equal its declared ones exactly (no
  *  conversion, no broadcasting); SIZE_BYTES must equal its byte size. DATA

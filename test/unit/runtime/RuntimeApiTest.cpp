@@ -226,6 +226,42 @@ TEST_F(RuntimeApiTest, LoadsAndSavesParams) {
   runAndCheck(session.s, b);
 }
 
+// Tests checkpoints: parameters plus metadata, read back by key; restored
+// only into the model that wrote them; reserved keys refused.
+TEST_F(RuntimeApiTest, Checkpoints) {
+  ArtifactHandle artifact;
+  SessionHandle session;
+  open(artifact, session);
+  std::string other = dir.file("other.safetensors");
+  writeParams(other, {3.0f, -4.0f, 0.25f});
+  ASSERT_OK(tcc_session_load_params(session.s, other.c_str()));
+  std::string ckpt = dir.file("ckpt.safetensors");
+  const char *keys[] = {"step", "seed"};
+  const char *values[] = {"42", "7"};
+  ASSERT_OK(tcc_session_save_checkpoint(session.s, ckpt.c_str(), 2, keys, values));
+  char value[16];
+  ASSERT_OK(tcc_checkpoint_get_metadata(ckpt.c_str(), "step", value, sizeof value));
+  EXPECT_STREQ(value, "42");
+  ASSERT_OK(tcc_checkpoint_get_metadata(ckpt.c_str(), "tcc.kind", value, sizeof value));
+  EXPECT_STREQ(value, "checkpoint");
+  EXPECT_ERROR(tcc_checkpoint_get_metadata(ckpt.c_str(), "epoch", value, sizeof value),
+               TCC_ERROR_NOT_FOUND, "no metadata 'epoch'");
+  EXPECT_ERROR(tcc_checkpoint_get_metadata(ckpt.c_str(), "step", value, 2),
+               TCC_ERROR_INVALID_ARGUMENT, "needs 3 bytes");
+  const char *reserved[] = {"tcc.fingerprint"};
+  EXPECT_ERROR(tcc_session_save_checkpoint(session.s, ckpt.c_str(), 1, reserved, values),
+               TCC_ERROR_INVALID_ARGUMENT, "reserved");
+
+  writeParams(other, {0.0f, 0.0f, 0.0f});
+  ASSERT_OK(tcc_session_load_params(session.s, other.c_str()));
+  ASSERT_OK(tcc_session_load_checkpoint(session.s, ckpt.c_str()));
+  const float b[3] = {3.0f, -4.0f, 0.25f};
+  runAndCheck(session.s, b);
+  // A parameters file has no fingerprint check; a checkpoint needs one.
+  EXPECT_ERROR(tcc_session_load_checkpoint(session.s, other.c_str()), TCC_ERROR_INVALID_ARGUMENT,
+               "written by another model");
+}
+
 // Tests that a missing parameters file is an error unless the session is
 // told to leave the parameters as zeros.
 TEST_F(RuntimeApiTest, MissingParamsFile) {
