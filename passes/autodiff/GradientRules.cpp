@@ -346,6 +346,88 @@ struct SoftmaxRule {
   }
 };
 
+/// clamp: the gradient passes where min <= x <= max (as PyTorch's).
+struct ClampRule {
+  LogicalResult operator()(OpBuilder &b, ClampOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value x = op.getInput(), grad = g[0];
+    if (auto lo = op.getMin())
+      grad = gradWhere(b, loc, CmpPredicate::ge, x, splat(b, loc, x, lo->convertToDouble()), grad);
+    if (auto hi = op.getMax())
+      grad = gradWhere(b, loc, CmpPredicate::le, x, splat(b, loc, x, hi->convertToDouble()), grad);
+    out.push_back(grad);
+    return success();
+  }
+};
+
+/// slice with unit strides: the gradient padded back with zeros.
+struct SliceRule {
+  LogicalResult operator()(OpBuilder &b, SliceOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    RankedTensorType in = tensorType(op.getInput()), res = tensorType(op.getResult());
+    if (llvm::any_of(op.getStride(), [](int64_t s) { return s != 1; }))
+      return op.emitOpError("gradient of a strided slice is not implemented yet");
+    SmallVector<int64_t> low(op.getStart()), high;
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      high.push_back(in.getDimSize(d) - low[d] - res.getDimSize(d));
+    out.push_back(PadOp::create(b, op.getLoc(), g[0], b.getDenseI64ArrayAttr(low),
+                                b.getDenseI64ArrayAttr(high), PadModeAttr::get(b.getContext(), PadMode::constant),
+                                b.getF64FloatAttr(0.0)));
+    return success();
+  }
+};
+
+/// pad (constant, non-negative amounts): the gradient's interior.
+struct PadRule {
+  LogicalResult operator()(OpBuilder &b, PadOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    if (op.getMode() != PadMode::constant ||
+        llvm::any_of(op.getLow(), [](int64_t v) { return v < 0; }) ||
+        llvm::any_of(op.getHigh(), [](int64_t v) { return v < 0; }))
+      return op.emitOpError("gradient of reflect / edge / negative padding is not implemented yet");
+    SmallVector<int64_t> stride(op.getLow().size(), 1);
+    out.push_back(SliceOp::create(b, op.getLoc(), op.getInput().getType(), g[0],
+                                  b.getDenseI64ArrayAttr(op.getLow()),
+                                  b.getDenseI64ArrayAttr(stride)));
+    return success();
+  }
+};
+
+/// concat: each operand's part of the gradient.
+struct ConcatRule {
+  LogicalResult operator()(OpBuilder &b, ConcatOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    int64_t axis = op.getAxis(), offset = 0;
+    for (Value in : op.getInputs()) {
+      RankedTensorType t = tensorType(in);
+      SmallVector<int64_t> start(t.getRank(), 0), stride(t.getRank(), 1);
+      start[axis] = offset;
+      offset += t.getDimSize(axis);
+      out.push_back(SliceOp::create(b, op.getLoc(), t, g[0], b.getDenseI64ArrayAttr(start),
+                                    b.getDenseI64ArrayAttr(stride)));
+    }
+    return success();
+  }
+};
+
+/// gather along axis 0 (an embedding lookup): the gradient rows added into
+/// zeros at the gathered rows (scatter-add, in index order: deterministic).
+struct GatherRule {
+  LogicalResult operator()(OpBuilder &b, GatherOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (op.getAxis() != 0)
+      return op.emitOpError("gradient of a gather along axis ") << op.getAxis()
+             << " is not implemented yet (axis 0 is)";
+    RankedTensorType in = tensorType(op.getInput());
+    RankedTensorType idx = tensorType(op.getIndices());
+    SmallVector<int64_t> idxShape(idx.getShape());
+    idxShape.push_back(1);
+    Value indices = ReshapeOp::create(b, loc, RankedTensorType::get(idxShape, idx.getElementType()),
+                                      op.getIndices());
+    Value zeros = splat(b, loc, op.getInput(), 0.0);
+    out.push_back(ScatterNdOp::create(b, loc, in, zeros, indices, g[0], ScatterReduction::add));
+    out.push_back(Value());
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -389,5 +471,10 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<MatmulOp, MatmulRule>(ctx);
     attach<SoftmaxOp, SoftmaxRule<SoftmaxOp, false>>(ctx);
     attach<LogSoftmaxOp, SoftmaxRule<LogSoftmaxOp, true>>(ctx);
+    attach<ClampOp, ClampRule>(ctx);
+    attach<SliceOp, SliceRule>(ctx);
+    attach<PadOp, PadRule>(ctx);
+    attach<ConcatOp, ConcatRule>(ctx);
+    attach<GatherOp, GatherRule>(ctx);
   });
 }

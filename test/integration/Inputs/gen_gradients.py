@@ -99,6 +99,24 @@ def cases():
         '%y = tcc.softmax %a0 {axis = 1 : i64} : tensor<2x4xf64>'], [2, 4]
     yield 'log_softmax', [([3, 2], sym)], [
         '%y = tcc.log_softmax %a0 {axis = 0 : i64} : tensor<3x2xf64>'], [3, 2]
+    # clamp: inputs kept 0.05 away from the bounds (the kinks).
+    def off_bounds(r):
+        while True:
+            v = r.uniform(-2.0, 2.0)
+            if abs(v - 0.5) >= 0.05 and abs(v + 1.0) >= 0.05:
+                return v
+    yield 'clamp', [(s23, off_bounds)], [
+        '%%y = tcc.clamp %%a0 {max = 5.0e-01 : f64, min = -1.0 : f64} : %s' % t23], s23
+    yield 'slice', [([3, 5], sym)], [
+        '%y = tcc.slice %a0, start = [1, 2], stride = [1, 1] : tensor<3x5xf64> -> tensor<2x2xf64>'], [2, 2]
+    yield 'pad', [(s23, sym)], [
+        '%%y = tcc.pad %%a0, low = [1, 0], high = [0, 2] : %s -> tensor<3x5xf64>' % t23], [3, 5]
+    yield 'concat', [(s23, sym), ([2, 1], sym)], [
+        '%%y = tcc.concat %%a0, %%a1 {axis = 1 : i64} : (%s, tensor<2x1xf64>) -> tensor<2x4xf64>' % t23], [2, 4]
+    # An embedding lookup with a repeated row (its gradient rows add up).
+    yield 'gather', [([5, 3], sym)], [
+        '%i = tcc.constant dense<[[4, 1], [1, 0]]> : tensor<2x2xi64>',
+        '%y = tcc.gather %a0, %i {axis = 0 : i64} : (tensor<5x3xf64>, tensor<2x2xi64>) -> tensor<2x2x3xf64>'], [2, 2, 3]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
