@@ -56,10 +56,11 @@ int64_t topLevelIndex(Operation *op, Block &block,
   return op ? index.lookup(op) : -1;
 }
 
-/// The last top-level position at which `root` or any view of it is used.
-int64_t lastUse(Value root, Block &block,
-                const DenseMap<Operation *, int64_t> &index) {
-  int64_t last = -1;
+/// The first and last top-level positions at which `root` or any view of it
+/// is used ({INT64_MAX, -1} when unused).
+std::pair<int64_t, int64_t> useRange(Value root, Block &block,
+                                     const DenseMap<Operation *, int64_t> &index) {
+  int64_t first = INT64_MAX, last = -1;
   SmallVector<Value> worklist = {root};
   DenseSet<Value> seen;
   while (!worklist.empty()) {
@@ -68,7 +69,10 @@ int64_t lastUse(Value root, Block &block,
       continue;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      last = std::max(last, topLevelIndex(user, block, index));
+      int64_t at = topLevelIndex(user, block, index);
+      if (at >= 0)
+        first = std::min(first, at);
+      last = std::max(last, at);
       // Any memref result of an op that takes this buffer may alias it
       // (subview, cast, reshape, view): follow it. Conservative and cheap.
       for (Value r : user->getResults())
@@ -76,7 +80,15 @@ int64_t lastUse(Value root, Block &block,
           worklist.push_back(r);
     }
   }
-  return last;
+  return {first, last};
+}
+
+int64_t lastUse(Value root, Block &block, const DenseMap<Operation *, int64_t> &index) {
+  return useRange(root, block, index).second;
+}
+
+int64_t firstUse(Value root, Block &block, const DenseMap<Operation *, int64_t> &index) {
+  return useRange(root, block, index).first;
 }
 
 /// Places buffers in one region: best fit among the gaps that buffers with
@@ -113,28 +125,6 @@ int64_t placeBestFit(MutableArrayRef<Buffer *> buffers, ArrayRef<Buffer *> fixed
     placed.push_back(buf);
   }
   return total;
-}
-
-/// The first top-level position at which `root` or a view of it is used.
-int64_t firstUse(Value root, Block &block, const DenseMap<Operation *, int64_t> &index) {
-  int64_t first = INT64_MAX;
-  SmallVector<Value> worklist = {root};
-  DenseSet<Value> seen;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      int64_t at = topLevelIndex(user, block, index);
-      if (at >= 0)
-        first = std::min(first, at);
-      for (Value r : user->getResults())
-        if (isa<BaseMemRefType>(r.getType()))
-          worklist.push_back(r);
-    }
-  }
-  return first;
 }
 
 /// True when OP reads IN and writes OUT element by element at the same

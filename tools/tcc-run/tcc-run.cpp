@@ -369,6 +369,33 @@ void makeDirectory(const std::string &dir) {
     die(dir + ": not a directory");
 }
 
+/// Owns a session; destroys it when it goes out of scope.
+struct SessionHandle {
+  tcc_session_t s = nullptr;
+  SessionHandle() = default;
+  SessionHandle(SessionHandle &&other) noexcept : s(other.s) { other.s = nullptr; }
+  SessionHandle(const SessionHandle &) = delete;
+  ~SessionHandle() { tcc_session_destroy(s); }
+};
+
+/// A session with o's thread count and poisoning, its parameters from
+/// --params or from the file beside the artifact.
+SessionHandle createSession(tcc_artifact_t artifact, const Options &o) {
+  tcc_session_options options;
+  tcc_session_options_init(&options);
+  options.num_threads = o.threads;
+  options.poison_arena = o.poison;
+  options.skip_default_params = !o.params.empty();
+  SessionHandle handle;
+  tcc_status created = tcc_session_create(artifact, &options, &handle.s);
+  if (created == TCC_ERROR_NOT_FOUND && o.params.empty())
+    die(std::string(tcc_last_error()) + "; or pass --params FILE");
+  check(created);
+  if (!o.params.empty())
+    check(tcc_session_load_params(handle.s, o.params.c_str()));
+  return handle;
+}
+
 void infer(tcc_artifact_t artifact, const Options &o) {
   tcc_artifact_info info;
   check(tcc_artifact_get_info(artifact, &info));
@@ -421,22 +448,8 @@ void infer(tcc_artifact_t artifact, const Options &o) {
     die(o.model + ": entry '" + o.entry + "' needs input(s) " + missing +
         "; pass --input NAME=FILE for each");
 
-  tcc_session_options options;
-  tcc_session_options_init(&options);
-  options.num_threads = o.threads;
-  options.poison_arena = o.poison;
-  options.skip_default_params = !o.params.empty();
-  tcc_session_t session;
-  tcc_status created = tcc_session_create(artifact, &options, &session);
-  if (created == TCC_ERROR_NOT_FOUND && o.params.empty())
-    die(std::string(tcc_last_error()) + "; or pass --params FILE");
-  check(created);
-  struct SessionGuard {
-    tcc_session_t s;
-    ~SessionGuard() { tcc_session_destroy(s); }
-  } guard{session};
-  if (!o.params.empty())
-    check(tcc_session_load_params(session, o.params.c_str()));
+  SessionHandle handle = createSession(artifact, o);
+  tcc_session_t session = handle.s;
 
   for (const auto &[name, tensor] : inputs) {
     if (tcc_session_set_input(session, name.c_str(), tensor.dtype, int32_t(tensor.shape.size()),
@@ -632,19 +645,8 @@ void train(tcc_artifact_t artifact, const Options &o) {
     die(set.firstFile + ": holds " + std::to_string(samples) + " samples, fewer than one batch of " +
         std::to_string(batch));
 
-  tcc_session_options options;
-  tcc_session_options_init(&options);
-  options.num_threads = o.threads;
-  options.poison_arena = o.poison;
-  options.skip_default_params = !o.params.empty();
-  tcc_session_t session;
-  check(tcc_session_create(artifact, &options, &session));
-  struct SessionGuard {
-    tcc_session_t s;
-    ~SessionGuard() { tcc_session_destroy(s); }
-  } guard{session};
-  if (!o.params.empty())
-    check(tcc_session_load_params(session, o.params.c_str()));
+  SessionHandle handle = createSession(artifact, o);
+  tcc_session_t session = handle.s;
 
   FILE *metrics = nullptr;
   if (!o.metrics.empty() && !(metrics = std::fopen(o.metrics.c_str(), "w")))

@@ -2,21 +2,11 @@
 """Compares two float32 .npy files elementwise: |a - b| <= atol + rtol * |b|.
 Standard library only. Usage: compare_npy.py A.npy B.npy RTOL ATOL
 Prints 'OK: N values' or the first mismatch, and exits 1 on a mismatch."""
-import re
-import struct
 import sys
 
+from npy_io import read_npy
 
-def read_npy(path):
-    data = open(path, 'rb').read()
-    hlen = struct.unpack('<H', data[8:10])[0]
-    header = data[10:10 + hlen].decode('latin1')
-    assert "'<f4'" in header, header
-    shape = tuple(int(d) for d in re.search(r"\(([^)]*)\)", header).group(1).split(',') if d.strip())
-    n = 1
-    for d in shape:
-        n *= d
-    return shape, struct.unpack('<%df' % n, data[10 + hlen:10 + hlen + 4 * n])
+
 
 
 def main(argv):

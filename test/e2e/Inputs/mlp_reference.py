@@ -4,19 +4,11 @@
 initializer values in the text model, and compares with tcc's output .npy.
 Standard library only. Usage: mlp_reference.py MODEL.onnxtxt INPUT.npy OUTPUT.npy"""
 import re
-import struct
 import sys
 
+from npy_io import read_npy
 
-def read_npy(path):
-    data = open(path, 'rb').read()
-    hlen = struct.unpack('<H', data[8:10])[0]
-    header = data[10:10 + hlen].decode()
-    shape = tuple(int(d) for d in re.search(r"\(([^)]*)\)", header).group(1).split(',') if d.strip())
-    n = 1
-    for d in shape:
-        n *= d
-    return shape, struct.unpack('<%df' % n, data[10 + hlen:])
+
 
 
 def main():

@@ -20,27 +20,16 @@ import json
 import math
 import random
 import re
-import struct
 import sys
+
+from npy_io import read_npy, write_npy
 
 # float32 against float64 over a few dozen steps; the parity bar is 1e-3.
 TOLERANCE = 1e-4
 
 
-def write_npy(path, descr, fmt, shape, values):
-    dims = ', '.join(str(d) for d in shape) + (',' if len(shape) == 1 else '')
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
-    header += ' ' * ((64 - (10 + len(header) + 1) % 64) % 64) + '\n'
-    with open(path, 'wb') as f:
-        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode('latin1'))
-        f.write(struct.pack('<%d%s' % (len(values), fmt), *values))
 
 
-def read_npy(path, fmt):
-    data = open(path, 'rb').read()
-    hlen = struct.unpack('<H', data[8:10])[0]
-    body = data[10 + hlen:]
-    return list(struct.unpack('<%d%s' % (len(body) // struct.calcsize(fmt), fmt), body))
 
 
 def make_data(out, n, seed):
@@ -52,8 +41,8 @@ def make_data(out, n, seed):
         ys.append(c)
         xs += [centers[c][k] + rng.gauss(0, 0.6) for k in range(4)]
     # Round through float32, as the file stores them.
-    write_npy(out + '/features.npy', '<f4', 'f', [n, 4], xs)
-    write_npy(out + '/y.npy', '<i8', 'q', [n], ys)
+    write_npy(out + '/features.npy', '<f4', [n, 4], xs)
+    write_npy(out + '/y.npy', '<i8', [n], ys)
 
 
 class Optimizer:
@@ -113,8 +102,8 @@ def check(model, data, metrics, batch, lr, steps, spec='sgd'):
         return [float(v) for v in m.group(1).split(',')]
 
     w1, b1, w2, b2 = (init(n) for n in ('fc1_weight', 'fc1_bias', 'fc2_weight', 'fc2_bias'))
-    x = read_npy(data + '/features.npy', 'f')
-    y = read_npy(data + '/y.npy', 'q')
+    x = read_npy(data + '/features.npy')[1]
+    y = read_npy(data + '/y.npy')[1]
     n = len(y)
     got = [json.loads(line) for line in open(metrics)]
     if len(got) != steps:

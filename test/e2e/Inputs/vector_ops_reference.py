@@ -5,20 +5,11 @@ compares tcc's .npy outputs (|got - want| <= 1e-6 + 1e-6 |want|).
 Standard library only. Usage: vector_ops_reference.py X.npy B.npy OUTDIR"""
 import math
 import os
-import re
-import struct
 import sys
 
+from npy_io import read_npy
 
-def read_npy(path):
-    data = open(path, 'rb').read()
-    hlen = struct.unpack('<H', data[8:10])[0]
-    header = data[10:10 + hlen].decode('latin1')
-    shape = tuple(int(d) for d in re.search(r"\(([^)]*)\)", header).group(1).split(',') if d.strip())
-    n = 1
-    for d in shape:
-        n *= d
-    return shape, struct.unpack('<%df' % n, data[10 + hlen:10 + hlen + 4 * n])
+
 
 
 def main(argv):
