@@ -29,6 +29,7 @@ void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &
   step.beta1 = options.beta1;
   step.beta2 = options.beta2;
   step.eps = options.eps;
+  step.gradClip = options.gradClip;
   pm.addPass(tcc::createBuildTrainStepPass(step));
   // The backward pass repeats forward subexpressions and multiplies by ones.
   pm.addPass(mlir::createCanonicalizerPass());

@@ -24,6 +24,7 @@ struct TrainingOptions {
   bool nesterov = false;
   double weightDecay = -1; ///< < 0: the optimizer's default
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double gradClip = 0; ///< global-norm clipping, 0: none
 };
 
 /// Adds `@train_step` next to `@forward` (tcc-build-train-step).

@@ -225,9 +225,36 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         return Value();
       return step.getArgument(index);
     };
+    // The global gradient norm (an output, for the metrics) and, with
+    // --grad-clip, PyTorch's clip_grad_norm_: every gradient times
+    // min(1, max_norm / (norm + 1e-6)). Computed in the step: nothing is
+    // read back to the host before the update.
+    SmallVector<Value> grads;
+    Value sumSq;
+    for (unsigned k = 0; k < params.size(); ++k) {
+      Value g = stepRet.getOperand(k + 1);
+      grads.push_back(g);
+      Value sq = sumAll(sb, loc, MulOp::create(sb, loc, g, g));
+      if (cast<RankedTensorType>(sq.getType()).getElementType() != scalarType.getElementType())
+        sq = CastOp::create(sb, loc, scalarType, sq);
+      sumSq = sumSq ? Value(AddOp::create(sb, loc, sumSq, sq)) : sq;
+    }
+    Value gradNorm = SqrtOp::create(sb, loc, sumSq);
+    if (gradClip > 0) {
+      Value coef = DivOp::create(sb, loc, splat(sb, loc, scalarType, gradClip),
+                                 AddOp::create(sb, loc, gradNorm, splat(sb, loc, scalarType, 1e-6)));
+      coef = MinOp::create(sb, loc, coef, splat(sb, loc, scalarType, 1.0));
+      for (Value &g : grads) {
+        auto gt = tensorType(g);
+        Value c = coef;
+        if (gt.getElementType() != scalarType.getElementType())
+          c = CastOp::create(sb, loc, RankedTensorType::get({}, gt.getElementType()), c);
+        g = MulOp::create(sb, loc, g, BroadcastInDimOp::create(sb, loc, gt, c, sb.getDenseI64ArrayAttr({})));
+      }
+    }
     for (auto [k, argIndex] : llvm::enumerate(params)) {
       Value p = stepBody.getArgument(argIndex);
-      Value g = stepRet.getOperand(k + 1);
+      Value g = grads[k];
       auto pt = tensorType(p);
       std::string name = step.getArgAttrOfType<StringAttr>(argIndex, "tcc.param").str();
       // A runtime scalar (lr, step) broadcast to P's shape and type.
@@ -289,6 +316,9 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       update(m1, name + ".exp_avg");
       update(v1, name + ".exp_avg_sq");
     }
+    results.push_back(gradNorm);
+    resultAttrs.push_back(
+        mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("grad_norm"))));
     func::ReturnOp::create(sb, stepRet.getLoc(), results);
     stepRet.erase();
     SmallVector<Type> types;

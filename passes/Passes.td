@@ -231,7 +231,9 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     updated in place like the parameters; Adam's bias correction and SGD's
     first momentum step read the 1-based step counter, a 0-d f32 input
     `step` written by the runtime before each step, like `lr`. `@forward`
-    stays, as the `infer` entry point.
+    stays, as the `infer` entry point. The step also outputs `grad_norm`, the
+    global L2 norm of the gradients (before clipping), and with `grad-clip`
+    scales the gradients as PyTorch's clip_grad_norm_ does.
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
@@ -247,7 +249,9 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
            "Weight decay (default: 0, and 0.01 for adamw)">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
-    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"gradClip", "grad-clip", "double", /*default=*/"0.0",
+           "Clip the global gradient norm to this value (0: no clipping)">
   ];
   let dependentDialects = ["tcc::TccDialect"];
 }

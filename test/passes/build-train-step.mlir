@@ -6,7 +6,7 @@
 // each parameter's SGD update marked for in-place writing.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: (%[[X:.*]]: tensor<4x2xf32> {tcc.input = "x"}, %[[W:.*]]: tensor<2x3xf32> {tcc.param = "w"}, %[[Y:.*]]: tensor<4x3xf32> {tcc.input = "y"}, %[[LR:.*]]: tensor<f32> {tcc.input = "lr"})
-// CHECK-SAME: -> (tensor<f32> {tcc.output = "loss"}, tensor<2x3xf32> {tcc.update = "w"})
+// CHECK-SAME: -> (tensor<f32> {tcc.output = "loss"}, tensor<2x3xf32> {tcc.update = "w"}, tensor<f32> {tcc.output = "grad_norm"})
 // CHECK: %[[P:.*]] = tcc.matmul %[[X]], %[[W]]
 // CHECK: %[[D:.*]] = tcc.sub %[[P]], %[[Y]]
 // CHECK: %[[SQ:.*]] = tcc.mul %[[D]], %[[D]]
@@ -14,7 +14,7 @@
 // CHECK: %[[LRB:.*]] = tcc.broadcast_in_dim %[[LR]], dims = []
 // CHECK: %[[STEP:.*]] = tcc.mul %[[LRB]], %{{.*}}
 // CHECK: %[[NEW:.*]] = tcc.sub %[[W]], %[[STEP]]
-// CHECK: return %{{.*}}, %[[NEW]]
+// CHECK: return %{{.*}}, %[[NEW]], %{{.*}}
 // NONE: --loss=none: the model's first output must be the scalar loss, not 'tensor<4x3xf32>'
 func.func @forward(%x: tensor<4x2xf32> {tcc.input = "x"}, %w: tensor<2x3xf32> {tcc.param = "w"})
     -> (tensor<4x3xf32> {tcc.output = "pred"}) {

@@ -67,7 +67,8 @@ const char kUsage[] =
     "  --no-shuffle         Batch i holds samples [i*B, (i+1)*B); the final partial batch\n"
     "                       is dropped; after the last full batch it starts at the top\n"
     "  --seed S             Seed of the per-epoch shuffle (default 0)\n"
-    "  --metrics FILE       One JSON object per step: {\"step\", \"loss\", \"lr\"}\n"
+    "  --metrics FILE       One JSON object per step: {\"step\", \"loss\", \"lr\",\n"
+    "                       \"grad_norm\"}\n"
     "  --save FILE          Write the trained parameters (safetensors) at the end\n"
     "  --log-every K        Print a progress line every K steps (default 1)\n"
     "  --lr-schedule KIND   constant (default), warmup (linear from 0 over --warmup\n"
@@ -614,12 +615,14 @@ void train(tcc_artifact_t artifact, const Options &o) {
 
   // Every input but lr comes from DIR/NAME.npy; all share the sample count.
   DataSet set;
-  bool hasLrInput = false, hasLoss = false, hasStepInput = false;
+  bool hasLrInput = false, hasLoss = false, hasStepInput = false, hasGradNorm = false;
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
     if (t.role == TCC_ROLE_OUTPUT && std::string(t.name) == "loss")
       hasLoss = true;
+    if (t.role == TCC_ROLE_OUTPUT && std::string(t.name) == "grad_norm")
+      hasGradNorm = true;
     if (t.role != TCC_ROLE_INPUT)
       continue;
     if (std::string(t.name) == "lr") {
@@ -734,14 +737,20 @@ void train(tcc_artifact_t artifact, const Options &o) {
                                   sizeof count));
     }
     check(tcc_session_run(session, "train_step"));
-    float loss;
+    float loss, gradNorm = std::nanf("");
     check(tcc_session_copy_output(session, "loss", &loss, sizeof loss));
+    if (hasGradNorm)
+      check(tcc_session_copy_output(session, "grad_norm", &gradNorm, sizeof gradNorm));
     if (!std::isfinite(loss))
       die("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) +
           "; stopping (the parameters are not saved)");
-    if (metrics)
-      std::fprintf(metrics, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g}\n", step + 1,
+    if (metrics) {
+      std::fprintf(metrics, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g", step + 1,
                    double(loss), double(lr));
+      if (hasGradNorm)
+        std::fprintf(metrics, ", \"grad_norm\": %.9g", double(gradNorm));
+      std::fputs("}\n", metrics);
+    }
     windowLoss += loss;
     ++windowSteps;
     if (o.saveEvery > 0 && (step + 1) % o.saveEvery == 0 && step + 1 < o.steps)

@@ -134,6 +134,9 @@ static cl::opt<double> beta2Opt("beta2", cl::desc("Adam beta2 (default 0.999)"),
                                 cl::cat(tccCategory));
 static cl::opt<double> epsOpt("eps", cl::desc("Adam epsilon (default 1e-8)"), cl::init(1e-8),
                               cl::cat(tccCategory));
+static cl::opt<double> gradClipOpt(
+    "grad-clip", cl::desc("Clip the global gradient norm to NORM in the compiled step"),
+    cl::value_desc("NORM"), cl::init(0.0), cl::cat(tccCategory));
 
 static cl::opt<std::string> target(
     "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_NN] "
@@ -400,6 +403,7 @@ int main(int argc, char **argv) {
         options.beta1 = beta1Opt;
         options.beta2 = beta2Opt;
         options.eps = epsOpt;
+        options.gradClip = gradClipOpt;
         tcc::buildTrainingPipeline(pm, options);
       }))
     return 1;

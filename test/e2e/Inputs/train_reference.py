@@ -8,8 +8,9 @@
       trains examples/mlp.onnxtxt (Gemm -> Relu -> Gemm) in float64 with
       OPTIMIZER (default sgd; 'sgd:momentum=0.9,dampening=0.1,nesterov=0,
       weight_decay=0.01', 'adam:...', 'adamw:...' with beta1, beta2, eps,
-      weight_decay; PyTorch's update formulas and defaults, written out here
-      from torch.optim's documentation) and mean cross-entropy on the batches
+      weight_decay, and clip=NORM for global-norm clipping; PyTorch's update
+      formulas and defaults, written out here from torch.optim's documentation;
+      each step's grad_norm metric is checked too) and mean cross-entropy on the batches
       tcc-run --no-shuffle
       takes (batch i = samples [i*B, (i+1)*B), wrapping after the last full
       batch), from the initializers in the text model, and compares every
@@ -54,9 +55,13 @@ class Optimizer:
         self.lr = lr
         o = dict(momentum=0.0, dampening=0.0, nesterov=0.0, beta1=0.9, beta2=0.999, eps=1e-8,
                  weight_decay=0.01 if kind == 'adamw' else 0.0)
+        self.clip = 0.0
         for item in filter(None, args.split(',')):
             k, v = item.split('=')
-            o[k] = float(v)
+            if k == 'clip':
+                self.clip = float(v)
+            else:
+                o[k] = float(v)
         self.o = o
         self.state = {}
         self.t = 0
@@ -150,7 +155,18 @@ def check(model, data, metrics, batch, lr, steps, spec='sgd'):
             return 1
         first = loss if first is None else first
         last = loss
-        optimizer.step([w1, b1, w2, b2], [gw1, gb1, gw2, gb2])
+        # The global gradient norm, checked against the step's grad_norm
+        # output, and PyTorch's clip_grad_norm_ when asked for.
+        grads = [gw1, gb1, gw2, gb2]
+        norm = math.sqrt(sum(g * g for gs in grads for g in gs))
+        if 'grad_norm' in got[step] and abs(got[step]['grad_norm'] - norm) > 1e-4 * norm:
+            print('MISMATCH at step %d: grad_norm %r, float64 reference %r'
+                  % (step + 1, got[step]['grad_norm'], norm))
+            return 1
+        if optimizer.clip:
+            coef = min(1.0, optimizer.clip / (norm + 1e-6))
+            grads = [[g * coef for g in gs] for gs in grads]
+        optimizer.step([w1, b1, w2, b2], grads)
     print('OK: %d losses within 1e-4 (max relative error %.1e); loss %.3f -> %.3f'
           % (steps, worst, first, last))
     return 0
