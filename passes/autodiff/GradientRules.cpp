@@ -428,6 +428,55 @@ struct GatherRule {
   }
 };
 
+/// conv (group 1), with x padded by (pl, ph), stride s, dilation d:
+///   dX = conv_transpose(g, w) with the same stride, dilation and pads, and
+///        output_padding = the input rows the forward windows never reached;
+///   dW = conv(x^T, g^T) with stride d, dilation s and the same pads, where
+///        ^T swaps the batch and channel dimensions; its spatial extent can
+///        exceed the kernel's by those unreached rows, which are cut off.
+struct ConvRule {
+  LogicalResult operator()(OpBuilder &b, ConvOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (op.getGroup() != 1)
+      return op.emitOpError("gradient of a grouped convolution is not implemented yet");
+    Value x = op.getInput(), w = op.getFilter();
+    RankedTensorType xt = tensorType(x), wt = tensorType(w), yt = tensorType(op.getResult());
+    int64_t rank = xt.getRank(), spatial = rank - 2;
+    ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(), pl = op.getPadLow(),
+                      ph = op.getPadHigh();
+    SmallVector<int64_t> outputPadding;
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t span = xt.getDimSize(2 + i) + pl[i] + ph[i] - d[i] * (wt.getDimSize(2 + i) - 1) - 1;
+      outputPadding.push_back(span % s[i]);
+    }
+    out.push_back(ConvTransposeOp::create(
+        b, loc, g[0], w, b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
+        b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+        b.getDenseI64ArrayAttr(outputPadding), b.getI64IntegerAttr(1)));
+
+    SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(swap[0], swap[1]);
+    Value xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
+    Value gT = TransposeOp::create(b, loc, g[0], b.getDenseI64ArrayAttr(swap));
+    Value dwT = ConvOp::create(b, loc, xT, gT, b.getDenseI64ArrayAttr(d), b.getDenseI64ArrayAttr(s),
+                               b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+                               b.getI64IntegerAttr(1));
+    // [C, M, K'...] -> [C, M, K...] -> [M, C, K...]
+    RankedTensorType dwTt = tensorType(dwT);
+    SmallVector<int64_t> kernel = {wt.getDimSize(1), wt.getDimSize(0)};
+    for (int64_t i = 0; i < spatial; ++i)
+      kernel.push_back(wt.getDimSize(2 + i));
+    if (dwTt.getShape() != ArrayRef<int64_t>(kernel)) {
+      SmallVector<int64_t> zeros(rank, 0), ones(rank, 1);
+      dwT = SliceOp::create(b, loc, RankedTensorType::get(kernel, wt.getElementType()), dwT,
+                            b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones));
+    }
+    out.push_back(TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap)));
+    (void)yt;
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -476,5 +525,6 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<PadOp, PadRule>(ctx);
     attach<ConcatOp, ConcatRule>(ctx);
     attach<GatherOp, GatherRule>(ctx);
+    attach<ConvOp, ConvRule>(ctx);
   });
 }

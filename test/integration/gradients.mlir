@@ -2142,6 +2142,318 @@ func.func @check_gather() -> i1 {
   return %ok : i1
 }
 
+func.func @f_conv(%a0: tensor<2x3x5x5xf64> {tcc.param = "p0"}, %a1: tensor<4x3x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>) -> tensor<2x4x3x3xf64>
+  %wf = tcc.constant dense<[-0.68300372526394715, -0.25140139928833105, -0.9723896572676336, 0.57623129792370498, 0.87422447914251755, 0.6327428518262932, 0.15533092847537722, 0.15903391353788909, 0.56309738391910646, -0.27797284709261127, 0.060273020168418512, -0.68203826821671232, -0.91721532354357915, 0.97942798073341808, -0.92373449801923524, -0.65406421911988155, 0.59360328179601374, -0.3144397379552557, 0.67321618865354416, -0.58871527559683123, 0.016281732226544054, -0.88624505057730274, 0.98783017020570307, -0.85748324819231514, -0.51992894971478609, 0.12615039247967208, -0.52247432583165176, -0.36049015253113081, -0.51508852287752571, 0.24155133336584766, -0.32145300001058796, -0.88722454884105639, 0.11251406904383598, -0.8145950846908121, 0.4033121561553088, 0.21084945621216145, -0.23251164338474273, -0.55100551702442258, -0.47450347295332129, 0.42198918261813101, 0.27860962060685379, 0.097196531357905291, 0.41820925641788009, 0.63703598736126366, -0.18292997353824703, -0.33453828489951976, -0.026922527500707227, -0.86653784391413868, -0.08646349145730059, 0.57302182479814823, -0.88455227179881457, -0.1171941081983785, 0.20519579739185478, 0.35522044935148678, -0.43482287647751949, 0.0013973476361157644, 0.42710404883840036, 0.848117650716955, 0.86520606556332869, 0.91446834170483315, 0.3106028326822845, 0.28441651211239027, 0.61434757113430849, -0.74035738989396194, -0.47314861502509875, -0.17727135202481636, 0.62940325367792394, -0.60561070461762134, 0.15955244611600716, 0.90023121635540693, -0.7589952587661819, 0.72166245917911365]> : tensor<72xf64>
+  %w = tcc.reshape %wf : tensor<72xf64> -> tensor<2x4x3x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x4x3x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x4x3x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_grad(tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>) -> (tensor<f64>, tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>)
+
+func.func @check_conv() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.4890506292785179, 1.828652363316436, 1.9514274056691576, 1.829576045817455, 0.083787176125053264, -0.48237014331692807, 0.84956410129154314, -0.60777702941830203, 1.8171613376637268, -1.6467904962971405, 1.850539099136443, 1.9951545022371882, -1.7046641244602272, -0.77972614877145041, -0.71113232568111417, -0.66540892683476827, -1.5004484125319246, 1.0104359965957075, 1.4388991418111234, 0.52492245791555137, 1.5347204024943615, 0.5163935128593824, 1.5699573118201151, -1.4259938944611807, -0.85484148352871436, -0.13268118967948972, -0.47735843245847409, 1.6616107526106165, -0.91373157815850448, 1.2325717091625696, 0.18437402375619216, -0.18606094514216132, 0.3590717743428784, 0.47887748652045747, 0.071381719905279084, 0.7045934003468961, 1.9874733249993501, -1.5307612744637704, -1.2063809692392211, 1.4286125944629555, 0.051942787529312806, 1.0276521404749182, 1.0183999718621259, 0.68009280653990345, 0.029702804215420375, 0.8934572780887855, 0.61224628336293607, 1.7701274562635865, -0.022251434920698809, -0.17534480607645131, -0.35151161468291381, -1.4589813555119631, 0.57431889257811664, 0.074848247764808917, -0.33295376431423884, -0.45925861266499401, -1.6602717623578065, 1.628040128642303, 0.67230351013300238, 0.46062629829082224, 0.69198496311337943, -0.70038377232292026, 1.8676545162137783, -0.025262628679407317, 1.1583140710053588, 0.7356767740229655, 1.1812179919576846, 0.51309512572311711, -0.22587723156733697, 0.046934738965646261, -1.5781883190609531, -0.53487839725138775, -0.090064945018456299, 1.2142486424784495, 1.6272271428684535, -1.5896783006079707, 1.6029495423780564, -1.2973238369591069, 1.7592865125062676, 1.7983251287284219, 0.27836510190226349, -0.70563619462007399, -1.8656962316114498, -1.5599262336432975, -1.5471364274125214, -1.8726174882778399, -1.326270604220678, 0.63347663536590559, -0.50265758892951862, -0.84866392865781526, 0.54331128079118374, 0.66125195944119275, -0.55393225785277078, 1.3282657096140027, 1.5290213685305361, 1.4296270377998814, -0.95873309785654337, 1.7552258148788979, -0.7625045274765605, 1.4291540356390229, 0.15016504513803763, 1.2089638910864, 1.7750377961353063, -1.7013212958035706, 0.57717656611199253, -1.6554452441262359, -0.035053655038878251, 0.18860613158085293, -0.06875611559659367, 1.4858001537184586, 1.5408460395952561, 1.059827292314981, -1.6847793554978563, -0.1988937886508233, 0.18624879668865857, 1.4358311399234087, -0.38720318192638725, -0.58944164801325494, 0.22145942475392477, 0.69304679430318794, -0.6433211876672833, -0.94313237339227829, 0.070235872790871845, 1.0169234159262621, 1.7652185664828819, 1.0734556937209989, 1.7473185833713574, -0.12878389420914305, -0.15806251594355425, 1.8692602478739082, 0.30763660404530757, 0.027121338001343087, 0.9611198630960458, 1.5777713514684013, -1.4071039557550855, -0.068248039812845995, -0.70229065550067515, 1.5155962659789641, 1.9766949650726886, -0.57388310524622144, 1.9955247510079372, 1.4446465548377119, 0.85562981056341769, 0.67037479582784876, -0.83566622206797625, 0.38041692544955508, -0.32179025681568962, 1.1767031773171963, -1.2207144701477972, -1.3414128144746797]> : tensor<150xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 3, 5, 5] : tensor<150xf64> into tensor<2x3x5x5xf64>
+  %x1f = arith.constant dense<[0.65325833699820057, -0.94070451188406512, -1.3859888426033149, 0.65576454336572665, 0.77560710869133764, -0.84297465047769826, -1.4321907801084497, -0.55851598366636956, 1.1164003522010879, 0.25302949634848249, 0.9070926856194661, 1.6175003468572893, 1.4997434929903086, 0.20570761499580525, -1.2417158351171946, -0.89258246505100436, 1.5569030482949446, -0.35813582441876113, 0.54051694516692406, -0.68576432101615037, 0.6225259308544806, 0.1490644422082732, 1.7540733499741519, 0.71366349102320692, 1.5225860263191966, -1.4526874136545489, 1.9839330146451561, -0.95721818584008034, -0.69079201014451197, -1.3256098224546351, 0.17202236897537526, -0.51824551274798347, -1.8607923755925806, -1.3109547143788132, -0.43064669448062576, 1.6713825288710695, -1.2966554632764904, 1.548259994569634, -0.93725965518832544, 1.7334632666770426, 1.3746010822360439, 0.56311804847697067, 1.5901642396115867, 0.064019014953090814, 0.92521861277316964, 0.44617429602999747, -1.9233949569803515, -1.3331435517746688, 1.5568049235243295, -0.22422369372588768, -1.5228130998282512, 0.64919137059459198, 0.079189378114423281, -0.13748591818106437, -1.2305854581784974, 0.80925112621979034, 1.3780624265239734, 0.24544514196601597, 0.057236313717472065, 1.010546134039342, -1.4711807141593614, 1.3802030627990765, 0.70406401557670861, -1.7926439964571821, -1.5887466227130753, -0.10132349130606189, 1.5896167772899497, -1.5627545439899384, 1.58896261080287, -1.1761752613199894, -0.66681180600745416, -1.7793858726516421, 0.99434380614779272, -1.1606303392226107, 0.76828717920601308, -1.1182271437297615, -1.4584797720452807, 1.0475071239238671, -0.14744426972777402, 0.063309248026845566, 1.8139050416480043, 1.8884311478699156, 1.0894467425651033, -0.6006318990496271, 0.82824709511927175, -1.2475371711153462, 0.64330978968609021, -1.6733770710814744, 1.147266783445239, 0.29416193840541149, -0.71466975803223365, -0.88807892520034049, -1.05137570689471, 1.3046707420211199, -0.30305377244124987, -0.49091937803772678, -1.2880131906923946, 0.31751714441021983, 1.0411622711932003, -1.7160728138026604, -0.22202194169898837, -1.3376884800083833, -0.081010188719345511, 1.4299944032976333, -1.0907412303463948, -0.13965438989697709, -1.8379086327414114, -1.6242596704810945]> : tensor<108xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [4, 3, 3, 3] : tensor<108xf64> into tensor<4x3x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_grad(%x0, %x1) : (tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>) -> (tensor<f64>, tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x3x5x5xf64> into tensor<150xf64>
+  %n0 = arith.constant 150 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<150xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<150xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 3, 5, 5] : tensor<150xf64> into tensor<2x3x5x5xf64>
+    %lp_t = func.call @f_conv(%xp, %x1) : (tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<150xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 3, 5, 5] : tensor<150xf64> into tensor<2x3x5x5xf64>
+    %lm_t = func.call @f_conv(%xm, %x1) : (tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<150xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<4x3x3x3xf64> into tensor<108xf64>
+  %n1 = arith.constant 108 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<108xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<108xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [4, 3, 3, 3] : tensor<108xf64> into tensor<4x3x3x3xf64>
+    %lp_t = func.call @f_conv(%x0, %xp) : (tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<108xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [4, 3, 3, 3] : tensor<108xf64> into tensor<4x3x3x3xf64>
+    %lm_t = func.call @f_conv(%x0, %xm) : (tensor<2x3x5x5xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<108xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_strided_padded(%a0: tensor<1x2x6x7xf64> {tcc.param = "p0"}, %a1: tensor<3x2x3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 2, 3>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 2>, group = 1 : i64} : (tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>) -> tensor<1x3x3x3xf64>
+  %wf = tcc.constant dense<[0.47130663979596732, 0.70150481786906038, 0.9343085852828743, -0.76625460119539879, -0.57997623540358467, -0.38010332491000876, 0.62956891140271765, -0.27106643692064547, -0.4827422625035076, 0.9414100409621684, -0.054381732767340374, -0.72288093357656824, 0.14115545136477592, 0.30565224131422197, 0.28463714692116326, 0.40697468396266867, 0.20133039779233486, 0.17418167548806673, 0.36591900764936836, 0.10244282759167489, 0.93240921105960561, 0.57822446719474474, 0.0010625312419996202, -0.49233745087482839, -0.69538339601263699, 0.57848883754679759, 0.29955332788756017]> : tensor<27xf64>
+  %w = tcc.reshape %wf : tensor<27xf64> -> tensor<1x3x3x3xf64>
+  %p = tcc.mul %y, %w : tensor<1x3x3x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x3x3x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_strided_padded_grad(tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>) -> (tensor<f64>, tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>)
+
+func.func @check_conv_strided_padded() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.0250460151876215, 1.1283101598971741, -0.24888263825019008, -0.28677928636213679, 0.53675624864055793, 0.49128251054795724, -0.6559343964975084, 0.39139237187366982, 0.79441263922491023, 1.702521711184426, -0.79054202322722134, -0.42545539420474654, 1.7467005779301008, -1.517155980380323, 1.8604609025909049, -1.9319176432045309, 1.0200890189353062, 1.0842887488389179, -1.9008153715741196, -1.7757902146607147, -1.7508652119369046, 0.15780957526302952, 1.5459267527883469, -1.2486560494014647, 1.1796593618560616, 0.86815668739489826, 0.53505350527173245, 1.4205284301642922, -0.29291704064099999, 0.34228078667452522, 0.45684050756899408, 1.0790566799045487, -0.75575741140211239, 1.6025204037278478, 0.71346284965153517, -0.055005577775958159, -0.81956586474393633, 0.87681141202994528, -1.1519082275401629, 0.063263922231891812, -1.4823206829888274, 1.0556804188499584, -0.78528791931452524, 1.1032720730409928, 0.087006478141283594, -1.6187539752327482, 1.9173327569543908, 1.4203734528902467, -1.8576716953896617, -1.6042778111635632, 1.7773316863647342, -0.85879355361534682, 1.671862899240605, 0.86065164228512625, -0.55643894619326018, 0.29334303376933502, 1.3730883731373722, 1.1783298729070677, -1.555232854991508, -0.94091646880495627, 1.3589067162534607, -0.51035587613004374, -1.8393020551496178, -0.14587261674737118, 0.45359879491211386, 0.9639975408021888, -1.5149145260371562, -1.7042688120584644, -0.029523751637872575, 0.86871329134484965, -0.23699276282005277, 1.5611577996945978, -0.23884127831545587, 1.2849178025963899, -1.881698099482402, -0.46403114563819203, 0.86702887763633685, 0.096177949999947998, -1.1263343967994084, 1.6362793754974558, 0.70719281792659228, 0.17158962090415297, 0.25988591186637011, 0.77870929921040366]> : tensor<84xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 6, 7] : tensor<84xf64> into tensor<1x2x6x7xf64>
+  %x1f = arith.constant dense<[0.050713290274146949, 1.5382825563684239, -1.9046531439845977, -0.40143016050746283, 1.0322732157873964, 1.5173076572000581, 0.15657309582825141, -1.5341485743442047, -1.3090113263207512, -0.2564546972576669, -1.319732897509267, 0.81846920688104507, 1.7726149814236889, 1.0402702133260937, 1.8364660177206322, 0.023256386071187407, 0.21793181986173371, -0.51771651356404913, 0.20547995496751836, -0.26208222173490014, 0.090379747853827741, -0.62376654962097611, -0.60863221791951938, 0.81442446619546915, 1.9939712654477275, 0.69744829061654112, 0.56979595962845364, -0.60211308848626421, 1.4786389753937708, -0.51070005287758091, -1.0408304846555629, 1.7971217357032589, -1.5674670010059812, -0.016746064385788184, -1.0879398154429114, 1.8827275841907247]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [3, 2, 3, 2] : tensor<36xf64> into tensor<3x2x3x2xf64>
+  %loss, %g0, %g1 = call @f_conv_strided_padded_grad(%x0, %x1) : (tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>) -> (tensor<f64>, tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x6x7xf64> into tensor<84xf64>
+  %n0 = arith.constant 84 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<84xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<84xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 6, 7] : tensor<84xf64> into tensor<1x2x6x7xf64>
+    %lp_t = func.call @f_conv_strided_padded(%xp, %x1) : (tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<84xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 6, 7] : tensor<84xf64> into tensor<1x2x6x7xf64>
+    %lm_t = func.call @f_conv_strided_padded(%xm, %x1) : (tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<84xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<3x2x3x2xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [3, 2, 3, 2] : tensor<36xf64> into tensor<3x2x3x2xf64>
+    %lp_t = func.call @f_conv_strided_padded(%x0, %xp) : (tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [3, 2, 3, 2] : tensor<36xf64> into tensor<3x2x3x2xf64>
+    %lm_t = func.call @f_conv_strided_padded(%x0, %xm) : (tensor<1x2x6x7xf64>, tensor<3x2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_dilated(%a0: tensor<1x2x7x7xf64> {tcc.param = "p0"}, %a1: tensor<2x2x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 1, 2>, dilations = array<i64: 2, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>) -> tensor<1x2x5x4xf64>
+  %wf = tcc.constant dense<[-0.091632506697373772, -0.17844740565757289, 0.15868184526191165, 0.13729987638817631, 0.78117103042145253, -0.1358743063570953, -0.098254789536758036, 0.6507343039914566, 0.59613969996839211, 0.9671144897625823, 0.37130698862348321, -0.17422962029362554, -0.7964785068736, -0.33933747247438872, -0.91793422470651032, 0.40958875995219057, -0.68601913040961593, 0.64798089338252063, -0.95259316265931071, -0.79902681858218161, -0.35332037719397258, -0.54432098595332046, 0.66664355089945904, 0.099400332482787457, -0.75536586500376401, -0.1019303369060427, -0.44670281056109951, -0.52289363928626575, -0.17363508569269359, -0.4630754925919931, -0.59616760003024516, -0.84339169670495151, 0.35099372241564031, 0.10851504146768765, 0.35781960431120186, 0.49792920929161744, -0.88746118761024584, -0.14979022811034559, 0.26636497149395999, -0.56499494857139876]> : tensor<40xf64>
+  %w = tcc.reshape %wf : tensor<40xf64> -> tensor<1x2x5x4xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x5x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x5x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_dilated_grad(tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>) -> (tensor<f64>, tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>)
+
+func.func @check_conv_dilated() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-0.76794063476152719, 1.5778588020039406, 1.0093823235666082, 0.26413750018434135, 1.532380515510491, 0.7171695429179521, 1.1366050421837244, 1.6809627885434586, 0.28911438264664158, -1.5076545144453752, 0.57330973789554918, 0.31953446161894661, -0.23542473682743115, 0.67674732020250428, 1.6962189007329518, -1.1825244652567664, -1.3570155926087852, -0.073510043836503947, 1.9831531184926909, 0.63253882955715168, 0.0058584793832352489, 1.759010620366551, 0.59746833085420459, 1.4195000985010044, -1.7153870961383157, -1.8561742360285431, 0.73515107592174278, 1.7755741788040429, -1.1553061239961071, -0.17006902536429536, -0.19174842826769156, 1.0249994970768195, -0.19349929053663395, 1.2367498376779769, -1.4479571989862046, 1.4104230475517587, -1.8481801818943397, -1.4292082815611296, 0.98834242465166744, 1.0374767168285439, -1.0641881129686839, -0.3975277048016097, 1.9696040344978099, -0.45611542169881591, 0.037951112991479352, 0.62449615537065828, -1.8760228719094063, -1.5666958320655251, -1.490088152146654, 1.7634984993461353, 0.80974199058414698, 0.1216122468733718, 1.5629451016651172, -0.79584781815188466, 0.59890972763367856, -0.47723517293304063, 0.57781237681463882, -0.12975905901679319, -0.20284448448459269, -0.66621522035368219, 1.0034832482146423, 1.3092141687417476, 1.740921623390931, 1.306388172761475, -0.022032896203181274, 0.35133749407686254, 0.32345504491612997, -0.14092839455938444, -1.2720243560474387, 0.30657262168897415, 1.5448166314901299, 1.296074892181954, -1.656195327073589, -1.2129066621597455, 1.8491919446258502, 1.4010731321270309, 1.9863949806908816, 1.5211893025963974, 1.9710667478437274, -0.79485933170894807, -1.2595126163673407, -1.2145271771029909, -0.95414011124972209, -0.13887245112262869, 1.3691688931538448, -1.4238171887159816, 0.80735755816412169, 0.073766087700285699, 0.24126051463401721, -0.3543267650817894, 0.27714297814629418, -0.31049950492645539, 0.73804390384277863, 0.88516866748981116, -0.004113834892670809, -0.43088531761241944, 1.063759744712236, 0.61494018275782558]> : tensor<98xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 7, 7] : tensor<98xf64> into tensor<1x2x7x7xf64>
+  %x1f = arith.constant dense<[-0.36358753408244437, 0.96232402953705209, -1.6454851411047566, -1.0222877594201334, -0.38024701393493254, 1.4945464707482152, -0.50509651759271446, -1.6385265072537902, -0.29045589102775837, -1.2315407803311147, -0.66615209716588275, 0.86183742785357387, -0.360162642206733, 0.042518790473647261, -0.5422402509782569, -0.24527292280355883, 0.16261946742872579, 1.2204448082681196, 0.48815355741788569, 1.1042146049897537, 0.97293689689492524, 1.3134849910101858, 0.94958268758951636, -0.6083684468163395, 0.53962468652628948, 1.5939261472077697, 0.42862877369324703, -0.49313728341230867, 1.21075949922486, -0.27515934765142758, 1.1527496074610912, -0.017574591878026791, 0.17848339566925331, 0.19955254725566229, -0.64912680275833434, -0.92612111697173383]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 2, 3, 3] : tensor<36xf64> into tensor<2x2x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_dilated_grad(%x0, %x1) : (tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>) -> (tensor<f64>, tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x7x7xf64> into tensor<98xf64>
+  %n0 = arith.constant 98 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<98xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<98xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 7, 7] : tensor<98xf64> into tensor<1x2x7x7xf64>
+    %lp_t = func.call @f_conv_dilated(%xp, %x1) : (tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<98xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 7, 7] : tensor<98xf64> into tensor<1x2x7x7xf64>
+    %lm_t = func.call @f_conv_dilated(%xm, %x1) : (tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<98xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x2x3x3xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 3] : tensor<36xf64> into tensor<2x2x3x3xf64>
+    %lp_t = func.call @f_conv_dilated(%x0, %xp) : (tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 3] : tensor<36xf64> into tensor<2x2x3x3xf64>
+    %lm_t = func.call @f_conv_dilated(%x0, %xm) : (tensor<1x2x7x7xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv1d(%a0: tensor<2x3x8xf64> {tcc.param = "p0"}, %a1: tensor<2x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 1>, pad_high = array<i64: 1>, group = 1 : i64} : (tensor<2x3x8xf64>, tensor<2x3x3xf64>) -> tensor<2x2x4xf64>
+  %wf = tcc.constant dense<[0.82659414249871022, -0.35416257882000557, 0.97101595827870413, -0.347081200608786, -0.46267444381897405, 0.37875775314126381, 0.077674755796803385, -0.30714268888905227, 0.44549487477768701, -0.12091209270981884, -0.68465764867137113, 0.085371098343534957, -0.10974157679812269, 0.2712662024102479, -0.32851366261102655, 0.045164381619378524]> : tensor<16xf64>
+  %w = tcc.reshape %wf : tensor<16xf64> -> tensor<2x2x4xf64>
+  %p = tcc.mul %y, %w : tensor<2x2x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<2x2x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv1d_grad(tensor<2x3x8xf64>, tensor<2x3x3xf64>) -> (tensor<f64>, tensor<2x3x8xf64>, tensor<2x3x3xf64>)
+
+func.func @check_conv1d() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-0.78924206219425264, 1.5968058746593288, 1.5468907173552262, -1.0467095298115985, -1.0268217226535392, -0.0097151857722583834, -0.73633958404108668, -1.6615593092918366, 1.4857972929575345, -0.87783179739651196, 1.3070151917910953, -0.87744939632929553, 1.75529572519509, -1.6120375578889732, 1.9703118921031404, 0.038842665172090562, 1.2008662045359508, -0.92280176882809073, 0.051233402524734739, 0.86146502827968208, -0.28918888541212562, 1.6289559583749083, -0.83285749284222854, -1.6237809657373332, -1.4142972432895498, 1.7231953573900416, -0.20776143581579243, 0.10256971333213372, -1.9798867236175139, -1.5080367271308739, 1.6683400827533492, 0.40565683437049538, -0.3328855725793316, 0.086350678547818749, -1.0627293247934002, 1.7299238211263406, -0.69609118757227195, -0.76658397266625844, -1.6076059104928584, 0.38936613200806569, 0.28068369748553934, 1.7329299105730698, 0.47176661283634136, 0.096444904706038059, -0.20299720328585735, 0.58904934402811504, -1.3221794085051677, 1.7413422165744095]> : tensor<48xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [2, 3, 8] : tensor<48xf64> into tensor<2x3x8xf64>
+  %x1f = arith.constant dense<[-0.69590956389466907, 0.80475647381183979, -0.8616419894514884, -1.2657917945074235, 0.96208150339295173, -1.2654557710293908, -0.3540270123552407, -1.9430490329725303, -1.7763111831358338, 0.08435633767051387, -0.75038118207115456, 0.14237410776905213, 0.33060616918594787, 1.9525433412672206, -1.8685990829413583, -1.8672188431277843, -1.6015381453766651, 1.8416677713499032]> : tensor<18xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv1d_grad(%x0, %x1) : (tensor<2x3x8xf64>, tensor<2x3x3xf64>) -> (tensor<f64>, tensor<2x3x8xf64>, tensor<2x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<2x3x8xf64> into tensor<48xf64>
+  %n0 = arith.constant 48 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<48xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<48xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 8] : tensor<48xf64> into tensor<2x3x8xf64>
+    %lp_t = func.call @f_conv1d(%xp, %x1) : (tensor<2x3x8xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<48xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 8] : tensor<48xf64> into tensor<2x3x8xf64>
+    %lm_t = func.call @f_conv1d(%xm, %x1) : (tensor<2x3x8xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<48xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2]] : tensor<2x3x3xf64> into tensor<18xf64>
+  %n1 = arith.constant 18 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<18xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<18xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+    %lp_t = func.call @f_conv1d(%x0, %xp) : (tensor<2x3x8xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<18xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+    %lm_t = func.call @f_conv1d(%x0, %xm) : (tensor<2x3x8xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<18xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -2150,7 +2462,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[-0.68300372526394715, -0.25140139928833105, -0.9723896572676336, 0.57623129792370498, 0.87422447914251755, 0.6327428518262932, 0.15533092847537722, 0.15903391353788909]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.29897103838610595, 0.26751627560875724, 0.86287141027353464, 0.082208421303340717, -0.92672302267642404, 0.85895425138951276, 0.53549358562862936, -0.88388288995771847]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -2167,13 +2479,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[1.1261947678382129, -0.55594569418522255, 0.12054604033683702, -1.3640765364334246, -1.8344306470871583, 1.9588559614668362, -1.8474689960384705, -1.3081284382397631, 1.1872065635920275, -0.62887947591051141, 1.3464323773070883, -1.1774305511936625]> : tensor<12xf64>
+  %x0f = arith.constant dense<[0.20340093797540382, -1.2282896351299724, 1.3430987640304686, 0.36132428830131857, -1.7582298565006553, 0.093942030553141986, 1.0091604430988723, 1.8139672472788115, -1.2637286505769345, -1.561774240507007, 0.73778656248253549, -1.8397665109194574]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[0.032563464453088109, -1.7724901011546055, 1.9756603404114061, -1.7149664963846303, -1.0398578994295722, 0.25230078495934416, -1.0449486516633035, -0.72098030506226163, -1.0301770457550514, 0.48310266673169533, -0.64290600002117593, -1.7744490976821128, 0.22502813808767197, -1.6291901693816242, 0.8066243123106176]> : tensor<15xf64>
+  %x1f = arith.constant dense<[0.35943107983878786, 0.52126581736335575, -1.3049494942625857, -1.5204225828619484, -0.62155996810562852, -0.16595972624446498, -0.23902117510816323, -0.059241373257775454, 0.37563384562086188, 0.15756851895107715, -1.5091576084306357, 1.8312866838657635, 1.2749977100768328, -1.6026012065114048, -1.2387544455793114]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[0.42169891242432289, -0.46502328676948546, -1.1020110340488452, -0.94900694590664258, 0.84397836523626202]> : tensor<5xf64>
+  %x2f = arith.constant dense<[-0.093169659132456228, -0.89732698386385623, 1.9145510264505421, -1.1626263484801855, 1.2941738407044143]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[0.55721924121370758, 0.19439306271581058, 0.83641851283576019, 1.2740719747225273, -0.36585994707649405, -0.66907656979903951, -0.053845055001414455, -1.7330756878282774, -0.17292698291460118, 1.1460436495962965]> : tensor<10xf64>
+  %x3f = arith.constant dense<[0.93732519459829255, 1.1848068583950933, 1.7923831277519309, 1.2629654710751517, 1.3000290762675522, 0.98691007686362919, -0.15290738602724163, -0.44079916321243084, 1.0330636940121147, -1.7108730497977067]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -2389,6 +2701,18 @@ func.func @main() {
   %ok_gather = call @check_gather() : () -> i1
   vector.print str "gather "
   vector.print %ok_gather : i1
+  %ok_conv = call @check_conv() : () -> i1
+  vector.print str "conv "
+  vector.print %ok_conv : i1
+  %ok_conv_strided_padded = call @check_conv_strided_padded() : () -> i1
+  vector.print str "conv_strided_padded "
+  vector.print %ok_conv_strided_padded : i1
+  %ok_conv_dilated = call @check_conv_dilated() : () -> i1
+  vector.print str "conv_dilated "
+  vector.print %ok_conv_dilated : i1
+  %ok_conv1d = call @check_conv1d() : () -> i1
+  vector.print str "conv1d "
+  vector.print %ok_conv1d : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -2431,4 +2755,8 @@ func.func @main() {
 // CHECK-NEXT: pad 1
 // CHECK-NEXT: concat 1
 // CHECK-NEXT: gather 1
+// CHECK-NEXT: conv 1
+// CHECK-NEXT: conv_strided_padded 1
+// CHECK-NEXT: conv_dilated 1
+// CHECK-NEXT: conv1d 1
 // CHECK-NEXT: mlp 1

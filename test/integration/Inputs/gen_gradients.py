@@ -117,6 +117,17 @@ def cases():
     yield 'gather', [([5, 3], sym)], [
         '%i = tcc.constant dense<[[4, 1], [1, 0]]> : tensor<2x2xi64>',
         '%y = tcc.gather %a0, %i {axis = 0 : i64} : (tensor<5x3xf64>, tensor<2x2xi64>) -> tensor<2x2x3xf64>'], [2, 2, 3]
+    # Convolutions: plain, strided with padding and rows the windows never
+    # reach, dilated, 1-D.
+    conv = '%%y = tcc.conv %%a0, %%a1 {strides = array<i64: %s>, dilations = array<i64: %s>, pad_low = array<i64: %s>, pad_high = array<i64: %s>, group = 1 : i64} : (%s, %s) -> %s'
+    yield 'conv', [([2, 3, 5, 5], sym), ([4, 3, 3, 3], sym)], [
+        conv % ('1, 1', '1, 1', '0, 0', '0, 0', 'tensor<2x3x5x5xf64>', 'tensor<4x3x3x3xf64>', 'tensor<2x4x3x3xf64>')], [2, 4, 3, 3]
+    yield 'conv_strided_padded', [([1, 2, 6, 7], sym), ([3, 2, 3, 2], sym)], [
+        conv % ('2, 3', '1, 1', '1, 0', '0, 2', 'tensor<1x2x6x7xf64>', 'tensor<3x2x3x2xf64>', 'tensor<1x3x3x3xf64>')], [1, 3, 3, 3]
+    yield 'conv_dilated', [([1, 2, 7, 7], sym), ([2, 2, 3, 3], sym)], [
+        conv % ('1, 2', '2, 1', '1, 1', '1, 1', 'tensor<1x2x7x7xf64>', 'tensor<2x2x3x3xf64>', 'tensor<1x2x5x4xf64>')], [1, 2, 5, 4]
+    yield 'conv1d', [([2, 3, 8], sym), ([2, 3, 3], sym)], [
+        conv % ('2', '1', '1', '1', 'tensor<2x3x8xf64>', 'tensor<2x3x3xf64>', 'tensor<2x2x4xf64>')], [2, 2, 4]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
