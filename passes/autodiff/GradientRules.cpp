@@ -477,6 +477,60 @@ struct ConvRule {
   }
 };
 
+/// max_pool with non-overlapping windows (stride = kernel, no padding or
+/// dilation), the usual 2x2 / 2 pooling: the gradient goes to the window
+/// elements equal to the window's maximum. Unlike PyTorch, which picks the
+/// first, every tied maximum receives it (ties are rare in float data).
+struct MaxPoolRule {
+  LogicalResult operator()(OpBuilder &b, MaxPoolOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides();
+    auto isOne = [](int64_t v) { return v == 1; };
+    auto isZero = [](int64_t v) { return v == 0; };
+    if (k != s || !llvm::all_of(op.getDilations(), isOne) || !llvm::all_of(op.getPadLow(), isZero) ||
+        !llvm::all_of(op.getPadHigh(), isZero))
+      return op.emitOpError("gradient of overlapping, padded or dilated max pooling is not "
+                            "implemented yet (non-overlapping windows are)");
+    RankedTensorType xt = tensorType(op.getInput()), yt = tensorType(op.getResult());
+    int64_t spatial = xt.getRank() - 2;
+    Type et = xt.getElementType();
+    // up(v): every window element gets its window's value.
+    SmallVector<int64_t> split = {yt.getDimSize(0), yt.getDimSize(1)}, tiled = split,
+                         covered = split;
+    for (int64_t i = 0; i < spatial; ++i) {
+      split.append({yt.getDimSize(2 + i), 1});
+      tiled.append({yt.getDimSize(2 + i), k[i]});
+      covered.push_back(yt.getDimSize(2 + i) * k[i]);
+    }
+    auto up = [&](Value v) -> Value {
+      Value r = ReshapeOp::create(b, loc, RankedTensorType::get(split, et), v);
+      SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, int64_t(split.size())));
+      r = BroadcastInDimOp::create(b, loc, RankedTensorType::get(tiled, et), r,
+                                   b.getDenseI64ArrayAttr(dims));
+      return ReshapeOp::create(b, loc, RankedTensorType::get(covered, et), r);
+    };
+    Value x = op.getInput();
+    auto coveredType = RankedTensorType::get(covered, et);
+    bool partial = coveredType.getShape() != xt.getShape();
+    if (partial) {
+      SmallVector<int64_t> zeros(xt.getRank(), 0), ones(xt.getRank(), 1);
+      x = SliceOp::create(b, loc, coveredType, x, b.getDenseI64ArrayAttr(zeros),
+                          b.getDenseI64ArrayAttr(ones));
+    }
+    Value dx = gradWhere(b, loc, CmpPredicate::eq, x, up(op.getResult()), up(g[0]));
+    if (partial) {
+      SmallVector<int64_t> low(xt.getRank(), 0), high;
+      for (int64_t d = 0; d < xt.getRank(); ++d)
+        high.push_back(xt.getDimSize(d) - covered[d]);
+      dx = PadOp::create(b, loc, dx, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+                         PadModeAttr::get(b.getContext(), PadMode::constant),
+                         b.getF64FloatAttr(0.0));
+    }
+    out.push_back(dx);
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -526,5 +580,6 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ConcatOp, ConcatRule>(ctx);
     attach<GatherOp, GatherRule>(ctx);
     attach<ConvOp, ConvRule>(ctx);
+    attach<MaxPoolOp, MaxPoolRule>(ctx);
   });
 }

@@ -2454,6 +2454,108 @@ func.func @check_conv1d() -> i1 {
   return %ok : i1
 }
 
+func.func @f_max_pool(%a0: tensor<1x2x4x6xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.max_pool %a0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x2x4x6xf64> -> tensor<1x2x2x3xf64>
+  %wf = tcc.constant dense<[0.29897103838610595, 0.26751627560875724, 0.86287141027353464, 0.082208421303340717, -0.92672302267642404, 0.85895425138951276, 0.53549358562862936, -0.88388288995771847, 0.10170046898770191, -0.61414481756498618, 0.67154938201523429, 0.18066214415065929]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<1x2x2x3xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_max_pool_grad(tensor<1x2x4x6xf64>) -> (tensor<f64>, tensor<1x2x4x6xf64>)
+
+func.func @check_max_pool() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.7582298565006553, 0.093942030553141986, 1.0091604430988723, 1.8139672472788115, -1.2637286505769345, -1.561774240507007, 0.73778656248253549, -1.8397665109194574, 0.35943107983878786, 0.52126581736335575, -1.3049494942625857, -1.5204225828619484, -0.62155996810562852, -0.16595972624446498, -0.23902117510816323, -0.059241373257775454, 0.37563384562086188, 0.15756851895107715, -1.5091576084306357, 1.8312866838657635, 1.2749977100768328, -1.6026012065114048, -1.2387544455793114, -0.093169659132456228, -0.89732698386385623, 1.9145510264505421, -1.1626263484801855, 1.2941738407044143, 0.93732519459829255, 1.1848068583950933, 1.7923831277519309, 1.2629654710751517, 1.3000290762675522, 0.98691007686362919, -0.15290738602724163, -0.44079916321243084, 1.0330636940121147, -1.7108730497977067, 1.3787126821714093, -0.28256221736635334, -1.9032108387381919, -1.4993032055277262, 0.69921180734588662, 1.8899851467356554, 1.566781450189763, 0.13800154376492957, -0.33076367059414524, -0.23661476610819543]> : tensor<48xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 4, 6] : tensor<48xf64> into tensor<1x2x4x6xf64>
+  %loss, %g0 = call @f_max_pool_grad(%x0) : (tensor<1x2x4x6xf64>) -> (tensor<f64>, tensor<1x2x4x6xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x4x6xf64> into tensor<48xf64>
+  %n0 = arith.constant 48 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<48xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<48xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 4, 6] : tensor<48xf64> into tensor<1x2x4x6xf64>
+    %lp_t = func.call @f_max_pool(%xp) : (tensor<1x2x4x6xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<48xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 4, 6] : tensor<48xf64> into tensor<1x2x4x6xf64>
+    %lm_t = func.call @f_max_pool(%xm) : (tensor<1x2x4x6xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<48xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_max_pool_partial(%a0: tensor<2x1x7x5xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.max_pool %a0 {kernel = array<i64: 3, 2>, strides = array<i64: 3, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x1x7x5xf64> -> tensor<2x1x2x2xf64>
+  %wf = tcc.constant dense<[-0.70040036542975548, -0.80452226759392009, -0.33945371421075721, -0.26702071780768466, 0.96896250433610254, 0.9062101787706669, 0.29633547589892095, -0.85449782868256818]> : tensor<8xf64>
+  %w = tcc.reshape %wf : tensor<8xf64> -> tensor<2x1x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<2x1x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x1x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_max_pool_partial_grad(tensor<2x1x7x5xf64>) -> (tensor<f64>, tensor<2x1x7x5xf64>)
+
+func.func @check_max_pool_partial() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.2339345598061779, 1.3460481579821253, 0.2164491135733293, -0.18438775816297692, 1.4396939500284627, 0.25915713786583749, -1.549888819277113, 0.34085953351077203, -0.83721288002624972, -1.8873509204042427, -0.26955852064951502, 0.40800439477295125, 1.7056690878421623, -0.77040928518493024, -1.9688948409318763, 0.72797425862811149, 0.27874263254557619, -0.46540141933348611, 0.32242791176685337, 1.7569904622712276, 0.86550193134200404, -1.2897313991822337, 0.50058965334050676, -0.3106204828219381, 0.90217868647886901, -1.997188307341252, 0.0087581991295460071, 1.8102691812183189, 0.40497304049439498, -0.28666814700399357, 0.5504544098913815, 1.6511920355408711, -0.46683245691651454, -0.59093492288632588, 0.38458944566504139, 0.67941834087704134, 1.533271979395415, 0.034254517685722075, -0.64625272230231001, -0.11271946752114337, 1.6827860558309506, -0.20299014315953379, -0.50300785921679392, -1.6120251927412959, -1.3773550641454597, -1.3718834462107714, -1.6153112328402157, -0.35957804809297311, -0.44787085505122093, 0.44213509507317417, -1.7947038586661268, 0.40876722293974499, 0.7774220781224308, 0.31075213827135206, 1.7779558729727571, -1.3049038275261085, 1.2494029373672895, -0.39866944679751848, -0.56030271089610206, 0.58204726010647789, -1.8336321235820265, 1.7895830174020122, -1.8094694624208532, 1.6105039580641169, 1.3818069818795884, 1.6971434945799961, 1.2536628207536809, -1.0550861393435191, 0.092106655018695527, -1.453830697349892]> : tensor<70xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 1, 7, 5] : tensor<70xf64> into tensor<2x1x7x5xf64>
+  %loss, %g0 = call @f_max_pool_partial_grad(%x0) : (tensor<2x1x7x5xf64>) -> (tensor<f64>, tensor<2x1x7x5xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x1x7x5xf64> into tensor<70xf64>
+  %n0 = arith.constant 70 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<70xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<70xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 1, 7, 5] : tensor<70xf64> into tensor<2x1x7x5xf64>
+    %lp_t = func.call @f_max_pool_partial(%xp) : (tensor<2x1x7x5xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<70xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 1, 7, 5] : tensor<70xf64> into tensor<2x1x7x5xf64>
+    %lm_t = func.call @f_max_pool_partial(%xm) : (tensor<2x1x7x5xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<70xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -2462,7 +2564,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.29897103838610595, 0.26751627560875724, 0.86287141027353464, 0.082208421303340717, -0.92672302267642404, 0.85895425138951276, 0.53549358562862936, -0.88388288995771847]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.97625823561274472, -0.89025375216601987, 0.24741142871608579, -0.43818889944030892, 0.72974989707189475, 0.16282127427837034, 0.45346742860750666, 0.79406756330964834]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -2479,13 +2581,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[0.20340093797540382, -1.2282896351299724, 1.3430987640304686, 0.36132428830131857, -1.7582298565006553, 0.093942030553141986, 1.0091604430988723, 1.8139672472788115, -1.2637286505769345, -1.561774240507007, 0.73778656248253549, -1.8397665109194574]> : tensor<12xf64>
+  %x0f = arith.constant dense<[0.95372830163824096, 0.91941473199410551, -1.8188049174540057, -0.36130300642594726, 0.009066808527844028, 1.6446041569841463, 0.59675430375162763, -1.0005156110430216, 1.4319808767159126, -1.4272388251799226, 1.4134896010902751, -0.48453460707987617]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[0.35943107983878786, 0.52126581736335575, -1.3049494942625857, -1.5204225828619484, -0.62155996810562852, -0.16595972624446498, -0.23902117510816323, -0.059241373257775454, 0.37563384562086188, 0.15756851895107715, -1.5091576084306357, 1.8312866838657635, 1.2749977100768328, -1.6026012065114048, -1.2387544455793114]> : tensor<15xf64>
+  %x1f = arith.constant dense<[-1.3832153884423986, -0.98367496774854368, -0.98114185424324196, -1.5518620431951069, -0.022707086572487434, 0.99304947013234646, 0.26095716525602475, -0.39193513217692555, -1.2298356399123826, 0.20449848055854636, 1.7068621296064839, 0.68150651816892438, -1.8293353253127052, -1.0180211163382542, -0.95806876774614969]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[-0.093169659132456228, -0.89732698386385623, 1.9145510264505421, -1.1626263484801855, 1.2941738407044143]> : tensor<5xf64>
+  %x2f = arith.constant dense<[0.11308762745489576, 0.76164808535550765, -0.48400005682339575, 0.76317477806956902, 0.14142008835945363]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[0.93732519459829255, 1.1848068583950933, 1.7923831277519309, 1.2629654710751517, 1.3000290762675522, 0.98691007686362919, -0.15290738602724163, -0.44079916321243084, 1.0330636940121147, -1.7108730497977067]> : tensor<10xf64>
+  %x3f = arith.constant dense<[-1.0302407836936447, -0.032016998752727677, -0.10681246909966147, -1.3851611065712546, -1.5284062497543349, -1.2299731592243006, -0.067596668920498981, -0.35799032877773174, 0.84081858437464119, 0.81270016604359485]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -2713,6 +2815,12 @@ func.func @main() {
   %ok_conv1d = call @check_conv1d() : () -> i1
   vector.print str "conv1d "
   vector.print %ok_conv1d : i1
+  %ok_max_pool = call @check_max_pool() : () -> i1
+  vector.print str "max_pool "
+  vector.print %ok_max_pool : i1
+  %ok_max_pool_partial = call @check_max_pool_partial() : () -> i1
+  vector.print str "max_pool_partial "
+  vector.print %ok_max_pool_partial : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -2759,4 +2867,6 @@ func.func @main() {
 // CHECK-NEXT: conv_strided_padded 1
 // CHECK-NEXT: conv_dilated 1
 // CHECK-NEXT: conv1d 1
+// CHECK-NEXT: max_pool 1
+// CHECK-NEXT: max_pool_partial 1
 // CHECK-NEXT: mlp 1

@@ -128,6 +128,11 @@ def cases():
         conv % ('1, 2', '2, 1', '1, 1', '1, 1', 'tensor<1x2x7x7xf64>', 'tensor<2x2x3x3xf64>', 'tensor<1x2x5x4xf64>')], [1, 2, 5, 4]
     yield 'conv1d', [([2, 3, 8], sym), ([2, 3, 3], sym)], [
         conv % ('2', '1', '1', '1', 'tensor<2x3x8xf64>', 'tensor<2x3x3xf64>', 'tensor<2x2x4xf64>')], [2, 2, 4]
+    # 2x2 max pooling, and 3x2 windows on a 7x5 input (rows left over).
+    yield 'max_pool', [([1, 2, 4, 6], sym)], [
+        '%y = tcc.max_pool %a0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x2x4x6xf64> -> tensor<1x2x2x3xf64>'], [1, 2, 2, 3]
+    yield 'max_pool_partial', [([2, 1, 7, 5], sym)], [
+        '%y = tcc.max_pool %a0 {kernel = array<i64: 3, 2>, strides = array<i64: 3, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x1x7x5xf64> -> tensor<2x1x2x2xf64>'], [2, 1, 2, 2]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
