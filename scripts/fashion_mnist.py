@@ -6,7 +6,7 @@
       package dataset-fashion-mnist: gzipped IDX files) into OUT/train and
       OUT/test, each holding x.npy (N x 784 float32, pixels / 255) and y.npy
       (N int64 labels 0..9), the layout `tcc-run --data` reads.
-  fashion_mnist.py model OUT.onnx [--hidden H] [--seed S]
+  fashion_mnist.py model OUT.onnx [--hidden H] [--seed S] [--arch mlp|cnn]
       Writes an MLP classifier as a binary ONNX model: x [N, 784] -> Gemm(H)
       -> Relu -> Gemm(10) -> logits, with a symbolic batch N and PyTorch's
       default Linear initialization (uniform in +-1/sqrt(fan_in)), seeded.
@@ -55,11 +55,11 @@ def _bytes(field, data):
 FLOAT, INT64 = 1, 7  # TensorProto.DataType
 
 
-def _tensor(name, dims, values):
-    raw = array.array('f', values)
+def _tensor(name, dims, values, data_type=FLOAT):
+    raw = array.array('f' if data_type == FLOAT else 'q', values)
     if sys.byteorder != 'little':
         raw.byteswap()
-    return (b''.join(_int(1, d) for d in dims) + _int(2, FLOAT) + _bytes(8, name)
+    return (b''.join(_int(1, d) for d in dims) + _int(2, data_type) + _bytes(8, name)
             + _bytes(9, raw.tobytes()))
 
 
@@ -69,12 +69,55 @@ def _value_info(name, elem_type, dims):
     return _bytes(1, name) + _bytes(2, _bytes(1, tensor_type))
 
 
-def _node(op, inputs, outputs, name, ints=()):
+def _node(op, inputs, outputs, name, ints=(), lists=()):
     msg = b''.join(_bytes(1, i) for i in inputs) + b''.join(_bytes(2, o) for o in outputs)
     msg += _bytes(3, name) + _bytes(4, op)
     for attr, value in ints:
         msg += _bytes(5, _bytes(1, attr) + _int(3, value) + _int(20, 2))  # AttributeProto.INT
+    for attr, values in lists:
+        body = _bytes(1, attr) + b''.join(_int(8, v) for v in values) + _int(20, 7)  # INTS
+        msg += _bytes(5, body)
     return msg
+
+
+def write_cnn(path, seed):
+    """x [N, 784] -> [N, 1, 28, 28] -> Conv 8 3x3 pad 1 -> Relu -> MaxPool 2
+    -> Conv 16 3x3 pad 1 -> Relu -> MaxPool 2 -> Flatten -> Gemm 784 -> 10."""
+    rng = random.Random(seed)
+
+    def uniform(n, fan_in):
+        bound = 1 / math.sqrt(fan_in)
+        return [rng.uniform(-bound, bound) for _ in range(n)]
+
+    conv = lambda i, o, w, b, y, name: _node(
+        'Conv', [i, w, b], [y], name, lists=[('kernel_shape', [3, 3]), ('pads', [1, 1, 1, 1])])
+    pool = lambda i, y, name: _node('MaxPool', [i], [y], name,
+                                    lists=[('kernel_shape', [2, 2]), ('strides', [2, 2])])
+    graph = b''.join([
+        _bytes(1, _node('Reshape', ['x', 'image_shape'], ['img'], 'to_image')),
+        _bytes(1, conv('img', 8, 'conv1_weight', 'conv1_bias', 'c1', 'conv1')),
+        _bytes(1, _node('Relu', ['c1'], ['r1'], 'relu1')),
+        _bytes(1, pool('r1', 'p1', 'pool1')),
+        _bytes(1, conv('p1', 16, 'conv2_weight', 'conv2_bias', 'c2', 'conv2')),
+        _bytes(1, _node('Relu', ['c2'], ['r2'], 'relu2')),
+        _bytes(1, pool('r2', 'p2', 'pool2')),
+        _bytes(1, _node('Flatten', ['p2'], ['f'], 'flatten')),
+        _bytes(1, _node('Gemm', ['f', 'fc_weight', 'fc_bias'], ['logits'], 'fc', ints=[('transB', 1)])),
+        _bytes(2, 'fashion_cnn'),
+        _bytes(5, _tensor('image_shape', [4], [-1, 1, 28, 28], INT64)),
+        _bytes(5, _tensor('conv1_weight', [8, 1, 3, 3], uniform(72, 9))),
+        _bytes(5, _tensor('conv1_bias', [8], uniform(8, 9))),
+        _bytes(5, _tensor('conv2_weight', [16, 8, 3, 3], uniform(16 * 72, 72))),
+        _bytes(5, _tensor('conv2_bias', [16], uniform(16, 72))),
+        _bytes(5, _tensor('fc_weight', [10, 784], uniform(7840, 784))),
+        _bytes(5, _tensor('fc_bias', [10], uniform(10, 784))),
+        _bytes(11, _value_info('x', FLOAT, ['N', 784])),
+        _bytes(12, _value_info('logits', FLOAT, ['N', 10])),
+    ])
+    model = (_int(1, 8) + _bytes(2, 'tcc fashion_mnist.py') + _bytes(7, graph)
+             + _bytes(8, _bytes(1, '') + _int(2, 17)))
+    with open(path, 'wb') as f:
+        f.write(model)
 
 
 def write_model(path, hidden, seed):
@@ -129,7 +172,7 @@ def _write_npy(path, descr, shape, payload):
         f.write(payload)
 
 
-def convert(src, out):
+def convert(src, out, limit=0):
     for split, prefix in (('train', 'train'), ('test', 't10k')):
         d = os.path.join(out, split)
         os.makedirs(d, exist_ok=True)
@@ -137,6 +180,10 @@ def convert(src, out):
         (m,), labels = _read_idx(os.path.join(src, prefix + '-labels-idx1-ubyte.gz'))
         if n != m:
             raise SystemExit('%s: %d images but %d labels' % (src, n, m))
+        if limit and limit < n:
+            n = limit
+            pixels = pixels[:n * rows * cols]
+            labels = labels[:n]
         x = array.array('f', (p / 255.0 for p in pixels))
         y = array.array('q', list(labels))
         if sys.byteorder != 'little':
@@ -153,13 +200,17 @@ def main():
     data = sub.add_parser('data')
     data.add_argument('src')
     data.add_argument('out')
+    data.add_argument('--limit', type=int, default=0, help='keep only the first N samples of each split')
     model = sub.add_parser('model')
     model.add_argument('out')
     model.add_argument('--hidden', type=int, default=128)
     model.add_argument('--seed', type=int, default=0)
+    model.add_argument('--arch', choices=['mlp', 'cnn'], default='mlp')
     args = parser.parse_args()
     if args.command == 'data':
-        convert(args.src, args.out)
+        convert(args.src, args.out, args.limit)
+    elif args.arch == 'cnn':
+        write_cnn(args.out, args.seed)
     else:
         write_model(args.out, args.hidden, args.seed)
 

@@ -21,6 +21,9 @@ llvm_config.add_tool_substitutions(["tcc-opt", "tcc", "tcc-run", "tcc-two-artifa
 
 if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
+# Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
+if os.path.isdir("/usr/share/datasets/fashion-mnist"):
+    config.available_features.add("fashion-mnist")
 
 # The runtime's tests run tcc-run on hand-written fixture artifacts, make
 # their tensor files with python3 (standard library only), and, as in every
