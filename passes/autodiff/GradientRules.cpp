@@ -531,6 +531,60 @@ struct MaxPoolRule {
   }
 };
 
+/// layer_norm over axes [axis, rank): with xhat = (x - mean) rstd and
+/// dxhat = g scale, dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat))
+/// (means over the normalized axes); dscale = sum(g xhat), dbias = sum(g)
+/// over the leading axes.
+struct LayerNormRule {
+  LogicalResult operator()(OpBuilder &b, LayerNormOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (g[1] && !matchZero(g[1]) || g[2] && !matchZero(g[2]))
+      return op.emitOpError("gradient through the mean / inv_std_dev results is not implemented");
+    Value x = op.getInput(), scale = op.getScale();
+    RankedTensorType xt = tensorType(x);
+    int64_t rank = xt.getRank(), axis = op.getAxis();
+    if (tensorType(scale).getShape() != xt.getShape().drop_front(axis))
+      return op.emitOpError("gradient needs a scale shaped like the normalized dimensions");
+    SmallVector<int64_t> normAxes = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+    SmallVector<int64_t> leadAxes = llvm::to_vector(llvm::seq<int64_t>(0, axis));
+    SmallVector<int64_t> trailing = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+    int64_t n = 1;
+    for (int64_t a : normAxes)
+      n *= xt.getDimSize(a);
+    Value mean = expandTo(b, loc, op.getMean(), xt, normAxes);
+    Value rstd = expandTo(b, loc, op.getInvStdDev(), xt, normAxes);
+    Value xhat = mul(b, loc, sub(b, loc, x, mean), rstd);
+    Value scaleFull = BroadcastInDimOp::create(b, loc, xt, scale, b.getDenseI64ArrayAttr(trailing));
+    Value dxhat = mul(b, loc, g[0], scaleFull);
+    auto meanN = [&](Value v) {
+      Value s = expandTo(b, loc, sumKeep(b, loc, v, normAxes), xt, normAxes);
+      return mul(b, loc, s, splat(b, loc, s, 1.0 / double(n)));
+    };
+    Value inner = sub(b, loc, sub(b, loc, dxhat, meanN(dxhat)),
+                      mul(b, loc, xhat, meanN(mul(b, loc, dxhat, xhat))));
+    out.push_back(mul(b, loc, rstd, inner));
+    // Parameter gradients: sums over the leading axes, reshaped to the scale.
+    auto sumLead = [&](Value v) -> Value {
+      Value s = sumKeep(b, loc, v, leadAxes);
+      if (tensorType(s) != tensorType(scale))
+        s = ReshapeOp::create(b, loc, scale.getType(), s);
+      return s;
+    };
+    out.push_back(sumLead(mul(b, loc, g[0], xhat)));
+    if (op.getBias())
+      out.push_back(sumLead(g[0]));
+    return success();
+  }
+
+  /// A zero constant (what autodiff passes for results the loss ignores).
+  static bool matchZero(Value v) {
+    auto c = v.getDefiningOp<ConstantOp>();
+    auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+    return dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -581,5 +635,6 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<GatherOp, GatherRule>(ctx);
     attach<ConvOp, ConvRule>(ctx);
     attach<MaxPoolOp, MaxPoolRule>(ctx);
+    attach<LayerNormOp, LayerNormRule>(ctx);
   });
 }

@@ -2556,6 +2556,216 @@ func.func @check_max_pool_partial() -> i1 {
   return %ok : i1
 }
 
+func.func @f_layer_norm(%a0: tensor<3x4xf64> {tcc.param = "p0"}, %a1: tensor<4xf64> {tcc.param = "p1"}, %a2: tensor<4xf64> {tcc.param = "p2"}) -> tensor<f64> {
+  %y, %m, %r = tcc.layer_norm %a0, %a1, %a2 {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64> -> tensor<3x4xf64>, tensor<3x1xf64>, tensor<3x1xf64>
+  %wf = tcc.constant dense<[0.97625823561274472, -0.89025375216601987, 0.24741142871608579, -0.43818889944030892, 0.72974989707189475, 0.16282127427837034, 0.45346742860750666, 0.79406756330964834, 0.47686415081912048, 0.45970736599705275, -0.90940245872700287, -0.18065150321297363]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<3x4xf64>
+  %p = tcc.mul %y, %w : tensor<3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_layer_norm_grad(tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>)
+
+func.func @check_layer_norm() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[0.009066808527844028, 1.6446041569841463, 0.59675430375162763, -1.0005156110430216, 1.4319808767159126, -1.4272388251799226, 1.4134896010902751, -0.48453460707987617, -1.3832153884423986, -0.98367496774854368, -0.98114185424324196, -1.5518620431951069]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %x1f = arith.constant dense<[-0.022707086572487434, 0.99304947013234646, 0.26095716525602475, -0.39193513217692555]> : tensor<4xf64>
+  %x1 = tensor.expand_shape %x1f [[0]] output_shape [4] : tensor<4xf64> into tensor<4xf64>
+  %x2f = arith.constant dense<[-1.2298356399123826, 0.20449848055854636, 1.7068621296064839, 0.68150651816892438]> : tensor<4xf64>
+  %x2 = tensor.expand_shape %x2f [[0]] output_shape [4] : tensor<4xf64> into tensor<4xf64>
+  %loss, %g0, %g1, %g2 = call @f_layer_norm_grad(%x0, %x1, %x2) : (tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_layer_norm(%xp, %x1, %x2) : (tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_layer_norm(%xm, %x1, %x2) : (tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0]] : tensor<4xf64> into tensor<4xf64>
+  %n1 = arith.constant 4 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<4xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<4xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [4] : tensor<4xf64> into tensor<4xf64>
+    %lp_t = func.call @f_layer_norm(%x0, %xp, %x2) : (tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<4xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [4] : tensor<4xf64> into tensor<4xf64>
+    %lm_t = func.call @f_layer_norm(%x0, %xm, %x2) : (tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<4xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf2 = tensor.collapse_shape %g2 [[0]] : tensor<4xf64> into tensor<4xf64>
+  %n2 = arith.constant 4 : index
+  %err2 = scf.for %i = %c0 to %n2 step %c1 iter_args(%m = %err1) -> f64 {
+    %v = tensor.extract %x2f[%i] : tensor<4xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x2f[%i] : tensor<4xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [4] : tensor<4xf64> into tensor<4xf64>
+    %lp_t = func.call @f_layer_norm(%x0, %x1, %xp) : (tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x2f[%i] : tensor<4xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [4] : tensor<4xf64> into tensor<4xf64>
+    %lm_t = func.call @f_layer_norm(%x0, %x1, %xm) : (tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf2[%i] : tensor<4xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err2, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_layer_norm_2d(%a0: tensor<2x3x4xf64> {tcc.param = "p0"}, %a1: tensor<3x4xf64> {tcc.param = "p1"}, %a2: tensor<3x4xf64> {tcc.param = "p2"}) -> tensor<f64> {
+  %y, %m, %r = tcc.layer_norm %a0, %a1, %a2 {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64> -> tensor<2x3x4xf64>, tensor<2x1x1xf64>, tensor<2x1x1xf64>
+  %wf = tcc.constant dense<[-0.91466766265635258, -0.5090105581691271, -0.47903438387307484, 0.056543813727447878, 0.38082404267775383, -0.24200002841169788, 0.38158738903478451, 0.070710044179726816, -0.51512039184682235, -0.016008499376363838, -0.053406234549830733, -0.69258055328562729, -0.76420312487716746, -0.61498657961215031, -0.033798334460249491, -0.17899516438886587, 0.42040929218732059, 0.40635008302179743, 0.85811710274106501, 0.57576393129230441, -0.66584437616066716, 0.25646322099581709, 0.95062466149184099, 0.3864885542596963]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<2x3x4xf64>
+  %p = tcc.mul %y, %w : tensor<2x3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<2x3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_layer_norm_2d_grad(tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> (tensor<f64>, tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>)
+
+func.func @check_layer_norm_2d() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.9097002654262236, -0.64559160277154337, 1.6943262027712325, 0.90604365825428745, 0.1010291484894692, 0.64194003757093432, -1.6604891145586271, -0.48048528238632882, -0.68981604064799029, 1.873475725021498, -0.59476686793296851, 1.3711409960072842, 0.63850819358157507, -1.3903175819774676, 1.805692163092381, -1.8808951994085761, -0.66146811958121576, 1.9604346389706677, -1.2347220288455052, -0.23833778350126789, -0.49203857871081746, 0.6324435049060968, 1.0174545850139851, -0.33527595130854904]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [2, 3, 4] : tensor<24xf64> into tensor<2x3x4xf64>
+  %x1f = arith.constant dense<[-0.32651628704028957, 0.61759345918010267, -1.001041138294585, -1.456375191701401, 1.2612861629115293, -0.16445257018956916, 0.49266695606374089, 0.35285856661088522, 0.26114389181209674, -1.0062147158486132, -1.2842719993895289, -1.4479888630989697]> : tensor<12xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %x2f = arith.constant dense<[-0.5941983405821154, -1.0938700109450674, 0.98434068991578583, 0.26685373642200938, -0.071358573731774566, 1.6965611336027298, -0.64444428111051, -0.87245034313750658, 1.2421521624452319, -0.94064147103655626, 0.59681666942015932, -1.408478168377822]> : tensor<12xf64>
+  %x2 = tensor.expand_shape %x2f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %loss, %g0, %g1, %g2 = call @f_layer_norm_2d_grad(%x0, %x1, %x2) : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> (tensor<f64>, tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<2x3x4xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 4] : tensor<24xf64> into tensor<2x3x4xf64>
+    %lp_t = func.call @f_layer_norm_2d(%xp, %x1, %x2) : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 4] : tensor<24xf64> into tensor<2x3x4xf64>
+    %lm_t = func.call @f_layer_norm_2d(%xm, %x1, %x2) : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n1 = arith.constant 12 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_layer_norm_2d(%x0, %xp, %x2) : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_layer_norm_2d(%x0, %xm, %x2) : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf2 = tensor.collapse_shape %g2 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n2 = arith.constant 12 : index
+  %err2 = scf.for %i = %c0 to %n2 step %c1 iter_args(%m = %err1) -> f64 {
+    %v = tensor.extract %x2f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x2f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_layer_norm_2d(%x0, %x1, %xp) : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x2f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_layer_norm_2d(%x0, %x1, %xm) : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf2[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err2, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -2564,7 +2774,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.97625823561274472, -0.89025375216601987, 0.24741142871608579, -0.43818889944030892, 0.72974989707189475, 0.16282127427837034, 0.45346742860750666, 0.79406756330964834]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.081496895635750244, 0.29401136206795808, 0.89262267199755407, 0.95868021064704889, -0.11394802018211836, -0.35375540175407005, 0.18430805235660297, -0.25077076176391655]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -2581,13 +2791,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[0.95372830163824096, 0.91941473199410551, -1.8188049174540057, -0.36130300642594726, 0.009066808527844028, 1.6446041569841463, 0.59675430375162763, -1.0005156110430216, 1.4319808767159126, -1.4272388251799226, 1.4134896010902751, -0.48453460707987617]> : tensor<12xf64>
+  %x0f = arith.constant dense<[0.51538416932364228, -1.0870050063751462, -0.42557023284070983, 0.52844868194979266, 1.4452330953698826, 1.702580219552114, 1.9516356206918495, 0.43591028346875094, -0.62997605453125649, 1.77186461888143, 0.44743088367169159, -1.730192305355104]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[-1.3832153884423986, -0.98367496774854368, -0.98114185424324196, -1.5518620431951069, -0.022707086572487434, 0.99304947013234646, 0.26095716525602475, -0.39193513217692555, -1.2298356399123826, 0.20449848055854636, 1.7068621296064839, 0.68150651816892438, -1.8293353253127052, -1.0180211163382542, -0.95806876774614969]> : tensor<15xf64>
+  %x1f = arith.constant dense<[-1.9086911242209474, -0.77505879645101761, -1.1569314542322724, -1.4531802026285265, -1.5211137177907061, 1.9957439756014206, 0.10199631238701823, 0.28019480127857932, 1.6497933999953256, -1.8222072232392321, 0.58848076807376204, -0.50806586357174366, 0.67092874996538399, -0.39778889968706466, 1.3620963040020091]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[0.11308762745489576, 0.76164808535550765, -0.48400005682339575, 0.76317477806956902, 0.14142008835945363]> : tensor<5xf64>
+  %x2f = arith.constant dense<[-0.41906608216384855, -1.7651321130413105, -1.7727716666684867, -0.88876242290025242, 0.11474511094691575]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[-1.0302407836936447, -0.032016998752727677, -0.10681246909966147, -1.3851611065712546, -1.5284062497543349, -1.2299731592243006, -0.067596668920498981, -0.35799032877773174, 0.84081858437464119, 0.81270016604359485]> : tensor<10xf64>
+  %x3f = arith.constant dense<[-0.77500651783283292, 0.6885930396676665, 1.6393064108927788, -0.50493746127255301, -1.3373019572388993, 0.0005826933065540274, 0.5031924332392097, 1.7180026420336758, 1.1024725107855242, 0.19362200190213796]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -2821,6 +3031,12 @@ func.func @main() {
   %ok_max_pool_partial = call @check_max_pool_partial() : () -> i1
   vector.print str "max_pool_partial "
   vector.print %ok_max_pool_partial : i1
+  %ok_layer_norm = call @check_layer_norm() : () -> i1
+  vector.print str "layer_norm "
+  vector.print %ok_layer_norm : i1
+  %ok_layer_norm_2d = call @check_layer_norm_2d() : () -> i1
+  vector.print str "layer_norm_2d "
+  vector.print %ok_layer_norm_2d : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -2869,4 +3085,6 @@ func.func @main() {
 // CHECK-NEXT: conv1d 1
 // CHECK-NEXT: max_pool 1
 // CHECK-NEXT: max_pool_partial 1
+// CHECK-NEXT: layer_norm 1
+// CHECK-NEXT: layer_norm_2d 1
 // CHECK-NEXT: mlp 1

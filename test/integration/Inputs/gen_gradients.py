@@ -133,6 +133,11 @@ def cases():
         '%y = tcc.max_pool %a0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<1x2x4x6xf64> -> tensor<1x2x2x3xf64>'], [1, 2, 2, 3]
     yield 'max_pool_partial', [([2, 1, 7, 5], sym)], [
         '%y = tcc.max_pool %a0 {kernel = array<i64: 3, 2>, strides = array<i64: 3, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x1x7x5xf64> -> tensor<2x1x2x2xf64>'], [2, 1, 2, 2]
+    # layer norm over the last axis, and over the last two, with scale and bias.
+    yield 'layer_norm', [([3, 4], sym), ([4], sym), ([4], sym)], [
+        '%y, %m, %r = tcc.layer_norm %a0, %a1, %a2 {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64> -> tensor<3x4xf64>, tensor<3x1xf64>, tensor<3x1xf64>'], [3, 4]
+    yield 'layer_norm_2d', [([2, 3, 4], sym), ([3, 4], sym), ([3, 4], sym)], [
+        '%y, %m, %r = tcc.layer_norm %a0, %a1, %a2 {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64> -> tensor<2x3x4xf64>, tensor<2x1x1xf64>, tensor<2x1x1xf64>'], [2, 3, 4]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
