@@ -585,6 +585,49 @@ struct LayerNormRule {
   }
 };
 
+/// batch_norm_training over axes {0, 2, 3, ...} per channel (axis 1), with
+/// batch statistics: dx = scale rstd (g - mean(g) - xhat mean(g xhat)),
+/// dscale = sum(g xhat), dbias = sum(g). The statistics results feed only
+/// the running-statistics update, which carries no gradient.
+struct BatchNormTrainingRule {
+  LogicalResult operator()(OpBuilder &b, BatchNormTrainingOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if ((g[1] && !LayerNormRule::matchZero(g[1])) || (g[2] && !LayerNormRule::matchZero(g[2])))
+      return op.emitOpError("gradient through the batch statistics results is not implemented");
+    Value x = op.getInput();
+    RankedTensorType xt = tensorType(x);
+    SmallVector<int64_t> axes = {0};
+    int64_t n = xt.getDimSize(0);
+    for (int64_t d = 2; d < xt.getRank(); ++d) {
+      axes.push_back(d);
+      n *= xt.getDimSize(d);
+    }
+    auto perChannel = [&](Value v) -> Value { // [C] -> x's shape
+      return BroadcastInDimOp::create(b, loc, xt, v, b.getDenseI64ArrayAttr({1}));
+    };
+    Value var = op.getBatchVariance();
+    Value rstd = RsqrtOp::create(
+        b, loc, add(b, loc, var, splat(b, loc, var, op.getEpsilon().convertToDouble())));
+    Value rstdFull = perChannel(rstd);
+    Value xhat = mul(b, loc, sub(b, loc, x, perChannel(op.getBatchMean())), rstdFull);
+    auto sumC = [&](Value v) -> Value { // x's shape -> [C]
+      Value s = sumKeep(b, loc, v, axes);
+      return ReshapeOp::create(b, loc, op.getScale().getType(), s);
+    };
+    auto meanC = [&](Value v) {
+      Value m = perChannel(sumC(v));
+      return mul(b, loc, m, splat(b, loc, m, 1.0 / double(n)));
+    };
+    Value inner = sub(b, loc, sub(b, loc, g[0], meanC(g[0])),
+                      mul(b, loc, xhat, meanC(mul(b, loc, g[0], xhat))));
+    out.push_back(mul(b, loc, mul(b, loc, perChannel(op.getScale()), rstdFull), inner));
+    out.push_back(sumC(mul(b, loc, g[0], xhat)));
+    out.push_back(sumC(g[0]));
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -636,5 +679,6 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ConvOp, ConvRule>(ctx);
     attach<MaxPoolOp, MaxPoolRule>(ctx);
     attach<LayerNormOp, LayerNormRule>(ctx);
+    attach<BatchNormTrainingOp, BatchNormTrainingRule>(ctx);
   });
 }

@@ -2766,6 +2766,111 @@ func.func @check_layer_norm_2d() -> i1 {
   return %ok : i1
 }
 
+func.func @f_batch_norm_training(%a0: tensor<3x2x2x3xf64> {tcc.param = "p0"}, %a1: tensor<2xf64> {tcc.param = "p1"}, %a2: tensor<2xf64> {tcc.param = "p2"}) -> tensor<f64> {
+  %y, %m, %v = tcc.batch_norm_training %a0, %a1, %a2 {epsilon = 1.0e-05 : f64} : tensor<3x2x2x3xf64>, tensor<2xf64>
+  %wf = tcc.constant dense<[0.081496895635750244, 0.29401136206795808, 0.89262267199755407, 0.95868021064704889, -0.11394802018211836, -0.35375540175407005, 0.18430805235660297, -0.25077076176391655, 0.25769208466182114, -0.54350250318757309, -0.21278511642035491, 0.26422434097489633, 0.72261654768494132, 0.85129010977605701, 0.97581781034592474, 0.21795514173437547, -0.31498802726562825, 0.88593230944071499, 0.2237154418358458, -0.86509615267755202, -0.95434556211047372, -0.3875293982255088, -0.5784657271161362, -0.72659010131426327, -0.76055685889535307, 0.99787198780071029, 0.050998156193509114, 0.14009740063928966, 0.8248966999976628, -0.91110361161961606, 0.29424038403688102, -0.25403293178587183, 0.33546437498269199, -0.19889444984353233, 0.68104815200100455, -0.20953304108192428]> : tensor<36xf64>
+  %w = tcc.reshape %wf : tensor<36xf64> -> tensor<3x2x2x3xf64>
+  %p = tcc.mul %y, %w : tensor<3x2x2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<3x2x2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_batch_norm_training_grad(tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<f64>, tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>)
+
+func.func @check_batch_norm_training() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.7651321130413105, -1.7727716666684867, -0.88876242290025242, 0.11474511094691575, -0.77500651783283292, 0.6885930396676665, 1.6393064108927788, -0.50493746127255301, -1.3373019572388993, 0.0005826933065540274, 0.5031924332392097, 1.7180026420336758, 1.1024725107855242, 0.19362200190213796, 1.0191768275176258, -0.16878969582846759, -1.2726367104426672, -1.4804309026424392, 1.5299293807770304, 1.4597435600064186, -0.5756815205153849, 1.3185475327858036, -1.9839401507557746, -0.82579868929459721, 1.3772843630286187, -1.7465978386474355, 0.56160878013421334, -1.01382332254469, -0.58408685313128306, 1.5448734589755615, 0.24790881477106508, -0.12902730063307644, 0.62231396851764753, 1.552144105420469, -0.60004473883685172, -1.5569787458204081]> : tensor<36xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+  %x1f = arith.constant dense<[1.8508485277077398, 0.86307840804018943]> : tensor<2xf64>
+  %x1 = tensor.expand_shape %x1f [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+  %x2f = arith.constant dense<[-0.046829784759469639, 0.11308172090405089]> : tensor<2xf64>
+  %x2 = tensor.expand_shape %x2f [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+  %loss, %g0, %g1, %g2 = call @f_batch_norm_training_grad(%x0, %x1, %x2) : (tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<f64>, tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<3x2x2x3xf64> into tensor<36xf64>
+  %n0 = arith.constant 36 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+    %lp_t = func.call @f_batch_norm_training(%xp, %x1, %x2) : (tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+    %lm_t = func.call @f_batch_norm_training(%xm, %x1, %x2) : (tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0]] : tensor<2xf64> into tensor<2xf64>
+  %n1 = arith.constant 2 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<2xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<2xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lp_t = func.call @f_batch_norm_training(%x0, %xp, %x2) : (tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<2xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lm_t = func.call @f_batch_norm_training(%x0, %xm, %x2) : (tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<2xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf2 = tensor.collapse_shape %g2 [[0]] : tensor<2xf64> into tensor<2xf64>
+  %n2 = arith.constant 2 : index
+  %err2 = scf.for %i = %c0 to %n2 step %c1 iter_args(%m = %err1) -> f64 {
+    %v = tensor.extract %x2f[%i] : tensor<2xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x2f[%i] : tensor<2xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lp_t = func.call @f_batch_norm_training(%x0, %x1, %xp) : (tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x2f[%i] : tensor<2xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lm_t = func.call @f_batch_norm_training(%x0, %x1, %xm) : (tensor<3x2x2x3xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf2[%i] : tensor<2xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err2, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -2774,7 +2879,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.081496895635750244, 0.29401136206795808, 0.89262267199755407, 0.95868021064704889, -0.11394802018211836, -0.35375540175407005, 0.18430805235660297, -0.25077076176391655]> : tensor<8xf64>
+  %wf = tcc.constant dense<[-0.28285889262789299, -0.85654349101564797, -0.30084215600953668, -0.38026837134104596, -0.66715838581159703, -0.40941136548892243, 0.52806852989906816, -0.50591809187088232]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -2791,13 +2896,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[0.51538416932364228, -1.0870050063751462, -0.42557023284070983, 0.52844868194979266, 1.4452330953698826, 1.702580219552114, 1.9516356206918495, 0.43591028346875094, -0.62997605453125649, 1.77186461888143, 0.44743088367169159, -1.730192305355104]> : tensor<12xf64>
+  %x0f = arith.constant dense<[-0.013979520710273974, 0.40000693675578525, -0.47918064469571719, 0.24394076658660424, 0.0096349344722246322, 0.65961242264533348, -1.1578636639009607, -1.2565261210020093, -0.45835688911840311, -0.095986113006905072, 1.0850476218537186, 1.9931562293882625]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[-1.9086911242209474, -0.77505879645101761, -1.1569314542322724, -1.4531802026285265, -1.5211137177907061, 1.9957439756014206, 0.10199631238701823, 0.28019480127857932, 1.6497933999953256, -1.8222072232392321, 0.58848076807376204, -0.50806586357174366, 0.67092874996538399, -0.39778889968706466, 1.3620963040020091]> : tensor<15xf64>
+  %x1f = arith.constant dense<[-0.023810860537436085, 1.6284250209015712, -0.794813322192645, 0.99113726874564501, -0.42626447123532696, -1.9293134148861286, -0.02711895504669215, 1.3054690654870766, 1.7577640330740838, 1.7839341578515597, 1.240080600478541, 0.3858483237989323, -1.6107788990906808, 0.1538896270516652, -0.10673816477237441]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[-0.41906608216384855, -1.7651321130413105, -1.7727716666684867, -0.88876242290025242, 0.11474511094691575]> : tensor<5xf64>
+  %x2f = arith.constant dense<[-1.9202844100779082, -0.36909136660284592, -0.9387303031239056, -0.87270974602261564, -0.41252090505619954]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[-0.77500651783283292, 0.6885930396676665, 1.6393064108927788, -0.50493746127255301, -1.3373019572388993, 0.0005826933065540274, 0.5031924332392097, 1.7180026420336758, 1.1024725107855242, 0.19362200190213796]> : tensor<10xf64>
+  %x3f = arith.constant dense<[-1.3790481488908517, 1.8609773777331844, 0.22189921097026799, 0.82283339198092786, 0.91859967470401527, 0.4686431852077626, 0.68674672111146373, 1.6257830889789968, -0.30509567432080376, -1.3015264961906468]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -3037,6 +3142,9 @@ func.func @main() {
   %ok_layer_norm_2d = call @check_layer_norm_2d() : () -> i1
   vector.print str "layer_norm_2d "
   vector.print %ok_layer_norm_2d : i1
+  %ok_batch_norm_training = call @check_batch_norm_training() : () -> i1
+  vector.print str "batch_norm_training "
+  vector.print %ok_batch_norm_training : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -3087,4 +3195,5 @@ func.func @main() {
 // CHECK-NEXT: max_pool_partial 1
 // CHECK-NEXT: layer_norm 1
 // CHECK-NEXT: layer_norm_2d 1
+// CHECK-NEXT: batch_norm_training 1
 // CHECK-NEXT: mlp 1

@@ -138,6 +138,9 @@ def cases():
         '%y, %m, %r = tcc.layer_norm %a0, %a1, %a2 {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<3x4xf64>, tensor<4xf64>, tensor<4xf64> -> tensor<3x4xf64>, tensor<3x1xf64>, tensor<3x1xf64>'], [3, 4]
     yield 'layer_norm_2d', [([2, 3, 4], sym), ([3, 4], sym), ([3, 4], sym)], [
         '%y, %m, %r = tcc.layer_norm %a0, %a1, %a2 {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64> -> tensor<2x3x4xf64>, tensor<2x1x1xf64>, tensor<2x1x1xf64>'], [2, 3, 4]
+    # batch norm with batch statistics (training mode), channels on axis 1.
+    yield 'batch_norm_training', [([3, 2, 2, 3], sym), ([2], sym), ([2], sym)], [
+        '%y, %m, %v = tcc.batch_norm_training %a0, %a1, %a2 {epsilon = 1.0e-05 : f64} : tensor<3x2x2x3xf64>, tensor<2xf64>'], [3, 2, 2, 3]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
