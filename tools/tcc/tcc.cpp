@@ -12,6 +12,7 @@
 #include "compiler/Registration.h"
 #include "compiler/cpu/ArtifactWriter.h"
 #include "compiler/cpu/CpuPipeline.h"
+#include "frontend/onnx/OnnxExport.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "runtime/checkpoint/safetensors.h"
 #include "runtime/data/host_tensor.h"
@@ -262,7 +263,51 @@ static void printDiagnostic(Diagnostic &diag) {
   std::exit(1);
 }
 
+/// `tcc export MODEL --weights FILE -o OUT`: the model with trained weights.
+static int exportMain(int argc, char **argv) {
+  std::string model, weights, out;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *what) -> std::string {
+      if (i + 1 >= argc)
+        fail(llvm::Twine("export: ") + what + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--weights")
+      weights = value("--weights");
+    else if (arg.rfind("--weights=", 0) == 0)
+      weights = arg.substr(10);
+    else if (arg == "-o")
+      out = value("-o");
+    else if (arg == "--help" || arg == "-h") {
+      llvm::outs() << "usage: tcc export MODEL.onnx --weights WEIGHTS.safetensors -o OUT.onnx\n"
+                      "Writes MODEL with its initializers replaced by the trained values\n"
+                      "(tcc-run --save, or a checkpoint: its optimizer state is ignored).\n";
+      return 0;
+    } else if (!arg.empty() && arg[0] == '-')
+      fail("export: unknown option " + arg);
+    else if (model.empty())
+      model = arg;
+    else
+      fail("export: unexpected argument '" + arg + "'");
+  }
+  if (model.empty() || weights.empty() || out.empty())
+    fail("usage: tcc export MODEL.onnx --weights WEIGHTS.safetensors -o OUT.onnx");
+  tcc::ExportSummary summary;
+  std::string error;
+  if (!tcc::exportTrainedModel(model, weights, out, summary, error))
+    fail(error);
+  llvm::errs() << "tcc: wrote " << out << " with " << summary.replaced
+               << " trained initializer(s)";
+  if (!summary.untouched.empty())
+    llvm::errs() << "; kept as they were: " << summary.untouched;
+  llvm::errs() << "\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && llvm::StringRef(argv[1]) == "export")
+    return exportMain(argc, argv);
   llvm::InitLLVM init(argc, argv);
   // Internal failures end like any other error: a message and exit status 1.
   llvm::install_fatal_error_handler(
