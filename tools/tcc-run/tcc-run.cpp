@@ -515,6 +515,19 @@ void readSamples(DataSet &set, const std::string &dir, const tcc_tensor_info &t,
         " holds " + std::to_string(set.samples));
   if (set.batch >= 0 && t.shape[0] != set.batch)
     die(model + ": the inputs disagree on the batch size");
+  // Bad data stops here, not as a NaN loss (or silently wrong weights) later.
+  size_t elements = s.data.bytes.size() / tcc::rt::dtypeSize(s.data.dtype);
+  auto badFloat = [&](auto *values) {
+    for (size_t i = 0; i < elements; ++i)
+      if (!std::isfinite(double(values[i])))
+        die(file + ": value " + std::to_string(double(values[i])) + " at sample " +
+            std::to_string(i / (elements / size_t(std::max<int64_t>(s.data.shape[0], 1)))) +
+            " is not finite");
+  };
+  if (s.data.dtype == TCC_DTYPE_F32)
+    badFloat(reinterpret_cast<const float *>(s.data.bytes.data()));
+  else if (s.data.dtype == TCC_DTYPE_F64)
+    badFloat(reinterpret_cast<const double *>(s.data.bytes.data()));
   set.samples = s.data.shape[0];
   set.batch = t.shape[0];
   set.firstFile = file;
@@ -605,6 +618,34 @@ double learningRate(const Options &o, long step) {
 volatile std::sig_atomic_t interrupted = 0;
 extern "C" void onInterrupt(int) { interrupted = 1; }
 
+/// Integer labels (the input y) must name a class of the model's output:
+/// [0, classes), classes being the last dimension of infer's first output.
+void checkLabels(tcc_artifact_t artifact, const DataSet &set, const Options &o) {
+  int32_t entryIndex;
+  if (tcc_artifact_find_entry(artifact, "infer", &entryIndex) != TCC_OK)
+    return;
+  tcc_entry_info entry;
+  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
+  int64_t classes = -1;
+  for (int32_t k = 0; k < entry.num_tensors && classes < 0; ++k) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
+    if (t.role == TCC_ROLE_OUTPUT && t.rank >= 1)
+      classes = t.shape[t.rank - 1];
+  }
+  for (const Samples &s : set.inputs) {
+    if (s.name != "y" || s.data.dtype != TCC_DTYPE_I64 || classes <= 0)
+      continue;
+    const int64_t *y = reinterpret_cast<const int64_t *>(s.data.bytes.data());
+    size_t n = s.data.bytes.size() / sizeof(int64_t);
+    for (size_t i = 0; i < n; ++i)
+      if (y[i] < 0 || y[i] >= classes)
+        die(o.dataDir + "/y.npy: label " + std::to_string(y[i]) + " at position " +
+            std::to_string(i) + " is not a class of the model's " + std::to_string(classes) +
+            " outputs [0, " + std::to_string(classes) + ")");
+  }
+}
+
 /// Runs `train_step` for o.steps steps over the samples in o.dataDir.
 void train(tcc_artifact_t artifact, const Options &o) {
   int32_t entryIndex;
@@ -643,6 +684,7 @@ void train(tcc_artifact_t artifact, const Options &o) {
     die(o.model + ": train_step lacks the 'lr' input or the 'loss' output");
   if (set.inputs.empty())
     die(o.model + ": train_step has no data inputs");
+  checkLabels(artifact, set, o);
   int64_t samples = set.samples, batch = set.batch;
   if (samples < batch)
     die(set.firstFile + ": holds " + std::to_string(samples) + " samples, fewer than one batch of " +
