@@ -173,9 +173,17 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("loss")));
     lossFn.setAllResultAttrs(ArrayRef<DictionaryAttr>{lossAttrs});
 
+    // Batch norms in training mode with running statistics among the
+    // parameters: those are not trained but updated by the step.
+    DenseSet<unsigned> runningStats;
+    lossFn.walk([&](BatchNormTrainingOp bn) {
+      if (auto stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats"))
+        for (int64_t a : stats.asArrayRef())
+          runningStats.insert(unsigned(a));
+    });
     SmallVector<unsigned> params;
     for (unsigned i = 0; i < lossFn.getNumArguments(); ++i)
-      if (lossFn.getArgAttr(i, "tcc.param") &&
+      if (lossFn.getArgAttr(i, "tcc.param") && !runningStats.contains(i) &&
           isa<FloatType>(cast<RankedTensorType>(lossFn.getArgument(i).getType()).getElementType()))
         params.push_back(i);
     if (params.empty()) {
@@ -316,6 +324,30 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       update(m1, name + ".exp_avg");
       update(v1, name + ".exp_avg_sq");
     }
+    // Running statistics, as PyTorch updates them: r = m r + (1 - m) batch,
+    // with the unbiased batch variance (ONNX's momentum m = 1 - PyTorch's).
+    SmallVector<BatchNormTrainingOp> norms;
+    step.walk([&](BatchNormTrainingOp bn) {
+      if (bn->hasAttr("tcc.running_stats"))
+        norms.push_back(bn);
+    });
+    for (BatchNormTrainingOp bn : norms) {
+      ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
+      double m = bn->getAttrOfType<FloatAttr>("tcc.momentum").getValueAsDouble();
+      RankedTensorType xt = tensorType(bn.getInput());
+      int64_t n = xt.getNumElements() / xt.getDimSize(1);
+      Value batchStats[2] = {bn.getBatchMean(), bn.getBatchVariance()};
+      for (int k = 0; k < 2; ++k) {
+        Value running = stepBody.getArgument(unsigned(stats[k]));
+        auto rt = tensorType(running);
+        Value stat = batchStats[k];
+        if (k == 1 && n > 1)
+          stat = MulOp::create(sb, loc, stat, splat(sb, loc, rt, double(n) / double(n - 1)));
+        Value next = AddOp::create(sb, loc, MulOp::create(sb, loc, running, splat(sb, loc, rt, m)),
+                                   MulOp::create(sb, loc, stat, splat(sb, loc, rt, 1 - m)));
+        update(next, step.getArgAttrOfType<StringAttr>(unsigned(stats[k]), "tcc.param").getValue());
+      }
+    }
     results.push_back(gradNorm);
     resultAttrs.push_back(
         mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("grad_norm"))));
@@ -326,6 +358,25 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       types.push_back(v.getType());
     step.setFunctionType(FunctionType::get(ctx, step.getArgumentTypes(), types));
     step.setAllResultAttrs(resultAttrs);
+
+    // The inference entry normalizes with the running statistics (PyTorch's
+    // eval mode) instead of the batch's.
+    SmallVector<BatchNormTrainingOp> forwardNorms;
+    forward.walk([&](BatchNormTrainingOp bn) {
+      if (bn->hasAttr("tcc.running_stats") && bn.getBatchMean().use_empty() &&
+          bn.getBatchVariance().use_empty())
+        forwardNorms.push_back(bn);
+    });
+    for (BatchNormTrainingOp bn : forwardNorms) {
+      ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
+      OpBuilder fb(bn);
+      Value y = BatchNormInferenceOp::create(
+          fb, bn.getLoc(), bn.getResult().getType(), bn.getInput(), bn.getScale(), bn.getBias(),
+          forward.getArgument(unsigned(stats[0])), forward.getArgument(unsigned(stats[1])),
+          bn.getEpsilonAttr());
+      bn.getResult().replaceAllUsesWith(y);
+      bn.erase();
+    }
   }
 };
 

@@ -80,9 +80,11 @@ def _node(op, inputs, outputs, name, ints=(), lists=()):
     return msg
 
 
-def write_cnn(path, seed):
+def write_cnn(path, seed, batch_norm=False):
     """x [N, 784] -> [N, 1, 28, 28] -> Conv 8 3x3 pad 1 -> Relu -> MaxPool 2
-    -> Conv 16 3x3 pad 1 -> Relu -> MaxPool 2 -> Flatten -> Gemm 784 -> 10."""
+    -> Conv 16 3x3 pad 1 -> Relu -> MaxPool 2 -> Flatten -> Gemm 784 -> 10;
+    with BATCH_NORM a BatchNormalization in training mode (batch statistics,
+    running statistics as initializers, momentum 0.9) after each Conv."""
     rng = random.Random(seed)
 
     def uniform(n, fan_in):
@@ -93,13 +95,30 @@ def write_cnn(path, seed):
         'Conv', [i, w, b], [y], name, lists=[('kernel_shape', [3, 3]), ('pads', [1, 1, 1, 1])])
     pool = lambda i, y, name: _node('MaxPool', [i], [y], name,
                                     lists=[('kernel_shape', [2, 2]), ('strides', [2, 2])])
+    def norm(i, channels, name):
+        if not batch_norm:
+            return [], i
+        out = i + '_bn'
+        node = _node('BatchNormalization', [i] + ['%s_%s' % (name, p) for p in
+                                                 ('scale', 'bias', 'running_mean', 'running_var')],
+                     [out], name, ints=[('training_mode', 1)])
+        inits = [_bytes(5, _tensor(name + '_scale', [channels], [1.0] * channels)),
+                 _bytes(5, _tensor(name + '_bias', [channels], [0.0] * channels)),
+                 _bytes(5, _tensor(name + '_running_mean', [channels], [0.0] * channels)),
+                 _bytes(5, _tensor(name + '_running_var', [channels], [1.0] * channels))]
+        return [_bytes(1, node)] + inits, out
+
+    bn1, c1 = norm('c1', 8, 'bn1')
+    bn2, c2 = norm('c2', 16, 'bn2')
     graph = b''.join([
         _bytes(1, _node('Reshape', ['x', 'image_shape'], ['img'], 'to_image')),
         _bytes(1, conv('img', 8, 'conv1_weight', 'conv1_bias', 'c1', 'conv1')),
-        _bytes(1, _node('Relu', ['c1'], ['r1'], 'relu1')),
+        *bn1,
+        _bytes(1, _node('Relu', [c1], ['r1'], 'relu1')),
         _bytes(1, pool('r1', 'p1', 'pool1')),
         _bytes(1, conv('p1', 16, 'conv2_weight', 'conv2_bias', 'c2', 'conv2')),
-        _bytes(1, _node('Relu', ['c2'], ['r2'], 'relu2')),
+        *bn2,
+        _bytes(1, _node('Relu', [c2], ['r2'], 'relu2')),
         _bytes(1, pool('r2', 'p2', 'pool2')),
         _bytes(1, _node('Flatten', ['p2'], ['f'], 'flatten')),
         _bytes(1, _node('Gemm', ['f', 'fc_weight', 'fc_bias'], ['logits'], 'fc', ints=[('transB', 1)])),
@@ -205,12 +224,12 @@ def main():
     model.add_argument('out')
     model.add_argument('--hidden', type=int, default=128)
     model.add_argument('--seed', type=int, default=0)
-    model.add_argument('--arch', choices=['mlp', 'cnn'], default='mlp')
+    model.add_argument('--arch', choices=['mlp', 'cnn', 'cnn-bn'], default='mlp')
     args = parser.parse_args()
     if args.command == 'data':
         convert(args.src, args.out, args.limit)
-    elif args.arch == 'cnn':
-        write_cnn(args.out, args.seed)
+    elif args.arch in ('cnn', 'cnn-bn'):
+        write_cnn(args.out, args.seed, batch_norm=args.arch == 'cnn-bn')
     else:
         write_model(args.out, args.hidden, args.seed)
 

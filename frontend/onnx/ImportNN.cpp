@@ -1163,6 +1163,19 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
   if (!bn)
     return failure();
   double momentum = ctx.getFloat("momentum", 0.9);
+  // Running statistics that are parameters (initializers): the training
+  // step updates them and the inference entry normalizes with them
+  // (tcc-build-train-step reads these attributes).
+  auto argOf = [](Value v) -> int64_t {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg ? int64_t(arg.getArgNumber()) : -1;
+  };
+  if (argOf(in[3]) >= 0 && argOf(in[4]) >= 0 && ctx.elementType(in[3]) == et &&
+      ctx.elementType(in[4]) == et) {
+    bn->setAttr("tcc.running_stats",
+                ctx.b.getDenseI64ArrayAttr({argOf(in[3]), argOf(in[4])}));
+    bn->setAttr("tcc.momentum", ctx.b.getF64FloatAttr(momentum));
+  }
   auto update = [&](Value running, Value batch) {
     batch = ctx.cast(batch, ctx.elementType(running));
     return add(ctx, mulScalar(ctx, running, momentum),

@@ -21,3 +21,27 @@ func.func @forward(%x: tensor<4x2xf32> {tcc.input = "x"}, %w: tensor<2x3xf32> {t
   %p = tcc.matmul %x, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
   return %p : tensor<4x3xf32>
 }
+
+// -----
+
+// A batch norm in training mode whose running statistics are parameters:
+// they are not trained (no gradient, no optimizer update) but updated as
+// PyTorch does, r = 0.9 r + 0.1 batch, with the unbiased variance (n = 2 * 3
+// = 6 values per channel: factor 6/5); the inference entry normalizes with
+// them.
+// CHECK-LABEL: func.func @forward
+// CHECK: tcc.batch_norm_inference %{{.*}}, %{{.*}}, %{{.*}}, %arg3, %arg4
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: tensor<2xf32> {tcc.update = "scale"}, tensor<2xf32> {tcc.update = "bias"}, tensor<2xf32> {tcc.update = "running_mean"}, tensor<2xf32> {tcc.update = "running_var"}
+// CHECK-DAG: %[[UNBIASED:.*]] = tcc.constant dense<1.200000e+00> : tensor<2xf32>
+// CHECK-DAG: %[[KEEP:.*]] = tcc.constant dense<0.899999976> : tensor<2xf32>
+// CHECK: %{{.*}}, %[[M:.*]], %[[V:.*]] = tcc.batch_norm_training
+// CHECK-DAG: tcc.mul %[[V]], %[[UNBIASED]] : tensor<2xf32>
+// CHECK-DAG: tcc.mul %arg4, %[[KEEP]] : tensor<2xf32>
+// CHECK-DAG: tcc.mul %arg3, %[[KEEP]] : tensor<2xf32>
+func.func @forward(%x: tensor<2x2x3xf32> {tcc.input = "x"}, %s: tensor<2xf32> {tcc.param = "scale"},
+                   %b: tensor<2xf32> {tcc.param = "bias"}, %rm: tensor<2xf32> {tcc.param = "running_mean"},
+                   %rv: tensor<2xf32> {tcc.param = "running_var"}) -> (tensor<2x2x3xf32> {tcc.output = "y"}) {
+  %y, %m, %v = tcc.batch_norm_training %x, %s, %b {epsilon = 1.0e-05 : f64, tcc.running_stats = array<i64: 3, 4>, tcc.momentum = 9.0e-01 : f64} : tensor<2x2x3xf32>, tensor<2xf32>
+  return %y : tensor<2x2x3xf32>
+}
