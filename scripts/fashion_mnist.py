@@ -80,6 +80,17 @@ def _node(op, inputs, outputs, name, ints=(), lists=()):
     return msg
 
 
+def _write_classifier(path, graph):
+    """A ModelProto (IR 8, opset 17) of GRAPH's nodes and initializers with
+    the input x [N, 784] and the output logits [N, 10]."""
+    graph += (_bytes(11, _value_info('x', FLOAT, ['N', 784]))
+              + _bytes(12, _value_info('logits', FLOAT, ['N', 10])))
+    model = (_int(1, 8) + _bytes(2, 'tcc fashion_mnist.py') + _bytes(7, graph)
+             + _bytes(8, _bytes(1, '') + _int(2, 17)))
+    with open(path, 'wb') as f:
+        f.write(model)
+
+
 def write_cnn(path, seed, batch_norm=False):
     """x [N, 784] -> [N, 1, 28, 28] -> Conv 8 3x3 pad 1 -> Relu -> MaxPool 2
     -> Conv 16 3x3 pad 1 -> Relu -> MaxPool 2 -> Flatten -> Gemm 784 -> 10;
@@ -130,13 +141,8 @@ def write_cnn(path, seed, batch_norm=False):
         _bytes(5, _tensor('conv2_bias', [16], uniform(16, 72))),
         _bytes(5, _tensor('fc_weight', [10, 784], uniform(7840, 784))),
         _bytes(5, _tensor('fc_bias', [10], uniform(10, 784))),
-        _bytes(11, _value_info('x', FLOAT, ['N', 784])),
-        _bytes(12, _value_info('logits', FLOAT, ['N', 10])),
     ])
-    model = (_int(1, 8) + _bytes(2, 'tcc fashion_mnist.py') + _bytes(7, graph)
-             + _bytes(8, _bytes(1, '') + _int(2, 17)))
-    with open(path, 'wb') as f:
-        f.write(model)
+    _write_classifier(path, graph)
 
 
 def write_model(path, hidden, seed):
@@ -159,13 +165,8 @@ def write_model(path, hidden, seed):
         _bytes(5, _tensor('fc1_bias', [hidden], b1)),
         _bytes(5, _tensor('fc2_weight', [hidden, 10], w2)),
         _bytes(5, _tensor('fc2_bias', [10], b2)),
-        _bytes(11, _value_info('x', FLOAT, ['N', 784])),
-        _bytes(12, _value_info('logits', FLOAT, ['N', 10])),
     ])
-    model = (_int(1, 8) + _bytes(2, 'tcc fashion_mnist.py') + _bytes(7, graph)
-             + _bytes(8, _bytes(1, '') + _int(2, 17)))
-    with open(path, 'wb') as f:
-        f.write(model)
+    _write_classifier(path, graph)
 
 
 # --- IDX -> .npy ---------------------------------------------------------------
