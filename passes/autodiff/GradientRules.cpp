@@ -477,57 +477,79 @@ struct ConvRule {
   }
 };
 
-/// max_pool with non-overlapping windows (stride = kernel, no padding or
-/// dilation), the usual 2x2 / 2 pooling: the gradient goes to the window
-/// elements equal to the window's maximum. Unlike PyTorch, which picks the
-/// first, every tied maximum receives it (ties are rare in float data).
+/// The gradient of a pooling with non-overlapping windows (stride = kernel,
+/// no padding or dilation): WEIGHT(x_window, y_window_value, g) on every
+/// element of each window, zero for the rows no window covers.
+template <typename OpTy>
+LogicalResult windowGradient(OpBuilder &b, OpTy op, Value g, SmallVectorImpl<Value> &out,
+                             function_ref<Value(Value x, Value y, Value g)> weight) {
+  Location loc = op.getLoc();
+  ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides();
+  auto isOne = [](int64_t v) { return v == 1; };
+  auto isZero = [](int64_t v) { return v == 0; };
+  if (k != s || !llvm::all_of(op.getDilations(), isOne) || !llvm::all_of(op.getPadLow(), isZero) ||
+      !llvm::all_of(op.getPadHigh(), isZero))
+    return op.emitOpError("gradient of overlapping, padded or dilated pooling is not "
+                          "implemented yet (non-overlapping windows are)");
+  RankedTensorType xt = tensorType(op.getInput()), yt = tensorType(op.getResult());
+  int64_t spatial = xt.getRank() - 2;
+  Type et = xt.getElementType();
+  // up(v): every window element gets its window's value.
+  SmallVector<int64_t> split = {yt.getDimSize(0), yt.getDimSize(1)}, tiled = split,
+                       covered = split;
+  for (int64_t i = 0; i < spatial; ++i) {
+    split.append({yt.getDimSize(2 + i), 1});
+    tiled.append({yt.getDimSize(2 + i), k[i]});
+    covered.push_back(yt.getDimSize(2 + i) * k[i]);
+  }
+  auto up = [&](Value v) -> Value {
+    Value r = ReshapeOp::create(b, loc, RankedTensorType::get(split, et), v);
+    SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, int64_t(split.size())));
+    r = BroadcastInDimOp::create(b, loc, RankedTensorType::get(tiled, et), r,
+                                 b.getDenseI64ArrayAttr(dims));
+    return ReshapeOp::create(b, loc, RankedTensorType::get(covered, et), r);
+  };
+  Value x = op.getInput();
+  auto coveredType = RankedTensorType::get(covered, et);
+  bool partial = coveredType.getShape() != xt.getShape();
+  if (partial) {
+    SmallVector<int64_t> zeros(xt.getRank(), 0), ones(xt.getRank(), 1);
+    x = SliceOp::create(b, loc, coveredType, x, b.getDenseI64ArrayAttr(zeros),
+                        b.getDenseI64ArrayAttr(ones));
+  }
+  Value dx = weight(x, up(op.getResult()), up(g));
+  if (partial) {
+    SmallVector<int64_t> low(xt.getRank(), 0), high;
+    for (int64_t d = 0; d < xt.getRank(); ++d)
+      high.push_back(xt.getDimSize(d) - covered[d]);
+    dx = PadOp::create(b, loc, dx, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+                       PadModeAttr::get(b.getContext(), PadMode::constant), b.getF64FloatAttr(0.0));
+  }
+  out.push_back(dx);
+  return success();
+}
+
+/// max_pool (non-overlapping windows, the usual 2x2 / 2): the gradient goes
+/// to the window elements equal to the window's maximum. Unlike PyTorch,
+/// which picks the first, every tied maximum receives it (ties are rare in
+/// float data).
 struct MaxPoolRule {
   LogicalResult operator()(OpBuilder &b, MaxPoolOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
-    Location loc = op.getLoc();
-    ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides();
-    auto isOne = [](int64_t v) { return v == 1; };
-    auto isZero = [](int64_t v) { return v == 0; };
-    if (k != s || !llvm::all_of(op.getDilations(), isOne) || !llvm::all_of(op.getPadLow(), isZero) ||
-        !llvm::all_of(op.getPadHigh(), isZero))
-      return op.emitOpError("gradient of overlapping, padded or dilated max pooling is not "
-                            "implemented yet (non-overlapping windows are)");
-    RankedTensorType xt = tensorType(op.getInput()), yt = tensorType(op.getResult());
-    int64_t spatial = xt.getRank() - 2;
-    Type et = xt.getElementType();
-    // up(v): every window element gets its window's value.
-    SmallVector<int64_t> split = {yt.getDimSize(0), yt.getDimSize(1)}, tiled = split,
-                         covered = split;
-    for (int64_t i = 0; i < spatial; ++i) {
-      split.append({yt.getDimSize(2 + i), 1});
-      tiled.append({yt.getDimSize(2 + i), k[i]});
-      covered.push_back(yt.getDimSize(2 + i) * k[i]);
-    }
-    auto up = [&](Value v) -> Value {
-      Value r = ReshapeOp::create(b, loc, RankedTensorType::get(split, et), v);
-      SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, int64_t(split.size())));
-      r = BroadcastInDimOp::create(b, loc, RankedTensorType::get(tiled, et), r,
-                                   b.getDenseI64ArrayAttr(dims));
-      return ReshapeOp::create(b, loc, RankedTensorType::get(covered, et), r);
-    };
-    Value x = op.getInput();
-    auto coveredType = RankedTensorType::get(covered, et);
-    bool partial = coveredType.getShape() != xt.getShape();
-    if (partial) {
-      SmallVector<int64_t> zeros(xt.getRank(), 0), ones(xt.getRank(), 1);
-      x = SliceOp::create(b, loc, coveredType, x, b.getDenseI64ArrayAttr(zeros),
-                          b.getDenseI64ArrayAttr(ones));
-    }
-    Value dx = gradWhere(b, loc, CmpPredicate::eq, x, up(op.getResult()), up(g[0]));
-    if (partial) {
-      SmallVector<int64_t> low(xt.getRank(), 0), high;
-      for (int64_t d = 0; d < xt.getRank(); ++d)
-        high.push_back(xt.getDimSize(d) - covered[d]);
-      dx = PadOp::create(b, loc, dx, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
-                         PadModeAttr::get(b.getContext(), PadMode::constant),
-                         b.getF64FloatAttr(0.0));
-    }
-    out.push_back(dx);
-    return success();
+    return windowGradient(b, op, g[0], out, [&](Value x, Value y, Value up) {
+      return gradWhere(b, op.getLoc(), CmpPredicate::eq, x, y, up);
+    });
+  }
+};
+
+/// avg_pool (non-overlapping windows): each element gets g / window size.
+struct AvgPoolRule {
+  LogicalResult operator()(OpBuilder &b, AvgPoolOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    int64_t size = 1;
+    for (int64_t k : op.getKernel())
+      size *= k;
+    return windowGradient(b, op, g[0], out, [&](Value, Value, Value up) {
+      return mul(b, op.getLoc(), up, splat(b, op.getLoc(), up, 1.0 / double(size)));
+    });
   }
 };
 
@@ -628,6 +650,86 @@ struct BatchNormTrainingRule {
   }
 };
 
+/// cumsum: each input element feeds every later (earlier, reversed)
+/// output: the gradient is the cumulative sum of g in the other direction.
+struct CumSumRule {
+  LogicalResult operator()(OpBuilder &b, CumSumOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    if (!isFloatTensor(op.getInput()))
+      return op.emitOpError("has no gradient for integer operands");
+    out.push_back(CumSumOp::create(b, op.getLoc(), op.getType(), g[0], op.getAxisAttr(),
+                                   op.getExclusiveAttr(), b.getBoolAttr(!op.getReverse())));
+    return success();
+  }
+};
+
+/// gather_elements: the gradient added back at the gathered positions.
+struct GatherElementsRule {
+  LogicalResult operator()(OpBuilder &b, GatherElementsOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value zeros = splat(b, loc, op.getInput(), 0.0);
+    out.push_back(ScatterElementsOp::create(b, loc, op.getInput().getType(), zeros,
+                                            op.getIndices(), g[0], op.getAxisAttr(),
+                                            ScatterReductionAttr::get(b.getContext(),
+                                                                      ScatterReduction::add)));
+    out.push_back(Value());
+    return success();
+  }
+};
+
+/// reduce_max / reduce_min: the gradient shared equally by the elements
+/// equal to the extremum (as PyTorch's amax / amin).
+template <typename OpTy>
+struct ExtremumReduceRule {
+  LogicalResult operator()(OpBuilder &b, OpTy op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    if (!isFloatTensor(x))
+      return op.emitOpError("has no gradient for integer operands");
+    RankedTensorType xt = tensorType(x);
+    ArrayRef<int64_t> axes = op.getAxes();
+    Value hit = CompareOp::create(b, loc, CmpPredicate::eq, x, expandTo(b, loc, op.getResult(), xt, axes));
+    Value ones = SelectOp::create(b, loc, hit, splat(b, loc, x, 1.0), splat(b, loc, x, 0.0));
+    Value count = expandTo(b, loc, sumKeep(b, loc, ones, axes), xt, axes);
+    Value share = div(b, loc, expandTo(b, loc, g[0], xt, axes), count);
+    out.push_back(SelectOp::create(b, loc, hit, share, splat(b, loc, x, 0.0)));
+    return success();
+  }
+};
+
+/// batch_norm_inference: y = (x - mean) scale rsqrt(var + eps) + bias, all
+/// per channel (axis 1); every operand gets its gradient.
+struct BatchNormInferenceRule {
+  LogicalResult operator()(OpBuilder &b, BatchNormInferenceOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    RankedTensorType xt = tensorType(x);
+    SmallVector<int64_t> axes = {0};
+    for (int64_t d = 2; d < xt.getRank(); ++d)
+      axes.push_back(d);
+    auto perChannel = [&](Value v) -> Value {
+      return BroadcastInDimOp::create(b, loc, xt, v, b.getDenseI64ArrayAttr({1}));
+    };
+    auto sumC = [&](Value v) -> Value {
+      return ReshapeOp::create(b, loc, op.getScale().getType(), sumKeep(b, loc, v, axes));
+    };
+    Value var = op.getVariance();
+    Value r = RsqrtOp::create(b, loc, add(b, loc, var, splat(b, loc, var, op.getEpsilon().convertToDouble())));
+    Value scale = op.getScale();
+    Value centered = sub(b, loc, x, perChannel(op.getMean()));
+    Value sr = mul(b, loc, scale, r); // per channel
+    out.push_back(mul(b, loc, g[0], perChannel(sr)));                        // x
+    out.push_back(mul(b, loc, sumC(mul(b, loc, g[0], centered)), r));         // scale
+    out.push_back(sumC(g[0]));                                               // bias
+    out.push_back(neg(b, loc, mul(b, loc, sumC(g[0]), sr)));                  // mean
+    Value r3 = mul(b, loc, r, mul(b, loc, r, r));
+    out.push_back(mul(b, loc, mul(b, loc, sumC(mul(b, loc, g[0], centered)), scale),
+                      mul(b, loc, splat(b, loc, r3, -0.5), r3)));             // variance
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -678,7 +780,13 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<GatherOp, GatherRule>(ctx);
     attach<ConvOp, ConvRule>(ctx);
     attach<MaxPoolOp, MaxPoolRule>(ctx);
+    attach<AvgPoolOp, AvgPoolRule>(ctx);
     attach<LayerNormOp, LayerNormRule>(ctx);
     attach<BatchNormTrainingOp, BatchNormTrainingRule>(ctx);
+    attach<CumSumOp, CumSumRule>(ctx);
+    attach<GatherElementsOp, GatherElementsRule>(ctx);
+    attach<ReduceMaxOp, ExtremumReduceRule<ReduceMaxOp>>(ctx);
+    attach<ReduceMinOp, ExtremumReduceRule<ReduceMinOp>>(ctx);
+    attach<BatchNormInferenceOp, BatchNormInferenceRule>(ctx);
   });
 }

@@ -2871,6 +2871,472 @@ func.func @check_batch_norm_training() -> i1 {
   return %ok : i1
 }
 
+func.func @f_cumsum(%a0: tensor<3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.cumsum %a0 {axis = 1 : i64} : tensor<3x4xf64>
+  %wf = tcc.constant dense<[-0.28285889262789299, -0.85654349101564797, -0.30084215600953668, -0.38026837134104596, -0.66715838581159703, -0.40941136548892243, 0.52806852989906816, -0.50591809187088232, -0.0069897603551369869, 0.20000346837789262, -0.2395903223478586, 0.12197038329330212]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<3x4xf64>
+  %p = tcc.mul %y, %w : tensor<3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_cumsum_grad(tensor<3x4xf64>) -> (tensor<f64>, tensor<3x4xf64>)
+
+func.func @check_cumsum() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[0.0096349344722246322, 0.65961242264533348, -1.1578636639009607, -1.2565261210020093, -0.45835688911840311, -0.095986113006905072, 1.0850476218537186, 1.9931562293882625, -0.023810860537436085, 1.6284250209015712, -0.794813322192645, 0.99113726874564501]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %loss, %g0 = call @f_cumsum_grad(%x0) : (tensor<3x4xf64>) -> (tensor<f64>, tensor<3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_cumsum(%xp) : (tensor<3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_cumsum(%xm) : (tensor<3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_cumsum_reverse_exclusive(%a0: tensor<4x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.cumsum %a0 {axis = 0 : i64, exclusive = true, reverse = true} : tensor<4x3xf64>
+  %wf = tcc.constant dense<[-0.21313223561766348, -0.96465670744306431, -0.013559477523346075, 0.65273453274353832, 0.8788820165370419, 0.89196707892577987, 0.62004030023927048, 0.19292416189946615, -0.80538944954534042, 0.0769448135258326, -0.053369082386187205, -0.96014220503895409]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<4x3xf64>
+  %p = tcc.mul %y, %w : tensor<4x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_cumsum_reverse_exclusive_grad(tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+
+func.func @check_cumsum_reverse_exclusive() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-0.36909136660284592, -0.9387303031239056, -0.87270974602261564, -0.41252090505619954, -1.3790481488908517, 1.8609773777331844, 0.22189921097026799, 0.82283339198092786, 0.91859967470401527, 0.4686431852077626, 0.68674672111146373, 1.6257830889789968]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+  %loss, %g0 = call @f_cumsum_reverse_exclusive_grad(%x0) : (tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lp_t = func.call @f_cumsum_reverse_exclusive(%xp) : (tensor<4x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lm_t = func.call @f_cumsum_reverse_exclusive(%xm) : (tensor<4x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_gather_elements(%a0: tensor<3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2, 0, 1, 2], [0, 0, 1, 1]]> : tensor<2x4xi64>
+  %y = tcc.gather_elements %a0, %i {axis = 0 : i64} : (tensor<3x4xf64>, tensor<2x4xi64>) -> tensor<2x4xf64>
+  %wf = tcc.constant dense<[-0.15254783716040188, -0.65076324809532338, 0.9990379066037991, 0.67753185779993741, -0.11954726155724837, -0.90437309760775864, 0.56217030915496591, -0.40749960790301265]> : tensor<8xf64>
+  %w = tcc.reshape %wf : tensor<8xf64> -> tensor<2x4xf64>
+  %p = tcc.mul %y, %w : tensor<2x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_gather_elements_grad(tensor<3x4xf64>) -> (tensor<f64>, tensor<3x4xf64>)
+
+func.func @check_gather_elements() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.1078333309222876, 0.0042319790936136137, 0.95864101441049021, 1.5822420203879326, -0.68324523386622404, 1.4434111962219118, -0.84199608840135243, 0.44948031913201225, 0.14856902112892989, -1.8852647153270019, 0.58317826842968445, 1.6510366127927427]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %loss, %g0 = call @f_gather_elements_grad(%x0) : (tensor<3x4xf64>) -> (tensor<f64>, tensor<3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_gather_elements(%xp) : (tensor<3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_gather_elements(%xm) : (tensor<3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_reduce_max(%a0: tensor<3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.reduce_max %a0 {axes = array<i64: 1>, keepdims = false} : tensor<3x4xf64> -> tensor<3xf64>
+  %wf = tcc.constant dense<[-0.54607492677746228, -0.19168944438566871, 0.64098390710502429]> : tensor<3xf64>
+  %w = tcc.reshape %wf : tensor<3xf64> -> tensor<3xf64>
+  %p = tcc.mul %y, %w : tensor<3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0>, keepdims = false} : tensor<3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_reduce_max_grad(tensor<3x4xf64>) -> (tensor<f64>, tensor<3x4xf64>)
+
+func.func @check_reduce_max() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[0.22857230539301199, 0.030290552844937757, 1.5581987273560443, 1.050158561939909, 1.2140002739996545, -1.5291979596170768, -1.0209581807487309, 0.05881734203995137, 1.7602784433567704, -0.88213625618514024, -1.6426928132523, -1.4535345096781809]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %loss, %g0 = call @f_reduce_max_grad(%x0) : (tensor<3x4xf64>) -> (tensor<f64>, tensor<3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_reduce_max(%xp) : (tensor<3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_reduce_max(%xm) : (tensor<3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_reduce_min(%a0: tensor<2x3x2xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.reduce_min %a0 {axes = array<i64: 0, 2>, keepdims = true} : tensor<2x3x2xf64> -> tensor<1x3x1xf64>
+  %wf = tcc.constant dense<[-0.31600490329807873, -0.8564548641553984, -0.62323672279673348]> : tensor<3xf64>
+  %w = tcc.reshape %wf : tensor<3xf64> -> tensor<1x3x1xf64>
+  %p = tcc.mul %y, %w : tensor<1x3x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x3x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_reduce_min_grad(tensor<2x3x2xf64>) -> (tensor<f64>, tensor<2x3x2xf64>)
+
+func.func @check_reduce_min() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[0.70687107531704862, 1.8668156265436151, 1.2346651698628093, -0.8201670807749637, -1.2413846810293889, -1.2940684643769949, -0.76974894703848529, -1.5761804509730895, 1.5752135362716864, -0.99341698434862735, 0.37462963196745314, 1.5334293723172796]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+  %loss, %g0 = call @f_reduce_min_grad(%x0) : (tensor<2x3x2xf64>) -> (tensor<f64>, tensor<2x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<2x3x2xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lp_t = func.call @f_reduce_min(%xp) : (tensor<2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lm_t = func.call @f_reduce_min(%xm) : (tensor<2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_batch_norm_inference(%a0: tensor<2x3x2xf64> {tcc.param = "p0"}, %a1: tensor<3xf64> {tcc.param = "p1"}, %a2: tensor<3xf64> {tcc.param = "p2"}, %a3: tensor<3xf64> {tcc.param = "p3"}, %a4: tensor<3xf64> {tcc.param = "p4"}) -> tensor<f64> {
+  %y = tcc.batch_norm_inference %a0, %a1, %a2, %a3, %a4 {epsilon = 1.0e-05 : f64} : tensor<2x3x2xf64>, tensor<3xf64>
+  %wf = tcc.constant dense<[0.25989724657699709, -0.38913634940096498, 0.6531082121496159, -0.69194708172288744, -0.17780567002466841, 0.85757321898965722, -0.1955003051307973, 0.64575017602164975, -0.76438759938637291, -0.69100687779407211, 0.46907791088329898, 0.081146477208678292]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<2x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<2x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<2x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_batch_norm_inference_grad(tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<f64>, tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>)
+
+func.func @check_batch_norm_inference() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.7758626785574965, -0.84459661398605412, 0.93505985626713173, -0.55581505811633525, -1.522237075468031, -1.0016604990435045, 0.28423530196268709, -1.6855088818458555, -1.7434028474616334, 1.5168397042498754, -1.4795054771171769, -1.3561582617287868]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+  %x1f = arith.constant dense<[-1.598727499073628, -1.2370297964636223, 1.241618403398788]> : tensor<3xf64>
+  %x1 = tensor.expand_shape %x1f [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+  %x2f = arith.constant dense<[1.8428168549079453, 0.32283464515382354, -1.8850944099414413]> : tensor<3xf64>
+  %x2 = tensor.expand_shape %x2f [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+  %x3f = arith.constant dense<[-0.93682738043146152, -1.4599955821707935, -0.49253679968095065]> : tensor<3xf64>
+  %x3 = tensor.expand_shape %x3f [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+  %x4f = arith.constant dense<[1.7983112965914581, 1.3209620393788604, 1.4158405380186965]> : tensor<3xf64>
+  %x4 = tensor.expand_shape %x4f [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+  %loss, %g0, %g1, %g2, %g3, %g4 = call @f_batch_norm_inference_grad(%x0, %x1, %x2, %x3, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<f64>, tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<2x3x2xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lp_t = func.call @f_batch_norm_inference(%xp, %x1, %x2, %x3, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lm_t = func.call @f_batch_norm_inference(%xm, %x1, %x2, %x3, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0]] : tensor<3xf64> into tensor<3xf64>
+  %n1 = arith.constant 3 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<3xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<3xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lp_t = func.call @f_batch_norm_inference(%x0, %xp, %x2, %x3, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<3xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lm_t = func.call @f_batch_norm_inference(%x0, %xm, %x2, %x3, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<3xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf2 = tensor.collapse_shape %g2 [[0]] : tensor<3xf64> into tensor<3xf64>
+  %n2 = arith.constant 3 : index
+  %err2 = scf.for %i = %c0 to %n2 step %c1 iter_args(%m = %err1) -> f64 {
+    %v = tensor.extract %x2f[%i] : tensor<3xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x2f[%i] : tensor<3xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lp_t = func.call @f_batch_norm_inference(%x0, %x1, %xp, %x3, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x2f[%i] : tensor<3xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lm_t = func.call @f_batch_norm_inference(%x0, %x1, %xm, %x3, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf2[%i] : tensor<3xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf3 = tensor.collapse_shape %g3 [[0]] : tensor<3xf64> into tensor<3xf64>
+  %n3 = arith.constant 3 : index
+  %err3 = scf.for %i = %c0 to %n3 step %c1 iter_args(%m = %err2) -> f64 {
+    %v = tensor.extract %x3f[%i] : tensor<3xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x3f[%i] : tensor<3xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lp_t = func.call @f_batch_norm_inference(%x0, %x1, %x2, %xp, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x3f[%i] : tensor<3xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lm_t = func.call @f_batch_norm_inference(%x0, %x1, %x2, %xm, %x4) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf3[%i] : tensor<3xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf4 = tensor.collapse_shape %g4 [[0]] : tensor<3xf64> into tensor<3xf64>
+  %n4 = arith.constant 3 : index
+  %err4 = scf.for %i = %c0 to %n4 step %c1 iter_args(%m = %err3) -> f64 {
+    %v = tensor.extract %x4f[%i] : tensor<3xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x4f[%i] : tensor<3xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lp_t = func.call @f_batch_norm_inference(%x0, %x1, %x2, %x3, %xp) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x4f[%i] : tensor<3xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lm_t = func.call @f_batch_norm_inference(%x0, %x1, %x2, %x3, %xm) : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf4[%i] : tensor<3xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err4, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_avg_pool(%a0: tensor<2x1x5x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.avg_pool %a0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x1x5x4xf64> -> tensor<2x1x2x2xf64>
+  %wf = tcc.constant dense<[-0.74997144386280157, -0.34868923497765181, 0.40051348677265408, 0.21873565980642939, -0.60055038505032798, -0.39612461156953849, -0.90861455617204956, -0.4582025116986157]> : tensor<8xf64>
+  %w = tcc.reshape %wf : tensor<8xf64> -> tensor<2x1x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<2x1x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x1x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_avg_pool_grad(tensor<2x1x5x4xf64>) -> (tensor<f64>, tensor<2x1x5x4xf64>)
+
+func.func @check_avg_pool() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[0.49249965238980442, 1.577015791415687, 0.61438666187892155, 0.15235358915613118, -0.23389537871231969, 0.4537245746113272, -1.7453994072540322, 0.29221693686810202, -0.028398203210862505, -1.6319710861792101, -0.3359698598427876, -1.2110537652475735, 1.2817252852718903, -0.016453760377103333, 0.37665066772181977, 0.37853558193683057, 0.61068094038370946, 0.11598211723266072, 1.8041559282615105, -0.39167712910803676, 1.7082311940355455, -0.061658717362130133, -1.4621640253886374, 1.4132908445371934, -1.1265969177680297, 1.3181559387484469, -1.6323783602088735, -0.63447276652867624, -1.515466381573805, -1.4069207920744522, 1.1613892127718137, -0.074044891525583356, -1.0839945382881555, 0.33081698486598832, 0.94135326713133116, 1.5160019719498483, 1.2000295511475563, -1.8593968089323423, -1.4569023327166724, 1.8261689491493809]> : tensor<40xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+  %loss, %g0 = call @f_avg_pool_grad(%x0) : (tensor<2x1x5x4xf64>) -> (tensor<f64>, tensor<2x1x5x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x1x5x4xf64> into tensor<40xf64>
+  %n0 = arith.constant 40 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<40xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<40xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+    %lp_t = func.call @f_avg_pool(%xp) : (tensor<2x1x5x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<40xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+    %lm_t = func.call @f_avg_pool(%xm) : (tensor<2x1x5x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<40xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -2879,7 +3345,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[-0.28285889262789299, -0.85654349101564797, -0.30084215600953668, -0.38026837134104596, -0.66715838581159703, -0.40941136548892243, 0.52806852989906816, -0.50591809187088232]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.58318705943574223, -0.75267277404351951, 0.71418076041632084, 0.97346917103708819, 0.70318455382796219, 0.8022169649120916, 0.8707189477008539, -0.028983531233181425]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -2896,13 +3362,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[-0.013979520710273974, 0.40000693675578525, -0.47918064469571719, 0.24394076658660424, 0.0096349344722246322, 0.65961242264533348, -1.1578636639009607, -1.2565261210020093, -0.45835688911840311, -0.095986113006905072, 1.0850476218537186, 1.9931562293882625]> : tensor<12xf64>
+  %x0f = arith.constant dense<[0.30087556279847893, -1.5905091052148461, -1.6121540684652702, 0.82335826318073968, -0.0095648978284739172, -1.2295417943250437, -0.83314780478069572, -1.1169255124955648, -0.097520334282729326, -0.96293442244573724, 1.2557181996373372, -1.1091825374144517]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[-0.023810860537436085, 1.6284250209015712, -0.794813322192645, 0.99113726874564501, -0.42626447123532696, -1.9293134148861286, -0.02711895504669215, 1.3054690654870766, 1.7577640330740838, 1.7839341578515597, 1.240080600478541, 0.3858483237989323, -1.6107788990906808, 0.1538896270516652, -0.10673816477237441]> : tensor<15xf64>
+  %x1f = arith.constant dense<[0.35802490573036261, -1.0481097692570667, 0.25854851038290283, 1.6905776229180169, -1.5620402544183269, 1.9311377219216834, -1.547808203947612, -1.64744841851812, 0.62295474077752599, 0.32277697452395993, 1.3617682547528629, 1.4306523466328227, -0.80988459449845518, 1.3916149102367572, -0.45454834190195381]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[-1.9202844100779082, -0.36909136660284592, -0.9387303031239056, -0.87270974602261564, -0.41252090505619954]> : tensor<5xf64>
+  %x2f = arith.constant dense<[0.67942946882911581, -0.068630774584675258, -0.45376538541304123, -0.13139882771012656, 0.9621739555504516]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[-1.3790481488908517, 1.8609773777331844, 0.22189921097026799, 0.82283339198092786, 0.91859967470401527, 0.4686431852077626, 0.68674672111146373, 1.6257830889789968, -0.30509567432080376, -1.3015264961906468]> : tensor<10xf64>
+  %x3f = arith.constant dense<[-1.7199159129500914, 0.50407272544892301, -1.967348743964489, 0.48378647329347846, 1.4067273187114404, 1.3606964806254833, 0.17503260523249997, 1.7755252462288045, -1.3764234367984374, -0.8609635072632833]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -3145,6 +3611,27 @@ func.func @main() {
   %ok_batch_norm_training = call @check_batch_norm_training() : () -> i1
   vector.print str "batch_norm_training "
   vector.print %ok_batch_norm_training : i1
+  %ok_cumsum = call @check_cumsum() : () -> i1
+  vector.print str "cumsum "
+  vector.print %ok_cumsum : i1
+  %ok_cumsum_reverse_exclusive = call @check_cumsum_reverse_exclusive() : () -> i1
+  vector.print str "cumsum_reverse_exclusive "
+  vector.print %ok_cumsum_reverse_exclusive : i1
+  %ok_gather_elements = call @check_gather_elements() : () -> i1
+  vector.print str "gather_elements "
+  vector.print %ok_gather_elements : i1
+  %ok_reduce_max = call @check_reduce_max() : () -> i1
+  vector.print str "reduce_max "
+  vector.print %ok_reduce_max : i1
+  %ok_reduce_min = call @check_reduce_min() : () -> i1
+  vector.print str "reduce_min "
+  vector.print %ok_reduce_min : i1
+  %ok_batch_norm_inference = call @check_batch_norm_inference() : () -> i1
+  vector.print str "batch_norm_inference "
+  vector.print %ok_batch_norm_inference : i1
+  %ok_avg_pool = call @check_avg_pool() : () -> i1
+  vector.print str "avg_pool "
+  vector.print %ok_avg_pool : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -3196,4 +3683,11 @@ func.func @main() {
 // CHECK-NEXT: layer_norm 1
 // CHECK-NEXT: layer_norm_2d 1
 // CHECK-NEXT: batch_norm_training 1
+// CHECK-NEXT: cumsum 1
+// CHECK-NEXT: cumsum_reverse_exclusive 1
+// CHECK-NEXT: gather_elements 1
+// CHECK-NEXT: reduce_max 1
+// CHECK-NEXT: reduce_min 1
+// CHECK-NEXT: batch_norm_inference 1
+// CHECK-NEXT: avg_pool 1
 // CHECK-NEXT: mlp 1

@@ -141,6 +141,23 @@ def cases():
     # batch norm with batch statistics (training mode), channels on axis 1.
     yield 'batch_norm_training', [([3, 2, 2, 3], sym), ([2], sym), ([2], sym)], [
         '%y, %m, %v = tcc.batch_norm_training %a0, %a1, %a2 {epsilon = 1.0e-05 : f64} : tensor<3x2x2x3xf64>, tensor<2xf64>'], [3, 2, 2, 3]
+    yield 'cumsum', [([3, 4], sym)], [
+        '%y = tcc.cumsum %a0 {axis = 1 : i64} : tensor<3x4xf64>'], [3, 4]
+    yield 'cumsum_reverse_exclusive', [([4, 3], sym)], [
+        '%y = tcc.cumsum %a0 {axis = 0 : i64, exclusive = true, reverse = true} : tensor<4x3xf64>'], [4, 3]
+    yield 'gather_elements', [([3, 4], sym)], [
+        '%i = tcc.constant dense<[[2, 0, 1, 2], [0, 0, 1, 1]]> : tensor<2x4xi64>',
+        '%y = tcc.gather_elements %a0, %i {axis = 0 : i64} : (tensor<3x4xf64>, tensor<2x4xi64>) -> tensor<2x4xf64>'], [2, 4]
+    yield 'reduce_max', [([3, 4], sym)], [
+        '%y = tcc.reduce_max %a0 {axes = array<i64: 1>, keepdims = false} : tensor<3x4xf64> -> tensor<3xf64>'], [3]
+    yield 'reduce_min', [([2, 3, 2], sym)], [
+        '%y = tcc.reduce_min %a0 {axes = array<i64: 0, 2>, keepdims = true} : tensor<2x3x2xf64> -> tensor<1x3x1xf64>'], [1, 3, 1]
+    # batch norm with given statistics: every operand differentiated
+    # (variance kept positive).
+    yield 'batch_norm_inference', [([2, 3, 2], sym), ([3], sym), ([3], sym), ([3], sym), ([3], pos)], [
+        '%y = tcc.batch_norm_inference %a0, %a1, %a2, %a3, %a4 {epsilon = 1.0e-05 : f64} : tensor<2x3x2xf64>, tensor<3xf64>'], [2, 3, 2]
+    yield 'avg_pool', [([2, 1, 5, 4], sym)], [
+        '%y = tcc.avg_pool %a0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x1x5x4xf64> -> tensor<2x1x2x2xf64>'], [2, 1, 2, 2]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
