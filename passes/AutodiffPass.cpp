@@ -20,9 +20,13 @@ struct AutodiffPass : tcc::impl::AutodiffPassBase<AutodiffPass> {
       getOperation().emitError("tcc-autodiff: wrt must be 'params' or 'all', not '") << wrt << "'";
       return signalPassFailure();
     }
-    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
-      if (func.isExternal())
-        continue;
+    // Definitions only, collected first: building a gradient erases a
+    // declaration of its name, which must not be visited afterwards.
+    SmallVector<func::FuncOp> defined;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        defined.push_back(func);
+    for (func::FuncOp func : defined) {
       SmallVector<unsigned> args;
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         auto t = dyn_cast<RankedTensorType>(func.getArgument(i).getType());

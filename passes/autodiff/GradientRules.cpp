@@ -730,6 +730,97 @@ struct BatchNormInferenceRule {
   }
 };
 
+/// scatter_elements with reduction none (overwrite) or add: the input's
+/// gradient is g where nothing was scattered (none) or all of g (add); the
+/// updates' gradient is g gathered at their positions.
+struct ScatterElementsRule {
+  LogicalResult operator()(OpBuilder &b, ScatterElementsOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    ScatterReduction r = op.getReduction();
+    if (r != ScatterReduction::none && r != ScatterReduction::add)
+      return op.emitOpError("gradient of a scatter with mul / max / min reduction is not "
+                            "implemented yet");
+    if (r == ScatterReduction::none)
+      out.push_back(ScatterElementsOp::create(b, loc, op.getInput().getType(), g[0],
+                                              op.getIndices(), splat(b, loc, op.getUpdates(), 0.0),
+                                              op.getAxisAttr(), op.getReductionAttr()));
+    else
+      out.push_back(g[0]);
+    out.push_back(Value());
+    out.push_back(GatherElementsOp::create(b, loc, op.getUpdates().getType(), g[0],
+                                           op.getIndices(), op.getAxisAttr()));
+    return success();
+  }
+};
+
+/// nll_loss (classes on dimension 1): each counted position contributes
+/// -weight[t] * G to input[n, t, d..], with G = g (none), g (sum) or
+/// g / sum of the counted weights (mean).
+struct NllLossRule {
+  LogicalResult operator()(OpBuilder &b, NllLossOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (op.getWeight() && isa<BlockArgument>(op.getWeight()))
+      return op.emitOpError("gradient with respect to class weights is not implemented");
+    Value input = op.getInput(), target = op.getTarget();
+    RankedTensorType it = tensorType(input), tt = tensorType(target);
+    int64_t rank = it.getRank(), classes = it.getDimSize(1);
+    Type et = it.getElementType();
+    // Per-position weight, zero where the target is ignored.
+    auto posType = RankedTensorType::get(tt.getShape(), et);
+    Value w = op.getWeight()
+                  ? Value(GatherOp::create(b, loc, posType, op.getWeight(), target,
+                                           b.getI64IntegerAttr(0)))
+                  : Value(ConstantOp::create(
+                        b, loc, posType, DenseElementsAttr::get(posType, FloatAttr::get(et, 1.0))));
+    if (auto ignore = op.getIgnoreIndex()) {
+      auto ignoreType = RankedTensorType::get(tt.getShape(), tt.getElementType());
+      Value ii = ConstantOp::create(b, loc, ignoreType,
+                                    DenseElementsAttr::get(ignoreType, IntegerAttr::get(
+                                        tt.getElementType(), *ignore)));
+      Value counted = CompareOp::create(b, loc, CmpPredicate::ne, target, ii);
+      w = SelectOp::create(b, loc, counted, w, splat(b, loc, w, 0.0));
+    }
+    Value coef;
+    switch (op.getReduction()) {
+    case LossReduction::none:
+      coef = mul(b, loc, w, g[0]);
+      break;
+    case LossReduction::sum:
+      coef = mul(b, loc, w, BroadcastInDimOp::create(b, loc, posType, g[0], b.getDenseI64ArrayAttr({})));
+      break;
+    case LossReduction::mean: {
+      auto axes = llvm::to_vector(llvm::seq<int64_t>(0, tt.getRank()));
+      Value total = ReduceSumOp::create(b, loc, w, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
+      Value scale = div(b, loc, g[0], total);
+      coef = mul(b, loc, w, BroadcastInDimOp::create(b, loc, posType, scale, b.getDenseI64ArrayAttr({})));
+      break;
+    }
+    }
+    // -coef at input[n, target[n, d..], d..].
+    SmallVector<int64_t> positionDims = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      positionDims.push_back(d);
+    auto intFull = RankedTensorType::get(it.getShape(), tt.getElementType());
+    auto classType = RankedTensorType::get({classes}, tt.getElementType());
+    SmallVector<APInt> ids;
+    for (int64_t c = 0; c < classes; ++c)
+      ids.push_back(APInt(tt.getElementTypeBitWidth(), uint64_t(c)));
+    Value classIds = BroadcastInDimOp::create(
+        b, loc, intFull, ConstantOp::create(b, loc, classType, DenseElementsAttr::get(classType, ids)),
+        b.getDenseI64ArrayAttr({1}));
+    Value targets = BroadcastInDimOp::create(b, loc, intFull, target, b.getDenseI64ArrayAttr(positionDims));
+    Value hit = CompareOp::create(b, loc, CmpPredicate::eq, classIds, targets);
+    Value spread = BroadcastInDimOp::create(b, loc, it, neg(b, loc, coef),
+                                            b.getDenseI64ArrayAttr(positionDims));
+    out.push_back(SelectOp::create(b, loc, hit, spread, splat(b, loc, input, 0.0)));
+    out.push_back(Value());
+    if (op.getWeight())
+      out.push_back(Value());
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -788,5 +879,7 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ReduceMaxOp, ExtremumReduceRule<ReduceMaxOp>>(ctx);
     attach<ReduceMinOp, ExtremumReduceRule<ReduceMinOp>>(ctx);
     attach<BatchNormInferenceOp, BatchNormInferenceRule>(ctx);
+    attach<ScatterElementsOp, ScatterElementsRule>(ctx);
+    attach<NllLossOp, NllLossRule>(ctx);
   });
 }

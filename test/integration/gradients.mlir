@@ -3337,6 +3337,320 @@ func.func @check_avg_pool() -> i1 {
   return %ok : i1
 }
 
+func.func @f_scatter_elements(%a0: tensor<3x4xf64> {tcc.param = "p0"}, %a1: tensor<2x4xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2, 0, 1, 2], [0, 1, 2, 1]]> : tensor<2x4xi64>
+  %y = tcc.scatter_elements %a0, %i, %a1 {axis = 0 : i64} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>
+  %wf = tcc.constant dense<[0.58318705943574223, -0.75267277404351951, 0.71418076041632084, 0.97346917103708819, 0.70318455382796219, 0.8022169649120916, 0.8707189477008539, -0.028983531233181425, 0.15043778139923947, -0.79525455260742306, -0.8060770342326351, 0.41167913159036984]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<3x4xf64>
+  %p = tcc.mul %y, %w : tensor<3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_elements_grad(tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+
+func.func @check_scatter_elements() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-0.0095648978284739172, -1.2295417943250437, -0.83314780478069572, -1.1169255124955648, -0.097520334282729326, -0.96293442244573724, 1.2557181996373372, -1.1091825374144517, 0.35802490573036261, -1.0481097692570667, 0.25854851038290283, 1.6905776229180169]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %x1f = arith.constant dense<[-1.5620402544183269, 1.9311377219216834, -1.547808203947612, -1.64744841851812, 0.62295474077752599, 0.32277697452395993, 1.3617682547528629, 1.4306523466328227]> : tensor<8xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+  %loss, %g0, %g1 = call @f_scatter_elements_grad(%x0, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_scatter_elements(%xp, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_scatter_elements(%xm, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<2x4xf64> into tensor<8xf64>
+  %n1 = arith.constant 8 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lp_t = func.call @f_scatter_elements(%x0, %xp) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lm_t = func.call @f_scatter_elements(%x0, %xm) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_elements_add(%a0: tensor<3x4xf64> {tcc.param = "p0"}, %a1: tensor<2x4xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2, 0, 1, 2], [2, 0, 2, 1]]> : tensor<2x4xi64>
+  %y = tcc.scatter_elements %a0, %i, %a1 {axis = 0 : i64, reduction = 1 : i32} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>
+  %wf = tcc.constant dense<[-0.40494229724922759, 0.6958074551183786, -0.22727417095097691, 0.33971473441455791, -0.034315387292337629, -0.22688269270652062, -0.065699413855063282, 0.4810869777752258, -0.85995795647504569, 0.2520363627244615, -0.9836743719822445, 0.24189323664673923]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<3x4xf64>
+  %p = tcc.mul %y, %w : tensor<3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_elements_add_grad(tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+
+func.func @check_scatter_elements_add() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.4067273187114404, 1.3606964806254833, 0.17503260523249997, 1.7755252462288045, -1.3764234367984374, -0.8609635072632833, 1.2385202652394955, -1.6519766253930728, 0.49399624576632828, -0.91463593451444725, -1.3891817690410386, -0.54444513981555298]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %x1f = arith.constant dense<[0.80489195502540944, -0.49693334623693053, -0.8759493797817961, 1.5447814949015464, 0.97519210431460035, -0.26349251525553985, -1.9911105458976275, 0.38330779354514721]> : tensor<8xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+  %loss, %g0, %g1 = call @f_scatter_elements_add_grad(%x0, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_scatter_elements_add(%xp, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_scatter_elements_add(%xm, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<2x4xf64> into tensor<8xf64>
+  %n1 = arith.constant 8 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lp_t = func.call @f_scatter_elements_add(%x0, %xp) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lm_t = func.call @f_scatter_elements_add(%x0, %xm) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_nll_loss_mean(%a0: tensor<4x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %t = tcc.constant dense<[0, 2, 1, 2]> : tensor<4xi64>
+  %y = tcc.nll_loss %a0, %t {reduction = 2 : i32, ignore_index = 1 : i64} : (tensor<4x3xf64>, tensor<4xi64>) -> tensor<f64>
+  %wf = tcc.constant dense<[-0.41977085410382609]> : tensor<1xf64>
+  %w = tcc.reshape %wf : tensor<1xf64> -> tensor<f64>
+  %p = tcc.mul %y, %w : tensor<f64>
+  %l = tcc.reduce_sum %p {axes = array<i64>, keepdims = false} : tensor<f64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_nll_loss_mean_grad(tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+
+func.func @check_nll_loss_mean() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[0.16710527702842182, 1.5595239846328197, 1.7273344871973477, 1.0584813344497461, 0.98223030147651746, -0.96845112626980789, 1.9101045124139189, -0.30667606793097724, 0.97319099993681357, -0.83226319349508771, -1.2474056431095186, -1.6493478397247996]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+  %loss, %g0 = call @f_nll_loss_mean_grad(%x0) : (tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lp_t = func.call @f_nll_loss_mean(%xp) : (tensor<4x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lm_t = func.call @f_nll_loss_mean(%xm) : (tensor<4x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_nll_loss_sum(%a0: tensor<4x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %t = tcc.constant dense<[0, 2, 1, 2]> : tensor<4xi64>
+  %y = tcc.nll_loss %a0, %t {reduction = 1 : i32} : (tensor<4x3xf64>, tensor<4xi64>) -> tensor<f64>
+  %wf = tcc.constant dense<[0.3356820515108343]> : tensor<1xf64>
+  %w = tcc.reshape %wf : tensor<1xf64> -> tensor<f64>
+  %p = tcc.mul %y, %w : tensor<f64>
+  %l = tcc.reduce_sum %p {axes = array<i64>, keepdims = false} : tensor<f64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_nll_loss_sum_grad(tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+
+func.func @check_nll_loss_sum() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.2732972543259709, 0.75366262059476741, -1.9868958221677304, -1.2337573058933988, -1.3475388547433842, -0.06321388628086666, 0.21182367360823218, -0.27256607449511261, -0.99434342946384557, 0.25333166106624772, 1.3700565421855107, -1.6377120975546271]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+  %loss, %g0 = call @f_nll_loss_sum_grad(%x0) : (tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lp_t = func.call @f_nll_loss_sum(%xp) : (tensor<4x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lm_t = func.call @f_nll_loss_sum(%xm) : (tensor<4x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_nll_loss_none(%a0: tensor<4x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %t = tcc.constant dense<[0, 2, 1, 2]> : tensor<4xi64>
+  %y = tcc.nll_loss %a0, %t {reduction = 0 : i32} : (tensor<4x3xf64>, tensor<4xi64>) -> tensor<4xf64>
+  %wf = tcc.constant dense<[-0.45982508759985796, -0.39818461721067888, -0.47449580383770651, -0.72616425362627268]> : tensor<4xf64>
+  %w = tcc.reshape %wf : tensor<4xf64> -> tensor<4xf64>
+  %p = tcc.mul %y, %w : tensor<4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0>, keepdims = false} : tensor<4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_nll_loss_none_grad(tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+
+func.func @check_nll_loss_none() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.4271382107841721, -0.66046309389349522, 0.68169109726643518, 0.85340748853851478, 1.0870449958943773, 0.14877263008755159, -0.44677021585532639, -1.3001088202998901, 0.075696259702914492, 1.1839968205933844, 0.091716922717234084, -1.0670993707522771]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+  %loss, %g0 = call @f_nll_loss_none_grad(%x0) : (tensor<4x3xf64>) -> (tensor<f64>, tensor<4x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lp_t = func.call @f_nll_loss_none(%xp) : (tensor<4x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lm_t = func.call @f_nll_loss_none(%xm) : (tensor<4x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -3345,7 +3659,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.58318705943574223, -0.75267277404351951, 0.71418076041632084, 0.97346917103708819, 0.70318455382796219, 0.8022169649120916, 0.8707189477008539, -0.028983531233181425]> : tensor<8xf64>
+  %wf = tcc.constant dense<[-0.77637743640691759, -0.66805077445088434, -0.16800866392525582, 0.36211005356759851, 0.73401789750414492, 0.61702727393756351, 0.60184015131322566, 0.18091291778520047]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -3362,13 +3676,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[0.30087556279847893, -1.5905091052148461, -1.6121540684652702, 0.82335826318073968, -0.0095648978284739172, -1.2295417943250437, -0.83314780478069572, -1.1169255124955648, -0.097520334282729326, -0.96293442244573724, 1.2557181996373372, -1.1091825374144517]> : tensor<12xf64>
+  %x0f = arith.constant dense<[1.0030714022490619, 0.44251698753287805, 0.98064298888713797, 0.15239883804451715, -0.2854988368337783, 1.1992940710597688, -1.344066268540252, -1.8586880711330798, -1.7638125647621341, -1.9400818475890813, -1.3448363196290312, -0.068027009901797886]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[0.35802490573036261, -1.0481097692570667, 0.25854851038290283, 1.6905776229180169, -1.5620402544183269, 1.9311377219216834, -1.547808203947612, -1.64744841851812, 0.62295474077752599, 0.32277697452395993, 1.3617682547528629, 1.4306523466328227, -0.80988459449845518, 1.3916149102367572, -0.45454834190195381]> : tensor<15xf64>
+  %x1f = arith.constant dense<[0.038379059213037969, -0.65872094493071343, 0.16084757086901957, 1.0135047510435067, -0.13568831722568087, 1.0828009032665951, -0.9368809064392245, 0.060181814107201692, 1.6247518126502656, -0.16174375024384124, -0.0036638713107630672, -0.2337373285090889, 1.7558104495786964, -1.8500115010923772, 0.12114210766068023]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[0.67942946882911581, -0.068630774584675258, -0.45376538541304123, -0.13139882771012656, 0.9621739555504516]> : tensor<5xf64>
+  %x2f = arith.constant dense<[0.10196506299820429, -1.8962989001854886, 1.0394246588407112, 1.8853841318889559, -0.035606726193811333]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[-1.7199159129500914, 0.50407272544892301, -1.967348743964489, 0.48378647329347846, 1.4067273187114404, 1.3606964806254833, 0.17503260523249997, 1.7755252462288045, -1.3764234367984374, -0.8609635072632833]> : tensor<10xf64>
+  %x3f = arith.constant dense<[1.0294609832567367, 1.7721017255858986, -0.8805874192125418, -1.7355360396959116, 1.0583466610433874, -0.31594491662693303, -0.97818233938454169, 0.4146751051467068, 0.56664762384093637, 1.0235604850206612]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -3632,6 +3946,21 @@ func.func @main() {
   %ok_avg_pool = call @check_avg_pool() : () -> i1
   vector.print str "avg_pool "
   vector.print %ok_avg_pool : i1
+  %ok_scatter_elements = call @check_scatter_elements() : () -> i1
+  vector.print str "scatter_elements "
+  vector.print %ok_scatter_elements : i1
+  %ok_scatter_elements_add = call @check_scatter_elements_add() : () -> i1
+  vector.print str "scatter_elements_add "
+  vector.print %ok_scatter_elements_add : i1
+  %ok_nll_loss_mean = call @check_nll_loss_mean() : () -> i1
+  vector.print str "nll_loss_mean "
+  vector.print %ok_nll_loss_mean : i1
+  %ok_nll_loss_sum = call @check_nll_loss_sum() : () -> i1
+  vector.print str "nll_loss_sum "
+  vector.print %ok_nll_loss_sum : i1
+  %ok_nll_loss_none = call @check_nll_loss_none() : () -> i1
+  vector.print str "nll_loss_none "
+  vector.print %ok_nll_loss_none : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -3690,4 +4019,9 @@ func.func @main() {
 // CHECK-NEXT: reduce_min 1
 // CHECK-NEXT: batch_norm_inference 1
 // CHECK-NEXT: avg_pool 1
+// CHECK-NEXT: scatter_elements 1
+// CHECK-NEXT: scatter_elements_add 1
+// CHECK-NEXT: nll_loss_mean 1
+// CHECK-NEXT: nll_loss_sum 1
+// CHECK-NEXT: nll_loss_none 1
 // CHECK-NEXT: mlp 1

@@ -158,6 +158,19 @@ def cases():
         '%y = tcc.batch_norm_inference %a0, %a1, %a2, %a3, %a4 {epsilon = 1.0e-05 : f64} : tensor<2x3x2xf64>, tensor<3xf64>'], [2, 3, 2]
     yield 'avg_pool', [([2, 1, 5, 4], sym)], [
         '%y = tcc.avg_pool %a0 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>} : tensor<2x1x5x4xf64> -> tensor<2x1x2x2xf64>'], [2, 1, 2, 2]
+    yield 'scatter_elements', [([3, 4], sym), ([2, 4], sym)], [
+        '%i = tcc.constant dense<[[2, 0, 1, 2], [0, 1, 2, 1]]> : tensor<2x4xi64>',
+        '%y = tcc.scatter_elements %a0, %i, %a1 {axis = 0 : i64} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>'], [3, 4]
+    yield 'scatter_elements_add', [([3, 4], sym), ([2, 4], sym)], [
+        '%i = tcc.constant dense<[[2, 0, 1, 2], [2, 0, 2, 1]]> : tensor<2x4xi64>',
+        '%y = tcc.scatter_elements %a0, %i, %a1 {axis = 0 : i64, reduction = 1 : i32} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>'], [3, 4]
+    # NLL on log-probabilities (classes on axis 1), mean with an ignored
+    # position, sum, none; the function's own weighted sum makes the loss.
+    for red, rshape, extra in (('2', [], ', ignore_index = 1 : i64'), ('1', [], ''), ('0', [4], '')):
+        yield 'nll_loss_%s' % {'2': 'mean', '1': 'sum', '0': 'none'}[red], [([4, 3], sym)], [
+            '%t = tcc.constant dense<[0, 2, 1, 2]> : tensor<4xi64>',
+            '%%y = tcc.nll_loss %%a0, %%t {reduction = %s : i32%s} : (tensor<4x3xf64>, tensor<4xi64>) -> %s'
+            % (red, extra, ttype(rshape))], rshape
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
@@ -185,8 +198,8 @@ def emit_case(out, rng, name, args, body, yshape):
     out.append('  %%w = tcc.reshape %%wf : %s -> %s' % (ttype([count(yshape)]), ttype(yshape)))
     out.append('  %%p = tcc.mul %%y, %%w : %s' % ttype(yshape))
     axes = ', '.join(str(i) for i in range(len(yshape)))
-    out.append('  %%l = tcc.reduce_sum %%p {axes = array<i64: %s>, keepdims = false} : %s -> tensor<f64>'
-               % (axes, ttype(yshape)))
+    out.append('  %%l = tcc.reduce_sum %%p {axes = array<i64%s>, keepdims = false} : %s -> tensor<f64>'
+               % (': ' + axes if axes else '', ttype(yshape)))
     out.append('  return %l : tensor<f64>')
     out.append('}')
     out.append('')
