@@ -821,6 +821,35 @@ struct NllLossRule {
   }
 };
 
+/// reduce_prod, zero-safe: with p the product of the non-zero elements of
+/// a reduced group and z its count of zeros, d/dx_i is p / x_i when z = 0,
+/// p at the one zero when z = 1 (0 elsewhere), and 0 when z >= 2.
+struct ReduceProdRule {
+  LogicalResult operator()(OpBuilder &b, ReduceProdOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    if (!isFloatTensor(x))
+      return op.emitOpError("has no gradient for integer operands");
+    RankedTensorType xt = tensorType(x);
+    ArrayRef<int64_t> axes = op.getAxes();
+    Value zero = splat(b, loc, x, 0.0), one = splat(b, loc, x, 1.0);
+    Value isZero = CompareOp::create(b, loc, CmpPredicate::eq, x, zero);
+    Value nonZero = SelectOp::create(b, loc, isZero, one, x);
+    Value prod = expandTo(b, loc,
+                          ReduceProdOp::create(b, loc, nonZero, b.getDenseI64ArrayAttr(axes),
+                                               b.getBoolAttr(true)),
+                          xt, axes);
+    Value zeros = expandTo(b, loc, sumKeep(b, loc, SelectOp::create(b, loc, isZero, one, zero), axes),
+                           xt, axes);
+    Value none = CompareOp::create(b, loc, CmpPredicate::eq, zeros, zero);
+    Value single = CompareOp::create(b, loc, CmpPredicate::eq, zeros, one);
+    Value atZero = SelectOp::create(b, loc, single, SelectOp::create(b, loc, isZero, prod, zero), zero);
+    Value d = SelectOp::create(b, loc, none, div(b, loc, prod, nonZero), atZero);
+    out.push_back(mul(b, loc, expandTo(b, loc, g[0], xt, axes), d));
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -881,5 +910,6 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<BatchNormInferenceOp, BatchNormInferenceRule>(ctx);
     attach<ScatterElementsOp, ScatterElementsRule>(ctx);
     attach<NllLossOp, NllLossRule>(ctx);
+    attach<ReduceProdOp, ReduceProdRule>(ctx);
   });
 }

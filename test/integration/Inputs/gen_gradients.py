@@ -41,7 +41,7 @@ def count(shape):
 
 
 def dense(values, shape):
-    return 'dense<[%s]> : %s' % (', '.join('%.17g' % v for v in values), ttype([count(shape)]))
+    return 'dense<[%s]> : %s' % (', '.join('%.17e' % v for v in values), ttype([count(shape)]))
 
 
 def away_from_zero(rng, lo, hi, gap=0.05):
@@ -171,6 +171,17 @@ def cases():
             '%t = tcc.constant dense<[0, 2, 1, 2]> : tensor<4xi64>',
             '%%y = tcc.nll_loss %%a0, %%t {reduction = %s : i32%s} : (tensor<4x3xf64>, tensor<4xi64>) -> %s'
             % (red, extra, ttype(rshape))], rshape
+    # reduce_prod, also with one exact zero in a group (its gradient is the
+    # product of the others there, 0 elsewhere in the group).
+    yield 'reduce_prod', [([3, 4], sym)], [
+        '%y = tcc.reduce_prod %a0 {axes = array<i64: 1>, keepdims = false} : tensor<3x4xf64> -> tensor<3xf64>'], [3]
+    calls = [0]
+
+    def zero_first(r):  # the parameter's first element is exactly 0
+        calls[0] += 1
+        return 0.0 if calls[0] == 1 else sym(r)
+    yield 'reduce_prod_zero', [([2, 3], zero_first)], [
+        '%y = tcc.reduce_prod %a0 {axes = array<i64: 1>, keepdims = false} : tensor<2x3xf64> -> tensor<2xf64>'], [2]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
