@@ -605,6 +605,10 @@ LogicalResult importPad(NC &ctx) {
                          << a,
              failure();
     padded[a] = *grown;
+    if (mode != PadMode::constant && (low[a] || high[a]) && NC::shape(x)[a] == 0)
+      return ctx.error() << modeName << " padding of dimension " << a
+                         << " needs elements to repeat, but it is empty",
+             failure();
     if (mode == PadMode::reflect && (low[a] >= NC::shape(x)[a] ||
                                      high[a] >= NC::shape(x)[a]))
       return ctx.error() << "reflect padding of dimension " << a
