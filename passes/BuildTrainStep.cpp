@@ -61,21 +61,8 @@ FailureOr<Value> crossEntropyLoss(OpBuilder &b, Location loc, Value logits, Valu
                           "logits ")
                << logits.getType() << " without the class axis, not " << labels.getType(),
            failure();
-  int64_t classes = lt.getShape().back();
   Value logp = LogSoftmaxOp::create(b, loc, lt, logits, b.getI64IntegerAttr(rank - 1));
-  // classes[c] = c, broadcast along the label dims; labels broadcast along c.
-  auto classType = RankedTensorType::get({classes}, yt.getElementType());
-  SmallVector<APInt> ids;
-  for (int64_t c = 0; c < classes; ++c)
-    ids.push_back(APInt(yt.getElementTypeBitWidth(), uint64_t(c)));
-  Value classIds = ConstantOp::create(b, loc, classType, DenseElementsAttr::get(classType, ids));
-  auto fullInt = RankedTensorType::get(lt.getShape(), yt.getElementType());
-  Value classesFull =
-      BroadcastInDimOp::create(b, loc, fullInt, classIds, b.getDenseI64ArrayAttr({rank - 1}));
-  auto labelDims = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
-  Value labelsFull =
-      BroadcastInDimOp::create(b, loc, fullInt, labels, b.getDenseI64ArrayAttr(labelDims));
-  Value hit = CompareOp::create(b, loc, CmpPredicate::eq, classesFull, labelsFull);
+  Value hit = buildLabelMatch(b, loc, labels, lt, rank - 1);
   Value picked = SelectOp::create(b, loc, hit, logp, splat(b, loc, lt, 0.0));
   Value total = sumAll(b, loc, picked);
   int64_t positions = yt.getNumElements();
@@ -199,18 +186,20 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     // The optimizer: each new value is written over its parameter / buffer.
     func::FuncOp step = *grad;
     auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
-    auto addInput = [&](StringRef name) -> Value {
+    // A new last argument: a runtime input (tcc.input) or a state buffer
+    // (tcc.state), named NAME.
+    auto addArgument = [&](Type type, StringRef kind, const Twine &name) -> Value {
       unsigned index = step.getNumArguments();
-      if (failed(step.insertArgument(index, scalarType,
-                                     mb.getDictionaryAttr(mb.getNamedAttr("tcc.input", mb.getStringAttr(name))),
-                                     loc)))
+      if (failed(step.insertArgument(
+              index, type, mb.getDictionaryAttr(mb.getNamedAttr(kind, mb.getStringAttr(name))),
+              loc)))
         return Value();
       return step.getArgument(index);
     };
-    Value lr = addInput("lr");
+    Value lr = addArgument(scalarType, "tcc.input", "lr");
     bool adam = optimizer != "sgd";
     bool needsStep = adam || (momentum > 0 && dampening != 0);
-    Value stepCount = needsStep ? addInput("step") : Value();
+    Value stepCount = needsStep ? addArgument(scalarType, "tcc.input", "step") : Value();
     if (!lr || (needsStep && !stepCount))
       return signalPassFailure();
     Block &stepBody = step.getBody().front();
@@ -219,19 +208,12 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     SmallVector<Value> results = {stepRet.getOperand(0)};
     SmallVector<DictionaryAttr> resultAttrs = {
         mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("loss")))};
-    auto update = [&](Value v, StringRef name) {
+    // Results: the loss, every new parameter / buffer value (marked
+    // tcc.update = NAME, in no particular order), the gradient norm.
+    auto update = [&](Value v, const Twine &name) {
       results.push_back(v);
       resultAttrs.push_back(
-          mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name))));
-    };
-    // A state buffer shaped like P, named NAME.SUFFIX, as a new argument.
-    auto addState = [&](RankedTensorType type, std::string name) -> Value {
-      unsigned index = step.getNumArguments();
-      if (failed(step.insertArgument(index, type,
-                                     mb.getDictionaryAttr(mb.getNamedAttr("tcc.state", mb.getStringAttr(name))),
-                                     loc)))
-        return Value();
-      return step.getArgument(index);
+          mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name.str()))));
     };
     // The global gradient norm (an output, for the metrics) and, with
     // --grad-clip, PyTorch's clip_grad_norm_: every gradient times
@@ -282,7 +264,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         if (decay > 0)
           g = add(g, mul(c(decay), p));
         if (momentum > 0) {
-          Value buf = addState(pt, name + ".momentum_buffer");
+          Value buf = addArgument(pt, "tcc.state", name + ".momentum_buffer");
           if (!buf)
             return signalPassFailure();
           Value next = add(mul(c(momentum), buf), mul(c(1 - dampening), g));
@@ -293,16 +275,14 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
           update(next, name + ".momentum_buffer");
           g = nesterov ? add(g, mul(c(momentum), next)) : next;
         }
-        results.insert(results.begin() + 1 + k, sub(p, mul(lrFull, g)));
-        resultAttrs.insert(resultAttrs.begin() + 1 + k,
-                           mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name))));
+        update(sub(p, mul(lrFull, g)), name);
         continue;
       }
       // PyTorch Adam / AdamW: (Adam) g += wd p; (AdamW) p *= 1 - lr wd;
       // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
       // p -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
-      Value m = addState(pt, name + ".exp_avg");
-      Value v = addState(pt, name + ".exp_avg_sq");
+      Value m = addArgument(pt, "tcc.state", name + ".exp_avg");
+      Value v = addArgument(pt, "tcc.state", name + ".exp_avg_sq");
       if (!m || !v)
         return signalPassFailure();
       Value param = p;
@@ -318,9 +298,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       Value denom = add(SqrtOp::create(sb, loc, DivOp::create(sb, loc, v1, bc2)), c(eps));
       Value stepSize = DivOp::create(sb, loc, lrFull, bc1);
       Value newP = sub(param, mul(stepSize, DivOp::create(sb, loc, m1, denom)));
-      results.insert(results.begin() + 1 + k, newP);
-      resultAttrs.insert(resultAttrs.begin() + 1 + k,
-                         mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name))));
+      update(newP, name);
       update(m1, name + ".exp_avg");
       update(v1, name + ".exp_avg_sq");
     }

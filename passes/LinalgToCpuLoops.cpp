@@ -80,8 +80,7 @@ bool parallelizeOuterLoops(RewriterBase &rewriter, ArrayRef<Operation *> loops,
   SmallVector<Value> lbs, ubs, steps;
   for (scf::ForOp f : fors) {
     for (Value v : {f.getLowerBound(), f.getUpperBound(), f.getStep()})
-      if (!v.getParentRegion()->isProperAncestor(&outer.getRegion()) &&
-          v.getParentRegion() != outer->getParentRegion())
+      if (outer->isAncestor(v.getParentRegion()->getParentOp()))
         return false;
     lbs.push_back(f.getLowerBound());
     ubs.push_back(f.getUpperBound());

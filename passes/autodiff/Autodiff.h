@@ -9,9 +9,16 @@
 #define TCC_PASSES_AUTODIFF_AUTODIFF_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace tcc {
+
+/// A boolean tensor shaped like SCORES that is true where the index along
+/// CLASS_AXIS equals LABELS (integers shaped like SCORES without that axis):
+/// the one-hot selection of cross-entropy and NLL, built in tcc ops.
+mlir::Value buildLabelMatch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value labels,
+                            mlir::RankedTensorType scores, int64_t classAxis);
 
 /// Attaches the gradient rules to the tcc ops.
 void registerGradientRules(mlir::DialectRegistry &registry);

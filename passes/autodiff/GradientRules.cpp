@@ -440,7 +440,7 @@ struct ConvRule {
     if (op.getGroup() != 1)
       return op.emitOpError("gradient of a grouped convolution is not implemented yet");
     Value x = op.getInput(), w = op.getFilter();
-    RankedTensorType xt = tensorType(x), wt = tensorType(w), yt = tensorType(op.getResult());
+    RankedTensorType xt = tensorType(x), wt = tensorType(w);
     int64_t rank = xt.getRank(), spatial = rank - 2;
     ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(), pl = op.getPadLow(),
                       ph = op.getPadHigh();
@@ -472,7 +472,6 @@ struct ConvRule {
                             b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones));
     }
     out.push_back(TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap)));
-    (void)yt;
     return success();
   }
 };
@@ -607,6 +606,36 @@ struct LayerNormRule {
   }
 };
 
+/// Per-channel views of a batch norm's input x [N, C, ...]: the reduced
+/// axes {0, 2, 3, ...}, their element count, a [C] tensor broadcast to x's
+/// shape, a sum over the reduced axes back to [C], and 1/sqrt(var + eps).
+struct ChannelAxes {
+  OpBuilder &b;
+  Location loc;
+  RankedTensorType xt;
+  Type channelType;
+  SmallVector<int64_t> axes = {0};
+  int64_t count;
+
+  ChannelAxes(OpBuilder &b, Location loc, Value x, Value channelLike)
+      : b(b), loc(loc), xt(tensorType(x)), channelType(channelLike.getType()),
+        count(xt.getDimSize(0)) {
+    for (int64_t d = 2; d < xt.getRank(); ++d) {
+      axes.push_back(d);
+      count *= xt.getDimSize(d);
+    }
+  }
+  Value full(Value perChannel) const {
+    return BroadcastInDimOp::create(b, loc, xt, perChannel, b.getDenseI64ArrayAttr({1}));
+  }
+  Value sum(Value v) const {
+    return ReshapeOp::create(b, loc, channelType, sumKeep(b, loc, v, axes));
+  }
+  Value rstd(Value var, APFloat eps) const {
+    return RsqrtOp::create(b, loc, add(b, loc, var, splat(b, loc, var, eps.convertToDouble())));
+  }
+};
+
 /// batch_norm_training over axes {0, 2, 3, ...} per channel (axis 1), with
 /// batch statistics: dx = scale rstd (g - mean(g) - xhat mean(g xhat)),
 /// dscale = sum(g xhat), dbias = sum(g). The statistics results feed only
@@ -618,34 +647,18 @@ struct BatchNormTrainingRule {
     if ((g[1] && !LayerNormRule::matchZero(g[1])) || (g[2] && !LayerNormRule::matchZero(g[2])))
       return op.emitOpError("gradient through the batch statistics results is not implemented");
     Value x = op.getInput();
-    RankedTensorType xt = tensorType(x);
-    SmallVector<int64_t> axes = {0};
-    int64_t n = xt.getDimSize(0);
-    for (int64_t d = 2; d < xt.getRank(); ++d) {
-      axes.push_back(d);
-      n *= xt.getDimSize(d);
-    }
-    auto perChannel = [&](Value v) -> Value { // [C] -> x's shape
-      return BroadcastInDimOp::create(b, loc, xt, v, b.getDenseI64ArrayAttr({1}));
-    };
-    Value var = op.getBatchVariance();
-    Value rstd = RsqrtOp::create(
-        b, loc, add(b, loc, var, splat(b, loc, var, op.getEpsilon().convertToDouble())));
-    Value rstdFull = perChannel(rstd);
-    Value xhat = mul(b, loc, sub(b, loc, x, perChannel(op.getBatchMean())), rstdFull);
-    auto sumC = [&](Value v) -> Value { // x's shape -> [C]
-      Value s = sumKeep(b, loc, v, axes);
-      return ReshapeOp::create(b, loc, op.getScale().getType(), s);
-    };
+    ChannelAxes c(b, loc, x, op.getScale());
+    Value rstdFull = c.full(c.rstd(op.getBatchVariance(), op.getEpsilon()));
+    Value xhat = mul(b, loc, sub(b, loc, x, c.full(op.getBatchMean())), rstdFull);
     auto meanC = [&](Value v) {
-      Value m = perChannel(sumC(v));
-      return mul(b, loc, m, splat(b, loc, m, 1.0 / double(n)));
+      Value m = c.full(c.sum(v));
+      return mul(b, loc, m, splat(b, loc, m, 1.0 / double(c.count)));
     };
     Value inner = sub(b, loc, sub(b, loc, g[0], meanC(g[0])),
                       mul(b, loc, xhat, meanC(mul(b, loc, g[0], xhat))));
-    out.push_back(mul(b, loc, mul(b, loc, perChannel(op.getScale()), rstdFull), inner));
-    out.push_back(sumC(mul(b, loc, g[0], xhat)));
-    out.push_back(sumC(g[0]));
+    out.push_back(mul(b, loc, mul(b, loc, c.full(op.getScale()), rstdFull), inner));
+    out.push_back(c.sum(mul(b, loc, g[0], xhat)));
+    out.push_back(c.sum(g[0]));
     return success();
   }
 };
@@ -703,29 +716,19 @@ struct BatchNormInferenceRule {
   LogicalResult operator()(OpBuilder &b, BatchNormInferenceOp op, ValueRange g,
                            SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    Value x = op.getInput();
-    RankedTensorType xt = tensorType(x);
-    SmallVector<int64_t> axes = {0};
-    for (int64_t d = 2; d < xt.getRank(); ++d)
-      axes.push_back(d);
-    auto perChannel = [&](Value v) -> Value {
-      return BroadcastInDimOp::create(b, loc, xt, v, b.getDenseI64ArrayAttr({1}));
-    };
-    auto sumC = [&](Value v) -> Value {
-      return ReshapeOp::create(b, loc, op.getScale().getType(), sumKeep(b, loc, v, axes));
-    };
-    Value var = op.getVariance();
-    Value r = RsqrtOp::create(b, loc, add(b, loc, var, splat(b, loc, var, op.getEpsilon().convertToDouble())));
-    Value scale = op.getScale();
-    Value centered = sub(b, loc, x, perChannel(op.getMean()));
+    Value x = op.getInput(), scale = op.getScale();
+    ChannelAxes c(b, loc, x, scale);
+    Value r = c.rstd(op.getVariance(), op.getEpsilon());
+    Value centered = sub(b, loc, x, c.full(op.getMean()));
     Value sr = mul(b, loc, scale, r); // per channel
-    out.push_back(mul(b, loc, g[0], perChannel(sr)));                        // x
-    out.push_back(mul(b, loc, sumC(mul(b, loc, g[0], centered)), r));         // scale
-    out.push_back(sumC(g[0]));                                               // bias
-    out.push_back(neg(b, loc, mul(b, loc, sumC(g[0]), sr)));                  // mean
+    Value sumG = c.sum(g[0]), sumGC = c.sum(mul(b, loc, g[0], centered));
     Value r3 = mul(b, loc, r, mul(b, loc, r, r));
-    out.push_back(mul(b, loc, mul(b, loc, sumC(mul(b, loc, g[0], centered)), scale),
-                      mul(b, loc, splat(b, loc, r3, -0.5), r3)));             // variance
+    out.push_back(mul(b, loc, g[0], c.full(sr)));                              // x
+    out.push_back(mul(b, loc, sumGC, r));                                      // scale
+    out.push_back(sumG);                                                       // bias
+    out.push_back(neg(b, loc, mul(b, loc, sumG, sr)));                         // mean
+    out.push_back(mul(b, loc, mul(b, loc, sumGC, scale),
+                      mul(b, loc, splat(b, loc, r3, -0.5), r3)));              // variance
     return success();
   }
 };
@@ -764,7 +767,7 @@ struct NllLossRule {
       return op.emitOpError("gradient with respect to class weights is not implemented");
     Value input = op.getInput(), target = op.getTarget();
     RankedTensorType it = tensorType(input), tt = tensorType(target);
-    int64_t rank = it.getRank(), classes = it.getDimSize(1);
+    int64_t rank = it.getRank();
     Type et = it.getElementType();
     // Per-position weight, zero where the target is ignored.
     auto posType = RankedTensorType::get(tt.getShape(), et);
@@ -801,16 +804,7 @@ struct NllLossRule {
     SmallVector<int64_t> positionDims = {0};
     for (int64_t d = 2; d < rank; ++d)
       positionDims.push_back(d);
-    auto intFull = RankedTensorType::get(it.getShape(), tt.getElementType());
-    auto classType = RankedTensorType::get({classes}, tt.getElementType());
-    SmallVector<APInt> ids;
-    for (int64_t c = 0; c < classes; ++c)
-      ids.push_back(APInt(tt.getElementTypeBitWidth(), uint64_t(c)));
-    Value classIds = BroadcastInDimOp::create(
-        b, loc, intFull, ConstantOp::create(b, loc, classType, DenseElementsAttr::get(classType, ids)),
-        b.getDenseI64ArrayAttr({1}));
-    Value targets = BroadcastInDimOp::create(b, loc, intFull, target, b.getDenseI64ArrayAttr(positionDims));
-    Value hit = CompareOp::create(b, loc, CmpPredicate::eq, classIds, targets);
+    Value hit = buildLabelMatch(b, loc, target, it, 1);
     Value spread = BroadcastInDimOp::create(b, loc, it, neg(b, loc, coef),
                                             b.getDenseI64ArrayAttr(positionDims));
     out.push_back(SelectOp::create(b, loc, hit, spread, splat(b, loc, input, 0.0)));
@@ -856,6 +850,26 @@ void attach(MLIRContext *ctx) {
 }
 
 } // namespace
+
+Value tcc::buildLabelMatch(OpBuilder &b, Location loc, Value labels, RankedTensorType scores,
+                           int64_t classAxis) {
+  RankedTensorType lt = tensorType(labels);
+  int64_t classes = scores.getDimSize(classAxis);
+  auto classType = RankedTensorType::get({classes}, lt.getElementType());
+  SmallVector<APInt> ids;
+  for (int64_t c = 0; c < classes; ++c)
+    ids.push_back(APInt(lt.getElementTypeBitWidth(), uint64_t(c)));
+  auto full = RankedTensorType::get(scores.getShape(), lt.getElementType());
+  Value classIds = BroadcastInDimOp::create(
+      b, loc, full, ConstantOp::create(b, loc, classType, DenseElementsAttr::get(classType, ids)),
+      b.getDenseI64ArrayAttr({classAxis}));
+  SmallVector<int64_t> labelDims;
+  for (int64_t d = 0; d < scores.getRank(); ++d)
+    if (d != classAxis)
+      labelDims.push_back(d);
+  Value labelsFull = BroadcastInDimOp::create(b, loc, full, labels, b.getDenseI64ArrayAttr(labelDims));
+  return CompareOp::create(b, loc, CmpPredicate::eq, classIds, labelsFull);
+}
 
 void tcc::registerGradientRules(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TccDialect *) {

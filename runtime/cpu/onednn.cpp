@@ -380,15 +380,10 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
       std::vector<int> in = {0, 1};
       if (accumulate)
         in.push_back(2);
-      // The convolution primitive is created first so that its scratchpad
-      // size is known; the reorders are inserted before and after it.
-      b.addStep(pd, args, 0);
-      Step convStep = std::move(b.call->steps.back());
-      b.call->steps.pop_back();
       for (int k : in)
         if (at[k].operand < 0)
           b.addReorder(plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
-      b.call->steps.push_back(std::move(convStep));
+      b.addStep(pd, args, 0);
       if (at[2].operand < 0)
         b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch);
     }
