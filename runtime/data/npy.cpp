@@ -260,89 +260,122 @@ const char *descrOf(tcc_dtype dtype) {
 
 } // namespace
 
+namespace {
+
+/// Parses the header of an in-memory .npy image and checks the data that
+/// follows it: on success *dtype, *shape and *dataOffset describe the array,
+/// whose bytes are data[*dataOffset, size).
+bool parseNpyHeader(const uint8_t *data, size_t size, const std::string &what, tcc_dtype *dtype,
+                    std::vector<int64_t> *shape, size_t *dataOffset, std::string *error) {
+  if (size < kMagicSize + 2 || std::memcmp(data, kMagic, kMagicSize) != 0)
+    return fail(error, what + ": not a .npy file (no \\x93NUMPY magic)");
+  unsigned major = data[6], minor = data[7];
+  size_t lengthBytes;
+  if (major == 1 && minor == 0)
+    lengthBytes = 2;
+  else if ((major == 2 || major == 3) && minor == 0)
+    lengthBytes = 4;
+  else
+    return fail(error, what + ": unsupported .npy format version " + std::to_string(major) + "." +
+                           std::to_string(minor) + " (1.0, 2.0 and 3.0 are supported)");
+  size_t pos = kMagicSize + 2;
+  if (size - pos < lengthBytes)
+    return fail(error, what + ": truncated header");
+  uint64_t headerLength = 0;
+  for (size_t i = 0; i < lengthBytes; ++i)
+    headerLength |= uint64_t(data[pos + i]) << (8 * i);
+  pos += lengthBytes;
+  if (headerLength > size - pos)
+    return fail(error, what + ": truncated header (" + std::to_string(headerLength) +
+                           " bytes announced, " + std::to_string(size - pos) + " present)");
+  std::string header(reinterpret_cast<const char *>(data + pos), size_t(headerLength));
+  pos += size_t(headerLength);
+
+  std::vector<std::pair<std::string, PyValue>> dict;
+  std::string message;
+  if (!HeaderParser(header).parseDict(dict, &message))
+    return fail(error, what + ": invalid header: " + message);
+  const PyValue *descr = nullptr, *fortran = nullptr, *shapeValue = nullptr;
+  for (const auto &[key, value] : dict) {
+    const PyValue **slot = key == "descr"           ? &descr
+                           : key == "fortran_order" ? &fortran
+                           : key == "shape"         ? &shapeValue
+                                                    : nullptr;
+    if (!slot)
+      return fail(error, what + ": invalid header: unknown key '" + key + "'");
+    if (*slot)
+      return fail(error, what + ": invalid header: key '" + key + "' appears twice");
+    *slot = &value;
+  }
+  if (!descr || !fortran || !shapeValue)
+    return fail(error, what + ": invalid header: needs 'descr', 'fortran_order' and 'shape'");
+  if (descr->kind != PyValue::Kind::String)
+    return fail(error, what + ": structured dtypes are not supported");
+  if (fortran->kind != PyValue::Kind::Bool)
+    return fail(error, what + ": invalid header: 'fortran_order' is not True or False");
+  if (shapeValue->kind != PyValue::Kind::Tuple)
+    return fail(error, what + ": invalid header: 'shape' is not a tuple of integers");
+  if (!parseDescr(descr->text, dtype, &message))
+    return fail(error, what + ": " + message);
+  int64_t bytes;
+  if (!tensorByteSize(*dtype, shapeValue->ints, &bytes))
+    return fail(error, what + ": shape " + shapeString(shapeValue->ints) + " is too large");
+  // Fortran order only matters when two dimensions exceed 1.
+  size_t bigDims = 0;
+  for (int64_t d : shapeValue->ints)
+    bigDims += d > 1;
+  if (fortran->boolean && bigDims > 1)
+    return fail(error, what + ": Fortran-order arrays are not supported; save with "
+                              "numpy.ascontiguousarray");
+  uint64_t present = size - pos;
+  if (present < uint64_t(bytes))
+    return fail(error, what + ": truncated data: " + descr->text + shapeString(shapeValue->ints) +
+                           " needs " + std::to_string(bytes) + " bytes, the file holds " +
+                           std::to_string(present));
+  if (present > uint64_t(bytes))
+    return fail(error, what + ": " + std::to_string(present - uint64_t(bytes)) +
+                           " unexpected bytes after the data");
+  if (*dtype == TCC_DTYPE_BOOL)
+    for (size_t i = pos; i < size; ++i)
+      if (data[i] > 1)
+        return fail(error,
+                    what + ": a bool element holds " + std::to_string(data[i]) + ", not 0 or 1");
+  *shape = shapeValue->ints;
+  *dataOffset = pos;
+  return true;
+}
+
+} // namespace
+
 bool parseNpy(const uint8_t *data, size_t size, const std::string &what, HostTensor &out,
               std::string *error) {
   try {
-    if (size < kMagicSize + 2 || std::memcmp(data, kMagic, kMagicSize) != 0)
-      return fail(error, what + ": not a .npy file (no \\x93NUMPY magic)");
-    unsigned major = data[6], minor = data[7];
-    size_t lengthBytes;
-    if (major == 1 && minor == 0)
-      lengthBytes = 2;
-    else if ((major == 2 || major == 3) && minor == 0)
-      lengthBytes = 4;
-    else
-      return fail(error, what + ": unsupported .npy format version " + std::to_string(major) + "." +
-                             std::to_string(minor) + " (1.0, 2.0 and 3.0 are supported)");
-    size_t pos = kMagicSize + 2;
-    if (size - pos < lengthBytes)
-      return fail(error, what + ": truncated header");
-    uint64_t headerLength = 0;
-    for (size_t i = 0; i < lengthBytes; ++i)
-      headerLength |= uint64_t(data[pos + i]) << (8 * i);
-    pos += lengthBytes;
-    if (headerLength > size - pos)
-      return fail(error, what + ": truncated header (" + std::to_string(headerLength) +
-                             " bytes announced, " + std::to_string(size - pos) + " present)");
-    std::string header(reinterpret_cast<const char *>(data + pos), size_t(headerLength));
-    pos += size_t(headerLength);
-
-    std::vector<std::pair<std::string, PyValue>> dict;
-    std::string message;
-    if (!HeaderParser(header).parseDict(dict, &message))
-      return fail(error, what + ": invalid header: " + message);
-    const PyValue *descr = nullptr, *fortran = nullptr, *shape = nullptr;
-    for (const auto &[key, value] : dict) {
-      const PyValue **slot = key == "descr"           ? &descr
-                             : key == "fortran_order" ? &fortran
-                             : key == "shape"         ? &shape
-                                                      : nullptr;
-      if (!slot)
-        return fail(error, what + ": invalid header: unknown key '" + key + "'");
-      if (*slot)
-        return fail(error, what + ": invalid header: key '" + key + "' appears twice");
-      *slot = &value;
-    }
-    if (!descr || !fortran || !shape)
-      return fail(error, what + ": invalid header: needs 'descr', 'fortran_order' and 'shape'");
-    if (descr->kind != PyValue::Kind::String)
-      return fail(error, what + ": structured dtypes are not supported");
-    if (fortran->kind != PyValue::Kind::Bool)
-      return fail(error, what + ": invalid header: 'fortran_order' is not True or False");
-    if (shape->kind != PyValue::Kind::Tuple)
-      return fail(error, what + ": invalid header: 'shape' is not a tuple of integers");
-    tcc_dtype dtype;
-    if (!parseDescr(descr->text, &dtype, &message))
-      return fail(error, what + ": " + message);
-    int64_t bytes;
-    if (!tensorByteSize(dtype, shape->ints, &bytes))
-      return fail(error, what + ": shape " + shapeString(shape->ints) + " is too large");
-    // Fortran order only matters when two dimensions exceed 1.
-    size_t bigDims = 0;
-    for (int64_t d : shape->ints)
-      bigDims += d > 1;
-    if (fortran->boolean && bigDims > 1)
-      return fail(error, what + ": Fortran-order arrays are not supported; save with "
-                                "numpy.ascontiguousarray");
-    uint64_t present = size - pos;
-    if (present < uint64_t(bytes))
-      return fail(error, what + ": truncated data: " + descr->text + shapeString(shape->ints) +
-                             " needs " + std::to_string(bytes) + " bytes, the file holds " +
-                             std::to_string(present));
-    if (present > uint64_t(bytes))
-      return fail(error, what + ": " + std::to_string(present - uint64_t(bytes)) +
-                             " unexpected bytes after the data");
-    out.dtype = dtype;
-    out.shape = shape->ints;
-    out.bytes.assign(data + pos, data + size);
+    size_t offset;
+    if (!parseNpyHeader(data, size, what, &out.dtype, &out.shape, &offset, error))
+      return false;
+    out.bytes.assign(data + offset, data + size);
     out.name.clear();
-    if (dtype == TCC_DTYPE_BOOL)
-      for (uint8_t b : out.bytes)
-        if (b > 1)
-          return fail(error, what + ": a bool element holds " + std::to_string(b) + ", not 0 or 1");
     return true;
   } catch (const std::bad_alloc &) {
     return fail(error, what + ": out of memory");
+  }
+}
+
+bool MappedNpy::open(const std::string &path, std::string *error) {
+  try {
+    if (!file_.open(path, error))
+      return false;
+    size_t offset;
+    if (!parseNpyHeader(file_.data(), file_.size(), path, &dtype_, &shape_, &offset, error)) {
+      file_ = MappedFile();
+      return false;
+    }
+    data_ = file_.data() + offset;
+    bytes_ = file_.size() - offset;
+    return true;
+  } catch (const std::bad_alloc &) {
+    file_ = MappedFile();
+    return fail(error, path + ": out of memory");
   }
 }
 
@@ -403,7 +436,8 @@ bool writeNpy(const std::string &path, tcc_dtype dtype, const std::vector<int64_
   std::string message;
   if (!encodeNpy(dtype, shape, data, size, image, &message))
     return fail(error, path + ": " + message);
-  return writeFileAtomic(path, {{image.data(), image.size()}}, /*durable=*/false, error);
+  return writeFileAtomic(path, {{image.data(), image.size()}},
+                         /*durable=*/false, error);
 }
 
 } // namespace tcc::rt
