@@ -1,0 +1,168 @@
+//===- data.cpp - memory-mapped training data and a prefetch thread -------===//
+
+#include "tools/tcc-run/data.h"
+
+#include "runtime/dtype.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace tcc::run {
+
+void DataSet::add(const std::string &dir, const tcc_tensor_info &t, const std::string &model,
+                  bool feed) {
+  Samples s;
+  s.name = t.name;
+  s.declared = t;
+  s.feed = feed;
+  s.file = dir + "/" + npyFileName(t.name);
+  std::string error;
+  if (!s.data.open(s.file, &error))
+    die(error);
+  const std::vector<int64_t> &shape = s.data.shape();
+  const std::string &file = s.file;
+  if (t.rank < 1)
+    die(model + ": input '" + s.name + "' has no batch dimension");
+  if (s.data.dtype() != t.dtype || shape.size() != size_t(t.rank) ||
+      !std::equal(shape.begin() + 1, shape.end(), t.shape + 1))
+    die(file + ": holds " + std::string(tcc::rt::dtypeName(s.data.dtype())) +
+        tcc::rt::shapeString(shape.data(), shape.size()) + ", but '" + s.name +
+        "' takes samples of " + typeString(t) + " (any first dimension)");
+  if (samples >= 0 && shape[0] != samples)
+    die(file + ": holds " + std::to_string(shape[0]) + " samples, but " + firstFile + " holds " +
+        std::to_string(samples));
+  if (batch >= 0 && t.shape[0] != batch)
+    die(model + ": the inputs disagree on the batch size");
+  // Bad data stops here, not as a NaN loss (or silently wrong weights) later.
+  // One pass over the mapping; the pages stay cached for the first epoch.
+  size_t elements = s.data.bytes() / tcc::rt::dtypeSize(s.data.dtype());
+  auto badFloat = [&](auto *values) {
+    for (size_t i = 0; i < elements; ++i)
+      if (!std::isfinite(double(values[i])))
+        die(file + ": value " + std::to_string(double(values[i])) + " at sample " +
+            std::to_string(i / (elements / size_t(std::max<int64_t>(shape[0], 1)))) +
+            " is not finite");
+  };
+  // Unaligned reads are fine on the hosts tcc targets, and .npy data starts
+  // at a multiple of 64 anyway.
+  if (s.data.dtype() == TCC_DTYPE_F32)
+    badFloat(reinterpret_cast<const float *>(s.data.data()));
+  else if (s.data.dtype() == TCC_DTYPE_F64)
+    badFloat(reinterpret_cast<const double *>(s.data.data()));
+  samples = shape[0];
+  batch = t.shape[0];
+  if (firstFile.empty())
+    firstFile = file;
+  s.sampleBytes = s.data.bytes() / size_t(std::max<int64_t>(samples, 1));
+  inputs.push_back(std::move(s));
+}
+
+const Samples *DataSet::find(const std::string &name) const {
+  int i = indexOf(name);
+  return i < 0 ? nullptr : &inputs[size_t(i)];
+}
+
+int DataSet::indexOf(const std::string &name) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].name == name)
+      return int(i);
+  return -1;
+}
+
+void checkLabels(const DataSet &set, int64_t classes) {
+  const Samples *s = set.find("y");
+  if (!s || s->data.dtype() != TCC_DTYPE_I64 || classes <= 0)
+    return;
+  const int64_t *y = reinterpret_cast<const int64_t *>(s->data.data());
+  size_t n = s->data.bytes() / sizeof(int64_t);
+  for (size_t i = 0; i < n; ++i)
+    if (y[i] < 0 || y[i] >= classes)
+      die(s->file + ": label " + std::to_string(y[i]) + " at position " + std::to_string(i) +
+          " is not a class of the model's " + std::to_string(classes) + " outputs [0, " +
+          std::to_string(classes) + ")");
+}
+
+void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {
+  batch.resize(set.inputs.size());
+  for (size_t i = 0; i < set.inputs.size(); ++i) {
+    const Samples &s = set.inputs[i];
+    std::vector<uint8_t> &out = batch[i];
+    out.resize(s.sampleBytes * size_t(set.batch));
+    for (int64_t r = 0; r < set.batch; ++r)
+      std::memcpy(out.data() + size_t(r) * s.sampleBytes,
+                  s.data.data() + size_t(rows[r]) * s.sampleBytes, s.sampleBytes);
+  }
+}
+
+void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch) {
+  for (size_t i = 0; i < set.inputs.size(); ++i) {
+    const Samples &s = set.inputs[i];
+    if (s.feed)
+      check(tcc_session_set_input(session, s.name.c_str(), s.declared.dtype, s.declared.rank,
+                                  s.declared.shape, batch[i].data(), batch[i].size()));
+  }
+}
+
+Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows)
+    : set_(set), begin_(begin), end_(end), next_(begin), rows_(std::move(rows)) {
+  worker_ = std::thread([this] { work(); });
+}
+
+Prefetcher::~Prefetcher() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  worker_.join();
+}
+
+void Prefetcher::work() {
+  try {
+    std::vector<int64_t> rows(size_t(set_.batch));
+    for (long k = begin_; k < end_; ++k) {
+      int slot = int(k & 1);
+      {
+        // Wait until the consumer has released this buffer (batch k-2).
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || !ready_[slot]; });
+        if (stop_)
+          return;
+      }
+      rows_(k, rows);
+      fillBatch(set_, rows.data(), buffers_[slot]);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_[slot] = true;
+      }
+      changed_.notify_all();
+    }
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = std::current_exception();
+    }
+    changed_.notify_all();
+  }
+}
+
+const Batch &Prefetcher::next() {
+  if (next_ >= end_)
+    die("internal error: the prefetcher ran past its last batch");
+  int slot = int(next_ & 1);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (held_ >= 0) {
+    ready_[held_] = false;
+    held_ = -1;
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [&] { return ready_[slot] || error_; });
+  if (!ready_[slot])
+    std::rethrow_exception(error_);
+  held_ = slot;
+  ++next_;
+  return buffers_[slot];
+}
+
+} // namespace tcc::run

@@ -1,0 +1,105 @@
+//===- data.h - memory-mapped training data and a prefetch thread ---------===//
+//
+// A data set is a folder of DIR/NAME.npy files, one per input of an entry
+// point, the first axis counting samples. Each file is mapped read-only (it
+// is never read whole); a batch is assembled by copying the selected rows out
+// of the mappings into a host buffer, and a Prefetcher does that on a
+// background thread for batch k+1 while the caller runs step k.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_TOOLS_TCC_RUN_DATA_H
+#define TCC_TOOLS_TCC_RUN_DATA_H
+
+#include "runtime/data/npy.h"
+#include "tools/tcc-run/common.h"
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace tcc::run {
+
+/// One input's samples, mapped from its file.
+struct Samples {
+  std::string name;
+  std::string file;
+  tcc::rt::MappedNpy data;
+  /// The entry's declaration (its first dimension is the batch size).
+  tcc_tensor_info declared;
+  size_t sampleBytes = 0;
+  /// Whether batches are set on the session (false for validation labels
+  /// that only the host reads).
+  bool feed = true;
+};
+
+/// The samples of several inputs that agree on the sample count and the
+/// batch size.
+struct DataSet {
+  std::vector<Samples> inputs;
+  int64_t samples = -1, batch = -1;
+  std::string firstFile;
+
+  /// Maps DIR/NAME.npy for the tensor T of MODEL and checks it: dtype and
+  /// per-sample shape as declared, the same sample count as the others, every
+  /// float value finite (the error names the file and the sample).
+  void add(const std::string &dir, const tcc_tensor_info &t, const std::string &model,
+           bool feed = true);
+  /// The input NAME, or nullptr.
+  const Samples *find(const std::string &name) const;
+  /// Which input NAME is, or -1.
+  int indexOf(const std::string &name) const;
+};
+
+/// Integer labels (the input y) must name a class: [0, CLASSES).
+void checkLabels(const DataSet &set, int64_t classes);
+
+/// One batch: a host buffer per input of its DataSet, in the same order.
+using Batch = std::vector<std::vector<uint8_t>>;
+
+/// Copies the samples ROWS[0, set.batch) of every input into BATCH.
+void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch);
+
+/// Sets every fed input of BATCH on SESSION.
+void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch);
+
+/// Assembles batches BEGIN, BEGIN+1, ..., END-1 on a background thread, one
+/// ahead of the consumer (two host buffers). ROWS(k, rows) gives batch k's
+/// sample indices; it runs on the worker thread, in order of k, so it may
+/// keep state (the shuffle's generator). The destructor stops and joins the
+/// worker whatever it is doing; an exception on the worker is rethrown by
+/// next().
+class Prefetcher {
+public:
+  using RowsFn = std::function<void(long k, std::vector<int64_t> &rows)>;
+  Prefetcher(const DataSet &set, long begin, long end, RowsFn rows);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher &) = delete;
+  Prefetcher &operator=(const Prefetcher &) = delete;
+
+  /// Waits for the next batch and returns it; it stays valid until the next
+  /// call (its buffer is refilled only then).
+  const Batch &next();
+
+private:
+  void work();
+
+  const DataSet &set_;
+  long begin_, end_, next_;
+  RowsFn rows_;
+  Batch buffers_[2];
+  bool ready_[2] = {false, false};
+  bool stop_ = false;
+  /// The buffer next() returned last, released at the following call.
+  int held_ = -1;
+  std::exception_ptr error_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::thread worker_;
+};
+
+} // namespace tcc::run
+
+#endif // TCC_TOOLS_TCC_RUN_DATA_H
