@@ -30,6 +30,10 @@ void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &
   step.beta2 = options.beta2;
   step.eps = options.eps;
   step.gradClip = options.gradClip;
+  step.gradAccum = options.gradAccum;
+  step.freeze.assign(options.freeze.begin(), options.freeze.end());
+  step.ignoreIndex = options.ignoreIndex;
+  step.labelSmoothing = options.labelSmoothing;
   pm.addPass(tcc::createBuildTrainStepPass(step));
   // The backward pass repeats forward subexpressions and multiplies by ones.
   pm.addPass(mlir::createCanonicalizerPass());

@@ -10,6 +10,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
+#include <vector>
 
 namespace tcc {
 
@@ -25,6 +26,10 @@ struct TrainingOptions {
   double weightDecay = -1; ///< < 0: the optimizer's default
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double gradClip = 0; ///< global-norm clipping, 0: none
+  int64_t gradAccum = 1; ///< micro-batches per optimizer step
+  std::vector<std::string> freeze; ///< glob patterns of parameters not trained
+  int64_t ignoreIndex = -100; ///< cross_entropy: label that does not count
+  double labelSmoothing = 0;
 };
 
 /// Adds `@train_step` next to `@forward` (tcc-build-train-step).

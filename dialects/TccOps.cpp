@@ -612,6 +612,9 @@ LogicalResult DropoutOp::verify() {
   double r = getRatio().convertToDouble();
   if (!(r >= 0.0 && r < 1.0))
     return emitOpError("ratio must be in [0, 1), got ") << r;
+  if (getRng() && getRng().getType().getShape() != ArrayRef<int64_t>{2})
+    return emitOpError("rng must be [seed, counter], a tensor<2xi64>, not ")
+           << getRng().getType();
   return success();
 }
 

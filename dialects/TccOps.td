@@ -629,21 +629,31 @@ def Tcc_LogSoftmaxOp : Tcc_SoftmaxOp<"log_softmax", "log-softmax">;
 def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
   let summary = "dropout (identity outside training)";
   let description = [{
-    In a forward or inference function this is the identity and the mask is
-    all true. The training-step passes give it the step's Philox RNG state;
-    then each element is kept with probability `1 - ratio` and scaled by
-    `1 / (1 - ratio)`. `stream` selects the random stream: two dropouts with
-    different streams draw independent masks, and, since the op is pure, two
-    dropouts of one value with one stream would be merged by CSE. The
-    importer numbers the streams of a model 0, 1, 2, ...
+    Without `rng` (a forward or inference function) this is the identity and
+    the mask is all true. The training-step builder gives each dropout of the
+    step the step's RNG state `rng = [seed, counter]` (a runtime input); then
+    element `i` (row-major index) is kept when `u >= ratio`, where `u` is the
+    first 32-bit word of Philox4x32-10 (Salmon et al., SC'11) with key
+    `(seed low, seed high)` and counter `(i, stream, counter low, counter
+    high)`, its top 24 bits scaled to [0, 1); kept elements are scaled by
+    `1 / (1 - ratio)`. The mask is a pure function of (seed, counter, stream,
+    i): the same on every backend and thread count, and reproducible after a
+    resume. `stream` selects the random stream: two dropouts with different
+    streams draw independent masks, and, since the op is pure, two dropouts
+    of one value with one stream would be merged by CSE. The importer numbers
+    the streams of a model 0, 1, 2, ...
 
     ```mlir
     %y, %mask = tcc.dropout %x {ratio = 0.1 : f64, stream = 0 : i64} : tensor<4xf32>
+    %z, %keep = tcc.dropout %x rng(%rng : tensor<2xi64>) {ratio = 0.1 : f64, stream = 0 : i64} : tensor<4xf32>
     ```
   }];
-  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$ratio, I64Attr:$stream);
+  let arguments = (ins Tcc_FloatTensor:$input, Optional<StaticShapeTensorOf<[I64]>>:$rng,
+                   F64Attr:$ratio, I64Attr:$stream);
   let results = (outs Tcc_FloatTensor:$result, Tcc_BoolTensor:$mask);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`rng` `(` $rng^ `:` type($rng) `)`)? attr-dict `:` type($input)
+  }];
   let hasVerifier = 1;
 }
 

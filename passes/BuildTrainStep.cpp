@@ -12,6 +12,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/GlobPattern.h"
 
 namespace tcc {
 #define GEN_PASS_DEF_BUILDTRAINSTEPPASS
@@ -49,10 +51,13 @@ FailureOr<Value> mseLoss(OpBuilder &b, Location loc, Value pred, Value labels) {
   return Value(MulOp::create(b, loc, s, splat(b, loc, tensorType(s), 1.0 / double(n))));
 }
 
-/// -mean over label positions of log_softmax(logits)[label], with the
-/// one-hot selection written as compare + select (no gradient flows into the
-/// labels).
-FailureOr<Value> crossEntropyLoss(OpBuilder &b, Location loc, Value logits, Value labels) {
+/// PyTorch's cross_entropy with class indices: for each label position not
+/// equal to IGNORE, (1 - eps) (-log_softmax[label]) + eps / C sum_c
+/// (-log_softmax[c]), averaged over those positions (divided by max(count, 1):
+/// a batch of only ignored labels gives loss 0, where PyTorch gives NaN).
+/// The selections are compare + select: no gradient flows into the labels.
+FailureOr<Value> crossEntropyLoss(OpBuilder &b, Location loc, Value logits, Value labels,
+                                  int64_t ignore, double smoothing) {
   RankedTensorType lt = tensorType(logits), yt = tensorType(labels);
   int64_t rank = lt.getRank();
   if (rank < 1 || yt.getRank() != rank - 1 || !isa<IntegerType>(yt.getElementType()) ||
@@ -62,15 +67,267 @@ FailureOr<Value> crossEntropyLoss(OpBuilder &b, Location loc, Value logits, Valu
                << logits.getType() << " without the class axis, not " << labels.getType(),
            failure();
   Value logp = LogSoftmaxOp::create(b, loc, lt, logits, b.getI64IntegerAttr(rank - 1));
+  Value zeros = splat(b, loc, lt, 0.0);
   Value hit = buildLabelMatch(b, loc, labels, lt, rank - 1);
-  Value picked = SelectOp::create(b, loc, hit, logp, splat(b, loc, lt, 0.0));
-  Value total = sumAll(b, loc, picked);
-  int64_t positions = yt.getNumElements();
-  return Value(MulOp::create(b, loc, total, splat(b, loc, tensorType(total), -1.0 / double(positions))));
+  Value total = sumAll(b, loc, SelectOp::create(b, loc, hit, logp, zeros));
+  auto scalar = tensorType(total);
+  // Positions that count: label != ignore.
+  Value ignoreValue = ConstantOp::create(
+      b, loc, yt, DenseElementsAttr::get(yt, IntegerAttr::get(yt.getElementType(), ignore)));
+  Value counted = CompareOp::create(b, loc, CmpPredicate::ne, labels, ignoreValue);
+  if (smoothing > 0) {
+    SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+    auto fullMask = RankedTensorType::get(lt.getShape(), b.getI1Type());
+    Value countedFull = BroadcastInDimOp::create(b, loc, fullMask, counted, b.getDenseI64ArrayAttr(dims));
+    Value uniform = sumAll(b, loc, SelectOp::create(b, loc, countedFull, logp, zeros));
+    double classes = double(lt.getShape().back());
+    total = AddOp::create(b, loc, MulOp::create(b, loc, total, splat(b, loc, scalar, 1 - smoothing)),
+                          MulOp::create(b, loc, uniform, splat(b, loc, scalar, smoothing / classes)));
+  }
+  auto countType = RankedTensorType::get(yt.getShape(), lt.getElementType());
+  Value count = sumAll(b, loc, CastOp::create(b, loc, countType, counted));
+  count = MaxOp::create(b, loc, count, splat(b, loc, scalar, 1.0));
+  return Value(NegOp::create(b, loc, DivOp::create(b, loc, total, count)));
+}
+
+/// A function under construction: new arguments at the end, results
+/// collected with their attributes, the return rebuilt by finish().
+struct FunctionEditor {
+  func::FuncOp fn;
+  OpBuilder b;
+  Location loc;
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+
+  explicit FunctionEditor(func::FuncOp fn)
+      : fn(fn), b(fn.getBody().front().getTerminator()), loc(fn.getLoc()) {}
+
+  func::ReturnOp terminator() { return cast<func::ReturnOp>(fn.getBody().front().getTerminator()); }
+
+  /// A new last argument: a runtime input (tcc.input) or a state buffer
+  /// (tcc.state), named NAME.
+  Value addArgument(Type type, StringRef kind, const Twine &name) {
+    unsigned index = fn.getNumArguments();
+    if (failed(fn.insertArgument(
+            index, type, b.getDictionaryAttr(b.getNamedAttr(kind, b.getStringAttr(name))), loc)))
+      return Value();
+    return fn.getArgument(index);
+  }
+  void output(Value v, StringRef name) {
+    results.push_back(v);
+    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("tcc.output", b.getStringAttr(name))));
+  }
+  /// A new value of parameter / state NAME, written over it in place.
+  void update(Value v, const Twine &name) {
+    results.push_back(v);
+    resultAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("tcc.update", b.getStringAttr(name.str()))));
+  }
+  void finish() {
+    func::ReturnOp ret = terminator();
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    SmallVector<Type> types;
+    for (Value v : results)
+      types.push_back(v.getType());
+    fn.setFunctionType(FunctionType::get(fn.getContext(), fn.getArgumentTypes(), types));
+    fn.setAllResultAttrs(resultAttrs);
+  }
+};
+
+/// Running statistics, as PyTorch updates them: r = m r + (1 - m) batch,
+/// with the unbiased batch variance (ONNX's momentum m = 1 - PyTorch's).
+void updateRunningStatistics(FunctionEditor &e) {
+  SmallVector<BatchNormTrainingOp> norms;
+  e.fn.walk([&](BatchNormTrainingOp bn) {
+    if (bn->hasAttr("tcc.running_stats"))
+      norms.push_back(bn);
+  });
+  Block &body = e.fn.getBody().front();
+  for (BatchNormTrainingOp bn : norms) {
+    ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
+    double m = bn->getAttrOfType<FloatAttr>("tcc.momentum").getValueAsDouble();
+    RankedTensorType xt = tensorType(bn.getInput());
+    int64_t n = xt.getNumElements() / xt.getDimSize(1);
+    Value batchStats[2] = {bn.getBatchMean(), bn.getBatchVariance()};
+    for (int k = 0; k < 2; ++k) {
+      Value running = body.getArgument(unsigned(stats[k]));
+      auto rt = tensorType(running);
+      Value stat = batchStats[k];
+      OpBuilder &b = e.b;
+      if (k == 1 && n > 1)
+        stat = MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, double(n) / double(n - 1)));
+      Value next = AddOp::create(b, e.loc, MulOp::create(b, e.loc, running, splat(b, e.loc, rt, m)),
+                                 MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, 1 - m)));
+      e.update(next, e.fn.getArgAttrOfType<StringAttr>(unsigned(stats[k]), "tcc.param").getValue());
+    }
+  }
+}
+
+/// PyTorch's eval mode for FN: batch norms with running statistics
+/// normalize with those instead of the batch's.
+void useRunningStatistics(func::FuncOp fn) {
+  SmallVector<BatchNormTrainingOp> norms;
+  fn.walk([&](BatchNormTrainingOp bn) {
+    if (bn->hasAttr("tcc.running_stats") && bn.getBatchMean().use_empty() &&
+        bn.getBatchVariance().use_empty())
+      norms.push_back(bn);
+  });
+  for (BatchNormTrainingOp bn : norms) {
+    ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
+    OpBuilder b(bn);
+    Value y = BatchNormInferenceOp::create(
+        b, bn.getLoc(), bn.getResult().getType(), bn.getInput(), bn.getScale(), bn.getBias(),
+        fn.getArgument(unsigned(stats[0])), fn.getArgument(unsigned(stats[1])),
+        bn.getEpsilonAttr());
+    bn.getResult().replaceAllUsesWith(y);
+    bn.erase();
+  }
 }
 
 struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
   using Base::Base;
+
+  /// The loss of PREDICTION against LABELS (null for --loss=none).
+  FailureOr<Value> buildLoss(OpBuilder &b, Location loc, Value prediction, Value labelValue) {
+    if (loss == "mse")
+      return mseLoss(b, loc, prediction, labelValue);
+    if (loss == "cross_entropy")
+      return crossEntropyLoss(b, loc, prediction, labelValue, ignoreIndex, labelSmoothing);
+    return prediction;
+  }
+
+  /// A copy of FORWARD named NAME that also takes the labels and returns the
+  /// loss first, then (KEEP_OUTPUTS) the model's outputs (all but the first
+  /// with --loss=none, whose first output is the loss).
+  FailureOr<func::FuncOp> cloneWithLoss(func::FuncOp forward, StringRef name, bool keepOutputs) {
+    MLIRContext *ctx = &getContext();
+    OpBuilder mb(ctx);
+    mb.setInsertionPointAfter(forward);
+    auto fn = cast<func::FuncOp>(mb.clone(*forward));
+    fn.setSymName(name);
+    Location loc = forward.getLoc();
+    auto pred = cast<RankedTensorType>(forward.getResultTypes()[0]);
+    Type labelType;
+    if (loss == "mse")
+      labelType = pred;
+    else if (loss == "cross_entropy")
+      labelType = RankedTensorType::get(pred.getShape().drop_back(), IntegerType::get(ctx, 64));
+    Value labelValue;
+    if (labelType) {
+      unsigned index = fn.getNumArguments();
+      if (failed(fn.insertArgument(
+              index, labelType,
+              mb.getDictionaryAttr(mb.getNamedAttr("tcc.input", mb.getStringAttr(labels))), loc)))
+        return fn.erase(), failure();
+      labelValue = fn.getArgument(index);
+    }
+    FunctionEditor e(fn);
+    func::ReturnOp ret = e.terminator();
+    FailureOr<Value> lossValue = buildLoss(e.b, loc, ret.getOperand(0), labelValue);
+    if (failed(lossValue))
+      return fn.erase(), failure();
+    if (tensorType(*lossValue).getNumElements() != 1) {
+      forward.emitError("--loss=none: the model's first output must be the scalar loss, not ")
+          << lossValue->getType();
+      return fn.erase(), failure();
+    }
+    e.output(*lossValue, "loss");
+    if (keepOutputs)
+      for (unsigned i = loss == "none" ? 1 : 0; i < ret.getNumOperands(); ++i) {
+        e.results.push_back(ret.getOperand(i));
+        e.resultAttrs.push_back(forward.getResultAttrDict(i) ? forward.getResultAttrDict(i)
+                                                             : mb.getDictionaryAttr({}));
+      }
+    e.finish();
+    return fn;
+  }
+
+  /// The indices of the trained parameters of FN: float parameters, not
+  /// batch-norm running statistics, not matched by a --freeze pattern.
+  FailureOr<SmallVector<unsigned>> trainedParameters(func::FuncOp fn) {
+    DenseSet<unsigned> runningStats;
+    fn.walk([&](BatchNormTrainingOp bn) {
+      if (auto stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats"))
+        for (int64_t a : stats.asArrayRef())
+          runningStats.insert(unsigned(a));
+    });
+    SmallVector<llvm::GlobPattern> patterns;
+    for (const std::string &f : freeze) {
+      llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(f);
+      if (!pattern) {
+        fn.emitError("--freeze: bad pattern '") << f << "': " << llvm::toString(pattern.takeError());
+        return failure();
+      }
+      patterns.push_back(std::move(*pattern));
+    }
+    SmallVector<bool> used(patterns.size(), false);
+    SmallVector<unsigned> params;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto name = fn.getArgAttrOfType<StringAttr>(i, "tcc.param");
+      if (!name || runningStats.contains(i) ||
+          !isa<FloatType>(cast<RankedTensorType>(fn.getArgument(i).getType()).getElementType()))
+        continue;
+      bool frozen = false;
+      for (auto [k, pattern] : llvm::enumerate(patterns))
+        if (pattern.match(name.getValue()))
+          frozen = used[k] = true;
+      if (!frozen)
+        params.push_back(i);
+    }
+    for (auto [k, f] : llvm::enumerate(freeze))
+      if (!used[k]) {
+        fn.emitError("--freeze pattern '") << f << "' matches no trainable parameter";
+        return failure();
+      }
+    if (params.empty()) {
+      fn.emitError(freeze.empty() ? "the model has no float parameters to train"
+                                  : "--freeze leaves no parameter to train");
+      return failure();
+    }
+    return params;
+  }
+
+  /// Gives every dropout of FN that drops something the step's RNG state,
+  /// the runtime input `rng` = [seed, counter].
+  LogicalResult connectDropouts(func::FuncOp fn) {
+    SmallVector<DropoutOp> dropouts;
+    fn.walk([&](DropoutOp d) {
+      if (d.getRatio().convertToDouble() > 0 && !d.getRng())
+        dropouts.push_back(d);
+    });
+    if (dropouts.empty())
+      return success();
+    FunctionEditor e(fn);
+    Value rng = e.addArgument(RankedTensorType::get({2}, IntegerType::get(&getContext(), 64)),
+                              "tcc.input", "rng");
+    if (!rng)
+      return failure();
+    for (DropoutOp d : dropouts)
+      d.getRngMutable().assign(rng);
+    return success();
+  }
+
+  LogicalResult checkOptions(ModuleOp module) {
+    if (loss != "mse" && loss != "cross_entropy" && loss != "none")
+      return module.emitError("unknown loss '") << loss << "' (mse, cross_entropy or none)";
+    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
+      return module.emitError("unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
+    double decay = weightDecay >= 0 ? weightDecay : optimizer == "adamw" ? 0.01 : 0.0;
+    if (momentum < 0 || dampening < 0 || decay < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
+        beta2 >= 1 || eps <= 0)
+      return module.emitError("optimizer hyperparameters out of range (momentum, dampening, "
+                              "weight decay >= 0; 0 <= beta < 1; eps > 0)");
+    if (nesterov && (momentum <= 0 || dampening != 0))
+      return module.emitError("Nesterov momentum requires a momentum and zero dampening");
+    if (!(labelSmoothing >= 0 && labelSmoothing < 1))
+      return module.emitError("--label-smoothing must be in [0, 1), got ") << labelSmoothing;
+    if (labelSmoothing > 0 && loss != "cross_entropy")
+      return module.emitError("--label-smoothing needs --loss=cross_entropy");
+    if (gradAccum < 1)
+      return module.emitError("--grad-accum must be at least 1, got ") << gradAccum;
+    return success();
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -80,25 +337,9 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       module.emitError("tcc-build-train-step: no @forward function");
       return signalPassFailure();
     }
-    if (loss != "mse" && loss != "cross_entropy" && loss != "none") {
-      module.emitError("unknown loss '") << loss << "' (mse, cross_entropy or none)";
+    if (failed(checkOptions(module)))
       return signalPassFailure();
-    }
-    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
-      module.emitError("unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
-      return signalPassFailure();
-    }
     double decay = weightDecay >= 0 ? weightDecay : optimizer == "adamw" ? 0.01 : 0.0;
-    if (momentum < 0 || dampening < 0 || decay < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
-        beta2 >= 1 || eps <= 0) {
-      module.emitError("optimizer hyperparameters out of range (momentum, dampening, weight "
-                       "decay >= 0; 0 <= beta < 1; eps > 0)");
-      return signalPassFailure();
-    }
-    if (nesterov && (momentum <= 0 || dampening != 0)) {
-      module.emitError("Nesterov momentum requires a momentum and zero dampening");
-      return signalPassFailure();
-    }
     if (forward.getNumResults() == 0) {
       forward.emitError("the model has no output to train");
       return signalPassFailure();
@@ -111,119 +352,101 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     for (unsigned i = 0; i < forward.getNumArguments(); ++i)
       if (auto n = forward.getArgAttrOfType<StringAttr>(i, "tcc.input"))
-        if (n.getValue() == labels || n.getValue() == "lr") {
-          forward.emitError("the model already has an input named '") << n.getValue()
-              << "'; choose another --labels name";
+        if (n.getValue() == labels || n.getValue() == "lr" || n.getValue() == "step" ||
+            n.getValue() == "rng" || n.getValue() == "micro") {
+          forward.emitError("the model has an input named '")
+              << n.getValue() << "', a name the training step uses"
+              << (n.getValue() == labels ? "; choose another --labels name" : "");
           return signalPassFailure();
         }
 
-    // The loss function: forward's arguments + labels -> loss.
-    OpBuilder mb(ctx);
-    mb.setInsertionPointAfter(forward);
-    auto lossFn = cast<func::FuncOp>(mb.clone(*forward));
-    lossFn.setSymName("__tcc_loss");
-    Block &body = lossFn.getBody().front();
-    Type labelType;
-    if (loss == "mse")
-      labelType = pred;
-    else if (loss == "cross_entropy")
-      labelType = RankedTensorType::get(pred.getShape().drop_back(), IntegerType::get(ctx, 64));
-    unsigned labelIndex = lossFn.getNumArguments();
-    if (labelType) {
-      if (failed(lossFn.insertArgument(labelIndex, labelType,
-                                       mb.getDictionaryAttr(mb.getNamedAttr(
-                                           "tcc.input", mb.getStringAttr(labels))),
-                                       loc)))
-        return signalPassFailure();
-    }
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    OpBuilder b(ret);
-    Value prediction = ret.getOperand(0);
-    FailureOr<Value> lossValue =
-        loss == "mse"             ? mseLoss(b, loc, prediction, body.getArgument(labelIndex))
-        : loss == "cross_entropy" ? crossEntropyLoss(b, loc, prediction, body.getArgument(labelIndex))
-                                  : FailureOr<Value>(prediction);
-    if (failed(lossValue)) {
-      lossFn.erase();
+    // The loss function: forward's arguments + labels -> loss, dropouts
+    // reading the step's RNG state.
+    FailureOr<func::FuncOp> lossFn = cloneWithLoss(forward, "__tcc_loss", false);
+    if (failed(lossFn))
       return signalPassFailure();
-    }
-    if (tensorType(*lossValue).getNumElements() != 1) {
-      forward.emitError("--loss=none: the model's first output must be the scalar loss, not ")
-          << lossValue->getType();
-      lossFn.erase();
+    llvm::scope_exit eraseLoss([&] { lossFn->erase(); });
+    if (failed(connectDropouts(*lossFn)))
       return signalPassFailure();
-    }
-    func::ReturnOp::create(b, ret.getLoc(), ValueRange{*lossValue});
-    ret.erase();
-    lossFn.setFunctionType(FunctionType::get(ctx, lossFn.getArgumentTypes(), {lossValue->getType()}));
-    DictionaryAttr lossAttrs =
-        mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("loss")));
-    lossFn.setAllResultAttrs(ArrayRef<DictionaryAttr>{lossAttrs});
-
-    // Batch norms in training mode with running statistics among the
-    // parameters: those are not trained but updated by the step.
-    DenseSet<unsigned> runningStats;
-    lossFn.walk([&](BatchNormTrainingOp bn) {
-      if (auto stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats"))
-        for (int64_t a : stats.asArrayRef())
-          runningStats.insert(unsigned(a));
-    });
-    SmallVector<unsigned> params;
-    for (unsigned i = 0; i < lossFn.getNumArguments(); ++i)
-      if (lossFn.getArgAttr(i, "tcc.param") && !runningStats.contains(i) &&
-          isa<FloatType>(cast<RankedTensorType>(lossFn.getArgument(i).getType()).getElementType()))
-        params.push_back(i);
-    if (params.empty()) {
-      forward.emitError("the model has no float parameters to train");
-      lossFn.erase();
+    FailureOr<SmallVector<unsigned>> params = trainedParameters(*lossFn);
+    if (failed(params))
       return signalPassFailure();
-    }
-    FailureOr<func::FuncOp> grad = buildGradientFunction(lossFn, params, "train_step");
-    lossFn.erase();
+    FailureOr<func::FuncOp> grad = buildGradientFunction(*lossFn, *params, "train_step");
     if (failed(grad))
       return signalPassFailure();
+    auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
+    auto nameOf = [&](func::FuncOp fn, unsigned argIndex) {
+      return fn.getArgAttrOfType<StringAttr>(argIndex, "tcc.param").str();
+    };
+    auto c = [&](OpBuilder &b, Type type, double v) {
+      return splat(b, loc, cast<RankedTensorType>(type), v);
+    };
+
+    // Gradient accumulation: @accumulate_grad adds a micro-batch's gradient
+    // into NAME.grad_accum (micro-batch 0 overwrites); the step adds its own
+    // and averages.
+    SmallVector<Value> accumulated;
+    if (gradAccum > 1) {
+      OpBuilder mb(ctx);
+      mb.setInsertionPointAfter(*grad);
+      auto acc = cast<func::FuncOp>(mb.clone(**grad));
+      acc.setSymName("accumulate_grad");
+      FunctionEditor e(acc);
+      func::ReturnOp ret = e.terminator();
+      Value micro = e.addArgument(scalarType, "tcc.input", "micro");
+      if (!micro)
+        return signalPassFailure();
+      e.output(ret.getOperand(0), "loss");
+      for (auto [k, argIndex] : llvm::enumerate(*params)) {
+        Value g = ret.getOperand(k + 1);
+        auto gt = tensorType(g);
+        std::string name = nameOf(acc, argIndex) + ".grad_accum";
+        Value buf = e.addArgument(gt, "tcc.state", name);
+        if (!buf)
+          return signalPassFailure();
+        Value m = micro;
+        if (gt.getElementType() != scalarType.getElementType())
+          m = CastOp::create(e.b, loc, RankedTensorType::get({}, gt.getElementType()), m);
+        m = BroadcastInDimOp::create(e.b, loc, gt, m, e.b.getDenseI64ArrayAttr({}));
+        Value first = CompareOp::create(e.b, loc, CmpPredicate::eq, m, c(e.b, gt, 0.0));
+        e.update(SelectOp::create(e.b, loc, first, g, AddOp::create(e.b, loc, buf, g)), name);
+      }
+      updateRunningStatistics(e);
+      e.finish();
+    }
 
     // The optimizer: each new value is written over its parameter / buffer.
     func::FuncOp step = *grad;
-    auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
-    // A new last argument: a runtime input (tcc.input) or a state buffer
-    // (tcc.state), named NAME.
-    auto addArgument = [&](Type type, StringRef kind, const Twine &name) -> Value {
-      unsigned index = step.getNumArguments();
-      if (failed(step.insertArgument(
-              index, type, mb.getDictionaryAttr(mb.getNamedAttr(kind, mb.getStringAttr(name))),
-              loc)))
-        return Value();
-      return step.getArgument(index);
-    };
-    Value lr = addArgument(scalarType, "tcc.input", "lr");
+    FunctionEditor e(step);
+    OpBuilder &sb = e.b;
+    func::ReturnOp stepRet = e.terminator();
+    Value lr = e.addArgument(scalarType, "tcc.input", "lr");
     bool adam = optimizer != "sgd";
     bool needsStep = adam || (momentum > 0 && dampening != 0);
-    Value stepCount = needsStep ? addArgument(scalarType, "tcc.input", "step") : Value();
+    Value stepCount = needsStep ? e.addArgument(scalarType, "tcc.input", "step") : Value();
     if (!lr || (needsStep && !stepCount))
       return signalPassFailure();
-    Block &stepBody = step.getBody().front();
-    auto stepRet = cast<func::ReturnOp>(stepBody.getTerminator());
-    OpBuilder sb(stepRet);
-    SmallVector<Value> results = {stepRet.getOperand(0)};
-    SmallVector<DictionaryAttr> resultAttrs = {
-        mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("loss")))};
     // Results: the loss, every new parameter / buffer value (marked
     // tcc.update = NAME, in no particular order), the gradient norm.
-    auto update = [&](Value v, const Twine &name) {
-      results.push_back(v);
-      resultAttrs.push_back(
-          mb.getDictionaryAttr(mb.getNamedAttr("tcc.update", mb.getStringAttr(name.str()))));
-    };
+    e.output(stepRet.getOperand(0), "loss");
+    SmallVector<Value> grads;
+    for (auto [k, argIndex] : llvm::enumerate(*params)) {
+      Value g = stepRet.getOperand(k + 1);
+      if (gradAccum > 1) {
+        Value buf = e.addArgument(g.getType(), "tcc.state", nameOf(step, argIndex) + ".grad_accum");
+        if (!buf)
+          return signalPassFailure();
+        g = MulOp::create(sb, loc, AddOp::create(sb, loc, buf, g),
+                          c(sb, g.getType(), 1.0 / double(gradAccum)));
+      }
+      grads.push_back(g);
+    }
     // The global gradient norm (an output, for the metrics) and, with
     // --grad-clip, PyTorch's clip_grad_norm_: every gradient times
     // min(1, max_norm / (norm + 1e-6)). Computed in the step: nothing is
     // read back to the host before the update.
-    SmallVector<Value> grads;
     Value sumSq;
-    for (unsigned k = 0; k < params.size(); ++k) {
-      Value g = stepRet.getOperand(k + 1);
-      grads.push_back(g);
+    for (Value g : grads) {
       Value sq = sumAll(sb, loc, MulOp::create(sb, loc, g, g));
       if (cast<RankedTensorType>(sq.getType()).getElementType() != scalarType.getElementType())
         sq = CastOp::create(sb, loc, scalarType, sq);
@@ -236,24 +459,25 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       coef = MinOp::create(sb, loc, coef, splat(sb, loc, scalarType, 1.0));
       for (Value &g : grads) {
         auto gt = tensorType(g);
-        Value c = coef;
+        Value cf = coef;
         if (gt.getElementType() != scalarType.getElementType())
-          c = CastOp::create(sb, loc, RankedTensorType::get({}, gt.getElementType()), c);
-        g = MulOp::create(sb, loc, g, BroadcastInDimOp::create(sb, loc, gt, c, sb.getDenseI64ArrayAttr({})));
+          cf = CastOp::create(sb, loc, RankedTensorType::get({}, gt.getElementType()), cf);
+        g = MulOp::create(sb, loc, g, BroadcastInDimOp::create(sb, loc, gt, cf, sb.getDenseI64ArrayAttr({})));
       }
     }
-    for (auto [k, argIndex] : llvm::enumerate(params)) {
+    Block &stepBody = step.getBody().front();
+    for (auto [k, argIndex] : llvm::enumerate(*params)) {
       Value p = stepBody.getArgument(argIndex);
       Value g = grads[k];
       auto pt = tensorType(p);
-      std::string name = step.getArgAttrOfType<StringAttr>(argIndex, "tcc.param").str();
+      std::string name = nameOf(step, argIndex);
       // A runtime scalar (lr, step) broadcast to P's shape and type.
       auto full = [&](Value scalar) -> Value {
         if (pt.getElementType() != scalarType.getElementType())
           scalar = CastOp::create(sb, loc, RankedTensorType::get({}, pt.getElementType()), scalar);
         return BroadcastInDimOp::create(sb, loc, pt, scalar, sb.getDenseI64ArrayAttr({}));
       };
-      auto c = [&](double v) { return splat(sb, loc, pt, v); };
+      auto k_ = [&](double v) { return c(sb, pt, v); };
       auto mul = [&](Value a, Value b) -> Value { return MulOp::create(sb, loc, a, b); };
       auto add = [&](Value a, Value b) -> Value { return AddOp::create(sb, loc, a, b); };
       auto sub = [&](Value a, Value b) -> Value { return SubOp::create(sb, loc, a, b); };
@@ -262,99 +486,69 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         // PyTorch SGD: g += wd p; buf = mu buf + (1 - damp) g (buf = g at
         // the first step); g = nesterov ? g + mu buf : buf; p -= lr g.
         if (decay > 0)
-          g = add(g, mul(c(decay), p));
+          g = add(g, mul(k_(decay), p));
         if (momentum > 0) {
-          Value buf = addArgument(pt, "tcc.state", name + ".momentum_buffer");
+          Value buf = e.addArgument(pt, "tcc.state", name + ".momentum_buffer");
           if (!buf)
             return signalPassFailure();
-          Value next = add(mul(c(momentum), buf), mul(c(1 - dampening), g));
+          Value next = add(mul(k_(momentum), buf), mul(k_(1 - dampening), g));
           if (dampening != 0) {
-            Value first = CompareOp::create(sb, loc, CmpPredicate::eq, full(stepCount), c(1.0));
+            Value first = CompareOp::create(sb, loc, CmpPredicate::eq, full(stepCount), k_(1.0));
             next = SelectOp::create(sb, loc, first, g, next);
           }
-          update(next, name + ".momentum_buffer");
-          g = nesterov ? add(g, mul(c(momentum), next)) : next;
+          e.update(next, name + ".momentum_buffer");
+          g = nesterov ? add(g, mul(k_(momentum), next)) : next;
         }
-        update(sub(p, mul(lrFull, g)), name);
+        e.update(sub(p, mul(lrFull, g)), name);
         continue;
       }
       // PyTorch Adam / AdamW: (Adam) g += wd p; (AdamW) p *= 1 - lr wd;
       // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
       // p -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
-      Value m = addArgument(pt, "tcc.state", name + ".exp_avg");
-      Value v = addArgument(pt, "tcc.state", name + ".exp_avg_sq");
+      Value m = e.addArgument(pt, "tcc.state", name + ".exp_avg");
+      Value v = e.addArgument(pt, "tcc.state", name + ".exp_avg_sq");
       if (!m || !v)
         return signalPassFailure();
       Value param = p;
       if (decay > 0 && optimizer == "adam")
-        g = add(g, mul(c(decay), p));
+        g = add(g, mul(k_(decay), p));
       if (decay > 0 && optimizer == "adamw")
-        param = mul(p, sub(c(1.0), mul(lrFull, c(decay))));
-      Value m1 = add(mul(c(beta1), m), mul(c(1 - beta1), g));
-      Value v1 = add(mul(c(beta2), v), mul(c(1 - beta2), mul(g, g)));
+        param = mul(p, sub(k_(1.0), mul(lrFull, k_(decay))));
+      Value m1 = add(mul(k_(beta1), m), mul(k_(1 - beta1), g));
+      Value v1 = add(mul(k_(beta2), v), mul(k_(1 - beta2), mul(g, g)));
       Value t = full(stepCount);
-      Value bc1 = sub(c(1.0), PowOp::create(sb, loc, c(beta1), t));
-      Value bc2 = sub(c(1.0), PowOp::create(sb, loc, c(beta2), t));
-      Value denom = add(SqrtOp::create(sb, loc, DivOp::create(sb, loc, v1, bc2)), c(eps));
+      Value bc1 = sub(k_(1.0), PowOp::create(sb, loc, k_(beta1), t));
+      Value bc2 = sub(k_(1.0), PowOp::create(sb, loc, k_(beta2), t));
+      Value denom = add(SqrtOp::create(sb, loc, DivOp::create(sb, loc, v1, bc2)), k_(eps));
       Value stepSize = DivOp::create(sb, loc, lrFull, bc1);
       Value newP = sub(param, mul(stepSize, DivOp::create(sb, loc, m1, denom)));
-      update(newP, name);
-      update(m1, name + ".exp_avg");
-      update(v1, name + ".exp_avg_sq");
+      e.update(newP, name);
+      e.update(m1, name + ".exp_avg");
+      e.update(v1, name + ".exp_avg_sq");
     }
-    // Running statistics, as PyTorch updates them: r = m r + (1 - m) batch,
-    // with the unbiased batch variance (ONNX's momentum m = 1 - PyTorch's).
-    SmallVector<BatchNormTrainingOp> norms;
-    step.walk([&](BatchNormTrainingOp bn) {
-      if (bn->hasAttr("tcc.running_stats"))
-        norms.push_back(bn);
-    });
-    for (BatchNormTrainingOp bn : norms) {
-      ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
-      double m = bn->getAttrOfType<FloatAttr>("tcc.momentum").getValueAsDouble();
-      RankedTensorType xt = tensorType(bn.getInput());
-      int64_t n = xt.getNumElements() / xt.getDimSize(1);
-      Value batchStats[2] = {bn.getBatchMean(), bn.getBatchVariance()};
-      for (int k = 0; k < 2; ++k) {
-        Value running = stepBody.getArgument(unsigned(stats[k]));
-        auto rt = tensorType(running);
-        Value stat = batchStats[k];
-        if (k == 1 && n > 1)
-          stat = MulOp::create(sb, loc, stat, splat(sb, loc, rt, double(n) / double(n - 1)));
-        Value next = AddOp::create(sb, loc, MulOp::create(sb, loc, running, splat(sb, loc, rt, m)),
-                                   MulOp::create(sb, loc, stat, splat(sb, loc, rt, 1 - m)));
-        update(next, step.getArgAttrOfType<StringAttr>(unsigned(stats[k]), "tcc.param").getValue());
-      }
-    }
-    results.push_back(gradNorm);
-    resultAttrs.push_back(
-        mb.getDictionaryAttr(mb.getNamedAttr("tcc.output", mb.getStringAttr("grad_norm"))));
-    func::ReturnOp::create(sb, stepRet.getLoc(), results);
-    stepRet.erase();
-    SmallVector<Type> types;
-    for (Value v : results)
-      types.push_back(v.getType());
-    step.setFunctionType(FunctionType::get(ctx, step.getArgumentTypes(), types));
-    step.setAllResultAttrs(resultAttrs);
+    updateRunningStatistics(e);
+    e.output(gradNorm, "grad_norm");
+    e.finish();
 
-    // The inference entry normalizes with the running statistics (PyTorch's
-    // eval mode) instead of the batch's.
-    SmallVector<BatchNormTrainingOp> forwardNorms;
-    forward.walk([&](BatchNormTrainingOp bn) {
-      if (bn->hasAttr("tcc.running_stats") && bn.getBatchMean().use_empty() &&
-          bn.getBatchVariance().use_empty())
-        forwardNorms.push_back(bn);
-    });
-    for (BatchNormTrainingOp bn : forwardNorms) {
-      ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
-      OpBuilder fb(bn);
-      Value y = BatchNormInferenceOp::create(
-          fb, bn.getLoc(), bn.getResult().getType(), bn.getInput(), bn.getScale(), bn.getBias(),
-          forward.getArgument(unsigned(stats[0])), forward.getArgument(unsigned(stats[1])),
-          bn.getEpsilonAttr());
-      bn.getResult().replaceAllUsesWith(y);
-      bn.erase();
-    }
+    // @eval_step and @forward (the infer entry) run in eval mode.
+    FailureOr<func::FuncOp> eval = cloneWithLoss(forward, "eval_step", true);
+    if (failed(eval))
+      return signalPassFailure();
+    useRunningStatistics(*eval);
+    useRunningStatistics(forward);
+
+    // What the runtime needs to drive the step.
+    SmallVector<NamedAttribute> metadata = {
+        NamedAttribute(StringAttr::get(ctx, "loss"), StringAttr::get(ctx, loss)),
+        NamedAttribute(StringAttr::get(ctx, "optimizer"), StringAttr::get(ctx, optimizer)),
+        NamedAttribute(StringAttr::get(ctx, "grad_accum"),
+                       StringAttr::get(ctx, std::to_string(gradAccum)))};
+    if (loss != "none")
+      metadata.push_back(NamedAttribute(StringAttr::get(ctx, "labels"), StringAttr::get(ctx, labels)));
+    if (loss == "cross_entropy")
+      metadata.push_back(NamedAttribute(StringAttr::get(ctx, "ignore_index"),
+                                        StringAttr::get(ctx, std::to_string(ignoreIndex))));
+    module->setAttr("tcc.metadata", DictionaryAttr::get(ctx, metadata));
   }
 };
 

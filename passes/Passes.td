@@ -234,6 +234,17 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     stays, as the `infer` entry point. The step also outputs `grad_norm`, the
     global L2 norm of the gradients (before clipping), and with `grad-clip`
     scales the gradients as PyTorch's clip_grad_norm_ does.
+
+    Also built: `@eval_step` (the labels and the model's inputs -> the loss
+    and the model's outputs, batch norms with their running statistics, no
+    dropout); with `grad-accum` K > 1, `@accumulate_grad` (one micro-batch:
+    loss, gradient added into the state buffers NAME.grad_accum, first
+    micro-batch `micro` = 0 overwriting them), and `@train_step` then uses
+    (accumulated + own gradient) / K. Dropouts of the step read the runtime
+    input `rng` = [seed, counter]. `freeze` patterns (`*`, `?`, `[...]`)
+    exclude matching parameters from training. The module attribute
+    `tcc.metadata` records what the runtime needs (loss, labels,
+    ignore_index, grad_accum, ...).
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
@@ -251,7 +262,15 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
     Option<"gradClip", "grad-clip", "double", /*default=*/"0.0",
-           "Clip the global gradient norm to this value (0: no clipping)">
+           "Clip the global gradient norm to this value (0: no clipping)">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross_entropy: label positions with this label do not count">,
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
+           "cross_entropy: PyTorch's label smoothing in [0, 1)">,
+    Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
+           "Micro-batches per optimizer step (adds @accumulate_grad)">,
+    ListOption<"freeze", "freeze", "std::string",
+               "Glob patterns of parameters that are not trained">
   ];
   let dependentDialects = ["tcc::TccDialect"];
 }

@@ -241,6 +241,26 @@ tcc_status tcc_artifact_find_entry(tcc_artifact_t artifact, const char *name, in
   });
 }
 
+tcc_status tcc_artifact_get_metadata(tcc_artifact_t artifact, const char *key,
+                                     const char **out_value) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(key, "key");
+    require(out_value, "out_value");
+    const tcc_abi_descriptor &d = a.descriptor();
+    std::string keys;
+    for (int32_t i = 0; i < tcc::rt::numMetadata(d); ++i) {
+      if (std::strcmp(d.metadata[i].key, key) == 0) {
+        *out_value = d.metadata[i].value;
+        return;
+      }
+      keys += (keys.empty() ? "'" : ", '") + std::string(d.metadata[i].key) + "'";
+    }
+    fail(TCC_ERROR_NOT_FOUND, a.path() + " has no metadata '" + key + "'; it has " +
+                                  (keys.empty() ? std::string("none") : keys));
+  });
+}
+
 void tcc_session_options_init(tcc_session_options *out_options) {
   if (!out_options)
     return;

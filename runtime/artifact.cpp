@@ -124,8 +124,16 @@ std::string checkElf(int fd) {
 
 } // namespace
 
+// An appended field is present when struct_size covers it.
+#define TCC_HAS_FIELD(d, field) \
+  ((d).struct_size >= offsetof(tcc_abi_descriptor, field) + sizeof((d).field))
+
 int32_t numLibraryCalls(const tcc_abi_descriptor &d) {
-  return d.struct_size >= sizeof(tcc_abi_descriptor) ? d.num_library_calls : 0;
+  return TCC_HAS_FIELD(d, library_calls) ? d.num_library_calls : 0;
+}
+
+int32_t numMetadata(const tcc_abi_descriptor &d) {
+  return TCC_HAS_FIELD(d, metadata) ? d.num_metadata : 0;
 }
 
 void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
@@ -206,6 +214,13 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
     if (!problem.empty())
       invalid(what, "library call #" + std::to_string(i) + ": " + problem);
   }
+
+  int32_t metadata = numMetadata(d);
+  if (metadata < 0 || (metadata > 0 && !d.metadata))
+    invalid(what, "no table for " + std::to_string(metadata) + " metadata entries");
+  for (int32_t i = 0; i < metadata; ++i)
+    if (!d.metadata[i].key || !*d.metadata[i].key || !d.metadata[i].value)
+      invalid(what, "metadata entry #" + std::to_string(i) + " has no key or no value");
 
   std::set<std::string> entryNames;
   for (int32_t i = 0; i < d.num_entries; ++i) {

@@ -67,6 +67,8 @@ void validateDescriptor(const tcc_abi_descriptor &descriptor, const std::string 
 
 /// The descriptor's library calls (0 for descriptors from before the table).
 int32_t numLibraryCalls(const tcc_abi_descriptor &descriptor);
+/// The descriptor's metadata entries (0 for descriptors from before them).
+int32_t numMetadata(const tcc_abi_descriptor &descriptor);
 
 /// "input", "output", "parameter".
 const char *roleName(int32_t role);

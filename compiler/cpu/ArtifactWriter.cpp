@@ -198,8 +198,25 @@ FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
   return rows;
 }
 
+/// The module's `tcc.metadata` dictionary (string values) as key / value
+/// pairs, sorted by key.
+FailureOr<SmallVector<std::pair<std::string, std::string>>> readMetadata(ModuleOp module) {
+  SmallVector<std::pair<std::string, std::string>> rows;
+  auto dict = module->getAttrOfType<DictionaryAttr>("tcc.metadata");
+  if (!dict)
+    return rows;
+  for (NamedAttribute a : dict) {
+    auto value = dyn_cast<StringAttr>(a.getValue());
+    if (!value)
+      return module.emitError("tcc.metadata '") << a.getName() << "' is not a string", failure();
+    rows.emplace_back(a.getName().str(), value.str());
+  }
+  return rows;
+}
+
 LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry> entries,
                               ArrayRef<LibraryCallRow> calls,
+                              ArrayRef<std::pair<std::string, std::string>> metadata,
                               const ArtifactOptions &options,
                               ArrayRef<llvm::Function *> wrappers) {
   llvm::LLVMContext &ctx = m.getContext();
@@ -215,8 +232,9 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
       llvm::StructType::create(ctx, {ptr, ptr, i32, ptr}, "tcc_abi_entry");
   auto *callTy =
       llvm::StructType::create(ctx, {i32, i32, i32, i32, ptr}, "tcc_abi_library_call");
+  auto *metadataTy = llvm::StructType::create(ctx, {ptr, ptr}, "tcc_abi_metadata");
   auto *descTy = llvm::StructType::create(
-      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr, i32, ptr},
+      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr, i32, ptr, i32, ptr},
       "tcc_abi_descriptor");
 
   // Tensors are shared by entries: one row per (name, role).
@@ -282,6 +300,15 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
       m, callsTy, true, llvm::GlobalValue::PrivateLinkage,
       llvm::ConstantArray::get(callsTy, callRows), ".tcc.library_calls");
 
+  SmallVector<llvm::Constant *> metadataRows;
+  for (const auto &[key, value] : metadata)
+    metadataRows.push_back(
+        llvm::ConstantStruct::get(metadataTy, {d.string(key), d.string(value)}));
+  auto *metadataArrayTy = llvm::ArrayType::get(metadataTy, metadataRows.size());
+  auto *metadataTable = new llvm::GlobalVariable(
+      m, metadataArrayTy, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(metadataArrayTy, metadataRows), ".tcc.metadata");
+
   const llvm::DataLayout &dl = m.getDataLayout();
   std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";
   // The x86-64-v3 level: what the code may use, checked at load.
@@ -297,7 +324,7 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
        llvm::ConstantInt::get(i32, int32_t(tensorRows.size())),
        llvm::ConstantInt::get(i32, int32_t(entryRows.size())), tensors,
        entryTable, llvm::ConstantInt::get(i32, int32_t(callRows.size())),
-       callTable});
+       callTable, llvm::ConstantInt::get(i32, int32_t(metadataRows.size())), metadataTable});
   auto *descGlobal =
       new llvm::GlobalVariable(m, descTy, true, llvm::GlobalValue::PrivateLinkage,
                                desc, ".tcc.descriptor");
@@ -356,6 +383,9 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   FailureOr<SmallVector<LibraryCallRow>> calls = readLibraryCalls(module);
   if (failed(calls))
     return failure();
+  auto metadata = readMetadata(module);
+  if (failed(metadata))
+    return failure();
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   registerOpenMPDialectTranslation(*module.getContext());
@@ -390,7 +420,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
              << "' is missing or does not take (arena, state, runtime)";
     wrappers.push_back(buildWrapper(*m, e, lowered));
   }
-  if (failed(buildDescriptor(loc, *m, entries, *calls, options, wrappers)))
+  if (failed(buildDescriptor(loc, *m, entries, *calls, *metadata, options, wrappers)))
     return failure();
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);

@@ -1599,7 +1599,7 @@ static LogicalResult importDropout(NodeContext &ctx) {
     return ctx.error() << "ratio " << numStr(ratio) << " is outside [0, 1)",
            failure();
   // Each Dropout node draws from its own random stream (see tcc.dropout).
-  auto op = ctx.createOp<DropoutOp>(x, ctx.b.getF64FloatAttr(ratio),
+  auto op = ctx.createOp<DropoutOp>(x, /*rng=*/Value(), ctx.b.getF64FloatAttr(ratio),
                                     ctx.b.getI64IntegerAttr(ctx.nodeIndex));
   ctx.setOutput(0, op.getResult());
   Value mask = op.getMask();

@@ -560,7 +560,7 @@ struct LayerNormRule {
   LogicalResult operator()(OpBuilder &b, LayerNormOp op, ValueRange g,
                            SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    if (g[1] && !matchZero(g[1]) || g[2] && !matchZero(g[2]))
+    if ((g[1] && !matchZero(g[1])) || (g[2] && !matchZero(g[2])))
       return op.emitOpError("gradient through the mean / inv_std_dev results is not implemented");
     Value x = op.getInput(), scale = op.getScale();
     RankedTensorType xt = tensorType(x);
@@ -757,6 +757,22 @@ struct ScatterElementsRule {
   }
 };
 
+/// dropout: the identity without RNG state; in training, g where the mask
+/// kept the element, times 1 / (1 - ratio), and zero elsewhere.
+struct DropoutRule {
+  LogicalResult operator()(OpBuilder &b, DropoutOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (!op.getRng()) {
+      out.push_back(g[0]);
+      return success();
+    }
+    double scale = 1.0 / (1.0 - op.getRatio().convertToDouble());
+    Value scaled = mul(b, loc, g[0], splat(b, loc, g[0], scale));
+    out.append({SelectOp::create(b, loc, op.getMask(), scaled, splat(b, loc, g[0], 0.0)), Value()});
+    return success();
+  }
+};
+
 /// nll_loss (classes on dimension 1): each counted position contributes
 /// -weight[t] * G to input[n, t, d..], with G = g (none), g (sum) or
 /// g / sum of the counted weights (mean).
@@ -924,6 +940,7 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<BatchNormInferenceOp, BatchNormInferenceRule>(ctx);
     attach<ScatterElementsOp, ScatterElementsRule>(ctx);
     attach<NllLossOp, NllLossRule>(ctx);
+    attach<DropoutOp, DropoutRule>(ctx);
     attach<ReduceProdOp, ReduceProdRule>(ctx);
   });
 }

@@ -11,6 +11,9 @@
 
 #include "passes/lowering/Patterns.h"
 
+#include <array>
+#include <cmath>
+
 using namespace mlir;
 using namespace tcc;
 using namespace tcc::lowering;
@@ -362,18 +365,91 @@ struct NllLossLowering : OpConversionPattern<NllLossOp> {
   }
 };
 
-/// dropout outside training: the identity and an all-true mask. (The
-/// training passes replace it before lowering once it carries RNG state.)
+/// Philox4x32-10 (Salmon et al., SC'11) on i32 words: the first output word
+/// for counter C and key K.
+Value philoxFirstWord(OpBuilder &b, Location loc, std::array<Value, 4> c, std::array<Value, 2> k) {
+  Type i32 = b.getI32Type();
+  auto konst = [&](uint32_t v) { return intConst(b, loc, i32, int64_t(int32_t(v))); };
+  Value m0 = konst(0xD2511F53), m1 = konst(0xCD9E8D57);
+  Value w0 = konst(0x9E3779B9), w1 = konst(0xBB67AE85);
+  for (int round = 0; round < 10; ++round) {
+    if (round) {
+      k[0] = arith::AddIOp::create(b, loc, k[0], w0);
+      k[1] = arith::AddIOp::create(b, loc, k[1], w1);
+    }
+    auto p0 = arith::MulUIExtendedOp::create(b, loc, m0, c[0]);
+    auto p1 = arith::MulUIExtendedOp::create(b, loc, m1, c[2]);
+    auto x3 = [&](Value a, Value x, Value y) {
+      return arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, a, x), y);
+    };
+    c = {x3(p1.getHigh(), c[1], k[0]), p1.getLow(), x3(p0.getHigh(), c[3], k[1]), p0.getLow()};
+  }
+  return c[0];
+}
+
+/// dropout. Without RNG state (outside training): the identity and an
+/// all-true mask. With `rng = [seed, counter]`: element i is kept when the
+/// top 24 bits of Philox4x32-10(key = seed, counter = (i, stream, counter))
+/// are >= ceil(ratio 2^24) (an exact integer test), and scaled by
+/// 1 / (1 - ratio).
 struct DropoutLowering : OpConversionPattern<DropoutOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     auto maskType = cast<RankedTensorType>(op.getMask().getType());
-    Value mask = arith::ConstantOp::create(
-        rewriter, op.getLoc(),
-        DenseElementsAttr::get(maskType, rewriter.getBoolAttr(true)));
-    rewriter.replaceOp(op, {adaptor.getInput(), mask});
+    if (!adaptor.getRng()) {
+      Value mask = arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(maskType, rewriter.getBoolAttr(true)));
+      rewriter.replaceOp(op, {adaptor.getInput(), mask});
+      return success();
+    }
+    auto xType = cast<RankedTensorType>(adaptor.getInput().getType());
+    if (xType.getNumElements() > (int64_t(1) << 32))
+      return op.emitOpError("dropout of more than 2^32 elements is not supported (the Philox "
+                            "counter holds a 32-bit element index)");
+    Type et = xType.getElementType();
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    Value rng = adaptor.getRng();
+    Value seed = tensor::ExtractOp::create(rewriter, loc, rng, ValueRange{indexConst(rewriter, loc, 0)});
+    Value counter = tensor::ExtractOp::create(rewriter, loc, rng, ValueRange{indexConst(rewriter, loc, 1)});
+    auto words = [&](Value v) -> std::array<Value, 2> {
+      Value hi = arith::ShRUIOp::create(rewriter, loc, v, intConst(rewriter, loc, i64, 32));
+      return {arith::TruncIOp::create(rewriter, loc, i32, v).getResult(),
+              arith::TruncIOp::create(rewriter, loc, i32, hi).getResult()};
+    };
+    std::array<Value, 2> key = words(seed), count = words(counter);
+    Value stream = intConst(rewriter, loc, i32, op.getStream());
+    double ratio = op.getRatio().convertToDouble();
+    int64_t threshold = int64_t(std::ceil(ratio * double(1 << 24)));
+    Value limit = intConst(rewriter, loc, i32, threshold);
+    Value scale = scalarConst(rewriter, loc, et, 1.0 / (1.0 - ratio));
+    Value zero = scalarConst(rewriter, loc, et, 0.0);
+    ArrayRef<int64_t> shape = xType.getShape();
+    unsigned rank = shape.size();
+    Value outY = emptyTensor(rewriter, loc, shape, et);
+    Value outMask = emptyTensor(rewriter, loc, shape, rewriter.getI1Type());
+    SmallVector<AffineMap> maps(3, rewriter.getMultiDimIdentityMap(rank));
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outY.getType(), outMask.getType()}, ValueRange{adaptor.getInput()},
+        ValueRange{outY, outMask}, maps, parallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          // The row-major index of the element, as i32 (checked above).
+          Value linear = indexConst(b, l, 0);
+          for (unsigned d = 0; d < rank; ++d) {
+            linear = arith::MulIOp::create(b, l, linear, indexConst(b, l, shape[d]));
+            linear = arith::AddIOp::create(b, l, linear, linalg::IndexOp::create(b, l, d));
+          }
+          Value i = arith::IndexCastUIOp::create(b, l, i32, linear);
+          Value word = philoxFirstWord(b, l, {i, stream, count[0], count[1]}, key);
+          Value bits = arith::ShRUIOp::create(b, l, word, intConst(b, l, i32, 8));
+          Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, bits, limit);
+          Value scaled = arith::MulFOp::create(b, l, args[0], scale);
+          Value y = arith::SelectOp::create(b, l, keep, scaled, zero);
+          linalg::YieldOp::create(b, l, ValueRange{y, keep});
+        });
+    rewriter.replaceOp(op, generic.getResults());
     return success();
   }
 };

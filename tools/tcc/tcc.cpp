@@ -138,6 +138,21 @@ static cl::opt<double> epsOpt("eps", cl::desc("Adam epsilon (default 1e-8)"), cl
 static cl::opt<double> gradClipOpt(
     "grad-clip", cl::desc("Clip the global gradient norm to NORM in the compiled step"),
     cl::value_desc("NORM"), cl::init(0.0), cl::cat(tccCategory));
+static cl::opt<int64_t> gradAccumOpt(
+    "grad-accum", cl::desc("Micro-batches of the compiled batch size per optimizer step; the "
+                           "gradient and the reported loss are their mean (default 1)"),
+    cl::value_desc("K"), cl::init(1), cl::cat(tccCategory));
+static cl::list<std::string> freezeOpt(
+    "freeze", cl::desc("Do not train the parameters whose names match this glob pattern (*, ?, "
+                       "[...]; repeatable or comma-separated)"),
+    cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(tccCategory));
+static cl::opt<int64_t> ignoreIndexOpt(
+    "ignore-index", cl::desc("cross_entropy: label positions with this label do not count "
+                             "(default -100, as in PyTorch)"),
+    cl::value_desc("N"), cl::init(-100), cl::cat(tccCategory));
+static cl::opt<double> labelSmoothingOpt(
+    "label-smoothing", cl::desc("cross_entropy: PyTorch's label smoothing (default 0)"),
+    cl::value_desc("EPS"), cl::init(0.0), cl::cat(tccCategory));
 
 static cl::opt<std::string> target(
     "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_NN] "
@@ -449,6 +464,10 @@ int main(int argc, char **argv) {
         options.beta2 = beta2Opt;
         options.eps = epsOpt;
         options.gradClip = gradClipOpt;
+        options.gradAccum = gradAccumOpt;
+        options.freeze.assign(freezeOpt.begin(), freezeOpt.end());
+        options.ignoreIndex = ignoreIndexOpt;
+        options.labelSmoothing = labelSmoothingOpt;
         tcc::buildTrainingPipeline(pm, options);
       }))
     return 1;

@@ -127,6 +127,15 @@ typedef struct tcc_abi_library_call {
   const int64_t *params;
 } tcc_abi_library_call;
 
+/** A key / value pair of the descriptor's metadata: how a runtime drives
+ *  the entry points, e.g. "loss" = "cross_entropy", "labels" = "y",
+ *  "ignore_index" = "-100", "grad_accum" = "4" (call "accumulate_grad" with
+ *  micro = 0 .. K-2, then "train_step"). */
+typedef struct tcc_abi_metadata {
+  const char *key;
+  const char *value;
+} tcc_abi_metadata;
+
 /** An entry point: computes on the arena and state of one session.
  *  Returns 0 on success. */
 typedef int32_t (*tcc_abi_entry_fn)(uint8_t *arena, uint8_t *state,
@@ -157,6 +166,8 @@ typedef struct tcc_abi_descriptor {
   /* Appended fields: present when struct_size covers them. */
   int32_t num_library_calls;
   const tcc_abi_library_call *library_calls;
+  int32_t num_metadata;
+  const tcc_abi_metadata *metadata;
 } tcc_abi_descriptor;
 
 /** The signature of the exported symbol. */

@@ -232,6 +232,14 @@ TCC_API tcc_status tcc_artifact_entry_info(tcc_artifact_t artifact, int32_t inde
 TCC_API tcc_status tcc_artifact_find_entry(tcc_artifact_t artifact, const char *name,
                                            int32_t *out_index);
 
+/** The value of the artifact's metadata KEY (how to drive the entry points:
+ *  "loss", "labels", "ignore_index", "grad_accum", "optimizer"; set by
+ *  training builds), owned by the artifact and valid until
+ *  tcc_artifact_destroy. Errors: TCC_ERROR_NOT_FOUND (the message lists the
+ *  keys), TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_artifact_get_metadata(tcc_artifact_t artifact, const char *key,
+                                             const char **out_value);
+
 /*===--- Sessions -------------------------------------------------------------===*/
 
 /** The memory and parameters for running one artifact: an arena (inputs,

@@ -550,6 +550,25 @@ TEST_F(RuntimeApiTest, LoadsDescriptorWithoutLibraryCallTable) {
   float y[6];
   ASSERT_OK(tcc_session_copy_output(session.s, "y", y, sizeof y));
   EXPECT_EQ(y[5], 6.0f); // parameters are zero
+  // A descriptor from before the metadata table has none.
+  const char *value = nullptr;
+  EXPECT_EQ(tcc_artifact_get_metadata(artifact.a, "loss", &value), TCC_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(tcc_last_error()).find("it has none"), std::string::npos);
+}
+
+TEST_F(RuntimeApiTest, ReadsMetadata) {
+  ArtifactHandle artifact;
+  ASSERT_OK(tcc_artifact_load(fixture("add_artifact.so").c_str(), &artifact.a));
+  const char *value = nullptr;
+  ASSERT_OK(tcc_artifact_get_metadata(artifact.a, "grad_accum", &value));
+  EXPECT_STREQ(value, "1");
+  ASSERT_OK(tcc_artifact_get_metadata(artifact.a, "loss", &value));
+  EXPECT_STREQ(value, "mse");
+  EXPECT_EQ(tcc_artifact_get_metadata(artifact.a, "labels", &value), TCC_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(tcc_last_error()).find("has no metadata 'labels'; it has 'loss', 'grad_accum'"),
+            std::string::npos)
+      << tcc_last_error();
+  EXPECT_EQ(tcc_artifact_get_metadata(artifact.a, nullptr, &value), TCC_ERROR_INVALID_ARGUMENT);
 }
 
 // Tests the null and option checks of session creation.
@@ -610,7 +629,7 @@ struct DescriptorBuilder {
   tcc_abi_entry entries[1] = {{"infer", &entryFn, 3, indices}};
   tcc_abi_descriptor d = {
       TCC_ABI_VERSION, sizeof(tcc_abi_descriptor), "", "", "", "", 128, 64, 64, 3, 1, tensors,
-      entries};
+      entries, 0, nullptr, 0, nullptr};
 
   std::string error() {
     try {
