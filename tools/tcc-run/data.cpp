@@ -70,17 +70,19 @@ int DataSet::indexOf(const std::string &name) const {
   return -1;
 }
 
-void checkLabels(const DataSet &set, int64_t classes) {
-  const Samples *s = set.find("y");
+void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
+  const Samples *s = set.find(labels.name);
   if (!s || s->data.dtype() != TCC_DTYPE_I64 || classes <= 0)
     return;
   const int64_t *y = reinterpret_cast<const int64_t *>(s->data.data());
   size_t n = s->data.bytes() / sizeof(int64_t);
   for (size_t i = 0; i < n; ++i)
-    if (y[i] < 0 || y[i] >= classes)
+    if ((y[i] < 0 || y[i] >= classes) && !labels.ignored(y[i]))
       die(s->file + ": label " + std::to_string(y[i]) + " at position " + std::to_string(i) +
           " is not a class of the model's " + std::to_string(classes) + " outputs [0, " +
-          std::to_string(classes) + ")");
+          std::to_string(classes) + ")" +
+          (labels.hasIgnore ? " nor the ignored label " + std::to_string(labels.ignoreIndex)
+                            : std::string()));
 }
 
 void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {

@@ -53,8 +53,17 @@ struct DataSet {
   int indexOf(const std::string &name) const;
 };
 
-/// Integer labels (the input y) must name a class: [0, CLASSES).
-void checkLabels(const DataSet &set, int64_t classes);
+/// How the step reads its labels: the input's name and, for cross_entropy,
+/// the label value that does not count (from the artifact's metadata).
+struct LabelSpec {
+  std::string name = "y";
+  bool hasIgnore = false;
+  int64_t ignoreIndex = -100;
+  bool ignored(int64_t label) const { return hasIgnore && label == ignoreIndex; }
+};
+
+/// Integer labels must name a class, [0, CLASSES), or be the ignored label.
+void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes);
 
 /// One batch: a host buffer per input of its DataSet, in the same order.
 using Batch = std::vector<std::vector<uint8_t>>;

@@ -44,7 +44,9 @@ struct Evaluation {
 /// integer labels y, from eval_step's outputs or else from `infer`'s.
 class Validator {
 public:
-  Validator(tcc_artifact_t artifact, const Options &o, const tcc_tensor_info *trainLabels) : o_(o) {
+  Validator(tcc_artifact_t artifact, const Options &o, const LabelSpec &labels,
+            const tcc_tensor_info *trainLabels)
+      : o_(o), labelSpec_(labels) {
     hasLoss_ = hasEntry(artifact, "eval_step");
     entry_ = hasLoss_ ? "eval_step" : "infer";
     if (!hasLoss_ && !hasEntry(artifact, "infer"))
@@ -69,21 +71,21 @@ public:
     if (set_.inputs.empty())
       die(o.model + ": " + entry_ + " has no inputs to validate with");
     // infer does not take the labels; read them for the host only.
-    if (set_.indexOf("y") < 0 && trainLabels)
+    if (set_.indexOf(labels.name) < 0 && trainLabels)
       set_.add(o.valDir, *trainLabels, o.model, /*feed=*/false);
-    labels_ = set_.indexOf("y");
+    labels_ = set_.indexOf(labels.name);
     const Samples *y = labels_ < 0 ? nullptr : &set_.inputs[size_t(labels_)];
     hasScores_ = hasScores_ && scores_.dtype == TCC_DTYPE_F32 && scores_.rank == 2 &&
                  scores_.shape[0] == set_.batch && y && y->declared.dtype == TCC_DTYPE_I64 &&
                  y->declared.rank == 1;
     if (!hasLoss_ && !hasScores_)
       die(o.model + ": --val without an eval_step entry needs an infer entry whose first output "
-                    "is f32[batch, classes] and int64 labels y");
+                    "is f32[batch, classes] and int64 labels " + labels.name);
     if (set_.samples < set_.batch)
       die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
           " samples, fewer than one batch of " + std::to_string(set_.batch));
     if (hasScores_)
-      checkLabels(set_, scores_.shape[1]);
+      checkLabels(set_, labels, scores_.shape[1]);
   }
 
   /// Whether evaluations measure the loss (an eval_step entry).
@@ -114,6 +116,8 @@ public:
       check(tcc_session_copy_output(session, scores_.name, out.data(), out.size() * sizeof(float)));
       const int64_t *y = reinterpret_cast<const int64_t *>(b[size_t(labels_)].data());
       for (int64_t r = 0; r < batch; ++r) {
+        if (labelSpec_.ignored(y[r]))
+          continue;
         const float *row = out.data() + r * classes;
         e.correct += std::max_element(row, row + classes) - row == y[r];
         ++e.seen;
@@ -140,6 +144,7 @@ public:
 
 private:
   const Options &o_;
+  LabelSpec labelSpec_;
   DataSet set_;
   std::string entry_;
   bool hasLoss_ = false;
@@ -174,16 +179,41 @@ bool getMetadata(const std::string &path, const std::string &key, std::string &o
   return true;
 }
 
+/// The artifact's metadata KEY, or FALLBACK (artifacts from before it).
+std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback) {
+  const char *value = nullptr;
+  tcc_status status = tcc_artifact_get_metadata(artifact, key, &value);
+  if (status == TCC_ERROR_NOT_FOUND)
+    return fallback;
+  check(status);
+  return value;
+}
+
 } // namespace
 
 void train(tcc_artifact_t artifact, const Options &o) {
   if (!hasEntry(artifact, "train_step"))
     die(o.model + " has no train_step entry point; compile it with --loss=... to train");
 
-  // Every input but lr and step comes from DIR/NAME.npy; all share the
-  // sample count.
+  // How to drive the step: the labels, and K micro-batches per optimizer
+  // step (accumulate_grad with micro = 0 .. K-2, then train_step).
+  LabelSpec labels;
+  labels.name = artifactMetadata(artifact, "labels", "y");
+  std::string ignore = artifactMetadata(artifact, "ignore_index", "");
+  if (!ignore.empty()) {
+    labels.hasIgnore = true;
+    labels.ignoreIndex = std::strtoll(ignore.c_str(), nullptr, 10);
+  }
+  long accum = std::strtol(artifactMetadata(artifact, "grad_accum", "1").c_str(), nullptr, 10);
+  if (accum < 1 || (accum > 1 && !hasEntry(artifact, "accumulate_grad")))
+    die(o.model + ": grad_accum " + std::to_string(accum) +
+        " needs an accumulate_grad entry point; recompile the model");
+
+  // Every input but the runtime scalars comes from DIR/NAME.npy; all share
+  // the sample count.
   DataSet set;
-  bool hasLrInput = false, hasLoss = false, hasStepInput = false, hasGradNorm = false;
+  bool hasLrInput = false, hasLoss = false, hasStepInput = false, hasGradNorm = false,
+       hasRngInput = false;
   for (const tcc_tensor_info &t : entryTensors(artifact, "train_step")) {
     std::string name = t.name;
     if (t.role == TCC_ROLE_OUTPUT && name == "loss")
@@ -198,6 +228,12 @@ void train(tcc_artifact_t artifact, const Options &o) {
       (name == "lr" ? hasLrInput : hasStepInput) = true;
       continue;
     }
+    if (name == "rng") { // [seed, counter] of the step's dropouts
+      if (t.dtype != TCC_DTYPE_I64 || t.rank != 1 || t.shape[0] != 2)
+        die(o.model + ": input 'rng' is " + typeString(t) + ", expected i64[2]");
+      hasRngInput = true;
+      continue;
+    }
     set.add(o.dataDir, t, o.model);
   }
   if (!hasLrInput || !hasLoss)
@@ -209,7 +245,7 @@ void train(tcc_artifact_t artifact, const Options &o) {
   if (hasEntry(artifact, "infer"))
     for (const tcc_tensor_info &t : entryTensors(artifact, "infer"))
       if (t.role == TCC_ROLE_OUTPUT && t.rank >= 1) {
-        checkLabels(set, t.shape[t.rank - 1]);
+        checkLabels(set, labels, t.shape[t.rank - 1]);
         break;
       }
   int64_t samples = set.samples, batch = set.batch;
@@ -219,8 +255,8 @@ void train(tcc_artifact_t artifact, const Options &o) {
   // The validation set is checked before the first step too.
   std::optional<Validator> validator;
   if (!o.valDir.empty()) {
-    const Samples *y = set.find("y");
-    validator.emplace(artifact, o, y ? &y->declared : nullptr);
+    const Samples *y = set.find(labels.name);
+    validator.emplace(artifact, o, labels, y ? &y->declared : nullptr);
   }
 
   SessionHandle handle = createSession(artifact, o);
@@ -263,6 +299,8 @@ void train(tcc_artifact_t artifact, const Options &o) {
                                             {"shuffle", o.shuffle ? "1" : "0"},
                                             {"samples", std::to_string(samples)},
                                             {"batch", std::to_string(batch)}};
+  if (accum > 1)
+    run["grad_accum"] = std::to_string(accum);
   long first = 0;
   if (!o.resume.empty()) {
     check(tcc_session_load_checkpoint(session, o.resume.c_str()));
@@ -294,9 +332,9 @@ void train(tcc_artifact_t artifact, const Options &o) {
       windowSum = parseExact("window_loss_sum", value);
     if (get("window_loss_count", value))
       windowCount = long(parseExact("window_loss_count", value));
-    // Replay the shuffles of the steps already taken.
-    for (long step = 0; step < first; ++step)
-      if (step % perEpoch == 0 && o.shuffle)
+    // Replay the shuffles of the micro-batches already taken.
+    for (long micro = 0; micro < first * accum; ++micro)
+      if (micro % perEpoch == 0 && o.shuffle)
         std::shuffle(order.begin(), order.end(), rng);
     std::printf("resumed from %s at step %ld\n", o.resume.c_str(), first);
   }
@@ -333,11 +371,12 @@ void train(tcc_artifact_t artifact, const Options &o) {
     ~SignalGuard() { std::signal(SIGINT, previous); }
   } signalGuard{previous};
 
-  // Batch k = step k: the worker owns the order and the generator from here.
-  Prefetcher batches(set, first, o.steps,
+  // Batch k = micro-batch k (step k without accumulation): the worker owns
+  // the order and the generator from here.
+  Prefetcher batches(set, first * accum, o.steps * accum,
                      [&o, perEpoch, batch, order = std::move(order),
-                      rng = std::move(rng)](long step, std::vector<int64_t> &rows) mutable {
-                       int64_t b = step % perEpoch;
+                      rng = std::move(rng)](long micro, std::vector<int64_t> &rows) mutable {
+                       int64_t b = micro % perEpoch;
                        if (b == 0 && o.shuffle)
                          std::shuffle(order.begin(), order.end(), rng);
                        std::copy_n(order.begin() + b * batch, batch, rows.begin());
@@ -357,16 +396,34 @@ void train(tcc_artifact_t artifact, const Options &o) {
                                          "/checkpoint.safetensors (resume with --resume)"));
     }
     float lr = float(schedule.at(step));
-    setBatch(session, set, batches.next());
-    check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
-    if (hasStepInput) {
-      float count = float(step + 1); // 1-based, as PyTorch's optimizers count
-      check(
-          tcc_session_set_input(session, "step", TCC_DTYPE_F32, 0, nullptr, &count, sizeof count));
+    // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
+    float loss = 0, gradNorm = std::nanf("");
+    for (long micro = 0; micro < accum; ++micro) {
+      setBatch(session, set, batches.next());
+      if (hasRngInput) {
+        // Dropout masks: Philox keyed by the seed, counted by micro-batch.
+        int64_t state[2] = {int64_t(o.seed), step * accum + micro};
+        const int64_t shape[1] = {2};
+        check(tcc_session_set_input(session, "rng", TCC_DTYPE_I64, 1, shape, state, sizeof state));
+      }
+      bool last = micro == accum - 1;
+      if (last) {
+        check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+        if (hasStepInput) {
+          float count = float(step + 1); // 1-based, as PyTorch's optimizers count
+          check(tcc_session_set_input(session, "step", TCC_DTYPE_F32, 0, nullptr, &count,
+                                      sizeof count));
+        }
+      } else {
+        float index = float(micro);
+        check(tcc_session_set_input(session, "micro", TCC_DTYPE_F32, 0, nullptr, &index,
+                                    sizeof index));
+      }
+      check(tcc_session_run(session, last ? "train_step" : "accumulate_grad"));
+      float microLoss;
+      check(tcc_session_copy_output(session, "loss", &microLoss, sizeof microLoss));
+      loss += microLoss / float(accum);
     }
-    check(tcc_session_run(session, "train_step"));
-    float loss, gradNorm = std::nanf("");
-    check(tcc_session_copy_output(session, "loss", &loss, sizeof loss));
     if (hasGradNorm)
       check(tcc_session_copy_output(session, "grad_norm", &gradNorm, sizeof gradNorm));
     if (!std::isfinite(loss))
@@ -454,8 +511,8 @@ void train(tcc_artifact_t artifact, const Options &o) {
       if (windowSteps > 1)
         std::printf(" (mean of %ld)", windowSteps);
       std::printf(" lr %g epoch %.2f %.0f samples/s eta %s\n", double(lr),
-                  double(stepsDone * batch) / double(samples),
-                  double(windowSteps * batch) / std::max(seconds, 1e-9),
+                  double(stepsDone * accum * batch) / double(samples),
+                  double(windowSteps * accum * batch) / std::max(seconds, 1e-9),
                   clockString(perStep * double(o.steps - stepsDone)).c_str());
       std::fflush(stdout);
       windowLoss = 0;
