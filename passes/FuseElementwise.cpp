@@ -24,6 +24,44 @@ using namespace mlir;
 
 namespace {
 
+/// Where each kernel came from: the source ops (ONNX node names) that fused
+/// into it, kept up to date through the rewrites by a listener.
+struct Provenance : RewriterBase::Listener {
+  DenseMap<Operation *, SmallVector<std::string>> origins;
+  /// Producers the control function let fuse into a consumer.
+  DenseMap<Operation *, SmallVector<Operation *>> fusedInto;
+
+  static std::string name(Operation *op) {
+    Location loc = op->getLoc();
+    if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
+      loc = fused.getLocations().front();
+    if (auto n = dyn_cast<NameLoc>(loc))
+      return n.getName().str();
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    loc.print(os);
+    return s;
+  }
+  void notifyOperationReplaced(Operation *op, ValueRange replacement) override {
+    SmallVector<std::string> merged = origins.lookup(op);
+    for (Operation *producer : fusedInto.lookup(op))
+      llvm::append_range(merged, origins.lookup(producer));
+    if (merged.empty())
+      return;
+    for (Value v : replacement)
+      if (Operation *def = v.getDefiningOp(); def && def != op) {
+        SmallVector<std::string> &to = origins[def];
+        for (const std::string &m : merged)
+          if (!llvm::is_contained(to, m))
+            to.push_back(m);
+      }
+  }
+  void notifyOperationErased(Operation *op) override {
+    origins.erase(op);
+    fusedInto.erase(op);
+  }
+};
+
 /// Fuse (or propagate a reshape) across FUSED only between generics, and
 /// only when the producer has no other use.
 bool mayFuse(OpOperand *fused) {
@@ -39,19 +77,51 @@ bool mayFuse(OpOperand *fused) {
 
 struct FuseElementwisePass
     : tcc::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    Provenance provenance;
+    int64_t before = 0;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      ++before;
+      provenance.origins[op] = {Provenance::name(op)};
+    });
+    auto control = [&](OpOperand *fused) {
+      if (!mayFuse(fused))
+        return false;
+      provenance.fusedInto[fused->getOwner()].push_back(fused->get().getDefiningOp());
+      return true;
+    };
     RewritePatternSet patterns(ctx);
-    linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuse);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, mayFuse);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
     ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+    GreedyRewriteConfig config;
+    config.setListener(&provenance);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
+    if (!report)
+      return;
+    SmallVector<linalg::LinalgOp> kernels;
+    getOperation()->walk([&](linalg::LinalgOp op) { kernels.push_back(op); });
+    std::string name = "?";
+    if (auto symbol = dyn_cast<SymbolOpInterface>(getOperation()))
+      name = symbol.getName().str();
+    llvm::errs() << "fusion @" << name << ": " << before << " kernels -> " << kernels.size()
+                 << "\n";
+    for (auto [k, op] : llvm::enumerate(kernels)) {
+      const SmallVector<std::string> &from = provenance.origins.lookup(op);
+      if (from.size() < 2)
+        continue;
+      llvm::errs() << "  kernel " << k << " (" << op->getName().getStringRef() << ", "
+                   << op.getNumLoops() << " loops): " << llvm::join(from, ", ") << "\n";
+    }
   }
 };
 

@@ -185,7 +185,15 @@ def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
     so that named matmuls and convolutions are never rewritten into generics
     (reshape propagation by expansion would otherwise turn a matmul next to a
     broadcast into a 4-loop generic that no library call matches).
+
+    With `report`, prints per function the number of kernels (linalg ops)
+    before and after, and the source ops (ONNX node names) of every kernel
+    that fused several.
   }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the kernels before and after fusion on standard error">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::affine::AffineDialect"];

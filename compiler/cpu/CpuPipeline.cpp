@@ -19,7 +19,7 @@
 
 using namespace mlir;
 
-void tcc::buildCpuLinalgPipeline(OpPassManager &pm) {
+void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Every tcc op becomes linalg / tensor / arith / math / scf on tensors;
   // unsigned types become signless, signatures included.
   pm.addPass(tcc::createLowerToLinalgPass());
@@ -30,7 +30,11 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tcc::createPrepareCpuLinalgPass());
   // Producer-consumer fusion of elementwise linalg ops: one loop nest, no
   // intermediate buffer, for chains such as bias + activation.
-  pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass());
+  if (options.fuse) {
+    tcc::FuseElementwisePassOptions fuse;
+    fuse.report = options.reportFusion;
+    pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass(fuse));
+  }
   pm.addPass(createCSEPass());
   // Training: each parameter's update is written over the parameter.
   pm.addNestedPass<func::FuncOp>(tcc::createUpdateParamsInPlacePass());

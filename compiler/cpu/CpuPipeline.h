@@ -16,10 +16,15 @@ struct CpuPipelineOptions {
   /// f32 matmuls and convolutions as oneDNN calls through the runtime
   /// (tcc-cpu-library-calls); false keeps them on generated loops.
   bool libraryCalls = true;
+  /// Producer-consumer fusion of elementwise ops (tcc-fuse-elementwise);
+  /// false gives one kernel per op (for measuring what fusion buys).
+  bool fuse = true;
+  /// Print the kernels before and after fusion (tcc --report=fusion).
+  bool reportFusion = false;
 };
 
 /// tcc dialect -> linalg on tensors, fused.
-void buildCpuLinalgPipeline(mlir::OpPassManager &pm);
+void buildCpuLinalgPipeline(mlir::OpPassManager &pm, const CpuPipelineOptions &options = {});
 /// linalg on tensors -> memrefs, every buffer planned into the arena.
 void buildCpuBufferizePipeline(mlir::OpPassManager &pm,
                                const CpuPipelineOptions &options = {});

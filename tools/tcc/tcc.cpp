@@ -169,12 +169,23 @@ static cl::opt<CpuLibraryKind> cpuLibrary(
                           "generated loops, like every other op")),
     cl::init(CpuLibraryKind::OneDnn), cl::cat(tccCategory));
 
-enum class ReportKind { None, Memory };
+enum class FusionKind { Elementwise, None };
+static cl::opt<FusionKind> fusion(
+    "fusion", cl::desc("Which ops fuse into one kernel"),
+    cl::values(clEnumValN(FusionKind::Elementwise, "elementwise",
+                          "producer-consumer chains of elementwise ops (default)"),
+               clEnumValN(FusionKind::None, "none", "none: one kernel per op")),
+    cl::init(FusionKind::Elementwise), cl::cat(tccCategory));
+
+enum class ReportKind { None, Memory, Fusion };
 static cl::opt<ReportKind> report(
     "report", cl::desc("Print a report on standard error"),
     cl::values(clEnumValN(ReportKind::Memory, "memory",
                           "arena and state sizes and the largest buffers of "
-                          "each entry point (compiles through the memory plan)")),
+                          "each entry point (compiles through the memory plan)"),
+               clEnumValN(ReportKind::Fusion, "fusion",
+                          "kernels before and after fusion per function, and the source "
+                          "ops of each fused kernel")),
     cl::init(ReportKind::None), cl::cat(tccCategory));
 
 /// Prints the memory plan of every planned function: region sizes, then the
@@ -471,13 +482,20 @@ int main(int argc, char **argv) {
         tcc::buildTrainingPipeline(pm, options);
       }))
     return 1;
-  if (stage >= EmitKind::Linalg && !runStage(tcc::buildCpuLinalgPipeline))
-    return 1;
+
   if (report == ReportKind::Memory && stage < EmitKind::Bufferized)
     fail("--report=memory needs compilation through the memory plan "
          "(--emit=bufferized or later, or -o model.so)");
   tcc::CpuPipelineOptions cpu;
   cpu.libraryCalls = cpuLibrary == CpuLibraryKind::OneDnn;
+  cpu.fuse = fusion != FusionKind::None;
+  cpu.reportFusion = report == ReportKind::Fusion;
+  if (report == ReportKind::Fusion && stage < EmitKind::Linalg)
+    fail("--report=fusion needs compilation through fusion (--emit=linalg or later, or -o "
+         "model.so)");
+  if (stage >= EmitKind::Linalg &&
+      !runStage([&](OpPassManager &pm) { tcc::buildCpuLinalgPipeline(pm, cpu); }))
+    return 1;
   if (stage >= EmitKind::Bufferized &&
       !runStage([&](OpPassManager &pm) {
         tcc::buildCpuBufferizePipeline(pm, cpu);
