@@ -80,6 +80,16 @@ Value transposeInner(OpBuilder &b, Location loc, Value x) {
   return TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(perm));
 }
 
+/// The leading SHAPE corner of X (X unchanged if it has that shape).
+Value cropTo(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape) {
+  RankedTensorType t = tensorType(x);
+  if (t.getShape() == shape)
+    return x;
+  SmallVector<int64_t> zeros(t.getRank(), 0), ones(t.getRank(), 1);
+  return SliceOp::create(b, loc, RankedTensorType::get(shape, t.getElementType()), x,
+                         b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones));
+}
+
 bool isFloatTensor(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && isa<FloatType>(t.getElementType());
@@ -428,12 +438,35 @@ struct GatherRule {
   }
 };
 
+/// The filter gradient of a group-1 convolution of X [N, C, D...] by a
+/// filter of FILTER's type [F, C, K...] (stride s, dilation d, X padded by
+/// (pl, ph)), given the gradient G [N, F, O...] of its result:
+///   dW = conv(X^T, G^T) with stride d, dilation s and the same pads, where
+///        ^T swaps the batch and channel dimensions; its spatial extent can
+///        exceed the kernel's by the rows the forward windows never
+///        reached, which are cut off.
+Value convFilterGradient(OpBuilder &b, Location loc, Value x, Value g, RankedTensorType filter,
+                         ArrayRef<int64_t> s, ArrayRef<int64_t> d, ArrayRef<int64_t> pl,
+                         ArrayRef<int64_t> ph) {
+  int64_t rank = filter.getRank();
+  SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(swap[0], swap[1]);
+  Value xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
+  Value gT = TransposeOp::create(b, loc, g, b.getDenseI64ArrayAttr(swap));
+  Value dwT = ConvOp::create(b, loc, xT, gT, b.getDenseI64ArrayAttr(d), b.getDenseI64ArrayAttr(s),
+                             b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+                             b.getI64IntegerAttr(1));
+  // [C, F, K'...] -> [C, F, K...] -> [F, C, K...]
+  SmallVector<int64_t> kernel = {filter.getDimSize(1), filter.getDimSize(0)};
+  llvm::append_range(kernel, filter.getShape().drop_front(2));
+  dwT = cropTo(b, loc, dwT, kernel);
+  return TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap));
+}
+
 /// conv (group 1), with x padded by (pl, ph), stride s, dilation d:
 ///   dX = conv_transpose(g, w) with the same stride, dilation and pads, and
 ///        output_padding = the input rows the forward windows never reached;
-///   dW = conv(x^T, g^T) with stride d, dilation s and the same pads, where
-///        ^T swaps the batch and channel dimensions; its spatial extent can
-///        exceed the kernel's by those unreached rows, which are cut off.
+///   dW = convFilterGradient(x, g).
 struct ConvRule {
   LogicalResult operator()(OpBuilder &b, ConvOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
@@ -441,7 +474,7 @@ struct ConvRule {
       return op.emitOpError("gradient of a grouped convolution is not implemented yet");
     Value x = op.getInput(), w = op.getFilter();
     RankedTensorType xt = tensorType(x), wt = tensorType(w);
-    int64_t rank = xt.getRank(), spatial = rank - 2;
+    int64_t spatial = xt.getRank() - 2;
     ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(), pl = op.getPadLow(),
                       ph = op.getPadHigh();
     SmallVector<int64_t> outputPadding;
@@ -453,25 +486,35 @@ struct ConvRule {
         b, loc, g[0], w, b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
         b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
         b.getDenseI64ArrayAttr(outputPadding), b.getI64IntegerAttr(1)));
+    out.push_back(convFilterGradient(b, loc, x, g[0], wt, s, d, pl, ph));
+    return success();
+  }
+};
 
-    SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    std::swap(swap[0], swap[1]);
-    Value xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
-    Value gT = TransposeOp::create(b, loc, g[0], b.getDenseI64ArrayAttr(swap));
-    Value dwT = ConvOp::create(b, loc, xT, gT, b.getDenseI64ArrayAttr(d), b.getDenseI64ArrayAttr(s),
-                               b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
-                               b.getI64IntegerAttr(1));
-    // [C, M, K'...] -> [C, M, K...] -> [M, C, K...]
-    RankedTensorType dwTt = tensorType(dwT);
-    SmallVector<int64_t> kernel = {wt.getDimSize(1), wt.getDimSize(0)};
-    for (int64_t i = 0; i < spatial; ++i)
-      kernel.push_back(wt.getDimSize(2 + i));
-    if (dwTt.getShape() != ArrayRef<int64_t>(kernel)) {
-      SmallVector<int64_t> zeros(rank, 0), ones(rank, 1);
-      dwT = SliceOp::create(b, loc, RankedTensorType::get(kernel, wt.getElementType()), dwT,
-                            b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones));
-    }
-    out.push_back(TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap)));
+/// conv_transpose (group 1) of x [N, C, D...] by w [C, M, K...] is the
+/// input gradient of a convolution from M to C channels by w (whose layout
+/// is conv's [F, C, K...] for that convolution) with the same stride,
+/// dilation and pads, so its own gradients are that convolution's forward
+/// and filter gradient with the roles of input and result swapped:
+///   dX = conv(g, w), cut to x's extent (output_padding >= stride leaves
+///        rows no input row reached);
+///   dW = convFilterGradient(g, x).
+/// output_padding needs no special case: conv(g, w) reads g over its whole
+/// extent, the output_padding rows included, where the forward wrote.
+struct ConvTransposeRule {
+  LogicalResult operator()(OpBuilder &b, ConvTransposeOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (op.getGroup() != 1)
+      return op.emitOpError("gradient of a grouped transposed convolution is not implemented yet");
+    Value x = op.getInput(), w = op.getFilter();
+    ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(), pl = op.getPadLow(),
+                      ph = op.getPadHigh();
+    Value dx = ConvOp::create(b, loc, g[0], w, b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
+                              b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+                              b.getI64IntegerAttr(1));
+    out.push_back(cropTo(b, loc, dx, tensorType(x).getShape()));
+    out.push_back(convFilterGradient(b, loc, g[0], x, tensorType(w), s, d, pl, ph));
     return success();
   }
 };
@@ -929,6 +972,7 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ConcatOp, ConcatRule>(ctx);
     attach<GatherOp, GatherRule>(ctx);
     attach<ConvOp, ConvRule>(ctx);
+    attach<ConvTransposeOp, ConvTransposeRule>(ctx);
     attach<MaxPoolOp, MaxPoolRule>(ctx);
     attach<AvgPoolOp, AvgPoolRule>(ctx);
     attach<LayerNormOp, LayerNormRule>(ctx);

@@ -3753,6 +3753,318 @@ func.func @check_reduce_prod_zero() -> i1 {
   return %ok : i1
 }
 
+func.func @f_conv_transpose_strided(%a0: tensor<1x2x3x4xf64> {tcc.param = "p0"}, %a1: tensor<2x3x3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 1>, output_padding = array<i64: 1, 0>, group = 1 : i64} : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<1x3x7x7xf64>
+  %wf = tcc.constant dense<[0.080423785434509787, 0.50675237552175334, -0.067844158612840433, 0.54140045163329753, -0.46844045321961225, 0.030090907053600846, 0.81237590632513279, -0.080871875121920622, -0.0018319356553815336, -0.11686866425454445, 0.87790522478934818, -0.92500575054618861, 0.060571053830340116, 0.050982531499102146, -0.94814945009274432, 0.51971232942035561, 0.94269206594447796, -0.017803363096905667, 0.51473049162836837, 0.88605086279294931, -0.4402937096062709, -0.86776801984795582, 0.52917333052169369, -0.15797245831346651, -0.48909116969227084, 0.2073375525733534, 0.28332381192046818, 0.51178024251033061, 0.52778587571672686, 0.91793858827971575, 0.76385792451666856, 0.2254134037009845, 0.60325528163286557, -0.83668025686154146, -0.6236532224938578, -0.54384486353019401, -0.63375304877533867, 0.70650418145924698, 0.076713681711708892, -0.28091307325363668, 0.964721926896005, -0.25647997939287581, -0.6031203433819301, -0.08398382636003654, 0.015356353110338672, 0.49203676676270813, -0.20802777854531418, -0.74531720273838675, -0.22867690975304877, 0.22367355027351876, -0.57485502110749787, 0.70121288244668234, 0.91764962959790597, 0.77507450529913546, -0.54654921287020897, -0.88845400155653342, -0.36832104439503821, 0.15475704031197934, 0.50865761129134701, 0.42783081078957363, 0.55740783122646897, 0.54706130924955731, 0.59302759900834068, -0.45295739712724625, -0.88757993721509632, -0.93387605996668244, -0.36497514897074224, 0.10189593250968731, 0.026661915810646919, 0.21089707659048473, -0.51548139703582563, -0.81984082550397708, -0.33670673551225727, -0.54270743068066474, -0.79404742131550488, 0.86875501512092734, 0.037534542064760812, -0.048779470648681267, 0.92574018513921708, -0.93088661255716465, -0.31626302523139538, -0.75813188439924994, -0.47309037327326409, 0.6285993675274788, 0.2872378718465205, -0.041710352936967343, -0.013613245744475755, 0.20759531580598334, 0.66884543694000875, -0.072759246582977166, 0.79024272264582729, -0.46641453551873435, -0.27530044866794112, 0.038963451641363944, -0.010625938849550209, 0.68468688869874184, -0.30122410570134339, -0.79795609664862699, 0.72260464089144438, -0.31737837694513948, 0.64220529148511907, -0.90791723278663294, 0.20824928164123091, 0.92102259565629141, -0.9199072217607942, -0.68570936106550895, -0.86240749772405279, -0.72403121292215622, 0.84310619672208675, 0.99861798020010073, 0.98914499646537313, 0.32864101536634927, 0.14467476330081763, -0.35570502647830993, -0.369358696846523, 0.46857049857031297, 0.48853795883702311, -0.78931054696570513, -0.0013380270282892237, 0.98701384722200247, -0.72340293211750906, -0.39168738331953734, 0.10392658635388496, 0.55463591133321088, -0.78310140766581027, -0.12524174638642682, 0.99009150284783676, -0.7044934052665226, 0.50049950269753185, 0.071912290201592732, 0.098206586331386125, 0.09010792999003292, 0.2218379936903736, -0.1393592422769443, 0.33681781539961508, 0.23913229276698322, -0.48083219934855048, -0.75842486259252428, 0.36478456713887186, -0.152110064971408, -0.250805056917214, 0.14848973138985055, 0.49362068658648184, -0.2996347925976468, -0.2118439120416411, 0.24792783644309746, -0.79673500537845499]> : tensor<147xf64>
+  %w = tcc.reshape %wf : tensor<147xf64> -> tensor<1x3x7x7xf64>
+  %p = tcc.mul %y, %w : tensor<1x3x7x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x3x7x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose_strided_grad(tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>)
+
+func.func @check_conv_transpose_strided() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.45520528106078206e+00, -1.49207467993262544e+00, -1.98134199986114234e+00, 9.24008508796628547e-01, -2.76172850917015378e-01, -3.36025814613052365e-01, -1.10365437429451774e+00, -1.80587144034478175e+00, -5.28825753970307844e-02, 7.46812379365526358e-01, -3.76428740869457990e-01, -3.40695543968836390e-01, -1.06831085194614817e+00, 1.67155589680577865e-01, 1.67329594392331416e-01, -1.24886959066083669e+00, -1.76430420888047035e+00, 3.58748517504892561e-01, -8.57674284285552258e-01, 1.16915000313774353e+00, 1.17414434622978892e+00, 1.80912181786249615e+00, 1.27695590257727742e+00, 3.37050602906962204e-01]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+  %x1f = arith.constant dense<[1.98879471814602216e+00, 2.69135045380561433e-01, 1.94750639959576288e+00, 1.65046388672595912e+00, 8.95859845207302552e-01, -1.82541470817144846e+00, -4.65012999105180125e-01, 1.96275691960946030e+00, 6.26301965046555775e-01, -4.87045958064719287e-01, 1.68081046659495481e+00, -5.89592343572045596e-01, -1.32873382009156149e+00, -1.10315116061628737e+00, -1.62189811162842501e+00, 6.11388110724361944e-01, 9.18067596145121456e-01, -5.00527301746944708e-02, 1.58664104756919810e+00, -8.68240946312704764e-01, -9.96871130137179318e-01, -8.27719837895772415e-01, 1.58035103616061701e+00, -3.15241975665793817e-01, 4.88535493792205955e-01, 2.69775834565287198e-01, -1.47977181222360699e-02, -5.74131580811321207e-02, 7.45045863390569885e-02, -1.15295755531038857e+00, -1.41390411759494450e+00, -1.72766244985537698e+00, -1.91505063472760018e+00, 6.28805663267166803e-01, 9.87728766469311736e-01, 1.30417225366838130e+00]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 3, 3, 2] : tensor<36xf64> into tensor<2x3x3x2xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose_strided_grad(%x0, %x1) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x3x4xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lp_t = func.call @f_conv_transpose_strided(%xp, %x1) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lm_t = func.call @f_conv_transpose_strided(%xm, %x1) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x3x3x2xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 2] : tensor<36xf64> into tensor<2x3x3x2xf64>
+    %lp_t = func.call @f_conv_transpose_strided(%x0, %xp) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 2] : tensor<36xf64> into tensor<2x3x3x2xf64>
+    %lm_t = func.call @f_conv_transpose_strided(%x0, %xm) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_transpose_dilated(%a0: tensor<2x3x3x3xf64> {tcc.param = "p0"}, %a1: tensor<3x2x2x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 3, 2>, dilations = array<i64: 2, 1>, pad_low = array<i64: 0, 1>, pad_high = array<i64: 1, 0>, output_padding = array<i64: 2, 1>, group = 1 : i64} : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<2x2x10x7xf64>
+  %wf = tcc.constant dense<[0.19465665343743277, 0.31553705065763493, 0.27429541070157293, 0.99821545520212673, 0.89903699269723325, 0.93310549787121722, 0.71858349442508662, 0.4973321261010113, -0.40938322566413121, -0.046945794263690832, -0.31077404750041326, 0.80764218635154417, -0.50038322442565453, -0.050427796948940395, 0.71149891162681067, -0.99479866517842508, -0.98141793616069295, 0.68846257155003565, 0.47490336672209343, -0.32102737105166335, -0.44036970212393189, 0.76545289491166058, -0.52958377601134066, -0.31380013779064808, 0.19192768618026479, 0.48945341975623124, -0.74462076380128739, -0.76888719719754883, -0.5149039394443653, -0.57337494923322785, 0.08694372837603126, -0.50367900064833426, -0.054269376042674899, -0.27420923724751955, 0.037679006783085445, 0.74098689311792243, 0.65289242213414678, -0.49118260196070596, 0.63078823262475048, 0.72584956492592756, 0.52392820711691357, -0.702149128349709, 0.92647165349809102, -0.38780063219806493, -0.60364511793283415, -0.026226460823466136, 0.33980945163685905, 0.55824461791898594, -0.9587417611891289, 0.80756984450190838, 0.20949167355616782, 0.77837675157702702, 0.27434057803021483, -0.36726651104355579, 0.90268110368252219, 0.27777623268465934, -0.71035196630091768, 0.10085382162450207, 0.63247869975514615, 0.22969927527514056, 0.59668672509210552, 0.71313386334790829, -0.042748730947123503, 0.87210128983036173, -0.5085104777577425, -0.51904606874425729, -0.84020849786847362, -0.31742606710789945, 0.47082232677068192, -0.29862126839794656, 0.79411368079444933, -0.27557758546427369, -0.47262075794364455, 0.91289170931885821, 0.09233821326179914, -0.95230729883213838, -0.7571923373185212, 0.21916914828208944, -0.96320539341570588, -0.91148266138599832, -0.25248517074983434, -0.84020135455778622, 0.25520555575096648, -0.46485647045303335, 0.9706783240773702, -0.69888609632416898, -0.4733079090834984, 0.62575288623636949, 0.28737363231456703, -0.13915637387870894, 0.054618944001455061, -0.52684555593177063, -0.18513452826713905, 0.65157524372972797, -0.8465206603652744, 0.15294800788982754, 0.72250717154550759, -0.91630240202936908, 0.66920785596509758, -0.43725080763572333, -0.78838901017713003, -0.01396760123372065, 0.44723987034652479, 0.55122564262138729, -0.19964706764163376, 0.71022484004280151, 0.25245105876427454, 0.60020783089901197, 0.30042891508726788, 0.92014946991279367, -0.97591487300484836, 0.45952365219753677, 0.75356065192093724, -0.20963308038919104, 0.39394434727139882, 0.0043925920378686811, -0.72404060998235731, 0.55209627036096398, -0.52454797954130772, 0.22105670154161028, -0.51373079376058239, 0.24565588256601889, -0.48107811360527952, 0.50446488489001196, -0.30915130596952878, -0.0048675279415002493, 0.64306574138075923, 0.96938329174046212, 0.81654581262830361, -0.24752329648770766, -0.093255164550377412, -0.53517855496356481, -0.21307458547031022, -0.086044858111534062, 0.1367262276836394, 0.29287404119783877, -0.5823729270325011, -0.59071363479370231, -0.93407074139260482, -0.0078195330119801287, 0.739606277616774, 0.87189021289037383, -0.52746944997538803, 0.13738969393266776, 0.97964584413345079, 0.34991206833494992, 0.96413280961617942, -0.33662431409947358, -0.53382829153405953, 0.12054870041752141, 0.35682792505530014, 0.75654522181069583, 0.55670441049245278, 0.65254636499993235, 0.93056505541152812, -0.22168852567249209, -0.15444661848089303, 0.11563486052677496, 0.51735604781717925, 0.2888833589391917, 0.35474315193490202, 0.58644093631764038, -0.4329051986299044, 0.66072629046596965, -0.9042491106175401, -0.011301548713863907, -0.78901195692644865, -0.68707679607600958, 0.64847852523049743, 0.70529509330680873, -0.83809314368413657, -0.24387809341224465, 0.0045028644135896023, 0.57032700472216047, -0.11109052117146656, 0.43782100077510733, -0.66403158046009225, 0.48631658471836592, 0.17969161014251478, 0.027797606823577903, -0.28243429774423356, 0.7539850827086314, -0.93521184530538748, 0.8158720784689637, 0.41189886126055852, -0.1843183406557598, -0.92585761087469653, 0.26255535082123105, -0.89517782025695025, 0.50270628545807439, -0.48755763261298202, -0.62101224075220851, 0.40079018783200482, -0.97228580557732225, 0.30150662320568644, -0.13424113572112861, -0.44802420884762428, -0.23036749201613382, 0.93181665754288678, 0.83840133909014924, -0.60326494461499003, -0.15251211320932034, 0.95926798415164072, -0.5478306998267708, -0.69502488412951413, -0.73414906192391571, -0.79236349327729716, -0.073031810391463114, -0.34630499509985047, -0.21217814291996162, -0.5839529082166468, 0.4321699951511857, 0.99219920397012662, -0.53607865688603407, 0.9247699919752197, -0.042898446713853344, 0.96674689881403131, -0.95020706728935367, -0.82859460311128674, 0.56404390514160063, 0.20138232180935667, -0.58902339060611864, -0.53343648362113294, -0.09055453500435906, -0.98588012642306388, -0.55427878291614308, 0.198203092325407, 0.52451184466959377, 0.90118568392173715, -0.9348584822568955, -0.53889243514379892, 0.87500082318765959, -0.013420144530914557, 0.90934731658014312, -0.36622646626716371, 0.68442286362967963, 0.55163737735716456, 0.64378199393897728, 0.75121463835808133, -0.28734529914327456, -0.68927869979971934, -0.79601111969426297, 0.70810015811278193, 0.96362883073712702, 0.54744817595447226, 0.70704925003270458, 0.18673994454099363, -0.12471749373223084, -0.23670509828313291, 0.45423364871225269, 0.40164275616890421, -0.56613956519107278, -0.13695762128683908, 0.34289882647133885, 0.59050698336426288, -0.047110539035729149, 0.62643213698878442, 0.55532862678165507, -0.2715179786130113, 0.64679320401687912, 0.74555968422369667, -0.040244307856661443, -0.38780130468749352, -0.5969561941568986, 0.36949230194083049, 0.74058241013556869, 0.44306699765652513, -0.23709533717538256, 0.2910588121978348, 0.46093640065021346, -0.63058708791715601, 0.57253021674597271, 0.95963628282730662, 0.027758946748135394, -0.19548886254031572, 0.12481517330037772, 0.55453688481992436, 0.45057935658258419, 0.4694243235575557, 0.80568339550238299]> : tensor<280xf64>
+  %w = tcc.reshape %wf : tensor<280xf64> -> tensor<2x2x10x7xf64>
+  %p = tcc.mul %y, %w : tensor<2x2x10x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x2x10x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose_dilated_grad(tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> (tensor<f64>, tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>)
+
+func.func @check_conv_transpose_dilated() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.99393791958550981e+00, 1.19637150328940800e+00, 1.89074335840853447e+00, -2.04854912261953626e-01, 9.94403121410326385e-01, -1.17623155503208343e+00, 1.64633561199420697e+00, -3.11390144679493996e-01, 1.11647447780038789e+00, -1.02656931381911765e+00, -1.54614388065366670e+00, 3.80354213105348560e-01, 1.17066662460549331e+00, 1.11588319892022891e+00, 3.65372950675689090e-01, -1.36730897647350602e+00, -1.72733137135155923e+00, 3.98398565780373470e-01, 1.94895453074670888e+00, 7.38490793417334146e-01, -1.89004082919196925e+00, -6.31301165820270072e-01, -1.34104030215084791e+00, -1.15093838691848527e+00, -1.98145958639336550e+00, 1.80052939841706872e+00, 3.78788136330001635e-01, -1.93467344770129834e+00, -1.22697798475831776e+00, 1.11659079395070693e+00, -5.67699650847644399e-01, 1.81681481979765636e-01, 1.48786726473344544e+00, -3.90322916570218226e-03, 8.21992145076476444e-01, -6.12476088901896532e-02, -1.90464595245981805e+00, 1.78029019670417288e-01, 1.74798259872961426e+00, 1.08586714068195667e+00, 1.89646593873430502e+00, 1.58845671834528090e+00, -1.24330904889386229e+00, -5.76271026450929647e-02, 1.62044503866475154e+00, -1.83821922866637344e-01, 8.18883646259417119e-01, 6.89844731767612629e-01, -3.19280496440250694e-01, 1.12973135951183146e+00, 3.02853045426112022e-01, 1.92213780994115302e+00, 1.82324589911213986e+00, 3.68498289167140225e-01]> : tensor<54xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 3, 3, 3] : tensor<54xf64> into tensor<2x3x3x3xf64>
+  %x1f = arith.constant dense<[-8.00795886346050256e-01, -1.96019782064874404e+00, -6.57060837182187552e-01, -1.65284314639861085e+00, 9.89534555028215301e-01, -7.01733345871993652e-01, -9.47244624261415868e-01, -1.08440707244092982e+00, -1.45005695613540375e-01, -2.09286229808539836e-01, -1.33189763457491006e+00, 1.60703362577036390e+00, 1.72752770256807597e+00, -1.82944017954990157e+00, 1.81396773233738617e+00, -2.28698870290599654e-01, 8.50706998856916474e-01, 2.47528286140052955e-02, -1.83686780867001964e-01, 1.91760819194370136e+00, 6.37423971238753939e-01, -6.94976063084340900e-01, -1.66494870060405642e-01, -2.06703684617173256e-01, -7.37505665054817072e-01, -6.23538544062775202e-01, -6.52044231574420152e-02, 1.80972472796052886e+00, -1.88764569490106071e+00, -1.76959638974923772e+00, 9.27495970118497048e-01, -3.43555040460084893e-01, -1.26895678038936754e-01, -8.15228871658719267e-01, 3.67898478129569551e-01, -1.12232111054517292e+00]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose_dilated_grad(%x0, %x1) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> (tensor<f64>, tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x3x3x3xf64> into tensor<54xf64>
+  %n0 = arith.constant 54 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<54xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<54xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 3] : tensor<54xf64> into tensor<2x3x3x3xf64>
+    %lp_t = func.call @f_conv_transpose_dilated(%xp, %x1) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<54xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 3] : tensor<54xf64> into tensor<2x3x3x3xf64>
+    %lm_t = func.call @f_conv_transpose_dilated(%xm, %x1) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<54xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<3x2x2x3xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+    %lp_t = func.call @f_conv_transpose_dilated(%x0, %xp) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+    %lm_t = func.call @f_conv_transpose_dilated(%x0, %xm) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_transpose1d(%a0: tensor<2x2x4xf64> {tcc.param = "p0"}, %a1: tensor<2x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 1>, dilations = array<i64: 2>, pad_low = array<i64: 1>, pad_high = array<i64: 1>, output_padding = array<i64: 0>, group = 1 : i64} : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<2x3x6xf64>
+  %wf = tcc.constant dense<[-0.39652272374503239, -0.93378802895108937, -0.56291223073027807, -0.29697985292470341, 0.58875908317351588, -0.88079935139725629, -0.6686164680381339, -0.19062764784053421, -0.95062074449469325, -0.83380995363274502, -0.96045094503532935, -0.96478425742545748, 0.96166161569391084, 0.96285449459399741, -0.88719793520409085, -0.74216118199090997, -0.981702931705283, 0.80746416296724144, -0.61648413397630675, -0.61350165523005873, -0.92139369074704036, -0.31451626569375679, 0.57034721673830102, 0.64088128182872706, -0.98287466857521122, 0.93767795940073273, -0.048979712603040015, 0.82402308710236438, -0.98193985713291476, 0.69861527786526545, 0.2055432850052421, -0.084477977585297515, -0.58507046408784635, 0.53883082247958014, -0.1490148447108921, -0.3562414882134326]> : tensor<36xf64>
+  %w = tcc.reshape %wf : tensor<36xf64> -> tensor<2x3x6xf64>
+  %p = tcc.mul %y, %w : tensor<2x3x6xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<2x3x6xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose1d_grad(tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> (tensor<f64>, tensor<2x2x4xf64>, tensor<2x3x3xf64>)
+
+func.func @check_conv_transpose1d() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[8.26111139847976794e-01, -5.61175455999977313e-01, -1.23070973795404504e+00, -5.88959170204603311e-01, -1.59953540596443622e+00, 1.98855581506630053e+00, -3.98112166832371273e-01, -7.19168131745967276e-01, 1.55036974575010333e+00, -1.54224251224857101e+00, -7.79198823920936867e-02, -4.71500561369314397e-01, -1.78878433443771634e+00, -3.32760817056391822e-01, -7.67889915896351472e-01, -1.03831817801870674e+00]> : tensor<16xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [2, 2, 4] : tensor<16xf64> into tensor<2x2x4xf64>
+  %x1f = arith.constant dense<[-1.24869925829506290e+00, 7.13284027503375828e-01, 9.32253723861494077e-01, 1.46370534767464422e+00, -7.22957584800331343e-01, -1.13017667175586523e+00, -1.17948614836361099e+00, -1.06207215099907160e+00, 1.29989667984524759e+00, 1.86870686050890189e-01, 1.97939603907560713e-01, 1.92001885647251358e+00, 1.84011517135219727e+00, 8.72693610329721814e-01, 7.81245338060237327e-01, -5.94703135662433269e-01, -1.32940069640405367e+00, 1.65011661807738630e+00]> : tensor<18xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose1d_grad(%x0, %x1) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> (tensor<f64>, tensor<2x2x4xf64>, tensor<2x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<2x2x4xf64> into tensor<16xf64>
+  %n0 = arith.constant 16 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<16xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<16xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 2, 4] : tensor<16xf64> into tensor<2x2x4xf64>
+    %lp_t = func.call @f_conv_transpose1d(%xp, %x1) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<16xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 2, 4] : tensor<16xf64> into tensor<2x2x4xf64>
+    %lm_t = func.call @f_conv_transpose1d(%xm, %x1) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<16xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2]] : tensor<2x3x3xf64> into tensor<18xf64>
+  %n1 = arith.constant 18 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<18xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<18xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+    %lp_t = func.call @f_conv_transpose1d(%x0, %xp) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<18xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+    %lm_t = func.call @f_conv_transpose1d(%x0, %xm) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<18xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_transpose_wide_output_padding(%a0: tensor<1x2x3xf64> {tcc.param = "p0"}, %a1: tensor<2x1x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 1>, dilations = array<i64: 2>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, output_padding = array<i64: 1>, group = 1 : i64} : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<1x1x6xf64>
+  %wf = tcc.constant dense<[-0.71032462643847172, 0.9463594015197645, -0.99676003917258926, -0.48322327068796533, 0.19377571332500443, -0.45789146229458089]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<1x1x6xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x6xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x1x6xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose_wide_output_padding_grad(tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> (tensor<f64>, tensor<1x2x3xf64>, tensor<2x1x2xf64>)
+
+func.func @check_conv_transpose_wide_output_padding() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.58976751211176826e+00, -9.57183420046213485e-01, 8.35192677724033938e-01, 6.36505597124001898e-01, -7.57477883457595702e-02, 1.37915202458957387e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [1, 2, 3] : tensor<6xf64> into tensor<1x2x3xf64>
+  %x1f = arith.constant dense<[1.88998265712033042e-01, 1.69137783270040654e+00, 1.48378398690915470e+00, 1.23051839659095874e+00]> : tensor<4xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2]] output_shape [2, 1, 2] : tensor<4xf64> into tensor<2x1x2xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose_wide_output_padding_grad(%x0, %x1) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> (tensor<f64>, tensor<1x2x3xf64>, tensor<2x1x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<1x2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [1, 2, 3] : tensor<6xf64> into tensor<1x2x3xf64>
+    %lp_t = func.call @f_conv_transpose_wide_output_padding(%xp, %x1) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [1, 2, 3] : tensor<6xf64> into tensor<1x2x3xf64>
+    %lm_t = func.call @f_conv_transpose_wide_output_padding(%xm, %x1) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2]] : tensor<2x1x2xf64> into tensor<4xf64>
+  %n1 = arith.constant 4 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<4xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<4xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 1, 2] : tensor<4xf64> into tensor<2x1x2xf64>
+    %lp_t = func.call @f_conv_transpose_wide_output_padding(%x0, %xp) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<4xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 1, 2] : tensor<4xf64> into tensor<2x1x2xf64>
+    %lm_t = func.call @f_conv_transpose_wide_output_padding(%x0, %xm) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<4xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -3761,7 +4073,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.080423785434509787, 0.50675237552175334, -0.067844158612840433, 0.54140045163329753, -0.46844045321961225, 0.030090907053600846, 0.81237590632513279, -0.080871875121920622]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.12447926555549982, 0.97868614469087811, 0.46808293906099596, 0.42591298520926091, -0.66628883228684699, -0.24205082235820941, -0.52561658721435811, -0.72362078603124691]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -3778,13 +4090,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[-3.66387131076306716e-03, -2.33737328509088904e-01, 1.75581044957869636e+00, -1.85001150109237722e+00, 1.21142107660680232e-01, 1.01965062998204292e-01, -1.89629890018548863e+00, 1.03942465884071122e+00, 1.88538413188895593e+00, -3.56067261938113333e-02, 1.02946098325673674e+00, 1.77210172558589862e+00]> : tensor<12xf64>
+  %x0f = arith.constant dense<[7.80289597716674610e-01, -9.07536133687658175e-01, -8.35734476331045695e-01, 1.75261537729783479e+00, -3.25633050050804229e-02, -6.01983394518395443e-01, -1.02648970490627178e+00, 3.44992298736217951e-01, -8.29968293809689506e-01, 1.10777361321494583e+00, 1.89572656873642265e+00, -5.19765947387116789e-01]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[-8.80587419212541800e-01, -1.73553603969591164e+00, 1.05834666104338737e+00, -3.15944916626933026e-01, -9.78182339384541688e-01, 4.14675105146706802e-01, 5.66647623840936365e-01, 1.02356048502066121e+00, 1.05557175143345372e+00, 1.83587717655943150e+00, 1.52771584903333713e+00, 4.50826807401969010e-01, 1.20651056326573114e+00, -1.67336051372308292e+00, -1.24730644498771559e+00]> : tensor<15xf64>
+  %x1f = arith.constant dense<[1.99046646865643417e+00, 7.81420733954020008e-01, 2.29850222412067318e-01, -1.52409700588862229e+00, -1.18647455640950250e+00, 3.39938825621608043e-01, 1.71801559885839206e+00, -1.54929263602735867e+00, 1.69358770582532969e+00, 3.15165538136270573e-01, 1.03631496102626297e+00, 2.51891364563356479e-01, -1.90619177224877001e+00, -1.20174011384072932e+00, 1.34752738386413151e+00]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[-1.08768972706038802e+00, -1.26750609755067734e+00, 1.41300836291849397e+00, 1.53427363423417784e-01, -5.61826146507273361e-01]> : tensor<5xf64>
+  %x2f = arith.constant dense<[1.02017464532572433e+00, -3.43451581348500845e-01, 3.43664146415640026e-01, 1.88926926778381565e+00, 1.46643652598348018e+00]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[1.92944385379201000e+00, -5.12959958785751624e-01, -1.20624068676386020e+00, -1.67967652720073080e-01, 3.07127062206773438e-02, 9.84073533525416266e-01, -4.16055557090628358e-01, -1.49063440547677351e+00, -4.57353819506097548e-01, 4.47347100547037524e-01]> : tensor<10xf64>
+  %x3f = arith.constant dense<[4.43038992928591391e-01, 3.53422265308544592e-01, 1.17404929335807173e+00, -1.52230376958149893e-01, -5.81347843314597768e-01, 1.08411288025447350e+00, 2.83058052440146479e-01, -1.46528654319581664e+00, -1.97469522699414846e+00, -1.29221824327753421e-01]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -4069,6 +4381,18 @@ func.func @main() {
   %ok_reduce_prod_zero = call @check_reduce_prod_zero() : () -> i1
   vector.print str "reduce_prod_zero "
   vector.print %ok_reduce_prod_zero : i1
+  %ok_conv_transpose_strided = call @check_conv_transpose_strided() : () -> i1
+  vector.print str "conv_transpose_strided "
+  vector.print %ok_conv_transpose_strided : i1
+  %ok_conv_transpose_dilated = call @check_conv_transpose_dilated() : () -> i1
+  vector.print str "conv_transpose_dilated "
+  vector.print %ok_conv_transpose_dilated : i1
+  %ok_conv_transpose1d = call @check_conv_transpose1d() : () -> i1
+  vector.print str "conv_transpose1d "
+  vector.print %ok_conv_transpose1d : i1
+  %ok_conv_transpose_wide_output_padding = call @check_conv_transpose_wide_output_padding() : () -> i1
+  vector.print str "conv_transpose_wide_output_padding "
+  vector.print %ok_conv_transpose_wide_output_padding : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -4134,4 +4458,8 @@ func.func @main() {
 // CHECK-NEXT: nll_loss_none 1
 // CHECK-NEXT: reduce_prod 1
 // CHECK-NEXT: reduce_prod_zero 1
+// CHECK-NEXT: conv_transpose_strided 1
+// CHECK-NEXT: conv_transpose_dilated 1
+// CHECK-NEXT: conv_transpose1d 1
+// CHECK-NEXT: conv_transpose_wide_output_padding 1
 // CHECK-NEXT: mlp 1

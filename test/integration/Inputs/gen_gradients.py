@@ -182,6 +182,17 @@ def cases():
         return 0.0 if calls[0] == 1 else sym(r)
     yield 'reduce_prod_zero', [([2, 3], zero_first)], [
         '%y = tcc.reduce_prod %a0 {axes = array<i64: 1>, keepdims = false} : tensor<2x3xf64> -> tensor<2xf64>'], [2]
+    # Transposed convolutions: strided with padding and output_padding,
+    # dilated 1-D, output_padding >= stride (rows no input row reaches).
+    def conv_t(x, w, y, strides, dilations, low, high, out_pad):
+        return ('%%y = tcc.conv_transpose %%a0, %%a1 {strides = array<i64: %s>, dilations = array<i64: %s>, pad_low = array<i64: %s>, pad_high = array<i64: %s>, output_padding = array<i64: %s>, group = 1 : i64} : (%s, %s) -> %s'
+                % (strides, dilations, low, high, out_pad, ttype(x), ttype(w), ttype(y)))
+    for name, x, w, y, attrs in (
+            ('conv_transpose_strided', [1, 2, 3, 4], [2, 3, 3, 2], [1, 3, 7, 7], ('2, 2', '1, 1', '1, 0', '0, 1', '1, 0')),
+            ('conv_transpose_dilated', [2, 3, 3, 3], [3, 2, 2, 3], [2, 2, 10, 7], ('3, 2', '2, 1', '0, 1', '1, 0', '2, 1')),
+            ('conv_transpose1d', [2, 2, 4], [2, 3, 3], [2, 3, 6], ('1', '2', '1', '1', '0')),
+            ('conv_transpose_wide_output_padding', [1, 2, 3], [2, 1, 2], [1, 1, 6], ('1', '2', '0', '0', '1'))):
+        yield name, [(x, sym), (w, sym)], [conv_t(x, w, y, *attrs)], y
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [

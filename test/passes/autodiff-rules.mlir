@@ -1,0 +1,21 @@
+// RUN: tcc-opt --split-input-file --tcc-autodiff %s | FileCheck %s
+
+// The shape of some gradient rules (their values are checked against finite
+// differences in test/integration/gradients.mlir).
+
+// conv_transpose: dX is the convolution by the same filter with the same
+// stride; dW is conv's filter gradient with g as the input and x as the
+// result's gradient (batch and channels swapped, stride and dilation too).
+// CHECK-LABEL: func.func @conv_transpose_grad
+//  CHECK-SAME: (%[[X:.*]]: tensor<1x2x3xf32> {{.*}}, %[[W:.*]]: tensor<2x4x3xf32>
+//       CHECK: %[[DX:.*]] = tcc.conv %[[G:.*]], %[[W]] {dilations = array<i64: 1>, pad_high = array<i64: 0>, pad_low = array<i64: 0>, strides = array<i64: 2>} : (tensor<1x4x7xf32>, tensor<2x4x3xf32>) -> tensor<1x2x3xf32>
+//       CHECK: %[[GT:.*]] = tcc.transpose %[[G]], perm = [1, 0, 2] : tensor<1x4x7xf32> -> tensor<4x1x7xf32>
+//       CHECK: %[[XT:.*]] = tcc.transpose %[[X]], perm = [1, 0, 2] : tensor<1x2x3xf32> -> tensor<2x1x3xf32>
+//       CHECK: %[[DWT:.*]] = tcc.conv %[[GT]], %[[XT]] {dilations = array<i64: 2>, pad_high = array<i64: 0>, pad_low = array<i64: 0>, strides = array<i64: 1>} : (tensor<4x1x7xf32>, tensor<2x1x3xf32>) -> tensor<4x2x3xf32>
+//       CHECK: %[[DW:.*]] = tcc.transpose %[[DWT]], perm = [1, 0, 2] : tensor<4x2x3xf32> -> tensor<2x4x3xf32>
+//       CHECK: return %{{.*}}, %[[DX]], %[[DW]]
+func.func @conv_transpose(%x: tensor<1x2x3xf32> {tcc.param = "x"}, %w: tensor<2x4x3xf32> {tcc.param = "w"}) -> tensor<f32> {
+  %y = tcc.conv_transpose %x, %w {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, output_padding = array<i64: 0>, group = 1 : i64} : (tensor<1x2x3xf32>, tensor<2x4x3xf32>) -> tensor<1x4x7xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x4x7xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
