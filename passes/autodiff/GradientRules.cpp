@@ -800,6 +800,70 @@ struct ScatterElementsRule {
   }
 };
 
+/// gather_nd: the slices of DATA at the index tuples INDICES [B..., k]
+/// (RESULT [B..., D_k, ...]), each component wrapped and clamped into its
+/// dimension as scatter_nd's lowering does. Built as one gather along the
+/// first k dimensions of DATA flattened, at the tuples' row-major offsets.
+Value gatherNd(OpBuilder &b, Location loc, Value data, Value indices, RankedTensorType result) {
+  RankedTensorType dt = tensorType(data), it = tensorType(indices);
+  int64_t k = it.getShape().back();
+  Type ie = it.getElementType();
+  SmallVector<int64_t> batch(it.getShape().drop_back()), column(batch);
+  column.push_back(1);
+  auto batchType = RankedTensorType::get(batch, ie);
+  auto splatInt = [&](int64_t v) -> Value {
+    return ConstantOp::create(b, loc, batchType,
+                              DenseElementsAttr::get(batchType, IntegerAttr::get(ie, v)));
+  };
+  Value offset;
+  int64_t rows = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    int64_t size = dt.getDimSize(j);
+    SmallVector<int64_t> start(it.getRank(), 0), stride(it.getRank(), 1);
+    start.back() = j;
+    Value c = SliceOp::create(b, loc, RankedTensorType::get(column, ie), indices,
+                              b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(stride));
+    c = ReshapeOp::create(b, loc, batchType, c);
+    Value negative = CompareOp::create(b, loc, CmpPredicate::lt, c, splatInt(0));
+    c = SelectOp::create(b, loc, negative, add(b, loc, c, splatInt(size)), c);
+    c = MinOp::create(b, loc, MaxOp::create(b, loc, c, splatInt(0)), splatInt(size - 1));
+    if (rows != 1)
+      c = mul(b, loc, c, splatInt(rows));
+    offset = offset ? add(b, loc, offset, c) : c;
+    rows *= size;
+  }
+  if (!offset)
+    offset = splatInt(0);
+  SmallVector<int64_t> flat = {rows};
+  llvm::append_range(flat, dt.getShape().drop_front(k));
+  auto tableType = RankedTensorType::get(flat, dt.getElementType());
+  Value table = dt == tableType ? data : Value(ReshapeOp::create(b, loc, tableType, data));
+  return GatherOp::create(b, loc, result, table, offset, b.getI64IntegerAttr(0));
+}
+
+/// scatter_nd with reduction none (overwrite) or add: the input's gradient
+/// is g with the scattered slices zeroed (none) or all of g (add); the
+/// updates' gradient is g gathered at their index tuples (gather_nd). With
+/// none, a repeated tuple (undefined in ONNX; the lowering keeps the last
+/// write) gives the gradient to every repeat, as scatter_elements' rule.
+struct ScatterNdRule {
+  LogicalResult operator()(OpBuilder &b, ScatterNdOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    ScatterReduction r = op.getReduction();
+    if (r != ScatterReduction::none && r != ScatterReduction::add)
+      return op.emitOpError("gradient of a scatter with mul / max / min reduction is not "
+                            "implemented yet");
+    if (r == ScatterReduction::none)
+      out.push_back(ScatterNdOp::create(b, loc, tensorType(op.getInput()), g[0], op.getIndices(),
+                                        splat(b, loc, op.getUpdates(), 0.0), r));
+    else
+      out.push_back(g[0]);
+    out.push_back(Value());
+    out.push_back(gatherNd(b, loc, g[0], op.getIndices(), tensorType(op.getUpdates())));
+    return success();
+  }
+};
+
 /// dropout: the identity without RNG state; in training, g where the mask
 /// kept the element, times 1 / (1 - ratio), and zero elsewhere.
 struct DropoutRule {
@@ -983,6 +1047,7 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ReduceMinOp, ExtremumReduceRule<ReduceMinOp>>(ctx);
     attach<BatchNormInferenceOp, BatchNormInferenceRule>(ctx);
     attach<ScatterElementsOp, ScatterElementsRule>(ctx);
+    attach<ScatterNdOp, ScatterNdRule>(ctx);
     attach<NllLossOp, NllLossRule>(ctx);
     attach<DropoutOp, DropoutRule>(ctx);
     attach<ReduceProdOp, ReduceProdRule>(ctx);

@@ -4065,6 +4065,322 @@ func.func @check_conv_transpose_wide_output_padding() -> i1 {
   return %ok : i1
 }
 
+func.func @f_scatter_nd(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<2x3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2], [0]]> : tensor<2x1xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 : tensor<4x3x2xf64>, tensor<2x1xi64>, tensor<2x3x2xf64>
+  %wf = tcc.constant dense<[0.12447926555549982, 0.97868614469087811, 0.46808293906099596, 0.42591298520926091, -0.66628883228684699, -0.24205082235820941, -0.52561658721435811, -0.72362078603124691, 0.3901447988583373, -0.45376806684382909, -0.41786723816552285, 0.87630768864891739, -0.016281652502540211, -0.30099169725919772, -0.51324485245313589, 0.17249614936810898, -0.41498414690484475, 0.55388680660747291, 0.94786328436821132, -0.25988297369355839, 0.99523323432821709, 0.39071036697701, 0.11492511120603366, -0.76204850294431115]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_grad(tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x3x2xf64>)
+
+func.func @check_scatter_nd() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.18647455640950250e+00, 3.39938825621608043e-01, 1.71801559885839206e+00, -1.54929263602735867e+00, 1.69358770582532969e+00, 3.15165538136270573e-01, 1.03631496102626297e+00, 2.51891364563356479e-01, -1.90619177224877001e+00, -1.20174011384072932e+00, 1.34752738386413151e+00, 1.02017464532572433e+00, -3.43451581348500845e-01, 3.43664146415640026e-01, 1.88926926778381565e+00, 1.46643652598348018e+00, 4.43038992928591391e-01, 3.53422265308544592e-01, 1.17404929335807173e+00, -1.52230376958149893e-01, -5.81347843314597768e-01, 1.08411288025447350e+00, 2.83058052440146479e-01, -1.46528654319581664e+00]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[-1.97469522699414846e+00, -1.29221824327753421e-01, 1.99094263542203542e+00, 6.97114558619420510e-01, -8.98238721342744295e-01, -1.30055577655202725e+00, -1.02895514116833153e+00, 2.32999972060084382e-01, -1.55066910962576365e+00, -1.72610228805378307e+00, 3.42763815035087127e-01, -1.36627695455638687e+00]> : tensor<12xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd(%xp, %x1) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd(%xm, %x1) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2]] : tensor<2x3x2xf64> into tensor<12xf64>
+  %n1 = arith.constant 12 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lp_t = func.call @f_scatter_nd(%x0, %xp) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lm_t = func.call @f_scatter_nd(%x0, %xm) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_depth2(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[3, 1], [0, -1], [1, 0]]> : tensor<3x2xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 : tensor<4x3x2xf64>, tensor<3x2xi64>, tensor<3x2xf64>
+  %wf = tcc.constant dense<[0.38459584190318963, -0.41587132273720107, -0.085792655556435893, 0.19815744143729441, 0.57702316916346574, -0.29976530862321926, 0.39206095925635309, -0.097350847455889289, 0.60549012619081899, 0.80660572630847183, -0.69222790557625413, -0.54491627919415242, 0.80323128902435581, 0.96504427348431521, 0.073680030891383197, -0.69074751235563081, 0.98899377160537116, -0.42775626587147686, 0.00066034588745167433, -0.93942316405601978, -0.23980262211722314, -0.4454467906227213, -0.28370595481333627, 0.55283286005773213]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_depth2_grad(tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+
+func.func @check_scatter_nd_depth2() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.62250967198744656e+00, -6.97238142662302884e-01, -7.79030477455256332e-01, -1.34575734473190733e+00, 1.54407418310285260e+00, 2.23967238476709962e-01, -1.28278082736422183e+00, -1.63818870140479689e+00, 1.03358971070626549e+00, 6.82447508075090248e-01, -7.81900089596598846e-03, 2.78823159407214138e-01, -2.05092743292099922e-01, 2.01121651049428252e-01, 4.76467829029135981e-01, -1.97292402559152480e+00, 1.38879129759192699e+00, -1.28009190508224968e+00, 8.97776519386241478e-01, 7.84951982061719900e-01, -5.55644306003495903e-01, -1.82291969991506386e+00, 6.14215539199167715e-02, -1.18308615531858230e-01]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[-1.59627289553340379e-01, -5.61226331494749431e-01, -7.16265338587039668e-01, 1.08593611618665786e+00, -1.75097831767646950e+00, 4.05876981969762962e-01]> : tensor<6xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_depth2_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_depth2(%xp, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_depth2(%xm, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<3x2xf64> into tensor<6xf64>
+  %n1 = arith.constant 6 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lp_t = func.call @f_scatter_nd_depth2(%x0, %xp) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lm_t = func.call @f_scatter_nd_depth2(%x0, %xm) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_add(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<2x2x3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[[1], [3]], [[1], [0]]]> : tensor<2x2x1xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 {reduction = 1 : i32} : tensor<4x3x2xf64>, tensor<2x2x1xi64>, tensor<2x2x3x2xf64>
+  %wf = tcc.constant dense<[-0.31242420952884231, -0.47334951674429604, 0.2981680309530863, 0.32282061928249384, -0.16632948021017135, -0.41435871560815296, -0.097768717384720816, 0.82852990293649609, -0.1622975791682868, -0.28980756963493226, 0.6436219573183819, -0.51739200741380764, -0.48628130452764706, 0.87851963116020371, 0.53112270496253222, -0.17615409154663286, -0.14470774235176531, 0.92669910040841219, 0.9572186464913961, -0.089694077148287032, -0.41112669199310847, -0.19469305212019439, -0.22966297675966008, -0.48829125840004228]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_add_grad(tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x2x3x2xf64>)
+
+func.func @check_scatter_nd_add() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.84703431721595379e+00, 3.08454676059826127e-01, 1.26843297300364100e+00, 3.62339848499432016e-01, -1.51757903599011446e+00, -7.53923356790485055e-01, -5.42802397518228563e-01, -5.08393062101877291e-01, -1.30145108861826797e+00, 8.62280547368059036e-01, -5.45001293865940095e-01, 3.13172549162388236e-02, 1.39971238838066947e+00, 1.96855734554496342e+00, 1.43294801473908562e+00, -1.93175688434937021e+00, 1.43997715864622844e+00, -1.60601377333942086e+00, 7.37785922537213867e-01, 1.78364591573731657e+00, -9.36673385554400717e-01, 9.15836599872816848e-02, 1.73405982286976990e+00, -1.80305690825814224e+00]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[1.81824837900422764e+00, -8.16101405814923631e-01, -7.32532521895246092e-02, -1.83253308306288210e+00, 3.48692183358448204e-01, -7.83845889819114294e-01, 1.30659164311864062e+00, -7.07374608509457659e-01, -8.64197226784908956e-01, 2.45287670517506662e-01, -9.98671523489104818e-01, -1.24824423904206450e+00, 1.30148943020398900e+00, -1.53085821201097705e-01, -1.88180199794488878e+00, 3.37703027092415731e-01, 1.61094331883664399e+00, -1.85412442773883868e+00, -1.71003058133680330e+00, 1.22926943111285381e+00, -1.80788827433356669e+00, 1.72411109417706143e+00, 3.75791664258474434e-01, -1.31837363616112535e+00]> : tensor<24xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 2, 3, 2] : tensor<24xf64> into tensor<2x2x3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_add_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x2x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add(%xp, %x1) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add(%xm, %x1) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x2x3x2xf64> into tensor<24xf64>
+  %n1 = arith.constant 24 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 2] : tensor<24xf64> into tensor<2x2x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add(%x0, %xp) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 2] : tensor<24xf64> into tensor<2x2x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add(%x0, %xm) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_add_depth2(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[1, 2], [3, 0], [1, 2]]> : tensor<3x2xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 {reduction = 1 : i32} : tensor<4x3x2xf64>, tensor<3x2xi64>, tensor<3x2xf64>
+  %wf = tcc.constant dense<[0.64241423380610407, -0.80228685690248236, 0.049227390602935683, -0.37260469003670349, -0.49401765784987184, -0.95596444229385291, 0.34622383514990718, -0.87544054246522829, 0.45653487031534135, 0.64787997866568015, -0.11498847708620863, -0.18952439151182698, -0.37233997512174688, 0.129428227995807, -0.59891781280131906, 0.60099481706099667, -0.22028452354907713, 0.76334254828551518, 0.95254217799335805, 0.35545623030215157, 0.59701687190661001, 0.12878362501803919, -0.041539270353644353, -0.086685586856756647]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_add_depth2_grad(tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+
+func.func @check_scatter_nd_add_depth2() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[2.22238745113675140e-01, 5.10242815039653408e-01, -1.50806680815663885e+00, -5.52242403997387221e-01, 9.93263248560363188e-01, 1.07800621835612276e+00, 1.44796209706676438e+00, -6.01068684165368516e-01, -1.90617926405203386e+00, 4.76329284773095551e-01, -1.12803757618643452e+00, 1.00195754265469894e-01, 1.82518319579478305e+00, -1.24290538219657742e+00, -4.95294099922909403e-02, -1.85428401102754137e+00, 2.53274632673673228e-01, 1.77325092386596372e+00, -4.80707235356931495e-01, 5.14233275628248609e-01, 1.20750421785507545e-01, 1.35532912666950889e+00, 1.89519892829520176e+00, -9.56892096792992586e-01]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[-1.07891299693866305e+00, -2.79875005548468447e-01, -1.75478851863921337e+00, 3.90494860380288245e-01, -1.36336548985099082e+00, -6.25094414012513422e-01]> : tensor<6xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_add_depth2_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add_depth2(%xp, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add_depth2(%xm, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<3x2xf64> into tensor<6xf64>
+  %n1 = arith.constant 6 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add_depth2(%x0, %xp) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add_depth2(%x0, %xm) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -4073,7 +4389,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.12447926555549982, 0.97868614469087811, 0.46808293906099596, 0.42591298520926091, -0.66628883228684699, -0.24205082235820941, -0.52561658721435811, -0.72362078603124691]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.60451029442698245, -0.38451049311263064, -0.6473963061086605, -0.81288642722977578, -0.0071249869170302293, 0.098227267063899282, -0.4549078018714261, -0.47106673218350581]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -4090,13 +4406,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[7.80289597716674610e-01, -9.07536133687658175e-01, -8.35734476331045695e-01, 1.75261537729783479e+00, -3.25633050050804229e-02, -6.01983394518395443e-01, -1.02648970490627178e+00, 3.44992298736217951e-01, -8.29968293809689506e-01, 1.10777361321494583e+00, 1.89572656873642265e+00, -5.19765947387116789e-01]> : tensor<12xf64>
+  %x0f = arith.constant dense<[-1.86778549727614607e+00, -1.62766675033236963e+00, 1.75565771665026293e-01, -5.21584214310449656e-01, -1.71105352442256642e+00, -1.60173076578952633e+00, 1.60761899284720533e+00, 2.78250324084792666e-01, 8.71059823988277859e-01, 1.87709380489442612e+00, 3.59582798461441033e-01, -8.18294616342473358e-01]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[1.99046646865643417e+00, 7.81420733954020008e-01, 2.29850222412067318e-01, -1.52409700588862229e+00, -1.18647455640950250e+00, 3.39938825621608043e-01, 1.71801559885839206e+00, -1.54929263602735867e+00, 1.69358770582532969e+00, 3.15165538136270573e-01, 1.03631496102626297e+00, 2.51891364563356479e-01, -1.90619177224877001e+00, -1.20174011384072932e+00, 1.34752738386413151e+00]> : tensor<15xf64>
+  %x1f = arith.constant dense<[1.40050678914871396e+00, 6.60989808150608038e-01, -1.23883785096572385e-01, -1.43420035714594718e-01, 1.40501262388805337e+00, 1.55050324414835128e+00, -1.67517407093197690e+00, 1.20610492323008023e+00, 1.11793354567984915e+00, -9.83523663971357376e-01, 9.52335563445198652e-01, -1.73771626412235536e+00, -1.26818105131937564e+00, -1.89604754476386805e+00, -2.68919671733293786e-01]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[1.02017464532572433e+00, -3.43451581348500845e-01, 3.43664146415640026e-01, 1.88926926778381565e+00, 1.46643652598348018e+00]> : tensor<5xf64>
+  %x2f = arith.constant dense<[-1.09235584340645131e+00, -1.28330244240930869e+00, -3.29938083614123023e-02, 1.62073579027689263e+00, 1.31044569108159425e+00]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[4.43038992928591391e-01, 3.53422265308544592e-01, 1.17404929335807173e+00, -1.52230376958149893e-01, -5.81347843314597768e-01, 1.08411288025447350e+00, 2.83058052440146479e-01, -1.46528654319581664e+00, -1.97469522699414846e+00, -1.29221824327753421e-01]> : tensor<10xf64>
+  %x3f = arith.constant dense<[7.66412704050631888e-01, 6.70976267667490855e-01, -1.64877566467845682e+00, 1.14639435807650258e+00, 1.88602478514716099e+00, 1.19931914711581999e+00, 1.62028061019234260e+00, -4.50955461288033099e-01, 4.49705321800072166e-01, 9.33473404805290841e-01]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -4393,6 +4709,18 @@ func.func @main() {
   %ok_conv_transpose_wide_output_padding = call @check_conv_transpose_wide_output_padding() : () -> i1
   vector.print str "conv_transpose_wide_output_padding "
   vector.print %ok_conv_transpose_wide_output_padding : i1
+  %ok_scatter_nd = call @check_scatter_nd() : () -> i1
+  vector.print str "scatter_nd "
+  vector.print %ok_scatter_nd : i1
+  %ok_scatter_nd_depth2 = call @check_scatter_nd_depth2() : () -> i1
+  vector.print str "scatter_nd_depth2 "
+  vector.print %ok_scatter_nd_depth2 : i1
+  %ok_scatter_nd_add = call @check_scatter_nd_add() : () -> i1
+  vector.print str "scatter_nd_add "
+  vector.print %ok_scatter_nd_add : i1
+  %ok_scatter_nd_add_depth2 = call @check_scatter_nd_add_depth2() : () -> i1
+  vector.print str "scatter_nd_add_depth2 "
+  vector.print %ok_scatter_nd_add_depth2 : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -4462,4 +4790,8 @@ func.func @main() {
 // CHECK-NEXT: conv_transpose_dilated 1
 // CHECK-NEXT: conv_transpose1d 1
 // CHECK-NEXT: conv_transpose_wide_output_padding 1
+// CHECK-NEXT: scatter_nd 1
+// CHECK-NEXT: scatter_nd_depth2 1
+// CHECK-NEXT: scatter_nd_add 1
+// CHECK-NEXT: scatter_nd_add_depth2 1
 // CHECK-NEXT: mlp 1

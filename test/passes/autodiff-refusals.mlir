@@ -8,3 +8,13 @@ func.func @conv_transpose_grouped(%x: tensor<1x4x3xf32> {tcc.param = "x"}, %w: t
   %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x2x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// CHECK: error: 'tcc.scatter_nd' op gradient of a scatter with mul / max / min reduction is not implemented yet
+func.func @scatter_nd_mul(%x: tensor<4x3xf32> {tcc.param = "x"}, %u: tensor<2x3xf32> {tcc.param = "u"}) -> tensor<f32> {
+  %i = tcc.constant dense<[[1], [3]]> : tensor<2x1xi64>
+  %y = tcc.scatter_nd %x, %i, %u {reduction = 2 : i32} : tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -19,3 +19,24 @@ func.func @conv_transpose(%x: tensor<1x2x3xf32> {tcc.param = "x"}, %w: tensor<2x
   %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x4x7xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// scatter_nd (overwrite): the input's gradient is g with zeros scattered
+// over the written elements; the updates' gradient gathers g at the index
+// tuples' row-major offsets (i0 * 3 + i1) in g flattened.
+// CHECK-LABEL: func.func @scatter_nd_grad
+//       CHECK: %[[I:.*]] = tcc.constant dense<{{\[}}[1, 2], [3, 0]]> : tensor<2x2xi64>
+//       CHECK: %[[Z:.*]] = tcc.constant dense<0.000000e+00> : tensor<2xf32>
+//       CHECK: %[[DX:.*]] = tcc.scatter_nd %[[G:.*]], %[[I]], %[[Z]] : tensor<4x3xf32>, tensor<2x2xi64>, tensor<2xf32>
+//       CHECK: %[[ROW:.*]] = tcc.mul %{{.*}}, %{{.*}} : tensor<2xi64>
+//       CHECK: %[[OFF:.*]] = tcc.add %{{.*}}, %[[ROW]] : tensor<2xi64>
+//       CHECK: %[[FLAT:.*]] = tcc.reshape %[[G]] : tensor<4x3xf32> -> tensor<12xf32>
+//       CHECK: %[[DU:.*]] = tcc.gather %[[FLAT]], %[[OFF]] {axis = 0 : i64} : (tensor<12xf32>, tensor<2xi64>) -> tensor<2xf32>
+//       CHECK: return %{{.*}}, %[[DX]], %[[DU]]
+func.func @scatter_nd(%x: tensor<4x3xf32> {tcc.param = "x"}, %u: tensor<2xf32> {tcc.param = "u"}) -> tensor<f32> {
+  %i = tcc.constant dense<[[1, 2], [3, 0]]> : tensor<2x2xi64>
+  %y = tcc.scatter_nd %x, %i, %u : tensor<4x3xf32>, tensor<2x2xi64>, tensor<2xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

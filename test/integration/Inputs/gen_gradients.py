@@ -193,6 +193,19 @@ def cases():
             ('conv_transpose1d', [2, 2, 4], [2, 3, 3], [2, 3, 6], ('1', '2', '1', '1', '0')),
             ('conv_transpose_wide_output_padding', [1, 2, 3], [2, 1, 2], [1, 1, 6], ('1', '2', '0', '0', '1'))):
         yield name, [(x, sym), (w, sym)], [conv_t(x, w, y, *attrs)], y
+    # scatter_nd on a rank-3 input, index tuples of length 1 and 2; the add
+    # cases repeat a tuple, the overwrite cases do not (and wrap a negative
+    # index).
+    scatter_nd = '%%y = tcc.scatter_nd %%a0, %%i, %%a1%s : tensor<4x3x2xf64>, %s, %s'
+    for name, idx, ishape, ushape, red in (
+            ('scatter_nd', '[[2], [0]]', [2, 1], [2, 3, 2], ''),
+            ('scatter_nd_depth2', '[[3, 1], [0, -1], [1, 0]]', [3, 2], [3, 2], ''),
+            ('scatter_nd_add', '[[[1], [3]], [[1], [0]]]', [2, 2, 1], [2, 2, 3, 2], ' {reduction = 1 : i32}'),
+            ('scatter_nd_add_depth2', '[[1, 2], [3, 0], [1, 2]]', [3, 2], [3, 2], ' {reduction = 1 : i32}')):
+        itype = ttype(ishape).replace('f64', 'i64')
+        yield name, [([4, 3, 2], sym), (ushape, sym)], [
+            '%%i = tcc.constant dense<%s> : %s' % (idx, itype),
+            scatter_nd % (red, itype, ttype(ushape))], [4, 3, 2]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
