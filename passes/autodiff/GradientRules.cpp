@@ -17,6 +17,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -967,6 +968,189 @@ struct ReduceProdRule {
   }
 };
 
+/// The n integers of [0, limit) nearest to x, ties to the smaller, sorted.
+/// A copy of passes/lowering/Resize.cpp's nearestIntegers: resize's
+/// gradient must be the exact adjoint of what the lowering computes.
+SmallVector<int64_t> nearestIntegers(double x, int64_t n, int64_t limit) {
+  int64_t c = std::clamp<int64_t>(int64_t(std::floor(x)), 0, limit - 1);
+  SmallVector<int64_t> cand;
+  for (int64_t i = c - n - 1; i <= c + n + 1; ++i)
+    if (i >= 0 && i < limit)
+      cand.push_back(i);
+  llvm::sort(cand, [&](int64_t a, int64_t b) {
+    double da = std::fabs(x - double(a)), db = std::fabs(x - double(b));
+    return da != db ? da < db : a < b;
+  });
+  cand.resize(std::min<size_t>(cand.size(), n));
+  llvm::sort(cand);
+  return cand;
+}
+
+/// Row O of resize's interpolation matrix along one dimension (IN input,
+/// OUT output elements): the weight of each input element in output O,
+/// zero where tf_crop_and_resize extrapolates (a constant). The same
+/// coordinate transformation, neighbours, rounding and weights as
+/// computeTaps in passes/lowering/Resize.cpp, step for step.
+SmallVector<double> resizeRow(ResizeOp op, int64_t o, int64_t in, int64_t outSize, double scale,
+                              double roiStart, double roiEnd) {
+  SmallVector<double> row(in, 0.0);
+  double x = double(o);
+  double outWidth = scale * double(in);
+  double xo = 0;
+  switch (op.getCoordinateMode()) {
+  case CoordinateMode::align_corners:
+    xo = outWidth == 1 ? 0.0 : x * double(in - 1) / (outWidth - 1);
+    break;
+  case CoordinateMode::asymmetric:
+    xo = x / scale;
+    break;
+  case CoordinateMode::tf_crop_and_resize:
+    xo = outWidth == 1 ? (roiEnd - roiStart) * double(in - 1) / 2
+                       : x * (roiEnd - roiStart) * double(in - 1) / (outWidth - 1);
+    xo += roiStart * double(in - 1);
+    if (xo < 0 || xo > double(in - 1))
+      return row;
+    break;
+  case CoordinateMode::pytorch_half_pixel:
+    xo = outWidth == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    break;
+  case CoordinateMode::half_pixel:
+    xo = (x + 0.5) / scale - 0.5;
+    break;
+  case CoordinateMode::half_pixel_symmetric: {
+    double adjustment = double(outSize) / outWidth;
+    double center = double(in) / 2;
+    double offset = center * (1 - adjustment);
+    xo = offset + (x + 0.5) / scale - 0.5;
+    break;
+  }
+  }
+  double xi = std::floor(xo);
+  double ratio = xo == xi ? 1.0 : xo - xi;
+  SmallVector<double> coeffs;
+  switch (op.getMode()) {
+  case ResizeMode::nearest: {
+    bool ceilSide = true;
+    if (xo != xi)
+      switch (op.getNearestMode()) {
+      case NearestMode::round_prefer_floor:
+        ceilSide = ratio > 0.5;
+        break;
+      case NearestMode::round_prefer_ceil:
+        ceilSide = ratio >= 0.5;
+        break;
+      case NearestMode::floor:
+        ceilSide = false;
+        break;
+      case NearestMode::ceil:
+        ceilSide = true;
+        break;
+      }
+    coeffs = {ceilSide ? 0.0 : 1.0, ceilSide ? 1.0 : 0.0};
+    break;
+  }
+  case ResizeMode::linear:
+    coeffs = {1 - ratio, ratio};
+    break;
+  case ResizeMode::cubic: {
+    double a = op.getCubicCoeffA().convertToDouble(), r = ratio, s = 1 - ratio;
+    coeffs = {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+              ((a + 2) * r - (a + 3)) * r * r + 1,
+              ((a + 2) * s - (a + 3)) * s * s + 1,
+              ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
+    break;
+  }
+  }
+  int64_t n = coeffs.size();
+  int64_t pad = (n + 1) / 2;
+  SmallVector<int64_t> idx = nearestIntegers(xo + double(pad), n, in + 2 * pad);
+  for (int64_t &i : idx)
+    i -= pad;
+  if (op.getExcludeOutside() && op.getMode() != ResizeMode::nearest) {
+    double sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      if (idx[j] < 0 || idx[j] >= in)
+        coeffs[j] = 0;
+      sum += coeffs[j];
+    }
+    if (sum != 0)
+      for (double &c : coeffs)
+        c /= sum;
+  }
+  // Edge padding: taps outside the input read its border element.
+  for (int64_t j = 0; j < n; ++j)
+    row[std::clamp<int64_t>(idx[j], 0, in - 1)] += coeffs[j];
+  return row;
+}
+
+/// Applies M [out, in] to G along AXIS (of size out): the result has size
+/// in there, result[.., i, ..] = sum_o M[o, i] g[.., o, ..]. AXIS goes
+/// last, the rest flattens to rows, and one matmul by M does it.
+Value applyAlongAxis(OpBuilder &b, Location loc, Value g, int64_t axis, Value m) {
+  RankedTensorType gt = tensorType(g);
+  int64_t rank = gt.getRank(), out = gt.getDimSize(axis), in = tensorType(m).getDimSize(1);
+  Type et = gt.getElementType();
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  perm.push_back(axis);
+  bool moved = axis != rank - 1;
+  if (moved)
+    g = TransposeOp::create(b, loc, g, b.getDenseI64ArrayAttr(perm));
+  SmallVector<int64_t> shape(tensorType(g).getShape());
+  int64_t rows = gt.getNumElements() / out;
+  Value flat = ReshapeOp::create(b, loc, RankedTensorType::get({rows, out}, et), g);
+  Value r = MatmulOp::create(b, loc, flat, m);
+  shape.back() = in;
+  r = ReshapeOp::create(b, loc, RankedTensorType::get(shape, et), r);
+  if (!moved)
+    return r;
+  SmallVector<int64_t> inverse(rank);
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = int64_t(i);
+  return TransposeOp::create(b, loc, r, b.getDenseI64ArrayAttr(inverse));
+}
+
+/// resize: the lowering samples each dimension with its own fixed taps and
+/// multiplies the per-dimension weights (nearest: one tap of weight 1;
+/// tf_crop_and_resize: a constant wherever any dimension extrapolates), so
+/// y = (M_0 x M_1 x ...) x for per-dimension [out, in] matrices M_d, and
+/// dX = g with M_d^T applied along each resampled dimension d in turn (the
+/// order does not matter). M_d is computed here as the lowering computes its
+/// taps; dimensions the lowering passes through are skipped.
+struct ResizeRule {
+  LogicalResult operator()(OpBuilder &b, ResizeOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (!isFloatTensor(op.getInput()))
+      return op.emitOpError("has no gradient for integer operands");
+    RankedTensorType xt = tensorType(op.getInput()), yt = tensorType(op.getResult());
+    int64_t rank = xt.getRank();
+    std::optional<ArrayRef<double>> roi = op.getRoi();
+    Value grad = g[0];
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t in = xt.getDimSize(d), outSize = yt.getDimSize(d);
+      double rs = roi ? (*roi)[d] : 0.0, re = roi ? (*roi)[rank + d] : 1.0;
+      SmallVector<Attribute> m;
+      bool identity = in == outSize;
+      for (int64_t o = 0; o < outSize; ++o) {
+        SmallVector<double> row = resizeRow(op, o, in, outSize, op.getScales()[d], rs, re);
+        for (int64_t i = 0; i < in; ++i) {
+          identity &= row[i] == (i == o ? 1.0 : 0.0);
+          m.push_back(FloatAttr::get(xt.getElementType(), row[i]));
+        }
+      }
+      if (identity)
+        continue;
+      auto mType = RankedTensorType::get({outSize, in}, xt.getElementType());
+      Value mat = ConstantOp::create(b, loc, mType, DenseElementsAttr::get(mType, m));
+      grad = applyAlongAxis(b, loc, grad, d, mat);
+    }
+    out.push_back(grad);
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -1051,5 +1235,6 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<NllLossOp, NllLossRule>(ctx);
     attach<DropoutOp, DropoutRule>(ctx);
     attach<ReduceProdOp, ReduceProdRule>(ctx);
+    attach<ResizeOp, ResizeRule>(ctx);
   });
 }

@@ -4381,6 +4381,363 @@ func.func @check_scatter_nd_add_depth2() -> i1 {
   return %ok : i1
 }
 
+func.func @f_resize_nearest_up(%a0: tensor<1x2x3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 2.0, 1.75>, mode = 0 : i32, coordinate_mode = 2 : i32, nearest_mode = 1 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x2x3x4xf64> -> tensor<1x2x6x7xf64>
+  %wf = tcc.constant dense<[0.60451029442698245, -0.38451049311263064, -0.6473963061086605, -0.81288642722977578, -0.0071249869170302293, 0.098227267063899282, -0.4549078018714261, -0.47106673218350581, -0.93389274863807303, -0.81383337516618481, 0.087782885832513147, -0.26079210715522483, -0.85552676221128321, -0.80086538289476317, 0.80380949642360267, 0.13912516204239633, 0.43552991199413893, 0.93854690244721306, 0.17979139923072052, -0.40914730817123668, 0.70025339457435698, 0.33049490407530402, -0.061941892548286193, -0.071710017857297359, 0.70250631194402668, 0.77525162207417564, -0.83758703546598845, 0.60305246161504011, 0.55896677283992457, -0.49176183198567869, 0.47616778172259933, -0.86885813206117768, -0.63409052565968782, -0.94802377238193403, -0.13445983586664689, -0.54617792170322566, -0.64165122120465434, -0.016496904180706151, 0.81036789513844631, 0.65522284554079713, 0.38320635202531594, 0.33548813383374543, -0.82438783233922841, 0.57319717903825129, 0.94301239257358049, 0.59965957355791, 0.8101403050961713, -0.22547773064401655, 0.22485266090003608, 0.46673670240264542, -0.75493252773057118, 0.90645787825959245, 0.68927769611107137, -0.39973952878658436, 0.36045174784917045, -0.50980667507513533, -0.33300372543025936, 0.49151462094389631, 0.71650005467343125, 0.98527437474271973, -0.016862641082712848, -0.6224381890842865, 0.52189016167317437, -0.044689253061273027, -0.33609548015309332, -0.0036205277059249141, -0.0019053426120962946, 0.34268215570030436, 0.72548295794535678, 0.19902042320590607, -0.98627473756837625, -0.076977758413858011, 0.4129450721592296, -0.73780060668338709, -0.48409078121735871, -0.98291544772244621, 0.74466651937401274, -0.15634037479577101, 0.99937695949315786, 0.10343484106861434, 0.38355525432090132, 0.95224668568374837, 0.25614412345074089, -0.30590003543057898]> : tensor<84xf64>
+  %w = tcc.reshape %wf : tensor<84xf64> -> tensor<1x2x6x7xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x6x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x6x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_nearest_up_grad(tensor<1x2x3x4xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>)
+
+func.func @check_resize_nearest_up() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.79520645653729627e+00, -1.08281225777255807e+00, -3.53526195257176212e-01, 2.77050765973338997e-02, 6.07530624639386119e-01, -2.24197402388209621e-01, 8.12411777537922486e-01, -1.91313630028251280e+00, 1.65913804721335501e+00, 9.98016225576628280e-01, -1.87867537448716559e+00, 3.48115638535669181e-01, -1.75858988143032535e+00, -1.50203020626836725e+00, -3.34066826666201688e-01, -1.08758315038658449e+00, 1.30172019162123842e+00, 1.96620106911258263e+00, -1.86098854706231887e-01, -1.82555370540573847e+00, -1.93835466951673752e+00, 6.37821491574893429e-01, -1.12878767719611606e+00, -1.12088850031933207e+00]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+  %loss, %g0 = call @f_resize_nearest_up_grad(%x0) : (tensor<1x2x3x4xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x3x4xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lp_t = func.call @f_resize_nearest_up(%xp) : (tensor<1x2x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lm_t = func.call @f_resize_nearest_up(%xm) : (tensor<1x2x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_nearest_down(%a0: tensor<2x1x5x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 0.6, 0.5>, mode = 0 : i32, coordinate_mode = 0 : i32, nearest_mode = 2 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<2x1x5x4xf64> -> tensor<2x1x3x2xf64>
+  %wf = tcc.constant dense<[0.95212511101162578, 0.13289790657500067, 0.27446609502351538, -0.55714106997849266, 0.35015539503774051, 0.69093074336776605, 0.18499847068062625, -0.43735466535229417, 0.50318275560244885, -0.24600755992943513, -0.058675108454473435, 0.083729974038436072]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<2x1x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<2x1x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x1x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_nearest_down_grad(tensor<2x1x5x4xf64>) -> (tensor<f64>, tensor<2x1x5x4xf64>)
+
+func.func @check_resize_nearest_down() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.83075451503136000e+00, -1.77750637408626888e+00, -1.95492510937991026e+00, -2.94083192985943320e-01, -1.33455207955951494e+00, 1.10215194254586057e+00, -1.57228781316425259e+00, 1.40849392094809112e+00, -1.34199576380116214e+00, -5.07751574240302261e-01, 1.96714706984512588e+00, 9.35230034360733598e-01, -1.23282241276668758e+00, 1.82276069742935753e+00, -1.08727871255482933e+00, 5.25833336675960883e-01, -8.81609073226297557e-01, -1.66869688581638664e+00, 3.25675070623602014e-01, -1.46149847532139177e+00, -1.50232139151718469e+00, -1.32709854592916088e+00, -1.40488723543695793e+00, 1.45324402275689346e+00, 1.51564882670808920e+00, 1.21421903192236336e+00, -8.33325045664798481e-01, 1.76036869355880787e+00, 1.17215852558886668e+00, 9.35449375913846470e-01, -9.62490402621631880e-02, 1.43131919171670674e-01, 6.88000968934647350e-01, -1.16669463386720906e+00, 1.33840132026914427e+00, -1.96844361465146100e+00, -1.45355967769490579e+00, -6.50963185176107739e-01, -1.97725216554090411e+00, -2.91820011070859753e-01]> : tensor<40xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+  %loss, %g0 = call @f_resize_nearest_down_grad(%x0) : (tensor<2x1x5x4xf64>) -> (tensor<f64>, tensor<2x1x5x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x1x5x4xf64> into tensor<40xf64>
+  %n0 = arith.constant 40 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<40xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<40xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+    %lp_t = func.call @f_resize_nearest_down(%xp) : (tensor<2x1x5x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<40xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+    %lm_t = func.call @f_resize_nearest_down(%xm) : (tensor<2x1x5x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<40xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_linear_align_corners(%a0: tensor<1x1x3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 1.6666666666666667, 1.75>, mode = 1 : i32, coordinate_mode = 1 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x1x3x4xf64> -> tensor<1x1x5x7xf64>
+  %wf = tcc.constant dense<[-0.078907318538631976, -0.55092961777099814, -0.056433644492851709, 0.79479157752848462, -0.60860885004685006, 0.99978848150571098, 0.47455266487375258, -0.78499708835614768, 0.41597023401685451, 0.41294771894547733, 0.45511645351762242, 0.46887225190759385, -0.48132704826845174, 0.31291671775818197, 0.80183554630572051, -0.0077347781279748506, 0.43344889640793105, -0.91097067040068014, 0.24943364310838412, 0.96499699527211513, -0.64918997067708184, 0.54471756122149007, 0.4041649150585831, 0.85911166153101237, 0.82750016229539258, -0.76420396943373459, 0.020434402861883694, -0.3207798254871197, -0.99082152560013359, 0.50607947898048677, -0.97946449702553728, -0.39299869592438585, 0.058809717939312334, -0.99506569783079724, -0.15432970737114937]> : tensor<35xf64>
+  %w = tcc.reshape %wf : tensor<35xf64> -> tensor<1x1x5x7xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x5x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x5x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_linear_align_corners_grad(tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+
+func.func @check_resize_linear_align_corners() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.27931050223258502e+00, 1.26516022727366950e+00, 1.07721527877870926e+00, 6.38435696598842917e-01, 1.96969208472139634e+00, 1.38159202631192635e+00, 8.72618966808113683e-01, -8.60360767388339998e-01, 1.10721702473766559e+00, -1.79297244752555152e-01, -1.29622599053114396e+00, -1.22122464583068790e+00]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+  %loss, %g0 = call @f_resize_linear_align_corners_grad(%x0) : (tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lp_t = func.call @f_resize_linear_align_corners(%xp) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lm_t = func.call @f_resize_linear_align_corners(%xm) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_linear_down(%a0: tensor<1x2x6x5xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 0.66666666666666663, 0.4>, mode = 1 : i32, coordinate_mode = 0 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x2x6x5xf64> -> tensor<1x2x4x2xf64>
+  %wf = tcc.constant dense<[0.53158923133182556, 0.11773995869551057, 0.74533742240617396, 0.60792415820324464, 0.15395275374111317, -0.28114826847839947, -0.88389602449050542, -0.84425883875093533, 0.64236095745567745, 0.67177733082245794, -0.35260482461494647, -0.51166696215493035, -0.55326692991249526, -0.9490602596374409, -0.53719155329330959, -0.15718477662185593]> : tensor<16xf64>
+  %w = tcc.reshape %wf : tensor<16xf64> -> tensor<1x2x4x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x4x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x4x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_linear_down_grad(tensor<1x2x6x5xf64>) -> (tensor<f64>, tensor<1x2x6x5xf64>)
+
+func.func @check_resize_linear_down() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.16358701031289202e+00, -1.95030766006439382e+00, 1.44355907050310694e+00, 1.57283384636995294e+00, 2.49623764795159353e-02, 1.36683702867366152e+00, 4.75827184193197805e-01, -1.01420185255410988e+00, -1.67926736792215303e+00, 2.97854236861920807e-01, 1.21659738393842920e+00, 1.54855075209889614e+00, -1.93008905166570788e+00, -1.96963033665896692e+00, -9.27612392767450444e-01, -5.82873620329481312e-01, 1.94416341128453807e+00, 8.29521016648659959e-01, 3.39147028587894361e-01, 4.14853062750093038e-01, -1.83141996850392275e+00, -1.81235643639427346e+00, 5.18819513672353239e-01, -1.89725046947564113e+00, 1.17520427854657372e+00, 1.34963484682296642e+00, -1.77519289548954040e+00, 1.50397496664885466e+00, -1.48437066743145252e+00, -1.93323520252174941e+00, -1.53474236120124496e+00, -2.26633370458642069e-02, 1.06421155334056428e+00, -1.95850835804276890e+00, 1.67720028083867856e+00, -8.87446494979263090e-01, -7.94217513585583568e-01, 7.61720746212415811e-01, 4.02557657258432844e-01, 1.61798013973110866e+00, -1.86192630732428110e+00, 6.06899065408256000e-01, -1.88794504235242089e+00, 1.42591311847561020e-01, 9.77653596810944769e-01, -1.68182493008983203e+00, -2.76371965014750032e-02, -8.58524649505311821e-01, -1.05776723555274188e+00, 1.49163022861709615e+00, 1.50017320641249041e+00, -8.46236069895817788e-01, -1.12844667844120572e+00, -6.25379237433278501e-01, 3.04542309698617064e-01, 9.84370846381489972e-01, -3.26098030239415859e-01, -1.75737949811760741e+00, 1.72990350061204534e+00, -1.86228307608500776e+00]> : tensor<60xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 6, 5] : tensor<60xf64> into tensor<1x2x6x5xf64>
+  %loss, %g0 = call @f_resize_linear_down_grad(%x0) : (tensor<1x2x6x5xf64>) -> (tensor<f64>, tensor<1x2x6x5xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x6x5xf64> into tensor<60xf64>
+  %n0 = arith.constant 60 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<60xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<60xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 6, 5] : tensor<60xf64> into tensor<1x2x6x5xf64>
+    %lp_t = func.call @f_resize_linear_down(%xp) : (tensor<1x2x6x5xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<60xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 6, 5] : tensor<60xf64> into tensor<1x2x6x5xf64>
+    %lm_t = func.call @f_resize_linear_down(%xm) : (tensor<1x2x6x5xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<60xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_cubic_up(%a0: tensor<1x1x4x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 2.0, 1.6666666666666667>, mode = 2 : i32, coordinate_mode = 0 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x1x4x3xf64> -> tensor<1x1x8x5xf64>
+  %wf = tcc.constant dense<[0.33246749418285049, 0.91245709193955316, -0.18177546047270954, -0.47439812433259743, -0.35287392664943429, 0.35030933827872901, -0.81528858277681837, -0.15895157912285263, 0.55576870156632219, 0.41523711054111168, 0.034388655704023829, -0.83761062305996603, -0.49955033411417338, 0.029906910758137784, 0.66245939936044573, -0.3287742658488666, -0.30698178417714006, -0.22838579479616561, 0.80190765655241436, 0.057800707745772506, -0.59396383207360137, -0.058183281736449821, 0.27723210653913499, -0.91713686869795219, 0.34708951786094833, 0.94557551422004282, -0.0048727979778733221, -0.88562318913909843, -0.72353822772888132, 0.61649276808721942, 0.8237997759989435, -0.53512779946048461, 0.071398863858020967, -0.64725988177923033, 0.15793512097798179, -0.33843765283581861, -0.31547678890250053, 0.79131889456714233, -0.90652302263263196, 0.091023962349520815]> : tensor<40xf64>
+  %w = tcc.reshape %wf : tensor<40xf64> -> tensor<1x1x8x5xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x8x5xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x8x5xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_cubic_up_grad(tensor<1x1x4x3xf64>) -> (tensor<f64>, tensor<1x1x4x3xf64>)
+
+func.func @check_resize_cubic_up() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.62256872851496547e+00, 6.91815802717000938e-01, 7.69955704795695084e-01, -5.99241191372139159e-01, 1.81887410834084351e+00, 1.67417055947311599e+00, 1.52566627458343085e+00, 1.38896260824814055e+00, -4.01599722166290807e-01, -7.25594530656846981e-01, -4.70707458392354283e-01, -1.16827615928696238e+00]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 4, 3] : tensor<12xf64> into tensor<1x1x4x3xf64>
+  %loss, %g0 = call @f_resize_cubic_up_grad(%x0) : (tensor<1x1x4x3xf64>) -> (tensor<f64>, tensor<1x1x4x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 4, 3] : tensor<12xf64> into tensor<1x1x4x3xf64>
+    %lp_t = func.call @f_resize_cubic_up(%xp) : (tensor<1x1x4x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 4, 3] : tensor<12xf64> into tensor<1x1x4x3xf64>
+    %lm_t = func.call @f_resize_cubic_up(%xm) : (tensor<1x1x4x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_cubic_down(%a0: tensor<1x1x7x6xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 0.5, 0.66666666666666663>, mode = 2 : i32, coordinate_mode = 3 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.5 : f64, exclude_outside = true} : tensor<1x1x7x6xf64> -> tensor<1x1x3x4xf64>
+  %wf = tcc.constant dense<[-0.69577672861114426, -0.68913318540308155, -0.66933183073530778, -0.37273831131863377, -0.16195543335460161, -0.89265373447822927, -0.74364569534992619, -0.22294135540456272, 0.85658629113738849, -0.71885229509509818, 0.27278176897972384, 0.90131092630108078]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<1x1x3x4xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_cubic_down_grad(tensor<1x1x7x6xf64>) -> (tensor<f64>, tensor<1x1x7x6xf64>)
+
+func.func @check_resize_cubic_down() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-7.73555135971719210e-01, 1.46366654792512607e+00, 1.58364879982288542e-01, 1.88418632574640199e+00, 4.35995419420147190e-01, 5.04434890713460149e-01, -1.11760306962190503e+00, 1.24525793852854960e+00, -1.22870472173636669e+00, -1.78717554348252916e+00, 1.16992934986494301e+00, -1.56734575389011477e+00, 1.01883320375184239e+00, 1.96185176383961846e+00, -1.27978239277350214e+00, -7.55386700946606204e-01, -5.94380142263695177e-03, -9.05025888581989069e-01, -1.48376601059371005e+00, 1.85560914270651045e+00, -1.21952055861075515e+00, 2.19647005374500104e-01, -3.82936279010608338e-02, -1.47861331380678651e+00, 1.76985624058691737e+00, 2.71905894502803669e-01, 1.25376261147275114e+00, 1.79888105546028010e+00, -7.21824428884137781e-01, -1.18200843009846235e+00, -2.90085358098115531e-01, -1.92410587840980218e+00, -8.12058197485005184e-01, -1.43523756920016776e+00, -7.29636066011425388e-01, 5.87954959234145758e-01, -1.71702344020233255e+00, 2.84448065841047537e-03, 5.04428565913572768e-01, 5.54148149843364024e-01, -1.02111209961283045e+00, 8.02251072005021548e-01]> : tensor<42xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 7, 6] : tensor<42xf64> into tensor<1x1x7x6xf64>
+  %loss, %g0 = call @f_resize_cubic_down_grad(%x0) : (tensor<1x1x7x6xf64>) -> (tensor<f64>, tensor<1x1x7x6xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x7x6xf64> into tensor<42xf64>
+  %n0 = arith.constant 42 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<42xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<42xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 7, 6] : tensor<42xf64> into tensor<1x1x7x6xf64>
+    %lp_t = func.call @f_resize_cubic_down(%xp) : (tensor<1x1x7x6xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<42xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 7, 6] : tensor<42xf64> into tensor<1x1x7x6xf64>
+    %lm_t = func.call @f_resize_cubic_down(%xm) : (tensor<1x1x7x6xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<42xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_tf_crop(%a0: tensor<1x1x3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 1.6666666666666667, 1.5>, mode = 1 : i32, coordinate_mode = 4 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 5.0e-01 : f64, roi = array<f64: 0.0, 0.0, 0.2, -0.3, 1.0, 1.0, 0.9, 1.2>} : tensor<1x1x3x4xf64> -> tensor<1x1x5x6xf64>
+  %wf = tcc.constant dense<[-0.74799434461489356, -0.74883049470999841, 0.76600282417033139, 0.16817121513631639, -0.12894877835800878, -0.36012926961331737, 0.76486989506849534, -0.78772650520064125, -0.62282986207197188, 0.40709912126614456, 0.73200064014223809, 0.52111985636523483, 0.74133024059685892, 0.794600368731055, -0.79707191173867287, -0.96382933566038398, -0.7652598543750524, 0.57432677634450036, -0.15371782700260761, -0.66852334492241972, 0.33940448879901308, -0.060639094362550772, 0.77953807833023636, 0.25464096333808328, -0.31011896615376044, -0.6489630402941049, 0.92878909804936516, -0.45839138928123813, 0.64109035537592374, 0.59548879951630007]> : tensor<30xf64>
+  %w = tcc.reshape %wf : tensor<30xf64> -> tensor<1x1x5x6xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x5x6xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x5x6xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_tf_crop_grad(tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+
+func.func @check_resize_tf_crop() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[9.49751329101645947e-01, -9.84610315877425535e-02, 8.98876980793181346e-01, -1.98621970770540646e+00, -1.39105763164355967e+00, 1.82928818965250928e+00, 1.98162043163894852e+00, 8.06020132161475722e-02, -1.92402949771404863e+00, 8.07980769869346638e-01, 6.59122262864204611e-01, -3.96259829363559746e-01]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+  %loss, %g0 = call @f_resize_tf_crop_grad(%x0) : (tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lp_t = func.call @f_resize_tf_crop(%xp) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lm_t = func.call @f_resize_tf_crop(%xm) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -4389,7 +4746,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.60451029442698245, -0.38451049311263064, -0.6473963061086605, -0.81288642722977578, -0.0071249869170302293, 0.098227267063899282, -0.4549078018714261, -0.47106673218350581]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.1140059928891668, -0.91450495933149378, -0.97131208170120753, 0.27985045211380188, 0.87899087528579134, -0.91701888996149372, 0.24805052928091254, 0.52980575567243293]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -4406,13 +4763,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[-1.86778549727614607e+00, -1.62766675033236963e+00, 1.75565771665026293e-01, -5.21584214310449656e-01, -1.71105352442256642e+00, -1.60173076578952633e+00, 1.60761899284720533e+00, 2.78250324084792666e-01, 8.71059823988277859e-01, 1.87709380489442612e+00, 3.59582798461441033e-01, -8.18294616342473358e-01]> : tensor<12xf64>
+  %x0f = arith.constant dense<[3.79844566054655441e-01, 2.52057587728308441e-01, -3.61786739725135753e-01, -1.20059487819820365e+00, 1.03353959867877965e+00, -1.02105806100132268e+00, -1.62667622778180210e+00, -4.69506144997311914e-01, 1.75602259001928696e+00, -1.62140958715228756e+00, -7.87165692849716603e-01, 1.79430513714510509e+00]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[1.40050678914871396e+00, 6.60989808150608038e-01, -1.23883785096572385e-01, -1.43420035714594718e-01, 1.40501262388805337e+00, 1.55050324414835128e+00, -1.67517407093197690e+00, 1.20610492323008023e+00, 1.11793354567984915e+00, -9.83523663971357376e-01, 9.52335563445198652e-01, -1.73771626412235536e+00, -1.26818105131937564e+00, -1.89604754476386805e+00, -2.68919671733293786e-01]> : tensor<15xf64>
+  %x1f = arith.constant dense<[-1.26194468185708253e+00, 9.93544627796724811e-01, 1.36520802203416336e+00, -1.95246426558838682e+00, -1.71634044631310312e+00, -1.13913585400876238e+00, 1.18069860138473537e-01, 1.02284191194856300e+00, -1.29971861308829961e+00, -9.39939221218040188e-02, 5.65803116259839367e-01, -4.76954263766753872e-01, 1.15026446630298196e+00, 1.81098591861910085e+00, -5.33671177887285353e-01]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[-1.09235584340645131e+00, -1.28330244240930869e+00, -3.29938083614123023e-02, 1.62073579027689263e+00, 1.31044569108159425e+00]> : tensor<5xf64>
+  %x2f = arith.constant dense<[1.69428641242712841e+00, -6.09958003600785670e-01, -3.29498978846082036e-01, 5.68019336917524598e-01, -1.64246545950391276e+00]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[7.66412704050631888e-01, 6.70976267667490855e-01, -1.64877566467845682e+00, 1.14639435807650258e+00, 1.88602478514716099e+00, 1.19931914711581999e+00, 1.62028061019234260e+00, -4.50955461288033099e-01, 4.49705321800072166e-01, 9.33473404805290841e-01]> : tensor<10xf64>
+  %x3f = arith.constant dense<[2.34188948735466695e-01, -4.63166053986038051e-01, 1.00083198998407630e+00, -2.64326994445916341e-01, -1.98228243416176486e+00, -1.89606100874643602e+00, -1.27051478035517995e+00, -2.22605454920621781e-01, 8.70796071531817706e-01, -5.79828228891221098e-01]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -4721,6 +5078,27 @@ func.func @main() {
   %ok_scatter_nd_add_depth2 = call @check_scatter_nd_add_depth2() : () -> i1
   vector.print str "scatter_nd_add_depth2 "
   vector.print %ok_scatter_nd_add_depth2 : i1
+  %ok_resize_nearest_up = call @check_resize_nearest_up() : () -> i1
+  vector.print str "resize_nearest_up "
+  vector.print %ok_resize_nearest_up : i1
+  %ok_resize_nearest_down = call @check_resize_nearest_down() : () -> i1
+  vector.print str "resize_nearest_down "
+  vector.print %ok_resize_nearest_down : i1
+  %ok_resize_linear_align_corners = call @check_resize_linear_align_corners() : () -> i1
+  vector.print str "resize_linear_align_corners "
+  vector.print %ok_resize_linear_align_corners : i1
+  %ok_resize_linear_down = call @check_resize_linear_down() : () -> i1
+  vector.print str "resize_linear_down "
+  vector.print %ok_resize_linear_down : i1
+  %ok_resize_cubic_up = call @check_resize_cubic_up() : () -> i1
+  vector.print str "resize_cubic_up "
+  vector.print %ok_resize_cubic_up : i1
+  %ok_resize_cubic_down = call @check_resize_cubic_down() : () -> i1
+  vector.print str "resize_cubic_down "
+  vector.print %ok_resize_cubic_down : i1
+  %ok_resize_tf_crop = call @check_resize_tf_crop() : () -> i1
+  vector.print str "resize_tf_crop "
+  vector.print %ok_resize_tf_crop : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -4794,4 +5172,11 @@ func.func @main() {
 // CHECK-NEXT: scatter_nd_depth2 1
 // CHECK-NEXT: scatter_nd_add 1
 // CHECK-NEXT: scatter_nd_add_depth2 1
+// CHECK-NEXT: resize_nearest_up 1
+// CHECK-NEXT: resize_nearest_down 1
+// CHECK-NEXT: resize_linear_align_corners 1
+// CHECK-NEXT: resize_linear_down 1
+// CHECK-NEXT: resize_cubic_up 1
+// CHECK-NEXT: resize_cubic_down 1
+// CHECK-NEXT: resize_tf_crop 1
 // CHECK-NEXT: mlp 1

@@ -40,3 +40,24 @@ func.func @scatter_nd(%x: tensor<4x3xf32> {tcc.param = "x"}, %u: tensor<2xf32> {
   %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// resize: the adjoint of each resampled dimension is a matmul by its
+// constant [out, in] interpolation matrix (here linear, half_pixel, 3 -> 6:
+// weights 3/4 and 1/4, edge rows clamped); the dimensions the resize keeps
+// get none.
+// CHECK-LABEL: func.func @resize_grad
+//       CHECK: %[[M:.*]] = tcc.constant dense<{{\[}}[1.000000e+00, 0.000000e+00, 0.000000e+00], [7.500000e-01, 2.500000e-01, 0.000000e+00], [2.500000e-01, 7.500000e-01, 0.000000e+00], [0.000000e+00, 7.500000e-01, 2.500000e-01], [0.000000e+00, 2.500000e-01, 7.500000e-01], [0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<6x3xf32>
+//       CHECK: %[[T:.*]] = tcc.transpose %{{.*}}, perm = [0, 1, 3, 2] : tensor<1x2x6x4xf32> -> tensor<1x2x4x6xf32>
+//       CHECK: %[[R:.*]] = tcc.reshape %[[T]] : tensor<1x2x4x6xf32> -> tensor<8x6xf32>
+//       CHECK: %[[P:.*]] = tcc.matmul %[[R]], %[[M]] : (tensor<8x6xf32>, tensor<6x3xf32>) -> tensor<8x3xf32>
+//       CHECK: %[[B:.*]] = tcc.reshape %[[P]] : tensor<8x3xf32> -> tensor<1x2x4x3xf32>
+//       CHECK: %[[DX:.*]] = tcc.transpose %[[B]], perm = [0, 1, 3, 2] : tensor<1x2x4x3xf32> -> tensor<1x2x3x4xf32>
+//   CHECK-NOT: tcc.matmul
+//       CHECK: return %{{.*}}, %[[DX]]
+func.func @resize(%x: tensor<1x2x3x4xf32> {tcc.param = "x"}) -> tensor<f32> {
+  %y = tcc.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 1.0>, mode = 1 : i32} : tensor<1x2x3x4xf32> -> tensor<1x2x6x4xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x6x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
