@@ -17,6 +17,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -78,6 +79,16 @@ Value transposeInner(OpBuilder &b, Location loc, Value x) {
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   std::swap(perm[rank - 1], perm[rank - 2]);
   return TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(perm));
+}
+
+/// The leading SHAPE corner of X (X unchanged if it has that shape).
+Value cropTo(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape) {
+  RankedTensorType t = tensorType(x);
+  if (t.getShape() == shape)
+    return x;
+  SmallVector<int64_t> zeros(t.getRank(), 0), ones(t.getRank(), 1);
+  return SliceOp::create(b, loc, RankedTensorType::get(shape, t.getElementType()), x,
+                         b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones));
 }
 
 bool isFloatTensor(Value v) {
@@ -428,12 +439,35 @@ struct GatherRule {
   }
 };
 
+/// The filter gradient of a group-1 convolution of X [N, C, D...] by a
+/// filter of FILTER's type [F, C, K...] (stride s, dilation d, X padded by
+/// (pl, ph)), given the gradient G [N, F, O...] of its result:
+///   dW = conv(X^T, G^T) with stride d, dilation s and the same pads, where
+///        ^T swaps the batch and channel dimensions; its spatial extent can
+///        exceed the kernel's by the rows the forward windows never
+///        reached, which are cut off.
+Value convFilterGradient(OpBuilder &b, Location loc, Value x, Value g, RankedTensorType filter,
+                         ArrayRef<int64_t> s, ArrayRef<int64_t> d, ArrayRef<int64_t> pl,
+                         ArrayRef<int64_t> ph) {
+  int64_t rank = filter.getRank();
+  SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(swap[0], swap[1]);
+  Value xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
+  Value gT = TransposeOp::create(b, loc, g, b.getDenseI64ArrayAttr(swap));
+  Value dwT = ConvOp::create(b, loc, xT, gT, b.getDenseI64ArrayAttr(d), b.getDenseI64ArrayAttr(s),
+                             b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+                             b.getI64IntegerAttr(1));
+  // [C, F, K'...] -> [C, F, K...] -> [F, C, K...]
+  SmallVector<int64_t> kernel = {filter.getDimSize(1), filter.getDimSize(0)};
+  llvm::append_range(kernel, filter.getShape().drop_front(2));
+  dwT = cropTo(b, loc, dwT, kernel);
+  return TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap));
+}
+
 /// conv (group 1), with x padded by (pl, ph), stride s, dilation d:
 ///   dX = conv_transpose(g, w) with the same stride, dilation and pads, and
 ///        output_padding = the input rows the forward windows never reached;
-///   dW = conv(x^T, g^T) with stride d, dilation s and the same pads, where
-///        ^T swaps the batch and channel dimensions; its spatial extent can
-///        exceed the kernel's by those unreached rows, which are cut off.
+///   dW = convFilterGradient(x, g).
 struct ConvRule {
   LogicalResult operator()(OpBuilder &b, ConvOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
@@ -441,7 +475,7 @@ struct ConvRule {
       return op.emitOpError("gradient of a grouped convolution is not implemented yet");
     Value x = op.getInput(), w = op.getFilter();
     RankedTensorType xt = tensorType(x), wt = tensorType(w);
-    int64_t rank = xt.getRank(), spatial = rank - 2;
+    int64_t spatial = xt.getRank() - 2;
     ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(), pl = op.getPadLow(),
                       ph = op.getPadHigh();
     SmallVector<int64_t> outputPadding;
@@ -453,25 +487,35 @@ struct ConvRule {
         b, loc, g[0], w, b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
         b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
         b.getDenseI64ArrayAttr(outputPadding), b.getI64IntegerAttr(1)));
+    out.push_back(convFilterGradient(b, loc, x, g[0], wt, s, d, pl, ph));
+    return success();
+  }
+};
 
-    SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    std::swap(swap[0], swap[1]);
-    Value xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
-    Value gT = TransposeOp::create(b, loc, g[0], b.getDenseI64ArrayAttr(swap));
-    Value dwT = ConvOp::create(b, loc, xT, gT, b.getDenseI64ArrayAttr(d), b.getDenseI64ArrayAttr(s),
-                               b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
-                               b.getI64IntegerAttr(1));
-    // [C, M, K'...] -> [C, M, K...] -> [M, C, K...]
-    RankedTensorType dwTt = tensorType(dwT);
-    SmallVector<int64_t> kernel = {wt.getDimSize(1), wt.getDimSize(0)};
-    for (int64_t i = 0; i < spatial; ++i)
-      kernel.push_back(wt.getDimSize(2 + i));
-    if (dwTt.getShape() != ArrayRef<int64_t>(kernel)) {
-      SmallVector<int64_t> zeros(rank, 0), ones(rank, 1);
-      dwT = SliceOp::create(b, loc, RankedTensorType::get(kernel, wt.getElementType()), dwT,
-                            b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones));
-    }
-    out.push_back(TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap)));
+/// conv_transpose (group 1) of x [N, C, D...] by w [C, M, K...] is the
+/// input gradient of a convolution from M to C channels by w (whose layout
+/// is conv's [F, C, K...] for that convolution) with the same stride,
+/// dilation and pads, so its own gradients are that convolution's forward
+/// and filter gradient with the roles of input and result swapped:
+///   dX = conv(g, w), cut to x's extent (output_padding >= stride leaves
+///        rows no input row reached);
+///   dW = convFilterGradient(g, x).
+/// output_padding needs no special case: conv(g, w) reads g over its whole
+/// extent, the output_padding rows included, where the forward wrote.
+struct ConvTransposeRule {
+  LogicalResult operator()(OpBuilder &b, ConvTransposeOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (op.getGroup() != 1)
+      return op.emitOpError("gradient of a grouped transposed convolution is not implemented yet");
+    Value x = op.getInput(), w = op.getFilter();
+    ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(), pl = op.getPadLow(),
+                      ph = op.getPadHigh();
+    Value dx = ConvOp::create(b, loc, g[0], w, b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
+                              b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+                              b.getI64IntegerAttr(1));
+    out.push_back(cropTo(b, loc, dx, tensorType(x).getShape()));
+    out.push_back(convFilterGradient(b, loc, g[0], x, tensorType(w), s, d, pl, ph));
     return success();
   }
 };
@@ -757,6 +801,70 @@ struct ScatterElementsRule {
   }
 };
 
+/// gather_nd: the slices of DATA at the index tuples INDICES [B..., k]
+/// (RESULT [B..., D_k, ...]), each component wrapped and clamped into its
+/// dimension as scatter_nd's lowering does. Built as one gather along the
+/// first k dimensions of DATA flattened, at the tuples' row-major offsets.
+Value gatherNd(OpBuilder &b, Location loc, Value data, Value indices, RankedTensorType result) {
+  RankedTensorType dt = tensorType(data), it = tensorType(indices);
+  int64_t k = it.getShape().back();
+  Type ie = it.getElementType();
+  SmallVector<int64_t> batch(it.getShape().drop_back()), column(batch);
+  column.push_back(1);
+  auto batchType = RankedTensorType::get(batch, ie);
+  auto splatInt = [&](int64_t v) -> Value {
+    return ConstantOp::create(b, loc, batchType,
+                              DenseElementsAttr::get(batchType, IntegerAttr::get(ie, v)));
+  };
+  Value offset;
+  int64_t rows = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    int64_t size = dt.getDimSize(j);
+    SmallVector<int64_t> start(it.getRank(), 0), stride(it.getRank(), 1);
+    start.back() = j;
+    Value c = SliceOp::create(b, loc, RankedTensorType::get(column, ie), indices,
+                              b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(stride));
+    c = ReshapeOp::create(b, loc, batchType, c);
+    Value negative = CompareOp::create(b, loc, CmpPredicate::lt, c, splatInt(0));
+    c = SelectOp::create(b, loc, negative, add(b, loc, c, splatInt(size)), c);
+    c = MinOp::create(b, loc, MaxOp::create(b, loc, c, splatInt(0)), splatInt(size - 1));
+    if (rows != 1)
+      c = mul(b, loc, c, splatInt(rows));
+    offset = offset ? add(b, loc, offset, c) : c;
+    rows *= size;
+  }
+  if (!offset)
+    offset = splatInt(0);
+  SmallVector<int64_t> flat = {rows};
+  llvm::append_range(flat, dt.getShape().drop_front(k));
+  auto tableType = RankedTensorType::get(flat, dt.getElementType());
+  Value table = dt == tableType ? data : Value(ReshapeOp::create(b, loc, tableType, data));
+  return GatherOp::create(b, loc, result, table, offset, b.getI64IntegerAttr(0));
+}
+
+/// scatter_nd with reduction none (overwrite) or add: the input's gradient
+/// is g with the scattered slices zeroed (none) or all of g (add); the
+/// updates' gradient is g gathered at their index tuples (gather_nd). With
+/// none, a repeated tuple (undefined in ONNX; the lowering keeps the last
+/// write) gives the gradient to every repeat, as scatter_elements' rule.
+struct ScatterNdRule {
+  LogicalResult operator()(OpBuilder &b, ScatterNdOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    ScatterReduction r = op.getReduction();
+    if (r != ScatterReduction::none && r != ScatterReduction::add)
+      return op.emitOpError("gradient of a scatter with mul / max / min reduction is not "
+                            "implemented yet");
+    if (r == ScatterReduction::none)
+      out.push_back(ScatterNdOp::create(b, loc, tensorType(op.getInput()), g[0], op.getIndices(),
+                                        splat(b, loc, op.getUpdates(), 0.0), r));
+    else
+      out.push_back(g[0]);
+    out.push_back(Value());
+    out.push_back(gatherNd(b, loc, g[0], op.getIndices(), tensorType(op.getUpdates())));
+    return success();
+  }
+};
+
 /// dropout: the identity without RNG state; in training, g where the mask
 /// kept the element, times 1 / (1 - ratio), and zero elsewhere.
 struct DropoutRule {
@@ -860,6 +968,189 @@ struct ReduceProdRule {
   }
 };
 
+/// The n integers of [0, limit) nearest to x, ties to the smaller, sorted.
+/// A copy of passes/lowering/Resize.cpp's nearestIntegers: resize's
+/// gradient must be the exact adjoint of what the lowering computes.
+SmallVector<int64_t> nearestIntegers(double x, int64_t n, int64_t limit) {
+  int64_t c = std::clamp<int64_t>(int64_t(std::floor(x)), 0, limit - 1);
+  SmallVector<int64_t> cand;
+  for (int64_t i = c - n - 1; i <= c + n + 1; ++i)
+    if (i >= 0 && i < limit)
+      cand.push_back(i);
+  llvm::sort(cand, [&](int64_t a, int64_t b) {
+    double da = std::fabs(x - double(a)), db = std::fabs(x - double(b));
+    return da != db ? da < db : a < b;
+  });
+  cand.resize(std::min<size_t>(cand.size(), n));
+  llvm::sort(cand);
+  return cand;
+}
+
+/// Row O of resize's interpolation matrix along one dimension (IN input,
+/// OUT output elements): the weight of each input element in output O,
+/// zero where tf_crop_and_resize extrapolates (a constant). The same
+/// coordinate transformation, neighbours, rounding and weights as
+/// computeTaps in passes/lowering/Resize.cpp, step for step.
+SmallVector<double> resizeRow(ResizeOp op, int64_t o, int64_t in, int64_t outSize, double scale,
+                              double roiStart, double roiEnd) {
+  SmallVector<double> row(in, 0.0);
+  double x = double(o);
+  double outWidth = scale * double(in);
+  double xo = 0;
+  switch (op.getCoordinateMode()) {
+  case CoordinateMode::align_corners:
+    xo = outWidth == 1 ? 0.0 : x * double(in - 1) / (outWidth - 1);
+    break;
+  case CoordinateMode::asymmetric:
+    xo = x / scale;
+    break;
+  case CoordinateMode::tf_crop_and_resize:
+    xo = outWidth == 1 ? (roiEnd - roiStart) * double(in - 1) / 2
+                       : x * (roiEnd - roiStart) * double(in - 1) / (outWidth - 1);
+    xo += roiStart * double(in - 1);
+    if (xo < 0 || xo > double(in - 1))
+      return row;
+    break;
+  case CoordinateMode::pytorch_half_pixel:
+    xo = outWidth == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    break;
+  case CoordinateMode::half_pixel:
+    xo = (x + 0.5) / scale - 0.5;
+    break;
+  case CoordinateMode::half_pixel_symmetric: {
+    double adjustment = double(outSize) / outWidth;
+    double center = double(in) / 2;
+    double offset = center * (1 - adjustment);
+    xo = offset + (x + 0.5) / scale - 0.5;
+    break;
+  }
+  }
+  double xi = std::floor(xo);
+  double ratio = xo == xi ? 1.0 : xo - xi;
+  SmallVector<double> coeffs;
+  switch (op.getMode()) {
+  case ResizeMode::nearest: {
+    bool ceilSide = true;
+    if (xo != xi)
+      switch (op.getNearestMode()) {
+      case NearestMode::round_prefer_floor:
+        ceilSide = ratio > 0.5;
+        break;
+      case NearestMode::round_prefer_ceil:
+        ceilSide = ratio >= 0.5;
+        break;
+      case NearestMode::floor:
+        ceilSide = false;
+        break;
+      case NearestMode::ceil:
+        ceilSide = true;
+        break;
+      }
+    coeffs = {ceilSide ? 0.0 : 1.0, ceilSide ? 1.0 : 0.0};
+    break;
+  }
+  case ResizeMode::linear:
+    coeffs = {1 - ratio, ratio};
+    break;
+  case ResizeMode::cubic: {
+    double a = op.getCubicCoeffA().convertToDouble(), r = ratio, s = 1 - ratio;
+    coeffs = {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+              ((a + 2) * r - (a + 3)) * r * r + 1,
+              ((a + 2) * s - (a + 3)) * s * s + 1,
+              ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
+    break;
+  }
+  }
+  int64_t n = coeffs.size();
+  int64_t pad = (n + 1) / 2;
+  SmallVector<int64_t> idx = nearestIntegers(xo + double(pad), n, in + 2 * pad);
+  for (int64_t &i : idx)
+    i -= pad;
+  if (op.getExcludeOutside() && op.getMode() != ResizeMode::nearest) {
+    double sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      if (idx[j] < 0 || idx[j] >= in)
+        coeffs[j] = 0;
+      sum += coeffs[j];
+    }
+    if (sum != 0)
+      for (double &c : coeffs)
+        c /= sum;
+  }
+  // Edge padding: taps outside the input read its border element.
+  for (int64_t j = 0; j < n; ++j)
+    row[std::clamp<int64_t>(idx[j], 0, in - 1)] += coeffs[j];
+  return row;
+}
+
+/// Applies M [out, in] to G along AXIS (of size out): the result has size
+/// in there, result[.., i, ..] = sum_o M[o, i] g[.., o, ..]. AXIS goes
+/// last, the rest flattens to rows, and one matmul by M does it.
+Value applyAlongAxis(OpBuilder &b, Location loc, Value g, int64_t axis, Value m) {
+  RankedTensorType gt = tensorType(g);
+  int64_t rank = gt.getRank(), out = gt.getDimSize(axis), in = tensorType(m).getDimSize(1);
+  Type et = gt.getElementType();
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      perm.push_back(d);
+  perm.push_back(axis);
+  bool moved = axis != rank - 1;
+  if (moved)
+    g = TransposeOp::create(b, loc, g, b.getDenseI64ArrayAttr(perm));
+  SmallVector<int64_t> shape(tensorType(g).getShape());
+  int64_t rows = gt.getNumElements() / out;
+  Value flat = ReshapeOp::create(b, loc, RankedTensorType::get({rows, out}, et), g);
+  Value r = MatmulOp::create(b, loc, flat, m);
+  shape.back() = in;
+  r = ReshapeOp::create(b, loc, RankedTensorType::get(shape, et), r);
+  if (!moved)
+    return r;
+  SmallVector<int64_t> inverse(rank);
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = int64_t(i);
+  return TransposeOp::create(b, loc, r, b.getDenseI64ArrayAttr(inverse));
+}
+
+/// resize: the lowering samples each dimension with its own fixed taps and
+/// multiplies the per-dimension weights (nearest: one tap of weight 1;
+/// tf_crop_and_resize: a constant wherever any dimension extrapolates), so
+/// y = (M_0 x M_1 x ...) x for per-dimension [out, in] matrices M_d, and
+/// dX = g with M_d^T applied along each resampled dimension d in turn (the
+/// order does not matter). M_d is computed here as the lowering computes its
+/// taps; dimensions the lowering passes through are skipped.
+struct ResizeRule {
+  LogicalResult operator()(OpBuilder &b, ResizeOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (!isFloatTensor(op.getInput()))
+      return op.emitOpError("has no gradient for integer operands");
+    RankedTensorType xt = tensorType(op.getInput()), yt = tensorType(op.getResult());
+    int64_t rank = xt.getRank();
+    std::optional<ArrayRef<double>> roi = op.getRoi();
+    Value grad = g[0];
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t in = xt.getDimSize(d), outSize = yt.getDimSize(d);
+      double rs = roi ? (*roi)[d] : 0.0, re = roi ? (*roi)[rank + d] : 1.0;
+      SmallVector<Attribute> m;
+      bool identity = in == outSize;
+      for (int64_t o = 0; o < outSize; ++o) {
+        SmallVector<double> row = resizeRow(op, o, in, outSize, op.getScales()[d], rs, re);
+        for (int64_t i = 0; i < in; ++i) {
+          identity &= row[i] == (i == o ? 1.0 : 0.0);
+          m.push_back(FloatAttr::get(xt.getElementType(), row[i]));
+        }
+      }
+      if (identity)
+        continue;
+      auto mType = RankedTensorType::get({outSize, in}, xt.getElementType());
+      Value mat = ConstantOp::create(b, loc, mType, DenseElementsAttr::get(mType, m));
+      grad = applyAlongAxis(b, loc, grad, d, mat);
+    }
+    out.push_back(grad);
+    return success();
+  }
+};
+
 template <typename OpTy, typename Rule>
 void attach(MLIRContext *ctx) {
   OpTy::template attachInterface<Gradient<OpTy, Rule>>(*ctx);
@@ -929,6 +1220,7 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ConcatOp, ConcatRule>(ctx);
     attach<GatherOp, GatherRule>(ctx);
     attach<ConvOp, ConvRule>(ctx);
+    attach<ConvTransposeOp, ConvTransposeRule>(ctx);
     attach<MaxPoolOp, MaxPoolRule>(ctx);
     attach<AvgPoolOp, AvgPoolRule>(ctx);
     attach<LayerNormOp, LayerNormRule>(ctx);
@@ -939,8 +1231,10 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ReduceMinOp, ExtremumReduceRule<ReduceMinOp>>(ctx);
     attach<BatchNormInferenceOp, BatchNormInferenceRule>(ctx);
     attach<ScatterElementsOp, ScatterElementsRule>(ctx);
+    attach<ScatterNdOp, ScatterNdRule>(ctx);
     attach<NllLossOp, NllLossRule>(ctx);
     attach<DropoutOp, DropoutRule>(ctx);
     attach<ReduceProdOp, ReduceProdRule>(ctx);
+    attach<ResizeOp, ResizeRule>(ctx);
   });
 }

@@ -3753,6 +3753,991 @@ func.func @check_reduce_prod_zero() -> i1 {
   return %ok : i1
 }
 
+func.func @f_conv_transpose_strided(%a0: tensor<1x2x3x4xf64> {tcc.param = "p0"}, %a1: tensor<2x3x3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 1>, output_padding = array<i64: 1, 0>, group = 1 : i64} : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<1x3x7x7xf64>
+  %wf = tcc.constant dense<[0.080423785434509787, 0.50675237552175334, -0.067844158612840433, 0.54140045163329753, -0.46844045321961225, 0.030090907053600846, 0.81237590632513279, -0.080871875121920622, -0.0018319356553815336, -0.11686866425454445, 0.87790522478934818, -0.92500575054618861, 0.060571053830340116, 0.050982531499102146, -0.94814945009274432, 0.51971232942035561, 0.94269206594447796, -0.017803363096905667, 0.51473049162836837, 0.88605086279294931, -0.4402937096062709, -0.86776801984795582, 0.52917333052169369, -0.15797245831346651, -0.48909116969227084, 0.2073375525733534, 0.28332381192046818, 0.51178024251033061, 0.52778587571672686, 0.91793858827971575, 0.76385792451666856, 0.2254134037009845, 0.60325528163286557, -0.83668025686154146, -0.6236532224938578, -0.54384486353019401, -0.63375304877533867, 0.70650418145924698, 0.076713681711708892, -0.28091307325363668, 0.964721926896005, -0.25647997939287581, -0.6031203433819301, -0.08398382636003654, 0.015356353110338672, 0.49203676676270813, -0.20802777854531418, -0.74531720273838675, -0.22867690975304877, 0.22367355027351876, -0.57485502110749787, 0.70121288244668234, 0.91764962959790597, 0.77507450529913546, -0.54654921287020897, -0.88845400155653342, -0.36832104439503821, 0.15475704031197934, 0.50865761129134701, 0.42783081078957363, 0.55740783122646897, 0.54706130924955731, 0.59302759900834068, -0.45295739712724625, -0.88757993721509632, -0.93387605996668244, -0.36497514897074224, 0.10189593250968731, 0.026661915810646919, 0.21089707659048473, -0.51548139703582563, -0.81984082550397708, -0.33670673551225727, -0.54270743068066474, -0.79404742131550488, 0.86875501512092734, 0.037534542064760812, -0.048779470648681267, 0.92574018513921708, -0.93088661255716465, -0.31626302523139538, -0.75813188439924994, -0.47309037327326409, 0.6285993675274788, 0.2872378718465205, -0.041710352936967343, -0.013613245744475755, 0.20759531580598334, 0.66884543694000875, -0.072759246582977166, 0.79024272264582729, -0.46641453551873435, -0.27530044866794112, 0.038963451641363944, -0.010625938849550209, 0.68468688869874184, -0.30122410570134339, -0.79795609664862699, 0.72260464089144438, -0.31737837694513948, 0.64220529148511907, -0.90791723278663294, 0.20824928164123091, 0.92102259565629141, -0.9199072217607942, -0.68570936106550895, -0.86240749772405279, -0.72403121292215622, 0.84310619672208675, 0.99861798020010073, 0.98914499646537313, 0.32864101536634927, 0.14467476330081763, -0.35570502647830993, -0.369358696846523, 0.46857049857031297, 0.48853795883702311, -0.78931054696570513, -0.0013380270282892237, 0.98701384722200247, -0.72340293211750906, -0.39168738331953734, 0.10392658635388496, 0.55463591133321088, -0.78310140766581027, -0.12524174638642682, 0.99009150284783676, -0.7044934052665226, 0.50049950269753185, 0.071912290201592732, 0.098206586331386125, 0.09010792999003292, 0.2218379936903736, -0.1393592422769443, 0.33681781539961508, 0.23913229276698322, -0.48083219934855048, -0.75842486259252428, 0.36478456713887186, -0.152110064971408, -0.250805056917214, 0.14848973138985055, 0.49362068658648184, -0.2996347925976468, -0.2118439120416411, 0.24792783644309746, -0.79673500537845499]> : tensor<147xf64>
+  %w = tcc.reshape %wf : tensor<147xf64> -> tensor<1x3x7x7xf64>
+  %p = tcc.mul %y, %w : tensor<1x3x7x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x3x7x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose_strided_grad(tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>)
+
+func.func @check_conv_transpose_strided() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.45520528106078206e+00, -1.49207467993262544e+00, -1.98134199986114234e+00, 9.24008508796628547e-01, -2.76172850917015378e-01, -3.36025814613052365e-01, -1.10365437429451774e+00, -1.80587144034478175e+00, -5.28825753970307844e-02, 7.46812379365526358e-01, -3.76428740869457990e-01, -3.40695543968836390e-01, -1.06831085194614817e+00, 1.67155589680577865e-01, 1.67329594392331416e-01, -1.24886959066083669e+00, -1.76430420888047035e+00, 3.58748517504892561e-01, -8.57674284285552258e-01, 1.16915000313774353e+00, 1.17414434622978892e+00, 1.80912181786249615e+00, 1.27695590257727742e+00, 3.37050602906962204e-01]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+  %x1f = arith.constant dense<[1.98879471814602216e+00, 2.69135045380561433e-01, 1.94750639959576288e+00, 1.65046388672595912e+00, 8.95859845207302552e-01, -1.82541470817144846e+00, -4.65012999105180125e-01, 1.96275691960946030e+00, 6.26301965046555775e-01, -4.87045958064719287e-01, 1.68081046659495481e+00, -5.89592343572045596e-01, -1.32873382009156149e+00, -1.10315116061628737e+00, -1.62189811162842501e+00, 6.11388110724361944e-01, 9.18067596145121456e-01, -5.00527301746944708e-02, 1.58664104756919810e+00, -8.68240946312704764e-01, -9.96871130137179318e-01, -8.27719837895772415e-01, 1.58035103616061701e+00, -3.15241975665793817e-01, 4.88535493792205955e-01, 2.69775834565287198e-01, -1.47977181222360699e-02, -5.74131580811321207e-02, 7.45045863390569885e-02, -1.15295755531038857e+00, -1.41390411759494450e+00, -1.72766244985537698e+00, -1.91505063472760018e+00, 6.28805663267166803e-01, 9.87728766469311736e-01, 1.30417225366838130e+00]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 3, 3, 2] : tensor<36xf64> into tensor<2x3x3x2xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose_strided_grad(%x0, %x1) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x3x4xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lp_t = func.call @f_conv_transpose_strided(%xp, %x1) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lm_t = func.call @f_conv_transpose_strided(%xm, %x1) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x3x3x2xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 2] : tensor<36xf64> into tensor<2x3x3x2xf64>
+    %lp_t = func.call @f_conv_transpose_strided(%x0, %xp) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 2] : tensor<36xf64> into tensor<2x3x3x2xf64>
+    %lm_t = func.call @f_conv_transpose_strided(%x0, %xm) : (tensor<1x2x3x4xf64>, tensor<2x3x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_transpose_dilated(%a0: tensor<2x3x3x3xf64> {tcc.param = "p0"}, %a1: tensor<3x2x2x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 3, 2>, dilations = array<i64: 2, 1>, pad_low = array<i64: 0, 1>, pad_high = array<i64: 1, 0>, output_padding = array<i64: 2, 1>, group = 1 : i64} : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<2x2x10x7xf64>
+  %wf = tcc.constant dense<[0.19465665343743277, 0.31553705065763493, 0.27429541070157293, 0.99821545520212673, 0.89903699269723325, 0.93310549787121722, 0.71858349442508662, 0.4973321261010113, -0.40938322566413121, -0.046945794263690832, -0.31077404750041326, 0.80764218635154417, -0.50038322442565453, -0.050427796948940395, 0.71149891162681067, -0.99479866517842508, -0.98141793616069295, 0.68846257155003565, 0.47490336672209343, -0.32102737105166335, -0.44036970212393189, 0.76545289491166058, -0.52958377601134066, -0.31380013779064808, 0.19192768618026479, 0.48945341975623124, -0.74462076380128739, -0.76888719719754883, -0.5149039394443653, -0.57337494923322785, 0.08694372837603126, -0.50367900064833426, -0.054269376042674899, -0.27420923724751955, 0.037679006783085445, 0.74098689311792243, 0.65289242213414678, -0.49118260196070596, 0.63078823262475048, 0.72584956492592756, 0.52392820711691357, -0.702149128349709, 0.92647165349809102, -0.38780063219806493, -0.60364511793283415, -0.026226460823466136, 0.33980945163685905, 0.55824461791898594, -0.9587417611891289, 0.80756984450190838, 0.20949167355616782, 0.77837675157702702, 0.27434057803021483, -0.36726651104355579, 0.90268110368252219, 0.27777623268465934, -0.71035196630091768, 0.10085382162450207, 0.63247869975514615, 0.22969927527514056, 0.59668672509210552, 0.71313386334790829, -0.042748730947123503, 0.87210128983036173, -0.5085104777577425, -0.51904606874425729, -0.84020849786847362, -0.31742606710789945, 0.47082232677068192, -0.29862126839794656, 0.79411368079444933, -0.27557758546427369, -0.47262075794364455, 0.91289170931885821, 0.09233821326179914, -0.95230729883213838, -0.7571923373185212, 0.21916914828208944, -0.96320539341570588, -0.91148266138599832, -0.25248517074983434, -0.84020135455778622, 0.25520555575096648, -0.46485647045303335, 0.9706783240773702, -0.69888609632416898, -0.4733079090834984, 0.62575288623636949, 0.28737363231456703, -0.13915637387870894, 0.054618944001455061, -0.52684555593177063, -0.18513452826713905, 0.65157524372972797, -0.8465206603652744, 0.15294800788982754, 0.72250717154550759, -0.91630240202936908, 0.66920785596509758, -0.43725080763572333, -0.78838901017713003, -0.01396760123372065, 0.44723987034652479, 0.55122564262138729, -0.19964706764163376, 0.71022484004280151, 0.25245105876427454, 0.60020783089901197, 0.30042891508726788, 0.92014946991279367, -0.97591487300484836, 0.45952365219753677, 0.75356065192093724, -0.20963308038919104, 0.39394434727139882, 0.0043925920378686811, -0.72404060998235731, 0.55209627036096398, -0.52454797954130772, 0.22105670154161028, -0.51373079376058239, 0.24565588256601889, -0.48107811360527952, 0.50446488489001196, -0.30915130596952878, -0.0048675279415002493, 0.64306574138075923, 0.96938329174046212, 0.81654581262830361, -0.24752329648770766, -0.093255164550377412, -0.53517855496356481, -0.21307458547031022, -0.086044858111534062, 0.1367262276836394, 0.29287404119783877, -0.5823729270325011, -0.59071363479370231, -0.93407074139260482, -0.0078195330119801287, 0.739606277616774, 0.87189021289037383, -0.52746944997538803, 0.13738969393266776, 0.97964584413345079, 0.34991206833494992, 0.96413280961617942, -0.33662431409947358, -0.53382829153405953, 0.12054870041752141, 0.35682792505530014, 0.75654522181069583, 0.55670441049245278, 0.65254636499993235, 0.93056505541152812, -0.22168852567249209, -0.15444661848089303, 0.11563486052677496, 0.51735604781717925, 0.2888833589391917, 0.35474315193490202, 0.58644093631764038, -0.4329051986299044, 0.66072629046596965, -0.9042491106175401, -0.011301548713863907, -0.78901195692644865, -0.68707679607600958, 0.64847852523049743, 0.70529509330680873, -0.83809314368413657, -0.24387809341224465, 0.0045028644135896023, 0.57032700472216047, -0.11109052117146656, 0.43782100077510733, -0.66403158046009225, 0.48631658471836592, 0.17969161014251478, 0.027797606823577903, -0.28243429774423356, 0.7539850827086314, -0.93521184530538748, 0.8158720784689637, 0.41189886126055852, -0.1843183406557598, -0.92585761087469653, 0.26255535082123105, -0.89517782025695025, 0.50270628545807439, -0.48755763261298202, -0.62101224075220851, 0.40079018783200482, -0.97228580557732225, 0.30150662320568644, -0.13424113572112861, -0.44802420884762428, -0.23036749201613382, 0.93181665754288678, 0.83840133909014924, -0.60326494461499003, -0.15251211320932034, 0.95926798415164072, -0.5478306998267708, -0.69502488412951413, -0.73414906192391571, -0.79236349327729716, -0.073031810391463114, -0.34630499509985047, -0.21217814291996162, -0.5839529082166468, 0.4321699951511857, 0.99219920397012662, -0.53607865688603407, 0.9247699919752197, -0.042898446713853344, 0.96674689881403131, -0.95020706728935367, -0.82859460311128674, 0.56404390514160063, 0.20138232180935667, -0.58902339060611864, -0.53343648362113294, -0.09055453500435906, -0.98588012642306388, -0.55427878291614308, 0.198203092325407, 0.52451184466959377, 0.90118568392173715, -0.9348584822568955, -0.53889243514379892, 0.87500082318765959, -0.013420144530914557, 0.90934731658014312, -0.36622646626716371, 0.68442286362967963, 0.55163737735716456, 0.64378199393897728, 0.75121463835808133, -0.28734529914327456, -0.68927869979971934, -0.79601111969426297, 0.70810015811278193, 0.96362883073712702, 0.54744817595447226, 0.70704925003270458, 0.18673994454099363, -0.12471749373223084, -0.23670509828313291, 0.45423364871225269, 0.40164275616890421, -0.56613956519107278, -0.13695762128683908, 0.34289882647133885, 0.59050698336426288, -0.047110539035729149, 0.62643213698878442, 0.55532862678165507, -0.2715179786130113, 0.64679320401687912, 0.74555968422369667, -0.040244307856661443, -0.38780130468749352, -0.5969561941568986, 0.36949230194083049, 0.74058241013556869, 0.44306699765652513, -0.23709533717538256, 0.2910588121978348, 0.46093640065021346, -0.63058708791715601, 0.57253021674597271, 0.95963628282730662, 0.027758946748135394, -0.19548886254031572, 0.12481517330037772, 0.55453688481992436, 0.45057935658258419, 0.4694243235575557, 0.80568339550238299]> : tensor<280xf64>
+  %w = tcc.reshape %wf : tensor<280xf64> -> tensor<2x2x10x7xf64>
+  %p = tcc.mul %y, %w : tensor<2x2x10x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x2x10x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose_dilated_grad(tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> (tensor<f64>, tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>)
+
+func.func @check_conv_transpose_dilated() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.99393791958550981e+00, 1.19637150328940800e+00, 1.89074335840853447e+00, -2.04854912261953626e-01, 9.94403121410326385e-01, -1.17623155503208343e+00, 1.64633561199420697e+00, -3.11390144679493996e-01, 1.11647447780038789e+00, -1.02656931381911765e+00, -1.54614388065366670e+00, 3.80354213105348560e-01, 1.17066662460549331e+00, 1.11588319892022891e+00, 3.65372950675689090e-01, -1.36730897647350602e+00, -1.72733137135155923e+00, 3.98398565780373470e-01, 1.94895453074670888e+00, 7.38490793417334146e-01, -1.89004082919196925e+00, -6.31301165820270072e-01, -1.34104030215084791e+00, -1.15093838691848527e+00, -1.98145958639336550e+00, 1.80052939841706872e+00, 3.78788136330001635e-01, -1.93467344770129834e+00, -1.22697798475831776e+00, 1.11659079395070693e+00, -5.67699650847644399e-01, 1.81681481979765636e-01, 1.48786726473344544e+00, -3.90322916570218226e-03, 8.21992145076476444e-01, -6.12476088901896532e-02, -1.90464595245981805e+00, 1.78029019670417288e-01, 1.74798259872961426e+00, 1.08586714068195667e+00, 1.89646593873430502e+00, 1.58845671834528090e+00, -1.24330904889386229e+00, -5.76271026450929647e-02, 1.62044503866475154e+00, -1.83821922866637344e-01, 8.18883646259417119e-01, 6.89844731767612629e-01, -3.19280496440250694e-01, 1.12973135951183146e+00, 3.02853045426112022e-01, 1.92213780994115302e+00, 1.82324589911213986e+00, 3.68498289167140225e-01]> : tensor<54xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 3, 3, 3] : tensor<54xf64> into tensor<2x3x3x3xf64>
+  %x1f = arith.constant dense<[-8.00795886346050256e-01, -1.96019782064874404e+00, -6.57060837182187552e-01, -1.65284314639861085e+00, 9.89534555028215301e-01, -7.01733345871993652e-01, -9.47244624261415868e-01, -1.08440707244092982e+00, -1.45005695613540375e-01, -2.09286229808539836e-01, -1.33189763457491006e+00, 1.60703362577036390e+00, 1.72752770256807597e+00, -1.82944017954990157e+00, 1.81396773233738617e+00, -2.28698870290599654e-01, 8.50706998856916474e-01, 2.47528286140052955e-02, -1.83686780867001964e-01, 1.91760819194370136e+00, 6.37423971238753939e-01, -6.94976063084340900e-01, -1.66494870060405642e-01, -2.06703684617173256e-01, -7.37505665054817072e-01, -6.23538544062775202e-01, -6.52044231574420152e-02, 1.80972472796052886e+00, -1.88764569490106071e+00, -1.76959638974923772e+00, 9.27495970118497048e-01, -3.43555040460084893e-01, -1.26895678038936754e-01, -8.15228871658719267e-01, 3.67898478129569551e-01, -1.12232111054517292e+00]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose_dilated_grad(%x0, %x1) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> (tensor<f64>, tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x3x3x3xf64> into tensor<54xf64>
+  %n0 = arith.constant 54 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<54xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<54xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 3] : tensor<54xf64> into tensor<2x3x3x3xf64>
+    %lp_t = func.call @f_conv_transpose_dilated(%xp, %x1) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<54xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 3, 3, 3] : tensor<54xf64> into tensor<2x3x3x3xf64>
+    %lm_t = func.call @f_conv_transpose_dilated(%xm, %x1) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<54xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<3x2x2x3xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+    %lp_t = func.call @f_conv_transpose_dilated(%x0, %xp) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [3, 2, 2, 3] : tensor<36xf64> into tensor<3x2x2x3xf64>
+    %lm_t = func.call @f_conv_transpose_dilated(%x0, %xm) : (tensor<2x3x3x3xf64>, tensor<3x2x2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_transpose1d(%a0: tensor<2x2x4xf64> {tcc.param = "p0"}, %a1: tensor<2x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 1>, dilations = array<i64: 2>, pad_low = array<i64: 1>, pad_high = array<i64: 1>, output_padding = array<i64: 0>, group = 1 : i64} : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<2x3x6xf64>
+  %wf = tcc.constant dense<[-0.39652272374503239, -0.93378802895108937, -0.56291223073027807, -0.29697985292470341, 0.58875908317351588, -0.88079935139725629, -0.6686164680381339, -0.19062764784053421, -0.95062074449469325, -0.83380995363274502, -0.96045094503532935, -0.96478425742545748, 0.96166161569391084, 0.96285449459399741, -0.88719793520409085, -0.74216118199090997, -0.981702931705283, 0.80746416296724144, -0.61648413397630675, -0.61350165523005873, -0.92139369074704036, -0.31451626569375679, 0.57034721673830102, 0.64088128182872706, -0.98287466857521122, 0.93767795940073273, -0.048979712603040015, 0.82402308710236438, -0.98193985713291476, 0.69861527786526545, 0.2055432850052421, -0.084477977585297515, -0.58507046408784635, 0.53883082247958014, -0.1490148447108921, -0.3562414882134326]> : tensor<36xf64>
+  %w = tcc.reshape %wf : tensor<36xf64> -> tensor<2x3x6xf64>
+  %p = tcc.mul %y, %w : tensor<2x3x6xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<2x3x6xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose1d_grad(tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> (tensor<f64>, tensor<2x2x4xf64>, tensor<2x3x3xf64>)
+
+func.func @check_conv_transpose1d() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[8.26111139847976794e-01, -5.61175455999977313e-01, -1.23070973795404504e+00, -5.88959170204603311e-01, -1.59953540596443622e+00, 1.98855581506630053e+00, -3.98112166832371273e-01, -7.19168131745967276e-01, 1.55036974575010333e+00, -1.54224251224857101e+00, -7.79198823920936867e-02, -4.71500561369314397e-01, -1.78878433443771634e+00, -3.32760817056391822e-01, -7.67889915896351472e-01, -1.03831817801870674e+00]> : tensor<16xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [2, 2, 4] : tensor<16xf64> into tensor<2x2x4xf64>
+  %x1f = arith.constant dense<[-1.24869925829506290e+00, 7.13284027503375828e-01, 9.32253723861494077e-01, 1.46370534767464422e+00, -7.22957584800331343e-01, -1.13017667175586523e+00, -1.17948614836361099e+00, -1.06207215099907160e+00, 1.29989667984524759e+00, 1.86870686050890189e-01, 1.97939603907560713e-01, 1.92001885647251358e+00, 1.84011517135219727e+00, 8.72693610329721814e-01, 7.81245338060237327e-01, -5.94703135662433269e-01, -1.32940069640405367e+00, 1.65011661807738630e+00]> : tensor<18xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose1d_grad(%x0, %x1) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> (tensor<f64>, tensor<2x2x4xf64>, tensor<2x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<2x2x4xf64> into tensor<16xf64>
+  %n0 = arith.constant 16 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<16xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<16xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 2, 4] : tensor<16xf64> into tensor<2x2x4xf64>
+    %lp_t = func.call @f_conv_transpose1d(%xp, %x1) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<16xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 2, 4] : tensor<16xf64> into tensor<2x2x4xf64>
+    %lm_t = func.call @f_conv_transpose1d(%xm, %x1) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<16xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2]] : tensor<2x3x3xf64> into tensor<18xf64>
+  %n1 = arith.constant 18 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<18xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<18xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+    %lp_t = func.call @f_conv_transpose1d(%x0, %xp) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<18xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 3] : tensor<18xf64> into tensor<2x3x3xf64>
+    %lm_t = func.call @f_conv_transpose1d(%x0, %xm) : (tensor<2x2x4xf64>, tensor<2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<18xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_transpose_wide_output_padding(%a0: tensor<1x2x3xf64> {tcc.param = "p0"}, %a1: tensor<2x1x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 1>, dilations = array<i64: 2>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, output_padding = array<i64: 1>, group = 1 : i64} : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<1x1x6xf64>
+  %wf = tcc.constant dense<[-0.71032462643847172, 0.9463594015197645, -0.99676003917258926, -0.48322327068796533, 0.19377571332500443, -0.45789146229458089]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<1x1x6xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x6xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x1x6xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_transpose_wide_output_padding_grad(tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> (tensor<f64>, tensor<1x2x3xf64>, tensor<2x1x2xf64>)
+
+func.func @check_conv_transpose_wide_output_padding() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.58976751211176826e+00, -9.57183420046213485e-01, 8.35192677724033938e-01, 6.36505597124001898e-01, -7.57477883457595702e-02, 1.37915202458957387e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [1, 2, 3] : tensor<6xf64> into tensor<1x2x3xf64>
+  %x1f = arith.constant dense<[1.88998265712033042e-01, 1.69137783270040654e+00, 1.48378398690915470e+00, 1.23051839659095874e+00]> : tensor<4xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2]] output_shape [2, 1, 2] : tensor<4xf64> into tensor<2x1x2xf64>
+  %loss, %g0, %g1 = call @f_conv_transpose_wide_output_padding_grad(%x0, %x1) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> (tensor<f64>, tensor<1x2x3xf64>, tensor<2x1x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<1x2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [1, 2, 3] : tensor<6xf64> into tensor<1x2x3xf64>
+    %lp_t = func.call @f_conv_transpose_wide_output_padding(%xp, %x1) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [1, 2, 3] : tensor<6xf64> into tensor<1x2x3xf64>
+    %lm_t = func.call @f_conv_transpose_wide_output_padding(%xm, %x1) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2]] : tensor<2x1x2xf64> into tensor<4xf64>
+  %n1 = arith.constant 4 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<4xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<4xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 1, 2] : tensor<4xf64> into tensor<2x1x2xf64>
+    %lp_t = func.call @f_conv_transpose_wide_output_padding(%x0, %xp) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<4xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 1, 2] : tensor<4xf64> into tensor<2x1x2xf64>
+    %lm_t = func.call @f_conv_transpose_wide_output_padding(%x0, %xm) : (tensor<1x2x3xf64>, tensor<2x1x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<4xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<2x3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2], [0]]> : tensor<2x1xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 : tensor<4x3x2xf64>, tensor<2x1xi64>, tensor<2x3x2xf64>
+  %wf = tcc.constant dense<[0.12447926555549982, 0.97868614469087811, 0.46808293906099596, 0.42591298520926091, -0.66628883228684699, -0.24205082235820941, -0.52561658721435811, -0.72362078603124691, 0.3901447988583373, -0.45376806684382909, -0.41786723816552285, 0.87630768864891739, -0.016281652502540211, -0.30099169725919772, -0.51324485245313589, 0.17249614936810898, -0.41498414690484475, 0.55388680660747291, 0.94786328436821132, -0.25988297369355839, 0.99523323432821709, 0.39071036697701, 0.11492511120603366, -0.76204850294431115]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_grad(tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x3x2xf64>)
+
+func.func @check_scatter_nd() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.18647455640950250e+00, 3.39938825621608043e-01, 1.71801559885839206e+00, -1.54929263602735867e+00, 1.69358770582532969e+00, 3.15165538136270573e-01, 1.03631496102626297e+00, 2.51891364563356479e-01, -1.90619177224877001e+00, -1.20174011384072932e+00, 1.34752738386413151e+00, 1.02017464532572433e+00, -3.43451581348500845e-01, 3.43664146415640026e-01, 1.88926926778381565e+00, 1.46643652598348018e+00, 4.43038992928591391e-01, 3.53422265308544592e-01, 1.17404929335807173e+00, -1.52230376958149893e-01, -5.81347843314597768e-01, 1.08411288025447350e+00, 2.83058052440146479e-01, -1.46528654319581664e+00]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[-1.97469522699414846e+00, -1.29221824327753421e-01, 1.99094263542203542e+00, 6.97114558619420510e-01, -8.98238721342744295e-01, -1.30055577655202725e+00, -1.02895514116833153e+00, 2.32999972060084382e-01, -1.55066910962576365e+00, -1.72610228805378307e+00, 3.42763815035087127e-01, -1.36627695455638687e+00]> : tensor<12xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd(%xp, %x1) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd(%xm, %x1) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2]] : tensor<2x3x2xf64> into tensor<12xf64>
+  %n1 = arith.constant 12 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lp_t = func.call @f_scatter_nd(%x0, %xp) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [2, 3, 2] : tensor<12xf64> into tensor<2x3x2xf64>
+    %lm_t = func.call @f_scatter_nd(%x0, %xm) : (tensor<4x3x2xf64>, tensor<2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_depth2(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[3, 1], [0, -1], [1, 0]]> : tensor<3x2xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 : tensor<4x3x2xf64>, tensor<3x2xi64>, tensor<3x2xf64>
+  %wf = tcc.constant dense<[0.38459584190318963, -0.41587132273720107, -0.085792655556435893, 0.19815744143729441, 0.57702316916346574, -0.29976530862321926, 0.39206095925635309, -0.097350847455889289, 0.60549012619081899, 0.80660572630847183, -0.69222790557625413, -0.54491627919415242, 0.80323128902435581, 0.96504427348431521, 0.073680030891383197, -0.69074751235563081, 0.98899377160537116, -0.42775626587147686, 0.00066034588745167433, -0.93942316405601978, -0.23980262211722314, -0.4454467906227213, -0.28370595481333627, 0.55283286005773213]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_depth2_grad(tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+
+func.func @check_scatter_nd_depth2() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.62250967198744656e+00, -6.97238142662302884e-01, -7.79030477455256332e-01, -1.34575734473190733e+00, 1.54407418310285260e+00, 2.23967238476709962e-01, -1.28278082736422183e+00, -1.63818870140479689e+00, 1.03358971070626549e+00, 6.82447508075090248e-01, -7.81900089596598846e-03, 2.78823159407214138e-01, -2.05092743292099922e-01, 2.01121651049428252e-01, 4.76467829029135981e-01, -1.97292402559152480e+00, 1.38879129759192699e+00, -1.28009190508224968e+00, 8.97776519386241478e-01, 7.84951982061719900e-01, -5.55644306003495903e-01, -1.82291969991506386e+00, 6.14215539199167715e-02, -1.18308615531858230e-01]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[-1.59627289553340379e-01, -5.61226331494749431e-01, -7.16265338587039668e-01, 1.08593611618665786e+00, -1.75097831767646950e+00, 4.05876981969762962e-01]> : tensor<6xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_depth2_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_depth2(%xp, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_depth2(%xm, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<3x2xf64> into tensor<6xf64>
+  %n1 = arith.constant 6 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lp_t = func.call @f_scatter_nd_depth2(%x0, %xp) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lm_t = func.call @f_scatter_nd_depth2(%x0, %xm) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_add(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<2x2x3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[[1], [3]], [[1], [0]]]> : tensor<2x2x1xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 {reduction = 1 : i32} : tensor<4x3x2xf64>, tensor<2x2x1xi64>, tensor<2x2x3x2xf64>
+  %wf = tcc.constant dense<[-0.31242420952884231, -0.47334951674429604, 0.2981680309530863, 0.32282061928249384, -0.16632948021017135, -0.41435871560815296, -0.097768717384720816, 0.82852990293649609, -0.1622975791682868, -0.28980756963493226, 0.6436219573183819, -0.51739200741380764, -0.48628130452764706, 0.87851963116020371, 0.53112270496253222, -0.17615409154663286, -0.14470774235176531, 0.92669910040841219, 0.9572186464913961, -0.089694077148287032, -0.41112669199310847, -0.19469305212019439, -0.22966297675966008, -0.48829125840004228]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_add_grad(tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x2x3x2xf64>)
+
+func.func @check_scatter_nd_add() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.84703431721595379e+00, 3.08454676059826127e-01, 1.26843297300364100e+00, 3.62339848499432016e-01, -1.51757903599011446e+00, -7.53923356790485055e-01, -5.42802397518228563e-01, -5.08393062101877291e-01, -1.30145108861826797e+00, 8.62280547368059036e-01, -5.45001293865940095e-01, 3.13172549162388236e-02, 1.39971238838066947e+00, 1.96855734554496342e+00, 1.43294801473908562e+00, -1.93175688434937021e+00, 1.43997715864622844e+00, -1.60601377333942086e+00, 7.37785922537213867e-01, 1.78364591573731657e+00, -9.36673385554400717e-01, 9.15836599872816848e-02, 1.73405982286976990e+00, -1.80305690825814224e+00]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[1.81824837900422764e+00, -8.16101405814923631e-01, -7.32532521895246092e-02, -1.83253308306288210e+00, 3.48692183358448204e-01, -7.83845889819114294e-01, 1.30659164311864062e+00, -7.07374608509457659e-01, -8.64197226784908956e-01, 2.45287670517506662e-01, -9.98671523489104818e-01, -1.24824423904206450e+00, 1.30148943020398900e+00, -1.53085821201097705e-01, -1.88180199794488878e+00, 3.37703027092415731e-01, 1.61094331883664399e+00, -1.85412442773883868e+00, -1.71003058133680330e+00, 1.22926943111285381e+00, -1.80788827433356669e+00, 1.72411109417706143e+00, 3.75791664258474434e-01, -1.31837363616112535e+00]> : tensor<24xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 2, 3, 2] : tensor<24xf64> into tensor<2x2x3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_add_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<2x2x3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add(%xp, %x1) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add(%xm, %x1) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x2x3x2xf64> into tensor<24xf64>
+  %n1 = arith.constant 24 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 2] : tensor<24xf64> into tensor<2x2x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add(%x0, %xp) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 2] : tensor<24xf64> into tensor<2x2x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add(%x0, %xm) : (tensor<4x3x2xf64>, tensor<2x2x3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_add_depth2(%a0: tensor<4x3x2xf64> {tcc.param = "p0"}, %a1: tensor<3x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[1, 2], [3, 0], [1, 2]]> : tensor<3x2xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 {reduction = 1 : i32} : tensor<4x3x2xf64>, tensor<3x2xi64>, tensor<3x2xf64>
+  %wf = tcc.constant dense<[0.64241423380610407, -0.80228685690248236, 0.049227390602935683, -0.37260469003670349, -0.49401765784987184, -0.95596444229385291, 0.34622383514990718, -0.87544054246522829, 0.45653487031534135, 0.64787997866568015, -0.11498847708620863, -0.18952439151182698, -0.37233997512174688, 0.129428227995807, -0.59891781280131906, 0.60099481706099667, -0.22028452354907713, 0.76334254828551518, 0.95254217799335805, 0.35545623030215157, 0.59701687190661001, 0.12878362501803919, -0.041539270353644353, -0.086685586856756647]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<4x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<4x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<4x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_add_depth2_grad(tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+
+func.func @check_scatter_nd_add_depth2() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[2.22238745113675140e-01, 5.10242815039653408e-01, -1.50806680815663885e+00, -5.52242403997387221e-01, 9.93263248560363188e-01, 1.07800621835612276e+00, 1.44796209706676438e+00, -6.01068684165368516e-01, -1.90617926405203386e+00, 4.76329284773095551e-01, -1.12803757618643452e+00, 1.00195754265469894e-01, 1.82518319579478305e+00, -1.24290538219657742e+00, -4.95294099922909403e-02, -1.85428401102754137e+00, 2.53274632673673228e-01, 1.77325092386596372e+00, -4.80707235356931495e-01, 5.14233275628248609e-01, 1.20750421785507545e-01, 1.35532912666950889e+00, 1.89519892829520176e+00, -9.56892096792992586e-01]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+  %x1f = arith.constant dense<[-1.07891299693866305e+00, -2.79875005548468447e-01, -1.75478851863921337e+00, 3.90494860380288245e-01, -1.36336548985099082e+00, -6.25094414012513422e-01]> : tensor<6xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_add_depth2_grad(%x0, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> (tensor<f64>, tensor<4x3x2xf64>, tensor<3x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2]] : tensor<4x3x2xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add_depth2(%xp, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2]] output_shape [4, 3, 2] : tensor<24xf64> into tensor<4x3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add_depth2(%xm, %x1) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<3x2xf64> into tensor<6xf64>
+  %n1 = arith.constant 6 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lp_t = func.call @f_scatter_nd_add_depth2(%x0, %xp) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>
+    %lm_t = func.call @f_scatter_nd_add_depth2(%x0, %xm) : (tensor<4x3x2xf64>, tensor<3x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_nearest_up(%a0: tensor<1x2x3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 2.0, 1.75>, mode = 0 : i32, coordinate_mode = 2 : i32, nearest_mode = 1 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x2x3x4xf64> -> tensor<1x2x6x7xf64>
+  %wf = tcc.constant dense<[0.60451029442698245, -0.38451049311263064, -0.6473963061086605, -0.81288642722977578, -0.0071249869170302293, 0.098227267063899282, -0.4549078018714261, -0.47106673218350581, -0.93389274863807303, -0.81383337516618481, 0.087782885832513147, -0.26079210715522483, -0.85552676221128321, -0.80086538289476317, 0.80380949642360267, 0.13912516204239633, 0.43552991199413893, 0.93854690244721306, 0.17979139923072052, -0.40914730817123668, 0.70025339457435698, 0.33049490407530402, -0.061941892548286193, -0.071710017857297359, 0.70250631194402668, 0.77525162207417564, -0.83758703546598845, 0.60305246161504011, 0.55896677283992457, -0.49176183198567869, 0.47616778172259933, -0.86885813206117768, -0.63409052565968782, -0.94802377238193403, -0.13445983586664689, -0.54617792170322566, -0.64165122120465434, -0.016496904180706151, 0.81036789513844631, 0.65522284554079713, 0.38320635202531594, 0.33548813383374543, -0.82438783233922841, 0.57319717903825129, 0.94301239257358049, 0.59965957355791, 0.8101403050961713, -0.22547773064401655, 0.22485266090003608, 0.46673670240264542, -0.75493252773057118, 0.90645787825959245, 0.68927769611107137, -0.39973952878658436, 0.36045174784917045, -0.50980667507513533, -0.33300372543025936, 0.49151462094389631, 0.71650005467343125, 0.98527437474271973, -0.016862641082712848, -0.6224381890842865, 0.52189016167317437, -0.044689253061273027, -0.33609548015309332, -0.0036205277059249141, -0.0019053426120962946, 0.34268215570030436, 0.72548295794535678, 0.19902042320590607, -0.98627473756837625, -0.076977758413858011, 0.4129450721592296, -0.73780060668338709, -0.48409078121735871, -0.98291544772244621, 0.74466651937401274, -0.15634037479577101, 0.99937695949315786, 0.10343484106861434, 0.38355525432090132, 0.95224668568374837, 0.25614412345074089, -0.30590003543057898]> : tensor<84xf64>
+  %w = tcc.reshape %wf : tensor<84xf64> -> tensor<1x2x6x7xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x6x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x6x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_nearest_up_grad(tensor<1x2x3x4xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>)
+
+func.func @check_resize_nearest_up() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.79520645653729627e+00, -1.08281225777255807e+00, -3.53526195257176212e-01, 2.77050765973338997e-02, 6.07530624639386119e-01, -2.24197402388209621e-01, 8.12411777537922486e-01, -1.91313630028251280e+00, 1.65913804721335501e+00, 9.98016225576628280e-01, -1.87867537448716559e+00, 3.48115638535669181e-01, -1.75858988143032535e+00, -1.50203020626836725e+00, -3.34066826666201688e-01, -1.08758315038658449e+00, 1.30172019162123842e+00, 1.96620106911258263e+00, -1.86098854706231887e-01, -1.82555370540573847e+00, -1.93835466951673752e+00, 6.37821491574893429e-01, -1.12878767719611606e+00, -1.12088850031933207e+00]> : tensor<24xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+  %loss, %g0 = call @f_resize_nearest_up_grad(%x0) : (tensor<1x2x3x4xf64>) -> (tensor<f64>, tensor<1x2x3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x3x4xf64> into tensor<24xf64>
+  %n0 = arith.constant 24 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lp_t = func.call @f_resize_nearest_up(%xp) : (tensor<1x2x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 3, 4] : tensor<24xf64> into tensor<1x2x3x4xf64>
+    %lm_t = func.call @f_resize_nearest_up(%xm) : (tensor<1x2x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_nearest_down(%a0: tensor<2x1x5x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 0.6, 0.5>, mode = 0 : i32, coordinate_mode = 0 : i32, nearest_mode = 2 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<2x1x5x4xf64> -> tensor<2x1x3x2xf64>
+  %wf = tcc.constant dense<[0.95212511101162578, 0.13289790657500067, 0.27446609502351538, -0.55714106997849266, 0.35015539503774051, 0.69093074336776605, 0.18499847068062625, -0.43735466535229417, 0.50318275560244885, -0.24600755992943513, -0.058675108454473435, 0.083729974038436072]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<2x1x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<2x1x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x1x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_nearest_down_grad(tensor<2x1x5x4xf64>) -> (tensor<f64>, tensor<2x1x5x4xf64>)
+
+func.func @check_resize_nearest_down() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.83075451503136000e+00, -1.77750637408626888e+00, -1.95492510937991026e+00, -2.94083192985943320e-01, -1.33455207955951494e+00, 1.10215194254586057e+00, -1.57228781316425259e+00, 1.40849392094809112e+00, -1.34199576380116214e+00, -5.07751574240302261e-01, 1.96714706984512588e+00, 9.35230034360733598e-01, -1.23282241276668758e+00, 1.82276069742935753e+00, -1.08727871255482933e+00, 5.25833336675960883e-01, -8.81609073226297557e-01, -1.66869688581638664e+00, 3.25675070623602014e-01, -1.46149847532139177e+00, -1.50232139151718469e+00, -1.32709854592916088e+00, -1.40488723543695793e+00, 1.45324402275689346e+00, 1.51564882670808920e+00, 1.21421903192236336e+00, -8.33325045664798481e-01, 1.76036869355880787e+00, 1.17215852558886668e+00, 9.35449375913846470e-01, -9.62490402621631880e-02, 1.43131919171670674e-01, 6.88000968934647350e-01, -1.16669463386720906e+00, 1.33840132026914427e+00, -1.96844361465146100e+00, -1.45355967769490579e+00, -6.50963185176107739e-01, -1.97725216554090411e+00, -2.91820011070859753e-01]> : tensor<40xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+  %loss, %g0 = call @f_resize_nearest_down_grad(%x0) : (tensor<2x1x5x4xf64>) -> (tensor<f64>, tensor<2x1x5x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x1x5x4xf64> into tensor<40xf64>
+  %n0 = arith.constant 40 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<40xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<40xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+    %lp_t = func.call @f_resize_nearest_down(%xp) : (tensor<2x1x5x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<40xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf64> into tensor<2x1x5x4xf64>
+    %lm_t = func.call @f_resize_nearest_down(%xm) : (tensor<2x1x5x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<40xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_linear_align_corners(%a0: tensor<1x1x3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 1.6666666666666667, 1.75>, mode = 1 : i32, coordinate_mode = 1 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x1x3x4xf64> -> tensor<1x1x5x7xf64>
+  %wf = tcc.constant dense<[-0.078907318538631976, -0.55092961777099814, -0.056433644492851709, 0.79479157752848462, -0.60860885004685006, 0.99978848150571098, 0.47455266487375258, -0.78499708835614768, 0.41597023401685451, 0.41294771894547733, 0.45511645351762242, 0.46887225190759385, -0.48132704826845174, 0.31291671775818197, 0.80183554630572051, -0.0077347781279748506, 0.43344889640793105, -0.91097067040068014, 0.24943364310838412, 0.96499699527211513, -0.64918997067708184, 0.54471756122149007, 0.4041649150585831, 0.85911166153101237, 0.82750016229539258, -0.76420396943373459, 0.020434402861883694, -0.3207798254871197, -0.99082152560013359, 0.50607947898048677, -0.97946449702553728, -0.39299869592438585, 0.058809717939312334, -0.99506569783079724, -0.15432970737114937]> : tensor<35xf64>
+  %w = tcc.reshape %wf : tensor<35xf64> -> tensor<1x1x5x7xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x5x7xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x5x7xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_linear_align_corners_grad(tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+
+func.func @check_resize_linear_align_corners() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.27931050223258502e+00, 1.26516022727366950e+00, 1.07721527877870926e+00, 6.38435696598842917e-01, 1.96969208472139634e+00, 1.38159202631192635e+00, 8.72618966808113683e-01, -8.60360767388339998e-01, 1.10721702473766559e+00, -1.79297244752555152e-01, -1.29622599053114396e+00, -1.22122464583068790e+00]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+  %loss, %g0 = call @f_resize_linear_align_corners_grad(%x0) : (tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lp_t = func.call @f_resize_linear_align_corners(%xp) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lm_t = func.call @f_resize_linear_align_corners(%xm) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_linear_down(%a0: tensor<1x2x6x5xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 0.66666666666666663, 0.4>, mode = 1 : i32, coordinate_mode = 0 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x2x6x5xf64> -> tensor<1x2x4x2xf64>
+  %wf = tcc.constant dense<[0.53158923133182556, 0.11773995869551057, 0.74533742240617396, 0.60792415820324464, 0.15395275374111317, -0.28114826847839947, -0.88389602449050542, -0.84425883875093533, 0.64236095745567745, 0.67177733082245794, -0.35260482461494647, -0.51166696215493035, -0.55326692991249526, -0.9490602596374409, -0.53719155329330959, -0.15718477662185593]> : tensor<16xf64>
+  %w = tcc.reshape %wf : tensor<16xf64> -> tensor<1x2x4x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x4x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x4x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_linear_down_grad(tensor<1x2x6x5xf64>) -> (tensor<f64>, tensor<1x2x6x5xf64>)
+
+func.func @check_resize_linear_down() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.16358701031289202e+00, -1.95030766006439382e+00, 1.44355907050310694e+00, 1.57283384636995294e+00, 2.49623764795159353e-02, 1.36683702867366152e+00, 4.75827184193197805e-01, -1.01420185255410988e+00, -1.67926736792215303e+00, 2.97854236861920807e-01, 1.21659738393842920e+00, 1.54855075209889614e+00, -1.93008905166570788e+00, -1.96963033665896692e+00, -9.27612392767450444e-01, -5.82873620329481312e-01, 1.94416341128453807e+00, 8.29521016648659959e-01, 3.39147028587894361e-01, 4.14853062750093038e-01, -1.83141996850392275e+00, -1.81235643639427346e+00, 5.18819513672353239e-01, -1.89725046947564113e+00, 1.17520427854657372e+00, 1.34963484682296642e+00, -1.77519289548954040e+00, 1.50397496664885466e+00, -1.48437066743145252e+00, -1.93323520252174941e+00, -1.53474236120124496e+00, -2.26633370458642069e-02, 1.06421155334056428e+00, -1.95850835804276890e+00, 1.67720028083867856e+00, -8.87446494979263090e-01, -7.94217513585583568e-01, 7.61720746212415811e-01, 4.02557657258432844e-01, 1.61798013973110866e+00, -1.86192630732428110e+00, 6.06899065408256000e-01, -1.88794504235242089e+00, 1.42591311847561020e-01, 9.77653596810944769e-01, -1.68182493008983203e+00, -2.76371965014750032e-02, -8.58524649505311821e-01, -1.05776723555274188e+00, 1.49163022861709615e+00, 1.50017320641249041e+00, -8.46236069895817788e-01, -1.12844667844120572e+00, -6.25379237433278501e-01, 3.04542309698617064e-01, 9.84370846381489972e-01, -3.26098030239415859e-01, -1.75737949811760741e+00, 1.72990350061204534e+00, -1.86228307608500776e+00]> : tensor<60xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 6, 5] : tensor<60xf64> into tensor<1x2x6x5xf64>
+  %loss, %g0 = call @f_resize_linear_down_grad(%x0) : (tensor<1x2x6x5xf64>) -> (tensor<f64>, tensor<1x2x6x5xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x6x5xf64> into tensor<60xf64>
+  %n0 = arith.constant 60 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<60xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<60xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 6, 5] : tensor<60xf64> into tensor<1x2x6x5xf64>
+    %lp_t = func.call @f_resize_linear_down(%xp) : (tensor<1x2x6x5xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<60xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 6, 5] : tensor<60xf64> into tensor<1x2x6x5xf64>
+    %lm_t = func.call @f_resize_linear_down(%xm) : (tensor<1x2x6x5xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<60xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_cubic_up(%a0: tensor<1x1x4x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 2.0, 1.6666666666666667>, mode = 2 : i32, coordinate_mode = 0 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false} : tensor<1x1x4x3xf64> -> tensor<1x1x8x5xf64>
+  %wf = tcc.constant dense<[0.33246749418285049, 0.91245709193955316, -0.18177546047270954, -0.47439812433259743, -0.35287392664943429, 0.35030933827872901, -0.81528858277681837, -0.15895157912285263, 0.55576870156632219, 0.41523711054111168, 0.034388655704023829, -0.83761062305996603, -0.49955033411417338, 0.029906910758137784, 0.66245939936044573, -0.3287742658488666, -0.30698178417714006, -0.22838579479616561, 0.80190765655241436, 0.057800707745772506, -0.59396383207360137, -0.058183281736449821, 0.27723210653913499, -0.91713686869795219, 0.34708951786094833, 0.94557551422004282, -0.0048727979778733221, -0.88562318913909843, -0.72353822772888132, 0.61649276808721942, 0.8237997759989435, -0.53512779946048461, 0.071398863858020967, -0.64725988177923033, 0.15793512097798179, -0.33843765283581861, -0.31547678890250053, 0.79131889456714233, -0.90652302263263196, 0.091023962349520815]> : tensor<40xf64>
+  %w = tcc.reshape %wf : tensor<40xf64> -> tensor<1x1x8x5xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x8x5xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x8x5xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_cubic_up_grad(tensor<1x1x4x3xf64>) -> (tensor<f64>, tensor<1x1x4x3xf64>)
+
+func.func @check_resize_cubic_up() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.62256872851496547e+00, 6.91815802717000938e-01, 7.69955704795695084e-01, -5.99241191372139159e-01, 1.81887410834084351e+00, 1.67417055947311599e+00, 1.52566627458343085e+00, 1.38896260824814055e+00, -4.01599722166290807e-01, -7.25594530656846981e-01, -4.70707458392354283e-01, -1.16827615928696238e+00]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 4, 3] : tensor<12xf64> into tensor<1x1x4x3xf64>
+  %loss, %g0 = call @f_resize_cubic_up_grad(%x0) : (tensor<1x1x4x3xf64>) -> (tensor<f64>, tensor<1x1x4x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 4, 3] : tensor<12xf64> into tensor<1x1x4x3xf64>
+    %lp_t = func.call @f_resize_cubic_up(%xp) : (tensor<1x1x4x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 4, 3] : tensor<12xf64> into tensor<1x1x4x3xf64>
+    %lm_t = func.call @f_resize_cubic_up(%xm) : (tensor<1x1x4x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_cubic_down(%a0: tensor<1x1x7x6xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 0.5, 0.66666666666666663>, mode = 2 : i32, coordinate_mode = 3 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.5 : f64, exclude_outside = true} : tensor<1x1x7x6xf64> -> tensor<1x1x3x4xf64>
+  %wf = tcc.constant dense<[-0.69577672861114426, -0.68913318540308155, -0.66933183073530778, -0.37273831131863377, -0.16195543335460161, -0.89265373447822927, -0.74364569534992619, -0.22294135540456272, 0.85658629113738849, -0.71885229509509818, 0.27278176897972384, 0.90131092630108078]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<1x1x3x4xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_cubic_down_grad(tensor<1x1x7x6xf64>) -> (tensor<f64>, tensor<1x1x7x6xf64>)
+
+func.func @check_resize_cubic_down() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-7.73555135971719210e-01, 1.46366654792512607e+00, 1.58364879982288542e-01, 1.88418632574640199e+00, 4.35995419420147190e-01, 5.04434890713460149e-01, -1.11760306962190503e+00, 1.24525793852854960e+00, -1.22870472173636669e+00, -1.78717554348252916e+00, 1.16992934986494301e+00, -1.56734575389011477e+00, 1.01883320375184239e+00, 1.96185176383961846e+00, -1.27978239277350214e+00, -7.55386700946606204e-01, -5.94380142263695177e-03, -9.05025888581989069e-01, -1.48376601059371005e+00, 1.85560914270651045e+00, -1.21952055861075515e+00, 2.19647005374500104e-01, -3.82936279010608338e-02, -1.47861331380678651e+00, 1.76985624058691737e+00, 2.71905894502803669e-01, 1.25376261147275114e+00, 1.79888105546028010e+00, -7.21824428884137781e-01, -1.18200843009846235e+00, -2.90085358098115531e-01, -1.92410587840980218e+00, -8.12058197485005184e-01, -1.43523756920016776e+00, -7.29636066011425388e-01, 5.87954959234145758e-01, -1.71702344020233255e+00, 2.84448065841047537e-03, 5.04428565913572768e-01, 5.54148149843364024e-01, -1.02111209961283045e+00, 8.02251072005021548e-01]> : tensor<42xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 7, 6] : tensor<42xf64> into tensor<1x1x7x6xf64>
+  %loss, %g0 = call @f_resize_cubic_down_grad(%x0) : (tensor<1x1x7x6xf64>) -> (tensor<f64>, tensor<1x1x7x6xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x7x6xf64> into tensor<42xf64>
+  %n0 = arith.constant 42 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<42xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<42xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 7, 6] : tensor<42xf64> into tensor<1x1x7x6xf64>
+    %lp_t = func.call @f_resize_cubic_down(%xp) : (tensor<1x1x7x6xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<42xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 7, 6] : tensor<42xf64> into tensor<1x1x7x6xf64>
+    %lm_t = func.call @f_resize_cubic_down(%xm) : (tensor<1x1x7x6xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<42xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_resize_tf_crop(%a0: tensor<1x1x3x4xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.resize %a0 {scales = array<f64: 1.0, 1.0, 1.6666666666666667, 1.5>, mode = 1 : i32, coordinate_mode = 4 : i32, nearest_mode = 0 : i32, cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 5.0e-01 : f64, roi = array<f64: 0.0, 0.0, 0.2, -0.3, 1.0, 1.0, 0.9, 1.2>} : tensor<1x1x3x4xf64> -> tensor<1x1x5x6xf64>
+  %wf = tcc.constant dense<[-0.74799434461489356, -0.74883049470999841, 0.76600282417033139, 0.16817121513631639, -0.12894877835800878, -0.36012926961331737, 0.76486989506849534, -0.78772650520064125, -0.62282986207197188, 0.40709912126614456, 0.73200064014223809, 0.52111985636523483, 0.74133024059685892, 0.794600368731055, -0.79707191173867287, -0.96382933566038398, -0.7652598543750524, 0.57432677634450036, -0.15371782700260761, -0.66852334492241972, 0.33940448879901308, -0.060639094362550772, 0.77953807833023636, 0.25464096333808328, -0.31011896615376044, -0.6489630402941049, 0.92878909804936516, -0.45839138928123813, 0.64109035537592374, 0.59548879951630007]> : tensor<30xf64>
+  %w = tcc.reshape %wf : tensor<30xf64> -> tensor<1x1x5x6xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x5x6xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x5x6xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_resize_tf_crop_grad(tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+
+func.func @check_resize_tf_crop() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[9.49751329101645947e-01, -9.84610315877425535e-02, 8.98876980793181346e-01, -1.98621970770540646e+00, -1.39105763164355967e+00, 1.82928818965250928e+00, 1.98162043163894852e+00, 8.06020132161475722e-02, -1.92402949771404863e+00, 8.07980769869346638e-01, 6.59122262864204611e-01, -3.96259829363559746e-01]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+  %loss, %g0 = call @f_resize_tf_crop_grad(%x0) : (tensor<1x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lp_t = func.call @f_resize_tf_crop(%xp) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 3, 4] : tensor<12xf64> into tensor<1x1x3x4xf64>
+    %lm_t = func.call @f_resize_tf_crop(%xm) : (tensor<1x1x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -3761,7 +4746,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[0.080423785434509787, 0.50675237552175334, -0.067844158612840433, 0.54140045163329753, -0.46844045321961225, 0.030090907053600846, 0.81237590632513279, -0.080871875121920622]> : tensor<8xf64>
+  %wf = tcc.constant dense<[0.1140059928891668, -0.91450495933149378, -0.97131208170120753, 0.27985045211380188, 0.87899087528579134, -0.91701888996149372, 0.24805052928091254, 0.52980575567243293]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -3778,13 +4763,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[-3.66387131076306716e-03, -2.33737328509088904e-01, 1.75581044957869636e+00, -1.85001150109237722e+00, 1.21142107660680232e-01, 1.01965062998204292e-01, -1.89629890018548863e+00, 1.03942465884071122e+00, 1.88538413188895593e+00, -3.56067261938113333e-02, 1.02946098325673674e+00, 1.77210172558589862e+00]> : tensor<12xf64>
+  %x0f = arith.constant dense<[3.79844566054655441e-01, 2.52057587728308441e-01, -3.61786739725135753e-01, -1.20059487819820365e+00, 1.03353959867877965e+00, -1.02105806100132268e+00, -1.62667622778180210e+00, -4.69506144997311914e-01, 1.75602259001928696e+00, -1.62140958715228756e+00, -7.87165692849716603e-01, 1.79430513714510509e+00]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[-8.80587419212541800e-01, -1.73553603969591164e+00, 1.05834666104338737e+00, -3.15944916626933026e-01, -9.78182339384541688e-01, 4.14675105146706802e-01, 5.66647623840936365e-01, 1.02356048502066121e+00, 1.05557175143345372e+00, 1.83587717655943150e+00, 1.52771584903333713e+00, 4.50826807401969010e-01, 1.20651056326573114e+00, -1.67336051372308292e+00, -1.24730644498771559e+00]> : tensor<15xf64>
+  %x1f = arith.constant dense<[-1.26194468185708253e+00, 9.93544627796724811e-01, 1.36520802203416336e+00, -1.95246426558838682e+00, -1.71634044631310312e+00, -1.13913585400876238e+00, 1.18069860138473537e-01, 1.02284191194856300e+00, -1.29971861308829961e+00, -9.39939221218040188e-02, 5.65803116259839367e-01, -4.76954263766753872e-01, 1.15026446630298196e+00, 1.81098591861910085e+00, -5.33671177887285353e-01]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[-1.08768972706038802e+00, -1.26750609755067734e+00, 1.41300836291849397e+00, 1.53427363423417784e-01, -5.61826146507273361e-01]> : tensor<5xf64>
+  %x2f = arith.constant dense<[1.69428641242712841e+00, -6.09958003600785670e-01, -3.29498978846082036e-01, 5.68019336917524598e-01, -1.64246545950391276e+00]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[1.92944385379201000e+00, -5.12959958785751624e-01, -1.20624068676386020e+00, -1.67967652720073080e-01, 3.07127062206773438e-02, 9.84073533525416266e-01, -4.16055557090628358e-01, -1.49063440547677351e+00, -4.57353819506097548e-01, 4.47347100547037524e-01]> : tensor<10xf64>
+  %x3f = arith.constant dense<[2.34188948735466695e-01, -4.63166053986038051e-01, 1.00083198998407630e+00, -2.64326994445916341e-01, -1.98228243416176486e+00, -1.89606100874643602e+00, -1.27051478035517995e+00, -2.22605454920621781e-01, 8.70796071531817706e-01, -5.79828228891221098e-01]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -4069,6 +5054,51 @@ func.func @main() {
   %ok_reduce_prod_zero = call @check_reduce_prod_zero() : () -> i1
   vector.print str "reduce_prod_zero "
   vector.print %ok_reduce_prod_zero : i1
+  %ok_conv_transpose_strided = call @check_conv_transpose_strided() : () -> i1
+  vector.print str "conv_transpose_strided "
+  vector.print %ok_conv_transpose_strided : i1
+  %ok_conv_transpose_dilated = call @check_conv_transpose_dilated() : () -> i1
+  vector.print str "conv_transpose_dilated "
+  vector.print %ok_conv_transpose_dilated : i1
+  %ok_conv_transpose1d = call @check_conv_transpose1d() : () -> i1
+  vector.print str "conv_transpose1d "
+  vector.print %ok_conv_transpose1d : i1
+  %ok_conv_transpose_wide_output_padding = call @check_conv_transpose_wide_output_padding() : () -> i1
+  vector.print str "conv_transpose_wide_output_padding "
+  vector.print %ok_conv_transpose_wide_output_padding : i1
+  %ok_scatter_nd = call @check_scatter_nd() : () -> i1
+  vector.print str "scatter_nd "
+  vector.print %ok_scatter_nd : i1
+  %ok_scatter_nd_depth2 = call @check_scatter_nd_depth2() : () -> i1
+  vector.print str "scatter_nd_depth2 "
+  vector.print %ok_scatter_nd_depth2 : i1
+  %ok_scatter_nd_add = call @check_scatter_nd_add() : () -> i1
+  vector.print str "scatter_nd_add "
+  vector.print %ok_scatter_nd_add : i1
+  %ok_scatter_nd_add_depth2 = call @check_scatter_nd_add_depth2() : () -> i1
+  vector.print str "scatter_nd_add_depth2 "
+  vector.print %ok_scatter_nd_add_depth2 : i1
+  %ok_resize_nearest_up = call @check_resize_nearest_up() : () -> i1
+  vector.print str "resize_nearest_up "
+  vector.print %ok_resize_nearest_up : i1
+  %ok_resize_nearest_down = call @check_resize_nearest_down() : () -> i1
+  vector.print str "resize_nearest_down "
+  vector.print %ok_resize_nearest_down : i1
+  %ok_resize_linear_align_corners = call @check_resize_linear_align_corners() : () -> i1
+  vector.print str "resize_linear_align_corners "
+  vector.print %ok_resize_linear_align_corners : i1
+  %ok_resize_linear_down = call @check_resize_linear_down() : () -> i1
+  vector.print str "resize_linear_down "
+  vector.print %ok_resize_linear_down : i1
+  %ok_resize_cubic_up = call @check_resize_cubic_up() : () -> i1
+  vector.print str "resize_cubic_up "
+  vector.print %ok_resize_cubic_up : i1
+  %ok_resize_cubic_down = call @check_resize_cubic_down() : () -> i1
+  vector.print str "resize_cubic_down "
+  vector.print %ok_resize_cubic_down : i1
+  %ok_resize_tf_crop = call @check_resize_tf_crop() : () -> i1
+  vector.print str "resize_tf_crop "
+  vector.print %ok_resize_tf_crop : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -4134,4 +5164,19 @@ func.func @main() {
 // CHECK-NEXT: nll_loss_none 1
 // CHECK-NEXT: reduce_prod 1
 // CHECK-NEXT: reduce_prod_zero 1
+// CHECK-NEXT: conv_transpose_strided 1
+// CHECK-NEXT: conv_transpose_dilated 1
+// CHECK-NEXT: conv_transpose1d 1
+// CHECK-NEXT: conv_transpose_wide_output_padding 1
+// CHECK-NEXT: scatter_nd 1
+// CHECK-NEXT: scatter_nd_depth2 1
+// CHECK-NEXT: scatter_nd_add 1
+// CHECK-NEXT: scatter_nd_add_depth2 1
+// CHECK-NEXT: resize_nearest_up 1
+// CHECK-NEXT: resize_nearest_down 1
+// CHECK-NEXT: resize_linear_align_corners 1
+// CHECK-NEXT: resize_linear_down 1
+// CHECK-NEXT: resize_cubic_up 1
+// CHECK-NEXT: resize_cubic_down 1
+// CHECK-NEXT: resize_tf_crop 1
 // CHECK-NEXT: mlp 1

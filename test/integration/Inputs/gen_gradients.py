@@ -182,6 +182,45 @@ def cases():
         return 0.0 if calls[0] == 1 else sym(r)
     yield 'reduce_prod_zero', [([2, 3], zero_first)], [
         '%y = tcc.reduce_prod %a0 {axes = array<i64: 1>, keepdims = false} : tensor<2x3xf64> -> tensor<2xf64>'], [2]
+    # Transposed convolutions: strided with padding and output_padding,
+    # dilated 1-D, output_padding >= stride (rows no input row reaches).
+    def conv_t(x, w, y, strides, dilations, low, high, out_pad):
+        return ('%%y = tcc.conv_transpose %%a0, %%a1 {strides = array<i64: %s>, dilations = array<i64: %s>, pad_low = array<i64: %s>, pad_high = array<i64: %s>, output_padding = array<i64: %s>, group = 1 : i64} : (%s, %s) -> %s'
+                % (strides, dilations, low, high, out_pad, ttype(x), ttype(w), ttype(y)))
+    for name, x, w, y, attrs in (
+            ('conv_transpose_strided', [1, 2, 3, 4], [2, 3, 3, 2], [1, 3, 7, 7], ('2, 2', '1, 1', '1, 0', '0, 1', '1, 0')),
+            ('conv_transpose_dilated', [2, 3, 3, 3], [3, 2, 2, 3], [2, 2, 10, 7], ('3, 2', '2, 1', '0, 1', '1, 0', '2, 1')),
+            ('conv_transpose1d', [2, 2, 4], [2, 3, 3], [2, 3, 6], ('1', '2', '1', '1', '0')),
+            ('conv_transpose_wide_output_padding', [1, 2, 3], [2, 1, 2], [1, 1, 6], ('1', '2', '0', '0', '1'))):
+        yield name, [(x, sym), (w, sym)], [conv_t(x, w, y, *attrs)], y
+    # scatter_nd on a rank-3 input, index tuples of length 1 and 2; the add
+    # cases repeat a tuple, the overwrite cases do not (and wrap a negative
+    # index).
+    scatter_nd = '%%y = tcc.scatter_nd %%a0, %%i, %%a1%s : tensor<4x3x2xf64>, %s, %s'
+    for name, idx, ishape, ushape, red in (
+            ('scatter_nd', '[[2], [0]]', [2, 1], [2, 3, 2], ''),
+            ('scatter_nd_depth2', '[[3, 1], [0, -1], [1, 0]]', [3, 2], [3, 2], ''),
+            ('scatter_nd_add', '[[[1], [3]], [[1], [0]]]', [2, 2, 1], [2, 2, 3, 2], ' {reduction = 1 : i32}'),
+            ('scatter_nd_add_depth2', '[[1, 2], [3, 0], [1, 2]]', [3, 2], [3, 2], ' {reduction = 1 : i32}')):
+        itype = ttype(ishape).replace('f64', 'i64')
+        yield name, [([4, 3, 2], sym), (ushape, sym)], [
+            '%%i = tcc.constant dense<%s> : %s' % (idx, itype),
+            scatter_nd % (red, itype, ttype(ushape))], [4, 3, 2]
+    # resize, up- and downsampling: nearest with two rounding modes (ties at
+    # 0.5 in the upsampling), linear
+    # with align_corners and half_pixel, cubic (also exclude_outside), and
+    # tf_crop_and_resize with a roi reaching outside (extrapolated outputs).
+    resize = ('%%y = tcc.resize %%a0 {scales = array<f64: %s>, mode = %d : i32, coordinate_mode = %d : i32, nearest_mode = %d : i32, cubic_coeff_a = %s : f64, exclude_outside = %s%s} : %s -> %s')
+    for name, x, y, scales, mode, coord, nearest, a, excl, extra in (
+            ('resize_nearest_up', [1, 2, 3, 4], [1, 2, 6, 7], '1.0, 1.0, 2.0, 1.75', 0, 2, 1, '-0.75', 'false', ''),
+            ('resize_nearest_down', [2, 1, 5, 4], [2, 1, 3, 2], '1.0, 1.0, 0.6, 0.5', 0, 0, 2, '-0.75', 'false', ''),
+            ('resize_linear_align_corners', [1, 1, 3, 4], [1, 1, 5, 7], '1.0, 1.0, 1.6666666666666667, 1.75', 1, 1, 0, '-0.75', 'false', ''),
+            ('resize_linear_down', [1, 2, 6, 5], [1, 2, 4, 2], '1.0, 1.0, 0.66666666666666663, 0.4', 1, 0, 0, '-0.75', 'false', ''),
+            ('resize_cubic_up', [1, 1, 4, 3], [1, 1, 8, 5], '1.0, 1.0, 2.0, 1.6666666666666667', 2, 0, 0, '-0.75', 'false', ''),
+            ('resize_cubic_down', [1, 1, 7, 6], [1, 1, 3, 4], '1.0, 1.0, 0.5, 0.66666666666666663', 2, 3, 0, '-0.5', 'true', ''),
+            ('resize_tf_crop', [1, 1, 3, 4], [1, 1, 5, 6], '1.0, 1.0, 1.6666666666666667, 1.5', 1, 4, 0, '-0.75', 'false',
+             ', extrapolation_value = 5.0e-01 : f64, roi = array<f64: 0.0, 0.0, 0.2, -0.3, 1.0, 1.0, 0.9, 1.2>')):
+        yield name, [(x, sym)], [resize % (scales, mode, coord, nearest, a, excl, extra, ttype(x), ttype(y))], y
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [

@@ -1,0 +1,63 @@
+// RUN: tcc-opt --split-input-file --tcc-autodiff %s | FileCheck %s
+
+// The shape of some gradient rules (their values are checked against finite
+// differences in test/integration/gradients.mlir).
+
+// conv_transpose: dX is the convolution by the same filter with the same
+// stride; dW is conv's filter gradient with g as the input and x as the
+// result's gradient (batch and channels swapped, stride and dilation too).
+// CHECK-LABEL: func.func @conv_transpose_grad
+//  CHECK-SAME: (%[[X:.*]]: tensor<1x2x3xf32> {{.*}}, %[[W:.*]]: tensor<2x4x3xf32>
+//       CHECK: %[[DX:.*]] = tcc.conv %[[G:.*]], %[[W]] {dilations = array<i64: 1>, pad_high = array<i64: 0>, pad_low = array<i64: 0>, strides = array<i64: 2>} : (tensor<1x4x7xf32>, tensor<2x4x3xf32>) -> tensor<1x2x3xf32>
+//       CHECK: %[[GT:.*]] = tcc.transpose %[[G]], perm = [1, 0, 2] : tensor<1x4x7xf32> -> tensor<4x1x7xf32>
+//       CHECK: %[[XT:.*]] = tcc.transpose %[[X]], perm = [1, 0, 2] : tensor<1x2x3xf32> -> tensor<2x1x3xf32>
+//       CHECK: %[[DWT:.*]] = tcc.conv %[[GT]], %[[XT]] {dilations = array<i64: 2>, pad_high = array<i64: 0>, pad_low = array<i64: 0>, strides = array<i64: 1>} : (tensor<4x1x7xf32>, tensor<2x1x3xf32>) -> tensor<4x2x3xf32>
+//       CHECK: %[[DW:.*]] = tcc.transpose %[[DWT]], perm = [1, 0, 2] : tensor<4x2x3xf32> -> tensor<2x4x3xf32>
+//       CHECK: return %{{.*}}, %[[DX]], %[[DW]]
+func.func @conv_transpose(%x: tensor<1x2x3xf32> {tcc.param = "x"}, %w: tensor<2x4x3xf32> {tcc.param = "w"}) -> tensor<f32> {
+  %y = tcc.conv_transpose %x, %w {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, output_padding = array<i64: 0>, group = 1 : i64} : (tensor<1x2x3xf32>, tensor<2x4x3xf32>) -> tensor<1x4x7xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x4x7xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// scatter_nd (overwrite): the input's gradient is g with zeros scattered
+// over the written elements; the updates' gradient gathers g at the index
+// tuples' row-major offsets (i0 * 3 + i1) in g flattened.
+// CHECK-LABEL: func.func @scatter_nd_grad
+//       CHECK: %[[I:.*]] = tcc.constant dense<{{\[}}[1, 2], [3, 0]]> : tensor<2x2xi64>
+//       CHECK: %[[Z:.*]] = tcc.constant dense<0.000000e+00> : tensor<2xf32>
+//       CHECK: %[[DX:.*]] = tcc.scatter_nd %[[G:.*]], %[[I]], %[[Z]] : tensor<4x3xf32>, tensor<2x2xi64>, tensor<2xf32>
+//       CHECK: %[[ROW:.*]] = tcc.mul %{{.*}}, %{{.*}} : tensor<2xi64>
+//       CHECK: %[[OFF:.*]] = tcc.add %{{.*}}, %[[ROW]] : tensor<2xi64>
+//       CHECK: %[[FLAT:.*]] = tcc.reshape %[[G]] : tensor<4x3xf32> -> tensor<12xf32>
+//       CHECK: %[[DU:.*]] = tcc.gather %[[FLAT]], %[[OFF]] {axis = 0 : i64} : (tensor<12xf32>, tensor<2xi64>) -> tensor<2xf32>
+//       CHECK: return %{{.*}}, %[[DX]], %[[DU]]
+func.func @scatter_nd(%x: tensor<4x3xf32> {tcc.param = "x"}, %u: tensor<2xf32> {tcc.param = "u"}) -> tensor<f32> {
+  %i = tcc.constant dense<[[1, 2], [3, 0]]> : tensor<2x2xi64>
+  %y = tcc.scatter_nd %x, %i, %u : tensor<4x3xf32>, tensor<2x2xi64>, tensor<2xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// resize: the adjoint of each resampled dimension is a matmul by its
+// constant [out, in] interpolation matrix (here linear, half_pixel, 3 -> 6:
+// weights 3/4 and 1/4, edge rows clamped); the dimensions the resize keeps
+// get none.
+// CHECK-LABEL: func.func @resize_grad
+//       CHECK: %[[M:.*]] = tcc.constant dense<{{\[}}[1.000000e+00, 0.000000e+00, 0.000000e+00], [7.500000e-01, 2.500000e-01, 0.000000e+00], [2.500000e-01, 7.500000e-01, 0.000000e+00], [0.000000e+00, 7.500000e-01, 2.500000e-01], [0.000000e+00, 2.500000e-01, 7.500000e-01], [0.000000e+00, 0.000000e+00, 1.000000e+00]]> : tensor<6x3xf32>
+//       CHECK: %[[T:.*]] = tcc.transpose %{{.*}}, perm = [0, 1, 3, 2] : tensor<1x2x6x4xf32> -> tensor<1x2x4x6xf32>
+//       CHECK: %[[R:.*]] = tcc.reshape %[[T]] : tensor<1x2x4x6xf32> -> tensor<8x6xf32>
+//       CHECK: %[[P:.*]] = tcc.matmul %[[R]], %[[M]] : (tensor<8x6xf32>, tensor<6x3xf32>) -> tensor<8x3xf32>
+//       CHECK: %[[B:.*]] = tcc.reshape %[[P]] : tensor<8x3xf32> -> tensor<1x2x4x3xf32>
+//       CHECK: %[[DX:.*]] = tcc.transpose %[[B]], perm = [0, 1, 3, 2] : tensor<1x2x4x3xf32> -> tensor<1x2x3x4xf32>
+//   CHECK-NOT: tcc.matmul
+//       CHECK: return %{{.*}}, %[[DX]]
+func.func @resize(%x: tensor<1x2x3x4xf32> {tcc.param = "x"}) -> tensor<f32> {
+  %y = tcc.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 1.0>, mode = 1 : i32} : tensor<1x2x3x4xf32> -> tensor<1x2x6x4xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x6x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
