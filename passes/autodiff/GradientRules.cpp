@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/autodiff/Autodiff.h"
+#include "passes/lowering/Patterns.h"
 
 #include "dialects/TccOps.h"
 
@@ -968,118 +969,17 @@ struct ReduceProdRule {
   }
 };
 
-/// The n integers of [0, limit) nearest to x, ties to the smaller, sorted.
-/// A copy of passes/lowering/Resize.cpp's nearestIntegers: resize's
-/// gradient must be the exact adjoint of what the lowering computes.
-SmallVector<int64_t> nearestIntegers(double x, int64_t n, int64_t limit) {
-  int64_t c = std::clamp<int64_t>(int64_t(std::floor(x)), 0, limit - 1);
-  SmallVector<int64_t> cand;
-  for (int64_t i = c - n - 1; i <= c + n + 1; ++i)
-    if (i >= 0 && i < limit)
-      cand.push_back(i);
-  llvm::sort(cand, [&](int64_t a, int64_t b) {
-    double da = std::fabs(x - double(a)), db = std::fabs(x - double(b));
-    return da != db ? da < db : a < b;
-  });
-  cand.resize(std::min<size_t>(cand.size(), n));
-  llvm::sort(cand);
-  return cand;
-}
-
-/// Row O of resize's interpolation matrix along one dimension (IN input,
-/// OUT output elements): the weight of each input element in output O,
-/// zero where tf_crop_and_resize extrapolates (a constant). The same
-/// coordinate transformation, neighbours, rounding and weights as
-/// computeTaps in passes/lowering/Resize.cpp, step for step.
+/// Row O of resize's interpolation matrix along one dimension: the weight of
+/// each input element in output O (the lowering's taps), zero where
+/// tf_crop_and_resize extrapolates (a constant).
 SmallVector<double> resizeRow(ResizeOp op, int64_t o, int64_t in, int64_t outSize, double scale,
                               double roiStart, double roiEnd) {
   SmallVector<double> row(in, 0.0);
-  double x = double(o);
-  double outWidth = scale * double(in);
-  double xo = 0;
-  switch (op.getCoordinateMode()) {
-  case CoordinateMode::align_corners:
-    xo = outWidth == 1 ? 0.0 : x * double(in - 1) / (outWidth - 1);
-    break;
-  case CoordinateMode::asymmetric:
-    xo = x / scale;
-    break;
-  case CoordinateMode::tf_crop_and_resize:
-    xo = outWidth == 1 ? (roiEnd - roiStart) * double(in - 1) / 2
-                       : x * (roiEnd - roiStart) * double(in - 1) / (outWidth - 1);
-    xo += roiStart * double(in - 1);
-    if (xo < 0 || xo > double(in - 1))
-      return row;
-    break;
-  case CoordinateMode::pytorch_half_pixel:
-    xo = outWidth == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    break;
-  case CoordinateMode::half_pixel:
-    xo = (x + 0.5) / scale - 0.5;
-    break;
-  case CoordinateMode::half_pixel_symmetric: {
-    double adjustment = double(outSize) / outWidth;
-    double center = double(in) / 2;
-    double offset = center * (1 - adjustment);
-    xo = offset + (x + 0.5) / scale - 0.5;
-    break;
-  }
-  }
-  double xi = std::floor(xo);
-  double ratio = xo == xi ? 1.0 : xo - xi;
-  SmallVector<double> coeffs;
-  switch (op.getMode()) {
-  case ResizeMode::nearest: {
-    bool ceilSide = true;
-    if (xo != xi)
-      switch (op.getNearestMode()) {
-      case NearestMode::round_prefer_floor:
-        ceilSide = ratio > 0.5;
-        break;
-      case NearestMode::round_prefer_ceil:
-        ceilSide = ratio >= 0.5;
-        break;
-      case NearestMode::floor:
-        ceilSide = false;
-        break;
-      case NearestMode::ceil:
-        ceilSide = true;
-        break;
-      }
-    coeffs = {ceilSide ? 0.0 : 1.0, ceilSide ? 1.0 : 0.0};
-    break;
-  }
-  case ResizeMode::linear:
-    coeffs = {1 - ratio, ratio};
-    break;
-  case ResizeMode::cubic: {
-    double a = op.getCubicCoeffA().convertToDouble(), r = ratio, s = 1 - ratio;
-    coeffs = {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
-              ((a + 2) * r - (a + 3)) * r * r + 1,
-              ((a + 2) * s - (a + 3)) * s * s + 1,
-              ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
-    break;
-  }
-  }
-  int64_t n = coeffs.size();
-  int64_t pad = (n + 1) / 2;
-  SmallVector<int64_t> idx = nearestIntegers(xo + double(pad), n, in + 2 * pad);
-  for (int64_t &i : idx)
-    i -= pad;
-  if (op.getExcludeOutside() && op.getMode() != ResizeMode::nearest) {
-    double sum = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      if (idx[j] < 0 || idx[j] >= in)
-        coeffs[j] = 0;
-      sum += coeffs[j];
-    }
-    if (sum != 0)
-      for (double &c : coeffs)
-        c /= sum;
-  }
-  // Edge padding: taps outside the input read its border element.
-  for (int64_t j = 0; j < n; ++j)
-    row[std::clamp<int64_t>(idx[j], 0, in - 1)] += coeffs[j];
+  lowering::ResizeTaps taps =
+      lowering::computeResizeTaps(op, o, in, outSize, scale, roiStart, roiEnd);
+  if (taps.valid)
+    for (auto [i, w] : llvm::zip(taps.index, taps.weight))
+      row[i] += w;
   return row;
 }
 

@@ -158,6 +158,19 @@ void populateNormalizationPatterns(const mlir::TypeConverter &tc,
 void populateResizePatterns(const mlir::TypeConverter &tc,
                             mlir::RewritePatternSet &patterns);
 
+/// The taps of output coordinate O of one dimension of a resize (IN input,
+/// OUT_SIZE output elements, the dimension's scale and roi): the input
+/// indices it reads (clamped into the input) and their weights, or !valid
+/// where tf_crop_and_resize extrapolates. The lowering samples with these and
+/// the gradient rule builds resize's adjoint from them.
+struct ResizeTaps {
+  llvm::SmallVector<int64_t> index;
+  llvm::SmallVector<double> weight;
+  bool valid = true;
+};
+ResizeTaps computeResizeTaps(ResizeOp op, int64_t o, int64_t in, int64_t outSize, double scale,
+                             double roiStart, double roiEnd);
+
 } // namespace tcc::lowering
 
 #endif // TCC_PASSES_LOWERING_PATTERNS_H

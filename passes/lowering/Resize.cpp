@@ -22,18 +22,9 @@ using namespace mlir;
 using namespace tcc;
 using namespace tcc::lowering;
 
-namespace {
-
-/// The taps of one output coordinate along one dimension.
-struct Taps {
-  SmallVector<int64_t> index; ///< clamped into the input
-  SmallVector<double> weight;
-  bool valid = true; ///< false: tf_crop_and_resize extrapolates
-};
-
 /// The n integers of [0, limit) nearest to x, ties to the smaller, sorted
 /// (the reference's _get_neighbor_idxes).
-SmallVector<int64_t> nearestIntegers(double x, int64_t n, int64_t limit) {
+static SmallVector<int64_t> nearestIntegers(double x, int64_t n, int64_t limit) {
   int64_t c = std::clamp<int64_t>(int64_t(std::floor(x)), 0, limit - 1);
   SmallVector<int64_t> cand;
   for (int64_t i = c - n - 1; i <= c + n + 1; ++i)
@@ -49,9 +40,9 @@ SmallVector<int64_t> nearestIntegers(double x, int64_t n, int64_t limit) {
 }
 
 /// Computes the taps of output coordinate `o` of one dimension.
-Taps computeTaps(ResizeOp op, int64_t o, int64_t in, int64_t outSize,
+ResizeTaps tcc::lowering::computeResizeTaps(ResizeOp op, int64_t o, int64_t in, int64_t outSize,
                  double scale, double roiStart, double roiEnd) {
-  Taps t;
+  ResizeTaps t;
   double x = double(o);
   double outWidth = scale * double(in);
   double xo = 0;
@@ -160,6 +151,8 @@ Taps computeTaps(ResizeOp op, int64_t o, int64_t in, int64_t outSize,
   return t;
 }
 
+namespace {
+
 /// resize -> one linalg.generic over the result reading the tap tables of
 /// the resampled dimensions (see the file comment); nearest reads one tap,
 /// linear and cubic sum the weighted products over all tap combinations.
@@ -204,12 +197,12 @@ struct ResizeLowering : OpConversionPattern<ResizeOp> {
     for (int64_t d = 0; d < rank; ++d) {
       int64_t in = inType.getDimSize(d), out = outType.getDimSize(d);
       double rs = roi ? (*roi)[d] : 0.0, re = roi ? (*roi)[rank + d] : 1.0;
-      SmallVector<Taps> taps;
+      SmallVector<ResizeTaps> taps;
       bool identity = in == out;
       bool anyInvalid = false;
       for (int64_t o = 0; o < out; ++o) {
-        taps.push_back(computeTaps(op, o, in, out, op.getScales()[d], rs, re));
-        const Taps &t = taps.back();
+        taps.push_back(computeResizeTaps(op, o, in, out, op.getScales()[d], rs, re));
+        const ResizeTaps &t = taps.back();
         anyInvalid |= !t.valid;
         int64_t nonzero = 0;
         bool onlySelf = t.valid;
@@ -224,12 +217,12 @@ struct ResizeLowering : OpConversionPattern<ResizeOp> {
       if (identity)
         continue;
       int64_t n = 0;
-      for (const Taps &t : taps)
+      for (const ResizeTaps &t : taps)
         n = std::max<int64_t>(n, t.index.size());
       tapCount[d] = n;
       for (int64_t j = 0; j < n; ++j) {
         SmallVector<Attribute> idxVals, wVals;
-        for (const Taps &t : taps) {
+        for (const ResizeTaps &t : taps) {
           bool has = j < int64_t(t.index.size());
           idxVals.push_back(rewriter.getI64IntegerAttr(has ? t.index[j] : 0));
           wVals.push_back(
@@ -241,7 +234,7 @@ struct ResizeLowering : OpConversionPattern<ResizeOp> {
       }
       if (anyInvalid) {
         SmallVector<Attribute> vals;
-        for (const Taps &t : taps)
+        for (const ResizeTaps &t : taps)
           vals.push_back(rewriter.getBoolAttr(t.valid));
         validArg[d] = addTable(d, rewriter.getI1Type(), vals);
       }
