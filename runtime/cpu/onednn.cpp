@@ -169,10 +169,35 @@ struct Step {
   std::vector<Binding> bindings;
 };
 
+/// Library calls below this many flops run on the calling thread alone: a
+/// parallel region (fork, barrier, join: microseconds, more when the cores
+/// are shared) costs more than it saves on them. They are created that way
+/// too, since oneDNN fixes a primitive's thread count when it plans it.
+constexpr double kSerialFlops = 4.0e6;
+
+/// Runs the enclosing scope with ONE thread when SERIAL.
+class SerialScope {
+public:
+  explicit SerialScope(bool serial) : saved_(serial ? parallelThreads() : 0) {
+    if (serial)
+      setParallelThreads(1);
+  }
+  ~SerialScope() {
+    if (saved_)
+      setParallelThreads(saved_);
+  }
+  SerialScope(const SerialScope &) = delete;
+  SerialScope &operator=(const SerialScope &) = delete;
+
+private:
+  int saved_;
+};
+
 struct LibraryCalls::Call {
   std::vector<Step> steps;
   std::string implementation;
   size_t scratchBytes = 0;
+  bool serial = false; ///< see kSerialFlops
   ~Call() {
     const Api &a = api();
     for (Step &step : steps) {
@@ -302,6 +327,12 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     const tcc_abi_library_call &c = calls[i];
     const int64_t *p = c.params;
     CallBuilder b(a, i, what);
+    double flops = c.kind == TCC_LIBRARY_CALL_MATMUL
+                       ? 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3])
+                       : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *
+                             double(p[1]) * double(p[5]) * double(p[6]);
+    b.call->serial = flops < kSerialFlops;
+    SerialScope scope(b.call->serial);
     if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
       // Plain row-major operands (transposes as strides): matmul's JIT
       // kernels read them directly.
@@ -410,6 +441,7 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
   Call &c = *calls->calls_[size_t(index)];
   auto stream = static_cast<dnnl_stream_t>(calls->stream_);
   auto *scratch = static_cast<uint8_t *>(calls->scratchpad_);
+  SerialScope scope(c.serial);
   dnnl_status_t status = dnnl_success;
   for (Step &step : c.steps) {
     dnnl_exec_arg_t args[8];

@@ -32,6 +32,7 @@ int availableCpus() {
 }
 
 void setParallelThreads(int numThreads) { omp_set_num_threads(std::max(numThreads, 1)); }
+int parallelThreads() { return omp_get_max_threads(); }
 
 void parallelFor(int64_t begin, int64_t end, int maxThreads,
                  void (*body)(void *context, int64_t i), void *context) noexcept {

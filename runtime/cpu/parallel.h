@@ -23,6 +23,8 @@ int availableCpus();
 /// Sets the thread count of the parallel regions that the calling thread
 /// starts from now on (generated loops and library calls alike).
 void setParallelThreads(int numThreads);
+/// The thread count setParallelThreads last set on the calling thread.
+int parallelThreads();
 
 /// Runs body(context, i) for i in [begin, end) on at most maxThreads
 /// threads (static schedule), returning when all have finished. BODY must

@@ -2,6 +2,8 @@
 
 #include "tools/tcc-run/data.h"
 
+#include <sched.h>
+
 #include "runtime/dtype.h"
 
 #include <algorithm>
@@ -106,12 +108,25 @@ void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch) {
   }
 }
 
-Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows)
-    : set_(set), begin_(begin), end_(end), next_(begin), rows_(std::move(rows)) {
-  worker_ = std::thread([this] { work(); });
+Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded)
+    : set_(set), begin_(begin), end_(end), next_(begin), rows_(std::move(rows)),
+      threaded_(threaded) {
+  if (threaded_)
+    worker_ = std::thread([this] { work(); });
+  else
+    rows_buffer_.resize(size_t(set_.batch));
+}
+
+bool prefetchInBackground(int threads) {
+  cpu_set_t cpus;
+  int available = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus)
+                                                                 : int(std::thread::hardware_concurrency());
+  return threads > 0 && threads < available;
 }
 
 Prefetcher::~Prefetcher() {
+  if (!threaded_)
+    return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
@@ -152,6 +167,11 @@ void Prefetcher::work() {
 const Batch &Prefetcher::next() {
   if (next_ >= end_)
     die("internal error: the prefetcher ran past its last batch");
+  if (!threaded_) {
+    rows_(next_++, rows_buffer_);
+    fillBatch(set_, rows_buffer_.data(), buffers_[0]);
+    return buffers_[0];
+  }
   int slot = int(next_ & 1);
   std::unique_lock<std::mutex> lock(mutex_);
   if (held_ >= 0) {

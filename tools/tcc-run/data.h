@@ -83,7 +83,10 @@ void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch);
 class Prefetcher {
 public:
   using RowsFn = std::function<void(long k, std::vector<int64_t> &rows)>;
-  Prefetcher(const DataSet &set, long begin, long end, RowsFn rows);
+  /// Batches BEGIN .. END-1; THREADED: assembled ahead by a background
+  /// thread, else by next() itself (when the step's threads take every core,
+  /// a background thread would only preempt them).
+  Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded);
   ~Prefetcher();
   Prefetcher(const Prefetcher &) = delete;
   Prefetcher &operator=(const Prefetcher &) = delete;
@@ -107,7 +110,13 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   std::thread worker_;
+  bool threaded_;
+  std::vector<int64_t> rows_buffer_;
 };
+
+/// Whether a prefetch thread pays: only when the step leaves a core free
+/// (THREADS: the session's thread count, 0 = every core).
+bool prefetchInBackground(int threads);
 
 } // namespace tcc::run
 

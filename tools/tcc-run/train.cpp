@@ -99,9 +99,12 @@ public:
     int64_t classes = hasScores_ ? scores_.shape[1] : 0;
     std::vector<float> out(size_t(batch * classes));
     double lossSum = 0;
-    Prefetcher prefetcher(set_, 0, long(batches), [batch](long k, std::vector<int64_t> &rows) {
-      std::iota(rows.begin(), rows.end(), int64_t(k) * batch);
-    });
+    Prefetcher prefetcher(
+        set_, 0, long(batches),
+        [batch](long k, std::vector<int64_t> &rows) {
+          std::iota(rows.begin(), rows.end(), int64_t(k) * batch);
+        },
+        prefetchInBackground(o_.threads));
     for (int64_t k = 0; k < batches; ++k) {
       const Batch &b = prefetcher.next();
       setBatch(session, set_, b);
@@ -380,7 +383,8 @@ void train(tcc_artifact_t artifact, const Options &o) {
                        if (b == 0 && o.shuffle)
                          std::shuffle(order.begin(), order.end(), rng);
                        std::copy_n(order.begin() + b * batch, batch, rows.begin());
-                     });
+                     },
+                     prefetchInBackground(o.threads));
 
   double windowLoss = 0;
   long windowSteps = 0;
