@@ -502,6 +502,42 @@ void BroadcastInDimOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<ComposeBroadcasts>(context);
 }
 
+namespace {
+/// matmul(x [B..., M, K], broadcast_in_dim(w [K, N]) over the batch)
+///   -> reshape(matmul(reshape(x, [B... * M, K]), w), [B..., M, N]):
+/// one matrix product instead of B small ones, no broadcast copy of the
+/// weight, and (through autodiff) one product for its gradient instead of B
+/// products summed. The shape of every dense layer that ONNX writes as
+/// MatMul of a [batch, tokens, d] activation with a 2-D weight.
+struct MatmulOfBroadcastWeight : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    auto broadcast = op.getRhs().getDefiningOp<BroadcastInDimOp>();
+    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    int64_t rank = lhsType.getRank();
+    if (!broadcast || rank < 3)
+      return failure();
+    auto wType = cast<RankedTensorType>(broadcast.getInput().getType());
+    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+    if (wType.getRank() != 2 || broadcast.getDims() != ArrayRef<int64_t>{rank - 2, rank - 1} ||
+        wType.getShape() != rhsType.getShape().take_back(2))
+      return failure();
+    int64_t rows = lhsType.getNumElements() / lhsType.getDimSize(rank - 1);
+    Type et = lhsType.getElementType();
+    Location loc = op.getLoc();
+    Value flat = ReshapeOp::create(
+        rewriter, loc, RankedTensorType::get({rows, lhsType.getDimSize(rank - 1)}, et), op.getLhs());
+    Value product = MatmulOp::create(rewriter, loc, flat, broadcast.getInput());
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), product);
+    return success();
+  }
+};
+} // namespace
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<MatmulOfBroadcastWeight>(context);
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();

@@ -469,6 +469,7 @@ def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure, InferTypeOpAdaptor,
   let results = (outs Tcc_NumTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` "
                        "type($rhs) `)` `->` type($result)";
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_ConvOp : Tcc_Op<"conv", [Pure, InferTypeOpAdaptor,

@@ -299,4 +299,18 @@ def UpdateParamsInPlacePass : Pass<"tcc-update-params-in-place", "mlir::func::Fu
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Outline every kernel into its own function (for profiling)";
+  let description = [{
+    After `tcc-linalg-to-cpu-loops`: every loop nest at the top level of a
+    planned function becomes a call of a new function named
+    `kernel_N_NODE` (N counts the kernels of the module, NODE is the ONNX
+    node the loop came from; the artifact writer keeps functions of that
+    name out of line), so that a sampling profiler
+    (`perf`) attributes time to kernels by symbol. `tcc --profile` adds it;
+    the calls cost a few nanoseconds each.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
+}
+
 #endif // TCC_PASSES_TD

@@ -408,9 +408,15 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
 
   // Only the descriptor is exported; everything tcc generated is internal so
   // that two artifacts in one process never clash.
-  for (llvm::Function &f : *m)
-    if (!f.isDeclaration())
-      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  for (llvm::Function &f : *m) {
+    if (f.isDeclaration())
+      continue;
+    f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    // Kernels that tcc-outline-kernels (--profile) gave their own function
+    // stay functions: the profile attributes time by symbol.
+    if (f.getName().starts_with("kernel_"))
+      f.addFnAttr(llvm::Attribute::NoInline);
+  }
   SmallVector<llvm::Function *> wrappers;
   for (const PlannedEntry &e : entries) {
     llvm::Function *lowered = m->getFunction(e.function);

@@ -73,6 +73,8 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // The runtime argument, and the library calls as calls of the runtime.
   pm.addPass(tcc::createCpuLowerLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
+  if (options.outlineKernels)
+    pm.addPass(tcc::createOutlineKernelsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   // Vector transfers left n-D become loops of 1-D ones.
   pm.addPass(createConvertVectorToSCFPass());
@@ -98,6 +100,9 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
+  // Padding values of vector transfers (ub.poison) that outlining moved
+  // out of the kernel they were folded into.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

@@ -21,6 +21,9 @@ struct CpuPipelineOptions {
   bool fuse = true;
   /// Print the kernels before and after fusion (tcc --report=fusion).
   bool reportFusion = false;
+  /// Every kernel in its own function, named after its node, for per-kernel
+  /// profiles with perf (tcc --profile).
+  bool outlineKernels = false;
 };
 
 /// tcc dialect -> linalg on tensors, fused.

@@ -169,6 +169,11 @@ static cl::opt<CpuLibraryKind> cpuLibrary(
                           "generated loops, like every other op")),
     cl::init(CpuLibraryKind::OneDnn), cl::cat(tccCategory));
 
+static cl::opt<bool> profile(
+    "profile", cl::desc("Compile every kernel into its own function named after its ONNX node, "
+                        "so that perf gives a per-kernel profile (scripts/profile.sh)"),
+    cl::init(false), cl::cat(tccCategory));
+
 enum class FusionKind { Elementwise, None };
 static cl::opt<FusionKind> fusion(
     "fusion", cl::desc("Which ops fuse into one kernel"),
@@ -490,6 +495,7 @@ int main(int argc, char **argv) {
   cpu.libraryCalls = cpuLibrary == CpuLibraryKind::OneDnn;
   cpu.fuse = fusion != FusionKind::None;
   cpu.reportFusion = report == ReportKind::Fusion;
+  cpu.outlineKernels = profile;
   if (report == ReportKind::Fusion && stage < EmitKind::Linalg)
     fail("--report=fusion needs compilation through fusion (--emit=linalg or later, or -o "
          "model.so)");
