@@ -1007,26 +1007,91 @@ struct BatchNormInferenceRule {
   }
 };
 
-/// scatter_elements with reduction none (overwrite) or add: the input's
-/// gradient is g where nothing was scattered (none) or all of g (add); the
-/// updates' gradient is g gathered at their positions.
+/// Where a scatter writes: GATHER(v) reads an input-shaped V at every
+/// update's position (a value shaped like the updates), SCATTER(init, v, r)
+/// scatters an updates-shaped V into INIT with reduction R at the same
+/// positions (indices wrapped and clamped as the forward's).
+struct ScatterSites {
+  function_ref<Value(Value)> gather;
+  function_ref<Value(Value, Value, ScatterReduction)> scatter;
+};
+
+/// The gradients (input, indices, updates) of a scatter of updates U into X
+/// with reduction R giving Y, with G the gradient of Y:
+///   none  dX = g with the written elements zeroed, dU = g at U's positions
+///         (a repeated position, undefined in ONNX, where the lowering keeps
+///         the last write, gives the gradient to every repeat);
+///   add   dX = g, dU = g at U's positions;
+///   max / min (as PyTorch's scatter_reduce amax / amin with include_self):
+///         the gradient of each result element is shared equally by the
+///         candidates equal to it, the input element and the updates
+///         written there: with count = their number (a scatter-add of the
+///         updates' hits into the input's), dX = g / count where X hits and
+///         dU = (g / count at U's position) where U hits;
+///   mul   dX = g * (the product of the updates written to each element, a
+///         scatter-mul into ones); dU_j = g x prod_{k != j} U_k at U_j's
+///         position, zero-safe as reduce_prod's rule: with P the product of
+///         the non-zero updates at that position and Z their count of
+///         zeros, prod_{k != j} U_k is P / U_j if Z = 0, P at the one zero
+///         if Z = 1, and 0 otherwise.
+void scatterGradients(OpBuilder &b, Location loc, ScatterReduction r, Value x, Value u, Value y,
+                      Value g, const ScatterSites &at, SmallVectorImpl<Value> &out) {
+  Value zeroX = splat(b, loc, x, 0.0), oneX = splat(b, loc, x, 1.0);
+  Value zeroU = splat(b, loc, u, 0.0), oneU = splat(b, loc, u, 1.0);
+  Value dx, du;
+  switch (r) {
+  case ScatterReduction::none:
+    dx = at.scatter(g, zeroU, ScatterReduction::none);
+    du = at.gather(g);
+    break;
+  case ScatterReduction::add:
+    dx = g;
+    du = at.gather(g);
+    break;
+  case ScatterReduction::max:
+  case ScatterReduction::min: {
+    Value hitX = CompareOp::create(b, loc, CmpPredicate::eq, x, y);
+    Value hitU = CompareOp::create(b, loc, CmpPredicate::eq, u, at.gather(y));
+    Value count = at.scatter(SelectOp::create(b, loc, hitX, oneX, zeroX),
+                             SelectOp::create(b, loc, hitU, oneU, zeroU), ScatterReduction::add);
+    Value share = div(b, loc, g, count);
+    dx = SelectOp::create(b, loc, hitX, share, zeroX);
+    du = SelectOp::create(b, loc, hitU, at.gather(share), zeroU);
+    break;
+  }
+  case ScatterReduction::mul: {
+    dx = mul(b, loc, g, at.scatter(oneX, u, ScatterReduction::mul));
+    Value isZero = CompareOp::create(b, loc, CmpPredicate::eq, u, zeroU);
+    Value nonZero = SelectOp::create(b, loc, isZero, oneU, u);
+    Value p = at.gather(at.scatter(oneX, nonZero, ScatterReduction::mul));
+    Value z = at.gather(at.scatter(zeroX, SelectOp::create(b, loc, isZero, oneU, zeroU),
+                                   ScatterReduction::add));
+    Value none = CompareOp::create(b, loc, CmpPredicate::eq, z, zeroU);
+    Value single = CompareOp::create(b, loc, CmpPredicate::eq, z, oneU);
+    Value atZero = SelectOp::create(b, loc, single, SelectOp::create(b, loc, isZero, p, zeroU), zeroU);
+    Value others = SelectOp::create(b, loc, none, div(b, loc, p, nonZero), atZero);
+    du = mul(b, loc, at.gather(mul(b, loc, g, x)), others);
+    break;
+  }
+  }
+  out.append({dx, Value(), du});
+}
+
+/// scatter_elements: scatterGradients, reading with gather_elements.
 struct ScatterElementsRule {
   LogicalResult operator()(OpBuilder &b, ScatterElementsOp op, ValueRange g,
                            SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    ScatterReduction r = op.getReduction();
-    if (r != ScatterReduction::none && r != ScatterReduction::add)
-      return op.emitOpError("gradient of a scatter with mul / max / min reduction is not "
-                            "implemented yet");
-    if (r == ScatterReduction::none)
-      out.push_back(ScatterElementsOp::create(b, loc, op.getInput().getType(), g[0],
-                                              op.getIndices(), splat(b, loc, op.getUpdates(), 0.0),
-                                              op.getAxisAttr(), op.getReductionAttr()));
-    else
-      out.push_back(g[0]);
-    out.push_back(Value());
-    out.push_back(GatherElementsOp::create(b, loc, op.getUpdates().getType(), g[0],
-                                           op.getIndices(), op.getAxisAttr()));
+    auto gather = [&](Value v) -> Value {
+      return GatherElementsOp::create(b, loc, op.getUpdates().getType(), v, op.getIndices(),
+                                      op.getAxisAttr());
+    };
+    auto scatter = [&](Value init, Value v, ScatterReduction r) -> Value {
+      return ScatterElementsOp::create(b, loc, init.getType(), init, op.getIndices(), v,
+                                       op.getAxisAttr(), ScatterReductionAttr::get(b.getContext(), r));
+    };
+    scatterGradients(b, loc, op.getReduction(), op.getInput(), op.getUpdates(), op.getResult(), g[0],
+                     {gather, scatter}, out);
     return success();
   }
 };
@@ -1072,25 +1137,18 @@ Value gatherNd(OpBuilder &b, Location loc, Value data, Value indices, RankedTens
   return GatherOp::create(b, loc, result, table, offset, b.getI64IntegerAttr(0));
 }
 
-/// scatter_nd with reduction none (overwrite) or add: the input's gradient
-/// is g with the scattered slices zeroed (none) or all of g (add); the
-/// updates' gradient is g gathered at their index tuples (gather_nd). With
-/// none, a repeated tuple (undefined in ONNX; the lowering keeps the last
-/// write) gives the gradient to every repeat, as scatter_elements' rule.
+/// scatter_nd: scatterGradients, reading with gatherNd.
 struct ScatterNdRule {
   LogicalResult operator()(OpBuilder &b, ScatterNdOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    ScatterReduction r = op.getReduction();
-    if (r != ScatterReduction::none && r != ScatterReduction::add)
-      return op.emitOpError("gradient of a scatter with mul / max / min reduction is not "
-                            "implemented yet");
-    if (r == ScatterReduction::none)
-      out.push_back(ScatterNdOp::create(b, loc, tensorType(op.getInput()), g[0], op.getIndices(),
-                                        splat(b, loc, op.getUpdates(), 0.0), r));
-    else
-      out.push_back(g[0]);
-    out.push_back(Value());
-    out.push_back(gatherNd(b, loc, g[0], op.getIndices(), tensorType(op.getUpdates())));
+    auto gather = [&](Value v) -> Value {
+      return gatherNd(b, loc, v, op.getIndices(), tensorType(op.getUpdates()));
+    };
+    auto scatter = [&](Value init, Value v, ScatterReduction r) -> Value {
+      return ScatterNdOp::create(b, loc, tensorType(init), init, op.getIndices(), v, r);
+    };
+    scatterGradients(b, loc, op.getReduction(), op.getInput(), op.getUpdates(), op.getResult(), g[0],
+                     {gather, scatter}, out);
     return success();
   }
 };

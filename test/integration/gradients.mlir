@@ -5602,6 +5602,401 @@ func.func @check_slice_strided_3d() -> i1 {
   return %ok : i1
 }
 
+func.func @f_scatter_elements_max(%a0: tensor<3x4xf64> {tcc.param = "p0"}, %a1: tensor<2x4xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2, 0, 1, 2], [2, 1, 1, 1]]> : tensor<2x4xi64>
+  %y = tcc.scatter_elements %a0, %i, %a1 {axis = 0 : i64, reduction = 3 : i32} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>
+  %wf = tcc.constant dense<[4.90689964463812744e-01, -9.29335378795183686e-01, -4.93845873030473337e-01, 5.07726813091520235e-02, -3.35495032838670104e-01, 8.95668370157025384e-01, 5.45064443875260540e-01, -8.80988340295012273e-01, -4.06630092110159325e-01, 1.88860405222411876e-01, -3.04652330512659608e-01, 3.01037170024436085e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<3x4xf64>
+  %p = tcc.mul %y, %w : tensor<3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_elements_max_grad(tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+
+func.func @check_scatter_elements_max() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[3.52607982635582407e-01, -2.82781412690772505e-01, -2.27595792475109387e-01, 3.31351535864825124e-03, -4.48066575406660339e-01, 4.18404491602719752e-01, 8.46560669723431802e-02, -4.65690062106572378e-02, -1.41788001488249493e-01, 2.49437303908798036e-01, -3.70509713413699371e-01, 1.95165368588664290e-01]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %x1f = arith.constant dense<[-1.39625879482513926e-01, 2.70597455047430324e-01, -7.96065218273089986e-02, 2.28910442914831355e-02, -3.15391278198016878e-01, -2.25644535413358327e-01, 8.78429370687364985e-02, 1.91114256172510294e-01]> : tensor<8xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+  %loss, %g0, %g1 = call @f_scatter_elements_max_grad(%x0, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_scatter_elements_max(%xp, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_scatter_elements_max(%xm, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<2x4xf64> into tensor<8xf64>
+  %n1 = arith.constant 8 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lp_t = func.call @f_scatter_elements_max(%x0, %xp) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lm_t = func.call @f_scatter_elements_max(%x0, %xm) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_elements_min(%a0: tensor<3x4xf64> {tcc.param = "p0"}, %a1: tensor<2x4xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2, 0, 1, 2], [2, 1, 1, 1]]> : tensor<2x4xi64>
+  %y = tcc.scatter_elements %a0, %i, %a1 {axis = 0 : i64, reduction = 4 : i32} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>
+  %wf = tcc.constant dense<[2.29116323776237474e-01, 3.86279663972390219e-01, -5.53930537084199592e-02, 7.22194998876002803e-01, 3.89909750658988807e-01, -5.09815951065799577e-02, -9.79968300353762256e-01, 5.23021699402085316e-01, 5.94669290180185106e-01, -2.53628941514218331e-01, 5.37861020607005136e-01, -3.69845587447572122e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<3x4xf64>
+  %p = tcc.mul %y, %w : tensor<3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_elements_min_grad(tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+
+func.func @check_scatter_elements_min() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-4.41899664409745818e-01, -3.99753069165904862e-01, -3.08713912993344830e-01, -4.13918153169350114e-02, 3.22936669267113105e-02, 2.63686532760507741e-01, -2.13824032279437026e-01, -1.45459395843762329e-01, 4.20473548250438589e-01, 8.68492481674358191e-02, 3.47776869671905742e-01, 1.94886531336821517e-01]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %x1f = arith.constant dense<[9.85797857408992617e-02, 1.71032150778939462e-01, -1.51417618554222561e-01, 1.16800593449615242e-02, -2.92580731386104465e-01, 2.62346089737255483e-01, -2.06869953863525968e-01, -5.02270459161481136e-02]> : tensor<8xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+  %loss, %g0, %g1 = call @f_scatter_elements_min_grad(%x0, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_scatter_elements_min(%xp, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_scatter_elements_min(%xm, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<2x4xf64> into tensor<8xf64>
+  %n1 = arith.constant 8 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lp_t = func.call @f_scatter_elements_min(%x0, %xp) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lm_t = func.call @f_scatter_elements_min(%x0, %xm) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_elements_mul(%a0: tensor<3x4xf64> {tcc.param = "p0"}, %a1: tensor<2x4xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[2, 0, 1, 2], [2, 1, 1, 1]]> : tensor<2x4xi64>
+  %y = tcc.scatter_elements %a0, %i, %a1 {axis = 0 : i64, reduction = 2 : i32} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>
+  %wf = tcc.constant dense<[6.60725380692978037e-01, -2.13741994380233225e-01, 5.88824036592197952e-01, 7.37135922503767471e-01, -8.39079447401974043e-01, -1.67453631803027081e-01, 6.80276587114817533e-01, 7.10333867347010983e-01, -2.78636530966429596e-01, 8.92972566349991226e-01, -7.56297208703016199e-02, 9.51989640177411500e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<3x4xf64>
+  %p = tcc.mul %y, %w : tensor<3x4xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<3x4xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_elements_mul_grad(tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+
+func.func @check_scatter_elements_mul() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-8.14392841675926071e-01, 1.56039418804168051e-01, -1.75102985511250964e+00, -4.05845319881504185e-01, 1.52427774286182283e+00, -1.34405770847879769e+00, 1.76801844563258825e+00, 1.81536685828678124e+00, -5.88419034241787209e-01, 4.04499269653587401e-01, -1.53659557177968287e+00, -7.57459226544649589e-01]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+  %x1f = arith.constant dense<[0.00000000000000000e+00, -5.57922390090770381e-01, -6.89210183975158319e-01, 0.00000000000000000e+00, 0.00000000000000000e+00, 1.78510971400217722e+00, 1.67167492544373308e+00, 9.36534638774294770e-01]> : tensor<8xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+  %loss, %g0, %g1 = call @f_scatter_elements_mul_grad(%x0, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> (tensor<f64>, tensor<3x4xf64>, tensor<2x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<3x4xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lp_t = func.call @f_scatter_elements_mul(%xp, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 4] : tensor<12xf64> into tensor<3x4xf64>
+    %lm_t = func.call @f_scatter_elements_mul(%xm, %x1) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<2x4xf64> into tensor<8xf64>
+  %n1 = arith.constant 8 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lp_t = func.call @f_scatter_elements_mul(%x0, %xp) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 4] : tensor<8xf64> into tensor<2x4xf64>
+    %lm_t = func.call @f_scatter_elements_mul(%x0, %xm) : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_max(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[1], [3], [1]]> : tensor<3x1xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 {reduction = 3 : i32} : tensor<4x3xf64>, tensor<3x1xi64>, tensor<3x3xf64>
+  %wf = tcc.constant dense<[-9.67610256717402528e-01, -1.90054157180096883e-01, 7.48605203102731709e-01, -4.68640431272347113e-01, 3.43811792568968322e-01, 9.31462227253503805e-01, 4.02999180872265939e-01, -2.25776267342590042e-02, -2.29051936951819579e-01, 1.41179466848643909e-01, 6.41915439133870613e-01, 8.78587701082154116e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<4x3xf64>
+  %p = tcc.mul %y, %w : tensor<4x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_max_grad(tensor<4x3xf64>, tensor<3x3xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x3xf64>)
+
+func.func @check_scatter_nd_max() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[4.06298411961229899e-01, -2.36999515519035781e-01, 2.65890102135655837e-01, -1.54455531206503571e-01, -2.88892724016472313e-01, -3.83593739781022680e-01, -6.74298196733036370e-02, 3.50474084892406779e-01, 1.70538361146719275e-01, 1.17026816224873043e-01, -4.76874553412398150e-01, 2.29569858102006974e-02]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+  %x1f = arith.constant dense<[-2.58778237323366911e-01, -4.20437610286875096e-03, -1.91784326168359637e-01, -1.06148107518045071e-01, -3.23536941156828295e-01, 3.15760214777005721e-01, 1.20841313629714897e-01, 2.03203992422450130e-01, 5.01063923544592810e-02]> : tensor<9xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 3] : tensor<9xf64> into tensor<3x3xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_max_grad(%x0, %x1) : (tensor<4x3xf64>, tensor<3x3xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lp_t = func.call @f_scatter_nd_max(%xp, %x1) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lm_t = func.call @f_scatter_nd_max(%xm, %x1) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<3x3xf64> into tensor<9xf64>
+  %n1 = arith.constant 9 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<9xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<9xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 3] : tensor<9xf64> into tensor<3x3xf64>
+    %lp_t = func.call @f_scatter_nd_max(%x0, %xp) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<9xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 3] : tensor<9xf64> into tensor<3x3xf64>
+    %lm_t = func.call @f_scatter_nd_max(%x0, %xm) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<9xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_scatter_nd_mul(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %i = tcc.constant dense<[[1], [3], [1]]> : tensor<3x1xi64>
+  %y = tcc.scatter_nd %a0, %i, %a1 {reduction = 2 : i32} : tensor<4x3xf64>, tensor<3x1xi64>, tensor<3x3xf64>
+  %wf = tcc.constant dense<[-7.30976827791155470e-01, -9.81778953983973190e-01, -7.52038552784365821e-01, -2.73832508194580937e-01, -9.93808463167383138e-01, 8.41917919174674845e-01, 7.63850336770674154e-01, 9.19948165096153847e-02, 4.97654670140972311e-01, 3.73062761681419053e-01, 9.59140991348947258e-01, -3.55244128107665036e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<4x3xf64>
+  %p = tcc.mul %y, %w : tensor<4x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_scatter_nd_mul_grad(tensor<4x3xf64>, tensor<3x3xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x3xf64>)
+
+func.func @check_scatter_nd_mul() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.69172767250574818e+00, -1.28489537920066699e+00, 1.15623772312286555e+00, 2.83440891153351249e-01, -2.38222998878785397e-01, 1.51947760874725413e+00, 1.73311508475893028e+00, -1.25331633561350886e+00, -9.31881317303882017e-01, -1.02436704855112826e+00, -1.46195555091491913e+00, 1.75228397121056600e+00]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+  %x1f = arith.constant dense<[7.72580309289794709e-01, 0.00000000000000000e+00, 9.73775243561327830e-01, -6.48110281978498293e-01, 0.00000000000000000e+00, -6.33067105469972802e-01, -1.08868401386985925e+00, 1.35592220774147165e+00, -7.34384529378043105e-01]> : tensor<9xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 3] : tensor<9xf64> into tensor<3x3xf64>
+  %loss, %g0, %g1 = call @f_scatter_nd_mul_grad(%x0, %x1) : (tensor<4x3xf64>, tensor<3x3xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lp_t = func.call @f_scatter_nd_mul(%xp, %x1) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
+    %lm_t = func.call @f_scatter_nd_mul(%xm, %x1) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1]] : tensor<3x3xf64> into tensor<9xf64>
+  %n1 = arith.constant 9 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<9xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<9xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [3, 3] : tensor<9xf64> into tensor<3x3xf64>
+    %lp_t = func.call @f_scatter_nd_mul(%x0, %xp) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<9xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [3, 3] : tensor<9xf64> into tensor<3x3xf64>
+    %lm_t = func.call @f_scatter_nd_mul(%x0, %xm) : (tensor<4x3xf64>, tensor<3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<9xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -5610,7 +6005,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[4.90689964463812744e-01, -9.29335378795183686e-01, -4.93845873030473337e-01, 5.07726813091520235e-02, -3.35495032838670104e-01, 8.95668370157025384e-01, 5.45064443875260540e-01, -8.80988340295012273e-01]> : tensor<8xf64>
+  %wf = tcc.constant dense<[-1.67313442991244399e-01, 6.45269996805784452e-01, -2.81091230597976249e-02, -2.69382223124761344e-01, 7.54097225749465805e-01, 2.36771759389707848e-01, -9.74449621865415505e-01, 6.36205318324650770e-01]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -5627,13 +6022,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[-8.13260184220318649e-01, 3.77720810444823751e-01, -6.09304661025319216e-01, 6.02074340048872170e-01, 6.96200434724175032e-01, -1.05024965468857934e+00, 1.82344950941201267e+00, -1.95655358047461680e+00, -7.06578914926178303e-01, -1.66297737072618412e+00, -1.56423992584307880e+00, 1.87895345646924339e+00]> : tensor<12xf64>
+  %x0f = arith.constant dense<[1.28706399153911866e+00, -1.12949491529959767e+00, -8.76299355985634687e-01, -1.36420449753916317e+00, 1.06081550824278370e+00, 6.33338106097368403e-01, -3.81306294508059196e-01, 8.19430654139935655e-01, -1.97383711954997709e+00, 1.62181647892612091e+00, -1.76671709980557168e+00, -1.68464295167123623e+00]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[6.16428485470050802e-01, -1.84068784224964110e+00, -1.86236532599123850e+00, 1.51653685886642853e+00, 9.49028658630064470e-01, -1.05626960912019641e+00, -1.78800148824948213e-01, 1.34309937893427644e+00, -1.53439330276568153e+00, -1.59550839728029192e-01, 1.19334245933396277e+00, -1.66864846413517487e+00, -7.59579247510940636e-01, 1.72185873092274777e+00, 1.26079826355824087e+00]> : tensor<15xf64>
+  %x1f = arith.constant dense<[-8.99627821887430290e-01, 3.86448820049919206e-01, 3.79897463987852291e-01, -1.18389486222468721e+00, 5.73060945523904408e-02, -1.82935894896956830e+00, -9.85012878683843240e-01, 1.37890861182919844e+00, 7.00547392454159645e-01, -5.71755454458303891e-01, 3.79525698093545749e-02, -1.29305624824275700e+00, 1.27879992340746984e+00, 1.98451193436731010e-01, 1.44230703401193239e+00]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[1.26936641133680927e+00, 6.95419822550320532e-01, -9.20093002588335818e-01, -2.68918604907384395e-01, 1.70767012331459966e-01]> : tensor<5xf64>
+  %x2f = arith.constant dense<[-1.66848007640415696e+00, 1.43553713165749963e+00, -9.81610972351145250e-01, -1.09078589555025918e-01, 1.78462873595993088e+00]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[-3.74557958744028419e-02, 1.11142561725102862e+00, -1.21570629312635070e+00, -5.64453541335834252e-01, -1.53912781980168933e+00, 2.89104429148313358e-01, -1.96065218273089936e+00, 1.05974550474303220e+00, 3.74120517486078441e-02, 4.58232647552474948e-01]> : tensor<10xf64>
+  %x3f = arith.constant dense<[-2.85192615266287142e-01, 3.52901288359243281e-01, -1.63217484047186989e+00, -1.07121561332826820e+00, -6.01849681316644958e-01, -3.16657631572948350e-01, 1.63668857083311670e+00, -2.31491406539406697e-01, -2.53175686516040166e-01, -1.20272955021896655e+00]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -6008,6 +6403,21 @@ func.func @main() {
   %ok_slice_strided_3d = call @check_slice_strided_3d() : () -> i1
   vector.print str "slice_strided_3d "
   vector.print %ok_slice_strided_3d : i1
+  %ok_scatter_elements_max = call @check_scatter_elements_max() : () -> i1
+  vector.print str "scatter_elements_max "
+  vector.print %ok_scatter_elements_max : i1
+  %ok_scatter_elements_min = call @check_scatter_elements_min() : () -> i1
+  vector.print str "scatter_elements_min "
+  vector.print %ok_scatter_elements_min : i1
+  %ok_scatter_elements_mul = call @check_scatter_elements_mul() : () -> i1
+  vector.print str "scatter_elements_mul "
+  vector.print %ok_scatter_elements_mul : i1
+  %ok_scatter_nd_max = call @check_scatter_nd_max() : () -> i1
+  vector.print str "scatter_nd_max "
+  vector.print %ok_scatter_nd_max : i1
+  %ok_scatter_nd_mul = call @check_scatter_nd_mul() : () -> i1
+  vector.print str "scatter_nd_mul "
+  vector.print %ok_scatter_nd_mul : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -6103,4 +6513,9 @@ func.func @main() {
 // CHECK-NEXT: gather_last_scalar 1
 // CHECK-NEXT: slice_strided 1
 // CHECK-NEXT: slice_strided_3d 1
+// CHECK-NEXT: scatter_elements_max 1
+// CHECK-NEXT: scatter_elements_min 1
+// CHECK-NEXT: scatter_elements_mul 1
+// CHECK-NEXT: scatter_nd_max 1
+// CHECK-NEXT: scatter_nd_mul 1
 // CHECK-NEXT: mlp 1

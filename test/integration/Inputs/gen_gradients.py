@@ -295,6 +295,28 @@ def cases():
         '%y = tcc.slice %a0, start = [1, 5], stride = [2, -2] : tensor<7x6xf64> -> tensor<3x3xf64>'], [3, 3]
     yield 'slice_strided_3d', [([2, 9, 4], sym)], [
         '%y = tcc.slice %a0, start = [1, 8, 0], stride = [-1, -3, 3] : tensor<2x9x4xf64> -> tensor<2x3x2xf64>'], [2, 3, 2]
+    # Scatters with max / min / mul reduction, repeated positions. max / min:
+    # inputs and updates distinct (no ties, where the gradient is shared);
+    # mul: updates with exact zeros, two at one position and one alone
+    # (the product is a polynomial: finite differences hold there).
+    def with_zeros(n, zeros):
+        values = []
+
+        def sample(r):
+            if not values:
+                values.extend(0.0 if i in zeros else sym(r) for i in range(n))
+                values.reverse()
+            return values.pop()
+        return sample
+    for name, red, u in (('scatter_elements_max', 3, distinct(8)), ('scatter_elements_min', 4, distinct(8)),
+                         ('scatter_elements_mul', 2, with_zeros(8, {0, 4, 3}))):
+        yield name, [([3, 4], distinct(12) if red != 2 else sym), ([2, 4], u)], [
+            '%i = tcc.constant dense<[[2, 0, 1, 2], [2, 1, 1, 1]]> : tensor<2x4xi64>',
+            '%%y = tcc.scatter_elements %%a0, %%i, %%a1 {axis = 0 : i64, reduction = %d : i32} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>' % red], [3, 4]
+    for name, red, u in (('scatter_nd_max', 3, distinct(9)), ('scatter_nd_mul', 2, with_zeros(9, {1, 4}))):
+        yield name, [([4, 3], distinct(12) if red != 2 else sym), ([3, 3], u)], [
+            '%i = tcc.constant dense<[[1], [3], [1]]> : tensor<3x1xi64>',
+            '%%y = tcc.scatter_nd %%a0, %%i, %%a1 {reduction = %d : i32} : tensor<4x3xf64>, tensor<3x1xi64>, tensor<3x3xf64>' % red], [4, 3]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
