@@ -92,6 +92,16 @@ Value cropTo(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shape) {
                          b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones));
 }
 
+/// The row-major multi-index of FLAT in SHAPE.
+SmallVector<int64_t> unflatten(int64_t flat, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> index(shape.size());
+  for (int64_t j = int64_t(shape.size()) - 1; j >= 0; --j) {
+    index[j] = flat % shape[j];
+    flat /= shape[j];
+  }
+  return index;
+}
+
 bool isFloatTensor(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && isa<FloatType>(t.getElementType());
@@ -372,18 +382,54 @@ struct ClampRule {
   }
 };
 
-/// slice with unit strides: the gradient padded back with zeros.
+/// slice: the gradient put back at the sliced positions, zeros elsewhere.
+/// tcc.pad has no interior padding, so along a dimension of stride s > 1
+/// each element of g is followed by s - 1 zeros ([n] -> [n, 1], padded to
+/// [n, s], -> [n * s]); a negative stride is the positive one over g
+/// reversed (a stride -1 slice), starting at the last sliced position. One
+/// pad then moves the first element to its start, and what lies past the
+/// input (at most s - 1 trailing zeros) is cut off.
 struct SliceRule {
   LogicalResult operator()(OpBuilder &b, SliceOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
     RankedTensorType in = tensorType(op.getInput()), res = tensorType(op.getResult());
-    if (llvm::any_of(op.getStride(), [](int64_t s) { return s != 1; }))
-      return op.emitOpError("gradient of a strided slice is not implemented yet");
-    SmallVector<int64_t> low(op.getStart()), high;
-    for (int64_t d = 0; d < in.getRank(); ++d)
-      high.push_back(in.getDimSize(d) - low[d] - res.getDimSize(d));
-    out.push_back(PadOp::create(b, op.getLoc(), g[0], b.getDenseI64ArrayAttr(low),
-                                b.getDenseI64ArrayAttr(high), PadModeAttr::get(b.getContext(), PadMode::constant),
-                                b.getF64FloatAttr(0.0)));
+    if (res.getNumElements() == 0) {
+      out.push_back(splat(b, loc, op.getInput(), 0.0));
+      return success();
+    }
+    int64_t rank = in.getRank();
+    Type et = in.getElementType();
+    auto constantPad = [&](Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) -> Value {
+      return PadOp::create(b, loc, v, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+                           PadModeAttr::get(b.getContext(), PadMode::constant),
+                           b.getF64FloatAttr(0.0));
+    };
+    Value grad = g[0];
+    SmallVector<int64_t> low(op.getStart()), high(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t s = op.getStride()[d], n = res.getDimSize(d);
+      SmallVector<int64_t> shape(tensorType(grad).getShape());
+      if (s < 0) {
+        SmallVector<int64_t> start(rank, 0), step(rank, 1);
+        start[d] = n - 1;
+        step[d] = -1;
+        grad = SliceOp::create(b, loc, tensorType(grad), grad, b.getDenseI64ArrayAttr(start),
+                               b.getDenseI64ArrayAttr(step));
+        low[d] += (n - 1) * s;
+        s = -s;
+      }
+      if (s > 1) {
+        SmallVector<int64_t> split(shape), lo(rank + 1, 0), hi(rank + 1, 0);
+        split.insert(split.begin() + d + 1, 1);
+        hi[d + 1] = s - 1;
+        grad = ReshapeOp::create(b, loc, RankedTensorType::get(split, et), grad);
+        grad = constantPad(grad, lo, hi);
+        shape[d] = n * s;
+        grad = ReshapeOp::create(b, loc, RankedTensorType::get(shape, et), grad);
+      }
+      high[d] = std::max<int64_t>(0, in.getDimSize(d) - low[d] - shape[d]);
+    }
+    out.push_back(cropTo(b, loc, constantPad(grad, low, high), in.getShape()));
     return success();
   }
 };
@@ -419,61 +465,108 @@ struct ConcatRule {
   }
 };
 
-/// gather along axis 0 (an embedding lookup): the gradient rows added into
-/// zeros at the gathered rows (scatter-add, in index order: deterministic).
+/// gather along AXIS: the gradient slices added into zeros at the gathered
+/// indices (scatter-add, in index order: deterministic; negative indices
+/// wrap as in the forward). For axis 0 (an embedding lookup) g [S.., B..]
+/// is scattered into [X, B..] directly; along another axis the gathered
+/// axis goes to the front: g [A.., S.., B..] -> [S.., A.., B..] is
+/// scattered into [X, A.., B..], which is transposed back to [A.., X, B..].
 struct GatherRule {
   LogicalResult operator()(OpBuilder &b, GatherOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    if (op.getAxis() != 0)
-      return op.emitOpError("gradient of a gather along axis ") << op.getAxis()
-             << " is not implemented yet (axis 0 is)";
     RankedTensorType in = tensorType(op.getInput());
     RankedTensorType idx = tensorType(op.getIndices());
+    int64_t axis = op.getAxis(), rank = in.getRank(), idxRank = idx.getRank();
     SmallVector<int64_t> idxShape(idx.getShape());
     idxShape.push_back(1);
     Value indices = ReshapeOp::create(b, loc, RankedTensorType::get(idxShape, idx.getElementType()),
                                       op.getIndices());
-    Value zeros = splat(b, loc, op.getInput(), 0.0);
-    out.push_back(ScatterNdOp::create(b, loc, in, zeros, indices, g[0], ScatterReduction::add));
+    Value updates = g[0];
+    // toFront: [A.., X, B..] -> [X, A.., B..]; S.. moves likewise in g.
+    SmallVector<int64_t> toFront = {axis}, gToFront, frontShape = {in.getDimSize(axis)};
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis) {
+        toFront.push_back(d);
+        frontShape.push_back(in.getDimSize(d));
+      }
+    if (axis != 0) {
+      for (int64_t d = 0; d < idxRank; ++d)
+        gToFront.push_back(axis + d);
+      for (int64_t d = 0; d < tensorType(g[0]).getRank(); ++d)
+        if (d < axis || d >= axis + idxRank)
+          gToFront.push_back(d);
+      updates = TransposeOp::create(b, loc, updates, b.getDenseI64ArrayAttr(gToFront));
+    }
+    auto frontType = RankedTensorType::get(frontShape, in.getElementType());
+    Value zeros = ConstantOp::create(
+        b, loc, frontType, DenseElementsAttr::get(frontType, FloatAttr::get(in.getElementType(), 0.0)));
+    Value dx = ScatterNdOp::create(b, loc, frontType, zeros, indices, updates, ScatterReduction::add);
+    if (axis != 0) {
+      SmallVector<int64_t> back(rank);
+      for (auto [i, p] : llvm::enumerate(toFront))
+        back[p] = int64_t(i);
+      dx = TransposeOp::create(b, loc, dx, b.getDenseI64ArrayAttr(back));
+    }
+    out.push_back(dx);
     out.push_back(Value());
     return success();
   }
 };
 
-/// The filter gradient of a group-1 convolution of X [N, C, D...] by a
-/// filter of FILTER's type [F, C, K...] (stride s, dilation d, X padded by
-/// (pl, ph)), given the gradient G [N, F, O...] of its result:
-///   dW = conv(X^T, G^T) with stride d, dilation s and the same pads, where
-///        ^T swaps the batch and channel dimensions; its spatial extent can
-///        exceed the kernel's by the rows the forward windows never
-///        reached, which are cut off.
+/// The filter gradient of a convolution of X [N, C, D...] in GROUP groups by
+/// a filter of FILTER's type [F, C/G, K...] (stride s, dilation d, X padded
+/// by (pl, ph)), given the gradient G [N, F, O...] of its result:
+///   dW = conv(X', G^T) in G groups with stride d, dilation s and the same
+///        pads, where G^T [F, N, O...] swaps g's batch and channel
+///        dimensions, and X' [C/G, G*N, D...] puts the channel within a group
+///        first and (group, batch) as the channels, so that group j of the
+///        convolution pairs x's channels of group j with g's filters of group
+///        j (for one group, X' is X with batch and channels swapped). Its
+///        spatial extent can exceed the kernel's by the rows the forward
+///        windows never reached, which are cut off.
 Value convFilterGradient(OpBuilder &b, Location loc, Value x, Value g, RankedTensorType filter,
-                         ArrayRef<int64_t> s, ArrayRef<int64_t> d, ArrayRef<int64_t> pl,
-                         ArrayRef<int64_t> ph) {
+                         int64_t group, ArrayRef<int64_t> s, ArrayRef<int64_t> d,
+                         ArrayRef<int64_t> pl, ArrayRef<int64_t> ph) {
   int64_t rank = filter.getRank();
+  RankedTensorType xt = tensorType(x);
   SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   std::swap(swap[0], swap[1]);
-  Value xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
+  Value xT;
+  if (group == 1) {
+    xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
+  } else {
+    // [N, C, D...] -> [N, G, C/G, D...] -> [C/G, G, N, D...] -> [C/G, G*N, D...]
+    int64_t n = xt.getDimSize(0), cg = xt.getDimSize(1) / group;
+    SmallVector<int64_t> split = {n, group, cg}, perm = {2, 1, 0}, merged = {cg, group * n};
+    for (int64_t i = 2; i < rank; ++i) {
+      split.push_back(xt.getDimSize(i));
+      merged.push_back(xt.getDimSize(i));
+      perm.push_back(i + 1);
+    }
+    xT = ReshapeOp::create(b, loc, RankedTensorType::get(split, xt.getElementType()), x);
+    xT = TransposeOp::create(b, loc, xT, b.getDenseI64ArrayAttr(perm));
+    xT = ReshapeOp::create(b, loc, RankedTensorType::get(merged, xt.getElementType()), xT);
+  }
   Value gT = TransposeOp::create(b, loc, g, b.getDenseI64ArrayAttr(swap));
   Value dwT = ConvOp::create(b, loc, xT, gT, b.getDenseI64ArrayAttr(d), b.getDenseI64ArrayAttr(s),
                              b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
-                             b.getI64IntegerAttr(1));
-  // [C, F, K'...] -> [C, F, K...] -> [F, C, K...]
+                             b.getI64IntegerAttr(group));
+  // [C/G, F, K'...] -> [C/G, F, K...] -> [F, C/G, K...]
   SmallVector<int64_t> kernel = {filter.getDimSize(1), filter.getDimSize(0)};
   llvm::append_range(kernel, filter.getShape().drop_front(2));
   dwT = cropTo(b, loc, dwT, kernel);
   return TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap));
 }
 
-/// conv (group 1), with x padded by (pl, ph), stride s, dilation d:
-///   dX = conv_transpose(g, w) with the same stride, dilation and pads, and
-///        output_padding = the input rows the forward windows never reached;
+/// conv in G groups, with x padded by (pl, ph), stride s, dilation d:
+///   dX = conv_transpose(g, w) in G groups with the same stride, dilation
+///        and pads (w [F, C/G, K...] is conv_transpose's [in, out/G, K...]
+///        filter layout for that direction), and output_padding = the input
+///        rows the forward windows never reached;
 ///   dW = convFilterGradient(x, g).
 struct ConvRule {
   LogicalResult operator()(OpBuilder &b, ConvOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    if (op.getGroup() != 1)
-      return op.emitOpError("gradient of a grouped convolution is not implemented yet");
     Value x = op.getInput(), w = op.getFilter();
     RankedTensorType xt = tensorType(x), wt = tensorType(w);
     int64_t spatial = xt.getRank() - 2;
@@ -487,19 +580,20 @@ struct ConvRule {
     out.push_back(ConvTransposeOp::create(
         b, loc, g[0], w, b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
         b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
-        b.getDenseI64ArrayAttr(outputPadding), b.getI64IntegerAttr(1)));
-    out.push_back(convFilterGradient(b, loc, x, g[0], wt, s, d, pl, ph));
+        b.getDenseI64ArrayAttr(outputPadding), op.getGroupAttr()));
+    out.push_back(convFilterGradient(b, loc, x, g[0], wt, op.getGroup(), s, d, pl, ph));
     return success();
   }
 };
 
-/// conv_transpose (group 1) of x [N, C, D...] by w [C, M, K...] is the
-/// input gradient of a convolution from M to C channels by w (whose layout
-/// is conv's [F, C, K...] for that convolution) with the same stride,
-/// dilation and pads, so its own gradients are that convolution's forward
-/// and filter gradient with the roles of input and result swapped:
-///   dX = conv(g, w), cut to x's extent (output_padding >= stride leaves
-///        rows no input row reached);
+/// conv_transpose of x [N, C, D...] by w [C, M/G, K...] in G groups is the
+/// input gradient of a convolution from M to C channels in G groups by w
+/// (whose layout is conv's [F, C/G, K...] for that convolution) with the
+/// same stride, dilation and pads, so its own gradients are that
+/// convolution's forward and filter gradient with the roles of input and
+/// result swapped:
+///   dX = conv(g, w) in G groups, cut to x's extent (output_padding >=
+///        stride leaves rows no input row reached);
 ///   dW = convFilterGradient(g, x).
 /// output_padding needs no special case: conv(g, w) reads g over its whole
 /// extent, the output_padding rows included, where the forward wrote.
@@ -507,93 +601,228 @@ struct ConvTransposeRule {
   LogicalResult operator()(OpBuilder &b, ConvTransposeOp op, ValueRange g,
                            SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    if (op.getGroup() != 1)
-      return op.emitOpError("gradient of a grouped transposed convolution is not implemented yet");
     Value x = op.getInput(), w = op.getFilter();
     ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations(), pl = op.getPadLow(),
                       ph = op.getPadHigh();
     Value dx = ConvOp::create(b, loc, g[0], w, b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
                               b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
-                              b.getI64IntegerAttr(1));
+                              op.getGroupAttr());
     out.push_back(cropTo(b, loc, dx, tensorType(x).getShape()));
-    out.push_back(convFilterGradient(b, loc, g[0], x, tensorType(w), s, d, pl, ph));
+    out.push_back(convFilterGradient(b, loc, g[0], x, tensorType(w), op.getGroup(), s, d, pl, ph));
     return success();
   }
 };
 
-/// The gradient of a pooling with non-overlapping windows (stride = kernel,
-/// no padding or dilation): WEIGHT(x_window, y_window_value, g) on every
-/// element of each window, zero for the rows no window covers.
+/// Where the windows of a pooling op read its input [N, C, D...] (as the
+/// lowering reads it: padded by pad_low before and, past pad_high where
+/// ceil_mode windows hang over, by what the windows reach after). For output
+/// position o (row-major over the output's O...) and kernel offset k
+/// (row-major over the kernel), window element o*s - pl + k*d is at
+/// position[o * kernelSize + k] of a row-major [D...] plane, or at `padding`
+/// (= the plane's size, one past it) where it lies outside the input.
 template <typename OpTy>
-LogicalResult windowGradient(OpBuilder &b, OpTy op, Value g, SmallVectorImpl<Value> &out,
-                             function_ref<Value(Value x, Value y, Value g)> weight) {
-  Location loc = op.getLoc();
-  ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides();
-  auto isOne = [](int64_t v) { return v == 1; };
-  auto isZero = [](int64_t v) { return v == 0; };
-  if (k != s || !llvm::all_of(op.getDilations(), isOne) || !llvm::all_of(op.getPadLow(), isZero) ||
-      !llvm::all_of(op.getPadHigh(), isZero))
-    return op.emitOpError("gradient of overlapping, padded or dilated pooling is not "
-                          "implemented yet (non-overlapping windows are)");
-  RankedTensorType xt = tensorType(op.getInput()), yt = tensorType(op.getResult());
-  int64_t spatial = xt.getRank() - 2;
-  Type et = xt.getElementType();
-  // up(v): every window element gets its window's value.
-  SmallVector<int64_t> split = {yt.getDimSize(0), yt.getDimSize(1)}, tiled = split,
-                       covered = split;
-  for (int64_t i = 0; i < spatial; ++i) {
-    split.append({yt.getDimSize(2 + i), 1});
-    tiled.append({yt.getDimSize(2 + i), k[i]});
-    covered.push_back(yt.getDimSize(2 + i) * k[i]);
-  }
-  auto up = [&](Value v) -> Value {
-    Value r = ReshapeOp::create(b, loc, RankedTensorType::get(split, et), v);
-    SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(0, int64_t(split.size())));
-    r = BroadcastInDimOp::create(b, loc, RankedTensorType::get(tiled, et), r,
-                                 b.getDenseI64ArrayAttr(dims));
-    return ReshapeOp::create(b, loc, RankedTensorType::get(covered, et), r);
-  };
-  Value x = op.getInput();
-  auto coveredType = RankedTensorType::get(covered, et);
-  bool partial = coveredType.getShape() != xt.getShape();
-  if (partial) {
-    SmallVector<int64_t> zeros(xt.getRank(), 0), ones(xt.getRank(), 1);
-    x = SliceOp::create(b, loc, coveredType, x, b.getDenseI64ArrayAttr(zeros),
-                        b.getDenseI64ArrayAttr(ones));
-  }
-  Value dx = weight(x, up(op.getResult()), up(g));
-  if (partial) {
-    SmallVector<int64_t> low(xt.getRank(), 0), high;
-    for (int64_t d = 0; d < xt.getRank(); ++d)
-      high.push_back(xt.getDimSize(d) - covered[d]);
-    dx = PadOp::create(b, loc, dx, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
-                       PadModeAttr::get(b.getContext(), PadMode::constant), b.getF64FloatAttr(0.0));
-  }
-  out.push_back(dx);
-  return success();
-}
+struct PoolWindows {
+  RankedTensorType xt, yt;
+  int64_t spatial, plane = 1, outPlane = 1, kernelSize = 1, padding;
+  SmallVector<int64_t> reach, position;
 
-/// max_pool (non-overlapping windows, the usual 2x2 / 2): the gradient goes
-/// to the window elements equal to the window's maximum. Unlike PyTorch,
-/// which picks the first, every tied maximum receives it (ties are rare in
-/// float data).
-struct MaxPoolRule {
-  LogicalResult operator()(OpBuilder &b, MaxPoolOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
-    return windowGradient(b, op, g[0], out, [&](Value x, Value y, Value up) {
-      return gradWhere(b, op.getLoc(), CmpPredicate::eq, x, y, up);
-    });
+  explicit PoolWindows(OpTy op)
+      : xt(tensorType(op.getInput())), yt(tensorType(op.getResult())), spatial(xt.getRank() - 2) {
+    ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(), d = op.getDilations(),
+                      pl = op.getPadLow();
+    for (int64_t i = 0; i < spatial; ++i) {
+      plane *= xt.getDimSize(2 + i);
+      outPlane *= yt.getDimSize(2 + i);
+      kernelSize *= k[i];
+      int64_t last = (yt.getDimSize(2 + i) - 1) * s[i] + d[i] * (k[i] - 1) + 1;
+      reach.push_back(std::max<int64_t>(0, last - xt.getDimSize(2 + i) - pl[i]));
+    }
+    padding = plane;
+    ArrayRef<int64_t> in = xt.getShape().drop_front(2), out = yt.getShape().drop_front(2);
+    for (int64_t o = 0; o < outPlane; ++o) {
+      SmallVector<int64_t> oi = unflatten(o, out);
+      for (int64_t kk = 0; kk < kernelSize; ++kk) {
+        SmallVector<int64_t> ki = unflatten(kk, k);
+        int64_t flat = 0;
+        bool inside = true;
+        for (int64_t j = 0; j < spatial; ++j) {
+          int64_t pos = oi[j] * s[j] - pl[j] + ki[j] * d[j];
+          inside &= pos >= 0 && pos < in[j];
+          flat = flat * in[j] + pos;
+        }
+        position.push_back(inside ? flat : padding);
+      }
+    }
+  }
+
+  /// A [N, C, O...] tensor of element type ET from per-output values (a
+  /// constant [O...] broadcast over batch and channels).
+  Value perOutput(OpBuilder &b, Location loc, Type et, ArrayRef<Attribute> values) const {
+    auto planeType = RankedTensorType::get(yt.getShape().drop_front(2), et);
+    Value c = ConstantOp::create(b, loc, planeType, DenseElementsAttr::get(planeType, values));
+    auto full = RankedTensorType::get(yt.getShape(), et);
+    return BroadcastInDimOp::create(b, loc, full, c,
+                                    b.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(2, yt.getRank()))));
+  }
+
+  /// Adds UPDATES [N, C, P] at the plane positions INDICES [N, C, P] of a
+  /// zero [N, C, D...]; positions equal to `padding` land in an extra
+  /// element that is cut off. scatter-add runs in index order, so this is
+  /// deterministic.
+  Value scatterAdd(OpBuilder &b, Location loc, Value indices, Value updates) const {
+    Type et = xt.getElementType();
+    int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
+    auto withPadding = RankedTensorType::get({n, c, plane + 1}, et);
+    Value zeros = ConstantOp::create(b, loc, withPadding,
+                                     DenseElementsAttr::get(withPadding, FloatAttr::get(et, 0.0)));
+    Value sum = ScatterElementsOp::create(b, loc, withPadding, zeros, indices, updates,
+                                          b.getI64IntegerAttr(2),
+                                          ScatterReductionAttr::get(b.getContext(), ScatterReduction::add));
+    sum = cropTo(b, loc, sum, {n, c, plane});
+    return ReshapeOp::create(b, loc, xt, sum);
   }
 };
 
-/// avg_pool (non-overlapping windows): each element gets g / window size.
+/// max_pool, any windows (overlapping, padded, dilated, ceil_mode): each
+/// window's gradient goes to ONE element, PyTorch's: the first maximum in
+/// the window (row-major over the kernel); padding never wins. The winner's
+/// position is found with tcc ops by walking the kernel offsets in order,
+/// each a strided slice of the padded input (the values the window sees at
+/// that offset), taking an element only if it is strictly greater than the
+/// best so far; which offsets are padding, and which is a window's first
+/// real one, is known at compile time. The gradient is then a scatter-add
+/// of g at the winners. This is the adjoint of the lowering for any
+/// geometry, costs kernel-size elementwise passes over the output plus one
+/// pass over it to scatter, and needs no float equality with the result.
+struct MaxPoolRule {
+  LogicalResult operator()(OpBuilder &b, MaxPoolOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    if (!isFloatTensor(op.getInput()))
+      return op.emitOpError("has no gradient for integer operands");
+    PoolWindows<MaxPoolOp> w(op);
+    RankedTensorType yt = w.yt;
+    ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(), d = op.getDilations();
+    // The padded input; its padding value is never read as a candidate.
+    SmallVector<int64_t> low = {0, 0}, high = {0, 0};
+    llvm::append_range(low, op.getPadLow());
+    llvm::append_range(high, w.reach);
+    Value xp = op.getInput();
+    if (llvm::any_of(low, [](int64_t v) { return v != 0; }) ||
+        llvm::any_of(high, [](int64_t v) { return v != 0; }))
+      xp = PadOp::create(b, loc, xp, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+                         PadModeAttr::get(b.getContext(), PadMode::constant), b.getF64FloatAttr(0.0));
+    Type i64 = b.getI64Type(), i1 = b.getI1Type();
+    // A window's first real offset: -1 if the window is all padding.
+    SmallVector<int64_t> first(w.outPlane, -1);
+    for (int64_t o = 0; o < w.outPlane; ++o)
+      for (int64_t kk = w.kernelSize - 1; kk >= 0; --kk)
+        if (w.position[o * w.kernelSize + kk] != w.padding)
+          first[o] = kk;
+    // A constant mask over the output plane, or null where it is all true.
+    auto mask = [&](function_ref<bool(int64_t)> pred, bool &none) -> Value {
+      SmallVector<Attribute> bits;
+      bool all = true;
+      none = true;
+      for (int64_t o = 0; o < w.outPlane; ++o) {
+        bool v = pred(o);
+        all &= v;
+        none &= !v;
+        bits.push_back(b.getBoolAttr(v));
+      }
+      return all ? Value() : w.perOutput(b, loc, i1, bits);
+    };
+    Value best, winner;
+    for (int64_t kk = 0; kk < w.kernelSize; ++kk) {
+      SmallVector<int64_t> start = {0, 0}, stride = {1, 1}, offset = unflatten(kk, k);
+      for (int64_t i = 0; i < w.spatial; ++i) {
+        start.push_back(offset[i] * d[i]);
+        stride.push_back(s[i]);
+      }
+      Value v = SliceOp::create(b, loc, yt, xp, b.getDenseI64ArrayAttr(start),
+                                b.getDenseI64ArrayAttr(stride));
+      SmallVector<Attribute> positions;
+      for (int64_t o = 0; o < w.outPlane; ++o)
+        positions.push_back(b.getI64IntegerAttr(w.position[o * w.kernelSize + kk]));
+      Value at = w.perOutput(b, loc, i64, positions);
+      if (kk == 0) {
+        // Windows whose first real offset is later take it there.
+        best = v;
+        winner = at;
+        continue;
+      }
+      bool noFirst, noLater;
+      Value isFirst = mask([&](int64_t o) { return first[o] == kk; }, noFirst);
+      Value isLater = mask([&](int64_t o) {
+        return first[o] >= 0 && first[o] < kk && w.position[o * w.kernelSize + kk] != w.padding;
+      }, noLater);
+      if (noFirst && noLater)
+        continue;
+      Value take = noLater ? Value() : CompareOp::create(b, loc, CmpPredicate::gt, v, best);
+      if (!noLater && isLater)
+        take = AndOp::create(b, loc, take, isLater);
+      if (!noFirst)
+        take = take ? Value(OrOp::create(b, loc, take, isFirst)) : isFirst;
+      best = SelectOp::create(b, loc, take, v, best);
+      winner = SelectOp::create(b, loc, take, at, winner);
+    }
+    int64_t n = yt.getDimSize(0), c = yt.getDimSize(1);
+    Value indices = ReshapeOp::create(b, loc, RankedTensorType::get({n, c, w.outPlane}, i64), winner);
+    Value updates = ReshapeOp::create(
+        b, loc, RankedTensorType::get({n, c, w.outPlane}, yt.getElementType()), g[0]);
+    out.push_back(w.scatterAdd(b, loc, indices, updates));
+    return success();
+  }
+};
+
+/// avg_pool, any windows: each window element inside the input gets
+/// g / divisor, the divisor being the lowering's (AvgPoolLowering): per
+/// spatial dimension, the window elements inside the input, or inside the
+/// input and its explicit padding with count_include_pad (never the part of
+/// a ceil_mode window past pad_high), at least 1, multiplied over the
+/// dimensions. The adjoint is a scatter-add of g / divisor, repeated over the
+/// kernel, at the window elements' positions (padding lands in the discarded
+/// element): one pass over output x kernel, the forward's cost.
 struct AvgPoolRule {
   LogicalResult operator()(OpBuilder &b, AvgPoolOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
-    int64_t size = 1;
-    for (int64_t k : op.getKernel())
-      size *= k;
-    return windowGradient(b, op, g[0], out, [&](Value, Value, Value up) {
-      return mul(b, op.getLoc(), up, splat(b, op.getLoc(), up, 1.0 / double(size)));
-    });
+    Location loc = op.getLoc();
+    if (!isFloatTensor(op.getInput()))
+      return op.emitOpError("has no gradient for integer operands");
+    PoolWindows<AvgPoolOp> w(op);
+    RankedTensorType xt = w.xt, yt = w.yt;
+    ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(), d = op.getDilations(),
+                      pl = op.getPadLow(), ph = op.getPadHigh();
+    bool includePad = op.getCountIncludePad();
+    Type et = yt.getElementType();
+    // 1 / divisor per output position, row-major over O...
+    SmallVector<Attribute> scale;
+    for (int64_t o = 0; o < w.outPlane; ++o) {
+      SmallVector<int64_t> oi = unflatten(o, yt.getShape().drop_front(2));
+      int64_t divisor = 1;
+      for (int64_t j = 0; j < w.spatial; ++j) {
+        int64_t lo = includePad ? -pl[j] : 0;
+        int64_t hi = xt.getDimSize(2 + j) + (includePad ? ph[j] : 0), count = 0;
+        for (int64_t kk = 0; kk < k[j]; ++kk) {
+          int64_t pos = oi[j] * s[j] - pl[j] + kk * d[j];
+          count += pos >= lo && pos < hi;
+        }
+        divisor *= std::max<int64_t>(count, 1);
+      }
+      scale.push_back(FloatAttr::get(et, 1.0 / double(divisor)));
+    }
+    Value share = mul(b, loc, g[0], w.perOutput(b, loc, et, scale));
+    // [N, C, O...] -> [N, C, O, 1] -> [N, C, O, K] -> [N, C, O * K]
+    int64_t n = yt.getDimSize(0), c = yt.getDimSize(1), p = w.outPlane * w.kernelSize;
+    share = ReshapeOp::create(b, loc, RankedTensorType::get({n, c, w.outPlane, 1}, et), share);
+    share = BroadcastInDimOp::create(b, loc, RankedTensorType::get({n, c, w.outPlane, w.kernelSize}, et),
+                                     share, b.getDenseI64ArrayAttr({0, 1, 2, 3}));
+    share = ReshapeOp::create(b, loc, RankedTensorType::get({n, c, p}, et), share);
+    auto posType = RankedTensorType::get({p}, b.getI64Type());
+    Value positions = ConstantOp::create(
+        b, loc, posType, DenseElementsAttr::get(posType, ArrayRef<int64_t>(w.position)));
+    positions = BroadcastInDimOp::create(b, loc, RankedTensorType::get({n, c, p}, b.getI64Type()),
+                                         positions, b.getDenseI64ArrayAttr({2}));
+    out.push_back(w.scatterAdd(b, loc, positions, share));
+    return success();
   }
 };
 
@@ -778,26 +1007,91 @@ struct BatchNormInferenceRule {
   }
 };
 
-/// scatter_elements with reduction none (overwrite) or add: the input's
-/// gradient is g where nothing was scattered (none) or all of g (add); the
-/// updates' gradient is g gathered at their positions.
+/// Where a scatter writes: GATHER(v) reads an input-shaped V at every
+/// update's position (a value shaped like the updates), SCATTER(init, v, r)
+/// scatters an updates-shaped V into INIT with reduction R at the same
+/// positions (indices wrapped and clamped as the forward's).
+struct ScatterSites {
+  function_ref<Value(Value)> gather;
+  function_ref<Value(Value, Value, ScatterReduction)> scatter;
+};
+
+/// The gradients (input, indices, updates) of a scatter of updates U into X
+/// with reduction R giving Y, with G the gradient of Y:
+///   none  dX = g with the written elements zeroed, dU = g at U's positions
+///         (a repeated position, undefined in ONNX, where the lowering keeps
+///         the last write, gives the gradient to every repeat);
+///   add   dX = g, dU = g at U's positions;
+///   max / min (as PyTorch's scatter_reduce amax / amin with include_self):
+///         the gradient of each result element is shared equally by the
+///         candidates equal to it, the input element and the updates
+///         written there: with count = their number (a scatter-add of the
+///         updates' hits into the input's), dX = g / count where X hits and
+///         dU = (g / count at U's position) where U hits;
+///   mul   dX = g * (the product of the updates written to each element, a
+///         scatter-mul into ones); dU_j = g x prod_{k != j} U_k at U_j's
+///         position, zero-safe as reduce_prod's rule: with P the product of
+///         the non-zero updates at that position and Z their count of
+///         zeros, prod_{k != j} U_k is P / U_j if Z = 0, P at the one zero
+///         if Z = 1, and 0 otherwise.
+void scatterGradients(OpBuilder &b, Location loc, ScatterReduction r, Value x, Value u, Value y,
+                      Value g, const ScatterSites &at, SmallVectorImpl<Value> &out) {
+  Value zeroX = splat(b, loc, x, 0.0), oneX = splat(b, loc, x, 1.0);
+  Value zeroU = splat(b, loc, u, 0.0), oneU = splat(b, loc, u, 1.0);
+  Value dx, du;
+  switch (r) {
+  case ScatterReduction::none:
+    dx = at.scatter(g, zeroU, ScatterReduction::none);
+    du = at.gather(g);
+    break;
+  case ScatterReduction::add:
+    dx = g;
+    du = at.gather(g);
+    break;
+  case ScatterReduction::max:
+  case ScatterReduction::min: {
+    Value hitX = CompareOp::create(b, loc, CmpPredicate::eq, x, y);
+    Value hitU = CompareOp::create(b, loc, CmpPredicate::eq, u, at.gather(y));
+    Value count = at.scatter(SelectOp::create(b, loc, hitX, oneX, zeroX),
+                             SelectOp::create(b, loc, hitU, oneU, zeroU), ScatterReduction::add);
+    Value share = div(b, loc, g, count);
+    dx = SelectOp::create(b, loc, hitX, share, zeroX);
+    du = SelectOp::create(b, loc, hitU, at.gather(share), zeroU);
+    break;
+  }
+  case ScatterReduction::mul: {
+    dx = mul(b, loc, g, at.scatter(oneX, u, ScatterReduction::mul));
+    Value isZero = CompareOp::create(b, loc, CmpPredicate::eq, u, zeroU);
+    Value nonZero = SelectOp::create(b, loc, isZero, oneU, u);
+    Value p = at.gather(at.scatter(oneX, nonZero, ScatterReduction::mul));
+    Value z = at.gather(at.scatter(zeroX, SelectOp::create(b, loc, isZero, oneU, zeroU),
+                                   ScatterReduction::add));
+    Value none = CompareOp::create(b, loc, CmpPredicate::eq, z, zeroU);
+    Value single = CompareOp::create(b, loc, CmpPredicate::eq, z, oneU);
+    Value atZero = SelectOp::create(b, loc, single, SelectOp::create(b, loc, isZero, p, zeroU), zeroU);
+    Value others = SelectOp::create(b, loc, none, div(b, loc, p, nonZero), atZero);
+    du = mul(b, loc, at.gather(mul(b, loc, g, x)), others);
+    break;
+  }
+  }
+  out.append({dx, Value(), du});
+}
+
+/// scatter_elements: scatterGradients, reading with gather_elements.
 struct ScatterElementsRule {
   LogicalResult operator()(OpBuilder &b, ScatterElementsOp op, ValueRange g,
                            SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    ScatterReduction r = op.getReduction();
-    if (r != ScatterReduction::none && r != ScatterReduction::add)
-      return op.emitOpError("gradient of a scatter with mul / max / min reduction is not "
-                            "implemented yet");
-    if (r == ScatterReduction::none)
-      out.push_back(ScatterElementsOp::create(b, loc, op.getInput().getType(), g[0],
-                                              op.getIndices(), splat(b, loc, op.getUpdates(), 0.0),
-                                              op.getAxisAttr(), op.getReductionAttr()));
-    else
-      out.push_back(g[0]);
-    out.push_back(Value());
-    out.push_back(GatherElementsOp::create(b, loc, op.getUpdates().getType(), g[0],
-                                           op.getIndices(), op.getAxisAttr()));
+    auto gather = [&](Value v) -> Value {
+      return GatherElementsOp::create(b, loc, op.getUpdates().getType(), v, op.getIndices(),
+                                      op.getAxisAttr());
+    };
+    auto scatter = [&](Value init, Value v, ScatterReduction r) -> Value {
+      return ScatterElementsOp::create(b, loc, init.getType(), init, op.getIndices(), v,
+                                       op.getAxisAttr(), ScatterReductionAttr::get(b.getContext(), r));
+    };
+    scatterGradients(b, loc, op.getReduction(), op.getInput(), op.getUpdates(), op.getResult(), g[0],
+                     {gather, scatter}, out);
     return success();
   }
 };
@@ -843,25 +1137,18 @@ Value gatherNd(OpBuilder &b, Location loc, Value data, Value indices, RankedTens
   return GatherOp::create(b, loc, result, table, offset, b.getI64IntegerAttr(0));
 }
 
-/// scatter_nd with reduction none (overwrite) or add: the input's gradient
-/// is g with the scattered slices zeroed (none) or all of g (add); the
-/// updates' gradient is g gathered at their index tuples (gather_nd). With
-/// none, a repeated tuple (undefined in ONNX; the lowering keeps the last
-/// write) gives the gradient to every repeat, as scatter_elements' rule.
+/// scatter_nd: scatterGradients, reading with gatherNd.
 struct ScatterNdRule {
   LogicalResult operator()(OpBuilder &b, ScatterNdOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
-    ScatterReduction r = op.getReduction();
-    if (r != ScatterReduction::none && r != ScatterReduction::add)
-      return op.emitOpError("gradient of a scatter with mul / max / min reduction is not "
-                            "implemented yet");
-    if (r == ScatterReduction::none)
-      out.push_back(ScatterNdOp::create(b, loc, tensorType(op.getInput()), g[0], op.getIndices(),
-                                        splat(b, loc, op.getUpdates(), 0.0), r));
-    else
-      out.push_back(g[0]);
-    out.push_back(Value());
-    out.push_back(gatherNd(b, loc, g[0], op.getIndices(), tensorType(op.getUpdates())));
+    auto gather = [&](Value v) -> Value {
+      return gatherNd(b, loc, v, op.getIndices(), tensorType(op.getUpdates()));
+    };
+    auto scatter = [&](Value init, Value v, ScatterReduction r) -> Value {
+      return ScatterNdOp::create(b, loc, tensorType(init), init, op.getIndices(), v, r);
+    };
+    scatterGradients(b, loc, op.getReduction(), op.getInput(), op.getUpdates(), op.getResult(), g[0],
+                     {gather, scatter}, out);
     return success();
   }
 };

@@ -2,19 +2,18 @@
 
 // Gradient rules refuse what they do not implement, naming the op.
 
-// CHECK: error: 'tcc.conv_transpose' op gradient of a grouped transposed convolution is not implemented yet
-func.func @conv_transpose_grouped(%x: tensor<1x4x3xf32> {tcc.param = "x"}, %w: tensor<4x1x2xf32> {tcc.param = "w"}) -> tensor<f32> {
-  %y = tcc.conv_transpose %x, %w {strides = array<i64: 1>, dilations = array<i64: 1>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, output_padding = array<i64: 0>, group = 2 : i64} : (tensor<1x4x3xf32>, tensor<4x1x2xf32>) -> tensor<1x2x4xf32>
-  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x2x4xf32> -> tensor<f32>
+// CHECK: error: 'tcc.pad' op gradient of reflect / edge / negative padding is not implemented yet
+func.func @pad_reflect(%x: tensor<2x3xf32> {tcc.param = "x"}) -> tensor<f32> {
+  %y = tcc.pad %x, low = [0, 1], high = [0, 1] {mode = 1 : i32} : tensor<2x3xf32> -> tensor<2x5xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x5xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
 
 // -----
 
-// CHECK: error: 'tcc.scatter_nd' op gradient of a scatter with mul / max / min reduction is not implemented yet
-func.func @scatter_nd_mul(%x: tensor<4x3xf32> {tcc.param = "x"}, %u: tensor<2x3xf32> {tcc.param = "u"}) -> tensor<f32> {
-  %i = tcc.constant dense<[[1], [3]]> : tensor<2x1xi64>
-  %y = tcc.scatter_nd %x, %i, %u {reduction = 2 : i32} : tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>
-  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x3xf32> -> tensor<f32>
+// CHECK: error: 'tcc.nll_loss' op gradient with respect to class weights is not implemented
+func.func @nll_loss_weights(%x: tensor<2x3xf32> {tcc.param = "x"}, %w: tensor<3xf32> {tcc.param = "w"}) -> tensor<f32> {
+  %t = tcc.constant dense<[0, 2]> : tensor<2xi64>
+  %l = tcc.nll_loss %x, %t, %w {reduction = 1 : i32} : (tensor<2x3xf32>, tensor<2xi64>, tensor<3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -61,3 +61,38 @@ func.func @resize(%x: tensor<1x2x3x4xf32> {tcc.param = "x"}) -> tensor<f32> {
   %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x6x4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Depthwise conv: dX is one grouped conv_transpose, dW one grouped conv of
+// x with its group and batch dimensions interleaved ([N, G, 1, D] ->
+// [1, G, N, D] -> [1, G*N, D]) by g with batch and channels swapped.
+// CHECK-LABEL: func.func @conv_depthwise_grad
+//       CHECK: tcc.conv_transpose {{.*}}group = 3 : i64{{.*}} -> tensor<2x3x5xf32>
+//       CHECK: tcc.reshape %{{.*}} : tensor<2x3x5xf32> -> tensor<2x3x1x5xf32>
+//       CHECK: tcc.transpose %{{.*}}, perm = [2, 1, 0, 3] : tensor<2x3x1x5xf32> -> tensor<1x3x2x5xf32>
+//       CHECK: tcc.reshape %{{.*}} : tensor<1x3x2x5xf32> -> tensor<1x6x5xf32>
+//       CHECK: tcc.conv {{.*}}group = 3 : i64{{.*}} : (tensor<1x6x5xf32>, tensor<3x2x3xf32>) -> tensor<1x3x3xf32>
+func.func @conv_depthwise(%x: tensor<2x3x5xf32> {tcc.param = "x"}, %w: tensor<3x1x3xf32> {tcc.param = "w"}) -> tensor<f32> {
+  %y = tcc.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 1>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, group = 3 : i64} : (tensor<2x3x5xf32>, tensor<3x1x3xf32>) -> tensor<2x3x3xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<2x3x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// max_pool: per kernel offset a strided slice of the padded input, a strict
+// comparison with the best so far (the first maximum wins), then one
+// scatter-add of g at the winners into [N, C, plane + 1] (the extra element
+// takes padding) cut back to the input.
+// CHECK-LABEL: func.func @max_pool_grad
+//       CHECK: tcc.pad
+//       CHECK: tcc.slice %{{.*}}, start = [0, 0, 0], stride = [1, 1, 2]
+//       CHECK: tcc.compare gt
+//       CHECK: tcc.scatter_elements {{.*}}axis = 2 : i64, reduction = 1 : i32{{.*}} : tensor<1x2x6xf32>, tensor<1x2x3xi64>, tensor<1x2x3xf32>
+//       CHECK: tcc.slice {{.*}} : tensor<1x2x6xf32> -> tensor<1x2x5xf32>
+func.func @max_pool(%x: tensor<1x2x5xf32> {tcc.param = "x"}) -> tensor<f32> {
+  %y = tcc.max_pool %x {kernel = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 1>, pad_high = array<i64: 1>} : tensor<1x2x5xf32> -> tensor<1x2x3xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -14,7 +14,10 @@ wrong rule cannot agree with it.
 
 Inputs are seeded random values inside each op's smooth domain (positive
 for log, sqrt and pow; away from the kinks of relu, abs, max and min by at
-least 0.05, far more than h).
+least 0.05, far more than h; max pooling inputs distinct and 0.04 apart).
+Where the gradient is defined by convention only (max pooling ties: the
+first maximum of a window wins), a case gives fixed inputs and weights and
+the hand-computed expected gradient instead of the finite differences.
 
 Regenerate (deterministic; standard library only):
     python3 test/integration/Inputs/gen_gradients.py
@@ -49,6 +52,25 @@ def away_from_zero(rng, lo, hi, gap=0.05):
         v = rng.uniform(lo, hi)
         if abs(v) >= gap:
             return v
+
+
+def distinct(n, gap=0.04):
+    """A sampler of N distinct values at least GAP apart, in random order."""
+    state = {}
+
+    def sample(r):
+        if not state.get('values'):
+            grid = [2.0 * gap * (i - n / 2.0) for i in range(n)]
+            r.shuffle(grid)
+            state['values'] = [v + r.uniform(0.0, gap) for v in grid]
+        return state['values'].pop()
+    return sample
+
+
+def fixed(values):
+    """A sampler returning VALUES in order."""
+    it = iter(values)
+    return lambda r: next(it)
 
 
 # name, [(arg shape, sampler)], body template producing %y, result shape.
@@ -221,6 +243,80 @@ def cases():
             ('resize_tf_crop', [1, 1, 3, 4], [1, 1, 5, 6], '1.0, 1.0, 1.6666666666666667, 1.5', 1, 4, 0, '-0.75', 'false',
              ', extrapolation_value = 5.0e-01 : f64, roi = array<f64: 0.0, 0.0, 0.2, -0.3, 1.0, 1.0, 0.9, 1.2>')):
         yield name, [(x, sym)], [resize % (scales, mode, coord, nearest, a, excl, extra, ttype(x), ttype(y))], y
+    # Grouped convolutions: 2 groups strided and padded, depthwise with a
+    # channel multiplier and dilation, 1-D depthwise; a grouped transposed
+    # convolution.
+    def conv_g(x, w, y, strides, dilations, low, high, group):
+        return ('%%y = tcc.conv %%a0, %%a1 {strides = array<i64: %s>, dilations = array<i64: %s>, pad_low = array<i64: %s>, pad_high = array<i64: %s>, group = %d : i64} : (%s, %s) -> %s'
+                % (strides, dilations, low, high, group, ttype(x), ttype(w), ttype(y)))
+    for name, x, w, y, attrs in (
+            ('conv_grouped', [2, 4, 5, 5], [6, 2, 3, 3], [2, 6, 2, 4], ('2, 1', '1, 1', '1, 0', '0, 1', 2)),
+            ('conv_depthwise', [1, 3, 6, 6], [6, 1, 3, 3], [1, 6, 4, 6], ('1, 1', '2, 1', '1, 1', '1, 1', 3)),
+            ('conv1d_depthwise', [2, 4, 7], [4, 1, 3], [2, 4, 4], ('2', '1', '1', '1', 4))):
+        yield name, [(x, sym), (w, sym)], [conv_g(x, w, y, *attrs)], y
+    yield 'conv_transpose_grouped', [([1, 4, 3, 3], sym), ([4, 3, 2, 2], sym)], [
+        '%y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 0>, output_padding = array<i64: 1, 0>, group = 2 : i64} : (tensor<1x4x3x3xf64>, tensor<4x3x2x2xf64>) -> tensor<1x6x6x6xf64>'], [1, 6, 6, 6]
+    # Pooling with overlapping, padded, dilated and ceil_mode windows. Max
+    # pooling inputs are distinct values at least 0.04 apart (no ties, where
+    # the gradient jumps); the tie case below checks the first-max rule.
+    pool = '%%y = tcc.%s %%a0 {kernel = array<i64: %s>, strides = array<i64: %s>, dilations = array<i64: %s>, pad_low = array<i64: %s>, pad_high = array<i64: %s>%s} : %s -> %s'
+    for name, op, x, y, attrs in (
+            ('max_pool_overlapping_padded', 'max_pool', [2, 2, 5, 6], [2, 2, 3, 3], ('3, 3', '2, 2', '1, 1', '1, 1', '1, 1', '')),
+            ('max_pool_dilated_ceil', 'max_pool', [1, 2, 7, 7], [1, 2, 3, 3], ('2, 3', '2, 3', '2, 1', '0, 0', '0, 0', ', ceil_mode = true')),
+            ('max_pool1d_padded', 'max_pool', [2, 3, 8], [2, 3, 8], ('3', '1', '1', '1', '1', '')),
+            ('avg_pool_include_pad_ceil', 'avg_pool', [2, 1, 5, 6], [2, 1, 3, 4], ('3, 3', '2, 2', '1, 1', '1, 1', '1, 1', ', ceil_mode = true, count_include_pad = true')),
+            ('avg_pool_exclude_pad_dilated', 'avg_pool', [1, 2, 6, 5], [1, 2, 6, 3], ('2, 2', '1, 2', '2, 1', '1, 0', '1, 1', '')),
+            ('avg_pool3d', 'avg_pool', [1, 1, 3, 4, 4], [1, 1, 2, 2, 3], ('2, 2, 2', '1, 2, 1', '1, 1, 1', '0, 1, 0', '0, 0, 0', ', count_include_pad = true'))):
+        sampler = distinct(count(x)) if op == 'max_pool' else sym
+        yield name, [(x, sampler)], [pool % ((op,) + attrs[:5] + (attrs[5], ttype(x), ttype(y)))], y
+    # Ties: the gradient of each window goes to its first maximum (row-major),
+    # padding never wins. 2x2 windows, stride 1, one row and column of low
+    # padding, on
+    #   3 3 1
+    #   3 2 3
+    #   1 3 3
+    # The 9 windows' winners: (0,0) wins 4 (the corner alone, with padding, and
+    # both windows holding it with another 3 after it, and the first full
+    # window), (0,1) 2, (1,0) 2, (1,2) 1; with W = 1 the gradient counts them.
+    tie_x = [3.0, 3.0, 1.0, 3.0, 2.0, 3.0, 1.0, 3.0, 3.0]
+    yield 'max_pool_ties', [([1, 1, 3, 3], fixed(tie_x))], [
+        pool % ('max_pool', '2, 2', '1, 1', '1, 1', '1, 1', '0, 0', '', 'tensor<1x1x3x3xf64>', 'tensor<1x1x3x3xf64>')], [1, 1, 3, 3], {
+            'w': [1.0] * 9, 'expected': [[4.0, 2.0, 0.0, 2.0, 0.0, 1.0, 0.0, 0.0, 0.0]]}
+    # gather along an inner axis (a repeated and a negative index) and along
+    # the last axis with a scalar index.
+    yield 'gather_axis1', [([3, 5, 2], sym)], [
+        '%i = tcc.constant dense<[[4, 1, 1], [0, -1, 2]]> : tensor<2x3xi64>',
+        '%y = tcc.gather %a0, %i {axis = 1 : i64} : (tensor<3x5x2xf64>, tensor<2x3xi64>) -> tensor<3x2x3x2xf64>'], [3, 2, 3, 2]
+    yield 'gather_last_scalar', [([2, 3, 4], sym)], [
+        '%i = tcc.constant dense<2> : tensor<i64>',
+        '%y = tcc.gather %a0, %i {axis = 2 : i64} : (tensor<2x3x4xf64>, tensor<i64>) -> tensor<2x3xf64>'], [2, 3]
+    # Strided slices, positive and negative strides.
+    yield 'slice_strided', [([7, 6], sym)], [
+        '%y = tcc.slice %a0, start = [1, 5], stride = [2, -2] : tensor<7x6xf64> -> tensor<3x3xf64>'], [3, 3]
+    yield 'slice_strided_3d', [([2, 9, 4], sym)], [
+        '%y = tcc.slice %a0, start = [1, 8, 0], stride = [-1, -3, 3] : tensor<2x9x4xf64> -> tensor<2x3x2xf64>'], [2, 3, 2]
+    # Scatters with max / min / mul reduction, repeated positions. max / min:
+    # inputs and updates distinct (no ties, where the gradient is shared);
+    # mul: updates with exact zeros, two at one position and one alone
+    # (the product is a polynomial: finite differences hold there).
+    def with_zeros(n, zeros):
+        values = []
+
+        def sample(r):
+            if not values:
+                values.extend(0.0 if i in zeros else sym(r) for i in range(n))
+                values.reverse()
+            return values.pop()
+        return sample
+    for name, red, u in (('scatter_elements_max', 3, distinct(8)), ('scatter_elements_min', 4, distinct(8)),
+                         ('scatter_elements_mul', 2, with_zeros(8, {0, 4, 3}))):
+        yield name, [([3, 4], distinct(12) if red != 2 else sym), ([2, 4], u)], [
+            '%i = tcc.constant dense<[[2, 0, 1, 2], [2, 1, 1, 1]]> : tensor<2x4xi64>',
+            '%%y = tcc.scatter_elements %%a0, %%i, %%a1 {axis = 0 : i64, reduction = %d : i32} : tensor<3x4xf64>, tensor<2x4xi64>, tensor<2x4xf64>' % red], [3, 4]
+    for name, red, u in (('scatter_nd_max', 3, distinct(9)), ('scatter_nd_mul', 2, with_zeros(9, {1, 4}))):
+        yield name, [([4, 3], distinct(12) if red != 2 else sym), ([3, 3], u)], [
+            '%i = tcc.constant dense<[[1], [3], [1]]> : tensor<3x1xi64>',
+            '%%y = tcc.scatter_nd %%a0, %%i, %%a1 {reduction = %d : i32} : tensor<4x3xf64>, tensor<3x1xi64>, tensor<3x3xf64>' % red], [4, 3]
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
@@ -237,13 +333,17 @@ def reassociation(shape):
     return '[[%s]]' % ', '.join(str(i) for i in range(len(shape)))
 
 
-def emit_case(out, rng, name, args, body, yshape):
+def emit_case(out, rng, name, args, body, yshape, exact=None):
+    """EXACT, if given, fixes the loss weights ('w') and replaces the finite
+    differences by the expected gradient of each argument ('expected')."""
     params = ', '.join('%%a%d: %s {tcc.param = "p%d"}' % (i, ttype(s), i) for i, (s, _) in enumerate(args))
     w = [rng.uniform(-1.0, 1.0) for _ in range(count(yshape))]
+    if exact:
+        w = exact['w']
     # "f_" keeps the names apart from libm's (math-to-libm calls @tanh).
     out.append('func.func @f_%s(%s) -> tensor<f64> {' % (name, params))
     out.extend('  ' + line for line in body)
-    wtext = 'dense<[%s]> : %s' % (', '.join('%.17g' % v for v in w), ttype([count(yshape)]))
+    wtext = dense(w, yshape)
     out.append('  %%wf = tcc.constant %s' % wtext)
     out.append('  %%w = tcc.reshape %%wf : %s -> %s' % (ttype([count(yshape)]), ttype(yshape)))
     out.append('  %%p = tcc.mul %%y, %%w : %s' % ttype(yshape))
@@ -295,9 +395,14 @@ def emit_case(out, rng, name, args, body, yshape):
         out.append('  %%gf%d = tensor.collapse_shape %%g%d %s : %s into %s'
                    % (i, i, reassociation(shape), ttype(shape), flat))
         out.append('  %%n%d = arith.constant %d : index' % (i, n))
+        if exact:
+            out.append('  %%e%d = arith.constant %s' % (i, dense(exact['expected'][i], shape)))
         out.append('  %%err%d = scf.for %%i = %%c0 to %%n%d step %%c1 iter_args(%%m = %s) -> f64 {' % (i, i, acc))
-        out.append('    %%v = tensor.extract %%x%df[%%i] : %s' % (i, flat))
-        for sign, op in (('p', 'addf'), ('m', 'subf')):
+        if exact:
+            out.append('    %%fd = tensor.extract %%e%d[%%i] : %s' % (i, flat))
+        for sign, op in ([] if exact else [('p', 'addf'), ('m', 'subf')]):
+            if sign == 'p':
+                out.append('    %%v = tensor.extract %%x%df[%%i] : %s' % (i, flat))
             out.append('    %%v%s = arith.%s %%v, %%h : f64' % (sign, op))
             out.append('    %%x%s_flat = tensor.insert %%v%s into %%x%df[%%i] : %s' % (sign, sign, i, flat))
             out.append('    %%x%s = tensor.expand_shape %%x%s_flat %s output_shape [%s] : %s into %s'
@@ -305,8 +410,9 @@ def emit_case(out, rng, name, args, body, yshape):
             call_args = ', '.join('%%x%s' % sign if j == i else names[j] for j in range(len(args)))
             out.append('    %%l%s_t = func.call @f_%s(%s) : (%s) -> tensor<f64>' % (sign, name, call_args, arg_types))
             out.append('    %%l%s = tensor.extract %%l%s_t[] : tensor<f64>' % (sign, sign))
-        out.append('    %d = arith.subf %lp, %lm : f64')
-        out.append('    %fd = arith.divf %d, %two_h : f64')
+        if not exact:
+            out.append('    %d = arith.subf %lp, %lm : f64')
+            out.append('    %fd = arith.divf %d, %two_h : f64')
         out.append('    %%g = tensor.extract %%gf%d[%%i] : %s' % (i, flat))
         out.append('    %diff = arith.subf %fd, %g : f64')
         out.append('    %adiff = math.absf %diff : f64')
@@ -337,8 +443,8 @@ def main():
         '',
     ]
     names = []
-    for name, args, body, yshape in cases():
-        emit_case(out, rng, name, args, body, yshape)
+    for name, args, body, yshape, *exact in cases():
+        emit_case(out, rng, name, args, body, yshape, *exact)
         names.append(name)
     out.append('func.func @main() {')
     for name in names:
