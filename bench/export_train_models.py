@@ -15,11 +15,7 @@ does nothing when it exists and is newer than this script)
 import os
 import sys
 
-import torch
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, '..', 'scripts', 'parity'))
-from make_references import GPT  # noqa: E402
 
 # The larger model's shape; train_bench.py reads it from here too.
 GPT4 = dict(vocab=512, d=256, heads=4, layers=4, t=128)
@@ -31,6 +27,11 @@ def export_gpt4(out):
     if os.path.exists(path) and os.path.getmtime(path) > os.path.getmtime(__file__):
         return path
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    # Imported here: train_bench.py imports this module for GPT4 and must not
+    # load torch (and its libgomp) before libtcc_runtime's libomp.
+    import torch
+    sys.path.insert(0, os.path.join(HERE, '..', 'scripts', 'parity'))
+    from make_references import GPT
     torch.manual_seed(0)
     model = GPT(**GPT4)
     tokens = torch.zeros(GPT4_BATCH, GPT4['t'], dtype=torch.int64)
