@@ -16,4 +16,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 # numpy only prepares batches: keep its OpenBLAS threads from spinning on the
 # cores that the engines are timed on.
 export OPENBLAS_NUM_THREADS=1
+# torch's BLAS: OpenBLAS (OpenMP build, so it follows torch.set_num_threads
+# on the process's one OpenMP pool) instead of the system's libblas.so.3,
+# which may be the reference BLAS; see train_setup.sh.
+openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
+if [[ -e "$openblas/libblas.so.3" ]]; then
+  export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 exec "$here/.venv-train/bin/python" "$here/train_bench.py" "$@"

@@ -394,6 +394,12 @@ def main():
     versions = dict(tcc_runtime=rt.version, python=platform.python_version(), numpy=np.__version__)
     if 'torch' in engines:
         versions['torch'] = torch.__version__
+        blas = sorted({line.split()[-1] for line in open('/proc/self/maps') if '/libblas' in line
+                       or '/libopenblas' in line})
+        versions['torch BLAS'] = ' '.join(blas) or 'none'
+        if any('/blas/libblas' in b for b in blas):
+            notes.append("torch: its BLAS is the reference libblas (slow matmuls); run through "
+                         "bench/train.sh, which uses OpenBLAS")
     if 'jax' in engines:
         import jaxlib
         versions['jax'] = jax.__version__

@@ -5,7 +5,14 @@
 #  2. bench/.venv-train: a venv over /usr/bin/python3 with
 #     --system-site-packages and the pins of requirements-train.txt (jax),
 #     with Debian's numpy held (torch 1.13 needs numpy 1.x);
-#  3. bench/out/train/gpt4/model.onnx, the 4-layer GPT exported by PyTorch
+#  3. OpenBLAS (libopenblas0-openmp) for torch's matmuls: Debian's torch
+#     calls the libblas.so.3 alternative, which on a bare system is the
+#     reference BLAS (about 17x slower on a 1024^2 matmul here). train.sh
+#     points only the benchmark's process at it (LD_LIBRARY_PATH); this
+#     script restores the system's previous libblas/liblapack choice after
+#     the install, so nothing else on the machine changes. The openmp build
+#     runs on the process's one OpenMP pool (libomp) at torch's thread count;
+#  4. bench/out/train/gpt4/model.onnx, the 4-layer GPT exported by PyTorch
 #     (bench/export_train_models.py; not committed).
 # Idempotent: each part is skipped when it is already in place.
 # Nothing here is part of the test path (scripts/test.sh).
@@ -27,6 +34,23 @@ if ! "$PY" -c 'import torch, numpy, venv' 2>/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq python3-torch python3-venv >/dev/null
+fi
+
+OPENBLAS_DIR=/usr/lib/x86_64-linux-gnu/openblas-openmp
+if [[ ! -e "$OPENBLAS_DIR/libblas.so.3" ]]; then
+  echo "bench/train_setup: installing libopenblas0-openmp with apt (for torch's BLAS)" >&2
+  declare -A before
+  for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
+    before[$alt]=$(readlink "/etc/alternatives/$alt" 2>/dev/null || true)
+  done
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq libopenblas0-openmp >/dev/null
+  for alt in "${!before[@]}"; do
+    if [[ -n "${before[$alt]}" ]]; then
+      update-alternatives --quiet --set "$alt" "${before[$alt]}"
+    fi
+  done
 fi
 
 # Prints nothing and succeeds when the venv imports every pinned version.
