@@ -1,9 +1,11 @@
 """tcc_runtime.py - a ctypes binding of libtcc_runtime for the benchmark.
 
-Covers the part of runtime/include/tcc/tcc.h that inference needs: load an
-artifact, list its tensors, create a session with options (thread count),
-set inputs, run an entry point, copy outputs. Every call's status is checked;
-a failure raises TccError with tcc_last_error()'s message.
+Covers the part of runtime/include/tcc/tcc.h that the benchmarks need: load
+an artifact, list its tensors, entry points and metadata, create a session
+with options (thread count), set inputs (0-d scalars such as a training
+step's lr and step included), run an entry point ("infer", "train_step"),
+copy outputs. Every call's status is checked; a failure raises TccError with
+tcc_last_error()'s message.
 
 The struct layouts below mirror tcc.h and abi.h; keep them in step with those
 headers (tcc_session_options is checked against the runtime's struct_size at
@@ -14,6 +16,14 @@ load time).
         s.set_input("x", x)           # numpy array of the declared dtype/shape
         s.run("infer")
         y = s.output("y")             # a fresh numpy array
+
+A training step (tcc MODEL.onnx --loss=... -o train.so):
+
+    with rt.load("train.so") as a, a.session(num_threads=2) as s:
+        lr = np.array(0.05, np.float32)           # 0-d inputs; change in place
+        step = s.prepare({"x": x, "y": y, "lr": lr}, "train_step", outputs=["loss"])
+        step()                                    # set inputs, run, copy loss
+        loss = float(step.outputs["loss"])
 """
 
 import ctypes
@@ -23,8 +33,10 @@ import numpy as np
 
 TCC_OK = 0
 
-# tcc_role (abi.h)
-ROLE_INPUT, ROLE_OUTPUT, ROLE_PARAM = 1, 2, 3
+# tcc_role (abi.h); STATE: optimizer buffers, after the parameters.
+ROLE_INPUT, ROLE_OUTPUT, ROLE_PARAM, ROLE_STATE = 1, 2, 3, 4
+ROLE_NAMES = {ROLE_INPUT: "input", ROLE_OUTPUT: "output", ROLE_PARAM: "param", ROLE_STATE: "state"}
+TCC_ERROR_NOT_FOUND = 4
 
 # tcc_dtype (abi.h) -> numpy dtype; BF16 has no numpy dtype and is left out.
 DTYPES = {
@@ -74,6 +86,14 @@ class _TensorInfo(ctypes.Structure):
     ]
 
 
+class _EntryInfo(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("num_tensors", c_int32),
+        ("tensor_indices", POINTER(c_int32)),
+    ]
+
+
 class _SessionOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -96,7 +116,7 @@ class TensorInfo:
         self.size_bytes = raw.size_bytes
 
     def __repr__(self):
-        role = {ROLE_INPUT: "input", ROLE_OUTPUT: "output", ROLE_PARAM: "param"}.get(self.role, "?")
+        role = ROLE_NAMES.get(self.role, "?")
         return f"{role} {self.name} {self.dtype} {list(self.shape)}"
 
 
@@ -115,6 +135,9 @@ class TccRuntime:
         self._sig("tcc_artifact_destroy", None, [handle])
         self._sig("tcc_artifact_get_info", status, [handle, POINTER(_ArtifactInfo)])
         self._sig("tcc_artifact_tensor_info", status, [handle, c_int32, POINTER(_TensorInfo)])
+        self._sig("tcc_artifact_num_entries", status, [handle, POINTER(c_int32)])
+        self._sig("tcc_artifact_entry_info", status, [handle, c_int32, POINTER(_EntryInfo)])
+        self._sig("tcc_artifact_get_metadata", status, [handle, c_char_p, POINTER(c_char_p)])
         self._sig("tcc_session_options_init", None, [POINTER(_SessionOptions)])
         self._sig("tcc_session_create", status, [handle, POINTER(_SessionOptions), POINTER(handle)])
         self._sig("tcc_session_destroy", None, [handle])
@@ -169,6 +192,12 @@ class Artifact:
             raw = _TensorInfo()
             rt.check(rt.lib.tcc_artifact_tensor_info(handle, i, ctypes.byref(raw)), "tcc_artifact_tensor_info")
             self.tensors.append(TensorInfo(i, raw))
+        # Entry points: name -> the tensors it reads or writes.
+        self.entries = {}
+        for i in range(info.num_entries):
+            raw = _EntryInfo()
+            rt.check(rt.lib.tcc_artifact_entry_info(handle, i, ctypes.byref(raw)), "tcc_artifact_entry_info")
+            self.entries[raw.name.decode()] = [self.tensors[raw.tensor_indices[k]] for k in range(raw.num_tensors)]
 
     @property
     def inputs(self):
@@ -177,6 +206,31 @@ class Artifact:
     @property
     def outputs(self):
         return [t for t in self.tensors if t.role == ROLE_OUTPUT]
+
+    @property
+    def params(self):
+        return [t for t in self.tensors if t.role == ROLE_PARAM]
+
+    @property
+    def states(self):
+        return [t for t in self.tensors if t.role == ROLE_STATE]
+
+    def entry_inputs(self, entry):
+        """The inputs ENTRY reads: each must be set before every run."""
+        return [t for t in self.entries[entry] if t.role == ROLE_INPUT]
+
+    def entry_outputs(self, entry):
+        return [t for t in self.entries[entry] if t.role == ROLE_OUTPUT]
+
+    def metadata(self, key):
+        """The descriptor's metadata KEY ("loss", "labels", "optimizer", ...),
+        or None when the artifact has no such key."""
+        value = c_char_p()
+        status = self.rt.lib.tcc_artifact_get_metadata(self.handle, key.encode(), ctypes.byref(value))
+        if status == TCC_ERROR_NOT_FOUND:
+            return None
+        self.rt.check(status, f"tcc_artifact_get_metadata({key})")
+        return value.value.decode()
 
     def session(self, num_threads=0):
         """A new session: its parameters loaded from the .safetensors beside
@@ -203,11 +257,51 @@ class Artifact:
         self.close()
 
 
+class BoundStep:
+    """One entry point's run with its inputs and outputs bound (see
+    Session.prepare): calling it sets every input, runs, copies the chosen
+    outputs into self.outputs. Only C calls and int compares per call."""
+
+    def __init__(self, session, inputs, entry, outputs):
+        self.rt, self._lib, self._handle = session.rt, session.rt.lib, session.handle
+        self._set_args = []
+        self._keep = []
+        for name, array in inputs.items():
+            if not (isinstance(array, np.ndarray) and array.flags.c_contiguous):
+                raise TccError(f"input {name}: pass a C-contiguous numpy array (it is bound by address)")
+            shape = (c_int64 * array.ndim)(*array.shape)
+            self._keep += [array, shape]  # the addresses must outlive the binding
+            self._set_args.append(
+                (self._handle, name.encode(), DTYPE_CODES[array.dtype], array.ndim, shape, array.ctypes.data, array.nbytes)
+            )
+        infos = session.artifact.outputs
+        if outputs is not None:
+            infos = [t for t in infos if t.name in outputs]
+        self.outputs = {t.name: np.empty(t.shape, t.dtype) for t in infos}
+        self._keep += list(self.outputs.values())  # each call writes into them
+        self._copy_args = [(self._handle, n.encode(), a.ctypes.data, a.nbytes) for n, a in self.outputs.items()]
+        self._entry = entry.encode()
+
+    def __call__(self):
+        lib = self._lib
+        for args in self._set_args:
+            status = lib.tcc_session_set_input(*args)
+            if status != TCC_OK:
+                self.rt.check(status, "tcc_session_set_input")
+        status = lib.tcc_session_run(self._handle, self._entry)
+        if status != TCC_OK:
+            self.rt.check(status, "tcc_session_run")
+        for args in self._copy_args:
+            status = lib.tcc_session_copy_output(*args)
+            if status != TCC_OK:
+                self.rt.check(status, "tcc_session_copy_output")
+
+
 class Session:
     """A session (tcc_session_t); a context manager.
 
-    For timing, bind() prepares the ctypes arguments of every set_input and
-    copy_output once, so that step() does only the C calls.
+    For timing, prepare() (or bind()) builds the ctypes arguments of every
+    set_input and copy_output once, so that a step does only the C calls.
     """
 
     def __init__(self, artifact, handle):
@@ -244,40 +338,25 @@ class Session:
         )
         return out
 
+    def prepare(self, inputs, entry="infer", outputs=None):
+        """A BoundStep: INPUTS maps every input the entry reads to a
+        C-contiguous numpy array, bound by address (change values in place,
+        e.g. a 0-d step counter, and the next call sends them); OUTPUTS
+        names the outputs to copy after each run (default: all)."""
+        return BoundStep(self, inputs, entry, outputs)
+
     def bind(self, inputs, entry="infer"):
-        """Prepares step(): INPUTS maps every input name to a contiguous
-        array (kept referenced); outputs go to preallocated arrays, returned
-        as {name: array} and overwritten by each step()."""
-        self._set_args = []
-        self._keep = []
-        for name, array in inputs.items():
-            array = np.ascontiguousarray(array)
-            shape = (c_int64 * array.ndim)(*array.shape)
-            self._keep += [array, shape]
-            self._set_args.append(
-                (self.handle, name.encode(), DTYPE_CODES[array.dtype], array.ndim, shape, array.ctypes.data, array.nbytes)
-            )
-        outputs = {t.name: np.empty(t.shape, t.dtype) for t in self.artifact.outputs}
-        self._keep += list(outputs.values())  # step() writes into them
-        self._copy_args = [(self.handle, n.encode(), a.ctypes.data, a.nbytes) for n, a in outputs.items()]
-        self._entry = entry.encode()
-        return outputs
+        """Prepares step(): INPUTS maps every input name to an array (made
+        contiguous and kept referenced); outputs go to preallocated arrays,
+        returned as {name: array} and overwritten by each step()."""
+        inputs = {name: np.ascontiguousarray(array) for name, array in inputs.items()}
+        self._bound = self.prepare(inputs, entry)
+        return self._bound.outputs
 
     def step(self):
-        """One inference as bound: set every input, run, copy every output.
+        """One run as bound: set every input, run, copy every output.
         Statuses are checked (an int compare each) and raise on failure."""
-        lib = self._lib
-        for args in self._set_args:
-            status = lib.tcc_session_set_input(*args)
-            if status != TCC_OK:
-                self.rt.check(status, "tcc_session_set_input")
-        status = lib.tcc_session_run(self.handle, self._entry)
-        if status != TCC_OK:
-            self.rt.check(status, "tcc_session_run")
-        for args in self._copy_args:
-            status = lib.tcc_session_copy_output(*args)
-            if status != TCC_OK:
-                self.rt.check(status, "tcc_session_copy_output")
+        self._bound()
 
     def close(self):
         if self.handle:
