@@ -30,6 +30,10 @@ struct Provenance : RewriterBase::Listener {
   DenseMap<Operation *, SmallVector<std::string>> origins;
   /// Producers the control function let fuse into a consumer.
   DenseMap<Operation *, SmallVector<Operation *>> fusedInto;
+  /// The fusion the control function allowed last: upstream's pattern
+  /// builds the fused op right after asking, and redirects the uses of the
+  /// consumer's results to it (no replaceOp to observe).
+  Operation *pendingProducer = nullptr, *pendingConsumer = nullptr;
 
   static std::string name(Operation *op) {
     Location loc = op->getLoc();
@@ -56,9 +60,21 @@ struct Provenance : RewriterBase::Listener {
             to.push_back(m);
       }
   }
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (!pendingConsumer || !isa<linalg::LinalgOp>(op))
+      return;
+    SmallVector<std::string> &to = origins[op];
+    for (Operation *from : {pendingConsumer, pendingProducer})
+      for (const std::string &m : origins.lookup(from))
+        if (!llvm::is_contained(to, m))
+          to.push_back(m);
+    pendingProducer = pendingConsumer = nullptr;
+  }
   void notifyOperationErased(Operation *op) override {
     origins.erase(op);
     fusedInto.erase(op);
+    if (op == pendingProducer || op == pendingConsumer)
+      pendingProducer = pendingConsumer = nullptr;
   }
 };
 
@@ -91,6 +107,8 @@ struct FuseElementwisePass
       if (!mayFuse(fused))
         return false;
       provenance.fusedInto[fused->getOwner()].push_back(fused->get().getDefiningOp());
+      provenance.pendingProducer = fused->get().getDefiningOp();
+      provenance.pendingConsumer = fused->getOwner();
       return true;
     };
     RewritePatternSet patterns(ctx);

@@ -1321,3 +1321,47 @@ func.func @no_fold_large_non_splat() -> (tensor<2x40000xf32>, tensor<70000xf32>)
   %1 = tcc.concat %a, %b {axis = 0 : i64} : (tensor<35000xf32>, tensor<35000xf32>) -> tensor<70000xf32>
   return %0, %1 : tensor<2x40000xf32>, tensor<70000xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+// Tests that a batched matmul with a weight broadcast over the batch becomes
+// one 2-D matmul between reshapes (no broadcast copy of the weight).
+// CHECK-LABEL: func.func @matmul_broadcast_weight
+// CHECK-SAME: (%[[X:.+]]: tensor<4x3x8xf32>, %[[W:.+]]: tensor<8x5xf32>)
+// CHECK: %[[F:.+]] = tcc.reshape %[[X]] : tensor<4x3x8xf32> -> tensor<12x8xf32>
+// CHECK: %[[P:.+]] = tcc.matmul %[[F]], %[[W]] : (tensor<12x8xf32>, tensor<8x5xf32>) -> tensor<12x5xf32>
+// CHECK: %[[R:.+]] = tcc.reshape %[[P]] : tensor<12x5xf32> -> tensor<4x3x5xf32>
+// CHECK-NOT: tcc.broadcast_in_dim
+// CHECK: return %[[R]]
+func.func @matmul_broadcast_weight(%x: tensor<4x3x8xf32>, %w: tensor<8x5xf32>) -> tensor<4x3x5xf32> {
+  %b = tcc.broadcast_in_dim %w, dims = [1, 2] : tensor<8x5xf32> -> tensor<4x8x5xf32>
+  %y = tcc.matmul %x, %b : (tensor<4x3x8xf32>, tensor<4x8x5xf32>) -> tensor<4x3x5xf32>
+  return %y : tensor<4x3x5xf32>
+}
+
+// -----
+
+// Tests that a weight broadcast along one of its own (size-1) dimensions is
+// not mistaken for a batch broadcast: the batched matmul stays.
+// CHECK-LABEL: func.func @matmul_broadcast_within_weight
+// CHECK: tcc.broadcast_in_dim
+// CHECK: tcc.matmul %{{.+}}, %{{.+}} : (tensor<4x3x8xf32>, tensor<4x8x5xf32>) -> tensor<4x3x5xf32>
+func.func @matmul_broadcast_within_weight(%x: tensor<4x3x8xf32>, %w: tensor<8x1xf32>) -> tensor<4x3x5xf32> {
+  %b = tcc.broadcast_in_dim %w, dims = [1, 2] : tensor<8x1xf32> -> tensor<4x8x5xf32>
+  %y = tcc.matmul %x, %b : (tensor<4x3x8xf32>, tensor<4x8x5xf32>) -> tensor<4x3x5xf32>
+  return %y : tensor<4x3x5xf32>
+}
+
+// -----
+
+// Tests that a batched matmul whose weight differs per batch element stays.
+// CHECK-LABEL: func.func @matmul_batched_weight
+// CHECK: tcc.matmul %{{.+}}, %{{.+}} : (tensor<4x3x8xf32>, tensor<4x8x5xf32>) -> tensor<4x3x5xf32>
+func.func @matmul_batched_weight(%x: tensor<4x3x8xf32>, %w: tensor<4x8x5xf32>) -> tensor<4x3x5xf32> {
+  %y = tcc.matmul %x, %w : (tensor<4x3x8xf32>, tensor<4x8x5xf32>) -> tensor<4x3x5xf32>
+  return %y : tensor<4x3x5xf32>
+}
