@@ -47,10 +47,13 @@ struct UpdateParamsInPlacePass
           !generic.getMatchingIndexingMap(init).isIdentity() ||
           init->get().getType() != param.getType())
         continue;
-      bool readsParamInPlace = llvm::any_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
-        return in->get() == param && generic.getMatchingIndexingMap(in).isIdentity();
+      // It reads the old value element by element as it writes the new one,
+      // or not at all (an unfused chain: the old value's readers all come
+      // before it).
+      bool readsParamOtherwise = llvm::any_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
+        return in->get() == param && !generic.getMatchingIndexingMap(in).isIdentity();
       });
-      if (readsParamInPlace)
+      if (!readsParamOtherwise)
         init->set(param);
     }
   }
