@@ -313,4 +313,18 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
 }
 
+def SplitSharedFillsPass : Pass<"tcc-split-shared-fills", "mlir::func::FuncOp"> {
+  let summary = "One linalg.fill per op that writes into it";
+  let description = [{
+    CSE merges identical `linalg.fill`s of `tensor.empty` (the zero
+    accumulators of matmuls and reductions of one shape), and then every op
+    but one that writes into the shared value needs a copy of it after
+    bufferization (plus, for a library call, an accumulating product instead
+    of an overwriting one). This pass gives each destination use its own
+    fill of its own empty tensor, after the last CSE and before
+    bufferization. Fills read by ops as inputs are left alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 #endif // TCC_PASSES_TD

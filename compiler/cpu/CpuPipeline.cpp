@@ -36,6 +36,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
     pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass(fuse));
   }
   pm.addPass(createCSEPass());
+  // CSE shared the zero accumulators of equal shape; each writer gets its
+  // own again (else a copy per writer after bufferization).
+  pm.addNestedPass<func::FuncOp>(tcc::createSplitSharedFillsPass());
   // Training: each parameter's update is written over the parameter.
   pm.addNestedPass<func::FuncOp>(tcc::createUpdateParamsInPlacePass());
 }

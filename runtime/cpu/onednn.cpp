@@ -175,6 +175,10 @@ struct Step {
 /// too, since oneDNN fixes a primitive's thread count when it plans it.
 constexpr double kSerialFlops = 4.0e6;
 
+/// A transposed left matmul operand with at least this many elements is
+/// copied into plain layout first (see the MATMUL case).
+constexpr int64_t kTransposeCopyElements = 1 << 16;
+
 /// Runs the enclosing scope with ONE thread when SERIAL.
 class SerialScope {
 public:
@@ -350,15 +354,29 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                                          : std::vector<dnnl_dim_t>{k * cols, cols, 1});
         md[2] = b.plain({n, rows, cols}, {rows * cols, cols, 1});
       }
+      // A transposed left operand (A^T B: the weight gradient X^T G) halves
+      // the speed of oneDNN's matmul; a large one is first copied into
+      // plain layout in scratch memory (the reorder costs a pass over A).
+      Binding src = {DNNL_ARG_SRC, 0, 0, nullptr};
+      size_t matmulScratch = 0;
+      if (ta && n == 1 && rows * k >= kTransposeCopyElements) {
+        dnnl_memory_desc_t plainA = b.plain({rows, k}, {k, 1});
+        size_t copyBytes = alignUp(size_t(rows * k) * sizeof(float));
+        b.addReorder(md[0], {0, 0, 0, nullptr}, plainA, {0, -1, 0, nullptr}, copyBytes);
+        md[0] = plainA;
+        src = {DNNL_ARG_SRC, -1, 0, nullptr};
+        matmulScratch = copyBytes;
+      }
       dnnl_matmul_desc_t desc;
       b.check(a.dnnl_matmul_desc_init(&desc, &md[0], &md[1], nullptr, &md[2]), "matmul");
       dnnl_primitive_desc_t pd = b.describe(&desc, p[6]);
       b.call->implementation = b.implementationOf(pd);
+      b.call->scratchBytes = std::max(b.call->scratchBytes, matmulScratch);
       b.addStep(pd,
-                {{{DNNL_ARG_SRC, 0, 0, nullptr}, md[0]},
+                {{src, md[0]},
                  {{DNNL_ARG_WEIGHTS, 1, 0, nullptr}, md[1]},
                  {{DNNL_ARG_DST, 2, 0, nullptr}, md[2]}},
-                0);
+                matmulScratch);
     } else {
       // The convolution picks its own layouts (blocked, for its JIT
       // kernels); reorders convert the plain operands in and the result
