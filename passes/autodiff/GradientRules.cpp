@@ -788,25 +788,18 @@ struct AvgPoolRule {
     if (!isFloatTensor(op.getInput()))
       return op.emitOpError("has no gradient for integer operands");
     PoolWindows<AvgPoolOp> w(op);
-    RankedTensorType xt = w.xt, yt = w.yt;
-    ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(), d = op.getDilations(),
-                      pl = op.getPadLow(), ph = op.getPadHigh();
-    bool includePad = op.getCountIncludePad();
+    RankedTensorType yt = w.yt;
     Type et = yt.getElementType();
     // 1 / divisor per output position, row-major over O...
+    SmallVector<SmallVector<int64_t>> divisors;
+    for (int64_t j = 0; j < w.spatial; ++j)
+      divisors.push_back(lowering::avgPoolDivisors(op, j));
     SmallVector<Attribute> scale;
     for (int64_t o = 0; o < w.outPlane; ++o) {
       SmallVector<int64_t> oi = unflatten(o, yt.getShape().drop_front(2));
       int64_t divisor = 1;
-      for (int64_t j = 0; j < w.spatial; ++j) {
-        int64_t lo = includePad ? -pl[j] : 0;
-        int64_t hi = xt.getDimSize(2 + j) + (includePad ? ph[j] : 0), count = 0;
-        for (int64_t kk = 0; kk < k[j]; ++kk) {
-          int64_t pos = oi[j] * s[j] - pl[j] + kk * d[j];
-          count += pos >= lo && pos < hi;
-        }
-        divisor *= std::max<int64_t>(count, 1);
-      }
+      for (int64_t j = 0; j < w.spatial; ++j)
+        divisor *= divisors[j][oi[j]];
       scale.push_back(FloatAttr::get(et, 1.0 / double(divisor)));
     }
     Value share = mul(b, loc, g[0], w.perOutput(b, loc, et, scale));

@@ -451,21 +451,10 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
                         });
     }
     // Divisor tables: counts[i][o] for spatial dimension i.
-    bool includePad = op.getCountIncludePad();
     int64_t sp = g.spatial();
-    SmallVector<SmallVector<int64_t>> counts(sp);
-    for (int64_t i = 0; i < sp; ++i) {
-      int64_t lo = includePad ? -g.padLow[i] : 0;
-      int64_t hi = g.inShape[2 + i] + (includePad ? g.padHigh[i] : 0);
-      for (int64_t o = 0; o < g.outShape[2 + i]; ++o) {
-        int64_t start = o * g.strides[i] - g.padLow[i], c = 0;
-        for (int64_t kk = 0; kk < g.kernel[i]; ++kk) {
-          int64_t pos = start + kk * g.dilations[i];
-          c += pos >= lo && pos < hi;
-        }
-        counts[i].push_back(std::max<int64_t>(c, 1));
-      }
-    }
+    SmallVector<SmallVector<int64_t>> counts;
+    for (int64_t i = 0; i < sp; ++i)
+      counts.push_back(avgPoolDivisors(op, i));
     // Constant tables become scalars; the others are 1-D operands read with
     // the map (n, c, o...) -> (o_i).
     MLIRContext *ctx = rewriter.getContext();
@@ -513,4 +502,23 @@ void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc,
                                              RewritePatternSet &patterns) {
   patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering,
                MaxPoolLowering, AvgPoolLowering>(tc, patterns.getContext());
+}
+
+SmallVector<int64_t> tcc::lowering::avgPoolDivisors(AvgPoolOp op, int64_t i) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getResult().getType());
+  bool includePad = op.getCountIncludePad();
+  int64_t padLow = op.getPadLow()[i], padHigh = op.getPadHigh()[i];
+  int64_t lo = includePad ? -padLow : 0;
+  int64_t hi = in.getDimSize(2 + i) + (includePad ? padHigh : 0);
+  SmallVector<int64_t> counts;
+  for (int64_t o = 0; o < out.getDimSize(2 + i); ++o) {
+    int64_t start = o * op.getStrides()[i] - padLow, c = 0;
+    for (int64_t kk = 0; kk < op.getKernel()[i]; ++kk) {
+      int64_t pos = start + kk * op.getDilations()[i];
+      c += pos >= lo && pos < hi;
+    }
+    counts.push_back(std::max<int64_t>(c, 1));
+  }
+  return counts;
 }

@@ -158,6 +158,13 @@ void populateNormalizationPatterns(const mlir::TypeConverter &tc,
 void populateResizePatterns(const mlir::TypeConverter &tc,
                             mlir::RewritePatternSet &patterns);
 
+/// The divisors of an average pooling along spatial dimension I (0-based
+/// among the spatial ones), one per output index: the window elements that
+/// fall inside the input (and, with count_include_pad, its explicit
+/// padding), at least 1. The lowering divides by their product; the gradient
+/// rule multiplies by its inverse.
+llvm::SmallVector<int64_t> avgPoolDivisors(AvgPoolOp op, int64_t i);
+
 /// The taps of output coordinate O of one dimension of a resize (IN input,
 /// OUT_SIZE output elements, the dimension's scale and roi): the input
 /// indices it reads (clamped into the input) and their weights, or !valid
