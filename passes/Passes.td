@@ -104,7 +104,9 @@ def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp">
     by division in every iteration; reductions stay sequential, so a result
     never depends on the thread count; an op whose first loop is a reduction
     stays sequential (it would fork once per reduction step). Smaller ops stay
-    sequential: forking threads costs microseconds.
+    sequential: a fork and a join cost microseconds, tens of them on shared
+    cores (measured on 2 vCPUs: 262144 beat 32768 by 15% on a small GPT's
+    training step and tied on a 4-layer d=256 one).
 
     Elementwise generics whose innermost loop is unit-stride in every operand
     and a multiple of the AVX2 vector width long are tiled to one vector along
@@ -113,7 +115,7 @@ def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp">
   }];
   let options = [
     Option<"minParallelWork", "min-parallel-work", "int64_t",
-           /*default=*/"32768",
+           /*default=*/"262144",
            "Loop iterations below which an op stays sequential">,
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",
            "Vectorize elementwise ops along their innermost loop">

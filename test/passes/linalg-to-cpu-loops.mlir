@@ -1,5 +1,11 @@
-// RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops --canonicalize %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops=min-parallel-work=32768 --canonicalize %s | FileCheck %s
 // RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops=min-parallel-work=1 --canonicalize %s | FileCheck %s --check-prefix=ALL
+// RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops --canonicalize %s | FileCheck %s --check-prefix=DEFAULT
+// (The cases use a threshold of 32768 iterations; with the default, 262144,
+// the 256x256 add stays sequential.)
+// DEFAULT-LABEL: func.func @large_add
+// DEFAULT-NOT: scf.parallel
+// DEFAULT: return
 
 // A large elementwise op: its first dimension (256 >= 64 iterations) is the
 // parallel loop, the second a sequential loop inside it that steps one AVX2
