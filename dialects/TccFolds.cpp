@@ -182,9 +182,25 @@ OpFoldResult ClampOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+/// Whether every value of FROM converts to TO and back unchanged (a float
+/// widening, or an integer widening of the same signedness).
+static bool castRoundTrips(Type from, Type to) {
+  if (auto f = dyn_cast<FloatType>(from))
+    if (auto t = dyn_cast<FloatType>(to))
+      return llvm::APFloat::isRepresentableBy(f.getFloatSemantics(), t.getFloatSemantics());
+  auto f = dyn_cast<IntegerType>(from), t = dyn_cast<IntegerType>(to);
+  return f && t && f.getWidth() > 1 && t.getWidth() > f.getWidth() &&
+         f.isUnsigned() == t.isUnsigned();
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // cast(cast(x, wider), type(x)) = x when the widening loses nothing.
+  if (auto inner = getInput().getDefiningOp<CastOp>())
+    if (inner.getInput().getType() == getType() &&
+        castRoundTrips(getType().getElementType(), inner.getType().getElementType()))
+      return inner.getInput();
   auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
   if (!in || (!in.isSplat() && !foldable(getType())))
     return {};
@@ -538,6 +554,54 @@ void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRConte
   results.add<MatmulOfBroadcastWeight>(context);
 }
 
+namespace {
+/// The splat float value of V if it is a constant splat.
+std::optional<APFloat> splatFloat(Value v) {
+  DenseElementsAttr d;
+  if (!matchPattern(v, m_Constant(&d)) || !d.isSplat() || !isa<FloatType>(d.getElementType()))
+    return std::nullopt;
+  return d.getSplatValue<APFloat>();
+}
+
+/// x / c -> x * (1 / c) for a float constant c whose inverse is exact (a
+/// power of two): the same result, and a multiplication is several times
+/// cheaper than a division. Other constants stay (their inverse rounds).
+struct DivByExactInverse : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DivOp op, PatternRewriter &rewriter) const override {
+    std::optional<APFloat> c = splatFloat(op.getRhs());
+    APFloat inverse(0.0);
+    if (!c || !c->getExactInverse(&inverse))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getRhs().getType());
+    Value k = ConstantOp::create(rewriter, op.getLoc(), type,
+                                 DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(), inverse)));
+    rewriter.replaceOpWithNewOp<MulOp>(op, op.getLhs(), k);
+    return success();
+  }
+};
+
+/// pow(x, 2) -> x * x for floats (correctly rounded either way).
+struct PowOfTwo : OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PowOp op, PatternRewriter &rewriter) const override {
+    std::optional<APFloat> c = splatFloat(op.getRhs());
+    if (!c || !c->isExactlyValue(2.0))
+      return failure();
+    rewriter.replaceOpWithNewOp<MulOp>(op, op.getLhs(), op.getLhs());
+    return success();
+  }
+};
+} // namespace
+
+void DivOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<DivByExactInverse>(context);
+}
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<PowOfTwo>(context);
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
@@ -551,6 +615,18 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  // transpose(transpose(x, q), p) = transpose(x, q o p): result dimension i
+  // is x's dimension q[p[i]].
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t p : getPerm())
+      composed.push_back(inner.getPerm()[p]);
+    getInputMutable().assign(inner.getInput());
+    setPerm(composed);
+    if (llvm::equal(composed, llvm::seq<int64_t>(0, int64_t(composed.size()))))
+      return getInput();
+    return getResult();
+  }
   ArrayRef<int64_t> perm = getPerm();
   bool identity = true;
   for (auto [i, p] : llvm::enumerate(perm))

@@ -157,8 +157,12 @@ def Tcc_AddOp : Tcc_BinaryOp<"add", Tcc_NumTensor, "x + y", [Commutative]>;
 def Tcc_SubOp : Tcc_BinaryOp<"sub", Tcc_NumTensor, "x - y">;
 def Tcc_MulOp : Tcc_BinaryOp<"mul", Tcc_NumTensor, "x * y", [Commutative]>;
 def Tcc_DivOp : Tcc_BinaryOp<"div", Tcc_NumTensor,
-                             "x / y (integers truncate toward zero)">;
-def Tcc_PowOp : Tcc_BinaryOp<"pow", Tcc_NumTensor, "x ^ y">;
+                             "x / y (integers truncate toward zero)"> {
+  let hasCanonicalizer = 1;
+}
+def Tcc_PowOp : Tcc_BinaryOp<"pow", Tcc_NumTensor, "x ^ y"> {
+  let hasCanonicalizer = 1;
+}
 def Tcc_MaxOp : Tcc_BinaryOp<"max", Tcc_NumTensor, "max(x, y)", [Commutative]>;
 def Tcc_MinOp : Tcc_BinaryOp<"min", Tcc_NumTensor, "min(x, y)", [Commutative]>;
 def Tcc_AndOp : Tcc_BinaryOp<"and", Tcc_BoolTensor, "x and y", [Commutative]>;

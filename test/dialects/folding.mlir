@@ -1365,3 +1365,112 @@ func.func @matmul_batched_weight(%x: tensor<4x3x8xf32>, %w: tensor<4x8x5xf32>) -
   %y = tcc.matmul %x, %w : (tensor<4x3x8xf32>, tensor<4x8x5xf32>) -> tensor<4x3x5xf32>
   return %y : tensor<4x3x5xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Simplifications of the training graph (issue 5)
+//===----------------------------------------------------------------------===//
+
+// Tests that a transpose of a transpose becomes one transpose of the first
+// operand, with the composed permutation.
+// CHECK-LABEL: func.func @transpose_of_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[T:.+]] = tcc.transpose %[[X]], perm = [2, 1, 0] : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+// CHECK: return %[[T]]
+func.func @transpose_of_transpose(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
+  %a = tcc.transpose %x, perm = [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  %b = tcc.transpose %a, perm = [1, 0, 2] : tensor<3x4x2xf32> -> tensor<4x3x2xf32>
+  return %b : tensor<4x3x2xf32>
+}
+
+// -----
+
+// Tests that transposes that undo each other fold away.
+// CHECK-LABEL: func.func @transpose_inverse
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK-NOT: tcc.transpose
+// CHECK: return %[[X]]
+func.func @transpose_inverse(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %a = tcc.transpose %x, perm = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  %b = tcc.transpose %a, perm = [1, 0] : tensor<3x2xf32> -> tensor<2x3xf32>
+  return %b : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that a cast to a wider type and back folds to the operand.
+// CHECK-LABEL: func.func @cast_round_trip
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[I:.+]]: tensor<4xi8>)
+// CHECK-NOT: tcc.cast
+// CHECK: return %[[X]], %[[I]]
+func.func @cast_round_trip(%x: tensor<4xf32>, %i: tensor<4xi8>) -> (tensor<4xf32>, tensor<4xi8>) {
+  %w = tcc.cast %x : tensor<4xf32> to tensor<4xf64>
+  %y = tcc.cast %w : tensor<4xf64> to tensor<4xf32>
+  %wi = tcc.cast %i : tensor<4xi8> to tensor<4xi32>
+  %j = tcc.cast %wi : tensor<4xi32> to tensor<4xi8>
+  return %y, %j : tensor<4xf32>, tensor<4xi8>
+}
+
+// -----
+
+// Tests that a cast through a narrower type (which rounds) is kept.
+// CHECK-LABEL: func.func @cast_through_narrower
+// CHECK: tcc.cast %{{.+}} : tensor<4xf32> to tensor<4xf16>
+// CHECK: tcc.cast %{{.+}} : tensor<4xf16> to tensor<4xf32>
+func.func @cast_through_narrower(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %n = tcc.cast %x : tensor<4xf32> to tensor<4xf16>
+  %y = tcc.cast %n : tensor<4xf16> to tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that division by a power of two becomes multiplication by its exact
+// inverse.
+// CHECK-LABEL: func.func @div_by_power_of_two
+// CHECK: %[[K:.+]] = tcc.constant dense<1.250000e-01> : tensor<4xf32>
+// CHECK: tcc.mul %{{.+}}, %[[K]] : tensor<4xf32>
+// CHECK-NOT: tcc.div
+func.func @div_by_power_of_two(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = tcc.constant dense<8.0> : tensor<4xf32>
+  %y = tcc.div %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that division by a constant without an exact inverse stays (1/3
+// rounds, so x * (1/3) may differ from x / 3 in the last bit).
+// CHECK-LABEL: func.func @div_by_three
+// CHECK: tcc.div
+func.func @div_by_three(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = tcc.constant dense<3.0> : tensor<4xf32>
+  %y = tcc.div %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that pow(x, 2) becomes x * x.
+// CHECK-LABEL: func.func @pow_two
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[Y:.+]] = tcc.mul %[[X]], %[[X]] : tensor<4xf32>
+// CHECK-NOT: tcc.pow
+// CHECK: return %[[Y]]
+func.func @pow_two(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = tcc.constant dense<2.0> : tensor<4xf32>
+  %y = tcc.pow %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that pow with another exponent stays.
+// CHECK-LABEL: func.func @pow_three
+// CHECK: tcc.pow
+func.func @pow_three(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = tcc.constant dense<3.0> : tensor<4xf32>
+  %y = tcc.pow %x, %c : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
