@@ -118,6 +118,15 @@ long parseCount(const std::string &option, const std::string &text) {
   return v;
 }
 
+/// A positive integer option value (a count of WHAT), or death naming the
+/// option.
+long parsePositive(const std::string &option, const std::string &text, const char *what) {
+  long v = parseCount(option, text);
+  if (v < 1)
+    die(option + " needs a positive number of " + what);
+  return v;
+}
+
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -204,9 +213,7 @@ Options parseArgs(int argc, char **argv) {
     } else if (arg == "--save") {
       o.save = takeValue();
     } else if (arg == "--log-every") {
-      o.logEvery = parseCount(arg, takeValue());
-      if (o.logEvery < 1)
-        die("--log-every needs a positive number of steps");
+      o.logEvery = parsePositive(arg, takeValue(), "steps");
     } else if (arg == "--val") {
       o.valDir = takeValue();
     } else if (arg == "--lr-schedule") {
@@ -224,19 +231,13 @@ Options parseArgs(int argc, char **argv) {
     } else if (arg == "--gamma") {
       o.gamma = parseNumber(arg, takeValue());
     } else if (arg == "--cycle-steps") {
-      o.cycleSteps = parseCount(arg, takeValue());
-      if (o.cycleSteps < 1)
-        die("--cycle-steps needs a positive number of steps");
+      o.cycleSteps = parsePositive(arg, takeValue(), "steps");
     } else if (arg == "--plateau-patience") {
       o.plateauPatience = parseCount(arg, takeValue());
     } else if (arg == "--eval-every") {
-      o.evalEvery = parseCount(arg, takeValue());
-      if (o.evalEvery < 1)
-        die("--eval-every needs a positive number of steps");
+      o.evalEvery = parsePositive(arg, takeValue(), "steps");
     } else if (arg == "--patience") {
-      o.patience = parseCount(arg, takeValue());
-      if (o.patience < 1)
-        die("--patience needs a positive number of evaluations");
+      o.patience = parsePositive(arg, takeValue(), "evaluations");
     } else if (arg == "--min-delta") {
       o.minDelta = parseNumber(arg, takeValue());
       o.hasMinDelta = true;
