@@ -465,6 +465,16 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         g = MulOp::create(sb, loc, g, BroadcastInDimOp::create(sb, loc, gt, cf, sb.getDenseI64ArrayAttr({})));
       }
     }
+    // Adam's bias corrections 1 - beta^t: once per step, as 0-d values (a
+    // pow per parameter element would cost millions of libm calls).
+    Value biasCorrection1, biasCorrection2;
+    if (adam) {
+      Value one = splat(sb, loc, scalarType, 1.0);
+      biasCorrection1 = SubOp::create(
+          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalarType, beta1), stepCount));
+      biasCorrection2 = SubOp::create(
+          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalarType, beta2), stepCount));
+    }
     Block &stepBody = step.getBody().front();
     for (auto [k, argIndex] : llvm::enumerate(*params)) {
       Value p = stepBody.getArgument(argIndex);
@@ -516,9 +526,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         param = mul(p, sub(k_(1.0), mul(lrFull, k_(decay))));
       Value m1 = add(mul(k_(beta1), m), mul(k_(1 - beta1), g));
       Value v1 = add(mul(k_(beta2), v), mul(k_(1 - beta2), mul(g, g)));
-      Value t = full(stepCount);
-      Value bc1 = sub(k_(1.0), PowOp::create(sb, loc, k_(beta1), t));
-      Value bc2 = sub(k_(1.0), PowOp::create(sb, loc, k_(beta2), t));
+      Value bc1 = full(biasCorrection1), bc2 = full(biasCorrection2);
       Value denom = add(SqrtOp::create(sb, loc, DivOp::create(sb, loc, v1, bc2)), k_(eps));
       Value stepSize = DivOp::create(sb, loc, lrFull, bc1);
       Value newP = sub(param, mul(stepSize, DivOp::create(sb, loc, m1, denom)));
