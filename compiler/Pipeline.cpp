@@ -18,23 +18,7 @@ void tcc::buildImportPipeline(mlir::OpPassManager &pm) {
 void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options) {
   // Composite activations as primitives: the gradient rules cover those.
   pm.addNestedPass<mlir::func::FuncOp>(tcc::createExpandCompositesPass());
-  tcc::BuildTrainStepPassOptions step;
-  step.loss = options.loss;
-  step.labels = options.labels;
-  step.optimizer = options.optimizer;
-  step.momentum = options.momentum;
-  step.dampening = options.dampening;
-  step.nesterov = options.nesterov;
-  step.weightDecay = options.weightDecay;
-  step.beta1 = options.beta1;
-  step.beta2 = options.beta2;
-  step.eps = options.eps;
-  step.gradClip = options.gradClip;
-  step.gradAccum = options.gradAccum;
-  step.freeze.assign(options.freeze.begin(), options.freeze.end());
-  step.ignoreIndex = options.ignoreIndex;
-  step.labelSmoothing = options.labelSmoothing;
-  pm.addPass(tcc::createBuildTrainStepPass(step));
+  pm.addPass(tcc::createBuildTrainStepPass(options));
   // The backward pass repeats forward subexpressions and multiplies by ones.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

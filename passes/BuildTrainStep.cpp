@@ -308,12 +308,17 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return success();
   }
 
+  /// --weight-decay, or the optimizer's default (0; AdamW 0.01).
+  double effectiveWeightDecay() const {
+    return weightDecay >= 0 ? double(weightDecay) : optimizer == "adamw" ? 0.01 : 0.0;
+  }
+
   LogicalResult checkOptions(ModuleOp module) {
     if (loss != "mse" && loss != "cross_entropy" && loss != "none")
       return module.emitError("unknown loss '") << loss << "' (mse, cross_entropy or none)";
     if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
       return module.emitError("unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
-    double decay = weightDecay >= 0 ? weightDecay : optimizer == "adamw" ? 0.01 : 0.0;
+    double decay = effectiveWeightDecay();
     if (momentum < 0 || dampening < 0 || decay < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
         beta2 >= 1 || eps <= 0)
       return module.emitError("optimizer hyperparameters out of range (momentum, dampening, "
@@ -339,7 +344,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     if (failed(checkOptions(module)))
       return signalPassFailure();
-    double decay = weightDecay >= 0 ? weightDecay : optimizer == "adamw" ? 0.01 : 0.0;
+    double decay = effectiveWeightDecay();
     if (forward.getNumResults() == 0) {
       forward.emitError("the model has no output to train");
       return signalPassFailure();

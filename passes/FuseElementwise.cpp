@@ -28,8 +28,6 @@ namespace {
 /// into it, kept up to date through the rewrites by a listener.
 struct Provenance : RewriterBase::Listener {
   DenseMap<Operation *, SmallVector<std::string>> origins;
-  /// Producers the control function let fuse into a consumer.
-  DenseMap<Operation *, SmallVector<Operation *>> fusedInto;
   /// The fusion the control function allowed last: upstream's pattern
   /// builds the fused op right after asking, and redirects the uses of the
   /// consumer's results to it (no replaceOp to observe).
@@ -48,8 +46,6 @@ struct Provenance : RewriterBase::Listener {
   }
   void notifyOperationReplaced(Operation *op, ValueRange replacement) override {
     SmallVector<std::string> merged = origins.lookup(op);
-    for (Operation *producer : fusedInto.lookup(op))
-      llvm::append_range(merged, origins.lookup(producer));
     if (merged.empty())
       return;
     for (Value v : replacement)
@@ -72,7 +68,6 @@ struct Provenance : RewriterBase::Listener {
   }
   void notifyOperationErased(Operation *op) override {
     origins.erase(op);
-    fusedInto.erase(op);
     if (op == pendingProducer || op == pendingConsumer)
       pendingProducer = pendingConsumer = nullptr;
   }
@@ -99,14 +94,14 @@ struct FuseElementwisePass
     MLIRContext *ctx = &getContext();
     Provenance provenance;
     int64_t before = 0;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      ++before;
-      provenance.origins[op] = {Provenance::name(op)};
-    });
+    if (report)
+      getOperation()->walk([&](linalg::LinalgOp op) {
+        ++before;
+        provenance.origins[op] = {Provenance::name(op)};
+      });
     auto control = [&](OpOperand *fused) {
       if (!mayFuse(fused))
         return false;
-      provenance.fusedInto[fused->getOwner()].push_back(fused->get().getDefiningOp());
       provenance.pendingProducer = fused->get().getDefiningOp();
       provenance.pendingConsumer = fused->getOwner();
       return true;
@@ -121,7 +116,8 @@ struct FuseElementwisePass
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
     ctx->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(patterns);
     GreedyRewriteConfig config;
-    config.setListener(&provenance);
+    if (report) // the bookkeeping only serves the report
+      config.setListener(&provenance);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     if (!report)
