@@ -99,6 +99,15 @@ typedef struct tcc_abi_runtime {
   void (*library_call)(void *library_context, int32_t index,
                        void *const *operands);
   void *library_context;
+  /* Appended for device artifacts (descriptor.device != NULL). */
+  /** Launches kernel INDEX of the descriptor's kernel table on the session's
+   *  stream with the kernel's recorded geometry; PARAMS is cuLaunchKernel's
+   *  kernelParams (one pointer per kernel parameter, pointing at its value).
+   *  Asynchronous; errors are recorded in the context like library_call's.
+   *  On CUDA, the arena and state pointers an entry receives are device
+   *  addresses: generated host code only forms addresses from them. */
+  void (*launch_kernel)(void *device_context, int32_t index, void **params);
+  void *device_context;
 } tcc_abi_runtime;
 
 /** Kinds of library calls (stable values). Every operand is a dense,
@@ -118,6 +127,16 @@ typedef enum tcc_library_call_kind {
   TCC_LIBRARY_CALL_MATMUL = 1,
   TCC_LIBRARY_CALL_CONV2D = 2
 } tcc_library_call_kind;
+
+/** One kernel launch site of a device artifact (every shape is static, so
+ *  each launch has one fixed geometry). */
+typedef struct tcc_abi_kernel {
+  const char *name;      /* symbol in the device module (PTX .entry / cubin) */
+  int32_t grid[3];       /* blocks in x, y, z */
+  int32_t block[3];      /* threads per block in x, y, z */
+  int32_t shared_bytes;  /* dynamic shared memory */
+  int32_t num_params;    /* entries of launch_kernel's PARAMS */
+} tcc_abi_kernel;
 
 typedef struct tcc_abi_library_call {
   int32_t kind;          /* tcc_library_call_kind */
@@ -168,6 +187,18 @@ typedef struct tcc_abi_descriptor {
   const tcc_abi_library_call *library_calls;
   int32_t num_metadata;
   const tcc_abi_metadata *metadata;
+  /* Device artifacts (struct_size covers these; device NULL = CPU only). */
+  const char *device;     /* "cuda:sm_90": the arena and state live on this
+                             device; inputs, outputs and parameters are copied */
+  int32_t num_kernels;
+  const tcc_abi_kernel *kernels;
+  const char *ptx;        /* NUL-terminated PTX of every kernel (one module) */
+  const uint8_t *cubin;   /* the same module assembled by ptxas for the
+                             device's architecture, or NULL (the driver then
+                             compiles the PTX) */
+  int64_t cubin_size;
+  int64_t device_scratch_size; /* bytes the library calls need (cuBLASLt
+                                  workspace), at the arena's tail */
 } tcc_abi_descriptor;
 
 /** The signature of the exported symbol. */
