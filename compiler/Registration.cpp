@@ -10,21 +10,28 @@
 
 #include "dialects/TccOps.h"
 #include "passes/Passes.h"
+#include "compiler/cpu/CpuPipeline.h"
+#include "compiler/cuda/CudaPipeline.h"
 
 #include "passes/autodiff/Autodiff.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void tcc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<tcc::TccDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   tcc::registerGradientRules(registry);
+  // gpu-module-to-binary translates kernels (LLVM + NVVM dialects) to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
 }
 
 void tcc::registerAllPasses() {
   mlir::registerAllPasses();
   tcc::registerTccPasses();
+  tcc::registerCpuPipelines();
+  tcc::registerCudaPipelines();
 }

@@ -329,4 +329,49 @@ def SplitSharedFillsPass : Pass<"tcc-split-shared-fills", "mlir::func::FuncOp"> 
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {
+  let summary = "Every buffer op of a planned entry point as one gpu.launch";
+  let description = [{
+    After the memory plan (and the library calls), on functions with a
+    `tcc.plan`: each linalg op (and memref.copy) becomes one `gpu.launch`
+    with a static geometry. Thread per output point (256 threads per block,
+    reduction loops in registers), or, for single-output f32 / i32
+    reductions with a one-op combiner whose points are few or whose
+    reduction is innermost, one block per output point combining through
+    warp shuffles and shared memory (no atomics). Other ops with memory
+    effects (the loops of a scatter) run in a one-thread launch, in order.
+    Every value a kernel uses is recomputed inside it; the arena and state
+    arguments are captured as static-size byte buffers, so outlined kernels
+    take bare pointers only.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect", "mlir::linalg::LinalgDialect"];
+}
+
+def GpuMergeModulesPass : Pass<"tcc-gpu-merge-modules", "mlir::ModuleOp"> {
+  let summary = "All outlined kernels in one gpu.module";
+  let description = [{
+    After `gpu-kernel-outlining` (one gpu.module per launch): moves every
+    kernel and the globals they use into one `gpu.module @tcc_kernels`, so
+    that an artifact carries one PTX module, loaded once.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def GpuLowerLaunchesPass : Pass<"tcc-gpu-lower-launches", "mlir::ModuleOp"> {
+  let summary = "gpu.launch_func as calls of the runtime's launch_kernel";
+  let description = [{
+    After `gpu-module-to-binary` and `tcc-cpu-lower-library-calls` (which
+    gives planned functions their runtime argument): each `gpu.launch_func`
+    becomes an indirect call of `launch_kernel(device_context, index,
+    params)` from the runtime structure of abi.h, with the kernel's bare
+    pointer arguments as cuLaunchKernel parameters; the kernel table
+    (name, grid, block, shared memory, parameter count) goes to the module
+    attribute `tcc.kernels`, the PTX of the one gpu.binary to
+    `tcc.device_ptx` and its target to `tcc.device` ("cuda:sm_90"). No
+    upstream GPU runtime wrapper (`mgpu*`) is referenced.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TCC_PASSES_TD

@@ -74,7 +74,8 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // parallel dimensions of each op large enough to pay for a fork; the
   // thread count is the runtime's (omp_set_num_threads per session).
   // The runtime argument, and the library calls as calls of the runtime.
-  pm.addPass(tcc::createCpuLowerLibraryCallsPass());
+  if (!options.device)
+    pm.addPass(tcc::createCpuLowerLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
   if (options.outlineKernels)
     pm.addPass(tcc::createOutlineKernelsPass());

@@ -24,6 +24,9 @@ struct CpuPipelineOptions {
   /// Every kernel in its own function, named after its node, for per-kernel
   /// profiles with perf (tcc --profile).
   bool outlineKernels = false;
+  /// The host code of a device artifact: library calls were lowered and
+  /// every kernel outlined by the CUDA pipeline before this one.
+  bool device = false;
 };
 
 /// tcc dialect -> linalg on tensors, fused.

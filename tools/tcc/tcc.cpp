@@ -12,6 +12,7 @@
 #include "compiler/Registration.h"
 #include "compiler/cpu/ArtifactWriter.h"
 #include "compiler/cpu/CpuPipeline.h"
+#include "compiler/cuda/CudaPipeline.h"
 #include "frontend/onnx/OnnxExport.h"
 #include "frontend/onnx/OnnxImporter.h"
 #include "runtime/checkpoint/safetensors.h"
@@ -60,6 +61,7 @@ enum class EmitKind {
   Mlir,
   Linalg,
   Bufferized,
+  Ptx,
   LLVMDialect,
   LLVMIR,
   Object,
@@ -78,6 +80,8 @@ static cl::opt<EmitKind> emit(
                    "after lowering to linalg on tensors and fusion"),
         clEnumValN(EmitKind::Bufferized, "bufferized",
                    "after bufferization and the memory plan"),
+        clEnumValN(EmitKind::Ptx, "ptx",
+                   "the PTX of every kernel (--target=cuda), one module"),
         clEnumValN(EmitKind::LLVMDialect, "llvm-dialect",
                    "the LLVM dialect, before translation"),
         clEnumValN(EmitKind::LLVMIR, "llvm",
@@ -155,8 +159,8 @@ static cl::opt<double> labelSmoothingOpt(
     cl::value_desc("EPS"), cl::init(0.0), cl::cat(tccCategory));
 
 static cl::opt<std::string> target(
-    "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_NN] "
-                       "(not implemented yet)"),
+    "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_80|:sm_90] "
+                       "(PTX kernels and a cubin, host code for x86-64; default sm_90)"),
     cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(tccCategory));
 
 enum class CpuLibraryKind { OneDnn, None };
@@ -438,8 +442,11 @@ int main(int argc, char **argv) {
     fail("--loss and --optimizer describe training; they cannot be used with --mode=infer");
   if (train && lossKind.empty())
     fail("training needs --loss=mse|cross_entropy|none");
-  if (target != "cpu")
-    fail("--target=" + target + ": only the 'cpu' target is implemented");
+  tcc::CudaPipelineOptions cuda;
+  bool device = target != "cpu";
+  if (device && !tcc::parseCudaTarget(target, cuda))
+    fail("--target=" + target + ": expected cpu, cuda, cuda:sm_80 or cuda:sm_90");
+  cuda.toolkitPath = tcc::defaultCudaToolkitPath();
 
   EmitKind stage = emit;
   if (stage == EmitKind::Default) {
@@ -510,11 +517,30 @@ int main(int argc, char **argv) {
   if (report == ReportKind::Memory)
     printMemoryReport(*module, llvm::errs());
   std::vector<tcc::PlannedEntry> plans;
-  if (stage >= EmitKind::LLVMDialect) {
+  if (stage == EmitKind::Ptx && !device)
+    fail("--emit=ptx needs --target=cuda");
+  if (stage >= EmitKind::Ptx) {
     auto read = tcc::readPlans(*module);
     if (failed(read))
       return 1;
     plans = std::move(*read);
+    if (device && !runStage([&](OpPassManager &pm) {
+          tcc::buildCudaKernelPipeline(pm, cuda);
+        }))
+      return 1;
+    if (stage == EmitKind::Ptx) {
+      auto ptx = module->getOperation()->getAttrOfType<StringAttr>("tcc.device_ptx");
+      if (!ptx)
+        fail("the model compiled to no GPU kernel");
+      std::string error;
+      auto output = openOutputFile(outputFile, &error);
+      if (!output)
+        fail(outputFile + ": " + error);
+      output->os() << ptx.getValue();
+      output->keep();
+      return 0;
+    }
+    cpu.device = device;
     if (!runStage([&](OpPassManager &pm) {
           tcc::buildCpuLowerToLLVMPipeline(pm, cpu);
         }))

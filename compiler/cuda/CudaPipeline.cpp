@@ -1,0 +1,99 @@
+//===- CudaPipeline.cpp - planned buffers to PTX kernels and host code ----===//
+//
+// The CUDA backend shares everything up to the memory plan with the CPU's
+// (lowering, fusion, bufferization, library-call selection, the arena); from
+// there each op becomes a kernel. Upstream passes do the GPU work (outlining,
+// NVVM conversion, the NVPTX backend through gpu-module-to-binary); tcc's own
+// passes choose the launch geometry and replace upstream's host lowering,
+// whose mgpu* runtime wrappers an artifact must not depend on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/cuda/CudaPipeline.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+bool tcc::parseCudaTarget(llvm::StringRef target, CudaPipelineOptions &options) {
+  if (target == "cuda") {
+    options.chip = "sm_90";
+    return true;
+  }
+  if (target == "cuda:sm_80" || target == "cuda:sm_90") {
+    options.chip = target.drop_front(5).str();
+    return true;
+  }
+  return false;
+}
+
+std::string tcc::defaultCudaToolkitPath() {
+  for (const char *var : {"TCC_CUDA_PATH", "CUDA_PATH"})
+    if (const char *v = std::getenv(var); v && *v)
+      return v;
+  return "/usr/local/cuda";
+}
+
+void tcc::buildCudaKernelPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {
+  // Library calls become runtime calls first: it gives each planned
+  // function the runtime argument that kernel launches use too.
+  pm.addPass(tcc::createCpuLowerLibraryCallsPass());
+  // Each op a launch with a static geometry; kernels capture only the
+  // arena and the state.
+  pm.addNestedPass<func::FuncOp>(tcc::createGpuMapKernelsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(tcc::createGpuMergeModulesPass());
+  // PTX ISA 8.0: the NVPTX backend's default is too old for sm_90.
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip;
+  attach.features = "+ptx80";
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // The ops of one-thread kernels (scatter loops) are still linalg.
+  kernels.addPass(createConvertLinalgToLoopsPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  // Kernel parameters as bare pointers (every kernel buffer is static);
+  // math functions from libdevice.
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+
+  // LLVM's NVPTX backend, in process: PTX only (ptxas runs in the artifact
+  // writer, which embeds a cubin beside it).
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = options.toolkitPath;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(tcc::createGpuLowerLaunchesPass());
+}
+
+void tcc::registerCudaPipelines() {
+  PassPipelineRegistration<>(
+      "tcc-cuda-kernels",
+      "planned buffers to PTX kernels launched through the tcc runtime (sm_90)",
+      [](OpPassManager &pm) {
+        CudaPipelineOptions options;
+        options.toolkitPath = defaultCudaToolkitPath();
+        buildCudaKernelPipeline(pm, options);
+      });
+}

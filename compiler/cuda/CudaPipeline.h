@@ -1,0 +1,36 @@
+//===- CudaPipeline.h - planned buffers to PTX kernels and host code ------===//
+
+#ifndef TCC_COMPILER_CUDA_CUDAPIPELINE_H
+#define TCC_COMPILER_CUDA_CUDAPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace tcc {
+
+struct CudaPipelineOptions {
+  /// The GPU architecture: "sm_90" (default) or "sm_80".
+  std::string chip = "sm_90";
+  /// The CUDA toolkit, for libdevice (math functions) and ptxas.
+  std::string toolkitPath = "/usr/local/cuda";
+};
+
+/// Parses "cuda", "cuda:sm_80" or "cuda:sm_90" into OPTIONS.chip; false for
+/// anything else.
+bool parseCudaTarget(llvm::StringRef target, CudaPipelineOptions &options);
+
+/// The CUDA toolkit: $TCC_CUDA_PATH, else $CUDA_PATH, else /usr/local/cuda.
+std::string defaultCudaToolkitPath();
+
+/// After tcc-cpu-bufferize (library calls chosen, memory planned): every
+/// kernel through gpu.launch -> NVVM -> PTX (one module), launches and
+/// library calls as calls of the runtime; the host code is then lowered like
+/// the CPU's (buildCpuLowerToLLVMPipeline with `device` set).
+void buildCudaKernelPipeline(mlir::OpPassManager &pm, const CudaPipelineOptions &options);
+
+void registerCudaPipelines();
+
+} // namespace tcc
+
+#endif // TCC_COMPILER_CUDA_CUDAPIPELINE_H

@@ -1,0 +1,196 @@
+//===- GpuLowerLaunches.cpp - kernels in one module, launches via the runtime -===//
+//
+// Upstream's host lowering of gpu.launch_func calls `mgpu*` wrappers from an
+// MLIR runtime library; a tcc artifact must depend on nothing but the tcc
+// runtime, so launches become calls through the runtime structure of abi.h,
+// exactly like library calls, and the PTX travels in the descriptor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "runtime/include/tcc/abi.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cstddef>
+
+namespace tcc {
+#define GEN_PASS_DEF_GPUMERGEMODULESPASS
+#define GEN_PASS_DEF_GPULOWERLAUNCHESPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+
+namespace {
+
+constexpr StringLiteral kKernelModule = "tcc_kernels";
+
+struct GpuMergeModulesPass : tcc::impl::GpuMergeModulesPassBase<GpuMergeModulesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto modules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
+    if (modules.empty())
+      return;
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto merged = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
+    SymbolTable mergedSymbols(merged);
+    // Outlining names modules uniquely but not their kernels: each kernel
+    // takes its module's name.
+    for (gpu::GPUModuleOp m : modules) {
+      for (Operation &op : llvm::make_early_inc_range(m.getBody()->getOperations())) {
+        auto symbol = dyn_cast<SymbolOpInterface>(op);
+        if (!symbol)
+          continue;
+        if (auto kernel = dyn_cast<gpu::GPUFuncOp>(op)) {
+          kernel.setName(m.getName());
+        } else if (mergedSymbols.lookup(symbol.getNameAttr())) {
+          // Globals used by several kernels were cloned into each module.
+          continue;
+        }
+        op.moveBefore(merged.getBody(), merged.getBody()->end());
+        mergedSymbols.insert(&op);
+      }
+    }
+    // Launches name @module::@kernel: now all in @tcc_kernels.
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      auto kernel = SymbolRefAttr::get(
+          merged.getNameAttr(), {FlatSymbolRefAttr::get(launch.getKernelModuleName())});
+      launch.setKernelAttr(kernel);
+    });
+    for (gpu::GPUModuleOp m : modules)
+      m->erase();
+  }
+};
+
+int64_t constantOf(Value v) {
+  APInt value;
+  if (v && matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return -1;
+}
+
+struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunchesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    auto i32 = IntegerType::get(ctx, 32);
+    auto i64 = IntegerType::get(ctx, 64);
+    auto i8 = IntegerType::get(ctx, 8);
+    auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                              {ptrType, i32, ptrType});
+    SmallVector<Attribute> table;
+
+    for (auto func : module.getOps<func::FuncOp>()) {
+      SmallVector<gpu::LaunchFuncOp> launches;
+      func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
+      if (launches.empty())
+        continue;
+      if (func.getNumArguments() == 0 ||
+          !isa<LLVM::LLVMPointerType>(func.getArgumentTypes().back())) {
+        func.emitError("kernel launches in a function without the runtime argument "
+                       "(run tcc-cpu-lower-library-calls first)");
+        return signalPassFailure();
+      }
+      Value runtime = func.getArguments().back();
+      size_t maxParams = 1;
+      for (gpu::LaunchFuncOp l : launches)
+        maxParams = std::max<size_t>(maxParams, l.getKernelOperands().size());
+      Location loc = func.getLoc();
+      OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+      Value count = LLVM::ConstantOp::create(b, loc, i64, int64_t(maxParams));
+      // values[i] holds parameter i; params[i] points at values[i].
+      Value values = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
+      Value params = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
+      for (size_t i = 0; i < maxParams; ++i) {
+        Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, values,
+                                         ArrayRef<LLVM::GEPArg>{int32_t(i)});
+        Value at = LLVM::GEPOp::create(b, loc, ptrType, ptrType, params,
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+        LLVM::StoreOp::create(b, loc, slot, at);
+      }
+      auto field = [&](OpBuilder &fb, Location l, size_t offset) -> Value {
+        Value p = LLVM::GEPOp::create(fb, l, ptrType, i8, runtime,
+                                      ArrayRef<LLVM::GEPArg>{int32_t(offset)});
+        return LLVM::LoadOp::create(fb, l, ptrType, p);
+      };
+
+      for (gpu::LaunchFuncOp launch : launches) {
+        Location l = launch.getLoc();
+        b.setInsertionPoint(launch);
+        gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+        gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+        SmallVector<int64_t> dims = {constantOf(grid.x),  constantOf(grid.y),
+                                     constantOf(grid.z),  constantOf(block.x),
+                                     constantOf(block.y), constantOf(block.z)};
+        int64_t shared = launch.getDynamicSharedMemorySize()
+                             ? constantOf(launch.getDynamicSharedMemorySize())
+                             : 0;
+        if (llvm::any_of(dims, [](int64_t d) { return d < 1 || d > INT32_MAX; }) ||
+            shared < 0) {
+          launch.emitError("a kernel launch needs a static geometry");
+          return signalPassFailure();
+        }
+        for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
+          if (!isa<MemRefType>(v.getType())) {
+            launch.emitError("kernel operand ") << i << " is not a buffer: " << v.getType();
+            return signalPassFailure();
+          }
+          Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, l, v);
+          Value asInt = arith::IndexCastOp::create(b, l, i64, address);
+          Value pointer = LLVM::IntToPtrOp::create(b, l, ptrType, asInt);
+          Value slot = LLVM::GEPOp::create(b, l, ptrType, ptrType, values,
+                                           ArrayRef<LLVM::GEPArg>{int32_t(i)});
+          LLVM::StoreOp::create(b, l, pointer, slot);
+        }
+        Value fn = field(b, l, offsetof(tcc_abi_runtime, launch_kernel));
+        Value context = field(b, l, offsetof(tcc_abi_runtime, device_context));
+        Value index = LLVM::ConstantOp::create(b, l, i32, int64_t(table.size()));
+        LLVM::CallOp::create(b, l, fnType, ValueRange{fn, context, index, params});
+        auto i32s = [&](ArrayRef<int64_t> v) {
+          SmallVector<int32_t> r(v.begin(), v.end());
+          return b.getDenseI32ArrayAttr(r);
+        };
+        table.push_back(b.getDictionaryAttr({
+            b.getNamedAttr("name", launch.getKernelName()),
+            b.getNamedAttr("grid", i32s(ArrayRef<int64_t>(dims).take_front(3))),
+            b.getNamedAttr("block", i32s(ArrayRef<int64_t>(dims).drop_front(3))),
+            b.getNamedAttr("shared", b.getI32IntegerAttr(int32_t(shared))),
+            b.getNamedAttr("params",
+                           b.getI32IntegerAttr(int32_t(launch.getKernelOperands().size()))),
+        }));
+        launch->erase();
+      }
+    }
+
+    // The one binary: its PTX and target go to the descriptor.
+    auto binaries = llvm::to_vector(module.getOps<gpu::BinaryOp>());
+    if (binaries.size() > 1) {
+      binaries[1].emitError("more than one GPU binary (run tcc-gpu-merge-modules)");
+      return signalPassFailure();
+    }
+    if (!binaries.empty()) {
+      gpu::BinaryOp binary = binaries.front();
+      auto objects = binary.getObjects();
+      auto object = objects.size() == 1 ? dyn_cast<gpu::ObjectAttr>(objects[0]) : nullptr;
+      auto target = object ? dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()) : nullptr;
+      if (!object || !target || object.getFormat() != gpu::CompilationTarget::Assembly) {
+        binary.emitError("expected one NVVM object holding PTX");
+        return signalPassFailure();
+      }
+      module->setAttr("tcc.device_ptx", object.getObject());
+      module->setAttr("tcc.device",
+                      StringAttr::get(ctx, "cuda:" + target.getChip().str()));
+      binary->erase();
+    }
+    module->setAttr("tcc.kernels", ArrayAttr::get(ctx, table));
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  }
+};
+
+} // namespace

@@ -1,0 +1,476 @@
+//===- GpuMapKernels.cpp - every buffer op of a planned entry as a gpu.launch -===//
+//
+// After the memory plan, an entry point is a straight sequence of linalg ops
+// on views of the arena and the state, library calls and a few loops. On a
+// GPU each op becomes one `gpu.launch` with a fixed geometry (all shapes are
+// static):
+//
+//   - thread per output point: the op's parallel loops are linearized over
+//     blocks of 256 threads; each thread runs the reduction loops (if any)
+//     with the accumulators in registers and stores once;
+//   - block reduction: a reduction whose combiner is one arith op and whose
+//     output points are few, or whose reduction is the innermost loop, gets
+//     one block per output point: the 256 threads stride over the reduction,
+//     combine through warp shuffles (`gpu.shuffle xor`) and one word per warp
+//     of shared memory; no atomics, so results do not depend on scheduling;
+//   - anything else that touches memory (the loops of a scatter, whose
+//     iterations may collide) runs as one thread, in order.
+//
+// Every value a kernel uses is rematerialized inside it (constants, views,
+// index arithmetic), so the only values a kernel captures are the arena and
+// the state, cast to static sizes: after outlining, each kernel takes one or
+// two bare pointers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace tcc {
+#define GEN_PASS_DEF_GPUMAPKERNELSPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+constexpr int64_t kWarp = 32;
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// LIN split into indices over RANGES (row-major).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value lin,
+                               ArrayRef<int64_t> ranges) {
+  SmallVector<Value> ivs(ranges.size());
+  int64_t stride = 1;
+  for (int64_t i = int64_t(ranges.size()) - 1; i >= 0; --i) {
+    Value q = stride == 1 ? lin : arith::DivUIOp::create(b, loc, lin, cIndex(b, loc, stride));
+    ivs[i] = i == 0 ? q : arith::RemUIOp::create(b, loc, q, cIndex(b, loc, ranges[i]));
+    stride *= ranges[i];
+  }
+  return ivs;
+}
+
+/// The reduction kind of a one-op combiner, if it has an identity we know.
+std::optional<arith::AtomicRMWKind> combinerKind(Operation *op) {
+  using K = arith::AtomicRMWKind;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([](arith::AddFOp) { return K::addf; })
+      .Case([](arith::MulFOp) { return K::mulf; })
+      .Case([](arith::MaximumFOp) { return K::maximumf; })
+      .Case([](arith::MinimumFOp) { return K::minimumf; })
+      .Case([](arith::MaxNumFOp) { return K::maxnumf; })
+      .Case([](arith::MinNumFOp) { return K::minnumf; })
+      .Case([](arith::AddIOp) { return K::addi; })
+      .Case([](arith::MulIOp) { return K::muli; })
+      .Case([](arith::MaxSIOp) { return K::maxs; })
+      .Case([](arith::MinSIOp) { return K::mins; })
+      .Case([](arith::MaxUIOp) { return K::maxu; })
+      .Case([](arith::MinUIOp) { return K::minu; })
+      .Case([](arith::OrIOp) { return K::ori; })
+      .Case([](arith::AndIOp) { return K::andi; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+class KernelMapper {
+public:
+  KernelMapper(func::FuncOp func) : func_(func) {}
+
+  /// Turns every memory-touching op of the function body into a launch.
+  LogicalResult run() {
+    for (Operation &op : llvm::make_early_inc_range(func_.getBody().front())) {
+      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        OpBuilder b(copy);
+        auto linalgCopy = linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                                                 copy.getTarget());
+        copy.erase();
+        if (failed(mapLinalg(cast<linalg::LinalgOp>(linalgCopy.getOperation()))))
+          return failure();
+        continue;
+      }
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+        if (failed(mapLinalg(linalgOp)))
+          return failure();
+        continue;
+      }
+      if (isa<func::CallOp, func::ReturnOp>(op) || isMemoryEffectFree(&op) ||
+          op.getDialect()->getNamespace() == "llvm")
+        continue;
+      // Loops and anything else with memory effects: one thread, in order.
+      if (failed(wrapSequential(op)))
+        return failure();
+    }
+    return success();
+  }
+
+private:
+  /// Creates a launch of GRID x THREADS before OP.
+  gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, int64_t grid, int64_t threads,
+                             TypeRange workgroup = {}) {
+    Value one = cIndex(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, cIndex(b, loc, grid), one, one,
+                                        cIndex(b, loc, threads), one, one, nullptr, nullptr,
+                                        {}, workgroup);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(b, loc);
+    return launch;
+  }
+
+  /// Values defined outside LAUNCH and used inside become copies inside
+  /// (pure ops) or static casts of the function's byte buffers.
+  LogicalResult sinkDefinitions(gpu::LaunchOp launch) {
+    Region &body = launch.getBody();
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(body, captured);
+    OpBuilder b = OpBuilder::atBlockBegin(&body.front());
+    IRMapping map;
+    std::function<FailureOr<Value>(Value)> materialize = [&](Value v) -> FailureOr<Value> {
+      if (Value mapped = map.lookupOrNull(v))
+        return mapped;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner()->getParentOp() != func_)
+          return failure();
+        Value buffer = staticBuffer(arg);
+        map.map(v, buffer);
+        return buffer;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
+        return def->emitError("cannot move into a GPU kernel: ") << def->getName(), failure();
+      for (Value operand : def->getOperands())
+        if (failed(materialize(operand)))
+          return failure();
+      Operation *clone = b.clone(*def, map);
+      for (auto [from, to] : llvm::zip(def->getResults(), clone->getResults()))
+        map.map(from, to);
+      return map.lookup(v);
+    };
+    for (Value v : captured) {
+      FailureOr<Value> inside = materialize(v);
+      if (failed(inside))
+        return launch.emitError("a GPU kernel uses a value it cannot recompute"), failure();
+      replaceAllUsesInRegionWith(v, *inside, body);
+    }
+    return success();
+  }
+
+  /// The function's byte buffer ARG (arena or state) as a static memref,
+  /// created once before the first launch.
+  Value staticBuffer(BlockArgument arg) {
+    auto it = casts_.find(arg.getArgNumber());
+    if (it != casts_.end())
+      return it->second;
+    StringRef attr = arg.getArgNumber() == 0 ? "tcc.arena_size" : "tcc.state_size";
+    int64_t size = 0;
+    if (auto a = func_->getAttrOfType<IntegerAttr>(attr))
+      size = a.getInt();
+    auto type = MemRefType::get({size}, cast<MemRefType>(arg.getType()).getElementType());
+    OpBuilder b = OpBuilder::atBlockBegin(&func_.getBody().front());
+    Value cast = memref::CastOp::create(b, arg.getLoc(), type, arg);
+    casts_[arg.getArgNumber()] = cast;
+    return cast;
+  }
+
+  LogicalResult wrapSequential(Operation &op) {
+    OpBuilder b(&op);
+    gpu::LaunchOp launch = createLaunch(b, op.getLoc(), 1, 1);
+    op.moveBefore(launch.getBody().front().getTerminator());
+    return sinkDefinitions(launch);
+  }
+
+  /// Loads the inputs of OP at loop indices IVS, clones its body with the
+  /// outputs' block arguments bound to OUTS, and returns what it yields.
+  SmallVector<Value> emitPayload(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                                 ValueRange ivs, ValueRange outs) {
+    IRMapping map;
+    Block *body = op.getBlock();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      BlockArgument arg = body->getArgument(in->getOperandNumber());
+      if (arg.use_empty())
+        continue;
+      Value v = in->get();
+      if (!isa<MemRefType>(v.getType())) {
+        map.map(arg, v);
+        continue;
+      }
+      auto indices = affine::expandAffineMap(b, loc, maps[in->getOperandNumber()], ivs);
+      map.map(arg, memref::LoadOp::create(b, loc, v, *indices));
+    }
+    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+      if (outs[i])
+        map.map(body->getArgument(init.getOperandNumber()), outs[i]);
+    for (Operation &o : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(o)) {
+        map.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      b.clone(o, map);
+    }
+    SmallVector<Value> results;
+    for (Value v : body->getTerminator()->getOperands())
+      results.push_back(map.lookupOrDefault(v));
+    return results;
+  }
+
+  /// Loads (if the body reads it) or leaves null each output at IVS.
+  SmallVector<Value> loadOutputs(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                                 ValueRange ivs) {
+    SmallVector<Value> outs;
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      if (op.getBlock()->getArgument(init.getOperandNumber()).use_empty()) {
+        outs.push_back(nullptr);
+        continue;
+      }
+      auto indices = affine::expandAffineMap(b, loc, maps[init.getOperandNumber()], ivs);
+      outs.push_back(memref::LoadOp::create(b, loc, init.get(), *indices));
+    }
+    return outs;
+  }
+
+  void storeOutputs(OpBuilder &b, Location loc, linalg::LinalgOp op, ValueRange ivs,
+                    ValueRange values) {
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), values)) {
+      auto indices = affine::expandAffineMap(b, loc, maps[init.getOperandNumber()], ivs);
+      memref::StoreOp::create(b, loc, v, init.get(), *indices);
+    }
+  }
+
+  LogicalResult mapLinalg(linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics())
+      return op.emitError("GPU kernels need ops on buffers"), failure();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> parallel, reduction;
+    for (auto [d, it] : llvm::enumerate(iterators))
+      (it == utils::IteratorType::parallel ? parallel : reduction).push_back(unsigned(d));
+    int64_t points = 1, reduced = 1;
+    for (unsigned d : parallel)
+      points *= ranges[d];
+    for (unsigned d : reduction)
+      reduced *= ranges[d];
+    if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
+      return op.emitError("GPU kernels need static shapes"), failure();
+    if (points == 0 || (reduced == 0 && !reduction.empty())) {
+      op->erase();
+      return success();
+    }
+    // Every output must be indexed by the parallel loops alone, so that
+    // threads own disjoint output points.
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      AffineMap m = op.getMatchingIndexingMap(&init);
+      for (unsigned d : reduction)
+        if (m.isFunctionOfDim(d))
+          return wrapSequential(*op);
+    }
+    if (succeeded(mapBlockReduction(op, ranges, parallel, reduction, points, reduced)))
+      return success();
+    return mapThreadPerPoint(op, ranges, parallel, reduction, points);
+  }
+
+  LogicalResult mapThreadPerPoint(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                                  ArrayRef<unsigned> parallel, ArrayRef<unsigned> reduction,
+                                  int64_t points) {
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    int64_t threads = std::min(kThreads, points);
+    gpu::LaunchOp launch = createLaunch(b, loc, (points + threads - 1) / threads, threads);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value lin = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
+        launch.getThreadIds().x);
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lin, cIndex(b, loc, points));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<int64_t> parallelRanges;
+    for (unsigned d : parallel)
+      parallelRanges.push_back(ranges[d]);
+    SmallVector<Value> ivs(ranges.size());
+    for (auto [d, iv] : llvm::zip(parallel, delinearize(b, loc, lin, parallelRanges)))
+      ivs[d] = iv;
+    Value zero = cIndex(b, loc, 0);
+    for (unsigned d : reduction)
+      ivs[d] = zero; // outputs do not depend on them
+    SmallVector<Value> outs = loadOutputs(b, loc, op, ivs);
+    SmallVector<Value> results;
+    if (reduction.empty()) {
+      results = emitPayload(b, loc, op, ivs, outs);
+    } else {
+      // Accumulators in registers: every output is carried by the loops.
+      SmallVector<Value> lbs, ubs, steps;
+      for (unsigned d : reduction) {
+        lbs.push_back(zero);
+        ubs.push_back(cIndex(b, loc, ranges[d]));
+        steps.push_back(cIndex(b, loc, 1));
+      }
+      SmallVector<Value> carried;
+      for (auto [i, v] : llvm::enumerate(outs)) {
+        if (!v) // an output the body does not read cannot accumulate
+          return wrapSequential(*op);
+        carried.push_back(v);
+      }
+      scf::LoopNest nest = scf::buildLoopNest(
+          b, loc, lbs, ubs, steps, carried,
+          [&](OpBuilder &nb, Location l, ValueRange loopIvs, ValueRange args) {
+            SmallVector<Value> all(ivs);
+            for (auto [d, iv] : llvm::zip(reduction, loopIvs))
+              all[d] = iv;
+            return emitPayload(nb, l, op, all, args);
+          });
+      results.assign(nest.results.begin(), nest.results.end());
+    }
+    storeOutputs(b, loc, op, ivs, results);
+    op->erase();
+    return sinkDefinitions(launch);
+  }
+
+  /// One block per output point for single-output f32 / i32 reductions with
+  /// a one-op combiner, when the points are few or the reduction is the
+  /// innermost loop (contiguous for row-major operands).
+  LogicalResult mapBlockReduction(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                                  ArrayRef<unsigned> parallel, ArrayRef<unsigned> reduction,
+                                  int64_t points, int64_t reduced) {
+    if (reduction.empty() || op.getNumDpsInits() != 1 || reduced < kWarp)
+      return failure();
+    bool innermost = reduction.back() == ranges.size() - 1;
+    if (!(points < 8192 || (innermost && reduced >= 128)))
+      return failure();
+    Type type = op.getDpsInitOperand(0)->get().getType();
+    Type element = cast<MemRefType>(type).getElementType();
+    if (!element.isF32() && !element.isInteger(32))
+      return failure();
+    SmallVector<Operation *> combiners;
+    Value combined = matchReduction(op.getRegionOutputArgs(), 0, combiners);
+    if (!combined || combiners.size() != 1)
+      return failure();
+    Operation *combiner = combiners.front();
+    std::optional<arith::AtomicRMWKind> kind = combinerKind(combiner);
+    if (!kind)
+      return failure();
+
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    auto shared = MemRefType::get({kThreads / kWarp}, element, AffineMap(),
+                                  gpu::AddressSpaceAttr::get(b.getContext(),
+                                                             gpu::AddressSpace::Workgroup));
+    gpu::LaunchOp launch = createLaunch(b, loc, points, kThreads, {shared});
+    Value scratch = launch.getWorkgroupAttributions().front();
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value tid = launch.getThreadIds().x;
+    SmallVector<int64_t> parallelRanges, reductionRanges;
+    for (unsigned d : parallel)
+      parallelRanges.push_back(ranges[d]);
+    for (unsigned d : reduction)
+      reductionRanges.push_back(ranges[d]);
+    SmallVector<Value> ivs(ranges.size());
+    for (auto [d, iv] : llvm::zip(parallel, delinearize(b, loc, launch.getBlockIds().x,
+                                                        parallelRanges)))
+      ivs[d] = iv;
+    Value identity = arith::getIdentityValue(*kind, element, b, loc);
+    // Each thread folds a strided share of the reduction into a private
+    // partial result, starting from the identity.
+    auto loop = scf::ForOp::create(b, loc, tid, cIndex(b, loc, reduced),
+                                   cIndex(b, loc, kThreads), ValueRange{identity});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> all(ivs);
+      for (auto [d, iv] :
+           llvm::zip(reduction, delinearize(b, loc, loop.getInductionVar(), reductionRanges)))
+        all[d] = iv;
+      SmallVector<Value> r = emitPayload(b, loc, op, all, loop.getRegionIterArgs());
+      scf::YieldOp::create(b, loc, r);
+    }
+    auto combine = [&](OpBuilder &cb, Value x, Value y) -> Value {
+      IRMapping m;
+      m.map(combiner->getOperand(0), x);
+      m.map(combiner->getOperand(1), y);
+      return cb.clone(*combiner, m)->getResult(0);
+    };
+    auto warpReduce = [&](OpBuilder &wb, Value v) {
+      for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
+        auto shuffle = gpu::ShuffleOp::create(wb, loc, v, offset, int32_t(kWarp),
+                                              gpu::ShuffleMode::XOR);
+        v = combine(wb, v, shuffle.getShuffleResult());
+      }
+      return v;
+    };
+    Value partial = warpReduce(b, loop.getResult(0));
+    Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(b, loc, kWarp));
+    Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(b, loc, kWarp));
+    Value zero = cIndex(b, loc, 0);
+    Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
+    auto writeIf = scf::IfOp::create(b, loc, isLane0, false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(writeIf.thenBlock());
+      memref::StoreOp::create(b, loc, partial, scratch, ValueRange{warp});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value isWarp0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, zero);
+    auto finalIf = scf::IfOp::create(b, loc, isWarp0, false);
+    b.setInsertionPointToStart(finalIf.thenBlock());
+    Value hasPartial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
+                                             cIndex(b, loc, kThreads / kWarp));
+    auto read = scf::IfOp::create(b, loc, TypeRange{element}, hasPartial, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(read.thenBlock());
+      Value v = memref::LoadOp::create(b, loc, scratch, ValueRange{lane});
+      scf::YieldOp::create(b, loc, v);
+      b.setInsertionPointToStart(read.elseBlock());
+      scf::YieldOp::create(b, loc, identity);
+    }
+    Value total = warpReduce(b, read.getResult(0));
+    auto storeIf = scf::IfOp::create(b, loc, isLane0, false);
+    b.setInsertionPointToStart(storeIf.thenBlock());
+    for (unsigned d : reduction)
+      ivs[d] = zero;
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    OpOperand *init = op.getDpsInitOperand(0);
+    auto indices = affine::expandAffineMap(b, loc, maps[init->getOperandNumber()], ivs);
+    Value old = memref::LoadOp::create(b, loc, init->get(), *indices);
+    // The combiner's operand order as the body has it: (out, value) or
+    // (value, out).
+    BlockArgument outArg = op.getRegionOutputArgs()[0];
+    Value result = combiner->getOperand(0) == outArg ? combine(b, old, total)
+                                                     : combine(b, total, old);
+    memref::StoreOp::create(b, loc, result, init->get(), *indices);
+    op->erase();
+    return sinkDefinitions(launch);
+  }
+
+  func::FuncOp func_;
+  DenseMap<unsigned, Value> casts_;
+};
+
+struct GpuMapKernelsPass : tcc::impl::GpuMapKernelsPassBase<GpuMapKernelsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() || !func->hasAttr("tcc.plan"))
+      return;
+    if (failed(KernelMapper(func).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace
