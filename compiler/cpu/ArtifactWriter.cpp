@@ -19,6 +19,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/IRBuilder.h"
@@ -28,6 +29,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -198,6 +200,103 @@ FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
   return rows;
 }
 
+/// One row of the descriptor's kernel table (tcc-gpu-lower-launches).
+struct KernelRow {
+  std::string name;
+  SmallVector<int32_t> grid, block;
+  int32_t shared = 0, params = 0;
+};
+
+/// What a device artifact adds to the descriptor.
+struct DeviceCode {
+  std::string device; ///< "" for CPU artifacts
+  std::string ptx;
+  std::vector<char> cubin;
+  SmallVector<KernelRow> kernels;
+};
+
+/// The module's device attributes (`tcc.device`, `tcc.device_ptx`,
+/// `tcc.kernels`); an empty DeviceCode for CPU artifacts.
+FailureOr<DeviceCode> readDeviceCode(ModuleOp module) {
+  DeviceCode code;
+  auto device = module->getAttrOfType<StringAttr>("tcc.device");
+  auto table = module->getAttrOfType<ArrayAttr>("tcc.kernels");
+  if (!table)
+    return code;
+  if (!table.empty() && !device)
+    return module.emitError("kernel launches but no device code"), failure();
+  if (device) {
+    code.device = device.str();
+    if (auto ptx = module->getAttrOfType<StringAttr>("tcc.device_ptx"))
+      code.ptx = ptx.str();
+  }
+  for (Attribute a : table) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    auto name = d ? d.getAs<StringAttr>("name") : nullptr;
+    auto grid = d ? d.getAs<DenseI32ArrayAttr>("grid") : nullptr;
+    auto block = d ? d.getAs<DenseI32ArrayAttr>("block") : nullptr;
+    auto shared = d ? d.getAs<IntegerAttr>("shared") : nullptr;
+    auto params = d ? d.getAs<IntegerAttr>("params") : nullptr;
+    if (!name || !grid || !block || !shared || !params || grid.size() != 3 || block.size() != 3)
+      return module.emitError("malformed tcc.kernels entry ") << a, failure();
+    KernelRow row;
+    row.name = name.str();
+    llvm::append_range(row.grid, grid.asArrayRef());
+    llvm::append_range(row.block, block.asArrayRef());
+    row.shared = int32_t(shared.getInt());
+    row.params = int32_t(params.getInt());
+    code.kernels.push_back(std::move(row));
+  }
+  return code;
+}
+
+/// Assembles PTX for CHIP ("sm_90") with the toolkit's ptxas, so that loading
+/// needs no JIT; the cubin's bytes, or failure with ptxas' messages.
+FailureOr<std::vector<char>> assemblePtx(Location loc, StringRef ptx, StringRef chip,
+                                         StringRef toolkit) {
+  SmallString<256> ptxas(toolkit);
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  if (!llvm::sys::fs::can_execute(ptxas)) {
+    auto found = llvm::sys::findProgramByName("ptxas");
+    if (!found)
+      return emitError(loc, "no ptxas at '")
+                 << ptxas << "' or on PATH (set TCC_CUDA_PATH to the CUDA toolkit)",
+             failure();
+    ptxas = *found;
+  }
+  SmallString<128> in, out, log;
+  for (auto [path, ext] : {std::pair{&in, "ptx"}, {&out, "cubin"}, {&log, "log"}})
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tcc-kernels", ext, *path))
+      return emitError(loc, "cannot create a temporary file: ") << ec.message(), failure();
+  auto cleanup = llvm::make_scope_exit([&] {
+    for (const SmallString<128> *p : {&in, &out, &log})
+      llvm::sys::fs::remove(*p);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(in, ec);
+    if (ec)
+      return emitError(loc, "cannot write '") << in << "': " << ec.message(), failure();
+    os << ptx;
+  }
+  std::string arch = ("-arch=" + chip).str();
+  SmallVector<StringRef> argv = {ptxas, arch, "-O3", in, "-o", out};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log), StringRef(log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0, &error);
+  if (rc != 0) {
+    auto messages = llvm::MemoryBuffer::getFile(log);
+    return emitError(loc, "ptxas (")
+               << ptxas << ") rejected the kernels for " << chip << " (exit status " << rc
+               << "): " << (messages ? (*messages)->getBuffer().str() : error),
+           failure();
+  }
+  auto cubin = llvm::MemoryBuffer::getFile(out, /*IsText=*/false);
+  if (!cubin)
+    return emitError(loc, "cannot read ptxas' output '") << out << "'", failure();
+  return std::vector<char>((*cubin)->getBufferStart(), (*cubin)->getBufferEnd());
+}
+
 /// The module's `tcc.metadata` dictionary (string values) as key / value
 /// pairs, sorted by key.
 FailureOr<SmallVector<std::pair<std::string, std::string>>> readMetadata(ModuleOp module) {
@@ -217,7 +316,7 @@ FailureOr<SmallVector<std::pair<std::string, std::string>>> readMetadata(ModuleO
 LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry> entries,
                               ArrayRef<LibraryCallRow> calls,
                               ArrayRef<std::pair<std::string, std::string>> metadata,
-                              const ArtifactOptions &options,
+                              const DeviceCode &deviceCode, const ArtifactOptions &options,
                               ArrayRef<llvm::Function *> wrappers) {
   llvm::LLVMContext &ctx = m.getContext();
   DescriptorBuilder d(m);
@@ -233,8 +332,12 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   auto *callTy =
       llvm::StructType::create(ctx, {i32, i32, i32, i32, ptr}, "tcc_abi_library_call");
   auto *metadataTy = llvm::StructType::create(ctx, {ptr, ptr}, "tcc_abi_metadata");
+  auto *dim3Ty = llvm::ArrayType::get(i32, 3);
+  auto *kernelTy =
+      llvm::StructType::create(ctx, {ptr, dim3Ty, dim3Ty, i32, i32}, "tcc_abi_kernel");
   auto *descTy = llvm::StructType::create(
-      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr, i32, ptr, i32, ptr},
+      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr, i32, ptr, i32, ptr,
+            ptr, i32, ptr, ptr, ptr, i64, i64},
       "tcc_abi_descriptor");
 
   // Tensors are shared by entries: one row per (name, role).
@@ -309,6 +412,36 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
       m, metadataArrayTy, true, llvm::GlobalValue::PrivateLinkage,
       llvm::ConstantArray::get(metadataArrayTy, metadataRows), ".tcc.metadata");
 
+  // Device code: the kernel table, the PTX (NUL-terminated) and the cubin.
+  SmallVector<llvm::Constant *> kernelRows;
+  auto dim3 = [&](ArrayRef<int32_t> v) {
+    return llvm::ConstantArray::get(
+        dim3Ty, {llvm::ConstantInt::get(i32, v[0]), llvm::ConstantInt::get(i32, v[1]),
+                 llvm::ConstantInt::get(i32, v[2])});
+  };
+  for (const KernelRow &k : deviceCode.kernels)
+    kernelRows.push_back(llvm::ConstantStruct::get(
+        kernelTy, {d.string(k.name), dim3(k.grid), dim3(k.block),
+                   llvm::ConstantInt::get(i32, k.shared), llvm::ConstantInt::get(i32, k.params)}));
+  auto *kernelsTy = llvm::ArrayType::get(kernelTy, kernelRows.size());
+  auto *kernelTable = new llvm::GlobalVariable(
+      m, kernelsTy, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantArray::get(kernelsTy, kernelRows), ".tcc.kernels");
+  bool device = !deviceCode.device.empty();
+  llvm::Constant *null = llvm::ConstantPointerNull::get(ptr);
+  llvm::Constant *cubin = null;
+  if (!deviceCode.cubin.empty()) {
+    auto *bytes = llvm::ConstantDataArray::get(
+        ctx, llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(deviceCode.cubin.data()),
+                                     deviceCode.cubin.size()));
+    auto *g = new llvm::GlobalVariable(m, bytes->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, bytes, ".tcc.cubin");
+    g->setAlignment(llvm::Align(16));
+    cubin = g;
+  }
+  // cuBLASLt's workspace, at the device arena's tail.
+  int64_t deviceScratch = device && !calls.empty() ? int64_t(32) << 20 : 0;
+
   const llvm::DataLayout &dl = m.getDataLayout();
   std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";
   // The x86-64-v3 level: what the code may use, checked at load.
@@ -324,7 +457,12 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
        llvm::ConstantInt::get(i32, int32_t(tensorRows.size())),
        llvm::ConstantInt::get(i32, int32_t(entryRows.size())), tensors,
        entryTable, llvm::ConstantInt::get(i32, int32_t(callRows.size())),
-       callTable, llvm::ConstantInt::get(i32, int32_t(metadataRows.size())), metadataTable});
+       callTable, llvm::ConstantInt::get(i32, int32_t(metadataRows.size())), metadataTable,
+       device ? d.string(deviceCode.device) : null,
+       llvm::ConstantInt::get(i32, int32_t(kernelRows.size())), kernelTable,
+       device ? d.string(deviceCode.ptx) : null, cubin,
+       llvm::ConstantInt::get(i64, int64_t(deviceCode.cubin.size())),
+       llvm::ConstantInt::get(i64, deviceScratch)});
   auto *descGlobal =
       new llvm::GlobalVariable(m, descTy, true, llvm::GlobalValue::PrivateLinkage,
                                desc, ".tcc.descriptor");
@@ -386,6 +524,16 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   auto metadata = readMetadata(module);
   if (failed(metadata))
     return failure();
+  FailureOr<DeviceCode> deviceCode = readDeviceCode(module);
+  if (failed(deviceCode))
+    return failure();
+  if (!deviceCode->device.empty() && stage != ArtifactStage::LLVMIR) {
+    StringRef chip = StringRef(deviceCode->device).rsplit(':').second;
+    auto cubin = assemblePtx(loc, deviceCode->ptx, chip, options.cudaToolkit);
+    if (failed(cubin))
+      return failure();
+    deviceCode->cubin = std::move(*cubin);
+  }
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   registerOpenMPDialectTranslation(*module.getContext());
@@ -426,7 +574,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
              << "' is missing or does not take (arena, state, runtime)";
     wrappers.push_back(buildWrapper(*m, e, lowered));
   }
-  if (failed(buildDescriptor(loc, *m, entries, *calls, *metadata, options, wrappers)))
+  if (failed(buildDescriptor(loc, *m, entries, *calls, *metadata, *deviceCode, options, wrappers)))
     return failure();
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);

@@ -46,6 +46,8 @@ struct ArtifactOptions {
   std::string fingerprint; ///< hex digest identifying model + options
   std::string cpu = "x86-64-v3";
   bool optimize = true;
+  /// Device artifacts: the CUDA toolkit whose ptxas assembles the kernels.
+  std::string cudaToolkit = "/usr/local/cuda";
 };
 
 /// What `--emit` can stop at after the LLVM dialect.

@@ -557,6 +557,7 @@ int main(int argc, char **argv) {
       hash.update(llvm::StringRef(argv[i]));
     artifact.fingerprint = llvm::toHex(hash.final(), /*LowerCase=*/true);
     artifact.optimize = !noOptimize;
+    artifact.cudaToolkit = cuda.toolkitPath;
     tcc::ArtifactStage as = stage == EmitKind::LLVMIR ? tcc::ArtifactStage::LLVMIR
                             : stage == EmitKind::Object
                                 ? tcc::ArtifactStage::Object
