@@ -8,9 +8,9 @@
 
 #include "runtime/artifact.h"
 
-#include "runtime/cpu/onednn.h"
-
 #include "runtime/cpu/cpu_features.h"
+#include "runtime/cpu/onednn.h"
+#include "runtime/cuda/driver.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 #include "runtime/support/file_io.h"
@@ -136,6 +136,10 @@ int32_t numMetadata(const tcc_abi_descriptor &d) {
   return TCC_HAS_FIELD(d, metadata) ? d.num_metadata : 0;
 }
 
+bool isDeviceArtifact(const tcc_abi_descriptor &d) {
+  return TCC_HAS_FIELD(d, device) && d.device != nullptr;
+}
+
 void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
   if (d.abi_version != TCC_ABI_VERSION)
     fail(TCC_ERROR_ABI, what + ": artifact ABI version " + std::to_string(d.abi_version) +
@@ -221,6 +225,36 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
   for (int32_t i = 0; i < metadata; ++i)
     if (!d.metadata[i].key || !*d.metadata[i].key || !d.metadata[i].value)
       invalid(what, "metadata entry #" + std::to_string(i) + " has no key or no value");
+
+  if (isDeviceArtifact(d)) {
+    // A device descriptor carries the whole kernel table.
+    if (!TCC_HAS_FIELD(d, device_scratch_size))
+      invalid(what, "struct_size " + std::to_string(d.struct_size) +
+                        " ends inside the device fields");
+    if (cuda::parseCudaArch(d.device) < 0)
+      invalid(what, "device '" + std::string(d.device) + "' is not of the form cuda:sm_NN");
+    if (d.num_kernels < 0 || (d.num_kernels > 0 && !d.kernels))
+      invalid(what, "no table for " + std::to_string(d.num_kernels) + " kernels");
+    if (d.num_kernels > 0 && !d.ptx)
+      invalid(what, "kernels without PTX");
+    if (d.cubin_size < 0 || (d.cubin_size > 0 && !d.cubin))
+      invalid(what, "cubin_size " + std::to_string(d.cubin_size) + " without a cubin");
+    if (d.device_scratch_size < 0)
+      invalid(what, "negative device_scratch_size");
+    for (int32_t i = 0; i < d.num_kernels; ++i) {
+      const tcc_abi_kernel &k = d.kernels[i];
+      std::string which = "kernel #" + std::to_string(i);
+      if (!k.name || !*k.name)
+        invalid(what, which + " has no name");
+      for (int a = 0; a < 3; ++a)
+        if (k.grid[a] <= 0 || k.block[a] <= 0)
+          invalid(what, which + " '" + k.name + "' has an empty grid or block");
+      if (k.shared_bytes < 0 || k.num_params < 0)
+        invalid(what, which + " '" + k.name + "' has negative shared_bytes or num_params");
+    }
+  } else if (TCC_HAS_FIELD(d, num_kernels) && d.num_kernels != 0) {
+    invalid(what, std::to_string(d.num_kernels) + " kernels but no device");
+  }
 
   std::set<std::string> entryNames;
   for (int32_t i = 0; i < d.num_entries; ++i) {

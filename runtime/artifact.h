@@ -70,6 +70,10 @@ int32_t numLibraryCalls(const tcc_abi_descriptor &descriptor);
 /// The descriptor's metadata entries (0 for descriptors from before them).
 int32_t numMetadata(const tcc_abi_descriptor &descriptor);
 
+/// Whether the arena and state live on a device (descriptor.device, a
+/// "cuda:sm_NN" string, is present and set).
+bool isDeviceArtifact(const tcc_abi_descriptor &descriptor);
+
 /// "input", "output", "parameter".
 const char *roleName(int32_t role);
 

@@ -9,6 +9,7 @@
 #include "runtime/session.h"
 
 #include "runtime/checkpoint/safetensors.h"
+#include "runtime/cuda/device.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 #include "runtime/support/file_io.h"
@@ -60,6 +61,21 @@ Session::Use::Use(Session &session) : session_(session) {
 
 Session::Use::~Use() { session_.busy_.store(false, std::memory_order_release); }
 
+/// Declared in this order so that they go in the reverse one: the page-locked
+/// mirrors and device buffers before the device (its context) is released.
+struct Session::DeviceRegions {
+  std::unique_ptr<cuda::Device> device;
+  cuda::DeviceBuffer arena; ///< the planned arena, then the library workspace
+  cuda::DeviceBuffer state;
+  cuda::HostRegistration arenaMirror, stateMirror;
+  ~DeviceRegions() {
+    if (device)
+      device->context().makeCurrent();
+  }
+};
+
+Session::~Session() = default;
+
 Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &options)
     : artifact_(std::move(artifact)) {
   const tcc_abi_descriptor &d = artifact_->descriptor();
@@ -75,6 +91,41 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   setParallelThreads(numThreads_);
 
   size_t alignment = size_t(artifact_->alignment());
+  const char *env = std::getenv("TCC_POISON_ARENA");
+  poisoned_ = options.poison_arena != 0 || (env && std::strcmp(env, "1") == 0);
+  if (isDeviceArtifact(d)) {
+    // The regions live on the device; arena_ and state_ become page-locked
+    // host mirrors that inputs, outputs and parameters pass through.
+    const std::string &path = artifact_->path();
+    device_ = std::make_unique<DeviceRegions>();
+    device_->device = std::make_unique<cuda::Device>(d, path);
+    cuda::Device &dev = *device_->device;
+    size_t workspaceOffset = (size_t(d.arena_size) + 255) / 256 * 256;
+    device_->arena = cuda::DeviceBuffer(workspaceOffset + dev.workspaceSize(), "arena of " + path);
+    dev.setWorkspace(device_->arena.ptr() + workspaceOffset);
+    device_->state = cuda::DeviceBuffer(size_t(d.state_size), "state of " + path);
+    arena_ = AlignedBuffer(size_t(d.arena_size), alignment, "host arena of " + path);
+    state_ = AlignedBuffer(size_t(d.state_size), alignment, "host state of " + path);
+    device_->arenaMirror = cuda::HostRegistration(arena_.data(), arena_.size(), "arena of " + path);
+    device_->stateMirror = cuda::HostRegistration(state_.data(), state_.size(), "state of " + path);
+    if (poisoned_) {
+      std::memset(arena_.data(), 0xFF, arena_.size());
+      cuda::check(cuda::driver().cuMemsetD8(device_->arena.ptr(), 0xFF, device_->arena.size()),
+                  "cuMemsetD8", path + ": poisoning the device arena");
+    }
+    runtime_.struct_size = sizeof(tcc_abi_runtime);
+    runtime_.parallel_for = &Session::parallelFor;
+    runtime_.pool = &numThreads_;
+    runtime_.library_call = &cuda::Device::libraryCall;
+    runtime_.library_context = &dev;
+    runtime_.launch_kernel = &cuda::Device::launchKernel;
+    runtime_.device_context = &dev;
+    size_t n = size_t(d.num_tensors);
+    inputSet_.assign(n, false);
+    outputReadable_.assign(n, false);
+    outputClobberedBy_.assign(n, -1);
+    return;
+  }
   // Library calls first: their scratchpad extends the arena.
   size_t arenaSize = size_t(d.arena_size), scratchOffset = 0;
   if (int32_t calls = numLibraryCalls(d); calls > 0) {
@@ -86,8 +137,6 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   if (libraryCalls_)
     libraryCalls_->setScratchpad(arena_.data() + scratchOffset);
   state_ = AlignedBuffer(size_t(d.state_size), alignment, "state of " + artifact_->path());
-  const char *env = std::getenv("TCC_POISON_ARENA");
-  poisoned_ = options.poison_arena != 0 || (env && std::strcmp(env, "1") == 0);
   if (poisoned_)
     std::memset(arena_.data(), 0xFF, arena_.size());
 
@@ -181,6 +230,24 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
                                     " of " + artifact_->path() + " (is this a " + kind + "?)");
   for (const auto &[tensor, source] : copies)
     std::memcpy(state_.data() + tensor->offset, source->data, source->size);
+  if (device_) {
+    // Upload what was loaded; the rest of the mirror may be stale.
+    device_->device->context().makeCurrent();
+    for (const auto &[tensor, source] : copies)
+      cuda::check(cuda::driver().cuMemcpyHtoD(device_->state.ptr() + CUdeviceptr(tensor->offset),
+                                              state_.data() + tensor->offset, source->size),
+                  "cuMemcpyHtoD",
+                  path + ": uploading " + roleName(tensor->role) + " '" + tensor->name + "'");
+  }
+}
+
+void Session::downloadState() const {
+  if (!device_ || !hostStateStale_ || state_.size() == 0)
+    return;
+  device_->device->context().makeCurrent();
+  cuda::check(cuda::driver().cuMemcpyDtoH(state_.data(), device_->state.ptr(), state_.size()),
+              "cuMemcpyDtoH", artifact_->path() + ": downloading the state (parameters)");
+  hostStateStale_ = false;
 }
 
 void Session::saveParams(const std::string &path) const { saveTensors(path, false, {}); }
@@ -192,6 +259,7 @@ void Session::saveCheckpoint(const std::string &path,
 
 void Session::saveTensors(const std::string &path, bool checkpoint,
                           const std::map<std::string, std::string> &extra) const {
+  downloadState();
   const tcc_abi_descriptor &d = artifact_->descriptor();
   std::vector<SafetensorsTensor> tensors;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
@@ -271,6 +339,20 @@ void Session::run(const char *entryName) {
   // OpenMP's thread count is a per-thread setting: set it on the thread
   // that runs, for the generated loops and library calls alike.
   setParallelThreads(numThreads_);
+  if (device_) {
+    try {
+      runOnDevice(*entry, entryName);
+    } catch (...) {
+      lastEntry_.clear();
+      throw;
+    }
+    for (int32_t k = 0; k < entry->num_tensors; ++k) {
+      int32_t i = entry->tensor_indices[k];
+      if (artifact_->tensor(i).role == TCC_ROLE_OUTPUT)
+        outputReadable_[size_t(i)] = true;
+    }
+    return;
+  }
   int32_t code = entry->fn(arena_.data(), state_.data(), &runtime_);
   if (code != 0) {
     lastEntry_.clear();
@@ -289,6 +371,45 @@ void Session::run(const char *entryName) {
     if (artifact_->tensor(i).role == TCC_ROLE_OUTPUT)
       outputReadable_[size_t(i)] = true;
   }
+}
+
+void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
+  const cuda::Driver &drv = cuda::driver();
+  cuda::Device &dev = *device_->device;
+  dev.context().makeCurrent();
+  CUstream stream = dev.context().stream();
+  const std::string where = artifact_->path() + ": entry '" + entryName + "'";
+  CUdeviceptr arena = device_->arena.ptr();
+  // Inputs go to their fixed slots, so a captured graph replays correctly.
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    const tcc_abi_tensor &t = artifact_->tensor(entry.tensor_indices[k]);
+    if (t.role == TCC_ROLE_INPUT && t.size_bytes > 0)
+      cuda::check(drv.cuMemcpyHtoDAsync(arena + CUdeviceptr(t.offset), arena_.data() + t.offset,
+                                        size_t(t.size_bytes), stream),
+                  "cuMemcpyHtoDAsync", where + ": uploading input '" + t.name + "'");
+  }
+  hostStateStale_ = true;
+  auto *deviceArena = reinterpret_cast<uint8_t *>(arena);
+  uint8_t *deviceState = device_->state.data();
+  int key = int(&entry - artifact_->descriptor().entries);
+  int32_t code =
+      dev.execute(key, [&] { return entry.fn(deviceArena, deviceState, &runtime_); });
+  std::string error = dev.takeError();
+  if (code != 0 || !error.empty()) {
+    drv.cuStreamSynchronize(stream); // let what was enqueued finish
+    if (code != 0)
+      fail(TCC_ERROR_RUNTIME, where + " failed with code " + std::to_string(code));
+    fail(TCC_ERROR_RUNTIME, "entry '" + std::string(entryName) + "': " + error);
+  }
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    const tcc_abi_tensor &t = artifact_->tensor(entry.tensor_indices[k]);
+    if (t.role == TCC_ROLE_OUTPUT && t.size_bytes > 0)
+      cuda::check(drv.cuMemcpyDtoHAsync(arena_.data() + t.offset, arena + CUdeviceptr(t.offset),
+                                        size_t(t.size_bytes), stream),
+                  "cuMemcpyDtoHAsync", where + ": downloading output '" + t.name + "'");
+  }
+  // Kernel faults surface here.
+  dev.context().synchronize(where + " (running its kernels and library calls)");
 }
 
 const uint8_t *Session::output(const char *name, size_t *outSize) const {

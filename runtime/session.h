@@ -49,6 +49,7 @@ public:
   /// Allocates the regions and fixes the thread count; does not load
   /// parameters (see loadDefaultParams).
   Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &options);
+  ~Session();
 
   /// What tcc_session_create does after construction unless told to skip.
   void loadDefaultParams();
@@ -66,8 +67,12 @@ public:
   const uint8_t *output(const char *name, size_t *outSize) const;
 
   const Artifact &artifact() const { return *artifact_; }
+  /// The arena and state on the host (for a device artifact: the host
+  /// mirrors; the state mirror is current only after a load or save).
   uint8_t *arena() const { return arena_.data(); }
   uint8_t *state() const { return state_.data(); }
+  /// Whether the regions live on a CUDA device.
+  bool onDevice() const { return device_ != nullptr; }
   int numThreads() const { return numThreads_; }
   bool poisoned() const { return poisoned_; }
 
@@ -92,6 +97,10 @@ private:
   static void parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context);
 
+  /// Device artifacts: brings the host state mirror up to date.
+  void downloadState() const;
+  void runOnDevice(const tcc_abi_entry &entry, const char *entryName);
+
   std::shared_ptr<Artifact> artifact_;
   /// The artifact's library calls (null without any); their scratchpad is
   /// the arena's tail, past the planned buffers.
@@ -102,6 +111,12 @@ private:
   AlignedBuffer state_;
   bool poisoned_ = false;
   tcc_abi_runtime runtime_{};
+  /// Device artifacts: the device, the device arena and state, the
+  /// page-locked host mirrors (arena_ and state_). Destroyed before them.
+  struct DeviceRegions;
+  std::unique_ptr<DeviceRegions> device_;
+  /// The device state changed since the host mirror was last downloaded.
+  mutable bool hostStateStale_ = false;
   /// Per descriptor tensor: an input set since the last run.
   std::vector<bool> inputSet_;
   /// Per descriptor tensor: an output that may be read; and, once an input

@@ -17,13 +17,24 @@ config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["tcc-opt", "tcc", "tcc-run", "tcc-two-artifacts"], [config.tcc_tools_dir])
+llvm_config.add_tool_substitutions(
+    ["tcc-opt", "tcc", "tcc-run", "tcc-two-artifacts", "tcc-cuda-selftest"], [config.tcc_tools_dir])
 
 if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")
+
+# A machine with the NVIDIA driver (libcuda.so.1); the tests here check the
+# refusal on machines without one, tcc-cuda-selftest checks a GPU.
+import ctypes
+
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
 
 # The runtime's tests run tcc-run on hand-written fixture artifacts, make
 # their tensor files with python3 (standard library only), and, as in every

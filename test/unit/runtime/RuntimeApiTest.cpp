@@ -629,7 +629,15 @@ struct DescriptorBuilder {
   tcc_abi_entry entries[1] = {{"infer", &entryFn, 3, indices}};
   tcc_abi_descriptor d = {
       TCC_ABI_VERSION, sizeof(tcc_abi_descriptor), "", "", "", "", 128, 64, 64, 3, 1, tensors,
-      entries, 0, nullptr, 0, nullptr};
+      entries, 0, nullptr, 0, nullptr, nullptr, 0, nullptr, nullptr, nullptr, 0, 0};
+  tcc_abi_kernel kernels[1] = {{"k", {1, 1, 1}, {32, 1, 1}, 0, 2}};
+  /// Makes the descriptor a valid cuda:sm_90 artifact with one kernel.
+  void makeDevice() {
+    d.device = "cuda:sm_90";
+    d.num_kernels = 1;
+    d.kernels = kernels;
+    d.ptx = ".version 8.0";
+  }
 
   std::string error() {
     try {
@@ -688,6 +696,22 @@ TEST(DescriptorValidation, RejectsEachDefect) {
       {"entry index", [](DescriptorBuilder &b) { b.indices[2] = 3; }, "refers to tensor #3 of 3"},
       {"entry tensors", [](DescriptorBuilder &b) { b.entries[0].tensor_indices = nullptr; },
        "no tensor list"},
+      {"device form", [](DescriptorBuilder &b) { b.makeDevice(); b.d.device = "cuda:90"; },
+       "device 'cuda:90' is not of the form cuda:sm_NN"},
+      {"kernels without PTX", [](DescriptorBuilder &b) { b.makeDevice(); b.d.ptx = nullptr; },
+       "kernels without PTX"},
+      {"kernel name", [](DescriptorBuilder &b) { b.makeDevice(); b.kernels[0].name = nullptr; },
+       "kernel #0 has no name"},
+      {"kernel grid", [](DescriptorBuilder &b) { b.makeDevice(); b.kernels[0].grid[1] = 0; },
+       "kernel #0 'k' has an empty grid"},
+      {"kernel table", [](DescriptorBuilder &b) { b.makeDevice(); b.d.kernels = nullptr; },
+       "no table for 1 kernels"},
+      {"kernels without device",
+       [](DescriptorBuilder &b) {
+         b.makeDevice();
+         b.d.device = nullptr;
+       },
+       "1 kernels but no device"},
   };
   for (const Case &c : cases) {
     DescriptorBuilder builder;
@@ -699,6 +723,9 @@ TEST(DescriptorValidation, RejectsEachDefect) {
   DescriptorBuilder other;
   other.d.abi_version = 2;
   EXPECT_TRUE(contains(other.error(), "artifact ABI version 2"));
+  DescriptorBuilder device;
+  device.makeDevice();
+  EXPECT_EQ(device.error(), "");
   // In-place outputs over inputs are legal.
   DescriptorBuilder inPlace;
   inPlace.tensors[1].offset = 0;

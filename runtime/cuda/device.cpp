@@ -1,0 +1,183 @@
+//===- device.cpp - what a session needs to run a device artifact on CUDA --===//
+//
+// Everything that can be decided once is decided in the constructor: the
+// module, the functions, the library plans. A run only enqueues work.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/device.h"
+
+#include "runtime/artifact.h"
+#include "runtime/error.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tcc::rt::cuda {
+
+Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(what) {
+  int arch = parseCudaArch(d.device);
+  std::string archName = "sm_" + std::to_string(arch);
+  try {
+    driver();
+  } catch (const Error &e) {
+    // "no CUDA device: <why>" from driver(), with the artifact in front.
+    fail(e.status(), what + ": compiled for " + d.device + " but there is " + e.what());
+  }
+  context_ = std::make_unique<Context>(deviceOrdinalFromEnv(), what);
+  int cc = context_->computeCapability();
+  std::string deviceName = "CUDA device " + std::to_string(context_->ordinal()) + " (" +
+                           context_->name() + ", sm_" + std::to_string(cc) + ")";
+  if (cc < arch)
+    fail(TCC_ERROR_UNSUPPORTED, what + ": compiled for " + d.device + ", which " + deviceName +
+                                    " cannot run; recompile with --target=cuda:sm_" +
+                                    std::to_string(cc));
+  const char *env = std::getenv("TCC_CUDA_GRAPH");
+  graphsEnabled_ = !(env && std::strcmp(env, "0") == 0);
+
+  if (d.num_kernels > 0) {
+    // A cubin runs only on its exact architecture; PTX is JIT-compiled for
+    // this device (and cached by the driver).
+    const void *image = d.ptx;
+    moduleKind_ = "PTX for " + archName + " (JIT for sm_" + std::to_string(cc) + ")";
+    if (d.cubin && d.cubin_size > 0 && cc == arch) {
+      image = d.cubin;
+      moduleKind_ = "cubin for " + archName;
+    }
+    check(driver().cuModuleLoadData(&module_, image), "cuModuleLoadData",
+          what + ": loading the " + moduleKind_ + " on " + deviceName);
+    kernels_ = d.kernels;
+    functions_.resize(size_t(d.num_kernels));
+    for (int32_t i = 0; i < d.num_kernels; ++i)
+      check(driver().cuModuleGetFunction(&functions_[size_t(i)], module_, d.kernels[i].name),
+            "cuModuleGetFunction",
+            what + ": kernel #" + std::to_string(i) + " '" + d.kernels[i].name + "'");
+  }
+  if (int32_t n = numLibraryCalls(d); n > 0) {
+    workspaceBytes_ =
+        d.device_scratch_size > 0 ? size_t(d.device_scratch_size) : kDefaultWorkspaceBytes;
+    calls_ = std::make_unique<LibraryCalls>(d.library_calls, n, workspaceBytes_,
+                                            context_->stream(), what);
+  }
+}
+
+Device::~Device() {
+  if (!context_)
+    return;
+  context_->makeCurrent();
+  driver().cuStreamSynchronize(context_->stream());
+  for (auto &[key, g] : graphs_) {
+    if (g.exec)
+      driver().cuGraphExecDestroy(g.exec);
+    if (g.graph)
+      driver().cuGraphDestroy(g.graph);
+  }
+  calls_.reset();
+  if (module_)
+    driver().cuModuleUnload(module_);
+}
+
+void Device::setWorkspace(CUdeviceptr workspace) {
+  if (calls_)
+    calls_->setWorkspace(workspace);
+}
+
+void Device::record(const std::string &error) {
+  if (error_.empty())
+    error_ = error;
+}
+
+void Device::launchKernel(void *self, int32_t index, void **params) {
+  auto *d = static_cast<Device *>(self);
+  if (index < 0 || size_t(index) >= d->functions_.size()) {
+    d->record(d->what_ + ": generated code asked for kernel #" + std::to_string(index) + " of " +
+              std::to_string(d->functions_.size()));
+    return;
+  }
+  const tcc_abi_kernel &k = d->kernels_[index];
+  CUresult r = driver().cuLaunchKernel(
+      d->functions_[size_t(index)], unsigned(k.grid[0]), unsigned(k.grid[1]), unsigned(k.grid[2]),
+      unsigned(k.block[0]), unsigned(k.block[1]), unsigned(k.block[2]), unsigned(k.shared_bytes),
+      d->context_->stream(), params, nullptr);
+  if (r != CUDA_SUCCESS)
+    d->record(d->what_ + ": kernel #" + std::to_string(index) + " '" + k.name +
+              "': cuLaunchKernel (grid " + std::to_string(k.grid[0]) + "x" +
+              std::to_string(k.grid[1]) + "x" + std::to_string(k.grid[2]) + ", block " +
+              std::to_string(k.block[0]) + "x" + std::to_string(k.block[1]) + "x" +
+              std::to_string(k.block[2]) + ", " + std::to_string(k.shared_bytes) +
+              " bytes shared) failed: " + errorString(r));
+}
+
+void Device::libraryCall(void *self, int32_t index, void *const *operands) {
+  auto *d = static_cast<Device *>(self);
+  if (!d->calls_) {
+    d->record(d->what_ + ": generated code asked for library call #" + std::to_string(index) +
+              " but the artifact lists none");
+    return;
+  }
+  std::string error = d->calls_->run(index, operands);
+  if (!error.empty())
+    d->record(error);
+}
+
+std::string Device::takeError() {
+  std::string e;
+  e.swap(error_);
+  return e;
+}
+
+bool Device::hasGraph(int key) const {
+  auto it = graphs_.find(key);
+  return it != graphs_.end() && it->second.exec;
+}
+
+std::string Device::graphFailure(int key) const {
+  auto it = graphs_.find(key);
+  return it == graphs_.end() ? "" : it->second.failure;
+}
+
+int32_t Device::execute(int key, const std::function<int32_t()> &body) {
+  const Driver &drv = driver();
+  CUstream stream = context_->stream();
+  Graph &g = graphs_[key];
+  if (g.exec) {
+    check(drv.cuGraphLaunch(g.exec, stream), "cuGraphLaunch", what_ + ": replaying a CUDA graph");
+    return 0;
+  }
+  if (!graphsEnabled_ || !g.failure.empty() || g.eagerRuns == 0) {
+    int32_t code = body();
+    if (code == 0 && error_.empty())
+      ++g.eagerRuns;
+    return code;
+  }
+  // Capture. Work enqueued during capture is recorded, not run: on any
+  // failure end the capture, forget it, and run eagerly.
+  auto giveUp = [&](const std::string &why) {
+    g.failure = why;
+    if (g.graph)
+      drv.cuGraphDestroy(g.graph);
+    g.graph = nullptr;
+    error_.clear();
+    return body();
+  };
+  CUresult r = drv.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  if (r != CUDA_SUCCESS)
+    return giveUp("cuStreamBeginCapture failed: " + errorString(r));
+  int32_t code = body();
+  r = drv.cuStreamEndCapture(stream, &g.graph);
+  if (code != 0)
+    return giveUp("the entry returned " + std::to_string(code) + " while being captured");
+  if (!error_.empty())
+    return giveUp("while capturing: " + error_);
+  if (r != CUDA_SUCCESS || !g.graph)
+    return giveUp("cuStreamEndCapture failed: " + errorString(r));
+  r = drv.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0);
+  if (r != CUDA_SUCCESS) {
+    g.exec = nullptr;
+    return giveUp("cuGraphInstantiateWithFlags failed: " + errorString(r));
+  }
+  check(drv.cuGraphLaunch(g.exec, stream), "cuGraphLaunch", what_ + ": launching a CUDA graph");
+  return 0;
+}
+
+} // namespace tcc::rt::cuda

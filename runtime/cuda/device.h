@@ -1,0 +1,89 @@
+//===- device.h - what a session needs to run a device artifact on CUDA ----===//
+//
+// One Device per session: the primary context and a stream, the artifact's
+// module (cubin when it matches the device exactly, else PTX through the
+// driver's JIT), one CUfunction per kernel-table entry, the library calls,
+// and the CUDA graphs of the entries that have run. The ABI's launch_kernel
+// and library_call land here; generated code has no error path, so the
+// first failure is recorded and reported when the entry returns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_CUDA_DEVICE_H
+#define TCC_RUNTIME_CUDA_DEVICE_H
+
+#include "runtime/cuda/driver.h"
+#include "runtime/cuda/libraries.h"
+#include "runtime/include/tcc/abi.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tcc::rt::cuda {
+
+/// Bytes of library workspace when the descriptor does not say.
+constexpr size_t kDefaultWorkspaceBytes = size_t(32) << 20;
+
+class Device {
+public:
+  /// D is validated and has device != NULL. Throws Error: UNSUPPORTED with
+  /// "<what>: compiled for cuda:sm_XY but there is no CUDA device: <why>"
+  /// when there is none, or naming the call that failed.
+  Device(const tcc_abi_descriptor &d, const std::string &what);
+  ~Device();
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  Context &context() { return *context_; }
+  /// Bytes of workspace the library calls need at the arena's tail (0
+  /// without library calls).
+  size_t workspaceSize() const { return calls_ ? workspaceBytes_ : 0; }
+  void setWorkspace(CUdeviceptr workspace);
+
+  /// The ABI's launch_kernel and library_call (SELF is the Device).
+  static void launchKernel(void *self, int32_t index, void **params);
+  static void libraryCall(void *self, int32_t index, void *const *operands);
+  /// The first failure recorded since the last call, or "" (and clears it).
+  std::string takeError();
+
+  /// Runs BODY (an entry: it enqueues work on the stream and returns its
+  /// code) for the entry KEY. The first run is eager; the second captures
+  /// BODY into a CUDA graph and launches it, later runs replay the graph
+  /// (TCC_CUDA_GRAPH=0: always eager). A capture that fails falls back to
+  /// eager runs for KEY. Returns BODY's code (0 for a replay).
+  int32_t execute(int key, const std::function<int32_t()> &body);
+  /// Whether KEY replays a graph now (for tests and the self-test).
+  bool hasGraph(int key) const;
+  /// Why capturing KEY failed, or "".
+  std::string graphFailure(int key) const;
+  /// cubin or PTX, for messages and the self-test.
+  const std::string &moduleKind() const { return moduleKind_; }
+
+private:
+  struct Graph {
+    int eagerRuns = 0;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    std::string failure; ///< non-empty: capture failed, run eagerly
+  };
+  void record(const std::string &error);
+
+  std::string what_;
+  std::unique_ptr<Context> context_;
+  CUmodule module_ = nullptr;
+  std::string moduleKind_;
+  const tcc_abi_kernel *kernels_ = nullptr;
+  std::vector<CUfunction> functions_;
+  std::unique_ptr<LibraryCalls> calls_;
+  size_t workspaceBytes_ = 0;
+  std::string error_;
+  bool graphsEnabled_ = true;
+  std::map<int, Graph> graphs_;
+};
+
+} // namespace tcc::rt::cuda
+
+#endif // TCC_RUNTIME_CUDA_DEVICE_H

@@ -1,0 +1,484 @@
+//===- libraries.cpp - cuBLASLt and cuDNN library calls of a device artifact ===//
+//
+// Row-major matmuls run on column-major cuBLASLt by the usual identity: a
+// row-major M x N matrix is its column-major transpose, so C = op(A) op(B)
+// is computed as C^T = op(B)^T op(A)^T with the operands swapped and every
+// layout read as stored. Convolutions use cuDNN's legacy descriptor API,
+// which cuDNN 9 keeps in libcudnn_cnn; its padding is symmetric.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/libraries.h"
+
+#include "runtime/cuda/driver.h"
+#include "runtime/error.h"
+
+#include <cublasLt.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <glob.h>
+#include <mutex>
+#include <set>
+#include <sys/stat.h>
+
+namespace tcc::rt::cuda {
+
+std::vector<std::string> librarySearchOrder(const std::vector<std::string> &sonames,
+                                            const char *libPath,
+                                            const std::vector<std::string> &wheelDirs) {
+  std::vector<std::string> out;
+  auto inDir = [&](const std::string &dir) {
+    std::string prefix = dir.back() == '/' ? dir : dir + "/";
+    for (const std::string &so : sonames)
+      out.push_back(prefix + so);
+  };
+  if (libPath) {
+    std::string s = libPath;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t end = s.find(':', start);
+      if (end == std::string::npos)
+        end = s.size();
+      if (end > start)
+        inDir(s.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  for (const std::string &so : sonames)
+    out.push_back(so);
+  for (const std::string &dir : wheelDirs)
+    if (!dir.empty())
+      inDir(dir);
+  return out;
+}
+
+std::vector<std::string> wheelLibraryDirs() {
+  static const char *patterns[] = {
+      "/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib",
+      "/opt/*/venv/lib/python3*/site-packages/nvidia/*/lib",
+      "/usr/local/lib/python3*/dist-packages/nvidia/*/lib",
+      "/usr/local/lib/python3*/site-packages/nvidia/*/lib",
+      "/usr/lib/python3*/dist-packages/nvidia/*/lib",
+      "/usr/lib/python3*/site-packages/nvidia/*/lib",
+  };
+  std::vector<std::string> dirs;
+  for (const char *pattern : patterns) {
+    glob_t g;
+    if (::glob(pattern, GLOB_ONLYDIR, nullptr, &g) == 0)
+      for (size_t i = 0; i < g.gl_pathc; ++i)
+        dirs.push_back(g.gl_pathv[i]);
+    ::globfree(&g);
+  }
+  return dirs;
+}
+
+bool tf32Enabled() {
+  const char *env = std::getenv("TCC_CUDA_TF32");
+  return env && std::strcmp(env, "1") == 0;
+}
+
+namespace {
+
+/// Opens the first loadable candidate for SONAMES (see librarySearchOrder).
+/// Throws Error(TCC_ERROR_UNSUPPORTED) naming LIBRARY and what was tried.
+void *openLibrary(const std::vector<std::string> &sonames, const std::string &library, int flags,
+                  std::string *openedPath) {
+  std::vector<std::string> candidates =
+      librarySearchOrder(sonames, std::getenv("TCC_CUDA_LIB_PATH"), wheelLibraryDirs());
+  std::string errors;
+  for (const std::string &c : candidates) {
+    bool isPath = c.find('/') != std::string::npos;
+    struct stat st;
+    if (isPath && ::stat(c.c_str(), &st) != 0)
+      continue; // not there: nothing worth reporting
+    dlerror();
+    if (void *handle = dlopen(c.c_str(), flags)) {
+      *openedPath = c;
+      return handle;
+    }
+    const char *why = dlerror();
+    // A bare soname the system does not have is the common case.
+    if (isPath || (why && !std::strstr(why, "No such file")))
+      errors += "; " + std::string(why ? why : c + ": dlopen failed");
+  }
+  std::string names;
+  for (const std::string &so : sonames)
+    names += (names.empty() ? "" : " or ") + so;
+  fail(TCC_ERROR_UNSUPPORTED,
+       "cannot load " + library + " (" + names +
+           ") from TCC_CUDA_LIB_PATH, the system's library path or NVIDIA's pip wheels "
+           "(site-packages/nvidia/*/lib)" +
+           errors + "; set TCC_CUDA_LIB_PATH to the folder that holds it");
+}
+
+#define TCC_CUBLASLT_FUNCTIONS(X)                                              \
+  X(cublasLtCreate)                                                            \
+  X(cublasLtDestroy)                                                           \
+  X(cublasLtGetVersion)                                                        \
+  X(cublasLtGetStatusName)                                                     \
+  X(cublasLtGetStatusString)                                                   \
+  X(cublasLtMatmulDescCreate)                                                  \
+  X(cublasLtMatmulDescDestroy)                                                 \
+  X(cublasLtMatmulDescSetAttribute)                                            \
+  X(cublasLtMatrixLayoutCreate)                                                \
+  X(cublasLtMatrixLayoutDestroy)                                               \
+  X(cublasLtMatrixLayoutSetAttribute)                                          \
+  X(cublasLtMatmulPreferenceCreate)                                            \
+  X(cublasLtMatmulPreferenceDestroy)                                           \
+  X(cublasLtMatmulPreferenceSetAttribute)                                      \
+  X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmul)
+
+#define TCC_CUDNN_FUNCTIONS(X)                                                 \
+  X(cudnnGetVersion)                                                           \
+  X(cudnnGetErrorString)                                                       \
+  X(cudnnCreate)                                                               \
+  X(cudnnDestroy)                                                              \
+  X(cudnnSetStream)                                                            \
+  X(cudnnCreateTensorDescriptor)                                               \
+  X(cudnnDestroyTensorDescriptor)                                              \
+  X(cudnnSetTensor4dDescriptor)                                                \
+  X(cudnnCreateFilterDescriptor)                                               \
+  X(cudnnDestroyFilterDescriptor)                                              \
+  X(cudnnSetFilter4dDescriptor)                                                \
+  X(cudnnCreateConvolutionDescriptor)                                          \
+  X(cudnnDestroyConvolutionDescriptor)                                         \
+  X(cudnnSetConvolution2dDescriptor)                                           \
+  X(cudnnSetConvolutionMathType)                                               \
+  X(cudnnGetConvolution2dForwardOutputDim)                                     \
+  X(cudnnGetConvolutionForwardAlgorithmMaxCount)                               \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)                                    \
+  X(cudnnConvolutionForward)
+
+#define TCC_LIB_POINTER(name) decltype(&::name) name = nullptr;
+struct CublasLtApi {
+  TCC_CUBLASLT_FUNCTIONS(TCC_LIB_POINTER)
+  std::string path;
+};
+struct CudnnApi {
+  TCC_CUDNN_FUNCTIONS(TCC_LIB_POINTER)
+  std::string path;
+};
+#undef TCC_LIB_POINTER
+
+#define TCC_LIB_RESOLVE(name)                                                  \
+  api->name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));       \
+  if (!api->name)                                                              \
+    fail(TCC_ERROR_UNSUPPORTED, api->path + " has no " #name);
+
+const CublasLtApi &cublasLt() {
+  static std::mutex mutex;
+  static CublasLtApi *loaded = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded)
+    return *loaded;
+  auto api = std::make_unique<CublasLtApi>();
+  void *handle = openLibrary({"libcublasLt.so.13", "libcublasLt.so.12"}, "cuBLASLt",
+                             RTLD_NOW | RTLD_LOCAL, &api->path);
+  TCC_CUBLASLT_FUNCTIONS(TCC_LIB_RESOLVE)
+  loaded = api.release(); // the library stays loaded for the process
+  return *loaded;
+}
+
+const CudnnApi &cudnn() {
+  static std::mutex mutex;
+  static CudnnApi *loaded = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded)
+    return *loaded;
+  auto api = std::make_unique<CudnnApi>();
+  // cuDNN 9's libcudnn.so.9 is a shim that loads its sub-libraries
+  // (libcudnn_cnn, ...) by name when first needed: load it globally and,
+  // when found in a folder, its sub-libraries from that folder, so that the
+  // shim finds them without LD_LIBRARY_PATH.
+  void *handle = openLibrary({"libcudnn.so.9"}, "cuDNN 9", RTLD_NOW | RTLD_GLOBAL, &api->path);
+  if (size_t slash = api->path.rfind('/'); slash != std::string::npos)
+    for (const char *sub : {"libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"})
+      dlopen((api->path.substr(0, slash + 1) + sub).c_str(), RTLD_NOW | RTLD_GLOBAL);
+  TCC_CUDNN_FUNCTIONS(TCC_LIB_RESOLVE)
+  if (api->cudnnGetVersion() < 90000)
+    fail(TCC_ERROR_UNSUPPORTED, api->path + " is cuDNN " + std::to_string(api->cudnnGetVersion()) +
+                                    "; tcc needs cuDNN 9");
+  loaded = api.release();
+  return *loaded;
+}
+
+#undef TCC_LIB_RESOLVE
+
+std::string ltStatus(cublasStatus_t s) {
+  const CublasLtApi &lt = cublasLt();
+  return std::string(lt.cublasLtGetStatusName(s)) + " (" + lt.cublasLtGetStatusString(s) + ")";
+}
+
+/// The largest power of two, up to 256, that divides BYTES (0 counts as 256).
+uint32_t alignmentOf(uint64_t bytes) {
+  uint32_t a = 256;
+  while (a > 4 && bytes % a != 0)
+    a /= 2;
+  return a;
+}
+
+} // namespace
+
+struct LibraryCalls::Call {
+  int32_t kind = 0;
+  std::string name; ///< "library call #3 (MATMUL 1x37x19x53)"
+  std::string implementation;
+  float alpha = 1.0f, beta = 0.0f;
+  size_t workspaceBytes = 0;
+  // MATMUL
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr, layoutC = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  // CONV2D
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+};
+
+LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, size_t workspaceLimit,
+                           CUstream stream, const std::string &what)
+    : stream_(stream), what_(what) {
+  bool tf32 = tf32Enabled();
+  for (int32_t i = 0; i < count; ++i) {
+    const tcc_abi_library_call &call = calls[i];
+    const int64_t *p = call.params;
+    auto c = std::make_unique<Call>();
+    c->kind = call.kind;
+    c->beta = call.kind == TCC_LIBRARY_CALL_MATMUL ? float(p[6]) : float(p[17]);
+    std::string dims;
+    int np = call.kind == TCC_LIBRARY_CALL_MATMUL ? 4 : 9;
+    for (int k = 0; k < np; ++k)
+      dims += (k ? "x" : "") + std::to_string(p[k]);
+    c->name = "library call #" + std::to_string(i) +
+              (call.kind == TCC_LIBRARY_CALL_MATMUL ? " (MATMUL " : " (CONV2D ") + dims + ")";
+    std::string where = what + ": " + c->name;
+    Call &cr = *c;
+    calls_.push_back(std::move(c)); // owned from here: destroyed on failure
+
+    if (call.kind == TCC_LIBRARY_CALL_MATMUL) {
+      const CublasLtApi &lt = cublasLt();
+      auto ck = [&](cublasStatus_t s, const char *fn) {
+        if (s != CUBLAS_STATUS_SUCCESS)
+          fail(TCC_ERROR_UNSUPPORTED, where + ": " + fn + " failed: " + ltStatus(s));
+      };
+      if (!cublasLt_) {
+        cublasLtHandle_t h = nullptr;
+        ck(lt.cublasLtCreate(&h), "cublasLtCreate");
+        cublasLt_ = h;
+      }
+      int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
+      bool transA = p[4] != 0, transB = p[5] != 0;
+      ck(lt.cublasLtMatmulDescCreate(&cr.op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                     CUDA_R_32F),
+         "cublasLtMatmulDescCreate");
+      // Column-major view: C^T (N x M) = op(B)^T (N x K) * op(A)^T (K x M).
+      cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+      cublasOperation_t opSecond = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+      ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst,
+                                           sizeof opFirst),
+         "cublasLtMatmulDescSetAttribute(TRANSA)");
+      ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond,
+                                           sizeof opSecond),
+         "cublasLtMatmulDescSetAttribute(TRANSB)");
+      uint32_t align = 64; // arena offsets are multiples of 64
+      auto layout = [&](cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols, int64_t ld) {
+        ck(lt.cublasLtMatrixLayoutCreate(l, CUDA_R_32F, uint64_t(rows), uint64_t(cols), ld),
+           "cublasLtMatrixLayoutCreate");
+        if (batch > 1) {
+          int32_t b = int32_t(batch);
+          int64_t stride = rows * cols;
+          ck(lt.cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b,
+                                                 sizeof b),
+             "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+          ck(lt.cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                 &stride, sizeof stride),
+             "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+          align = std::min(align, alignmentOf(uint64_t(stride) * 4));
+        }
+      };
+      // B first: cuBLASLt's "A" is op(B)^T.
+      if (transB)
+        layout(&cr.layoutA, K, N, K);
+      else
+        layout(&cr.layoutA, N, K, N);
+      if (transA)
+        layout(&cr.layoutB, M, K, M);
+      else
+        layout(&cr.layoutB, K, M, K);
+      layout(&cr.layoutC, N, M, N);
+
+      cublasLtMatmulPreference_t pref = nullptr;
+      ck(lt.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+      uint64_t limit = workspaceLimit;
+      cublasStatus_t s = lt.cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
+      for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+        if (s == CUBLAS_STATUS_SUCCESS)
+          s = lt.cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
+      cublasLtMatmulHeuristicResult_t result{};
+      int found = 0;
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(cublasLt_), cr.op,
+                                              cr.layoutA, cr.layoutB, cr.layoutC, cr.layoutC, pref,
+                                              1, &result, &found);
+      lt.cublasLtMatmulPreferenceDestroy(pref);
+      ck(s, "cublasLtMatmulAlgoGetHeuristic");
+      if (found == 0)
+        fail(TCC_ERROR_UNSUPPORTED, where + ": cublasLtMatmulAlgoGetHeuristic found no algorithm");
+      cr.algo = result.algo;
+      cr.workspaceBytes = result.workspaceSize;
+      cr.implementation = "cublasLt (" + std::string(tf32 ? "TF32" : "FP32") + ", workspace " +
+                          std::to_string(result.workspaceSize) + ")";
+      continue;
+    }
+
+    // CONV2D
+    const CudnnApi &dnn = cudnn();
+    auto ck = [&](cudnnStatus_t s, const char *fn) {
+      if (s != CUDNN_STATUS_SUCCESS)
+        fail(TCC_ERROR_UNSUPPORTED, where + ": " + fn + " failed: " + dnn.cudnnGetErrorString(s));
+    };
+    if (!cudnn_) {
+      cudnnHandle_t h = nullptr;
+      ck(dnn.cudnnCreate(&h), "cudnnCreate");
+      cudnn_ = h;
+      ck(dnn.cudnnSetStream(h, stream), "cudnnSetStream");
+    }
+    auto handle = static_cast<cudnnHandle_t>(cudnn_);
+    int n = int(p[0]), ch = int(p[1]), h = int(p[2]), w = int(p[3]), f = int(p[4]);
+    int kh = int(p[5]), kw = int(p[6]), oh = int(p[7]), ow = int(p[8]);
+    int sh = int(p[9]), sw = int(p[10]), dh = int(p[11]), dw = int(p[12]);
+    int pt = int(p[13]), pl = int(p[14]), pb = int(p[15]), pr = int(p[16]);
+    ck(dnn.cudnnCreateTensorDescriptor(&cr.x), "cudnnCreateTensorDescriptor");
+    ck(dnn.cudnnSetTensor4dDescriptor(cr.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, h, w),
+       "cudnnSetTensor4dDescriptor(X)");
+    ck(dnn.cudnnCreateFilterDescriptor(&cr.w), "cudnnCreateFilterDescriptor");
+    ck(dnn.cudnnSetFilter4dDescriptor(cr.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f, ch, kh, kw),
+       "cudnnSetFilter4dDescriptor(W)");
+    ck(dnn.cudnnCreateConvolutionDescriptor(&cr.conv), "cudnnCreateConvolutionDescriptor");
+    ck(dnn.cudnnSetConvolution2dDescriptor(cr.conv, pt, pl, sh, sw, dh, dw,
+                                           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+       "cudnnSetConvolution2dDescriptor");
+    ck(dnn.cudnnSetConvolutionMathType(cr.conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+       "cudnnSetConvolutionMathType");
+    // The legacy API pads symmetrically (top and left on both sides). Other
+    // bottom / right padding gives the same result exactly when it gives the
+    // same output size: padding only decides how many windows there are.
+    int on = 0, of = 0, ooh = 0, oow = 0;
+    ck(dnn.cudnnGetConvolution2dForwardOutputDim(cr.conv, cr.x, cr.w, &on, &of, &ooh, &oow),
+       "cudnnGetConvolution2dForwardOutputDim");
+    if (ooh != oh || oow != ow)
+      fail(TCC_ERROR_UNSUPPORTED,
+           where + ": padding top/left/bottom/right " + std::to_string(pt) + "/" +
+               std::to_string(pl) + "/" + std::to_string(pb) + "/" + std::to_string(pr) +
+               ((pt != pb || pl != pr) ? " is asymmetric, which cudnnSetConvolution2dDescriptor "
+                                         "cannot express (output "
+                                       : " gives output ") +
+               std::to_string(ooh) + "x" + std::to_string(oow) + ", the artifact expects " +
+               std::to_string(oh) + "x" + std::to_string(ow) + ")");
+    ck(dnn.cudnnCreateTensorDescriptor(&cr.y), "cudnnCreateTensorDescriptor");
+    ck(dnn.cudnnSetTensor4dDescriptor(cr.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f, oh, ow),
+       "cudnnSetTensor4dDescriptor(Y)");
+    int maxCount = 0;
+    ck(dnn.cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &maxCount),
+       "cudnnGetConvolutionForwardAlgorithmMaxCount");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
+    int returned = 0;
+    ck(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, cr.x, cr.w, cr.conv, cr.y,
+                                                  int(perf.size()), &returned, perf.data()),
+       "cudnnGetConvolutionForwardAlgorithm_v7");
+    // Sorted by expected speed: the first that works, fits the workspace and
+    // (without TF32) does not use tensor cores.
+    const cudnnConvolutionFwdAlgoPerf_t *chosen = nullptr;
+    for (int k = 0; k < returned && !chosen; ++k)
+      if (perf[size_t(k)].status == CUDNN_STATUS_SUCCESS &&
+          perf[size_t(k)].memory <= workspaceLimit &&
+          (tf32 || perf[size_t(k)].mathType == CUDNN_FMA_MATH))
+        chosen = &perf[size_t(k)];
+    if (!chosen)
+      fail(TCC_ERROR_UNSUPPORTED,
+           where + ": cudnnGetConvolutionForwardAlgorithm_v7 offers no algorithm that fits " +
+               std::to_string(workspaceLimit) + " bytes of workspace" +
+               (tf32 ? "" : " without tensor cores (TCC_CUDA_TF32=1 allows TF32)"));
+    cr.fwd = chosen->algo;
+    cr.workspaceBytes = chosen->memory;
+    ck(dnn.cudnnSetConvolutionMathType(cr.conv, chosen->mathType), "cudnnSetConvolutionMathType");
+    cr.implementation = "cudnn (algo " + std::to_string(int(chosen->algo)) + ", workspace " +
+                        std::to_string(chosen->memory) + ")";
+  }
+}
+
+LibraryCalls::~LibraryCalls() {
+  for (auto &c : calls_) {
+    if (c->kind == TCC_LIBRARY_CALL_MATMUL) {
+      const CublasLtApi &lt = cublasLt();
+      if (c->layoutA)
+        lt.cublasLtMatrixLayoutDestroy(c->layoutA);
+      if (c->layoutB)
+        lt.cublasLtMatrixLayoutDestroy(c->layoutB);
+      if (c->layoutC)
+        lt.cublasLtMatrixLayoutDestroy(c->layoutC);
+      if (c->op)
+        lt.cublasLtMatmulDescDestroy(c->op);
+    } else if (c->x || c->w || c->conv || c->y) {
+      const CudnnApi &dnn = cudnn();
+      if (c->x)
+        dnn.cudnnDestroyTensorDescriptor(c->x);
+      if (c->y)
+        dnn.cudnnDestroyTensorDescriptor(c->y);
+      if (c->w)
+        dnn.cudnnDestroyFilterDescriptor(c->w);
+      if (c->conv)
+        dnn.cudnnDestroyConvolutionDescriptor(c->conv);
+    }
+  }
+  if (cublasLt_)
+    cublasLt().cublasLtDestroy(static_cast<cublasLtHandle_t>(cublasLt_));
+  if (cudnn_)
+    cudnn().cudnnDestroy(static_cast<cudnnHandle_t>(cudnn_));
+}
+
+std::string LibraryCalls::run(int32_t index, void *const *operands) {
+  if (index < 0 || size_t(index) >= calls_.size())
+    return what_ + ": generated code asked for library call #" + std::to_string(index) + " of " +
+           std::to_string(calls_.size());
+  Call &c = *calls_[size_t(index)];
+  void *workspace = reinterpret_cast<void *>(workspace_);
+  if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
+    const CublasLtApi &lt = cublasLt();
+    // Swapped operands: cuBLASLt's A is our B (see the file comment).
+    cublasStatus_t s = lt.cublasLtMatmul(
+        static_cast<cublasLtHandle_t>(cublasLt_), c.op, &c.alpha, operands[1], c.layoutA,
+        operands[0], c.layoutB, &c.beta, operands[2], c.layoutC, operands[2], c.layoutC, &c.algo,
+        workspace, c.workspaceBytes, stream_);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      return what_ + ": " + c.name + ": cublasLtMatmul failed: " + ltStatus(s);
+    return "";
+  }
+  const CudnnApi &dnn = cudnn();
+  cudnnStatus_t s = dnn.cudnnConvolutionForward(
+      static_cast<cudnnHandle_t>(cudnn_), &c.alpha, c.x, operands[0], c.w, operands[1], c.conv,
+      c.fwd, workspace, c.workspaceBytes, &c.beta, c.y, operands[2]);
+  if (s != CUDNN_STATUS_SUCCESS)
+    return what_ + ": " + c.name + ": cudnnConvolutionForward failed: " +
+           dnn.cudnnGetErrorString(s);
+  return "";
+}
+
+std::vector<std::string> LibraryCalls::implementations() const {
+  std::vector<std::string> out;
+  for (const auto &c : calls_)
+    out.push_back(c->implementation);
+  return out;
+}
+
+} // namespace tcc::rt::cuda

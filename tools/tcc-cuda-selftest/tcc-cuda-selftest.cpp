@@ -1,0 +1,344 @@
+//===- tcc-cuda-selftest.cpp - checks the runtime's CUDA half on a GPU -----===//
+//
+// Runs the runtime's own CUDA code paths (module load and launch_kernel,
+// cuBLASLt matmuls, cuDNN convolutions, CUDA graph capture and replay) on
+// random data against float64 CPU references, and prints a PASS/FAIL table.
+// Exit 0 only when everything passes; 1 (with "no CUDA device: ...") on a
+// machine without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/artifact.h"
+#include "runtime/cuda/device.h"
+#include "runtime/cuda/driver.h"
+#include "runtime/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tcc::rt;
+
+namespace {
+
+/// y[i] = a * x[i] + y[i] for i < n, written by hand for sm_80 (the driver
+/// JIT-compiles it for newer devices).
+const char kPtx[] = R"(.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry tcc_saxpy(.param .u64 px, .param .u64 py, .param .f32 pa, .param .u32 pn)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [px];
+  ld.param.u64 %rd2, [py];
+  ld.param.f32 %f1, [pa];
+  ld.param.u32 %r1, [pn];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd3, %rd1;
+  cvta.to.global.u64 %rd4, %rd2;
+  mul.wide.u32 %rd5, %r5, 4;
+  add.s64 %rd6, %rd3, %rd5;
+  add.s64 %rd7, %rd4, %rd5;
+  ld.global.f32 %f2, [%rd6];
+  ld.global.f32 %f3, [%rd7];
+  fma.rn.f32 %f3, %f1, %f2, %f3;
+  st.global.f32 [%rd7], %f3;
+DONE:
+  ret;
+}
+)";
+
+constexpr uint32_t kSaxpyN = 1000;
+/// fp32 against float64; TF32 (TCC_CUDA_TF32=1) keeps 10 mantissa bits.
+const double kTolerance = cuda::tf32Enabled() ? 5e-3 : 1e-4;
+const std::string kWhat = "tcc-cuda-selftest";
+
+int failures = 0;
+
+void report(bool pass, const std::string &name, const std::string &detail) {
+  std::printf("%s  %-58s %s\n", pass ? "PASS" : "FAIL", name.c_str(), detail.c_str());
+  failures += !pass;
+}
+
+std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = u(rng);
+  return v;
+}
+
+/// A device buffer holding HOST's values.
+cuda::DeviceBuffer upload(const std::vector<float> &host, const std::string &what) {
+  cuda::DeviceBuffer b(host.size() * sizeof(float), what);
+  cuda::check(cuda::driver().cuMemcpyHtoD(b.ptr(), host.data(), host.size() * sizeof(float)),
+              "cuMemcpyHtoD", kWhat + ": uploading " + what);
+  return b;
+}
+
+std::vector<float> download(const cuda::DeviceBuffer &b, size_t n, const std::string &what) {
+  std::vector<float> host(n);
+  cuda::check(cuda::driver().cuMemcpyDtoH(host.data(), b.ptr(), n * sizeof(float)), "cuMemcpyDtoH",
+              kWhat + ": downloading " + what);
+  return host;
+}
+
+/// max |got - ref| / max |ref|.
+double relativeError(const std::vector<float> &got, const std::vector<double> &ref) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double d = std::fabs(double(got[i]) - ref[i]);
+    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
+    scale = std::max(scale, std::fabs(ref[i]));
+  }
+  return diff / scale;
+}
+
+std::string errorText(double e) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "max rel err %.2e", e);
+  return buffer;
+}
+
+/// C (+)= op(A) op(B), row-major, batched, in float64.
+std::vector<double> matmulReference(const int64_t *p, const std::vector<float> &a,
+                                    const std::vector<float> &b, const std::vector<float> &c0) {
+  int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
+  bool ta = p[4], tb = p[5], acc = p[6];
+  std::vector<double> c(size_t(batch * M * N));
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double sum = acc ? c0[size_t((s * M + i) * N + j)] : 0.0;
+        for (int64_t k = 0; k < K; ++k) {
+          double av = a[size_t(s * M * K + (ta ? k * M + i : i * K + k))];
+          double bv = b[size_t(s * K * N + (tb ? j * K + k : k * N + j))];
+          sum += av * bv;
+        }
+        c[size_t((s * M + i) * N + j)] = sum;
+      }
+  return c;
+}
+
+/// Y (+)= conv(X, W), NCHW, zero padding, in float64.
+std::vector<double> convReference(const int64_t *p, const std::vector<float> &x,
+                                  const std::vector<float> &w, const std::vector<float> &y0) {
+  int64_t N = p[0], C = p[1], H = p[2], W = p[3], F = p[4], KH = p[5], KW = p[6], OH = p[7],
+          OW = p[8], sh = p[9], sw = p[10], dh = p[11], dw = p[12], pt = p[13], pl = p[14];
+  bool acc = p[17];
+  std::vector<double> y(size_t(N * F * OH * OW));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          size_t at = size_t(((n * F + f) * OH + oh) * OW + ow);
+          double sum = acc ? y0[at] : 0.0;
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                int64_t ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                  continue;
+                sum += double(x[size_t(((n * C + c) * H + ih) * W + iw)]) *
+                       w[size_t(((f * C + c) * KH + kh) * KW + kw)];
+              }
+          y[at] = sum;
+        }
+  return y;
+}
+
+int32_t dummyEntry(uint8_t *, uint8_t *, const tcc_abi_runtime *) { return 0; }
+
+int run() {
+  auto start = std::chrono::steady_clock::now();
+  const cuda::Driver &drv = cuda::driver();
+  std::mt19937_64 rng(42);
+
+  // The library calls: every matmul variant, the convolutions, and one
+  // accumulating matmul for the graph test (the last call).
+  std::vector<std::vector<int64_t>> params;
+  for (int64_t batch : {1, 3})
+    for (int64_t ta : {0, 1})
+      for (int64_t tb : {0, 1})
+        for (int64_t acc : {0, 1})
+          params.push_back({batch, 37, 19, 53, ta, tb, acc});
+  size_t numMatmuls = params.size();
+  // N C H W F KH KW OH OW sh sw dh dw pt pl pb pr acc
+  params.push_back({2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 0});
+  params.push_back({2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 1});
+  params.push_back({1, 5, 10, 12, 3, 3, 2, 10, 12, 1, 1, 2, 2, 2, 1, 2, 1, 0});
+  params.push_back({3, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0});
+  size_t numConvs = params.size() - numMatmuls;
+  params.push_back({1, 64, 48, 96, 0, 0, 1});
+  std::vector<tcc_abi_library_call> calls;
+  for (const auto &p : params)
+    calls.push_back({p.size() == 7 ? TCC_LIBRARY_CALL_MATMUL : TCC_LIBRARY_CALL_CONV2D,
+                     TCC_DTYPE_F32, int32_t(p.size()), 3, p.data()});
+  tcc_abi_kernel kernels[] = {
+      {"tcc_saxpy", {int32_t((kSaxpyN + 127) / 128), 1, 1}, {128, 1, 1}, 0, 4}};
+  tcc_abi_entry entries[] = {{"selftest", &dummyEntry, 0, nullptr}};
+  tcc_abi_descriptor d{};
+  d.abi_version = TCC_ABI_VERSION;
+  d.struct_size = sizeof d;
+  d.alignment = 64;
+  d.num_entries = 1;
+  d.entries = entries;
+  d.num_library_calls = int32_t(calls.size());
+  d.library_calls = calls.data();
+  d.device = "cuda:sm_80";
+  d.num_kernels = 1;
+  d.kernels = kernels;
+  d.ptx = kPtx;
+  validateDescriptor(d, kWhat);
+
+  cuda::Device device(d, kWhat);
+  cuda::Context &context = device.context();
+  std::printf("device %d: %s (sm_%d), driver %d, module: %s\n", context.ordinal(),
+              context.name().c_str(), context.computeCapability(), drv.version,
+              device.moduleKind().c_str());
+  cuda::DeviceBuffer workspace(device.workspaceSize(), "library workspace");
+  device.setWorkspace(workspace.ptr());
+  auto finish = [&](const std::string &what) {
+    std::string error = device.takeError();
+    context.synchronize(kWhat + ": " + what);
+    return error;
+  };
+
+  // (a) The kernel, through launch_kernel.
+  {
+    std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
+    float a = 0.75f;
+    cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y");
+    CUdeviceptr px = dx.ptr(), py = dy.ptr();
+    uint32_t n = kSaxpyN;
+    void *args[] = {&px, &py, &a, &n};
+    cuda::Device::launchKernel(&device, 0, args);
+    std::string error = finish("saxpy kernel");
+    std::vector<double> ref(kSaxpyN);
+    for (size_t i = 0; i < kSaxpyN; ++i)
+      ref[i] = double(a) * x[i] + y[i];
+    double e = error.empty() ? relativeError(download(dy, kSaxpyN, "y"), ref) : INFINITY;
+    report(error.empty() && e <= 1e-6, "kernel tcc_saxpy (PTX, n=1000)",
+           error.empty() ? errorText(e) : error);
+  }
+
+  // (b), (c) Every library call on random operands.
+  std::vector<std::string> impls;
+  for (size_t i = 0; i < numMatmuls + numConvs; ++i) {
+    const int64_t *p = params[i].data();
+    bool matmul = i < numMatmuls;
+    size_t na, nb, nc;
+    std::string name;
+    if (matmul) {
+      na = size_t(p[0] * p[1] * p[3]);
+      nb = size_t(p[0] * p[3] * p[2]);
+      nc = size_t(p[0] * p[1] * p[2]);
+      name = "matmul batch=" + std::to_string(p[0]) + " 37x19x53 trans_a=" + std::to_string(p[4]) +
+             " trans_b=" + std::to_string(p[5]) + " acc=" + std::to_string(p[6]);
+    } else {
+      na = size_t(p[0] * p[1] * p[2] * p[3]);
+      nb = size_t(p[4] * p[1] * p[5] * p[6]);
+      nc = size_t(p[0] * p[4] * p[7] * p[8]);
+      name = "conv N" + std::to_string(p[0]) + " C" + std::to_string(p[1]) + " " +
+             std::to_string(p[2]) + "x" + std::to_string(p[3]) + " F" + std::to_string(p[4]) +
+             " k" + std::to_string(p[5]) + "x" + std::to_string(p[6]) + " s" +
+             std::to_string(p[9]) + " d" + std::to_string(p[11]) + " pad" + std::to_string(p[13]) +
+             "," + std::to_string(p[14]) + " acc=" + std::to_string(p[17]);
+    }
+    std::vector<float> a = randomVector(na, rng), b = randomVector(nb, rng),
+                       c = randomVector(nc, rng);
+    cuda::DeviceBuffer da = upload(a, "A"), db = upload(b, "B"), dc = upload(c, "C");
+    void *operands[] = {da.data(), db.data(), dc.data()};
+    cuda::Device::libraryCall(&device, int32_t(i), operands);
+    std::string error = finish(name);
+    std::vector<double> ref = matmul ? matmulReference(p, a, b, c) : convReference(p, a, b, c);
+    double e = error.empty() ? relativeError(download(dc, nc, "C"), ref) : INFINITY;
+    report(error.empty() && e <= kTolerance, name, error.empty() ? errorText(e) : error);
+  }
+
+  // (d) A CUDA graph of the kernel and an accumulating matmul: run 1 is
+  // eager, run 2 captures and launches, run 3 replays.
+  {
+    const int64_t *p = params.back().data();
+    int32_t call = int32_t(params.size() - 1);
+    std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
+    std::vector<float> a = randomVector(size_t(p[1] * p[3]), rng),
+                       b = randomVector(size_t(p[3] * p[2]), rng),
+                       c = randomVector(size_t(p[1] * p[2]), rng);
+    cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y"), da = upload(a, "A"),
+                       db = upload(b, "B"), dc = upload(c, "C");
+    CUdeviceptr px = dx.ptr(), py = dy.ptr();
+    float alpha = 0.5f;
+    uint32_t n = kSaxpyN;
+    void *args[] = {&px, &py, &alpha, &n};
+    void *operands[] = {da.data(), db.data(), dc.data()};
+    std::string error;
+    const int runs = 3;
+    for (int r = 0; r < runs && error.empty(); ++r) {
+      int32_t code = device.execute(0, [&] {
+        cuda::Device::launchKernel(&device, 0, args);
+        cuda::Device::libraryCall(&device, call, operands);
+        return 0;
+      });
+      error = finish("graph run " + std::to_string(r + 1));
+      if (code != 0)
+        error = "code " + std::to_string(code);
+    }
+    // TCC_CUDA_GRAPH=0: the three runs are eager and there is no graph.
+    const char *env = std::getenv("TCC_CUDA_GRAPH");
+    bool graphsWanted = !(env && std::string(env) == "0");
+    bool graph = device.hasGraph(0) == graphsWanted;
+    std::vector<double> refY(kSaxpyN);
+    for (size_t i = 0; i < kSaxpyN; ++i)
+      refY[i] = y[i] + runs * double(alpha) * x[i];
+    std::vector<double> product = matmulReference(p, a, b, c);
+    std::vector<double> refC(c.size());
+    for (size_t i = 0; i < c.size(); ++i)
+      refC[i] = c[i] + runs * (product[i] - c[i]);
+    double e = error.empty() ? std::max(relativeError(download(dy, kSaxpyN, "y"), refY),
+                                        relativeError(download(dc, c.size(), "C"), refC))
+                             : INFINITY;
+    std::string detail = !error.empty() ? error
+                         : !graph ? (graphsWanted ? "no graph: " + device.graphFailure(0)
+                                                  : "a graph despite TCC_CUDA_GRAPH=0")
+                                        : errorText(e);
+    report(error.empty() && graph && e <= kTolerance,
+           "CUDA graph: saxpy + matmul (eager, capture, replay)", detail);
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s: %d failure(s), %.2f s\n", failures ? "FAIL" : "PASS", failures, seconds);
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc > 1) {
+    std::printf("usage: %s\n  Checks the tcc runtime's CUDA support on this machine's GPU "
+                "(TCC_CUDA_DEVICE, TCC_CUDA_LIB_PATH, TCC_CUDA_TF32 apply).\n",
+                argv[0]);
+    return argc == 2 && std::string(argv[1]) == "--help" ? 0 : 2;
+  }
+  try {
+    return run();
+  } catch (const Error &e) {
+    std::string message = e.what();
+    std::fprintf(stderr, "%s%s\n", message.rfind(kWhat, 0) == 0 ? "" : "tcc-cuda-selftest: ",
+                 message.c_str());
+    return 1;
+  }
+}
