@@ -75,3 +75,12 @@ _llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 config.substitutions.append(("%mlir_runner_libs", "-shared-libs=" + ",".join(
     os.path.join(_llvm_lib_dir, lib)
     for lib in ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"])))
+
+# The CUDA toolkit's ptxas checks the PTX that --target=cuda emits (no GPU
+# needed); tcc itself needs the toolkit's libdevice and ptxas for artifacts.
+_cuda = os.environ.get("TCC_CUDA_PATH") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+_ptxas = os.path.join(_cuda, "bin", "ptxas")
+if os.access(_ptxas, os.X_OK) and os.path.isfile(
+        os.path.join(_cuda, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%ptxas", _ptxas))

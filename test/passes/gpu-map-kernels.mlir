@@ -1,0 +1,155 @@
+// RUN: tcc-opt %s --tcc-gpu-map-kernels --split-input-file | FileCheck %s
+
+// Elementwise: one thread per point, 256 per block, ceil(1000 / 256) = 4
+// blocks, guarded; the kernel recomputes its views from a static cast of the
+// arena, so the launch captures nothing else.
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @elementwise
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[ARENA:.*]] = memref.cast %arg0 : memref<?xi8> to memref<8192xi8>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C4]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[C256]],
+// CHECK: memref.view %[[ARENA]]
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+// CHECK: math.exp
+// CHECK-NOT: linalg.generic
+func.func @elementwise(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 8192 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4096 = arith.constant 4096 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<1000xf32>
+  %y = memref.view %arg0[%c4096][] : memref<?xi8> to memref<1000xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : memref<1000xf32>) outs(%y : memref<1000xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A row reduction (innermost, 512 long): one block per row; threads stride
+// the row from their index, then combine with five xor shuffles, one shared
+// word per warp and a barrier; thread 0 combines with the old output.
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @row_sum
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C64]], {{.*}}) threads({{.*}}) in ({{.*}} = %{{.*}}, {{.*}}) workgroup(%[[SCRATCH:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %cst
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SCRATCH]]
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: memref.load
+// CHECK: arith.addf
+// CHECK: memref.store
+func.func @row_sum(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 262144 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c131072 = arith.constant 131072 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<64x512xf32>
+  %y = memref.view %arg0[%c131072][] : memref<?xi8> to memref<64xf32>
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x512xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Must not block-reduce: many points (16384) with the reduction outermost
+// (a bias gradient's column sum): one thread per point, the reduction loop
+// carrying the accumulator in a register, one store.
+#in = affine_map<(d0, d1) -> (d1, d0)>
+#out = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @column_sum
+// CHECK: gpu.launch
+// CHECK-NOT: workgroup
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.if
+// CHECK: memref.load
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.addf
+// CHECK: scf.yield
+// CHECK: memref.store
+func.func @column_sum(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 2162688 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c2097152 = arith.constant 2097152 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<32x16384xf32>
+  %y = memref.view %arg0[%c2097152][] : memref<?xi8> to memref<16384xf32>
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%x : memref<32x16384xf32>) outs(%y : memref<16384xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Must not block-reduce: a reduction yielding two results (max and its
+// index) has no single combiner; thread per point.
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @argmax
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})
+func.func @argmax(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 262144 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c131072 = arith.constant 131072 : index
+  %c135168 = arith.constant 135168 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<64x512xf32>
+  %m = memref.view %arg0[%c131072][] : memref<?xi8> to memref<64xf32>
+  %i = memref.view %arg0[%c135168][] : memref<?xi8> to memref<64xi64>
+  linalg.generic {indexing_maps = [#in, #out, #out], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x512xf32>) outs(%m, %i : memref<64xf32>, memref<64xi64>) {
+  ^bb0(%a: f32, %best: f32, %at: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %gt = arith.cmpf ogt, %a, %best : f32
+    %nb = arith.select %gt, %a, %best : f32
+    %ni = arith.select %gt, %ji, %at : i64
+    linalg.yield %nb, %ni : f32, i64
+  }
+  return
+}
+
+// -----
+
+// A scatter's loops (iterations may hit the same row) run in one thread, in
+// order; a copy and a fill are ordinary kernels; library calls stay on the
+// host.
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @scatter
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK: scf.for
+// CHECK: gpu.launch
+// CHECK-NOT: linalg.copy
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK: call @tcc_library_call_0
+func.func private @tcc_library_call_0(memref<8xf32>)
+func.func @scatter(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 1024 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c512 = arith.constant 512 : index
+  %idx = memref.view %arg0[%c0][] : memref<?xi8> to memref<8xi64>
+  %t = memref.view %arg0[%c512][] : memref<?xi8> to memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %k = memref.load %idx[%i] : memref<8xi64>
+    %ki = arith.index_cast %k : i64 to index
+    %v = memref.load %t[%ki] : memref<8xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %t[%ki] : memref<8xf32>
+  }
+  %u = memref.view %arg0[%c512][] : memref<?xi8> to memref<8xf32>
+  memref.copy %t, %u : memref<8xf32> to memref<8xf32>
+  call @tcc_library_call_0(%u) : (memref<8xf32>) -> ()
+  return
+}
