@@ -33,6 +33,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -188,9 +189,162 @@ private:
   }
 
   LogicalResult wrapSequential(Operation &op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (succeeded(mapLoopOverPoints(loop)))
+        return success();
     OpBuilder b(&op);
     gpu::LaunchOp launch = createLaunch(b, op.getLoc(), 1, 1);
     op.moveBefore(launch.getBody().front().getTerminator());
+    return sinkDefinitions(launch);
+  }
+
+  /// The byte range of the arena or state that V views, if V is a chain of
+  /// views of one `memref.view` at a constant offset.
+  static std::optional<std::pair<unsigned, std::pair<int64_t, int64_t>>> byteRange(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto view = dyn_cast<memref::ViewOp>(def)) {
+        APInt offset;
+        auto type = cast<MemRefType>(view.getType());
+        auto arg = dyn_cast<BlockArgument>(view.getSource());
+        if (!arg || !type.hasStaticShape() ||
+            !matchPattern(view.getByteShift(), m_ConstantInt(&offset)))
+          return std::nullopt;
+        int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+        return std::make_pair(arg.getArgNumber(),
+                              std::make_pair(offset.getSExtValue(), offset.getSExtValue() + bytes));
+      }
+      if (!isa<ViewLikeOpInterface>(def))
+        return std::nullopt;
+      v = cast<ViewLikeOpInterface>(def).getViewSource();
+    }
+    return std::nullopt;
+  }
+
+  /// True when element P of V (a buffer of shape RANGES) is the same element
+  /// of its underlying buffer in every iteration of LOOP, up to a part that
+  /// only selects among disjoint copies: V is loop-invariant, or a subview
+  /// that fixes leading unit dimensions and keeps the trailing ones whole.
+  static bool ownsPointsAcrossIterations(Value v, ArrayRef<int64_t> ranges, scf::ForOp loop) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || type.getShape() != ranges)
+      return false;
+    if (loop.isDefinedOutsideOfLoop(v))
+      return type.getLayout().isIdentity();
+    auto subview = v.getDefiningOp<memref::SubViewOp>();
+    if (!subview)
+      return false;
+    MemRefType source = subview.getSourceType();
+    if (!source.getLayout().isIdentity() || !source.hasStaticShape())
+      return false;
+    size_t kept = ranges.size(), lead = size_t(source.getRank()) - kept;
+    if (lead > size_t(source.getRank()))
+      return false;
+    for (size_t d = 0; d < size_t(source.getRank()); ++d) {
+      int64_t size = subview.getStaticSizes()[d];
+      if (d < lead) {
+        if (size != 1)
+          return false;
+        continue;
+      }
+      if (subview.getStaticOffsets()[d] != 0 || size != source.getDimSize(d) ||
+          subview.getStaticStrides()[d] != 1 || size != ranges[d - lead])
+        return false;
+    }
+    return true;
+  }
+
+  /// A loop nest whose body runs the same elementwise iteration space R over
+  /// rows it selects (a scatter-add: for each index, row[idx] += g[i]):
+  /// iterations may hit the same row, but point p of every op touches only
+  /// column p of that row. One thread per point then runs the whole nest in
+  /// order, and the result is the sequential one.
+  LogicalResult mapLoopOverPoints(scf::ForOp loop) {
+    SmallVector<Operation *> pointOps;
+    SmallVector<int64_t> ranges;
+    SmallVector<std::pair<unsigned, std::pair<int64_t, int64_t>>> written, read;
+    bool ok = true;
+    loop->walk([&](Operation *op) {
+      if (!ok || op == loop.getOperation())
+        return WalkResult::skip();
+      SmallVector<Value> operands, outputs;
+      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        operands = {copy.getSource(), copy.getTarget()};
+        outputs = {copy.getTarget()};
+      } else if (auto l = dyn_cast<linalg::LinalgOp>(op)) {
+        if (!l.hasPureBufferSemantics() || l.getNumReductionLoops() != 0 ||
+            !llvm::all_of(l.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+          return ok = false, WalkResult::interrupt();
+        for (OpOperand &o : op->getOpOperands())
+          if (isa<MemRefType>(o.get().getType()))
+            operands.push_back(o.get());
+        for (OpOperand &o : l.getDpsInitsMutable())
+          outputs.push_back(o.get());
+      } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
+        auto range = byteRange(load.getMemRef());
+        if (!range)
+          return ok = false, WalkResult::interrupt();
+        read.push_back(*range);
+        return WalkResult::advance();
+      } else if (isa<scf::ForOp, scf::YieldOp>(op) || isMemoryEffectFree(op)) {
+        return WalkResult::advance();
+      } else {
+        return ok = false, WalkResult::interrupt();
+      }
+      auto shape = cast<MemRefType>(operands.front().getType()).getShape();
+      if (pointOps.empty())
+        ranges.assign(shape.begin(), shape.end());
+      for (Value v : operands)
+        if (!ownsPointsAcrossIterations(v, ranges, loop))
+          return ok = false, WalkResult::interrupt();
+      for (Value v : outputs) {
+        auto range = byteRange(v);
+        if (!range)
+          return ok = false, WalkResult::interrupt();
+        written.push_back(*range);
+      }
+      pointOps.push_back(op);
+      return WalkResult::skip();
+    });
+    if (!ok || pointOps.empty())
+      return failure();
+    // Scalar loads (the indices) must not read what the ops write.
+    for (auto &r : read)
+      for (auto &w : written)
+        if (r.first == w.first && r.second.first < w.second.second &&
+            w.second.first < r.second.second)
+          return failure();
+    int64_t points = 1;
+    for (int64_t r : ranges)
+      points *= r;
+    if (points < 2)
+      return failure();
+
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    int64_t threads = std::min(kThreads, points);
+    gpu::LaunchOp launch = createLaunch(b, loc, (points + threads - 1) / threads, threads);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value lin = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
+        launch.getThreadIds().x);
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lin, cIndex(b, loc, points));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> ivs = delinearize(b, loc, lin, ranges);
+    loop->moveBefore(ifOp.thenBlock()->getTerminator());
+    for (Operation *op : pointOps) {
+      b.setInsertionPoint(op);
+      Location l = op->getLoc();
+      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        Value v = memref::LoadOp::create(b, l, copy.getSource(), ivs);
+        memref::StoreOp::create(b, l, v, copy.getTarget(), ivs);
+      } else {
+        auto l2 = cast<linalg::LinalgOp>(op);
+        storeOutputs(b, l, l2, ivs, emitPayload(b, l, l2, ivs, loadOutputs(b, l, l2, ivs)));
+      }
+      op->erase();
+    }
     return sinkDefinitions(launch);
   }
 

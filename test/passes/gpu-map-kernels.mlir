@@ -153,3 +153,83 @@ func.func @scatter(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.pla
   call @tcc_library_call_0(%u) : (memref<8xf32>) -> ()
   return
 }
+
+// -----
+
+// An embedding gradient's scatter-add: for each token, row[idx] += g[token].
+// Iterations may hit the same row, but every op of the body touches column p
+// of the rows it selects (subviews keep the trailing dimension whole): one
+// thread per column runs the whole loop in order (32 threads, not 1).
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @scatter_rows
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %[[C32]],
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: memref.subview
+// CHECK: arith.addf
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.copy
+// CHECK: gpu.terminator
+func.func @scatter_rows(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 8192 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c15 = arith.constant 15 : index
+  %c64 = arith.constant 64 : index
+  %c1088 = arith.constant 1088 : index
+  %c3136 = arith.constant 3136 : index
+  %idx = memref.view %arg0[%c0][] : memref<?xi8> to memref<8xi64>
+  %g = memref.view %arg0[%c64][] : memref<?xi8> to memref<8x32xf32>
+  %table = memref.view %arg0[%c1088][] : memref<?xi8> to memref<16x32xf32>
+  %tmp = memref.view %arg0[%c3136][] : memref<?xi8> to memref<32xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %k = memref.load %idx[%i] : memref<8xi64>
+    %ki = arith.index_cast %k : i64 to index
+    %kc = arith.minsi %ki, %c15 : index
+    %grow = memref.subview %g[%i, 0] [1, 32] [1, 1] : memref<8x32xf32> to memref<32xf32, strided<[1], offset: ?>>
+    %trow = memref.subview %table[%kc, 0] [1, 32] [1, 1] : memref<16x32xf32> to memref<32xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%trow, %grow : memref<32xf32, strided<[1], offset: ?>>, memref<32xf32, strided<[1], offset: ?>>) outs(%tmp : memref<32xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    }
+    memref.copy %tmp, %trow : memref<32xf32> to memref<32xf32, strided<[1], offset: ?>>
+  }
+  return
+}
+
+// -----
+
+// Must stay in one thread: the body writes a column of the selected row
+// (the subview keeps the leading dimension), so different iterations' point
+// p are different elements that other points may also hit.
+#id = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @scatter_columns
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:[^,]*]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[ONE]],
+// CHECK: scf.for
+// CHECK: linalg.generic
+func.func @scatter_columns(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 8192 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c15 = arith.constant 15 : index
+  %c64 = arith.constant 64 : index
+  %c1088 = arith.constant 1088 : index
+  %idx = memref.view %arg0[%c0][] : memref<?xi8> to memref<8xi64>
+  %g = memref.view %arg0[%c64][] : memref<?xi8> to memref<8x16xf32>
+  %table = memref.view %arg0[%c1088][] : memref<?xi8> to memref<16x16xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %k = memref.load %idx[%i] : memref<8xi64>
+    %ki = arith.index_cast %k : i64 to index
+    %kc = arith.minsi %ki, %c15 : index
+    %gcol = memref.subview %g[%i, 0] [1, 16] [1, 1] : memref<8x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+    %tcol = memref.subview %table[0, %kc] [16, 1] [1, 1] : memref<16x16xf32> to memref<16xf32, strided<[16], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%gcol : memref<16xf32, strided<[1], offset: ?>>) outs(%tcol : memref<16xf32, strided<[16], offset: ?>>) {
+    ^bb0(%b: f32, %o: f32):
+      %s = arith.addf %o, %b : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
