@@ -377,6 +377,27 @@ tcc_status tcc_session_set_input(tcc_session_t session, const char *name, tcc_dt
   });
 }
 
+tcc_status tcc_session_set_param(tcc_session_t session, const char *name, tcc_dtype dtype,
+                                 int32_t rank, const int64_t *shape, const void *data,
+                                 size_t size_bytes) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(name, "name");
+    tcc::rt::Session::Use use(s);
+    s.setParam(name, dtype, rank, shape, data, size_bytes);
+  });
+}
+
+tcc_status tcc_session_get_param(tcc_session_t session, const char *name, void *dst,
+                                 size_t dst_size) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(name, "name");
+    tcc::rt::Session::Use use(s);
+    s.getParam(name, dst, dst_size);
+  });
+}
+
 tcc_status tcc_session_run(tcc_session_t session, const char *entry_name) {
   return guarded([&] {
     tcc::rt::Session &s = sessionOf(session);

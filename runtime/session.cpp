@@ -314,6 +314,60 @@ void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int6
   }
 }
 
+int32_t Session::findParam(const char *name) const {
+  int32_t index = artifact_->findTensor(name, TCC_ROLE_PARAM);
+  if (index < 0)
+    fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no parameter '" + name +
+                                  "'; its parameters are " + artifact_->listTensors(TCC_ROLE_PARAM));
+  return index;
+}
+
+void Session::setParam(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
+                       const void *data, size_t size) {
+  const tcc_abi_tensor &t = artifact_->tensor(findParam(name));
+  std::string where = "parameter '" + std::string(name) + "' of " + artifact_->path();
+  if (rank < 0 || (rank > 0 && !shape))
+    fail(TCC_ERROR_INVALID_ARGUMENT,
+         where + ": invalid rank " + std::to_string(rank) + " or no shape");
+  if (dtype != t.dtype)
+    fail(TCC_ERROR_DTYPE, where + " is " + dtypeName(t.dtype) + ", got " + dtypeName(dtype));
+  if (rank != t.rank || !std::equal(shape, shape + rank, t.shape))
+    fail(TCC_ERROR_SHAPE, where + " has shape " + shapeString(t.shape, size_t(t.rank)) + ", got " +
+                              shapeString(shape, size_t(rank)));
+  if (size != size_t(t.size_bytes))
+    fail(TCC_ERROR_INVALID_ARGUMENT,
+         where + " has " + std::to_string(t.size_bytes) + " bytes, got " + std::to_string(size));
+  if (size > 0 && !data)
+    fail(TCC_ERROR_INVALID_ARGUMENT, where + ": no data");
+  if (size == 0)
+    return;
+  // The host mirror first: when it is current, it stays current; when a run
+  // left it stale, the next download brings back these bytes from the device.
+  std::memcpy(state_.data() + t.offset, data, size);
+  if (device_) {
+    // Synchronous from page-locked memory, and every run has synchronized
+    // its stream before returning: the next run's kernels see these bytes.
+    device_->device->context().makeCurrent();
+    cuda::check(cuda::driver().cuMemcpyHtoD(device_->state.ptr() + CUdeviceptr(t.offset),
+                                            state_.data() + t.offset, size),
+                "cuMemcpyHtoD", where + ": uploading it");
+  }
+}
+
+void Session::getParam(const char *name, void *dst, size_t size) const {
+  const tcc_abi_tensor &t = artifact_->tensor(findParam(name));
+  std::string where = "parameter '" + std::string(name) + "' of " + artifact_->path();
+  if (size != size_t(t.size_bytes))
+    fail(TCC_ERROR_INVALID_ARGUMENT, where + " has " + std::to_string(t.size_bytes) +
+                                         " bytes, the destination " + std::to_string(size));
+  if (size > 0 && !dst)
+    fail(TCC_ERROR_INVALID_ARGUMENT, where + ": the destination is NULL");
+  if (size == 0)
+    return;
+  downloadState(); // the device's latest values, when a run changed them
+  std::memcpy(dst, state_.data() + t.offset, size);
+}
+
 void Session::run(const char *entryName) {
   const tcc_abi_entry *entry = artifact_->findEntry(entryName);
   if (!entry)

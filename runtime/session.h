@@ -62,6 +62,13 @@ public:
   void loadCheckpoint(const std::string &path);
   void setInput(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
                 const void *data, size_t size);
+  /// Replaces parameter NAME (checked like setInput); on a device the bytes
+  /// are uploaded before this returns, so the next run sees them.
+  void setParam(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
+                const void *data, size_t size);
+  /// Copies parameter NAME's current value (on a device: downloaded first
+  /// when a run changed the state) into DST, which has exactly its byte size.
+  void getParam(const char *name, void *dst, size_t size) const;
   void run(const char *entryName);
   /// The bytes of a readable output.
   const uint8_t *output(const char *name, size_t *outSize) const;
@@ -91,6 +98,8 @@ public:
 
 private:
   void loadTensors(const std::string &path, bool checkpoint);
+  /// The descriptor index of parameter NAME, or NOT_FOUND listing them.
+  int32_t findParam(const char *name) const;
   void saveTensors(const std::string &path, bool checkpoint,
                    const std::map<std::string, std::string> &extra) const;
   /// The ABI's parallel_for; `pool` points to numThreads_.

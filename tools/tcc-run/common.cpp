@@ -4,8 +4,13 @@
 
 #include "runtime/dtype.h"
 
+#include <cctype>
 #include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <sys/stat.h>
 
 namespace tcc::run {
@@ -50,15 +55,90 @@ SessionHandle createSession(tcc_artifact_t artifact, const Options &o) {
   tcc_session_options_init(&options);
   options.num_threads = o.threads;
   options.poison_arena = o.poison;
-  options.skip_default_params = !o.params.empty();
+  options.skip_default_params = !o.params.empty() || o.init;
   SessionHandle handle;
   tcc_status created = tcc_session_create(artifact, &options, &handle.s);
   if (created == TCC_ERROR_NOT_FOUND && o.params.empty())
-    die(std::string(tcc_last_error()) + "; or pass --params FILE");
+    die(std::string(tcc_last_error()) + "; or pass --params FILE or --init SEED");
   check(created);
   if (!o.params.empty())
     check(tcc_session_load_params(handle.s, o.params.c_str()));
+  if (o.init) {
+    int64_t params = 0, values = 0;
+    initParams(artifact, handle.s, o.initSeed, &params, &values);
+    std::fprintf(stderr, "initialized %" PRId64 " parameters (%" PRId64 " values) from seed %" PRIu64
+                         "\n",
+                 params, values, o.initSeed);
+  }
   return handle;
+}
+
+namespace {
+
+/// Whether a rank-1 parameter is a scale (ones) rather than a bias (zeros):
+/// its lowercased name contains "norm", "ln" or "gamma".
+bool isScaleName(const std::string &name) {
+  std::string lower = name;
+  for (char &c : lower)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("norm") != std::string::npos || lower.find("ln") != std::string::npos ||
+         lower.find("gamma") != std::string::npos;
+}
+
+/// One N(0, 1) sample from two raw outputs of the generator (Box-Muller,
+/// cosine branch only): u1 = (a >> 11 + 1) / 2^53 in (0, 1], u2 = (b >> 11)
+/// / 2^53 in [0, 1), z = sqrt(-2 ln u1) cos(2 pi u2), in double precision.
+/// std::mt19937_64's outputs are fixed by the C++ standard; the transform is
+/// ours, so the values do not depend on the standard library (unlike
+/// std::normal_distribution).
+double standardNormal(std::mt19937_64 &rng) {
+  uint64_t a = rng(), b = rng();
+  double u1 = double((a >> 11) + 1) * 0x1.0p-53;
+  double u2 = double(b >> 11) * 0x1.0p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+} // namespace
+
+void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, int64_t *outParams,
+                int64_t *outValues) {
+  int32_t count;
+  check(tcc_artifact_num_tensors(artifact, &count));
+  std::vector<tcc_tensor_info> params;
+  for (int32_t i = 0; i < count; ++i) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, i, &t));
+    if (t.role != TCC_ROLE_PARAM)
+      continue;
+    // Every parameter is checked before the first is set.
+    if (t.dtype != TCC_DTYPE_F32) {
+      tcc_artifact_info info;
+      check(tcc_artifact_get_info(artifact, &info));
+      die(std::string(info.path) + ": --init supports f32 parameters only; parameter '" + t.name +
+          "' is " + typeString(t));
+    }
+    params.push_back(t);
+  }
+  // One generator for the whole model, in descriptor order: the values
+  // depend only on SEED and the artifact's parameters.
+  std::mt19937_64 rng(seed);
+  int64_t values = 0;
+  std::vector<float> data;
+  for (const tcc_tensor_info &t : params) {
+    size_t n = t.size_bytes / sizeof(float);
+    data.assign(n, 0.0f);
+    if (t.rank >= 2) {
+      for (float &v : data)
+        v = float(0.02 * standardNormal(rng));
+    } else if (t.rank == 1 && isScaleName(t.name)) {
+      std::fill(data.begin(), data.end(), 1.0f);
+    }
+    check(tcc_session_set_param(session, t.name, t.dtype, t.rank, t.shape, data.data(),
+                                t.size_bytes));
+    values += int64_t(n);
+  }
+  *outParams = int64_t(params.size());
+  *outValues = values;
 }
 
 bool hasEntry(tcc_artifact_t artifact, const char *name) {

@@ -52,6 +52,15 @@ const char kUsage[] =
     "                       ('/' in names becomes '_'); DIR is created if missing\n"
     "  --params FILE        Load the parameters from this safetensors file instead of\n"
     "                       the one beside MODEL.so\n"
+    "  --init SEED          Generate the parameters instead of loading a file (not with\n"
+    "                       --params or --resume); every parameter must be f32. In\n"
+    "                       descriptor order, one std::mt19937_64(SEED) for the model:\n"
+    "                       rank >= 2: 0.02 * z, z = sqrt(-2 ln u1) cos(2 pi u2) with\n"
+    "                       u1 = ((a >> 11) + 1) / 2^53, u2 = (b >> 11) / 2^53 from two\n"
+    "                       raw outputs a, b per value (double, rounded to f32);\n"
+    "                       rank 1: ones if the lowercased name contains 'norm', 'ln'\n"
+    "                       or 'gamma', else zeros; rank 0: zero. Prints\n"
+    "                       'initialized N parameters (M values) from seed S' to stderr\n"
     "  --threads N          Threads per parallel loop (default: every available CPU)\n"
     "  --poison             Fill the arena with NaN bytes first (also TCC_POISON_ARENA=1)\n"
     "\n"
@@ -179,6 +188,9 @@ Options parseArgs(int argc, char **argv) {
       o.outputDir = takeValue();
     } else if (arg == "--params") {
       o.params = takeValue();
+    } else if (arg == "--init") {
+      o.initSeed = uint64_t(parseCount(arg, takeValue()));
+      o.init = true;
     } else if (arg == "--threads") {
       std::string n = takeValue();
       char *end = nullptr;
@@ -257,6 +269,13 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty())
     die("no model given (usage: tcc-run MODEL.so --list | --infer ...)");
+  if (o.init && !o.params.empty())
+    die("--init and --params cannot be combined: --init generates the parameters that --params "
+        "would load");
+  if (o.init && !o.resume.empty())
+    die("--init and --resume cannot be combined: the checkpoint holds the parameters");
+  if (o.init && o.list)
+    die("--list takes no --init");
   if (o.train) {
     if (o.list || o.run)
       die("--data (training) cannot be combined with --list, --infer or --entry");

@@ -263,7 +263,8 @@ typedef struct tcc_session_options {
    *  TCC_POISON_ARENA is "1". Tests turn it on; it costs one memset. */
   int32_t poison_arena;
   /** Nonzero: do not load the parameters file beside the artifact; the
-   *  parameters start as zero bytes until tcc_session_load_params. Zero (the
+   *  parameters start as zero bytes until tcc_session_load_params or
+   *  tcc_session_set_param. Zero (the
    *  default): see tcc_session_create. */
   int32_t skip_default_params;
 } tcc_session_options;
@@ -350,6 +351,34 @@ TCC_API tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key
 TCC_API tcc_status tcc_session_set_input(tcc_session_t session, const char *name, tcc_dtype dtype,
                                          int32_t rank, const int64_t *shape, const void *data,
                                          size_t size_bytes);
+
+/** Replaces the value of parameter NAME (role TCC_ROLE_PARAM) in the
+ *  session's state with SIZE_BYTES bytes from DATA, e.g. to initialize a
+ *  model without a parameters file (with skip_default_params) or to edit
+ *  one tensor of a loaded model. DTYPE, RANK and SHAPE must equal the
+ *  parameter's declared ones exactly (no conversion); SIZE_BYTES must equal
+ *  its byte size. DATA is read during the call only and may be unaligned.
+ *  SHAPE may be NULL when RANK is 0. Other parameters, the state tensors
+ *  (optimizer buffers) and the arena are untouched. On a CUDA session the
+ *  bytes reach the device before the call returns, so the next run uses
+ *  them. Errors: TCC_ERROR_NOT_FOUND (the message lists the parameters),
+ *  TCC_ERROR_DTYPE, TCC_ERROR_SHAPE, TCC_ERROR_INVALID_ARGUMENT (size
+ *  mismatch, NULL data for a non-empty tensor), TCC_ERROR_INVALID_STATE;
+ *  on failure the parameter is unchanged. */
+TCC_API tcc_status tcc_session_set_param(tcc_session_t session, const char *name, tcc_dtype dtype,
+                                         int32_t rank, const int64_t *shape, const void *data,
+                                         size_t size_bytes);
+
+/** Copies the current value of parameter NAME into DST, which has room for
+ *  DST_SIZE bytes; DST_SIZE must equal the parameter's byte size (see
+ *  tcc_artifact_tensor_info for its dtype and shape; C order). The value is
+ *  what the last run, load or tcc_session_set_param left: on a CUDA session
+ *  it is downloaded from the device when a run has changed the state since
+ *  the last download. Errors: TCC_ERROR_NOT_FOUND (the message lists the
+ *  parameters), TCC_ERROR_INVALID_ARGUMENT (size mismatch, NULL DST for a
+ *  non-empty tensor), TCC_ERROR_INVALID_STATE. */
+TCC_API tcc_status tcc_session_get_param(tcc_session_t session, const char *name, void *dst,
+                                         size_t dst_size);
 
 /** Runs the entry point ENTRY_NAME ("infer") on the session's arena and
  *  state, on the calling thread and the OpenMP pool, and returns when

@@ -226,6 +226,75 @@ TEST_F(RuntimeApiTest, LoadsAndSavesParams) {
   runAndCheck(session.s, b);
 }
 
+// Tests setting and reading one parameter: set, run, get and save agree;
+// every refusal names the artifact and the parameter and changes nothing.
+TEST_F(RuntimeApiTest, SetsAndGetsParams) {
+  tcc_session_options options;
+  tcc_session_options_init(&options);
+  options.skip_default_params = 1;
+  ArtifactHandle artifact;
+  SessionHandle session;
+  open(artifact, session, &options);
+  float got[3] = {1, 1, 1};
+  ASSERT_OK(tcc_session_get_param(session.s, "b", got, sizeof got));
+  EXPECT_EQ(got[0], 0.0f); // skipped: zeros
+  const float b[3] = {0.25f, -8.0f, 1e-3f};
+  const int64_t shape[] = {3};
+  ASSERT_OK(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, shape, b, sizeof b));
+  EXPECT_STREQ(tcc_last_error(), "");
+  ASSERT_OK(tcc_session_get_param(session.s, "b", got, sizeof got));
+  EXPECT_EQ(std::memcmp(got, b, sizeof b), 0);
+  runAndCheck(session.s, b);
+  std::string saved = dir.file("saved.safetensors");
+  ASSERT_OK(tcc_session_save_params(session.s, saved.c_str()));
+  tcc::rt::SafetensorsReader reader;
+  std::string error;
+  ASSERT_TRUE(reader.open(saved, &error)) << error;
+  ASSERT_NE(reader.find("b"), nullptr);
+  EXPECT_EQ(std::memcmp(reader.find("b")->data, b, sizeof b), 0);
+  // A load replaces what was set, and get sees it.
+  ASSERT_OK(tcc_session_load_params(session.s, dir.file("model.safetensors").c_str()));
+  ASSERT_OK(tcc_session_get_param(session.s, "b", got, sizeof got));
+  EXPECT_EQ(got[1], 20.0f);
+  ASSERT_OK(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, shape, b, sizeof b));
+
+  // Refusals.
+  const double wide[3] = {1, 2, 3};
+  EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F64, 1, shape, wide, sizeof wide),
+               TCC_ERROR_DTYPE, "parameter 'b' of", "model.so", "is f32, got f64");
+  const float four[4] = {9, 9, 9, 9};
+  const int64_t shape4[] = {4}, shape13[] = {1, 3};
+  EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, shape4, four, sizeof four),
+               TCC_ERROR_SHAPE, "parameter 'b'", "has shape [3], got [4]");
+  EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 2, shape13, four, 12),
+               TCC_ERROR_SHAPE, "has shape [3], got [1,3]");
+  EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, shape, four, 16),
+               TCC_ERROR_INVALID_ARGUMENT, "parameter 'b'", "has 12 bytes, got 16");
+  EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, nullptr, four, 12),
+               TCC_ERROR_INVALID_ARGUMENT, "no shape");
+  EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, shape, nullptr, 12),
+               TCC_ERROR_INVALID_ARGUMENT, "no data");
+  EXPECT_ERROR(tcc_session_set_param(session.s, "w", TCC_DTYPE_F32, 1, shape, four, 12),
+               TCC_ERROR_NOT_FOUND, "model.so has no parameter 'w'", "parameters are 'b'");
+  // An input is not a parameter.
+  EXPECT_ERROR(tcc_session_set_param(session.s, "x", TCC_DTYPE_F32, 2, kShape, kX, sizeof kX),
+               TCC_ERROR_NOT_FOUND, "no parameter 'x'");
+  EXPECT_ERROR(tcc_session_set_param(session.s, nullptr, TCC_DTYPE_F32, 1, shape, four, 12),
+               TCC_ERROR_INVALID_ARGUMENT, "name is NULL");
+  EXPECT_ERROR(tcc_session_set_param(nullptr, "b", TCC_DTYPE_F32, 1, shape, four, 12),
+               TCC_ERROR_INVALID_ARGUMENT, "session is NULL");
+  EXPECT_ERROR(tcc_session_get_param(session.s, "b", got, 16), TCC_ERROR_INVALID_ARGUMENT,
+               "parameter 'b'", "has 12 bytes, the destination 16");
+  EXPECT_ERROR(tcc_session_get_param(session.s, "b", nullptr, 12), TCC_ERROR_INVALID_ARGUMENT,
+               "destination is NULL");
+  EXPECT_ERROR(tcc_session_get_param(session.s, "y", got, 12), TCC_ERROR_NOT_FOUND,
+               "has no parameter 'y'", "parameters are 'b'");
+  // Unchanged by the failures.
+  ASSERT_OK(tcc_session_get_param(session.s, "b", got, sizeof got));
+  EXPECT_EQ(std::memcmp(got, b, sizeof b), 0);
+  runAndCheck(session.s, b);
+}
+
 // Tests checkpoints: parameters plus metadata, read back by key; restored
 // only into the model that wrote them; reserved keys refused.
 TEST_F(RuntimeApiTest, Checkpoints) {
