@@ -39,29 +39,40 @@ struct GpuMergeModulesPass : tcc::impl::GpuMergeModulesPassBase<GpuMergeModulesP
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto merged = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
     SymbolTable mergedSymbols(merged);
-    // Outlining names modules uniquely but not their kernels: each kernel
-    // takes its module's name.
-    for (gpu::GPUModuleOp m : modules) {
+    // Each kernel named after its entry point, its position and the ONNX
+    // node it computes ("train_step_12_Softmax_3"), for profiles and errors.
+    unsigned counter = 0;
+    SymbolTable moduleSymbols(module);
+    WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
+      auto old = moduleSymbols.lookup<gpu::GPUModuleOp>(launch.getKernelModuleName());
+      auto kernel = old ? SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+                              old, launch.getKernelName())
+                        : nullptr;
+      if (!kernel || kernel->getParentOp() != old) {
+        launch.emitError("launch of an unknown or already merged kernel");
+        return WalkResult::interrupt();
+      }
+      auto entry = launch->getParentOfType<func::FuncOp>();
+      std::string name = (entry ? entry.getSymName().str() : std::string("kernel")) + "_" +
+                         std::to_string(counter++) + "_" + tcc::kernelNodeName(launch);
+      kernel.setName(name);
+      kernel->moveBefore(merged.getBody(), merged.getBody()->end());
+      mergedSymbols.insert(kernel);
+      launch.setKernelAttr(SymbolRefAttr::get(merged.getNameAttr(),
+                                              {FlatSymbolRefAttr::get(kernel.getNameAttr())}));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    // What the kernels use (globals cloned into each module), once.
+    for (gpu::GPUModuleOp m : modules)
       for (Operation &op : llvm::make_early_inc_range(m.getBody()->getOperations())) {
         auto symbol = dyn_cast<SymbolOpInterface>(op);
-        if (!symbol)
+        if (!symbol || isa<gpu::GPUFuncOp>(op) || mergedSymbols.lookup(symbol.getNameAttr()))
           continue;
-        if (auto kernel = dyn_cast<gpu::GPUFuncOp>(op)) {
-          kernel.setName(m.getName());
-        } else if (mergedSymbols.lookup(symbol.getNameAttr())) {
-          // Globals used by several kernels were cloned into each module.
-          continue;
-        }
         op.moveBefore(merged.getBody(), merged.getBody()->end());
         mergedSymbols.insert(&op);
       }
-    }
-    // Launches name @module::@kernel: now all in @tcc_kernels.
-    module.walk([&](gpu::LaunchFuncOp launch) {
-      auto kernel = SymbolRefAttr::get(
-          merged.getNameAttr(), {FlatSymbolRefAttr::get(launch.getKernelModuleName())});
-      launch.setKernelAttr(kernel);
-    });
     for (gpu::GPUModuleOp m : modules)
       m->erase();
   }

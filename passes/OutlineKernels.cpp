@@ -22,9 +22,11 @@ using namespace mlir;
 
 namespace {
 
+} // namespace
+
 /// The ONNX node OP came from (a NameLoc, possibly inside a FusedLoc), as a
 /// symbol-safe string; "op" when there is none.
-std::string nodeName(Operation *op) {
+std::string tcc::kernelNodeName(Operation *op) {
   Location loc = op->getLoc();
   if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
     loc = fused.getLocations().front();
@@ -36,6 +38,8 @@ std::string nodeName(Operation *op) {
       c = '_';
   return name.substr(0, 48);
 }
+
+namespace {
 
 struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass> {
   void runOnOperation() override {
@@ -59,7 +63,7 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
         rewriter.setInsertionPointToEnd(block);
         scf::YieldOp::create(rewriter, loop->getLoc());
         loop->moveBefore(block->getTerminator());
-        std::string name = "kernel_" + std::to_string(counter++) + "_" + nodeName(loop);
+        std::string name = "kernel_" + std::to_string(counter++) + "_" + tcc::kernelNodeName(loop);
         func::CallOp call;
         FailureOr<func::FuncOp> kernel = outlineSingleBlockRegion(
             rewriter, loop->getLoc(), region.getRegion(), name, &call);

@@ -10,6 +10,8 @@
 #include "runtime/artifact.h"
 #include "runtime/error.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -34,6 +36,11 @@ Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(wha
                                     std::to_string(cc));
   const char *env = std::getenv("TCC_CUDA_GRAPH");
   graphsEnabled_ = !(env && std::strcmp(env, "0") == 0);
+  // Per-kernel times need eager runs: a graph replays as one unit.
+  const char *profile = std::getenv("TCC_CUDA_PROFILE");
+  profile_ = profile && std::strcmp(profile, "1") == 0;
+  if (profile_)
+    graphsEnabled_ = false;
 
   if (d.num_kernels > 0) {
     // A cubin runs only on its exact architecture; PTX is JIT-compiled for
@@ -66,6 +73,13 @@ Device::~Device() {
     return;
   context_->makeCurrent();
   driver().cuStreamSynchronize(context_->stream());
+  if (profile_) {
+    printProfile();
+    for (Mark &m : marks_) {
+      driver().cuEventDestroy(m.start);
+      driver().cuEventDestroy(m.end);
+    }
+  }
   for (auto &[key, g] : graphs_) {
     if (g.exec)
       driver().cuGraphExecDestroy(g.exec);
@@ -87,6 +101,62 @@ void Device::record(const std::string &error) {
     error_ = error;
 }
 
+void Device::markStart(std::string name) {
+  const Driver &drv = driver();
+  if (usedMarks_ == marks_.size()) {
+    Mark m;
+    check(drv.cuEventCreate(&m.start, CU_EVENT_DEFAULT), "cuEventCreate", what_ + ": profiling");
+    check(drv.cuEventCreate(&m.end, CU_EVENT_DEFAULT), "cuEventCreate", what_ + ": profiling");
+    marks_.push_back(m);
+  }
+  Mark &m = marks_[usedMarks_];
+  m.name = std::move(name);
+  drv.cuEventRecord(m.start, context_->stream());
+}
+
+void Device::markEnd() { driver().cuEventRecord(marks_[usedMarks_++].end, context_->stream()); }
+
+void Device::collectProfile() {
+  if (!profile_ || usedMarks_ == 0)
+    return;
+  driver().cuStreamSynchronize(context_->stream());
+  for (size_t i = 0; i < usedMarks_; ++i) {
+    float ms = 0;
+    if (driver().cuEventElapsedTime(&ms, marks_[i].start, marks_[i].end) == CUDA_SUCCESS) {
+      Stat &st = stats_[marks_[i].name];
+      st.ms += ms;
+      ++st.count;
+    }
+  }
+  usedMarks_ = 0;
+  ++profiledRuns_;
+}
+
+void Device::printProfile() const {
+  if (stats_.empty())
+    return;
+  std::vector<std::pair<std::string, Stat>> rows(stats_.begin(), stats_.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto &a, const auto &b) { return a.second.ms > b.second.ms; });
+  double total = 0, library = 0;
+  for (const auto &[name, st] : rows) {
+    total += st.ms;
+    if (name.rfind("library", 0) == 0)
+      library += st.ms;
+  }
+  int runs = std::max(profiledRuns_, 1);
+  std::fprintf(stderr,
+               "tcc CUDA profile (%s): %d runs, %.3f ms of GPU time per run (kernels %.3f, "
+               "library calls %.3f), %zu kernels and calls\n",
+               what_.c_str(), runs, total / runs, (total - library) / runs, library / runs,
+               rows.size());
+  std::fprintf(stderr, "  %10s %6s %6s  %s\n", "ms/run", "%", "calls", "kernel");
+  for (size_t i = 0; i < rows.size() && i < 30; ++i)
+    std::fprintf(stderr, "  %10.4f %6.2f %6lld  %s\n", rows[i].second.ms / runs,
+                 100.0 * rows[i].second.ms / total, (long long)(rows[i].second.count / runs),
+                 rows[i].first.c_str());
+}
+
 void Device::launchKernel(void *self, int32_t index, void **params) {
   auto *d = static_cast<Device *>(self);
   if (index < 0 || size_t(index) >= d->functions_.size()) {
@@ -95,10 +165,14 @@ void Device::launchKernel(void *self, int32_t index, void **params) {
     return;
   }
   const tcc_abi_kernel &k = d->kernels_[index];
+  if (d->profile_)
+    d->markStart(k.name);
   CUresult r = driver().cuLaunchKernel(
       d->functions_[size_t(index)], unsigned(k.grid[0]), unsigned(k.grid[1]), unsigned(k.grid[2]),
       unsigned(k.block[0]), unsigned(k.block[1]), unsigned(k.block[2]), unsigned(k.shared_bytes),
       d->context_->stream(), params, nullptr);
+  if (d->profile_)
+    d->markEnd();
   if (r != CUDA_SUCCESS)
     d->record(d->what_ + ": kernel #" + std::to_string(index) + " '" + k.name +
               "': cuLaunchKernel (grid " + std::to_string(k.grid[0]) + "x" +
@@ -115,7 +189,11 @@ void Device::libraryCall(void *self, int32_t index, void *const *operands) {
               " but the artifact lists none");
     return;
   }
+  if (d->profile_)
+    d->markStart(d->calls_->name(index));
   std::string error = d->calls_->run(index, operands);
+  if (d->profile_)
+    d->markEnd();
   if (!error.empty())
     d->record(error);
 }
@@ -146,6 +224,7 @@ int32_t Device::execute(int key, const std::function<int32_t()> &body) {
   }
   if (!graphsEnabled_ || !g.failure.empty() || g.eagerRuns == 0) {
     int32_t code = body();
+    collectProfile();
     if (code == 0 && error_.empty())
       ++g.eagerRuns;
     return code;

@@ -70,6 +70,25 @@ private:
     std::string failure; ///< non-empty: capture failed, run eagerly
   };
   void record(const std::string &error);
+  /// TCC_CUDA_PROFILE=1: events around every kernel and library call of
+  /// eager runs; per-name totals printed when the device is destroyed.
+  void markStart(std::string name);
+  void markEnd();
+  void collectProfile();
+  void printProfile() const;
+  struct Mark {
+    std::string name;
+    CUevent start = nullptr, end = nullptr;
+  };
+  struct Stat {
+    double ms = 0;
+    int64_t count = 0;
+  };
+  bool profile_ = false;
+  int profiledRuns_ = 0;
+  std::vector<Mark> marks_;
+  size_t usedMarks_ = 0;
+  std::map<std::string, Stat> stats_;
 
   std::string what_;
   std::unique_ptr<Context> context_;

@@ -54,7 +54,11 @@ namespace tcc::rt::cuda {
   X(cuGraphInstantiateWithFlags, PFN_cuGraphInstantiateWithFlags_v11040)       \
   X(cuGraphLaunch, PFN_cuGraphLaunch_v10000)                                   \
   X(cuGraphDestroy, PFN_cuGraphDestroy_v10000)                                 \
-  X(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000)
+  X(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000)                         \
+  X(cuEventCreate, PFN_cuEventCreate_v2000)                                    \
+  X(cuEventRecord, PFN_cuEventRecord_v2000)                                    \
+  X(cuEventDestroy, PFN_cuEventDestroy_v4000)                                  \
+  X(cuEventElapsedTime, PFN_cuEventElapsedTime_v12080)
 
 struct Driver {
 #define TCC_CUDA_POINTER(name, type) type name = nullptr;

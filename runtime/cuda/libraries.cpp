@@ -481,4 +481,6 @@ std::vector<std::string> LibraryCalls::implementations() const {
   return out;
 }
 
+const std::string &LibraryCalls::name(int32_t index) const { return calls_[size_t(index)]->name; }
+
 } // namespace tcc::rt::cuda

@@ -58,6 +58,8 @@ public:
   std::string run(int32_t index, void *const *operands);
   /// "cublasLt: algo 6" / "cudnn: IMPLICIT_PRECOMP_GEMM" per call, for tests.
   std::vector<std::string> implementations() const;
+  /// "library call #3 (MATMUL 1x37x19x53)".
+  const std::string &name(int32_t index) const;
 
   struct Call;
 

@@ -1,21 +1,23 @@
 // RUN: tcc-opt %s --tcc-gpu-merge-modules | FileCheck %s --check-prefix=MERGE
 
 // Outlining makes one gpu.module per launch and may name kernels alike: the
-// merge gives one module, each kernel named after its old module, and one
-// copy of a global that two kernels use.
+// merge gives one module, each kernel named after its entry point, its
+// position and its ONNX node ("op" without one), and one copy of a global
+// that two kernels use.
 // MERGE-LABEL: module attributes {gpu.container_module}
 // MERGE-NOT: gpu.module @f_kernel
-// MERGE: gpu.launch_func  @tcc_kernels::@f_kernel blocks
-// MERGE: gpu.launch_func  @tcc_kernels::@f_kernel_0 blocks
+// MERGE: gpu.launch_func  @tcc_kernels::@f_0_op blocks
+// MERGE: gpu.launch_func  @tcc_kernels::@f_1_Gemm_3 blocks
 // MERGE: gpu.module @tcc_kernels
-// MERGE-COUNT-1: memref.global "private" constant @table
-// MERGE-DAG: gpu.func @f_kernel(
-// MERGE-DAG: gpu.func @f_kernel_0(
+// MERGE-DAG: gpu.func @f_0_op(
+// MERGE-DAG: gpu.func @f_1_Gemm_3(
+// MERGE: memref.global "private" constant @table
+// MERGE-NOT: memref.global
 module attributes {gpu.container_module} {
   func.func @f(%arg0: memref<64xi8>) {
     %c1 = arith.constant 1 : index
     gpu.launch_func @f_kernel::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%arg0 : memref<64xi8>)
-    gpu.launch_func @f_kernel_0::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%arg0 : memref<64xi8>)
+    gpu.launch_func @f_kernel_0::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%arg0 : memref<64xi8>) loc("Gemm#3")
     return
   }
   gpu.module @f_kernel {
