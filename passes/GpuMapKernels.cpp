@@ -49,6 +49,10 @@ namespace {
 
 constexpr int64_t kThreads = 256;
 constexpr int64_t kWarp = 32;
+/// Split reductions: at most this many blocks (and partial results) in all,
+/// and at least this many reduction points per block.
+constexpr int64_t kMaxSplit = 1024;
+constexpr int64_t kSplitChunk = 16384;
 
 Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -151,6 +155,10 @@ private:
         map.map(v, buffer);
         return buffer;
       }
+      // The static byte buffers themselves are what kernels capture.
+      for (auto &[arg, cast] : casts_)
+        if (cast == v)
+          return v;
       Operation *def = v.getDefiningOp();
       if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
         return def->emitError("cannot move into a GPU kernel: ") << def->getName(), failure();
@@ -522,99 +530,199 @@ private:
       return failure();
 
     Location loc = op.getLoc();
-    OpBuilder b(op);
-    auto shared = MemRefType::get({kThreads / kWarp}, element, AffineMap(),
-                                  gpu::AddressSpaceAttr::get(b.getContext(),
-                                                             gpu::AddressSpace::Workgroup));
-    gpu::LaunchOp launch = createLaunch(b, loc, points, kThreads, {shared});
-    Value scratch = launch.getWorkgroupAttributions().front();
-    b.setInsertionPointToStart(&launch.getBody().front());
-    Value tid = launch.getThreadIds().x;
     SmallVector<int64_t> parallelRanges, reductionRanges;
     for (unsigned d : parallel)
       parallelRanges.push_back(ranges[d]);
     for (unsigned d : reduction)
       reductionRanges.push_back(ranges[d]);
-    SmallVector<Value> ivs(ranges.size());
-    for (auto [d, iv] : llvm::zip(parallel, delinearize(b, loc, launch.getBlockIds().x,
-                                                        parallelRanges)))
-      ivs[d] = iv;
-    Value identity = arith::getIdentityValue(*kind, element, b, loc);
-    // Each thread folds a strided share of the reduction into a private
-    // partial result, starting from the identity.
-    auto loop = scf::ForOp::create(b, loc, tid, cIndex(b, loc, reduced),
-                                   cIndex(b, loc, kThreads), ValueRange{identity});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      SmallVector<Value> all(ivs);
-      for (auto [d, iv] :
-           llvm::zip(reduction, delinearize(b, loc, loop.getInductionVar(), reductionRanges)))
-        all[d] = iv;
-      SmallVector<Value> r = emitPayload(b, loc, op, all, loop.getRegionIterArgs());
-      scf::YieldOp::create(b, loc, r);
-    }
     auto combine = [&](OpBuilder &cb, Value x, Value y) -> Value {
       IRMapping m;
       m.map(combiner->getOperand(0), x);
       m.map(combiner->getOperand(1), y);
       return cb.clone(*combiner, m)->getResult(0);
     };
-    auto warpReduce = [&](OpBuilder &wb, Value v) {
-      for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
-        auto shuffle = gpu::ShuffleOp::create(wb, loc, v, offset, int32_t(kWarp),
-                                              gpu::ShuffleMode::XOR);
-        v = combine(wb, v, shuffle.getShuffleResult());
+    OpBuilder b(op);
+    auto shared = MemRefType::get({kThreads / kWarp}, element, AffineMap(),
+                                  gpu::AddressSpaceAttr::get(b.getContext(),
+                                                             gpu::AddressSpace::Workgroup));
+    // Combines every thread's PARTIAL within the block; BODY runs in thread 0
+    // with the block's total.
+    auto blockReduce = [&](OpBuilder &rb, gpu::LaunchOp launch, Value partial,
+                           function_ref<void(OpBuilder &, Value)> body) {
+      Value scratch = launch.getWorkgroupAttributions().front();
+      Value tid = launch.getThreadIds().x;
+      Value identity = arith::getIdentityValue(*kind, element, rb, loc);
+      auto warpReduce = [&](OpBuilder &wb, Value v) {
+        for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
+          auto shuffle = gpu::ShuffleOp::create(wb, loc, v, offset, int32_t(kWarp),
+                                                gpu::ShuffleMode::XOR);
+          v = combine(wb, v, shuffle.getShuffleResult());
+        }
+        return v;
+      };
+      partial = warpReduce(rb, partial);
+      Value lane = arith::RemUIOp::create(rb, loc, tid, cIndex(rb, loc, kWarp));
+      Value warp = arith::DivUIOp::create(rb, loc, tid, cIndex(rb, loc, kWarp));
+      Value zero = cIndex(rb, loc, 0);
+      Value isLane0 = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, lane, zero);
+      auto writeIf = scf::IfOp::create(rb, loc, isLane0, false);
+      {
+        OpBuilder::InsertionGuard guard(rb);
+        rb.setInsertionPointToStart(writeIf.thenBlock());
+        memref::StoreOp::create(rb, loc, partial, scratch, ValueRange{warp});
       }
-      return v;
+      gpu::BarrierOp::create(rb, loc);
+      Value isWarp0 = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, warp, zero);
+      auto finalIf = scf::IfOp::create(rb, loc, isWarp0, false);
+      OpBuilder::InsertionGuard guard(rb);
+      rb.setInsertionPointToStart(finalIf.thenBlock());
+      Value hasPartial = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, lane,
+                                               cIndex(rb, loc, kThreads / kWarp));
+      auto read = scf::IfOp::create(rb, loc, TypeRange{element}, hasPartial, true);
+      {
+        OpBuilder::InsertionGuard g2(rb);
+        rb.setInsertionPointToStart(read.thenBlock());
+        Value v = memref::LoadOp::create(rb, loc, scratch, ValueRange{lane});
+        scf::YieldOp::create(rb, loc, v);
+        rb.setInsertionPointToStart(read.elseBlock());
+        scf::YieldOp::create(rb, loc, identity);
+      }
+      Value total = warpReduce(rb, read.getResult(0));
+      auto storeIf = scf::IfOp::create(rb, loc, isLane0, false);
+      rb.setInsertionPointToStart(storeIf.thenBlock());
+      body(rb, total);
     };
-    Value partial = warpReduce(b, loop.getResult(0));
-    Value lane = arith::RemUIOp::create(b, loc, tid, cIndex(b, loc, kWarp));
-    Value warp = arith::DivUIOp::create(b, loc, tid, cIndex(b, loc, kWarp));
-    Value zero = cIndex(b, loc, 0);
-    Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
-    auto writeIf = scf::IfOp::create(b, loc, isLane0, false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(writeIf.thenBlock());
-      memref::StoreOp::create(b, loc, partial, scratch, ValueRange{warp});
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value isWarp0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, zero);
-    auto finalIf = scf::IfOp::create(b, loc, isWarp0, false);
-    b.setInsertionPointToStart(finalIf.thenBlock());
-    Value hasPartial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane,
-                                             cIndex(b, loc, kThreads / kWarp));
-    auto read = scf::IfOp::create(b, loc, TypeRange{element}, hasPartial, true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(read.thenBlock());
-      Value v = memref::LoadOp::create(b, loc, scratch, ValueRange{lane});
-      scf::YieldOp::create(b, loc, v);
-      b.setInsertionPointToStart(read.elseBlock());
-      scf::YieldOp::create(b, loc, identity);
-    }
-    Value total = warpReduce(b, read.getResult(0));
-    auto storeIf = scf::IfOp::create(b, loc, isLane0, false);
-    b.setInsertionPointToStart(storeIf.thenBlock());
-    for (unsigned d : reduction)
-      ivs[d] = zero;
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // Thread TID's fold of the reduction points LO, LO + 256, ... < HI at
+    // the parallel point IVS, from the identity.
+    auto fold = [&](OpBuilder &fb, Value lo, Value hi, ArrayRef<Value> ivs) {
+      Value identity = arith::getIdentityValue(*kind, element, fb, loc);
+      auto loop = scf::ForOp::create(fb, loc, lo, hi, cIndex(fb, loc, kThreads),
+                                     ValueRange{identity});
+      OpBuilder::InsertionGuard guard(fb);
+      fb.setInsertionPointToStart(loop.getBody());
+      SmallVector<Value> all(ivs.begin(), ivs.end());
+      for (auto [d, iv] :
+           llvm::zip(reduction, delinearize(fb, loc, loop.getInductionVar(), reductionRanges)))
+        all[d] = iv;
+      SmallVector<Value> r = emitPayload(fb, loc, op, all, loop.getRegionIterArgs());
+      scf::YieldOp::create(fb, loc, r);
+      return loop.getResult(0);
+    };
+    // Thread 0's final step: combine with the output's old value, in the
+    // body's operand order ((out, value) or (value, out)).
     OpOperand *init = op.getDpsInitOperand(0);
-    auto indices = affine::expandAffineMap(b, loc, maps[init->getOperandNumber()], ivs);
-    Value old = memref::LoadOp::create(b, loc, init->get(), *indices);
-    // The combiner's operand order as the body has it: (out, value) or
-    // (value, out).
+    AffineMap outMap = op.getMatchingIndexingMap(init);
     BlockArgument outArg = op.getRegionOutputArgs()[0];
-    Value result = combiner->getOperand(0) == outArg ? combine(b, old, total)
-                                                     : combine(b, total, old);
-    memref::StoreOp::create(b, loc, result, init->get(), *indices);
+    auto storeResult = [&](OpBuilder &sb, SmallVector<Value> ivs, Value total) {
+      Value zero = cIndex(sb, loc, 0);
+      for (unsigned d : reduction)
+        ivs[d] = zero;
+      auto indices = affine::expandAffineMap(sb, loc, outMap, ivs);
+      Value old = memref::LoadOp::create(sb, loc, init->get(), *indices);
+      Value result = combiner->getOperand(0) == outArg ? combine(sb, old, total)
+                                                       : combine(sb, total, old);
+      memref::StoreOp::create(sb, loc, result, init->get(), *indices);
+    };
+
+    // Few points and a long reduction: split each point's reduction over
+    // SPLIT blocks writing partial results to the arena's scratch, then one
+    // block per point combines them (two launches, still no atomics).
+    int64_t split = std::min<int64_t>(kMaxSplit, reduced / kSplitChunk);
+    if (points * split <= kMaxSplit && split >= 2) {
+      Value partials = scratchView(b, loc, MemRefType::get({points * split}, element));
+      gpu::LaunchOp first = createLaunch(b, loc, points * split, kThreads, {shared});
+      {
+        OpBuilder fb = OpBuilder::atBlockBegin(&first.getBody().front());
+        Value bid = first.getBlockIds().x;
+        Value p = arith::DivUIOp::create(fb, loc, bid, cIndex(fb, loc, split));
+        Value g = arith::RemUIOp::create(fb, loc, bid, cIndex(fb, loc, split));
+        int64_t chunk = (reduced + split - 1) / split;
+        Value lo = arith::AddIOp::create(
+            fb, loc, arith::MulIOp::create(fb, loc, g, cIndex(fb, loc, chunk)),
+            first.getThreadIds().x);
+        Value hi = arith::MinUIOp::create(
+            fb, loc,
+            arith::MulIOp::create(
+                fb, loc, arith::AddIOp::create(fb, loc, g, cIndex(fb, loc, 1)),
+                cIndex(fb, loc, chunk)),
+            cIndex(fb, loc, reduced));
+        SmallVector<Value> ivs(ranges.size());
+        for (auto [d, iv] : llvm::zip(parallel, delinearize(fb, loc, p, parallelRanges)))
+          ivs[d] = iv;
+        blockReduce(fb, first, fold(fb, lo, hi, ivs), [&](OpBuilder &tb, Value total) {
+          memref::StoreOp::create(tb, loc, total, partials, ValueRange{bid});
+        });
+      }
+      gpu::LaunchOp second = createLaunch(b, loc, points, kThreads, {shared});
+      {
+        OpBuilder sb = OpBuilder::atBlockBegin(&second.getBody().front());
+        Value p = second.getBlockIds().x;
+        Value identity = arith::getIdentityValue(*kind, element, sb, loc);
+        Value base = arith::MulIOp::create(sb, loc, p, cIndex(sb, loc, split));
+        auto loop = scf::ForOp::create(sb, loc, second.getThreadIds().x, cIndex(sb, loc, split),
+                                       cIndex(sb, loc, kThreads), ValueRange{identity});
+        {
+          OpBuilder::InsertionGuard guard(sb);
+          sb.setInsertionPointToStart(loop.getBody());
+          Value at = arith::AddIOp::create(sb, loc, base, loop.getInductionVar());
+          Value v = memref::LoadOp::create(sb, loc, partials, ValueRange{at});
+          scf::YieldOp::create(sb, loc, combine(sb, loop.getRegionIterArgs()[0], v));
+        }
+        SmallVector<Value> ivs(ranges.size());
+        for (auto [d, iv] : llvm::zip(parallel, delinearize(sb, loc, p, parallelRanges)))
+          ivs[d] = iv;
+        blockReduce(sb, second, loop.getResult(0),
+                    [&](OpBuilder &tb, Value total) { storeResult(tb, ivs, total); });
+      }
+      op->erase();
+      if (failed(sinkDefinitions(first)))
+        return failure();
+      return sinkDefinitions(second);
+    }
+
+    gpu::LaunchOp launch = createLaunch(b, loc, points, kThreads, {shared});
+    OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    SmallVector<Value> ivs(ranges.size());
+    for (auto [d, iv] : llvm::zip(parallel, delinearize(lb, loc, launch.getBlockIds().x,
+                                                        parallelRanges)))
+      ivs[d] = iv;
+    Value partial = fold(lb, launch.getThreadIds().x, cIndex(lb, loc, reduced), ivs);
+    blockReduce(lb, launch, partial,
+                [&](OpBuilder &tb, Value total) { storeResult(tb, ivs, total); });
     op->erase();
     return sinkDefinitions(launch);
   }
 
+  /// A view of the scratch space at the arena's end (after the plan's
+  /// buffers), shared by every split reduction: launches run in order.
+  Value scratchView(OpBuilder &b, Location loc, MemRefType type) {
+    int64_t bytes = type.getNumElements() * 4;
+    scratchBytes_ = std::max(scratchBytes_, bytes);
+    int64_t arena = 0;
+    if (auto a = func_->getAttrOfType<IntegerAttr>("tcc.arena_size"))
+      arena = a.getInt();
+    int64_t offset = (arena + 255) / 256 * 256;
+    scratchOffset_ = offset;
+    Value buffer = staticBuffer(func_.getArgument(0));
+    return memref::ViewOp::create(b, loc, type, buffer, cIndex(b, loc, offset), ValueRange{});
+  }
+
   func::FuncOp func_;
   DenseMap<unsigned, Value> casts_;
+  int64_t scratchOffset_ = -1, scratchBytes_ = 0;
+
+public:
+  /// Grows the arena by the split reductions' scratch (after mapping: the
+  /// arena's static cast takes the new size).
+  void reserveScratch() {
+    if (scratchOffset_ < 0)
+      return;
+    int64_t size = scratchOffset_ + scratchBytes_;
+    func_->setAttr("tcc.arena_size", IntegerAttr::get(IntegerType::get(func_.getContext(), 64), size));
+    auto it = casts_.find(0);
+    if (it != casts_.end())
+      it->second.setType(MemRefType::get({size}, IntegerType::get(func_.getContext(), 8)));
+  }
 };
 
 struct GpuMapKernelsPass : tcc::impl::GpuMapKernelsPassBase<GpuMapKernelsPass> {
@@ -622,8 +730,10 @@ struct GpuMapKernelsPass : tcc::impl::GpuMapKernelsPassBase<GpuMapKernelsPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal() || !func->hasAttr("tcc.plan"))
       return;
-    if (failed(KernelMapper(func).run()))
-      signalPassFailure();
+    KernelMapper mapper(func);
+    if (failed(mapper.run()))
+      return signalPassFailure();
+    mapper.reserveScratch();
   }
 };
 

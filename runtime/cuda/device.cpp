@@ -120,6 +120,13 @@ void Device::collectProfile() {
   if (!profile_ || usedMarks_ == 0)
     return;
   driver().cuStreamSynchronize(context_->stream());
+  // The first run loads kernels lazily (the driver's and the libraries'):
+  // a warm-up, not counted.
+  if (!profileWarm_) {
+    profileWarm_ = true;
+    usedMarks_ = 0;
+    return;
+  }
   for (size_t i = 0; i < usedMarks_; ++i) {
     float ms = 0;
     if (driver().cuEventElapsedTime(&ms, marks_[i].start, marks_[i].end) == CUDA_SUCCESS) {
@@ -146,7 +153,7 @@ void Device::printProfile() const {
   }
   int runs = std::max(profiledRuns_, 1);
   std::fprintf(stderr,
-               "tcc CUDA profile (%s): %d runs, %.3f ms of GPU time per run (kernels %.3f, "
+               "tcc CUDA profile (%s): %d runs after a warm-up, %.3f ms of GPU time per run (kernels %.3f, "
                "library calls %.3f), %zu kernels and calls\n",
                what_.c_str(), runs, total / runs, (total - library) / runs, library / runs,
                rows.size());

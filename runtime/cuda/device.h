@@ -85,6 +85,7 @@ private:
     int64_t count = 0;
   };
   bool profile_ = false;
+  bool profileWarm_ = false;
   int profiledRuns_ = 0;
   std::vector<Mark> marks_;
   size_t usedMarks_ = 0;

@@ -233,3 +233,37 @@ func.func @scatter_columns(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes 
   }
   return
 }
+
+// -----
+
+// One output point and a long reduction (a loss or a norm over a whole
+// tensor): split over 64 blocks of 16384 points that write partial sums to a
+// scratch region grown at the arena's end (4194308 rounded up to 256, plus
+// 64 floats), then one block combines them with the old output. Two
+// launches, no atomics.
+#in = affine_map<(d0) -> (d0)>
+#out = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @total
+// CHECK-SAME: tcc.arena_size = 4194816
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[ARENA:.*]] = memref.cast %arg0 : memref<?xi8> to memref<4194816xi8>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C64]], {{.*}}) threads
+// CHECK: memref.view %[[ARENA]]{{.*}} to memref<64xf32>
+// CHECK: gpu.barrier
+// CHECK: memref.store
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads
+// CHECK: memref.load {{.*}} : memref<64xf32>
+// CHECK: gpu.barrier
+// CHECK: memref.store {{.*}} : memref<f32>
+func.func @total(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 4194308 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4194304 = arith.constant 4194304 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<1048576xf32>
+  %y = memref.view %arg0[%c4194304][] : memref<?xi8> to memref<f32>
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction"]} ins(%x : memref<1048576xf32>) outs(%y : memref<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -520,14 +520,15 @@ int main(int argc, char **argv) {
   if (stage == EmitKind::Ptx && !device)
     fail("--emit=ptx needs --target=cuda");
   if (stage >= EmitKind::Ptx) {
-    auto read = tcc::readPlans(*module);
-    if (failed(read))
-      return 1;
-    plans = std::move(*read);
     if (device && !runStage([&](OpPassManager &pm) {
           tcc::buildCudaKernelPipeline(pm, cuda);
         }))
       return 1;
+    // After the kernels: split reductions grow the arena by their scratch.
+    auto read = tcc::readPlans(*module);
+    if (failed(read))
+      return 1;
+    plans = std::move(*read);
     if (stage == EmitKind::Ptx) {
       auto ptx = module->getOperation()->getAttrOfType<StringAttr>("tcc.device_ptx");
       if (!ptx)
