@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# bench/gpu/run.sh - every GPU check of tcc in one go, on the GPU machine:
+# training parity of the CUDA artifacts (against the CPU curves and against
+# PyTorch on the same GPU) and training throughput against PyTorch eager and
+# torch.compile. Runs from the repository root with the machine's python3
+# (torch, numpy; onnx when present); downloads nothing. Needs
+# bench/gpu/bundle/ from bench/gpu/prepare.sh (a carried path).
+#
+# Stages, each under its own timeout inside one time budget (--budget,
+# default 270 s), in order of importance:
+#   env         nvidia-smi -L, versions, TCC_CUDA_LIB_PATH
+#   selftest    bundle/bin/tcc-cuda-selftest, when the bundle has it
+#   parity      tcc-run of each parity artifact for 50 steps; PyTorch on the
+#               same device from the ONNX initializers; max relative
+#               per-step loss error <= 1e-3 against both
+#   throughput  tcc-run of gpt2s and resnet18 (5 warm-up + 30 steps), then
+#               PyTorch eager and torch.compile (its compile capped at 120 s),
+#               TF32 off, then on
+#   report      the table; results.json
+# Output: $OUT (default bench/gpu/gpu-out): run.log (everything printed),
+# results.json, details.tar.gz (every log, metrics and timing file).
+# Exit status: 0 iff every parity check passed (2: no bundle).
+#
+# Usage: bash bench/gpu/run.sh [--cpu-dry-run] [--budget SECONDS]
+#   --cpu-dry-run  check the plumbing here: the bundle of
+#                  prepare.sh --target=cpu, PyTorch on the CPU (Debian's
+#                  /usr/bin/python3), no nvidia-smi, few throughput steps
+#   --budget S     seconds for the whole run (default 270)
+# Environment: OUT, PYTHON (default /opt/torch/.venv/bin/python3 if present,
+# else python3; /usr/bin/python3 in the dry run).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 2
+
+DRY=0
+BUDGET=270
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --cpu-dry-run) DRY=1 ;;
+    --budget=*) BUDGET=${1#--budget=} ;;
+    --budget) BUDGET=$2; shift ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+B=bench/gpu/bundle
+M=$B/manifest.json
+OUT=${OUT:-bench/gpu/gpu-out}
+mkdir -p "$OUT"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tcc-gpu.XXXXXX")
+exec > >(tee "$OUT/run.log") 2>&1
+
+if [[ $DRY == 1 ]]; then
+  PY=${PYTHON:-/usr/bin/python3}
+  DEVICE=cpu
+  WARMUP=1 STEPS=3
+  export GPU_BENCH_DEVICE=cpu GPU_BENCH_DRY_RUN=1
+elif [[ -z ${PYTHON:-} && -x /opt/torch/.venv/bin/python3 ]]; then
+  PY=/opt/torch/.venv/bin/python3
+  DEVICE=cuda
+  WARMUP=5 STEPS=30
+else
+  PY=${PYTHON:-python3}
+  DEVICE=cuda
+  WARMUP=5 STEPS=30
+fi
+GB=(bench/gpu/gpu_bench.py)
+
+say() { printf '\n== %s (t=%ds)\n' "$*" "$SECONDS"; }
+# budget CAP [RESERVE]: a stage's timeout: CAP seconds, less when the run's
+# budget (minus RESERVE for what must still follow) has less left; 0: skip.
+budget() {
+  local left=$(( BUDGET - SECONDS - ${2:-15} ))
+  (( left < 5 )) && left=0
+  echo $(( left < $1 ? left : $1 ))
+}
+
+# --- env ------------------------------------------------------------------------
+say "env"
+if [[ ! -f $M ]]; then
+  echo "run.sh: $M not found: run bench/gpu/prepare.sh on the build machine and carry $B" >&2
+  exit 2
+fi
+export LD_LIBRARY_PATH=$ROOT/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+TCC_CUDA_LIB_PATH=$(timeout 20 "$PY" -c '
+import glob, os
+try:
+    import nvidia
+    print(":".join(d for p in nvidia.__path__ for d in sorted(glob.glob(os.path.join(p, "*", "lib")))))
+except ImportError:
+    pass' 2>/dev/null)
+export TCC_CUDA_LIB_PATH
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+echo "TCC_CUDA_LIB_PATH=${TCC_CUDA_LIB_PATH:-(none: no nvidia wheels found)}"
+if [[ $DRY == 0 ]]; then
+  timeout 20 nvidia-smi -L || echo "nvidia-smi failed (rc $?)"
+  timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true
+else
+  echo "CPU dry run: no nvidia-smi; tcc artifacts for the CPU, PyTorch on the CPU"
+fi
+timeout 20 "$PY" -c '
+import importlib.metadata as md, platform
+v = []
+for p in ("torch", "jax", "jaxlib", "numpy", "onnx", "onnxruntime"):
+    try:
+        v.append("%s %s" % (p, md.version(p)))
+    except md.PackageNotFoundError:
+        v.append("%s -" % p)
+print("python %s (%s): %s" % (platform.python_version(), __import__("sys").executable, ", ".join(v)))'
+timeout 10 "$B/bin/tcc-run" --version || echo "tcc-run does not start (rc $?)"
+echo "manifest: target $("$PY" -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["target"], "commit", m["tcc_commit"], "made", m["created"])' "$M")"
+INIT_FLAG=
+if "$B/bin/tcc-run" --help 2>/dev/null | grep -q -- '--init'; then
+  INIT_FLAG=--init=0
+fi
+
+# --- selftest ---------------------------------------------------------------------
+say "selftest"
+SELFTEST="absent"
+if [[ $DRY == 1 ]]; then
+  SELFTEST="skipped (dry run)"
+elif [[ -x $B/bin/tcc-cuda-selftest ]]; then
+  if timeout "$(budget 30)" "$B/bin/tcc-cuda-selftest" > "$WORK/selftest.log" 2>&1; then
+    SELFTEST="PASS"
+  else
+    SELFTEST="FAIL (rc $?)"
+  fi
+  tail -20 "$WORK/selftest.log"
+fi
+echo "tcc-cuda-selftest: $SELFTEST"
+echo "$SELFTEST" > "$WORK/selftest.status"
+
+# --- parity -------------------------------------------------------------------------
+say "parity: tcc-run"
+while IFS=$'\t' read -r name artifact flags _; do
+  if [[ ! -f $artifact ]]; then
+    echo "$name: $artifact missing (prepare.sh could not compile it)"
+    continue
+  fi
+  t=$(budget 30 120)
+  (( t > 0 )) || { echo "$name: skipped (time budget)"; continue; }
+  # shellcheck disable=SC2086  # the flags split on spaces
+  timeout "$t" "$B/bin/tcc-run" "$artifact" $flags --metrics "$WORK/$name.tcc.jsonl" > "$WORK/$name.tcc.log" 2>&1
+  rc=$?
+  echo "$name: rc $rc, $(wc -l < "$WORK/$name.tcc.jsonl" 2>/dev/null || echo 0) steps; $(tail -1 "$WORK/$name.tcc.log")"
+done < <("$PY" "${GB[@]}" list "$M" parity)
+
+say "parity: PyTorch on $DEVICE"
+timeout "$(budget 90 100)" "$PY" "${GB[@]}" torch-parity "$M" "$WORK" "$DEVICE" || echo "torch-parity: rc $?"
+
+# --- throughput ------------------------------------------------------------------------
+say "throughput: tcc-run"
+while IFS=$'\t' read -r name artifact flags shipped; do
+  status=
+  if [[ ! -f $artifact ]]; then
+    status="$artifact missing"
+  elif [[ -z $INIT_FLAG && $shipped == 0 ]]; then
+    status="tcc-run has no --init and the weights did not travel"
+  fi
+  t=$(budget 60 60)
+  (( t > 0 )) || status="skipped (time budget)"
+  if [[ -n $status ]]; then
+    echo "$name: $status"
+    echo "$status" > "$WORK/$name.tcc-time.status"
+    continue
+  fi
+  # shellcheck disable=SC2086
+  timeout $(( t + 10 )) "$PY" "${GB[@]}" tcc-time "$WORK/$name.tcc-time.json" "$WORK/$name.tcc.log" "$t" "$WARMUP" \
+    -- "$B/bin/tcc-run" "$artifact" $flags --steps $(( WARMUP + STEPS )) $INIT_FLAG \
+    --metrics "$WORK/$name.tcc.jsonl"
+  echo "$name: $(tail -2 "$WORK/$name.tcc.log" | head -1)"
+done < <("$PY" "${GB[@]}" list "$M" throughput)
+
+NAMES=$("$PY" -c 'import json,sys; print(" ".join(t["name"] for t in json.load(open(sys.argv[1]))["throughput"]))' "$M")
+# torch_time NAME MODE CAP RESERVE: one PyTorch timing process.
+torch_time() {
+  local name=$1 mode=$2 t
+  t=$(budget "$3" "$4")
+  if (( t == 0 )); then
+    echo "skipped (time budget)" > "$WORK/$name.torch-$mode.status"
+    echo "$name $mode: skipped (time budget)"
+    return
+  fi
+  timeout "$t" "$PY" "${GB[@]}" torch-time "$M" "$name" "$mode" "$WORK/$name.torch-$mode.json" \
+    $(( t - 5 )) "$WARMUP" "$STEPS"
+  local rc=$?
+  if (( rc == 124 )); then
+    if [[ $mode == compile && $t -ge 120 ]]; then
+      echo "compile > 120 s" > "$WORK/$name.torch-$mode.status"
+    else
+      echo "stopped at ${t}s (time budget)" > "$WORK/$name.torch-$mode.status"
+    fi
+  elif (( rc != 0 )); then
+    echo "failed (rc $rc, see log)" > "$WORK/$name.torch-$mode.status"
+  fi
+}
+say "throughput: PyTorch eager"
+for name in $NAMES; do torch_time "$name" eager 60 30; done
+say "throughput: torch.compile"
+for name in $NAMES; do torch_time "$name" compile 140 10; done
+
+# --- report ----------------------------------------------------------------------------
+say "report"
+for f in "$WORK"/*.tcc-time.status; do
+  [[ -e $f ]] || continue
+  n=$(basename "$f" .tcc-time.status)
+  [[ -e $WORK/$n.tcc-time.json ]] || printf '{"rc": null, "timed_out": false, "steps_done": 0, "step_times_s": [], "status": "%s"}\n' \
+    "$(cat "$f")" > "$WORK/$n.tcc-time.json"
+done
+timeout 30 "$PY" "${GB[@]}" report "$M" "$WORK"
+rc=$?
+echo "tcc-cuda-selftest: $SELFTEST"
+cp "$WORK/results.json" "$OUT/" 2>/dev/null
+tar -czf "$OUT/details.tar.gz" -C "$WORK" . 2>/dev/null
+rm -rf "$WORK"
+echo "total ${SECONDS}s; logs in $OUT (run.log, results.json, details.tar.gz)"
+exit "$rc"
