@@ -413,9 +413,13 @@ def cmd_torch_time(args):
     for precision in ('fp32', 'tf32'):
         if device != 'cuda' and precision == 'tf32':
             break
+        # TF32 again costs what fp32 took (a recompile for torch.compile):
+        # skip it rather than be killed half-way.
         left = deadline - (time.perf_counter() - t_start)
-        if precision == 'tf32' and left < 20:
-            results['runs'][precision] = dict(skipped='time budget (%.0f s left)' % left)
+        need = 10 + (sum(results['runs']['fp32']['step_times_s']) + results['runs']['fp32']['first_step_s']
+                     if precision == 'tf32' else 0)
+        if precision == 'tf32' and left < need:
+            results['runs'][precision] = dict(skipped='time budget (%.0f s left, needs ~%.0f s)' % (left, need))
             break
         torch_setup(device, tf32=precision == 'tf32')
         if mode == 'compile' and hasattr(torch, '_dynamo'):
@@ -483,6 +487,9 @@ def load_json(path):
         return json.load(open(path))
     except (OSError, ValueError):
         return None
+
+
+UNIT = {'tokens': 'tok', 'images': 'img'}
 
 
 def cmd_report(args):
@@ -558,7 +565,7 @@ def cmd_report(args):
             ratio = (ms / tcc_ms) if (ms and tcc_ms) else None
             mfu = (spec['flops_per_step'] / (ms / 1e3) / (peaks[prec] * 1e12)) if (ms and on_gpu) else None
             lines.append('%-9s %-22s %10s %14s %7s %6s  %s' % (
-                name, label, '%.2f' % ms if ms else '-', '%.0f %s' % (items, spec['unit'][:3]) if items else '-',
+                name, label, '%.2f' % ms if ms else '-', '%.0f %s/s' % (items, UNIT.get(spec['unit'], spec['unit'])) if items else '-',
                 '%.2f' % ratio if ratio else '-', '%.1f%%' % (100 * mfu) if mfu else '-', note))
             results['throughput'].append(dict(model=name, engine=label, precision=prec, median_ms=ms,
                                               items_per_s=items, unit=spec['unit'], ratio_vs_tcc=ratio,

@@ -145,7 +145,7 @@ compile() {
        "$TCC" "$MODELS/$name/model.onnx" "${flags[@]}" --target="$TARGET" -o "$WORK/$name/$name.so" \
        > "$WORK/$name/compile.log" 2>&1; then
     t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc
+    printf "%.1f\n" "$(echo "$t1 - $t0" | bc)"
   else
     echo -
   fi

@@ -200,7 +200,10 @@ torch_time() {
 say "throughput: PyTorch eager"
 for name in $NAMES; do torch_time "$name" eager 60 30; done
 say "throughput: torch.compile"
-for name in $NAMES; do torch_time "$name" compile 140 10; done
+# Cheapest model first, so that one long compile cannot starve both.
+for name in $("$PY" -c 'import json,sys; print(" ".join(t["name"] for t in sorted(json.load(open(sys.argv[1]))["throughput"], key=lambda t: t["flops_per_step"])))' "$M"); do
+  torch_time "$name" compile 140 10
+done
 
 # --- report ----------------------------------------------------------------------------
 say "report"
