@@ -512,7 +512,9 @@ def cmd_report(args):
         ok = e_cpu is not None and e_tor is not None and bad_cpu is None and bad_tor is None
         all_pass &= ok
         why = ''
-        if not ok:
+        if got is None:
+            why = 'no tcc curve: see %s.tcc.log in details' % run['name']
+        elif not ok:
             why = '; '.join(s for s in [
                 ('vs CPU: %s' % bad_cpu) if e_cpu is None else ('vs CPU: step %d' % bad_cpu if bad_cpu else ''),
                 ('vs PyTorch: %s' % bad_tor) if e_tor is None else ('vs PyTorch: step %d' % bad_tor if bad_tor else '')]

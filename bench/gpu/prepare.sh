@@ -139,6 +139,7 @@ export_models "$LAYERS"
 compile() {
   local name=$1 opt=$2 flags=(--loss=cross_entropy "--optimizer=$2") t0 t1
   [[ $opt == sgd ]] && flags+=(--momentum=0.9)
+  rm -rf "${WORK:?}/$name"
   mkdir -p "$WORK/$name"
   t0=$(date +%s.%N)
   if /usr/bin/time -f '%M' -o "$WORK/$name/maxrss_kb" timeout "$COMPILE_TIMEOUT" \
@@ -174,7 +175,7 @@ for spec in gpt2s:adamw:3e-4 resnet18:sgd:0.01; do
   fi
   # Small weights travel; big ones are initialized there (tcc-run --init).
   shipped=0
-  if [[ -e $WORK/$name/$name.safetensors && $(stat -c %s "$WORK/$name/$name.safetensors") -lt $((16 << 20)) ]]; then
+  if [[ $secs != - && -e $WORK/$name/$name.safetensors && $(stat -c %s "$WORK/$name/$name.safetensors") -lt $((16 << 20)) ]]; then
     cp "$WORK/$name/$name.safetensors" "$BUNDLE/models/"
     shipped=1
   fi

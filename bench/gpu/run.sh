@@ -52,6 +52,7 @@ OUT=${OUT:-bench/gpu/gpu-out}
 mkdir -p "$OUT"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tcc-gpu.XXXXXX")
 exec > >(tee "$OUT/run.log") 2>&1
+TEE_PID=$!
 
 if [[ $DRY == 1 ]]; then
   PY=${PYTHON:-/usr/bin/python3}
@@ -220,4 +221,7 @@ cp "$WORK/results.json" "$OUT/" 2>/dev/null
 tar -czf "$OUT/details.tar.gz" -C "$WORK" . 2>/dev/null
 rm -rf "$WORK"
 echo "total ${SECONDS}s; logs in $OUT (run.log, results.json, details.tar.gz)"
+# Let tee write the last lines before $OUT is collected.
+exec >&- 2>&-
+wait "$TEE_PID" 2>/dev/null
 exit "$rc"
