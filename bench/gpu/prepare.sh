@@ -47,6 +47,13 @@ WORK=bench/gpu/work
 COMPILE_TIMEOUT=${COMPILE_TIMEOUT:-900}  # gpt2s falls back to 6 layers beyond this
 PY=${PYTHON:-/usr/bin/python3}
 BUNDLE=bench/gpu/bundle
+# Debian's torch calls the libblas.so.3 alternative, the reference BLAS on a
+# bare system (3 GFLOP/s here): the ONNX export traces a gpt2s forward pass
+# (~2.3 TFLOP), so it gets OpenBLAS (bench/train_setup.sh installs it), as
+# bench/train.sh does.
+OPENBLAS_DIR=/usr/lib/x86_64-linux-gnu/openblas-openmp
+PY_ENV=()
+[[ -e $OPENBLAS_DIR/libblas.so.3 ]] && PY_ENV=(env "LD_LIBRARY_PATH=$OPENBLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -130,7 +137,7 @@ export_models() {
   local extra=()
   [[ $SMALL == 1 ]] && extra+=(--small)
   [[ -n $1 ]] && extra+=(--layers "$1")
-  "$PY" bench/gpu/export_models.py "$MODELS" "${extra[@]}"
+  "${PY_ENV[@]}" "$PY" bench/gpu/export_models.py "$MODELS" "${extra[@]}"
 }
 export_models "$LAYERS"
 

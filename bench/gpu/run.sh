@@ -59,6 +59,10 @@ if [[ $DRY == 1 ]]; then
   DEVICE=cpu
   WARMUP=1 STEPS=3
   export GPU_BENCH_DEVICE=cpu GPU_BENCH_DRY_RUN=1
+  # Debian's torch on OpenBLAS rather than the reference BLAS (as bench/train.sh).
+  if [[ -e /usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 ]]; then
+    export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
 elif [[ -z ${PYTHON:-} && -x /opt/torch/.venv/bin/python3 ]]; then
   PY=/opt/torch/.venv/bin/python3
   DEVICE=cuda
