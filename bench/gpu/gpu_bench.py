@@ -313,11 +313,14 @@ def onnx_initializers(path):
 # --- PyTorch ---------------------------------------------------------------------
 
 def torch_setup(device, tf32):
+    """TF32 on or off through the legacy flags only: torch >= 2.9 raises on
+    a mix of those and the new fp32_precision API (inductor still reads the
+    legacy ones), so set_float32_matmul_precision is not called either."""
+    import warnings
     import torch
+    warnings.filterwarnings('ignore', message='.*TF32.*')  # 2.9+: "will be deprecated"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
-    if hasattr(torch, 'set_float32_matmul_precision'):
-        torch.set_float32_matmul_precision('high' if tf32 else 'highest')
     return torch
 
 
