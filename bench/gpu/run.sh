@@ -76,11 +76,24 @@ GB=(bench/gpu/gpu_bench.py)
 
 say() { printf '\n== %s (t=%ds)\n' "$*" "$SECONDS"; }
 # budget CAP [RESERVE]: a stage's timeout: CAP seconds, less when the run's
-# budget (minus RESERVE for what must still follow) has less left; 0: skip.
+# budget (minus RESERVE for what must still follow) has less left; 0: skip
+# (never pass 0 to timeout: it means no limit).
 budget() {
   local left=$(( BUDGET - SECONDS - ${2:-15} ))
   (( left < 5 )) && left=0
   echo $(( left < $1 ? left : $1 ))
+}
+# within CAP RESERVE CMD...: CMD under timeout $(budget CAP RESERVE), or
+# status 124 without running it when nothing is left.
+within() {
+  local t
+  t=$(budget "$1" "$2")
+  shift 2
+  if (( t == 0 )); then
+    echo "skipped (time budget): $*"
+    return 124
+  fi
+  timeout "$t" "$@"
 }
 
 # --- env ------------------------------------------------------------------------
@@ -118,7 +131,7 @@ print("python %s (%s): %s" % (platform.python_version(), __import__("sys").execu
 timeout 10 "$B/bin/tcc-run" --version || echo "tcc-run does not start (rc $?)"
 echo "manifest: target $("$PY" -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["target"], "commit", m["tcc_commit"], "made", m["created"])' "$M")"
 INIT_FLAG=
-if "$B/bin/tcc-run" --help 2>/dev/null | grep -q -- '--init'; then
+if timeout 10 "$B/bin/tcc-run" --help 2>/dev/null | grep -q -- '--init'; then
   INIT_FLAG=--init=0
 fi
 
@@ -128,7 +141,7 @@ SELFTEST="absent"
 if [[ $DRY == 1 ]]; then
   SELFTEST="skipped (dry run)"
 elif [[ -x $B/bin/tcc-cuda-selftest ]]; then
-  if timeout "$(budget 30)" "$B/bin/tcc-cuda-selftest" > "$WORK/selftest.log" 2>&1; then
+  if within 30 200 "$B/bin/tcc-cuda-selftest" > "$WORK/selftest.log" 2>&1; then
     SELFTEST="PASS"
   else
     SELFTEST="FAIL (rc $?)"
@@ -154,7 +167,7 @@ while IFS=$'\t' read -r name artifact flags _; do
 done < <("$PY" "${GB[@]}" list "$M" parity)
 
 say "parity: PyTorch on $DEVICE"
-timeout "$(budget 90 100)" "$PY" "${GB[@]}" torch-parity "$M" "$WORK" "$DEVICE" || echo "torch-parity: rc $?"
+within 90 100 "$PY" "${GB[@]}" torch-parity "$M" "$WORK" "$DEVICE" || echo "torch-parity: rc $?"
 
 # --- throughput ------------------------------------------------------------------------
 say "throughput: tcc-run"
