@@ -95,8 +95,10 @@ def conv_net_flops(model, x):
             hooks.append(m.register_forward_hook(conv_hook))
         elif isinstance(m, torch.nn.Linear):
             hooks.append(m.register_forward_hook(linear_hook))
+    model.eval()  # batch norm on one sample: running statistics
     with torch.no_grad():
         model(x)
+    model.train()
     for h in hooks:
         h.remove()
     return 3 * total[0]
@@ -171,7 +173,8 @@ def main():
     rb = RESNET_SMALL_BATCH if a.small else RESNET_BATCH
     x = rng.standard_normal((IMAGE_BATCHES * rb, 3, size, size), dtype=np.float32)
     y = rng.integers(0, rcfg['classes'], (IMAGE_BATCHES * rb,), dtype=np.int64)
-    info = dict(config=dict(model='ResNet', kwargs=rcfg, batch=rb, image=size), input='x',
+    # rev 2: batch norms named norm* (tcc-run --init's name rule).
+    info = dict(config=dict(model='ResNet', kwargs=rcfg, batch=rb, image=size, rev=2), input='x',
                 batch=rb, items_per_step=rb, unit='images', flops_per_step=None,
                 flops_formula='3 * forward conv+linear FLOPs (2 per multiply-add), by forward hooks')
     write_model(a.out, 'resnet18', info, lambda: models.ResNet(**rcfg),

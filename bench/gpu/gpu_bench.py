@@ -536,18 +536,26 @@ def cmd_report(args):
     for spec in manifest['throughput']:
         name = spec['name']
         rows = []
-        tcc = load_json(os.path.join(out, name + '.tcc-time.json'))
-        tcc_ms = tcc['median_s'] * 1e3 if tcc and tcc.get('median_s') else None
-        note = ''
-        if tcc is None:
-            note = 'not run (see log)'
-        elif tcc.get('status'):
-            note = tcc['status']
-        elif not tcc_ms:
-            note = 'rc %s, %d steps%s' % (tcc['rc'], tcc['steps_done'], ', timed out' if tcc['timed_out'] else '')
-        elif tcc['timed_out']:
-            note = '%d steps before the deadline' % len(tcc['step_times_s'])
-        rows.append(('tcc fp32', tcc_ms, 'fp32', note, tcc))
+        tcc_ms = None
+        for prec in ('fp32', 'tf32'):
+            tcc = load_json(os.path.join(out, '%s.tcc-%s.json' % (name, prec)))
+            ms = tcc['median_s'] * 1e3 if tcc and tcc.get('median_s') else None
+            if prec == 'fp32':
+                tcc_ms = ms  # the ratios' base
+            elif tcc is None:
+                continue  # no TF32 run (dry run)
+            note = ''
+            if tcc is None:
+                note = 'not run (see log)'
+            elif tcc.get('status'):
+                note = tcc['status']
+            elif not ms:
+                note = 'rc %s, %d steps%s' % (tcc['rc'], tcc['steps_done'], ', timed out' if tcc['timed_out'] else '')
+            elif tcc['timed_out']:
+                note = '%d steps before the deadline' % len(tcc['step_times_s'])
+            if prec == 'tf32' and ms:
+                note = ('TCC_CUDA_TF32=1 ' + note).strip()
+            rows.append(('tcc %s' % prec, ms, prec, note, tcc))
         for mode in ('eager', 'compile'):
             r = load_json(os.path.join(out, '%s.torch-%s.json' % (name, mode)))
             for prec in ('fp32', 'tf32'):

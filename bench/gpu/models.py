@@ -86,22 +86,24 @@ class GPT(nn.Module):
 
 class BasicBlock(nn.Module):
     """ResNet's basic block: two 3x3 conv + batch norm, a 1x1 projection on
-    the shortcut when the shape changes."""
+    the shortcut when the shape changes. The batch norms' names hold 'norm'
+    so that tcc-run --init sets their scales to ones (its rule goes by name)."""
 
     def __init__(self, cin, cout, stride):
         super().__init__()
         self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
+        self.norm1 = nn.BatchNorm2d(cout)
         self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        self.down = None
+        self.norm2 = nn.BatchNorm2d(cout)
+        self.down_conv = self.down_norm = None
         if stride != 1 or cin != cout:
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+            self.down_conv = nn.Conv2d(cin, cout, 1, stride, bias=False)
+            self.down_norm = nn.BatchNorm2d(cout)
 
     def forward(self, x):
-        h = torch.relu(self.bn1(self.conv1(x)))
-        h = self.bn2(self.conv2(h))
-        return torch.relu(h + (x if self.down is None else self.down(x)))
+        h = torch.relu(self.norm1(self.conv1(x)))
+        h = self.norm2(self.conv2(h))
+        return torch.relu(h + (x if self.down_conv is None else self.down_norm(self.down_conv(x))))
 
 
 class ResNet(nn.Module):
@@ -111,7 +113,7 @@ class ResNet(nn.Module):
     def __init__(self, classes=100, widths=(64, 128, 256, 512), blocks=(2, 2, 2, 2)):
         super().__init__()
         self.conv = nn.Conv2d(3, widths[0], 7, 2, 3, bias=False)
-        self.bn = nn.BatchNorm2d(widths[0])
+        self.norm = nn.BatchNorm2d(widths[0])
         layers, cin = [], widths[0]
         for i, (w, n) in enumerate(zip(widths, blocks)):
             for j in range(n):
@@ -121,7 +123,7 @@ class ResNet(nn.Module):
         self.fc = nn.Linear(cin, classes)
 
     def forward(self, x):
-        h = F.max_pool2d(torch.relu(self.bn(self.conv(x))), 3, 2, 1)
+        h = F.max_pool2d(torch.relu(self.norm(self.conv(x))), 3, 2, 1)
         h = self.layers(h)
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(h, 1), 1))
 
@@ -137,20 +139,20 @@ def build(spec):
 
 
 def init_params(model, seed):
-    """The initialization tcc-run --init=SEED uses (in distribution, not in
-    values): rank >= 2 parameters ~ normal(0, 0.02); the rank-1 scales of
-    batch / layer norms ones; other rank-1 parameters zeros."""
+    """tcc-run --init=SEED's rule (the same distribution, not the same values:
+    tcc-run draws from std::mt19937_64): rank >= 2 parameters ~ 0.02 *
+    normal(0, 1); rank-1 parameters ones if the lowercased name contains
+    'norm', 'ln' or 'gamma', else zeros; rank 0 zero. The names are the
+    state_dict keys, which are the ONNX initializer names tcc sees."""
     g = torch.Generator().manual_seed(seed)
-    norms = (nn.BatchNorm2d, nn.LayerNorm)
     with torch.no_grad():
-        for mod in model.modules():
-            for name, p in mod.named_parameters(recurse=False):
-                if p.dim() >= 2:
-                    p.copy_(torch.randn(p.shape, generator=g) * 0.02)
-                elif isinstance(mod, norms) and name == 'weight':
-                    p.fill_(1.0)
-                else:
-                    p.zero_()
+        for name, p in model.named_parameters():
+            if p.dim() >= 2:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+            elif p.dim() == 1 and any(k in name.lower() for k in ('norm', 'ln', 'gamma')):
+                p.fill_(1.0)
+            else:
+                p.zero_()
 
 
 def _check():

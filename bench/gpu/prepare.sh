@@ -132,7 +132,8 @@ while IFS=$'\t' read -r name model opt cflags rflags; do
 done < <("$PY" bench/gpu/gpu_bench.py parity-configs)
 
 # --- 3. throughput models ------------------------------------------------------------
-MODELS=$WORK/models$([[ $SMALL == 1 ]] && echo -small)
+MODELS=$WORK/models
+[[ $SMALL == 1 ]] && MODELS=$WORK/models-small
 export_models() {
   local extra=()
   [[ $SMALL == 1 ]] && extra+=(--small)

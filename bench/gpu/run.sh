@@ -13,9 +13,9 @@
 #   parity      tcc-run of each parity artifact for 50 steps; PyTorch on the
 #               same device from the ONNX initializers; max relative
 #               per-step loss error <= 1e-3 against both
-#   throughput  tcc-run of gpt2s and resnet18 (5 warm-up + 30 steps), then
-#               PyTorch eager and torch.compile (its compile capped at 120 s),
-#               TF32 off, then on
+#   throughput  tcc-run of gpt2s and resnet18 (5 warm-up + 30 steps), PyTorch
+#               eager, tcc-run with TCC_CUDA_TF32=1, torch.compile (its
+#               compile capped at 120 s); PyTorch TF32 off, then on
 #   report      the table; results.json
 # Output: $OUT (default bench/gpu/gpu-out): run.log (everything printed),
 # results.json, details.tar.gz (every log, metrics and timing file).
@@ -103,6 +103,7 @@ if [[ ! -f $M ]]; then
   exit 2
 fi
 export LD_LIBRARY_PATH=$ROOT/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TCC_CUDA_TF32=0  # parity and the fp32 rows; tcc_time tf32 sets 1
 TCC_CUDA_LIB_PATH=$(timeout 20 "$PY" -c '
 import glob, os
 try:
@@ -170,27 +171,35 @@ say "parity: PyTorch on $DEVICE"
 within 90 100 "$PY" "${GB[@]}" torch-parity "$M" "$WORK" "$DEVICE" || echo "torch-parity: rc $?"
 
 # --- throughput ------------------------------------------------------------------------
+# tcc_time PRECISION CAP RESERVE: tcc-run of every throughput model, timed
+# (gpu_bench.py tcc-time); PRECISION tf32 sets TCC_CUDA_TF32=1 (the runtime's
+# switch to TF32 tensor cores for fp32 matmuls and convolutions).
+tcc_time() {
+  local prec=$1 cap=$2 reserve=$3 name artifact flags shipped status t
+  while IFS=$'\t' read -r name artifact flags shipped; do
+    status=
+    if [[ ! -f $artifact ]]; then
+      status="$artifact missing"
+    elif [[ -z $INIT_FLAG && $shipped == 0 ]]; then
+      status="tcc-run has no --init and the weights did not travel"
+    fi
+    t=$(budget "$cap" "$reserve")
+    (( t > 0 )) || status="skipped (time budget)"
+    if [[ -n $status ]]; then
+      echo "$name $prec: $status"
+      echo "$status" > "$WORK/$name.tcc-$prec.status"
+      continue
+    fi
+    # shellcheck disable=SC2086  # the flags split on spaces
+    TCC_CUDA_TF32=$([[ $prec == tf32 ]] && echo 1 || echo 0) \
+      timeout $(( t + 10 )) "$PY" "${GB[@]}" tcc-time "$WORK/$name.tcc-$prec.json" "$WORK/$name.tcc-$prec.log" \
+      "$t" "$WARMUP" -- "$B/bin/tcc-run" "$artifact" $flags --steps $(( WARMUP + STEPS )) $INIT_FLAG \
+      --metrics "$WORK/$name.tcc-$prec.jsonl"
+    echo "$name $prec: $(grep '^ *[0-9.]* step' "$WORK/$name.tcc-$prec.log" | tail -1)"
+  done < <("$PY" "${GB[@]}" list "$M" throughput)
+}
 say "throughput: tcc-run"
-while IFS=$'\t' read -r name artifact flags shipped; do
-  status=
-  if [[ ! -f $artifact ]]; then
-    status="$artifact missing"
-  elif [[ -z $INIT_FLAG && $shipped == 0 ]]; then
-    status="tcc-run has no --init and the weights did not travel"
-  fi
-  t=$(budget 60 60)
-  (( t > 0 )) || status="skipped (time budget)"
-  if [[ -n $status ]]; then
-    echo "$name: $status"
-    echo "$status" > "$WORK/$name.tcc-time.status"
-    continue
-  fi
-  # shellcheck disable=SC2086
-  timeout $(( t + 10 )) "$PY" "${GB[@]}" tcc-time "$WORK/$name.tcc-time.json" "$WORK/$name.tcc.log" "$t" "$WARMUP" \
-    -- "$B/bin/tcc-run" "$artifact" $flags --steps $(( WARMUP + STEPS )) $INIT_FLAG \
-    --metrics "$WORK/$name.tcc.jsonl"
-  echo "$name: $(tail -2 "$WORK/$name.tcc.log" | head -1)"
-done < <("$PY" "${GB[@]}" list "$M" throughput)
+tcc_time fp32 60 60
 
 NAMES=$("$PY" -c 'import json,sys; print(" ".join(t["name"] for t in json.load(open(sys.argv[1]))["throughput"]))' "$M")
 # torch_time NAME MODE CAP RESERVE: one PyTorch timing process.
@@ -217,6 +226,10 @@ torch_time() {
 }
 say "throughput: PyTorch eager"
 for name in $NAMES; do torch_time "$name" eager 60 30; done
+if [[ $DRY == 0 ]]; then
+  say "throughput: tcc-run with TCC_CUDA_TF32=1"
+  tcc_time tf32 40 60
+fi
 say "throughput: torch.compile"
 # Cheapest model first, so that one long compile cannot starve both.
 for name in $("$PY" -c 'import json,sys; print(" ".join(t["name"] for t in sorted(json.load(open(sys.argv[1]))["throughput"], key=lambda t: t["flops_per_step"])))' "$M"); do
@@ -225,11 +238,11 @@ done
 
 # --- report ----------------------------------------------------------------------------
 say "report"
-for f in "$WORK"/*.tcc-time.status; do
+for f in "$WORK"/*.tcc-*.status; do
   [[ -e $f ]] || continue
-  n=$(basename "$f" .tcc-time.status)
-  [[ -e $WORK/$n.tcc-time.json ]] || printf '{"rc": null, "timed_out": false, "steps_done": 0, "step_times_s": [], "status": "%s"}\n' \
-    "$(cat "$f")" > "$WORK/$n.tcc-time.json"
+  n=${f%.status}
+  [[ -e $n.json ]] || printf '{"rc": null, "timed_out": false, "steps_done": 0, "step_times_s": [], "status": "%s"}\n' \
+    "$(cat "$f")" > "$n.json"
 done
 timeout 30 "$PY" "${GB[@]}" report "$M" "$WORK"
 rc=$?
