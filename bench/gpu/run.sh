@@ -214,17 +214,22 @@ torch_time() {
     echo "$name $mode: skipped (time budget)"
     return
   fi
+  local log=$WORK/$name.torch-$mode.log rc
   timeout "$t" "$PY" "${GB[@]}" torch-time "$M" "$name" "$mode" "$WORK/$name.torch-$mode.json" \
-    $(( t - 5 )) "$WARMUP" "$STEPS"
-  local rc=$?
+    $(( t - 5 )) "$WARMUP" "$STEPS" > "$log" 2>&1
+  rc=$?
+  grep -E '^gpu_bench:' "$log"
   if (( rc == 124 )); then
-    if [[ $mode == compile && $t -ge 120 ]]; then
+    if [[ -e $WORK/$name.torch-$mode.json ]]; then
+      echo "stopped at ${t}s (after the fp32 run)" > "$WORK/$name.torch-$mode.status"
+    elif [[ $mode == compile && $t -ge 120 ]]; then
       echo "compile > 120 s" > "$WORK/$name.torch-$mode.status"
     else
       echo "stopped at ${t}s (time budget)" > "$WORK/$name.torch-$mode.status"
     fi
   elif (( rc != 0 )); then
-    echo "failed (rc $rc, see log)" > "$WORK/$name.torch-$mode.status"
+    tail -5 "$log"
+    echo "failed (rc $rc): $(grep -v '^\s*$' "$log" | tail -1 | cut -c1-120)" > "$WORK/$name.torch-$mode.status"
   fi
 }
 say "throughput: PyTorch eager"
