@@ -244,6 +244,20 @@ for name in $("$PY" -c 'import json,sys; print(" ".join(t["name"] for t in sorte
   torch_time "$name" compile 140 10
 done
 
+if [[ $DRY == 0 ]]; then
+  # Where a tcc step's time goes: GPU time per kernel (named after its ONNX
+  # node) and per library call, from events around each launch.
+  say "throughput: tcc per-kernel profile (TCC_CUDA_PROFILE=1, 3 steps)"
+  while IFS=$'\t' read -r name artifact flags shipped; do
+    [[ -f $artifact ]] || continue
+    t=$(budget 40 20)
+    if (( t == 0 )); then echo "$name: profile skipped (time budget)"; continue; fi
+    # shellcheck disable=SC2086  # the flags split on spaces
+    TCC_CUDA_PROFILE=1 timeout "$t" "$B/bin/tcc-run" "$artifact" $flags --steps 3 $INIT_FLAG 2>&1 |
+      sed -n '/tcc CUDA profile/,$p' | head -34
+  done < <("$PY" "${GB[@]}" list "$M" throughput)
+fi
+
 # --- report ----------------------------------------------------------------------------
 say "report"
 for f in "$WORK"/*.tcc-*.status; do
