@@ -73,17 +73,59 @@ struct Provenance : RewriterBase::Listener {
   }
 };
 
+/// A producer cheap enough to recompute in each of its consumers: an
+/// all-parallel generic whose body is at most four arith ops, none a
+/// division or remainder (no transcendental function, no reduction).
+bool isCheapToRecompute(linalg::GenericOp producer) {
+  if (producer.getNumReductionLoops() != 0 || producer->getNumResults() != 1)
+    return false;
+  int64_t ops = 0;
+  for (Operation &op : producer.getBody()->without_terminator()) {
+    if (isa<linalg::IndexOp>(op))
+      continue;
+    if (op.getDialect()->getNamespace() != "arith" ||
+        isa<arith::DivFOp, arith::DivSIOp, arith::DivUIOp, arith::RemFOp, arith::RemSIOp,
+            arith::RemUIOp, arith::CeilDivSIOp, arith::FloorDivSIOp>(op) ||
+        ++ops > 4)
+      return false;
+  }
+  return true;
+}
+
+/// Whether recomputing PRODUCER in every consumer moves fewer bytes than
+/// writing its result once and reading it in each: every use an input of a
+/// generic (so each can fuse), and users * inputs < inputs + 1 + users
+/// (in units of the result's size; a broadcast input counts as one).
+bool duplicationPays(linalg::GenericOp producer) {
+  int64_t users = 0;
+  for (OpOperand &use : producer->getResult(0).getUses()) {
+    auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (!consumer || !consumer.isDpsInput(&use))
+      return false;
+    ++users;
+  }
+  int64_t inputs = producer.getNumDpsInputs();
+  return users * inputs < inputs + 1 + users;
+}
+
 /// Fuse (or propagate a reshape) across FUSED only between generics, and
-/// only when the producer has no other use.
+/// only when the producer has no other use or is cheap to recompute in each
+/// (never duplicating an expensive producer).
 bool mayFuse(OpOperand *fused) {
   Operation *producer = fused->get().getDefiningOp();
   Operation *consumer = fused->getOwner();
-  if (!producer || !producer->hasOneUse())
+  if (!producer)
     return false;
   auto isNamedLinalg = [](Operation *op) {
     return isa<linalg::LinalgOp>(op) && !isa<linalg::GenericOp>(op);
   };
-  return !isNamedLinalg(producer) && !isNamedLinalg(consumer);
+  if (isNamedLinalg(producer) || isNamedLinalg(consumer))
+    return false;
+  if (producer->hasOneUse())
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  return generic && isa<linalg::GenericOp>(consumer) && isCheapToRecompute(generic) &&
+         duplicationPays(generic);
 }
 
 struct FuseElementwisePass

@@ -182,8 +182,12 @@ def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
   let summary = "Producer-consumer fusion of elementwise linalg.generic ops";
   let description = [{
     Upstream's elementwise fusion and reshape propagation, with tcc's
-    control: an op fuses into its consumer only when it has a single use (no
-    producer is ever computed twice), and only `linalg.generic` ops take part,
+    control: an op fuses into its consumer when it has a single use, or when
+    it is cheap to recompute in each of its consumers (an all-parallel generic
+    of at most four arith ops, no division) and doing so moves fewer bytes
+    (every use an input of a generic, users x inputs < inputs + 1 + users);
+    an expensive producer is never computed twice. Only `linalg.generic` ops
+    take part,
     so that named matmuls and convolutions are never rewritten into generics
     (reshape propagation by expansion would otherwise turn a matmul next to a
     broadcast into a 4-loop generic that no library call matches).
