@@ -58,14 +58,27 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// LIN split into indices over RANGES (row-major).
+/// LIN (< the product of RANGES) split into indices over RANGES
+/// (row-major). Below 2^31 points the divisions are 32-bit: a 64-bit
+/// division by a constant costs several times as many instructions on a GPU.
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value lin,
                                ArrayRef<int64_t> ranges) {
+  int64_t total = 1;
+  for (int64_t r : ranges)
+    total *= r;
+  bool narrow = total <= (int64_t(1) << 31) && ranges.size() > 1;
+  Type i32 = b.getI32Type();
+  Value x = narrow ? arith::IndexCastUIOp::create(b, loc, i32, lin) : lin;
+  auto constant = [&](int64_t v) -> Value {
+    return narrow ? Value(arith::ConstantIntOp::create(b, loc, i32, v)) : cIndex(b, loc, v);
+  };
   SmallVector<Value> ivs(ranges.size());
   int64_t stride = 1;
   for (int64_t i = int64_t(ranges.size()) - 1; i >= 0; --i) {
-    Value q = stride == 1 ? lin : arith::DivUIOp::create(b, loc, lin, cIndex(b, loc, stride));
-    ivs[i] = i == 0 ? q : arith::RemUIOp::create(b, loc, q, cIndex(b, loc, ranges[i]));
+    Value q = stride == 1 ? x : arith::DivUIOp::create(b, loc, x, constant(stride));
+    ivs[i] = i == 0 ? q : arith::RemUIOp::create(b, loc, q, constant(ranges[i]));
+    if (narrow)
+      ivs[i] = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), ivs[i]);
     stride *= ranges[i];
   }
   return ivs;
@@ -135,6 +148,23 @@ private:
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
     return launch;
+  }
+
+  /// A launch of one thread per point (256 per block) before B's insertion
+  /// point; B is left inside the guard `lin < POINTS`. Returns the launch and
+  /// the thread's linear point LIN.
+  std::pair<gpu::LaunchOp, Value> createPointLaunch(OpBuilder &b, Location loc, int64_t points) {
+    int64_t threads = std::min(kThreads, points);
+    gpu::LaunchOp launch = createLaunch(b, loc, (points + threads - 1) / threads, threads);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value lin = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
+        launch.getThreadIds().x);
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lin, cIndex(b, loc, points));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    return {launch, lin};
   }
 
   /// Values defined outside LAUNCH and used inside become copies inside
@@ -329,18 +359,9 @@ private:
 
     Location loc = loop.getLoc();
     OpBuilder b(loop);
-    int64_t threads = std::min(kThreads, points);
-    gpu::LaunchOp launch = createLaunch(b, loc, (points + threads - 1) / threads, threads);
-    b.setInsertionPointToStart(&launch.getBody().front());
-    Value lin = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
-        launch.getThreadIds().x);
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lin, cIndex(b, loc, points));
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto [launch, lin] = createPointLaunch(b, loc, points);
     SmallVector<Value> ivs = delinearize(b, loc, lin, ranges);
-    loop->moveBefore(ifOp.thenBlock()->getTerminator());
+    loop->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
     for (Operation *op : pointOps) {
       b.setInsertionPoint(op);
       Location l = op->getLoc();
@@ -453,16 +474,7 @@ private:
                                   int64_t points) {
     Location loc = op.getLoc();
     OpBuilder b(op);
-    int64_t threads = std::min(kThreads, points);
-    gpu::LaunchOp launch = createLaunch(b, loc, (points + threads - 1) / threads, threads);
-    b.setInsertionPointToStart(&launch.getBody().front());
-    Value lin = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, cIndex(b, loc, threads)),
-        launch.getThreadIds().x);
-    Value inRange =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lin, cIndex(b, loc, points));
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto [launch, lin] = createPointLaunch(b, loc, points);
     SmallVector<int64_t> parallelRanges;
     for (unsigned d : parallel)
       parallelRanges.push_back(ranges[d]);

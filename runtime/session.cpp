@@ -278,14 +278,12 @@ void Session::saveTensors(const std::string &path, bool checkpoint,
     fail(TCC_ERROR_IO, message);
 }
 
-void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
-                       const void *data, size_t size) {
-  int32_t index = artifact_->findTensor(name, TCC_ROLE_INPUT);
-  if (index < 0)
-    fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no input '" + name + "'; its inputs are " +
-                                  artifact_->listTensors(TCC_ROLE_INPUT));
-  const tcc_abi_tensor &t = artifact_->tensor(index);
-  std::string where = "input '" + std::string(name) + "' of " + artifact_->path();
+namespace {
+
+/// The checks of data handed in for tensor T (WHERE names it): a valid rank
+/// and shape, T's dtype, shape and byte size, data unless empty.
+void checkTensorData(const tcc_abi_tensor &t, const std::string &where, int32_t dtype,
+                     int32_t rank, const int64_t *shape, const void *data, size_t size) {
   if (rank < 0 || (rank > 0 && !shape))
     fail(TCC_ERROR_INVALID_ARGUMENT,
          where + ": invalid rank " + std::to_string(rank) + " or no shape");
@@ -299,6 +297,19 @@ void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int6
          where + " has " + std::to_string(t.size_bytes) + " bytes, got " + std::to_string(size));
   if (size > 0 && !data)
     fail(TCC_ERROR_INVALID_ARGUMENT, where + ": no data");
+}
+
+} // namespace
+
+void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
+                       const void *data, size_t size) {
+  int32_t index = artifact_->findTensor(name, TCC_ROLE_INPUT);
+  if (index < 0)
+    fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no input '" + name + "'; its inputs are " +
+                                  artifact_->listTensors(TCC_ROLE_INPUT));
+  const tcc_abi_tensor &t = artifact_->tensor(index);
+  std::string where = "input '" + std::string(name) + "' of " + artifact_->path();
+  checkTensorData(t, where, dtype, rank, shape, data, size);
   std::memcpy(arena_.data() + t.offset, data, size);
   inputSet_[size_t(index)] = true;
   // An output computed in place over this input's slot is gone now.
@@ -326,19 +337,7 @@ void Session::setParam(const char *name, int32_t dtype, int32_t rank, const int6
                        const void *data, size_t size) {
   const tcc_abi_tensor &t = artifact_->tensor(findParam(name));
   std::string where = "parameter '" + std::string(name) + "' of " + artifact_->path();
-  if (rank < 0 || (rank > 0 && !shape))
-    fail(TCC_ERROR_INVALID_ARGUMENT,
-         where + ": invalid rank " + std::to_string(rank) + " or no shape");
-  if (dtype != t.dtype)
-    fail(TCC_ERROR_DTYPE, where + " is " + dtypeName(t.dtype) + ", got " + dtypeName(dtype));
-  if (rank != t.rank || !std::equal(shape, shape + rank, t.shape))
-    fail(TCC_ERROR_SHAPE, where + " has shape " + shapeString(t.shape, size_t(t.rank)) + ", got " +
-                              shapeString(shape, size_t(rank)));
-  if (size != size_t(t.size_bytes))
-    fail(TCC_ERROR_INVALID_ARGUMENT,
-         where + " has " + std::to_string(t.size_bytes) + " bytes, got " + std::to_string(size));
-  if (size > 0 && !data)
-    fail(TCC_ERROR_INVALID_ARGUMENT, where + ": no data");
+  checkTensorData(t, where, dtype, rank, shape, data, size);
   if (size == 0)
     return;
   // The host mirror first: when it is current, it stays current; when a run
