@@ -329,14 +329,8 @@ struct CpuLowerLibraryCallsPass
       for (func::CallOp c : calls) {
         Location l = c.getLoc();
         b.setInsertionPoint(c);
-        for (auto [i, v] : llvm::enumerate(c.getOperands())) {
-          Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, l, v);
-          Value asInt = arith::IndexCastOp::create(b, l, i64, address);
-          Value pointer = LLVM::IntToPtrOp::create(b, l, ptrType, asInt);
-          Value slot = LLVM::GEPOp::create(b, l, ptrType, ptrType, operands,
-                                           ArrayRef<LLVM::GEPArg>{int32_t(i)});
-          LLVM::StoreOp::create(b, l, pointer, slot);
-        }
+        for (auto [i, v] : llvm::enumerate(c.getOperands()))
+          tcc::storeBufferAddress(b, l, v, operands, int32_t(i));
         Value fn = field(l, offsetof(tcc_abi_runtime, library_call));
         Value context = field(l, offsetof(tcc_abi_runtime, library_context));
         Value index = LLVM::ConstantOp::create(b, l, i32, int64_t(table.size()));
@@ -359,3 +353,14 @@ struct CpuLowerLibraryCallsPass
 };
 
 } // namespace
+
+void tcc::storeBufferAddress(OpBuilder &b, Location loc, Value buffer, Value array,
+                             int32_t index) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  Value pointer = LLVM::IntToPtrOp::create(b, loc, ptrType, asInt);
+  Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, array,
+                                   ArrayRef<LLVM::GEPArg>{index});
+  LLVM::StoreOp::create(b, loc, pointer, slot);
+}

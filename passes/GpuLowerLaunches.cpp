@@ -152,12 +152,7 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
             launch.emitError("kernel operand ") << i << " is not a buffer: " << v.getType();
             return signalPassFailure();
           }
-          Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, l, v);
-          Value asInt = arith::IndexCastOp::create(b, l, i64, address);
-          Value pointer = LLVM::IntToPtrOp::create(b, l, ptrType, asInt);
-          Value slot = LLVM::GEPOp::create(b, l, ptrType, ptrType, values,
-                                           ArrayRef<LLVM::GEPArg>{int32_t(i)});
-          LLVM::StoreOp::create(b, l, pointer, slot);
+          tcc::storeBufferAddress(b, l, v, values, int32_t(i));
         }
         Value fn = field(b, l, offsetof(tcc_abi_runtime, launch_kernel));
         Value context = field(b, l, offsetof(tcc_abi_runtime, device_context));

@@ -18,6 +18,11 @@ namespace tcc {
 /// "op" without a name): kernels are named after it.
 std::string kernelNodeName(mlir::Operation *op);
 
+/// Stores BUFFER's aligned address as a pointer at ARRAY[INDEX] (an LLVM
+/// array of pointers): the operands of runtime calls from generated code.
+void storeBufferAddress(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                        mlir::Value array, int32_t index);
+
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
