@@ -151,7 +151,7 @@ def cmd_manifest(args):
             tcc_run=['--data', 'bench/gpu/bundle/data/%s' % name, '--lr', repr(lr), '--no-shuffle',
                      '--log-every', '1'],
             torch=dict(module='bench/gpu/models.py', **{'class': cfg['model']}, kwargs=cfg['kwargs'],
-                       optimizer=torch_opt, init='models.init_params(seed 0), as tcc-run --init=0')))
+                       optimizer=torch_opt, init="PyTorch's defaults (torch.manual_seed(0)); tcc-run --init=0 draws from the distributions tcc recorded from them")))
     manifest = dict(target=target, tcc_cuda_available=cuda_ok == '1',
                     created=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
                     tcc_commit=subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'],
@@ -427,8 +427,11 @@ def cmd_torch_time(args):
         torch_setup(device, tf32=precision == 'tf32')
         if mode == 'compile' and hasattr(torch, '_dynamo'):
             torch._dynamo.reset()
+        # PyTorch's own initializers, seeded: the distributions tcc-run
+        # --init draws from too (tcc records each parameter's initializer
+        # distribution from the exported model, whose values are these).
+        torch.manual_seed(0)
         model = models.build(spec['torch'])
-        models.init_params(model, 0)
         model.to(device).train()
         opt = make_optimizer(torch, model.parameters(), spec['torch'], device)
         fwd = torch.compile(model) if mode == 'compile' else model

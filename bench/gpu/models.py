@@ -27,8 +27,7 @@ from make_references import CNN, GPT, MLP  # noqa: E402
 
 class BasicBlock(nn.Module):
     """ResNet's basic block: two 3x3 conv + batch norm, a 1x1 projection on
-    the shortcut when the shape changes. The batch norms' names hold 'norm'
-    so that tcc-run --init sets their scales to ones (its rule goes by name)."""
+    the shortcut when the shape changes."""
 
     def __init__(self, cin, cout, stride):
         super().__init__()
@@ -77,20 +76,3 @@ def build(spec):
         if k in kwargs:
             kwargs[k] = tuple(kwargs[k])
     return classes[spec['class']](**kwargs)
-
-
-def init_params(model, seed):
-    """tcc-run --init=SEED's rule (the same distribution, not the same values:
-    tcc-run draws from std::mt19937_64): rank >= 2 parameters ~ 0.02 *
-    normal(0, 1); rank-1 parameters ones if the lowercased name contains
-    'norm', 'ln' or 'gamma', else zeros; rank 0 zero. The names are the
-    state_dict keys, which are the ONNX initializer names tcc sees."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.dim() >= 2:
-                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
-            elif p.dim() == 1 and any(k in name.lower() for k in ('norm', 'ln', 'gamma')):
-                p.fill_(1.0)
-            else:
-                p.zero_()

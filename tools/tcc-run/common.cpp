@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <sys/stat.h>
 
 namespace tcc::run {
@@ -100,6 +101,15 @@ double standardNormal(std::mt19937_64 &rng) {
 
 } // namespace
 
+std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback) {
+  const char *value = nullptr;
+  tcc_status status = tcc_artifact_get_metadata(artifact, key, &value);
+  if (status == TCC_ERROR_NOT_FOUND)
+    return fallback;
+  check(status);
+  return value;
+}
+
 void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, int64_t *outParams,
                 int64_t *outValues) {
   int32_t count;
@@ -127,7 +137,22 @@ void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, i
   for (const tcc_tensor_info &t : params) {
     size_t n = t.size_bytes / sizeof(float);
     data.assign(n, 0.0f);
-    if (t.rank >= 2) {
+    // The distribution the compiler recorded from the model's own initial
+    // values ("init.NAME": constant V, uniform LO HI, normal MEAN STD);
+    // artifacts without it: the GPT-style rule by rank and name.
+    std::istringstream kind(artifactMetadata(artifact, ("init." + std::string(t.name)).c_str(), ""));
+    std::string shape;
+    double a = 0, b = 0;
+    kind >> shape >> a >> b;
+    if (shape == "constant") {
+      std::fill(data.begin(), data.end(), float(a));
+    } else if (shape == "uniform") {
+      for (float &v : data)
+        v = float(a + (b - a) * double(rng() >> 11) * 0x1.0p-53);
+    } else if (shape == "normal") {
+      for (float &v : data)
+        v = float(a + b * standardNormal(rng));
+    } else if (t.rank >= 2) {
       for (float &v : data)
         v = float(0.02 * standardNormal(rng));
     } else if (t.rank == 1 && isScaleName(t.name)) {

@@ -88,6 +88,10 @@ struct SessionHandle {
 /// artifact.
 SessionHandle createSession(tcc_artifact_t artifact, const Options &o);
 
+/// The artifact's metadata KEY, or FALLBACK (absent: artifacts from before
+/// it).
+std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback);
+
 /// --init=SEED: sets every parameter of SESSION, in descriptor order, to
 /// values that depend only on SEED and the artifact (see kUsage and
 /// runtime/README.md); dies naming a parameter that is not f32. Returns the

@@ -54,10 +54,13 @@ const char kUsage[] =
     "                       the one beside MODEL.so\n"
     "  --init SEED          Generate the parameters instead of loading a file (not with\n"
     "                       --params or --resume); every parameter must be f32. In\n"
-    "                       descriptor order, one std::mt19937_64(SEED) for the model:\n"
-    "                       rank >= 2: 0.02 * z, z = sqrt(-2 ln u1) cos(2 pi u2) with\n"
-    "                       u1 = ((a >> 11) + 1) / 2^53, u2 = (b >> 11) / 2^53 from two\n"
-    "                       raw outputs a, b per value (double, rounded to f32);\n"
+    "                       descriptor order, one std::mt19937_64(SEED) for the model.\n"
+    "                       Each parameter from the distribution tcc recorded from the\n"
+    "                       model's initial values (--list shows it): constant V;\n"
+    "                       uniform LO HI: LO + (HI - LO) (a >> 11) / 2^53; normal M S:\n"
+    "                       M + S z, z = sqrt(-2 ln u1) cos(2 pi u2) with u1 = ((a >> 11)\n"
+    "                       + 1) / 2^53, u2 = (b >> 11) / 2^53 (a, b raw outputs; double,\n"
+    "                       rounded to f32). Without a record: rank >= 2: 0.02 z;\n"
     "                       rank 1: ones if the lowercased name contains 'norm', 'ln'\n"
     "                       or 'gamma', else zeros; rank 0: zero. Prints\n"
     "                       'initialized N parameters (M values) from seed S' to stderr\n"
@@ -340,7 +343,12 @@ void list(tcc_artifact_t artifact) {
   for (int32_t i = 0; i < info.num_tensors; ++i) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, i, &t));
-    std::printf("  %-6s %s %s\n", roleString(t.role), t.name, typeString(t).c_str());
+    // A parameter's recorded initializer (what --init generates).
+    std::string init = t.role == TCC_ROLE_PARAM
+                           ? artifactMetadata(artifact, ("init." + std::string(t.name)).c_str(), "")
+                           : "";
+    std::printf("  %-6s %s %s%s%s\n", roleString(t.role), t.name, typeString(t).c_str(),
+                init.empty() ? "" : "  init ", init.c_str());
   }
 }
 

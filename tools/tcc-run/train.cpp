@@ -182,15 +182,6 @@ bool getMetadata(const std::string &path, const std::string &key, std::string &o
   return true;
 }
 
-/// The artifact's metadata KEY, or FALLBACK (artifacts from before it).
-std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback) {
-  const char *value = nullptr;
-  tcc_status status = tcc_artifact_get_metadata(artifact, key, &value);
-  if (status == TCC_ERROR_NOT_FOUND)
-    return fallback;
-  check(status);
-  return value;
-}
 
 } // namespace
 

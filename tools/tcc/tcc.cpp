@@ -40,7 +40,10 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -199,6 +202,41 @@ static cl::opt<ReportKind> report(
 
 /// Prints the memory plan of every planned function: region sizes, then the
 /// buffers by size (named tensors and intermediates).
+/// How a parameter's initial values are distributed, for tcc-run --init
+/// (which generates weights on the machine instead of shipping them):
+/// "constant V" when all are equal, "uniform LO HI" when the spread is a
+/// uniform one's (range / std within 15% of sqrt(12), centred), else
+/// "normal MEAN STD". Empty for non-f32 parameters.
+static std::string initializerKind(int32_t dtype, llvm::ArrayRef<char> bytes) {
+  if (dtype != TCC_DTYPE_F32 || bytes.size() < sizeof(float))
+    return "";
+  size_t n = bytes.size() / sizeof(float);
+  std::vector<float> v(n);
+  std::memcpy(v.data(), bytes.data(), n * sizeof(float));
+  double lo = v[0], hi = v[0], sum = 0, sq = 0;
+  for (float x : v) {
+    lo = std::min(lo, double(x));
+    hi = std::max(hi, double(x));
+    sum += x;
+  }
+  double mean = sum / double(n);
+  for (float x : v)
+    sq += (x - mean) * (x - mean);
+  double std = std::sqrt(sq / double(n));
+  auto fmt = [](double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.9g", x);
+    return std::string(buffer);
+  };
+  if (lo == hi)
+    return "constant " + fmt(lo);
+  double range = hi - lo;
+  if (n >= 64 && std::abs(range / std - std::sqrt(12.0)) < 0.15 * std::sqrt(12.0) &&
+      std::abs(mean - (lo + hi) / 2) < 0.1 * range)
+    return "uniform " + fmt(lo) + " " + fmt(hi);
+  return "normal " + fmt(mean) + " " + fmt(std);
+}
+
 static void printMemoryReport(ModuleOp module, llvm::raw_ostream &os) {
   auto human = [](int64_t bytes) {
     std::string s;
@@ -563,6 +601,18 @@ int main(int argc, char **argv) {
                             : stage == EmitKind::Object
                                 ? tcc::ArtifactStage::Object
                                 : tcc::ArtifactStage::SharedLibrary;
+    // Each parameter's initializer distribution, for tcc-run --init.
+    if (!parameters.empty()) {
+      NamedAttrList metadata;
+      if (auto existing = (*module)->getAttrOfType<DictionaryAttr>("tcc.metadata"))
+        metadata.append(existing.getValue());
+      for (const Parameter &p : parameters) {
+        std::string kind = initializerKind(p.dtype, p.bytes);
+        if (!kind.empty())
+          metadata.set(StringAttr::get(&context, "init." + p.name), StringAttr::get(&context, kind));
+      }
+      (*module)->setAttr("tcc.metadata", metadata.getDictionary(&context));
+    }
     if (failed(tcc::writeArtifact(*module, plans, artifact, as, outputFile)))
       return 1;
     if (as == tcc::ArtifactStage::SharedLibrary) {
