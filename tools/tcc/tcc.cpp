@@ -601,18 +601,21 @@ int main(int argc, char **argv) {
                             : stage == EmitKind::Object
                                 ? tcc::ArtifactStage::Object
                                 : tcc::ArtifactStage::SharedLibrary;
-    // Each parameter's initializer distribution, for tcc-run --init.
-    if (!parameters.empty()) {
-      NamedAttrList metadata;
-      if (auto existing = (*module)->getAttrOfType<DictionaryAttr>("tcc.metadata"))
-        metadata.append(existing.getValue());
-      for (const Parameter &p : parameters) {
-        std::string kind = initializerKind(p.dtype, p.bytes);
-        if (!kind.empty())
-          metadata.set(StringAttr::get(&context, "init." + p.name), StringAttr::get(&context, kind));
-      }
-      (*module)->setAttr("tcc.metadata", metadata.getDictionary(&context));
+    // Metadata for tools: the device ("cuda:sm_90"; the descriptor's device
+    // field is not in tcc_artifact_info) and each parameter's initializer
+    // distribution, for tcc-run --init.
+    NamedAttrList metadata;
+    if (auto existing = (*module)->getAttrOfType<DictionaryAttr>("tcc.metadata"))
+      metadata.append(existing.getValue());
+    if (auto device = (*module)->getAttrOfType<StringAttr>("tcc.device"))
+      metadata.set(StringAttr::get(&context, "device"), device);
+    for (const Parameter &p : parameters) {
+      std::string kind = initializerKind(p.dtype, p.bytes);
+      if (!kind.empty())
+        metadata.set(StringAttr::get(&context, "init." + p.name), StringAttr::get(&context, kind));
     }
+    if (!metadata.empty())
+      (*module)->setAttr("tcc.metadata", metadata.getDictionary(&context));
     if (failed(tcc::writeArtifact(*module, plans, artifact, as, outputFile)))
       return 1;
     if (as == tcc::ArtifactStage::SharedLibrary) {
