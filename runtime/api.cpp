@@ -261,6 +261,14 @@ tcc_status tcc_artifact_get_metadata(tcc_artifact_t artifact, const char *key,
   });
 }
 
+tcc_status tcc_artifact_get_device(tcc_artifact_t artifact, const char **out_device) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(out_device, "out_device");
+    *out_device = tcc::rt::isDeviceArtifact(a.descriptor()) ? a.descriptor().device : "cpu";
+  });
+}
+
 void tcc_session_options_init(tcc_session_options *out_options) {
   if (!out_options)
     return;

@@ -331,9 +331,9 @@ void list(tcc_artifact_t artifact) {
   std::printf("fingerprint: %s\n", info.fingerprint);
   std::printf("target: %s\n", info.target);
   std::printf("cpu features: %s\n", info.cpu_features);
-  // The arena and state live on this device (artifacts record it in their
-  // metadata; "cpu" for host-only artifacts).
-  std::printf("device: %s\n", artifactMetadata(artifact, "device", "cpu").c_str());
+  const char *device = nullptr;
+  check(tcc_artifact_get_device(artifact, &device));
+  std::printf("device: %s\n", device);
   std::printf("arena: %lld bytes\n", (long long)info.arena_size);
   std::printf("state: %lld bytes\n", (long long)info.state_size);
   std::printf("entries:");

@@ -601,14 +601,10 @@ int main(int argc, char **argv) {
                             : stage == EmitKind::Object
                                 ? tcc::ArtifactStage::Object
                                 : tcc::ArtifactStage::SharedLibrary;
-    // Metadata for tools: the device ("cuda:sm_90"; the descriptor's device
-    // field is not in tcc_artifact_info) and each parameter's initializer
-    // distribution, for tcc-run --init.
+    // Each parameter's initializer distribution, for tcc-run --init.
     NamedAttrList metadata;
     if (auto existing = (*module)->getAttrOfType<DictionaryAttr>("tcc.metadata"))
       metadata.append(existing.getValue());
-    if (auto device = (*module)->getAttrOfType<StringAttr>("tcc.device"))
-      metadata.set(StringAttr::get(&context, "device"), device);
     for (const Parameter &p : parameters) {
       std::string kind = initializerKind(p.dtype, p.bytes);
       if (!kind.empty())

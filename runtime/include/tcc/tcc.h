@@ -240,6 +240,11 @@ TCC_API tcc_status tcc_artifact_find_entry(tcc_artifact_t artifact, const char *
 TCC_API tcc_status tcc_artifact_get_metadata(tcc_artifact_t artifact, const char *key,
                                              const char **out_value);
 
+/** Where the artifact's sessions keep their arena and state: "cpu", or the
+ *  device it was compiled for ("cuda:sm_90"), owned by the artifact and valid
+ *  until tcc_artifact_destroy. Errors: TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_artifact_get_device(tcc_artifact_t artifact, const char **out_device);
+
 /*===--- Sessions -------------------------------------------------------------===*/
 
 /** The memory and parameters for running one artifact: an arena (inputs,
