@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/LinalgPayload.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -370,71 +371,11 @@ private:
         memref::StoreOp::create(b, l, v, copy.getTarget(), ivs);
       } else {
         auto l2 = cast<linalg::LinalgOp>(op);
-        storeOutputs(b, l, l2, ivs, emitPayload(b, l, l2, ivs, loadOutputs(b, l, l2, ivs)));
+        tcc::storeLinalgOutputs(b, l, l2, ivs, tcc::emitLinalgPayload(b, l, l2, ivs, tcc::loadLinalgOutputs(b, l, l2, ivs)));
       }
       op->erase();
     }
     return sinkDefinitions(launch);
-  }
-
-  /// Loads the inputs of OP at loop indices IVS, clones its body with the
-  /// outputs' block arguments bound to OUTS, and returns what it yields.
-  SmallVector<Value> emitPayload(OpBuilder &b, Location loc, linalg::LinalgOp op,
-                                 ValueRange ivs, ValueRange outs) {
-    IRMapping map;
-    Block *body = op.getBlock();
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      BlockArgument arg = body->getArgument(in->getOperandNumber());
-      if (arg.use_empty())
-        continue;
-      Value v = in->get();
-      if (!isa<MemRefType>(v.getType())) {
-        map.map(arg, v);
-        continue;
-      }
-      auto indices = affine::expandAffineMap(b, loc, maps[in->getOperandNumber()], ivs);
-      map.map(arg, memref::LoadOp::create(b, loc, v, *indices));
-    }
-    for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
-      if (outs[i])
-        map.map(body->getArgument(init.getOperandNumber()), outs[i]);
-    for (Operation &o : body->without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(o)) {
-        map.map(index.getResult(), ivs[index.getDim()]);
-        continue;
-      }
-      b.clone(o, map);
-    }
-    SmallVector<Value> results;
-    for (Value v : body->getTerminator()->getOperands())
-      results.push_back(map.lookupOrDefault(v));
-    return results;
-  }
-
-  /// Loads (if the body reads it) or leaves null each output at IVS.
-  SmallVector<Value> loadOutputs(OpBuilder &b, Location loc, linalg::LinalgOp op,
-                                 ValueRange ivs) {
-    SmallVector<Value> outs;
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    for (OpOperand &init : op.getDpsInitsMutable()) {
-      if (op.getBlock()->getArgument(init.getOperandNumber()).use_empty()) {
-        outs.push_back(nullptr);
-        continue;
-      }
-      auto indices = affine::expandAffineMap(b, loc, maps[init.getOperandNumber()], ivs);
-      outs.push_back(memref::LoadOp::create(b, loc, init.get(), *indices));
-    }
-    return outs;
-  }
-
-  void storeOutputs(OpBuilder &b, Location loc, linalg::LinalgOp op, ValueRange ivs,
-                    ValueRange values) {
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), values)) {
-      auto indices = affine::expandAffineMap(b, loc, maps[init.getOperandNumber()], ivs);
-      memref::StoreOp::create(b, loc, v, init.get(), *indices);
-    }
   }
 
   LogicalResult mapLinalg(linalg::LinalgOp op) {
@@ -484,10 +425,10 @@ private:
     Value zero = cIndex(b, loc, 0);
     for (unsigned d : reduction)
       ivs[d] = zero; // outputs do not depend on them
-    SmallVector<Value> outs = loadOutputs(b, loc, op, ivs);
+    SmallVector<Value> outs = tcc::loadLinalgOutputs(b, loc, op, ivs);
     SmallVector<Value> results;
     if (reduction.empty()) {
-      results = emitPayload(b, loc, op, ivs, outs);
+      results = tcc::emitLinalgPayload(b, loc, op, ivs, outs);
     } else {
       // Accumulators in registers: every output is carried by the loops.
       SmallVector<Value> lbs, ubs, steps;
@@ -508,11 +449,11 @@ private:
             SmallVector<Value> all(ivs);
             for (auto [d, iv] : llvm::zip(reduction, loopIvs))
               all[d] = iv;
-            return emitPayload(nb, l, op, all, args);
+            return tcc::emitLinalgPayload(nb, l, op, all, args);
           });
       results.assign(nest.results.begin(), nest.results.end());
     }
-    storeOutputs(b, loc, op, ivs, results);
+    tcc::storeLinalgOutputs(b, loc, op, ivs, results);
     op->erase();
     return sinkDefinitions(launch);
   }
@@ -616,7 +557,7 @@ private:
       for (auto [d, iv] :
            llvm::zip(reduction, delinearize(fb, loc, loop.getInductionVar(), reductionRanges)))
         all[d] = iv;
-      SmallVector<Value> r = emitPayload(fb, loc, op, all, loop.getRegionIterArgs());
+      SmallVector<Value> r = tcc::emitLinalgPayload(fb, loc, op, all, loop.getRegionIterArgs());
       scf::YieldOp::create(fb, loc, r);
       return loop.getResult(0);
     };

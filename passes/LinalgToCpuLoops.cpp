@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/LinalgPayload.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -67,6 +70,84 @@ unsigned parallelPrefix(linalg::LinalgOp op) {
 /// Replaces the K outermost loops of the perfect nest LOOPS by one
 /// scf.parallel; returns false (leaving the nest alone) when a loop bound is
 /// computed inside the nest.
+/// A reduction whose reduction loops are innermost, as loops that carry the
+/// accumulators in registers (scf.for iter_args: one load and one store of
+/// each output per output point, not one per reduction step), with
+/// reassociation allowed on the combiners so that LLVM vectorizes the
+/// innermost loop with several partial sums. The order of the additions is
+/// then fixed by the compiled code, not by the thread count. Returns the
+/// loops, outermost first, or failure for any other op.
+FailureOr<SmallVector<Operation *>> reductionWithAccumulators(RewriterBase &rewriter,
+                                                              linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned parallelCount = op.getNumParallelLoops();
+  if (op.getNumReductionLoops() == 0 || !op.hasPureBufferSemantics())
+    return failure();
+  for (auto [d, it] : llvm::enumerate(iterators))
+    if ((d < parallelCount) != (it == utils::IteratorType::parallel))
+      return failure(); // reductions not innermost: the default order is better
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
+    return failure();
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.getMatchingBlockArgument(&init).use_empty())
+      return failure();
+    AffineMap m = op.getMatchingIndexingMap(&init);
+    for (unsigned d = parallelCount; d < ranges.size(); ++d)
+      if (m.isFunctionOfDim(d))
+        return failure();
+  }
+  // Reassociation on each output's one-op combiner.
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    SmallVector<Operation *> combiners;
+    if (!matchReduction(op.getRegionOutputArgs(), i, combiners) || combiners.size() != 1)
+      continue;
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(combiners.front()))
+      combiners.front()->setAttr(
+          fm.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(rewriter.getContext(), arith::FastMathFlags::reassoc |
+                                                                   arith::FastMathFlags::contract));
+  }
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  SmallVector<Value> lbs(ranges.size(), zero), steps(ranges.size(), one), ubs;
+  for (int64_t r : ranges)
+    ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, r));
+  SmallVector<Operation *> loops;
+  auto inner = [&](OpBuilder &b, Location l, ValueRange outerIvs) {
+    SmallVector<Value> ivs(outerIvs.begin(), outerIvs.end());
+    ivs.resize(ranges.size(), zero);
+    SmallVector<Value> outs = tcc::loadLinalgOutputs(b, l, op, ivs);
+    scf::LoopNest nest = scf::buildLoopNest(
+        b, l, ArrayRef(lbs).drop_front(parallelCount), ArrayRef(ubs).drop_front(parallelCount),
+        ArrayRef(steps).drop_front(parallelCount), outs,
+        [&](OpBuilder &nb, Location nl, ValueRange reductionIvs, ValueRange args) {
+          SmallVector<Value> all(ivs);
+          for (auto [k, iv] : llvm::enumerate(reductionIvs))
+            all[parallelCount + k] = iv;
+          return tcc::emitLinalgPayload(nb, nl, op, all, args);
+        });
+    tcc::storeLinalgOutputs(b, l, op, ivs, nest.results);
+    for (scf::ForOp f : nest.loops)
+      loops.push_back(f);
+  };
+  if (parallelCount == 0) {
+    inner(rewriter, loc, {});
+  } else {
+    scf::LoopNest outer = scf::buildLoopNest(
+        rewriter, loc, ArrayRef(lbs).take_front(parallelCount),
+        ArrayRef(ubs).take_front(parallelCount), ArrayRef(steps).take_front(parallelCount),
+        [&](OpBuilder &b, Location l, ValueRange ivs) { inner(b, l, ivs); });
+    SmallVector<Operation *> all(outer.loops.begin(), outer.loops.end());
+    all.append(loops.begin(), loops.end());
+    loops = std::move(all);
+  }
+  rewriter.eraseOp(op);
+  return loops;
+}
+
 bool parallelizeOuterLoops(RewriterBase &rewriter, ArrayRef<Operation *> loops,
                            unsigned k) {
   SmallVector<scf::ForOp> fors;
@@ -200,6 +281,10 @@ struct LinalgToCpuLoopsPass
           return signalPassFailure();
         }
         loops = std::move(*tiled);
+      } else if (FailureOr<SmallVector<Operation *>> reduction =
+                     reductionWithAccumulators(rewriter, op);
+                 succeeded(reduction)) {
+        loops = std::move(*reduction);
       } else {
         rewriter.setInsertionPoint(op);
         FailureOr<linalg::LinalgLoops> scalar = linalg::linalgOpToLoops(rewriter, op);

@@ -70,13 +70,18 @@ func.func @small_add(%a: memref<4x4xf32>, %b: memref<4x4xf32>) {
 // -----
 
 // A matmul on the generated path (integers): parallel over its rows, the
-// reduction over k a sequential loop inside, so each result is summed in one
-// fixed order whatever the thread count.
+// reduction over k a sequential loop inside that carries the accumulator in
+// a register (one load and one store of each result), so each result is
+// summed in one fixed order whatever the thread count.
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.parallel (%[[I:[^)]*]]) =
-// CHECK: scf.for %[[J:.*]] =
-// CHECK: scf.for %[[K:.*]] =
+// CHECK: scf.for %[[J:[^ ]*]] =
+// CHECK: %[[ACC:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK: scf.for %[[K:[^ ]*]] = {{.*}} iter_args(%{{.*}} = %[[ACC]])
 // CHECK: memref.load %{{.*}}[%[[I]], %[[K]]]
+// CHECK-NOT: memref.store
+// CHECK: scf.yield
+// CHECK: memref.store
 func.func @matmul(%a: memref<64x128xi32>, %b: memref<128x64xi32>, %c: memref<64x64xi32>) {
   linalg.matmul ins(%a, %b : memref<64x128xi32>, memref<128x64xi32>) outs(%c : memref<64x64xi32>)
   return
@@ -139,6 +144,25 @@ func.func @gather(%table: memref<1000xf32>, %idx: memref<256x64xindex>, %out: me
   ^bb0(%k: index, %o: f32):
     %v = memref.load %table[%k] : memref<1000xf32>
     linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// A float row reduction: the combiner gets reassociation (and contraction)
+// so that LLVM may vectorize the inner loop with several partial sums; the
+// order is fixed by the compiled code, not by the thread count.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.addf {{.*}} fastmath<reassoc,contract> : f32
+func.func @row_sum(%a: memref<16x256xf32>, %b: memref<16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<16x256xf32>) outs(%b : memref<16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
   }
   return
 }

@@ -1,0 +1,33 @@
+//===- LinalgPayload.h - a linalg op's body at one point of its loops -----===//
+//
+// For passes that build their own loops around a linalg op on buffers (GPU
+// kernels, CPU reductions with register accumulators): load the operands at
+// given loop indices, run the body, store the results.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_PASSES_LINALGPAYLOAD_H
+#define TCC_PASSES_LINALGPAYLOAD_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace tcc {
+
+/// Loads the inputs of OP at loop indices IVS (one per loop), clones its body
+/// with the outputs' block arguments bound to OUTS (null for outputs the body
+/// does not read) and returns what it yields.
+llvm::SmallVector<mlir::Value> emitLinalgPayload(mlir::OpBuilder &b, mlir::Location loc,
+                                                 mlir::linalg::LinalgOp op, mlir::ValueRange ivs,
+                                                 mlir::ValueRange outs);
+
+/// Loads each output at IVS, or leaves it null when the body does not read it.
+llvm::SmallVector<mlir::Value> loadLinalgOutputs(mlir::OpBuilder &b, mlir::Location loc,
+                                                 mlir::linalg::LinalgOp op, mlir::ValueRange ivs);
+
+/// Stores VALUES into the outputs at IVS.
+void storeLinalgOutputs(mlir::OpBuilder &b, mlir::Location loc, mlir::linalg::LinalgOp op,
+                        mlir::ValueRange ivs, mlir::ValueRange values);
+
+} // namespace tcc
+
+#endif // TCC_PASSES_LINALGPAYLOAD_H
