@@ -283,7 +283,6 @@ struct CpuLowerLibraryCallsPass
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
     auto i32 = IntegerType::get(ctx, 32);
     auto i64 = IntegerType::get(ctx, 64);
-    auto i8 = IntegerType::get(ctx, 8);
     auto fnType =
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType, i32, ptrType});
     SmallVector<Attribute> table;
@@ -320,19 +319,15 @@ struct CpuLowerLibraryCallsPass
       OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
       Value count = LLVM::ConstantOp::create(b, loc, i64, int64_t(maxOperands));
       Value operands = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
-      auto field = [&](Location l, size_t offset) -> Value {
-        Value p = LLVM::GEPOp::create(b, l, ptrType, i8, runtime,
-                                      ArrayRef<LLVM::GEPArg>{int32_t(offset)});
-        return LLVM::LoadOp::create(b, l, ptrType, p);
-      };
 
       for (func::CallOp c : calls) {
         Location l = c.getLoc();
         b.setInsertionPoint(c);
         for (auto [i, v] : llvm::enumerate(c.getOperands()))
           tcc::storeBufferAddress(b, l, v, operands, int32_t(i));
-        Value fn = field(l, offsetof(tcc_abi_runtime, library_call));
-        Value context = field(l, offsetof(tcc_abi_runtime, library_context));
+        Value fn = tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, library_call));
+        Value context =
+            tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, library_context));
         Value index = LLVM::ConstantOp::create(b, l, i32, int64_t(table.size()));
         LLVM::CallOp::create(b, l, fnType, ValueRange{fn, context, index, operands});
         auto info = c->getAttrOfType<DictionaryAttr>(kCallAttr);
@@ -363,4 +358,11 @@ void tcc::storeBufferAddress(OpBuilder &b, Location loc, Value buffer, Value arr
   Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, array,
                                    ArrayRef<LLVM::GEPArg>{index});
   LLVM::StoreOp::create(b, loc, pointer, slot);
+}
+
+Value tcc::loadRuntimeField(OpBuilder &b, Location loc, Value runtime, size_t offset) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value p = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), runtime,
+                                ArrayRef<LLVM::GEPArg>{int32_t(offset)});
+  return LLVM::LoadOp::create(b, loc, ptrType, p);
 }

@@ -92,7 +92,6 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
     auto i32 = IntegerType::get(ctx, 32);
     auto i64 = IntegerType::get(ctx, 64);
-    auto i8 = IntegerType::get(ctx, 8);
     auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                               {ptrType, i32, ptrType});
     SmallVector<Attribute> table;
@@ -125,11 +124,6 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
                                        ArrayRef<LLVM::GEPArg>{int32_t(i)});
         LLVM::StoreOp::create(b, loc, slot, at);
       }
-      auto field = [&](OpBuilder &fb, Location l, size_t offset) -> Value {
-        Value p = LLVM::GEPOp::create(fb, l, ptrType, i8, runtime,
-                                      ArrayRef<LLVM::GEPArg>{int32_t(offset)});
-        return LLVM::LoadOp::create(fb, l, ptrType, p);
-      };
 
       for (gpu::LaunchFuncOp launch : launches) {
         Location l = launch.getLoc();
@@ -154,8 +148,9 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
           }
           tcc::storeBufferAddress(b, l, v, values, int32_t(i));
         }
-        Value fn = field(b, l, offsetof(tcc_abi_runtime, launch_kernel));
-        Value context = field(b, l, offsetof(tcc_abi_runtime, device_context));
+        Value fn = tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, launch_kernel));
+        Value context =
+            tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, device_context));
         Value index = LLVM::ConstantOp::create(b, l, i32, int64_t(table.size()));
         LLVM::CallOp::create(b, l, fnType, ValueRange{fn, context, index, params});
         auto i32s = [&](ArrayRef<int64_t> v) {
