@@ -86,6 +86,8 @@ int64_t constantOf(Value v) {
 }
 
 struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunchesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -189,6 +191,9 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
                       StringAttr::get(ctx, "cuda:" + target.getChip().str()));
       binary->erase();
     }
+    // Library calls alone still run on the device.
+    if (!module->hasAttr("tcc.device"))
+      module->setAttr("tcc.device", StringAttr::get(ctx, device));
     module->setAttr("tcc.kernels", ArrayAttr::get(ctx, table));
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   }

@@ -373,8 +373,13 @@ def GpuLowerLaunchesPass : Pass<"tcc-gpu-lower-launches", "mlir::ModuleOp"> {
     (name, grid, block, shared memory, parameter count) goes to the module
     attribute `tcc.kernels`, the PTX of the one gpu.binary to
     `tcc.device_ptx` and its target to `tcc.device` ("cuda:sm_90"). No
-    upstream GPU runtime wrapper (`mgpu*`) is referenced.
+    upstream GPU runtime wrapper (`mgpu*`) is referenced. A module without
+    kernels (only library calls) still gets `tcc.device` from `device`.
   }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cuda:sm_90\"",
+           "The device when the module has no GPU binary (only library calls)">,
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

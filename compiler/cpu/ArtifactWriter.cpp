@@ -527,7 +527,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   FailureOr<DeviceCode> deviceCode = readDeviceCode(module);
   if (failed(deviceCode))
     return failure();
-  if (!deviceCode->device.empty()) {
+  if (!deviceCode->kernels.empty()) {
     StringRef chip = StringRef(deviceCode->device).rsplit(':').second;
     auto cubin = assemblePtx(loc, deviceCode->ptx, chip, options.cudaToolkit);
     if (failed(cubin))

@@ -84,7 +84,9 @@ void tcc::buildCudaKernelPipeline(OpPassManager &pm, const CudaPipelineOptions &
   binary.compilationTarget = "isa";
   binary.toolkitPath = options.toolkitPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
-  pm.addPass(tcc::createGpuLowerLaunchesPass());
+  tcc::GpuLowerLaunchesPassOptions launches;
+  launches.device = "cuda:" + options.chip;
+  pm.addPass(tcc::createGpuLowerLaunchesPass(launches));
 }
 
 void tcc::registerCudaPipelines() {
