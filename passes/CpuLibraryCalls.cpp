@@ -281,10 +281,7 @@ struct CpuLowerLibraryCallsPass
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    auto i32 = IntegerType::get(ctx, 32);
     auto i64 = IntegerType::get(ctx, 64);
-    auto fnType =
-        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType, i32, ptrType});
     SmallVector<Attribute> table;
     if (auto existing = module->getAttrOfType<ArrayAttr>("tcc.library_calls"))
       llvm::append_range(table, existing);
@@ -325,11 +322,9 @@ struct CpuLowerLibraryCallsPass
         b.setInsertionPoint(c);
         for (auto [i, v] : llvm::enumerate(c.getOperands()))
           tcc::storeBufferAddress(b, l, v, operands, int32_t(i));
-        Value fn = tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, library_call));
-        Value context =
-            tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, library_context));
-        Value index = LLVM::ConstantOp::create(b, l, i32, int64_t(table.size()));
-        LLVM::CallOp::create(b, l, fnType, ValueRange{fn, context, index, operands});
+        tcc::callRuntime(b, l, runtime, offsetof(tcc_abi_runtime, library_call),
+                         offsetof(tcc_abi_runtime, library_context), int32_t(table.size()),
+                         operands);
         auto info = c->getAttrOfType<DictionaryAttr>(kCallAttr);
         SmallVector<NamedAttribute> row(info.getValue());
         row.push_back(b.getNamedAttr("operands", b.getI32IntegerAttr(c.getNumOperands())));
@@ -360,9 +355,17 @@ void tcc::storeBufferAddress(OpBuilder &b, Location loc, Value buffer, Value arr
   LLVM::StoreOp::create(b, loc, pointer, slot);
 }
 
-Value tcc::loadRuntimeField(OpBuilder &b, Location loc, Value runtime, size_t offset) {
+void tcc::callRuntime(OpBuilder &b, Location loc, Value runtime, size_t fnOffset,
+                      size_t contextOffset, int32_t index, Value array) {
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  Value p = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), runtime,
-                                ArrayRef<LLVM::GEPArg>{int32_t(offset)});
-  return LLVM::LoadOp::create(b, loc, ptrType, p);
+  auto field = [&](size_t offset) -> Value {
+    Value p = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), runtime,
+                                  ArrayRef<LLVM::GEPArg>{int32_t(offset)});
+    return LLVM::LoadOp::create(b, loc, ptrType, p);
+  };
+  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
+                                            {ptrType, b.getI32Type(), ptrType});
+  Value fn = field(fnOffset), context = field(contextOffset);
+  Value i = LLVM::ConstantOp::create(b, loc, b.getI32Type(), int64_t(index));
+  LLVM::CallOp::create(b, loc, fnType, ValueRange{fn, context, i, array});
 }

@@ -92,10 +92,7 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    auto i32 = IntegerType::get(ctx, 32);
     auto i64 = IntegerType::get(ctx, 64);
-    auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                              {ptrType, i32, ptrType});
     SmallVector<Attribute> table;
 
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -150,11 +147,8 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
           }
           tcc::storeBufferAddress(b, l, v, values, int32_t(i));
         }
-        Value fn = tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, launch_kernel));
-        Value context =
-            tcc::loadRuntimeField(b, l, runtime, offsetof(tcc_abi_runtime, device_context));
-        Value index = LLVM::ConstantOp::create(b, l, i32, int64_t(table.size()));
-        LLVM::CallOp::create(b, l, fnType, ValueRange{fn, context, index, params});
+        tcc::callRuntime(b, l, runtime, offsetof(tcc_abi_runtime, launch_kernel),
+                         offsetof(tcc_abi_runtime, device_context), int32_t(table.size()), params);
         auto i32s = [&](ArrayRef<int64_t> v) {
           SmallVector<int32_t> r(v.begin(), v.end());
           return b.getDenseI32ArrayAttr(r);

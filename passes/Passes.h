@@ -23,10 +23,11 @@ std::string kernelNodeName(mlir::Operation *op);
 void storeBufferAddress(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
                         mlir::Value array, int32_t index);
 
-/// Loads the pointer at byte OFFSET of the tcc_abi_runtime that RUNTIME
-/// points to (a function pointer or a context of abi.h).
-mlir::Value loadRuntimeField(mlir::OpBuilder &b, mlir::Location loc, mlir::Value runtime,
-                             size_t offset);
+/// Calls the runtime service at byte FN_OFFSET of the tcc_abi_runtime that
+/// RUNTIME points to, as fn(context at CONTEXT_OFFSET, INDEX, ARRAY): a
+/// library call or a kernel launch of abi.h.
+void callRuntime(mlir::OpBuilder &b, mlir::Location loc, mlir::Value runtime, size_t fnOffset,
+                 size_t contextOffset, int32_t index, mlir::Value array);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

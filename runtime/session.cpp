@@ -113,19 +113,25 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
       cuda::check(cuda::driver().cuMemsetD8(device_->arena.ptr(), 0xFF, device_->arena.size()),
                   "cuMemsetD8", path + ": poisoning the device arena");
     }
-    runtime_.struct_size = sizeof(tcc_abi_runtime);
-    runtime_.parallel_for = &Session::parallelFor;
-    runtime_.pool = &numThreads_;
     runtime_.library_call = &cuda::Device::libraryCall;
     runtime_.library_context = &dev;
     runtime_.launch_kernel = &cuda::Device::launchKernel;
     runtime_.device_context = &dev;
-    size_t n = size_t(d.num_tensors);
-    inputSet_.assign(n, false);
-    outputReadable_.assign(n, false);
-    outputClobberedBy_.assign(n, -1);
-    return;
+  } else {
+    allocateHostRegions(alignment);
   }
+  runtime_.struct_size = sizeof(tcc_abi_runtime);
+  runtime_.parallel_for = &Session::parallelFor;
+  runtime_.pool = &numThreads_;
+
+  size_t n = size_t(d.num_tensors);
+  inputSet_.assign(n, false);
+  outputReadable_.assign(n, false);
+  outputClobberedBy_.assign(n, -1);
+}
+
+void Session::allocateHostRegions(size_t alignment) {
+  const tcc_abi_descriptor &d = artifact_->descriptor();
   // Library calls first: their scratchpad extends the arena.
   size_t arenaSize = size_t(d.arena_size), scratchOffset = 0;
   if (int32_t calls = numLibraryCalls(d); calls > 0) {
@@ -139,17 +145,8 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   state_ = AlignedBuffer(size_t(d.state_size), alignment, "state of " + artifact_->path());
   if (poisoned_)
     std::memset(arena_.data(), 0xFF, arena_.size());
-
-  runtime_.struct_size = sizeof(tcc_abi_runtime);
-  runtime_.parallel_for = &Session::parallelFor;
-  runtime_.pool = &numThreads_;
   runtime_.library_call = &LibraryCalls::run;
   runtime_.library_context = libraryCalls_.get();
-
-  size_t n = size_t(d.num_tensors);
-  inputSet_.assign(n, false);
-  outputReadable_.assign(n, false);
-  outputClobberedBy_.assign(n, -1);
 }
 
 void Session::parallelFor(void *pool, int64_t begin, int64_t end,
@@ -232,13 +229,17 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
     std::memcpy(state_.data() + tensor->offset, source->data, source->size);
   if (device_) {
     // Upload what was loaded; the rest of the mirror may be stale.
-    device_->device->context().makeCurrent();
     for (const auto &[tensor, source] : copies)
-      cuda::check(cuda::driver().cuMemcpyHtoD(device_->state.ptr() + CUdeviceptr(tensor->offset),
-                                              state_.data() + tensor->offset, source->size),
-                  "cuMemcpyHtoD",
+      uploadState(size_t(tensor->offset), source->size,
                   path + ": uploading " + roleName(tensor->role) + " '" + tensor->name + "'");
   }
+}
+
+void Session::uploadState(size_t offset, size_t size, const std::string &what) {
+  device_->device->context().makeCurrent();
+  cuda::check(cuda::driver().cuMemcpyHtoD(device_->state.ptr() + CUdeviceptr(offset),
+                                          state_.data() + offset, size),
+              "cuMemcpyHtoD", what);
 }
 
 void Session::downloadState() const {
@@ -346,10 +347,7 @@ void Session::setParam(const char *name, int32_t dtype, int32_t rank, const int6
   if (device_) {
     // Synchronous from page-locked memory, and every run has synchronized
     // its stream before returning: the next run's kernels see these bytes.
-    device_->device->context().makeCurrent();
-    cuda::check(cuda::driver().cuMemcpyHtoD(device_->state.ptr() + CUdeviceptr(t.offset),
-                                            state_.data() + t.offset, size),
-                "cuMemcpyHtoD", where + ": uploading it");
+    uploadState(size_t(t.offset), size, where + ": uploading it");
   }
 }
 
@@ -392,37 +390,31 @@ void Session::run(const char *entryName) {
   // OpenMP's thread count is a per-thread setting: set it on the thread
   // that runs, for the generated loops and library calls alike.
   setParallelThreads(numThreads_);
-  if (device_) {
-    try {
+  try {
+    if (device_)
       runOnDevice(*entry, entryName);
-    } catch (...) {
-      lastEntry_.clear();
-      throw;
-    }
-    for (int32_t k = 0; k < entry->num_tensors; ++k) {
-      int32_t i = entry->tensor_indices[k];
-      if (artifact_->tensor(i).role == TCC_ROLE_OUTPUT)
-        outputReadable_[size_t(i)] = true;
-    }
-    return;
-  }
-  int32_t code = entry->fn(arena_.data(), state_.data(), &runtime_);
-  if (code != 0) {
+    else
+      runOnHost(*entry, entryName);
+  } catch (...) {
     lastEntry_.clear();
-    fail(TCC_ERROR_RUNTIME, artifact_->path() + ": entry '" + entryName + "' failed with code " +
-                                std::to_string(code));
-  }
-  if (libraryCalls_) {
-    std::string error = libraryCalls_->takeError();
-    if (!error.empty()) {
-      lastEntry_.clear();
-      fail(TCC_ERROR_RUNTIME, "entry '" + std::string(entryName) + "': " + error);
-    }
+    throw;
   }
   for (int32_t k = 0; k < entry->num_tensors; ++k) {
     int32_t i = entry->tensor_indices[k];
     if (artifact_->tensor(i).role == TCC_ROLE_OUTPUT)
       outputReadable_[size_t(i)] = true;
+  }
+}
+
+void Session::runOnHost(const tcc_abi_entry &entry, const char *entryName) {
+  int32_t code = entry.fn(arena_.data(), state_.data(), &runtime_);
+  if (code != 0)
+    fail(TCC_ERROR_RUNTIME, artifact_->path() + ": entry '" + entryName + "' failed with code " +
+                                std::to_string(code));
+  if (libraryCalls_) {
+    std::string error = libraryCalls_->takeError();
+    if (!error.empty())
+      fail(TCC_ERROR_RUNTIME, "entry '" + std::string(entryName) + "': " + error);
   }
 }
 

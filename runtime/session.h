@@ -109,6 +109,14 @@ private:
   /// Device artifacts: brings the host state mirror up to date.
   void downloadState() const;
   void runOnDevice(const tcc_abi_entry &entry, const char *entryName);
+  /// A CPU artifact's run: the entry on the host regions.
+  void runOnHost(const tcc_abi_entry &entry, const char *entryName);
+  /// The CPU regions (arena with the oneDNN scratchpad at its tail, state)
+  /// and the runtime's library_call.
+  void allocateHostRegions(size_t alignment);
+  /// Copies bytes [OFFSET, OFFSET + SIZE) of the host state mirror to the
+  /// device (WHAT names it in errors).
+  void uploadState(size_t offset, size_t size, const std::string &what);
 
   std::shared_ptr<Artifact> artifact_;
   /// The artifact's library calls (null without any); their scratchpad is
