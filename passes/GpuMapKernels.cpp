@@ -122,6 +122,8 @@ public:
           return failure();
         continue;
       }
+      if (auto fill = dyn_cast<linalg::FillOp>(op); fill && absorbedLater(fill))
+        continue; // mapped with the reduction that absorbs it
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
         if (failed(mapLinalg(linalgOp)))
           return failure();
@@ -227,7 +229,34 @@ private:
     return cast;
   }
 
+  /// Whether the next op to use FILL's buffer is a reduction that absorbs
+  /// FILL (tcc::initFills): its accumulators start from the fill's value.
+  static bool absorbedLater(linalg::FillOp fill) {
+    if (fill->getNumResults() != 0)
+      return false;
+    Block *block = fill->getBlock();
+    Operation *next = nullptr;
+    for (Operation *user : fill.getOutputs()[0].getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (top && fill->isBeforeInBlock(top) && (!next || top->isBeforeInBlock(next)))
+        next = top;
+    }
+    auto reduction = dyn_cast_or_null<linalg::LinalgOp>(next);
+    return reduction && llvm::is_contained(tcc::initFills(reduction), fill);
+  }
+
+  /// Maps the fills the current op would have absorbed, for the paths that
+  /// read the output from memory after all.
+  LogicalResult materializeFills() {
+    for (linalg::FillOp fill : std::exchange(pendingFills_, {}))
+      if (fill && failed(mapLinalg(fill)))
+        return failure();
+    return success();
+  }
+
   LogicalResult wrapSequential(Operation &op) {
+    if (failed(materializeFills()))
+      return failure();
     if (auto loop = dyn_cast<scf::ForOp>(op))
       if (succeeded(mapLoopOverPoints(loop)))
         return success();
@@ -381,6 +410,18 @@ private:
   LogicalResult mapLinalg(linalg::LinalgOp op) {
     if (!op.hasPureBufferSemantics())
       return op.emitError("GPU kernels need ops on buffers"), failure();
+    // The fills this op's accumulators may start from; the register paths
+    // absorb them, the others map them first.
+    pendingFills_ = tcc::initFills(op);
+    if (failed(mapLinalgOp(op)))
+      return failure();
+    for (linalg::FillOp fill : std::exchange(pendingFills_, {}))
+      if (fill)
+        fill->erase();
+    return success();
+  }
+
+  LogicalResult mapLinalgOp(linalg::LinalgOp op) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     SmallVector<unsigned> parallel, reduction;
@@ -394,6 +435,8 @@ private:
     if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
       return op.emitError("GPU kernels need static shapes"), failure();
     if (points == 0 || (reduced == 0 && !reduction.empty())) {
+      if (failed(materializeFills()))
+        return failure();
       op->erase();
       return success();
     }
@@ -425,7 +468,8 @@ private:
     Value zero = cIndex(b, loc, 0);
     for (unsigned d : reduction)
       ivs[d] = zero; // outputs do not depend on them
-    SmallVector<Value> outs = tcc::loadLinalgOutputs(b, loc, op, ivs);
+    SmallVector<Value> outs = tcc::loadLinalgOutputs(b, loc, op, ivs,
+                                                     tcc::fillValues(pendingFills_));
     SmallVector<Value> results;
     if (reduction.empty()) {
       results = tcc::emitLinalgPayload(b, loc, op, ivs, outs);
@@ -439,8 +483,10 @@ private:
       }
       SmallVector<Value> carried;
       for (auto [i, v] : llvm::enumerate(outs)) {
-        if (!v) // an output the body does not read cannot accumulate
+        if (!v) { // an output the body does not read cannot accumulate
+          launch->erase();
           return wrapSequential(*op);
+        }
         carried.push_back(v);
       }
       scf::LoopNest nest = scf::buildLoopNest(
@@ -566,12 +612,14 @@ private:
     OpOperand *init = op.getDpsInitOperand(0);
     AffineMap outMap = op.getMatchingIndexingMap(init);
     BlockArgument outArg = op.getRegionOutputArgs()[0];
+    Value initValue = tcc::fillValues(pendingFills_).front(); // an absorbed fill's
     auto storeResult = [&](OpBuilder &sb, SmallVector<Value> ivs, Value total) {
       Value zero = cIndex(sb, loc, 0);
       for (unsigned d : reduction)
         ivs[d] = zero;
       auto indices = affine::expandAffineMap(sb, loc, outMap, ivs);
-      Value old = memref::LoadOp::create(sb, loc, init->get(), *indices);
+      Value old = initValue ? initValue
+                            : memref::LoadOp::create(sb, loc, init->get(), *indices).getResult();
       Value result = combiner->getOperand(0) == outArg ? combine(sb, old, total)
                                                        : combine(sb, total, old);
       memref::StoreOp::create(sb, loc, result, init->get(), *indices);
@@ -661,6 +709,8 @@ private:
   }
 
   func::FuncOp func_;
+  /// The fills the op being mapped absorbs (tcc::initFills), one per output.
+  SmallVector<linalg::FillOp> pendingFills_;
   DenseMap<unsigned, Value> casts_;
   int64_t scratchOffset_ = -1, scratchBytes_ = 0;
 

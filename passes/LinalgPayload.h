@@ -20,9 +20,27 @@ llvm::SmallVector<mlir::Value> emitLinalgPayload(mlir::OpBuilder &b, mlir::Locat
                                                  mlir::linalg::LinalgOp op, mlir::ValueRange ivs,
                                                  mlir::ValueRange outs);
 
-/// Loads each output at IVS, or leaves it null when the body does not read it.
+/// Loads each output at IVS, or leaves it null when the body does not read
+/// it. An output with a non-null entry in KNOWN is not loaded: its value is
+/// that (the constant of an absorbed fill, see initFills).
 llvm::SmallVector<mlir::Value> loadLinalgOutputs(mlir::OpBuilder &b, mlir::Location loc,
-                                                 mlir::linalg::LinalgOp op, mlir::ValueRange ivs);
+                                                 mlir::linalg::LinalgOp op, mlir::ValueRange ivs,
+                                                 mlir::ValueRange known = {});
+
+/// The linalg.fill ops a lowering may absorb into OP, one entry per output
+/// (null where none): OP reduces into registers started from the fill's
+/// constant instead of loading what the fill wrote, so the fill's pass over
+/// memory goes. An output qualifies when
+///  - OP has reduction loops and its body reads the output,
+///  - the output's indexing map is a permutation of OP's parallel loops
+///    (every element is written exactly once), and
+///  - the fill writes that same buffer (the same SSA value) with a scalar
+///    and is the last op before OP in the block to use the buffer.
+/// The caller erases the fills it absorbs.
+llvm::SmallVector<mlir::linalg::FillOp> initFills(mlir::linalg::LinalgOp op);
+
+/// The constants of FILLS (null where a fill is null), for loadLinalgOutputs.
+llvm::SmallVector<mlir::Value> fillValues(llvm::ArrayRef<mlir::linalg::FillOp> fills);
 
 /// Stores VALUES into the outputs at IVS.
 void storeLinalgOutputs(mlir::OpBuilder &b, mlir::Location loc, mlir::linalg::LinalgOp op,

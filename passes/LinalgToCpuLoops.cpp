@@ -67,36 +67,41 @@ unsigned parallelPrefix(linalg::LinalgOp op) {
   return k;
 }
 
-/// Replaces the K outermost loops of the perfect nest LOOPS by one
-/// scf.parallel; returns false (leaving the nest alone) when a loop bound is
-/// computed inside the nest.
 /// A reduction whose reduction loops are innermost, as loops that carry the
 /// accumulators in registers (scf.for iter_args: one load and one store of
 /// each output per output point, not one per reduction step), with
 /// reassociation allowed on the combiners so that LLVM vectorizes the
 /// innermost loop with several partial sums. The order of the additions is
-/// then fixed by the compiled code, not by the thread count. Returns the
-/// loops, outermost first, or failure for any other op.
-FailureOr<SmallVector<Operation *>> reductionWithAccumulators(RewriterBase &rewriter,
-                                                              linalg::LinalgOp op) {
+/// then fixed by the compiled code, not by the thread count.
+bool hasAccumulatorForm(linalg::LinalgOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   unsigned parallelCount = op.getNumParallelLoops();
   if (op.getNumReductionLoops() == 0 || !op.hasPureBufferSemantics())
-    return failure();
+    return false;
   for (auto [d, it] : llvm::enumerate(iterators))
     if ((d < parallelCount) != (it == utils::IteratorType::parallel))
-      return failure(); // reductions not innermost: the default order is better
+      return false; // reductions not innermost: the default order is better
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
-    return failure();
+    return false;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     if (op.getMatchingBlockArgument(&init).use_empty())
-      return failure();
+      return false;
     AffineMap m = op.getMatchingIndexingMap(&init);
     for (unsigned d = parallelCount; d < ranges.size(); ++d)
       if (m.isFunctionOfDim(d))
-        return failure();
+        return false;
   }
+  return true;
+}
+
+/// Lowers OP (hasAccumulatorForm) so; the accumulators of outputs with a
+/// non-null KNOWN value start from it instead of a load (an absorbed fill).
+/// Returns the loops, outermost first.
+SmallVector<Operation *> reductionWithAccumulators(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                   ValueRange known) {
+  unsigned parallelCount = op.getNumParallelLoops();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // Reassociation on each output's one-op combiner.
   for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
     SmallVector<Operation *> combiners;
@@ -119,7 +124,7 @@ FailureOr<SmallVector<Operation *>> reductionWithAccumulators(RewriterBase &rewr
   auto inner = [&](OpBuilder &b, Location l, ValueRange outerIvs) {
     SmallVector<Value> ivs(outerIvs.begin(), outerIvs.end());
     ivs.resize(ranges.size(), zero);
-    SmallVector<Value> outs = tcc::loadLinalgOutputs(b, l, op, ivs);
+    SmallVector<Value> outs = tcc::loadLinalgOutputs(b, l, op, ivs, known);
     scf::LoopNest nest = scf::buildLoopNest(
         b, l, ArrayRef(lbs).drop_front(parallelCount), ArrayRef(ubs).drop_front(parallelCount),
         ArrayRef(steps).drop_front(parallelCount), outs,
@@ -148,6 +153,9 @@ FailureOr<SmallVector<Operation *>> reductionWithAccumulators(RewriterBase &rewr
   return loops;
 }
 
+/// Replaces the K outermost loops of the perfect nest LOOPS by one
+/// scf.parallel; returns false (leaving the nest alone) when a loop bound is
+/// computed inside the nest.
 bool parallelizeOuterLoops(RewriterBase &rewriter, ArrayRef<Operation *> loops,
                            unsigned k) {
   SmallVector<scf::ForOp> fors;
@@ -266,6 +274,23 @@ struct LinalgToCpuLoopsPass
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
+    // Reductions lowered with register accumulators absorb the fill of
+    // their outputs (the accumulators start from its constant): one pass
+    // over memory and one loop nest fewer per reduction.
+    DenseMap<Operation *, SmallVector<Value>> known;
+    DenseSet<Operation *> absorbed;
+    for (linalg::LinalgOp op : ops) {
+      if (!hasAccumulatorForm(op))
+        continue;
+      SmallVector<linalg::FillOp> fills = tcc::initFills(op);
+      for (linalg::FillOp fill : fills)
+        if (fill)
+          absorbed.insert(fill);
+      known[op] = tcc::fillValues(fills);
+    }
+    llvm::erase_if(ops, [&](linalg::LinalgOp op) { return absorbed.contains(op); });
+    for (Operation *fill : absorbed)
+      rewriter.eraseOp(fill);
     for (linalg::LinalgOp op : ops) {
       if (!op.hasPureBufferSemantics()) {
         op->emitError("linalg op on tensors after bufferization");
@@ -281,10 +306,8 @@ struct LinalgToCpuLoopsPass
           return signalPassFailure();
         }
         loops = std::move(*tiled);
-      } else if (FailureOr<SmallVector<Operation *>> reduction =
-                     reductionWithAccumulators(rewriter, op);
-                 succeeded(reduction)) {
-        loops = std::move(*reduction);
+      } else if (hasAccumulatorForm(op)) {
+        loops = reductionWithAccumulators(rewriter, op, known.lookup(op));
       } else {
         rewriter.setInsertionPoint(op);
         FailureOr<linalg::LinalgLoops> scalar = linalg::linalgOpToLoops(rewriter, op);

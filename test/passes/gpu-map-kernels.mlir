@@ -267,3 +267,61 @@ func.func @total(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan 
   }
   return
 }
+
+// -----
+
+// A row max and a column sum each absorb the fill of their output: one
+// kernel apiece (no fill kernel); the block reduction's thread 0 combines
+// with the fill's constant instead of loading the output, and the
+// thread-per-point accumulator starts from it.
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1, d0)>
+#out = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @absorbed_fills
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+// CHECK-LABEL: func.func @fill_read_between
+// CHECK-COUNT-3: gpu.launch
+func.func @absorbed_fills(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 2424832 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c131072 = arith.constant 131072 : index
+  %c262144 = arith.constant 262144 : index
+  %c327680 = arith.constant 327680 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<64x512xf32>
+  %y = memref.view %arg0[%c131072][] : memref<?xi8> to memref<64xf32>
+  %z = memref.view %arg0[%c262144][] : memref<?xi8> to memref<16384xf32>
+  %w = memref.view %arg0[%c327680][] : memref<?xi8> to memref<32x16384xf32>
+  linalg.fill ins(%ninf : f32) outs(%y : memref<64xf32>)
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x512xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %acc, %a : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%z : memref<16384xf32>)
+  linalg.generic {indexing_maps = [#col, #out], iterator_types = ["parallel", "reduction"]} ins(%w : memref<32x16384xf32>) outs(%z : memref<16384xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @fill_read_between(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 262400 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c131072 = arith.constant 131072 : index
+  %c131328 = arith.constant 131328 : index
+  %zero = arith.constant 0.0 : f32
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<64x512xf32>
+  %y = memref.view %arg0[%c131072][] : memref<?xi8> to memref<64xf32>
+  %c = memref.view %arg0[%c131328][] : memref<?xi8> to memref<64xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<64xf32>)
+  memref.copy %y, %c : memref<64xf32> to memref<64xf32>
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x512xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}

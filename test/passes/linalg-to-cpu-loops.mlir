@@ -166,3 +166,89 @@ func.func @row_sum(%a: memref<16x256xf32>, %b: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+// The fill of a row reduction's output is absorbed: the accumulator starts
+// from the fill's constant (no load of the output, no fill loop), and the
+// result is stored once per row.
+// CHECK-LABEL: func.func @row_max_absorbs_fill
+// CHECK-DAG: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %[[I:[^ ]*]] =
+// CHECK-NOT: memref.load %{{.*}}[%[[I]]] : memref<16xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[NEG]])
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<16xf32>
+// CHECK-NOT: memref.store
+// CHECK: return
+func.func @row_max_absorbs_fill(%a: memref<16x256xf32>, %b: memref<16xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%ninf : f32) outs(%b : memref<16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<16x256xf32>) outs(%b : memref<16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %acc, %x : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Must not absorb: the output is read by another op between the fill and
+// the reduction (the copy must see the fill's values).
+// CHECK-LABEL: func.func @fill_read_between
+// CHECK: memref.store %{{.*}}, %[[B:.*]][%{{.*}}] : memref<16xf32>
+// CHECK: memref.load %[[B]]
+// CHECK: scf.for {{.*}} iter_args
+func.func @fill_read_between(%a: memref<16x256xf32>, %b: memref<16xf32>, %c: memref<16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<16xf32>)
+  memref.copy %b, %c : memref<16xf32> to memref<16xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<16x256xf32>) outs(%b : memref<16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Must not absorb: the fill writes a larger buffer than the reduction's
+// output (a view of it), and a reduction over the outer loop (not in the
+// accumulator form) keeps its fill.
+// CHECK-LABEL: func.func @fill_of_other_buffer
+// CHECK: memref.store %cst, %{{.*}} : memref<32xf32>
+// CHECK: memref.load %{{.*}} : memref<32xf32>
+// CHECK-LABEL: func.func @column_sums_keep_fill
+// CHECK: memref.store %cst, %{{.*}} : memref<16xf32>
+func.func @fill_of_other_buffer(%a: memref<16x256xf32>, %b: memref<32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<32xf32>)
+  %v = memref.subview %b[0] [16] [1] : memref<32xf32> to memref<16xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<16x256xf32>) outs(%v : memref<16xf32, strided<[1]>>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @column_sums_keep_fill(%a: memref<256x16xf32>, %b: memref<16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<256x16xf32>) outs(%b : memref<16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
