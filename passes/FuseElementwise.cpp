@@ -9,9 +9,11 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -128,6 +130,201 @@ bool mayFuse(OpOperand *fused) {
          duplicationPays(generic);
 }
 
+/// A body of arith and math ops only (no gathers, no index arithmetic):
+/// what CPU codegen vectorizes, and what merging keeps vectorizable.
+bool hasArithBody(linalg::GenericOp op) {
+  return llvm::all_of(op.getBody()->without_terminator(), [](Operation &o) {
+    return isa<arith::ArithDialect, math::MathDialect>(o.getDialect());
+  });
+}
+
+/// Whether every use of OP's results is in OP's block after AFTER (so that a
+/// replacement created at AFTER dominates them all).
+bool usedOnlyAfter(Operation *op, Operation *after) {
+  Block *block = after->getBlock();
+  for (Operation *user : op->getUsers()) {
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (!top || top == after || !after->isBeforeInBlock(top))
+      return false;
+  }
+  return true;
+}
+
+/// Multi-output fusion of an expensive producer with several uses into an
+/// elementwise consumer: the fused op computes the producer once, yields
+/// its value for the other users and the consumer's result, so the
+/// consumer no longer reads it back (one pass over memory less, nothing
+/// recomputed). Only when every other use comes after the consumer (the
+/// fused op replaces the producer there) and both index the value with the
+/// identity (the kept result has the consumer's layout).
+struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!consumer.hasPureTensorSemantics() || consumer.getNumReductionLoops() != 0 ||
+        !llvm::all_of(consumer.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isProjectedPermutation(); }))
+      return failure();
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || producer->getNumResults() != 1 || producer->hasOneUse() ||
+          producer->getBlock() != consumer->getBlock() ||
+          !producer.hasPureTensorSemantics() || producer.getNumReductionLoops() != 0 ||
+          !consumer.getMatchingIndexingMap(operand).isIdentity() ||
+          !producer.getIndexingMapMatchingResult(producer->getResult(0)).isIdentity())
+        continue;
+      // The consumer reads the value through this operand only.
+      if (llvm::count_if(consumer->getOperands(),
+                         [&](Value v) { return v == operand->get(); }) != 1)
+        continue;
+      bool laterUses = llvm::all_of(producer->getUses(), [&](OpOperand &use) {
+        Operation *top = consumer->getBlock()->findAncestorOpInBlock(*use.getOwner());
+        return use.getOwner() == consumer ||
+               (top && top != consumer && consumer->isBeforeInBlock(top));
+      });
+      if (!laterUses || !linalg::areElementwiseOpsFusable(operand))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, operand);
+      if (failed(fused))
+        continue;
+      Value kept = fused->replacements.lookup(producer->getResult(0));
+      if (!kept) { // not preserved after all: undo
+        rewriter.eraseOp(fused->fusedOp);
+        continue;
+      }
+      SmallVector<Value> results;
+      for (Value r : consumer->getResults())
+        results.push_back(fused->replacements.lookup(r));
+      rewriter.replaceOp(consumer, results);
+      rewriter.replaceOp(producer, kept);
+      return success();
+    }
+    return failure();
+  }
+};
+
+/// Multi-output fusion of siblings: two generics over the same iteration
+/// space that read a common input (with the same indexing map) become one
+/// generic with both results, reading the common input once. The merged op
+/// takes the later sibling's place, so the earlier one's results must be
+/// used only after it. Both bodies are arith / math only and every operand
+/// walks the innermost loop in the same way, so the merged kernel
+/// vectorizes wherever the two did. Reductions merge only with
+/// `reductions` (the CUDA block reduction carries one output).
+struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
+  FuseSiblings(MLIRContext *ctx, bool reductions)
+      : OpRewritePattern(ctx), reductions(reductions) {}
+  bool reductions;
+
+  /// Per operand: whether it is indexed by the innermost loop as its last
+  /// dimension (true), not at all (false); nullopt when it is indexed by
+  /// the innermost loop elsewhere (a transposed read).
+  static std::optional<bool> walksInnermost(AffineMap map, unsigned inner) {
+    for (unsigned r = 0; r < map.getNumResults(); ++r)
+      if (map.getResult(r).isFunctionOfDim(inner))
+        return r + 1 == map.getNumResults() && map.getResult(r) == getAffineDimExpr(inner, map.getContext())
+                   ? std::optional<bool>(true)
+                   : std::nullopt;
+    return false;
+  }
+  static bool contiguous(linalg::GenericOp op) {
+    unsigned inner = op.getNumLoops() - 1;
+    return llvm::all_of(op.getIndexingMapsArray(),
+                        [&](AffineMap m) { return walksInnermost(m, inner).has_value(); });
+  }
+
+  bool compatible(linalg::GenericOp a, linalg::GenericOp b) const {
+    if (a == b || a->getBlock() != b->getBlock() || !a->isBeforeInBlock(b) ||
+        !a.hasPureTensorSemantics() || a.getNumLoops() == 0 ||
+        a.getIteratorTypesArray() != b.getIteratorTypesArray() ||
+        a.getStaticLoopRanges() != b.getStaticLoopRanges() ||
+        llvm::any_of(a.getStaticLoopRanges(), ShapedType::isDynamic) ||
+        (!reductions && a.getNumReductionLoops() != 0) || !hasArithBody(a) ||
+        contiguous(a) != contiguous(b) || !usedOnlyAfter(a, b))
+      return false;
+    return a->getNumOperands() + b->getNumOperands() <= 12; // keep kernels small
+  }
+
+  LogicalResult matchAndRewrite(linalg::GenericOp b,
+                                PatternRewriter &rewriter) const override {
+    if (!b.hasPureTensorSemantics() || !hasArithBody(b))
+      return failure();
+    for (OpOperand *shared : b.getDpsInputOperands()) {
+      Value v = shared->get();
+      if (!isa<RankedTensorType>(v.getType()))
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        auto a = dyn_cast<linalg::GenericOp>(use.getOwner());
+        if (!a || !a.isDpsInput(&use) ||
+            a.getMatchingIndexingMap(&use) != b.getMatchingIndexingMap(shared) ||
+            !compatible(a, b))
+          continue;
+        merge(rewriter, a, b);
+        return success();
+      }
+    }
+    return failure();
+  }
+
+  static void merge(PatternRewriter &rewriter, linalg::GenericOp a, linalg::GenericOp b) {
+    SmallVector<Value> inputs, outputs;
+    SmallVector<AffineMap> inputMaps, outputMaps;
+    IRMapping map;
+    Block *blockA = a.getBody(), *blockB = b.getBody();
+    // Inputs: A's, then B's that A does not read with the same map.
+    SmallVector<std::pair<BlockArgument, unsigned>> argOf; // old arg -> new index
+    auto addInput = [&](linalg::GenericOp op, OpOperand *in) {
+      AffineMap m = op.getMatchingIndexingMap(in);
+      for (unsigned i = 0; i < inputs.size(); ++i)
+        if (inputs[i] == in->get() && inputMaps[i] == m)
+          return argOf.push_back({op.getMatchingBlockArgument(in), i});
+      argOf.push_back({op.getMatchingBlockArgument(in), unsigned(inputs.size())});
+      inputs.push_back(in->get());
+      inputMaps.push_back(m);
+    };
+    for (OpOperand *in : a.getDpsInputOperands())
+      addInput(a, in);
+    for (OpOperand *in : b.getDpsInputOperands())
+      addInput(b, in);
+    for (linalg::GenericOp op : {a, b})
+      for (OpOperand &out : op.getDpsInitsMutable()) {
+        argOf.push_back({op.getMatchingBlockArgument(&out),
+                         unsigned(inputs.size() + outputs.size())});
+        outputs.push_back(out.get());
+        outputMaps.push_back(op.getMatchingIndexingMap(&out));
+      }
+    SmallVector<AffineMap> maps(inputMaps);
+    maps.append(outputMaps);
+    rewriter.setInsertionPoint(b);
+    SmallVector<Type> resultTypes(a->getResultTypes());
+    llvm::append_range(resultTypes, b->getResultTypes());
+    auto merged = linalg::GenericOp::create(rewriter, b.getLoc(), resultTypes, inputs, outputs,
+                                            maps, a.getIteratorTypesArray());
+    SmallVector<Type> argTypes;
+    SmallVector<Location> argLocs;
+    for (Value v : llvm::concat<Value>(inputs, outputs)) {
+      argTypes.push_back(getElementTypeOrSelf(v.getType()));
+      argLocs.push_back(v.getLoc());
+    }
+    Block *body = rewriter.createBlock(&merged.getRegion(), {}, argTypes, argLocs);
+    for (auto [old, index] : argOf)
+      map.map(old, body->getArgument(index));
+    SmallVector<Value> yields;
+    for (Block *from : {blockA, blockB}) {
+      for (Operation &op : from->without_terminator())
+        rewriter.clone(op, map);
+      for (Value y : from->getTerminator()->getOperands())
+        yields.push_back(map.lookupOrDefault(y));
+    }
+    linalg::YieldOp::create(rewriter, b.getLoc(), yields);
+    unsigned na = a->getNumResults();
+    rewriter.replaceOp(a, merged.getResults().take_front(na));
+    rewriter.replaceOp(b, merged.getResults().drop_front(na));
+  }
+};
+
 struct FuseElementwisePass
     : tcc::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using Base::Base;
@@ -150,6 +347,8 @@ struct FuseElementwisePass
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    patterns.add<FuseMultiUseProducer>(ctx);
+    patterns.add<FuseSiblings>(ctx, siblingReductions);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

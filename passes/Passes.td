@@ -186,7 +186,13 @@ def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
     it is cheap to recompute in each of its consumers (an all-parallel generic
     of at most four arith ops, no division) and doing so moves fewer bytes
     (every use an input of a generic, users x inputs < inputs + 1 + users);
-    an expensive producer is never computed twice. Only `linalg.generic` ops
+    an expensive producer is never computed twice. An expensive producer
+    with several uses fuses into an elementwise consumer as a multi-output
+    op (its value is still written for the other users, which must all come
+    after the consumer; identity maps only), and siblings (generics over the
+    same iteration space reading a common input with the same map, arith /
+    math bodies, the same innermost-loop access) merge into one multi-result
+    generic that reads the common input once. Only `linalg.generic` ops
     take part,
     so that named matmuls and convolutions are never rewritten into generics
     (reshape propagation by expansion would otherwise turn a matmul next to a
@@ -198,7 +204,10 @@ def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
-           "Print the kernels before and after fusion on standard error">
+           "Print the kernels before and after fusion on standard error">,
+    Option<"siblingReductions", "sibling-reductions", "bool", /*default=*/"true",
+           "Merge sibling reductions too (false for CUDA, whose block "
+           "reduction carries one output)">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",

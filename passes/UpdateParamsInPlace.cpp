@@ -29,9 +29,12 @@ struct UpdateParamsInPlacePass
         if (func.getArgAttrOfType<StringAttr>(a, "tcc.param") == name ||
             func.getArgAttrOfType<StringAttr>(a, "tcc.state") == name)
           param = func.getArgument(a);
-      auto generic = ret.getOperand(i).getDefiningOp<linalg::GenericOp>();
-      if (!param || !generic || generic.getNumResults() != 1 ||
-          generic.getNumReductionLoops() != 0 || generic->getBlock() != ret->getBlock())
+      // The op computing the update (possibly one result of several: a
+      // multi-output kernel updating several parameters or moments).
+      auto result = dyn_cast<OpResult>(ret.getOperand(i));
+      auto generic = result ? dyn_cast<linalg::GenericOp>(result.getOwner()) : nullptr;
+      if (!param || !generic || generic.getNumReductionLoops() != 0 ||
+          generic->getBlock() != ret->getBlock())
         continue;
       // The op must be the last reader of the old value; the new value may
       // have other readers (Adam's moments feed the parameter's update).
@@ -42,10 +45,11 @@ struct UpdateParamsInPlacePass
       });
       if (!lastReader)
         continue;
-      OpOperand *init = generic.getDpsInitOperand(0);
+      OpOperand *init = generic.getDpsInitOperand(result.getResultNumber());
       if (generic.payloadUsesValueFromOperand(init) ||
           !generic.getMatchingIndexingMap(init).isIdentity() ||
-          init->get().getType() != param.getType())
+          init->get().getType() != param.getType() ||
+          llvm::any_of(generic.getDpsInits(), [&](Value v) { return v == param; }))
         continue;
       // It reads the old value element by element as it writes the new one,
       // or not at all (an unfused chain: the old value's readers all come

@@ -33,6 +33,7 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
   if (options.fuse) {
     tcc::FuseElementwisePassOptions fuse;
     fuse.report = options.reportFusion;
+    fuse.siblingReductions = !options.device;
     pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass(fuse));
   }
   pm.addPass(createCSEPass());

@@ -24,8 +24,9 @@ struct CpuPipelineOptions {
   /// Every kernel in its own function, named after its node, for per-kernel
   /// profiles with perf (tcc --profile).
   bool outlineKernels = false;
-  /// The host code of a device artifact: library calls were lowered and
-  /// every kernel outlined by the CUDA pipeline before this one.
+  /// A device artifact: sibling reductions stay separate (the GPU block
+  /// reduction carries one output); in the host code, library calls were
+  /// lowered and every kernel outlined by the CUDA pipeline before.
   bool device = false;
 };
 

@@ -1,4 +1,10 @@
 // RUN: tcc-opt --split-input-file --tcc-fuse-elementwise %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-fuse-elementwise="sibling-reductions=false" %s | FileCheck %s --check-prefix=NOSIB
+// Nothing expensive is computed twice: the one division and the one
+// negation of the inputs below are still one each after fusion.
+// RUN: tcc-opt --split-input-file --tcc-fuse-elementwise %s | grep -c "arith.divf" | FileCheck %s --check-prefix=ONCE
+// RUN: tcc-opt --split-input-file --tcc-fuse-elementwise %s | grep -c "arith.negf" | FileCheck %s --check-prefix=ONCE
+// ONCE: {{^}}1{{$}}
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -31,9 +37,15 @@ func.func @chain(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-// A producer with two consumers is not fused (it would be computed twice).
+// An expensive producer with two consumers is computed once: the two
+// consumers are siblings (both read it) and merge into one kernel with two
+// results, into which the producer, now with one use, fuses.
 // CHECK-LABEL: func.func @two_uses
-// CHECK-COUNT-3: linalg.generic
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK-NOT: math.exp
+// CHECK: linalg.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK-NOT: linalg.generic
 func.func @two_uses(%a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>
   %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
@@ -90,13 +102,13 @@ func.func @matmul_bias(%a: tensor<3x6xf32>, %b: tensor<6x4xf32>, %c: tensor<1x4x
 
 // A cheap producer (one add of a broadcast bias) with two consumers is
 // recomputed in each: reading its two inputs twice moves less memory than
-// writing its result once and reading it twice. Two kernels remain, each
-// with the add.
+// writing its result once and reading it twice. The two consumers then read
+// the same inputs and merge as siblings (one kernel; CSE later shares the
+// add).
 // CHECK-LABEL: func.func @cheap_two_uses
 // CHECK: linalg.generic
 // CHECK: arith.addf
 // CHECK: math.{{exp|tanh}}
-// CHECK: linalg.generic
 // CHECK: arith.addf
 // CHECK: math.{{exp|tanh}}
 // CHECK-NOT: linalg.generic
@@ -129,9 +141,12 @@ func.func @cheap_two_uses(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8
 
 // Must not duplicate: a cheap producer of three inputs with two consumers
 // (2 x 3 reads > 3 reads + 1 write + 2 reads), a cheap producer whose
-// result is also returned, and a division (not cheap).
+// result is also returned, and a division (not cheap). They all end in one
+// multi-output kernel (siblings and multi-use producers), each computed
+// once (the ONCE counts above: one division, one negation).
 // CHECK-LABEL: func.func @no_duplication
-// CHECK-COUNT-8: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
 func.func @no_duplication(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4x8xf32>)
     -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>
@@ -185,4 +200,148 @@ func.func @no_duplication(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4
     linalg.yield %t : f32
   } -> tensor<4x8xf32>
   return %p1, %p2, %ret, %q1, %r1, %r2, %three : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#rows = affine_map<(d0, d1) -> (d0)>
+
+// Multi-output fusion: an expensive producer whose value is also returned
+// fuses into its elementwise consumer; the fused kernel writes both.
+// CHECK-LABEL: func.func @multi_use_producer
+// CHECK: %[[F:.*]]:2 = linalg.generic
+// CHECK: math.exp
+// CHECK-NOT: math.exp
+// CHECK: return %[[F]]#
+// Must not: the producer's other use (a reduction) comes before the
+// consumer, and a consumer reading the producer transposed.
+// CHECK-LABEL: func.func @multi_use_not
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @multi_use_producer(%a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.exp %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.mulf %v, %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %y, %x : tensor<4x8xf32>, tensor<4x8xf32>
+}
+func.func @multi_use_not(%a: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %et = tensor.empty() : tensor<8x4xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.exp %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %t = arith.addf %acc, %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.log %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %x2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.tanh %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %z = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x2 : tensor<4x8xf32>) outs(%et : tensor<8x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.sqrt %v : f32
+    linalg.yield %t : f32
+  } -> tensor<8x4xf32>
+  return %s, %y, %z, %z : tensor<4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+
+// Sibling reductions (a layer norm's sum and sum of squares over the same
+// rows) become one kernel with two results; with sibling-reductions=false
+// (CUDA) they stay apart.
+// CHECK-LABEL: func.func @sibling_reductions
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: linalg.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK-NOT: linalg.generic
+// NOSIB-LABEL: func.func @sibling_reductions
+// NOSIB-COUNT-2: linalg.generic
+func.func @sibling_reductions(%a: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %s = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %t = arith.addf %acc, %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %q = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sq = arith.mulf %v, %v : f32
+    %t = arith.addf %acc, %sq : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  return %s, %q : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#rows = affine_map<(d0, d1) -> (d0)>
+
+// Must not merge siblings: the first one's result is read before the
+// second (the merged op could not take the second's place), and siblings
+// that walk the innermost loop differently (one reads transposed: merged,
+// neither would vectorize).
+// CHECK-LABEL: func.func @siblings_not
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @siblings_not(%a: tensor<8x8xf32>, %init: tensor<8xf32>) -> (tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %e = tensor.empty() : tensor<8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.exp %v : f32
+    linalg.yield %t : f32
+  } -> tensor<8x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %t = arith.addf %acc, %v : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.tanh %v : f32
+    linalg.yield %t : f32
+  } -> tensor<8x8xf32>
+  %z = linalg.generic {indexing_maps = [#id, #tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %a : tensor<8x8xf32>, tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %t = arith.subf %v, %w : f32
+    linalg.yield %t : f32
+  } -> tensor<8x8xf32>
+  return %x, %r, %y, %z : tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
 }

@@ -96,3 +96,27 @@ func.func @read_later(%p: tensor<4x4xf32> {tcc.param = "p"}, %g: tensor<4x4xf32>
   } -> tensor<4x4xf32>
   return %r, %later : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Tests that a multi-output kernel (two parameters' updates merged as
+// siblings reading the same gradient) writes each update over its own
+// parameter.
+// CHECK-LABEL: func.func @multi_output_update
+// CHECK-SAME: (%[[P:.+]]: tensor<4x4xf32> {tcc.param = "p"}, %[[Q:.+]]: tensor<4x4xf32> {tcc.param = "q"}
+// CHECK: linalg.generic {{.*}} outs(%[[P]], %[[Q]] : tensor<4x4xf32>, tensor<4x4xf32>)
+func.func @multi_output_update(%p: tensor<4x4xf32> {tcc.param = "p"}, %q: tensor<4x4xf32> {tcc.param = "q"},
+                               %g: tensor<4x4xf32> {tcc.input = "g"})
+    -> (tensor<4x4xf32> {tcc.update = "p"}, tensor<4x4xf32> {tcc.update = "q"}) {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %r:2 = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %q, %g : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) outs(%e, %e : tensor<4x4xf32>, tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32, %o2: f32):
+    %s = arith.subf %a, %c : f32
+    %t = arith.addf %b, %c : f32
+    linalg.yield %s, %t : f32, f32
+  } -> (tensor<4x4xf32>, tensor<4x4xf32>)
+  return %r#0, %r#1 : tensor<4x4xf32>, tensor<4x4xf32>
+}

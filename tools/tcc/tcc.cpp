@@ -541,6 +541,7 @@ int main(int argc, char **argv) {
   cpu.fuse = fusion != FusionKind::None;
   cpu.reportFusion = report == ReportKind::Fusion;
   cpu.outlineKernels = profile;
+  cpu.device = device;
   if (report == ReportKind::Fusion && stage < EmitKind::Linalg)
     fail("--report=fusion needs compilation through fusion (--emit=linalg or later, or -o "
          "model.so)");
@@ -579,7 +580,6 @@ int main(int argc, char **argv) {
       output->keep();
       return 0;
     }
-    cpu.device = device;
     if (!runStage([&](OpPassManager &pm) {
           tcc::buildCpuLowerToLLVMPipeline(pm, cpu);
         }))
