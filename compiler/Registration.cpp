@@ -10,6 +10,7 @@
 
 #include "dialects/TccOps.h"
 #include "passes/Passes.h"
+#include "passes/KernelCost.h"
 #include "compiler/cpu/CpuPipeline.h"
 #include "compiler/cuda/CudaPipeline.h"
 
@@ -25,6 +26,7 @@ void tcc::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   tcc::registerGradientRules(registry);
+  tcc::registerKernelCostModels(registry);
   // gpu-module-to-binary translates kernels (LLVM + NVVM dialects) to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/KernelCost.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -16,6 +17,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace tcc {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
@@ -75,29 +77,25 @@ struct Provenance : RewriterBase::Listener {
   }
 };
 
+/// The most a producer may cost per point (KernelCostOpInterface weights)
+/// to be recomputed in each of its consumers: four simple arith ops; any
+/// division, gather or transcendental function is above it.
+constexpr double kCheapCostPerPoint = 4;
+
 /// A producer cheap enough to recompute in each of its consumers: an
-/// all-parallel generic whose body is at most four arith ops, none a
-/// division or remainder (no transcendental function, no reduction).
+/// all-parallel generic with one result whose body costs at most
+/// kCheapCostPerPoint.
 bool isCheapToRecompute(linalg::GenericOp producer) {
-  if (producer.getNumReductionLoops() != 0 || producer->getNumResults() != 1)
-    return false;
-  int64_t ops = 0;
-  for (Operation &op : producer.getBody()->without_terminator()) {
-    if (isa<linalg::IndexOp>(op))
-      continue;
-    if (op.getDialect()->getNamespace() != "arith" ||
-        isa<arith::DivFOp, arith::DivSIOp, arith::DivUIOp, arith::RemFOp, arith::RemSIOp,
-            arith::RemUIOp, arith::CeilDivSIOp, arith::FloorDivSIOp>(op) ||
-        ++ops > 4)
-      return false;
-  }
-  return true;
+  auto cost = dyn_cast<tcc::KernelCostOpInterface>(producer.getOperation());
+  return cost && producer.getNumReductionLoops() == 0 && producer->getNumResults() == 1 &&
+         cost.getCostPerPoint() <= kCheapCostPerPoint;
 }
 
 /// Whether recomputing PRODUCER in every consumer moves fewer bytes than
 /// writing its result once and reading it in each: every use an input of a
-/// generic (so each can fuse), and users * inputs < inputs + 1 + users
-/// (in units of the result's size; a broadcast input counts as one).
+/// generic (so each can fuse), and users x (bytes of its inputs) < (bytes
+/// of its inputs) + (1 + users) x (bytes of its result), the byte counts
+/// from the cost interface (a broadcast bias counts its own size).
 bool duplicationPays(linalg::GenericOp producer) {
   int64_t users = 0;
   for (OpOperand &use : producer->getResult(0).getUses()) {
@@ -106,8 +104,13 @@ bool duplicationPays(linalg::GenericOp producer) {
       return false;
     ++users;
   }
-  int64_t inputs = producer.getNumDpsInputs();
-  return users * inputs < inputs + 1 + users;
+  auto cost = cast<tcc::KernelCostOpInterface>(producer.getOperation());
+  int64_t result = 0;
+  for (Value v : producer->getResults())
+    if (auto t = dyn_cast<ShapedType>(v.getType()); t && t.hasStaticShape())
+      result += t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+  int64_t inputs = cost.getMinimumBytes() - result; // the outputs are not read
+  return users * inputs < inputs + (1 + users) * result;
 }
 
 /// Fuse (or propagate a reshape) across FUSED only between generics, and
@@ -332,10 +335,15 @@ struct FuseElementwisePass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     Provenance provenance;
-    int64_t before = 0;
+    int64_t before = 0, bytesBefore = 0;
+    auto bytesMoved = [](linalg::LinalgOp op) -> int64_t {
+      auto cost = dyn_cast<tcc::KernelCostOpInterface>(op.getOperation());
+      return cost ? cost.getBytesMoved() : 0;
+    };
     if (report)
       getOperation()->walk([&](linalg::LinalgOp op) {
         ++before;
+        bytesBefore += bytesMoved(op);
         provenance.origins[op] = {Provenance::name(op)};
       });
     auto control = [&](OpOperand *fused) {
@@ -368,14 +376,33 @@ struct FuseElementwisePass
     std::string name = "?";
     if (auto symbol = dyn_cast<SymbolOpInterface>(getOperation()))
       name = symbol.getName().str();
+    int64_t bytesAfter = 0;
+    for (linalg::LinalgOp op : kernels)
+      bytesAfter += bytesMoved(op);
+    auto mib = [](int64_t bytes) {
+      if (bytes >= 1048576)
+        return llvm::formatv("{0:F2} MiB", bytes / 1048576.0).str();
+      if (bytes >= 1024)
+        return llvm::formatv("{0:F1} KiB", bytes / 1024.0).str();
+      return llvm::formatv("{0} B", bytes).str();
+    };
     llvm::errs() << "fusion @" << name << ": " << before << " kernels -> " << kernels.size()
-                 << "\n";
+                 << ", bytes moved " << mib(bytesBefore) << " -> " << mib(bytesAfter) << "\n";
+    // Each fused kernel with its sources, and every kernel that moves more
+    // than its operands' bytes (a transposed walk over a large operand).
     for (auto [k, op] : llvm::enumerate(kernels)) {
       const SmallVector<std::string> &from = provenance.origins.lookup(op);
-      if (from.size() < 2)
+      auto cost = dyn_cast<tcc::KernelCostOpInterface>(op.getOperation());
+      bool strided = cost && cost.getBytesMoved() > cost.getMinimumBytes();
+      if (from.size() < 2 && !strided)
         continue;
       llvm::errs() << "  kernel " << k << " (" << op->getName().getStringRef() << ", "
-                   << op.getNumLoops() << " loops): " << llvm::join(from, ", ") << "\n";
+                   << op.getNumLoops() << " loops, " << op->getNumResults() << " results";
+      if (cost)
+        llvm::errs() << llvm::formatv(", cost {0} per point, moves {1} of minimum {2}",
+                                      cost.getCostPerPoint(), mib(cost.getBytesMoved()),
+                                      mib(cost.getMinimumBytes()));
+      llvm::errs() << "): " << llvm::join(from, ", ") << "\n";
     }
   }
 };
