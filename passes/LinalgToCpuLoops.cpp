@@ -297,7 +297,10 @@ struct LinalgToCpuLoopsPass
         return signalPassFailure();
       }
       std::optional<int64_t> count = iterationCount(op);
-      unsigned prefix = count && *count >= minParallelWork ? parallelPrefix(op) : 0;
+      // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks.
+      bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
+      unsigned prefix =
+          count && *count >= minParallelWork && !nested ? parallelPrefix(op) : 0;
       SmallVector<Operation *> loops;
       if (int64_t width = vectorize ? vectorWidth(op) : 0) {
         FailureOr<SmallVector<Operation *>> tiled = tileAndVectorize(rewriter, op, width);

@@ -214,6 +214,35 @@ def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
                            "mlir::affine::AffineDialect"];
 }
 
+def FuseRowsPass : Pass<"tcc-fuse-rows", "mlir::func::FuncOp"> {
+  let summary = "A reduction with its prologue and epilogue as one loop over rows";
+  let description = [{
+    On buffers, before the memory plan: a run of consecutive fills and
+    generics over the same rows (the leading parallel loops of a reduction
+    whose parallel loops all lead: softmax, layer norm and its backward,
+    log-softmax with the loss) becomes one loop over the rows whose body runs
+    every op of the run on its row, so the run is one kernel and each row's
+    data stays in cache from op to op. An op joins when every shaped operand
+    is indexed by the rows in its leading dimensions (or, for inputs, not
+    at all: a broadcast), it writes only allocations the function does not
+    return (parameter updates and outputs keep their kernels), and every
+    buffer the run writes is reached through one value indexed by the rows
+    in all of the run's ops. Pure ops and allocations between the run's ops
+    stay before the loop. A run needs a reduction and two ops other than fills. The loop is
+    an `scf.parallel` when the run's iterations reach `min-parallel-work`,
+    else sequential loops; the ops inside never fork again. CPU only: the
+    CUDA mapping gives one kernel per op.
+  }];
+  let options = [
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"262144",
+           "Loop iterations of the run below which the rows stay sequential">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def AutodiffPass : Pass<"tcc-autodiff", "mlir::ModuleOp"> {
   let summary = "Build the gradient function of every function with parameters";
   let description = [{

@@ -63,6 +63,12 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   // plan, so that a convolution reading an unpadded input keeps it live.
   if (options.libraryCalls)
     pm.addPass(tcc::createCpuLibraryCallsPass());
+  // A reduction with the fills and elementwise ops around it over the same
+  // rows (softmax, layer norm): one loop over the rows (CPU; the GPU maps
+  // one kernel per op). Before the plan, which then keeps the run's
+  // buffers apart.
+  if (options.fuse && !options.device)
+    pm.addNestedPass<func::FuncOp>(tcc::createFuseRowsPass());
   // Every buffer becomes an offset in the arena or the state region.
   pm.addPass(tcc::createPlanMemoryPass());
   pm.addPass(createCanonicalizerPass());

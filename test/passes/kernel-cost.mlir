@@ -1,4 +1,4 @@
-// RUN: tcc-opt --pass-pipeline='builtin.module(func.func(tcc-fuse-elementwise{report=true}))' %s -o /dev/null 2>&1 | FileCheck %s
+// RUN: tcc-opt --mlir-disable-threading --pass-pipeline='builtin.module(func.func(tcc-fuse-elementwise{report=true}))' %s -o /dev/null 2>&1 | FileCheck %s
 // RUN: tcc-opt --pass-pipeline='builtin.module(func.func(tcc-fuse-elementwise))' %s | FileCheck %s --check-prefix=IR
 
 // The cost interface (KernelCostOpInterface, attached to linalg's ops) in

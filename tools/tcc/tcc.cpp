@@ -437,6 +437,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   tcc::registerAllDialects(registry);
   MLIRContext context(registry);
+  // Reports print per function: in the functions' order, not the threads'.
+  if (report != ReportKind::None)
+    context.disableMultithreading();
   context.getDiagEngine().registerHandler(
       [](Diagnostic &diag) { printDiagnostic(diag); });
 

@@ -1,0 +1,160 @@
+// RUN: tcc-opt --split-input-file --tcc-fuse-rows %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-fuse-rows=min-parallel-work=1 %s | FileCheck %s --check-prefix=PAR
+// The run as loops: the fill is absorbed, nothing forks inside the rows.
+// RUN: tcc-opt --split-input-file --tcc-fuse-rows=min-parallel-work=1 --tcc-linalg-to-cpu-loops=min-parallel-work=1 %s | FileCheck %s --check-prefix=LOOPS
+
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#r = affine_map<(d0, d1) -> (d0)>
+#c = affine_map<(d0, d1) -> (d1)>
+
+// A softmax (max, exp-sum, normalize: two reductions with their fills and
+// an epilogue) over 64 rows of 128 becomes one loop over the rows; each op
+// works on its row's subview (a fill and the reduction it starts share
+// one); the allocations stay before the loop.
+// CHECK-LABEL: func.func @softmax
+// CHECK-COUNT-3: memref.alloc
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: %[[M:.*]] = memref.subview %{{.*}}[%[[I]]] [1] [1] : memref<64xf32> to memref<f32, strided<[], offset: ?>>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[M]] :
+// CHECK: %[[X:.*]] = memref.subview %{{.*}}[%[[I]], 0] [1, 128] [1, 1] : memref<64x128xf32> to memref<128xf32, strided<[1], offset: ?>>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[X]] : {{.*}}) outs(%[[M]] :
+// CHECK: linalg.fill
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]}
+// CHECK-NOT: linalg.generic
+// CHECK: memref.copy
+// CHECK-NEXT: return
+// PAR-LABEL: func.func @softmax
+// PAR: scf.parallel
+// LOOPS-LABEL: func.func @softmax
+// LOOPS: scf.parallel
+// LOOPS-NOT: linalg.fill
+// LOOPS-NOT: scf.parallel
+// LOOPS: return
+func.func @softmax(%a: memref<64x128xf32>, %out: memref<64x128xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %max = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<64xf32>)
+  linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<64x128xf32>) outs(%max : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %m = arith.maximumf %acc, %v : f32
+    linalg.yield %m : f32
+  }
+  %sum = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<64xf32>)
+  linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%a, %max : memref<64x128xf32>, memref<64xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%v: f32, %m: f32, %acc: f32):
+    %d = arith.subf %v, %m : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %acc, %e : f32
+    linalg.yield %s : f32
+  }
+  %tmp = memref.alloc() : memref<64x128xf32>
+  linalg.generic {indexing_maps = [#x, #r, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %max, %sum : memref<64x128xf32>, memref<64xf32>, memref<64xf32>) outs(%tmp : memref<64x128xf32>) {
+  ^bb0(%v: f32, %m: f32, %s: f32, %o: f32):
+    %d = arith.subf %v, %m : f32
+    %e = math.exp %d : f32
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.copy %tmp, %out : memref<64x128xf32> to memref<64x128xf32>
+  return
+}
+
+// -----
+
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#r = affine_map<(d0, d1) -> (d0)>
+#c = affine_map<(d0, d1) -> (d1)>
+
+// Must not fuse:
+//  - an epilogue that writes a function argument (a parameter update or an
+//    output keeps its kernel): the run is the fill and the reduction only,
+//    one op besides the fill, so nothing changes;
+//  - an op reading a buffer the run writes across rows (the sums by
+//    column): the run ends before it;
+//  - a column reduction (its parallel loop is not leading).
+// CHECK-LABEL: func.func @writes_argument
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK-LABEL: func.func @cross_row_reader
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]}
+// CHECK: linalg.fill
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]}
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK: return
+// CHECK-LABEL: func.func @column_sum
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @writes_argument(%a: memref<64x128xf32>, %out: memref<64x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<64xf32>)
+  linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<64x128xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %sum : memref<64x128xf32>, memref<64xf32>) outs(%out : memref<64x128xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %q = arith.divf %v, %s : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+func.func @cross_row_reader(%a: memref<64x64xf32>, %out: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sq = memref.alloc() : memref<64x64xf32>
+  %sum = memref.alloc() : memref<64xf32>
+  %t = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x64xf32>) outs(%sq : memref<64x64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %v : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<64xf32>)
+  linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : memref<64x64xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x, #c, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %sum : memref<64x64xf32>, memref<64xf32>) outs(%t : memref<64x64xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %q = arith.divf %v, %s : f32
+    linalg.yield %q : f32
+  }
+  memref.copy %t, %out : memref<64x64xf32> to memref<64x64xf32>
+  return
+}
+func.func @column_sum(%a: memref<64x128xf32>, %out: memref<128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = memref.alloc() : memref<64x128xf32>
+  linalg.generic {indexing_maps = [#x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x128xf32>) outs(%e : memref<64x128xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %x = math.exp %v : f32
+    linalg.yield %x : f32
+  }
+  %sum = memref.alloc() : memref<128xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<128xf32>)
+  linalg.generic {indexing_maps = [#x, #c], iterator_types = ["reduction", "parallel"]}
+      ins(%e : memref<64x128xf32>) outs(%sum : memref<128xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %sum, %out : memref<128xf32> to memref<128xf32>
+  return
+}
