@@ -24,7 +24,8 @@
 
 namespace tcc::rt::cuda {
 
-/// Bytes of library workspace when the descriptor does not say.
+/// Bytes of library workspace when the descriptor does not say (artifacts
+/// from before the compiler sized it per call).
 constexpr size_t kDefaultWorkspaceBytes = size_t(32) << 20;
 
 class Device {
