@@ -477,9 +477,10 @@ private:
         continue; // a per-row value: one scalar load
       if (uses != 1 || map.getResults().back() != getAffineDimExpr(inner, op.getContext()))
         return false;
+      if (!type.getElementType().isIntOrFloat() || !type.hasStaticShape())
+        return false;
       unsigned bits = type.getElementTypeBitWidth();
-      if (!type.getElementType().isIntOrFloat() || bits < 8 || bits > 64 ||
-          !llvm::isPowerOf2_32(bits) || !type.hasStaticShape())
+      if (bits < 8 || bits > 64 || !llvm::isPowerOf2_32(bits))
         return false;
       int64_t bytes = bits / 8, align = std::min<int64_t>(16, kVector * bytes);
       SmallVector<int64_t> strides;
