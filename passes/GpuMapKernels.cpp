@@ -7,7 +7,10 @@
 //
 //   - thread per output point: the op's parallel loops are linearized over
 //     blocks of 256 threads; each thread runs the reduction loops (if any)
-//     with the accumulators in registers and stores once;
+//     with the accumulators in registers and stores once; an elementwise op
+//     whose buffers along the innermost loop are contiguous and 16-byte
+//     aligned gives each thread 4 innermost points instead, with one vector
+//     access per buffer (ld.global.v4 / st.global.v4 in PTX);
 //   - block reduction: a reduction whose combiner is one arith op and whose
 //     output points are few, or whose reduction is the innermost loop, gets
 //     one block per output point: the 256 threads stride over the reduction,
@@ -34,6 +37,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -54,6 +58,9 @@ constexpr int64_t kWarp = 32;
 /// and at least this many reduction points per block.
 constexpr int64_t kMaxSplit = 1024;
 constexpr int64_t kSplitChunk = 16384;
+/// Innermost points per thread of vectorized elementwise kernels: 16 bytes
+/// of f32, the widest global access (ld.global.v4).
+constexpr int64_t kVector = 4;
 
 Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -453,9 +460,160 @@ private:
     return mapThreadPerPoint(op, ranges, parallel, reduction, points);
   }
 
+  /// The byte offset, from the start of the arena or the state, of V's
+  /// element at all-zero indices: V is a memref.view at a constant offset,
+  /// or views of one that keep its base pointer (their static layout offset
+  /// counts from it).
+  static std::optional<int64_t> regionByteOffset(Value v) {
+    auto type = cast<MemRefType>(v.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset))
+      return std::nullopt;
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto view = dyn_cast<memref::ViewOp>(def)) {
+        Value source = view.getSource();
+        if (auto cast = source.getDefiningOp<memref::CastOp>())
+          source = cast.getSource();
+        APInt shift;
+        if (!isa<BlockArgument>(source) ||
+            !matchPattern(view.getByteShift(), m_ConstantInt(&shift)))
+          return std::nullopt;
+        return shift.getSExtValue() + offset * int64_t(type.getElementTypeBitWidth() / 8);
+      }
+      if (!isa<memref::SubViewOp, memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+               memref::ReinterpretCastOp, memref::TransposeOp>(def))
+        return std::nullopt;
+      v = def->getOperand(0);
+    }
+    return std::nullopt;
+  }
+
+  /// Whether the elementwise OP can run kVector innermost points per thread
+  /// with one vector access per buffer that the innermost loop indexes; on
+  /// success ALIGNS holds, per operand, that access's alignment in bytes, or
+  /// 0 for an operand read once per thread (a scalar operand, an unused
+  /// buffer, or one the innermost loop does not index: a per-row value).
+  /// Every output and every other read buffer needs: the innermost loop as
+  /// its last index and in no other (not transposed), a contiguous last
+  /// dimension, whole-byte elements, and a base and outer strides that are
+  /// multiples of the access's size (up to 16 bytes). The device arena and
+  /// state are 256-byte aligned allocations, so the base's offset in its
+  /// region decides.
+  static bool canVectorize(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                           SmallVectorImpl<int64_t> &aligns) {
+    if (ranges.empty() || ranges.back() % kVector != 0)
+      return false;
+    unsigned inner = unsigned(ranges.size() - 1);
+    Block *body = op.getBlock();
+    aligns.assign(op->getNumOperands(), 0);
+    for (OpOperand &o : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(o.get().getType());
+      bool output = op.isDpsInit(&o);
+      if (!type || (!output && body->getArgument(o.getOperandNumber()).use_empty()))
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(&o);
+      unsigned uses = 0;
+      for (AffineExpr e : map.getResults())
+        uses += e.isFunctionOfDim(inner);
+      if (uses == 0 && !output)
+        continue; // a per-row value: one scalar load
+      if (uses != 1 || map.getResults().back() != getAffineDimExpr(inner, op.getContext()))
+        return false;
+      if (!type.getElementType().isIntOrFloat() || !type.hasStaticShape())
+        return false;
+      unsigned bits = type.getElementTypeBitWidth();
+      if (bits < 8 || bits > 64 || !llvm::isPowerOf2_32(bits))
+        return false;
+      int64_t bytes = bits / 8, align = std::min<int64_t>(16, kVector * bytes);
+      SmallVector<int64_t> strides;
+      int64_t offset = 0;
+      if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+        return false;
+      for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+        if (type.getDimSize(d) != 1 &&
+            (ShapedType::isDynamic(strides[d]) || (strides[d] * bytes) % align != 0))
+          return false;
+      std::optional<int64_t> base = regionByteOffset(o.get());
+      if (!base || *base % align != 0)
+        return false;
+      aligns[o.getOperandNumber()] = align;
+    }
+    return true;
+  }
+
+  /// An elementwise op with kVector innermost points per thread (see
+  /// canVectorize): one vector load per buffer the innermost loop indexes
+  /// and one scalar load per other buffer, the body once per point, one
+  /// vector store per output.
+  LogicalResult mapVectorPerPoint(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                                  ArrayRef<int64_t> aligns, int64_t points) {
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    auto [launch, lin] = createPointLaunch(b, loc, points / kVector);
+    SmallVector<int64_t> groups(ranges);
+    groups.back() /= kVector;
+    SmallVector<Value> ivs = delinearize(b, loc, lin, groups);
+    ivs.back() = arith::MulIOp::create(b, loc, ivs.back(), cIndex(b, loc, kVector));
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto vectorType = [&](OpOperand &o) {
+      return VectorType::get({kVector}, cast<MemRefType>(o.get().getType()).getElementType());
+    };
+    auto indices = [&](OpOperand &o) {
+      return *affine::expandAffineMap(b, loc, maps[o.getOperandNumber()], ivs);
+    };
+    auto load = [&](OpOperand &o) -> Value {
+      int64_t align = aligns[o.getOperandNumber()];
+      if (align == 0)
+        return memref::LoadOp::create(b, loc, o.get(), indices(o));
+      return vector::LoadOp::create(b, loc, vectorType(o), o.get(), indices(o),
+                                    /*nontemporal=*/false, llvm::MaybeAlign(align));
+    };
+    Block *body = op.getBlock();
+    SmallVector<Value> ins, outs;
+    for (OpOperand *in : op.getDpsInputOperands())
+      ins.push_back(isa<MemRefType>(in->get().getType()) &&
+                            !body->getArgument(in->getOperandNumber()).use_empty()
+                        ? load(*in)
+                        : Value());
+    for (OpOperand &init : op.getDpsInitsMutable())
+      outs.push_back(body->getArgument(init.getOperandNumber()).use_empty() ? Value() : load(init));
+    // Point J of the thread's group: lane J of each vector, the scalars as is.
+    auto lane = [&](Value v, int64_t j) -> Value {
+      if (!v || !isa<VectorType>(v.getType()))
+        return v;
+      return vector::ExtractOp::create(b, loc, v, j);
+    };
+    SmallVector<SmallVector<Value>> results(op.getNumDpsInits());
+    for (int64_t j = 0; j < kVector; ++j) {
+      SmallVector<Value> pointIvs(ivs), pointIns, pointOuts;
+      if (j > 0)
+        pointIvs.back() = arith::AddIOp::create(b, loc, ivs.back(), cIndex(b, loc, j));
+      for (Value v : ins)
+        pointIns.push_back(lane(v, j));
+      for (Value v : outs)
+        pointOuts.push_back(lane(v, j));
+      for (auto [k, r] :
+           llvm::enumerate(tcc::cloneLinalgBody(b, loc, op, pointIvs, pointIns, pointOuts)))
+        results[k].push_back(r);
+    }
+    for (auto [k, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+      Value v = vector::FromElementsOp::create(b, loc, vectorType(init), results[k]);
+      vector::StoreOp::create(b, loc, v, init.get(), indices(init), /*nontemporal=*/false,
+                              llvm::MaybeAlign(aligns[init.getOperandNumber()]));
+    }
+    op->erase();
+    return sinkDefinitions(launch);
+  }
+
   LogicalResult mapThreadPerPoint(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
                                   ArrayRef<unsigned> parallel, ArrayRef<unsigned> reduction,
                                   int64_t points) {
+    // Elementwise ops with enough points for 128 threads of kVector points:
+    // 16-byte accesses where the buffers allow them.
+    SmallVector<int64_t> aligns;
+    if (reduction.empty() && points >= 128 * kVector && canVectorize(op, ranges, aligns))
+      return mapVectorPerPoint(op, ranges, aligns, points);
     Location loc = op.getLoc();
     OpBuilder b(op);
     auto [launch, lin] = createPointLaunch(b, loc, points);

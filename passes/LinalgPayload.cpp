@@ -9,24 +9,33 @@
 
 using namespace mlir;
 
-
-
 SmallVector<Value> tcc::emitLinalgPayload(OpBuilder &b, Location loc, linalg::LinalgOp op,
-                               ValueRange ivs, ValueRange outs) {
-  IRMapping map;
+                                          ValueRange ivs, ValueRange outs) {
+  SmallVector<Value> ins;
   Block *body = op.getBlock();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (OpOperand *in : op.getDpsInputOperands()) {
-    BlockArgument arg = body->getArgument(in->getOperandNumber());
-    if (arg.use_empty())
-      continue;
     Value v = in->get();
-    if (!isa<MemRefType>(v.getType())) {
-      map.map(arg, v);
+    if (body->getArgument(in->getOperandNumber()).use_empty() || !isa<MemRefType>(v.getType())) {
+      ins.push_back(nullptr);
       continue;
     }
     auto indices = affine::expandAffineMap(b, loc, maps[in->getOperandNumber()], ivs);
-    map.map(arg, memref::LoadOp::create(b, loc, v, *indices));
+    ins.push_back(memref::LoadOp::create(b, loc, v, *indices));
+  }
+  return cloneLinalgBody(b, loc, op, ivs, ins, outs);
+}
+
+SmallVector<Value> tcc::cloneLinalgBody(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                                        ValueRange ivs, ValueRange ins, ValueRange outs) {
+  IRMapping map;
+  Block *body = op.getBlock();
+  for (auto [in, v] : llvm::zip(op.getDpsInputOperands(), ins)) {
+    BlockArgument arg = body->getArgument(in->getOperandNumber());
+    if (v)
+      map.map(arg, v);
+    else if (!isa<MemRefType>(in->get().getType()))
+      map.map(arg, in->get()); // a scalar operand is the argument's value
   }
   for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
     if (outs[i])
@@ -44,9 +53,8 @@ SmallVector<Value> tcc::emitLinalgPayload(OpBuilder &b, Location loc, linalg::Li
   return results;
 }
 
-
 SmallVector<Value> tcc::loadLinalgOutputs(OpBuilder &b, Location loc, linalg::LinalgOp op,
-                               ValueRange ivs, ValueRange known) {
+                                          ValueRange ivs, ValueRange known) {
   SmallVector<Value> outs;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
@@ -127,11 +135,10 @@ SmallVector<Value> tcc::fillValues(ArrayRef<linalg::FillOp> fills) {
 }
 
 void tcc::storeLinalgOutputs(OpBuilder &b, Location loc, linalg::LinalgOp op, ValueRange ivs,
-                  ValueRange values) {
+                             ValueRange values) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), values)) {
     auto indices = affine::expandAffineMap(b, loc, maps[init.getOperandNumber()], ivs);
     memref::StoreOp::create(b, loc, v, init.get(), *indices);
   }
 }
-

@@ -20,6 +20,14 @@ llvm::SmallVector<mlir::Value> emitLinalgPayload(mlir::OpBuilder &b, mlir::Locat
                                                  mlir::linalg::LinalgOp op, mlir::ValueRange ivs,
                                                  mlir::ValueRange outs);
 
+/// Clones OP's body at loop indices IVS with its inputs' block arguments
+/// bound to INS (one per input: the loaded value, or null for an unused
+/// buffer or a scalar operand, which is used as is) and its outputs' to OUTS
+/// (as above); returns what it yields.
+llvm::SmallVector<mlir::Value> cloneLinalgBody(mlir::OpBuilder &b, mlir::Location loc,
+                                               mlir::linalg::LinalgOp op, mlir::ValueRange ivs,
+                                               mlir::ValueRange ins, mlir::ValueRange outs);
+
 /// Loads each output at IVS, or leaves it null when the body does not read
 /// it. An output with a non-null entry in KNOWN is not loaded: its value is
 /// that (the constant of an absorbed fill, see initFills).

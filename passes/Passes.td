@@ -377,7 +377,9 @@ def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {
     After the memory plan (and the library calls), on functions with a
     `tcc.plan`: each linalg op (and memref.copy) becomes one `gpu.launch`
     with a static geometry. Thread per output point (256 threads per block,
-    reduction loops in registers), or, for single-output f32 / i32
+    reduction loops in registers; an elementwise op whose buffers along the
+    innermost loop are contiguous and 16-byte aligned gives each thread 4
+    innermost points, read and written with one vector access per buffer), or, for single-output f32 / i32
     reductions with a one-op combiner whose points are few or whose
     reduction is innermost, one block per output point combining through
     warp shuffles and shared memory (no atomics). Other ops with memory
@@ -387,7 +389,8 @@ def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {
     take bare pointers only.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
-                           "mlir::affine::AffineDialect", "mlir::linalg::LinalgDialect"];
+                           "mlir::affine::AffineDialect", "mlir::linalg::LinalgDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 def GpuMergeModulesPass : Pass<"tcc-gpu-merge-modules", "mlir::ModuleOp"> {

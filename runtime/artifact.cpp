@@ -312,6 +312,15 @@ std::shared_ptr<Artifact> Artifact::load(const std::string &path) {
   return artifact;
 }
 
+std::shared_ptr<Artifact> Artifact::fromDescriptor(const tcc_abi_descriptor &d,
+                                                   const std::string &what) {
+  validateDescriptor(d, what);
+  std::shared_ptr<Artifact> artifact(new Artifact());
+  artifact->path_ = what;
+  artifact->descriptor_ = &d;
+  return artifact;
+}
+
 Artifact::~Artifact() {
   if (handle_)
     ::dlclose(handle_);

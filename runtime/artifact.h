@@ -23,6 +23,11 @@ public:
   /// Loads and validates PATH. Throws Error (TCC_ERROR_IO, TCC_ERROR_ABI,
   /// TCC_ERROR_UNSUPPORTED) with a message that starts with PATH.
   static std::shared_ptr<Artifact> load(const std::string &path);
+  /// An artifact whose descriptor D is in this process already (no library
+  /// to load; D must outlive it), validated like load()'s; WHAT stands for
+  /// the path in messages. For tcc-cuda-selftest, which builds its own.
+  static std::shared_ptr<Artifact> fromDescriptor(const tcc_abi_descriptor &d,
+                                                  const std::string &what);
   ~Artifact();
   Artifact(const Artifact &) = delete;
   Artifact &operator=(const Artifact &) = delete;

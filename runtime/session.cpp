@@ -68,9 +68,17 @@ struct Session::DeviceRegions {
   cuda::DeviceBuffer arena; ///< the planned arena, then the library workspace
   cuda::DeviceBuffer state;
   cuda::HostRegistration arenaMirror, stateMirror;
+  std::unique_ptr<cuda::InputStaging> inputs;
+  /// Recorded on the run's stream after a run's last copy (its outputs).
+  CUevent runDone = nullptr;
   ~DeviceRegions() {
-    if (device)
-      device->context().makeCurrent();
+    if (!device)
+      return;
+    // A run may still be writing the regions and the mirrors.
+    device->context().makeCurrent();
+    cuda::driver().cuStreamSynchronize(device->context().stream());
+    if (runDone)
+      cuda::driver().cuEventDestroy(runDone);
   }
 };
 
@@ -108,6 +116,9 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
     state_ = AlignedBuffer(size_t(d.state_size), alignment, "host state of " + path);
     device_->arenaMirror = cuda::HostRegistration(arena_.data(), arena_.size(), "arena of " + path);
     device_->stateMirror = cuda::HostRegistration(state_.data(), state_.size(), "state of " + path);
+    device_->inputs = std::make_unique<cuda::InputStaging>(d, dev.context(), path);
+    cuda::check(cuda::driver().cuEventCreate(&device_->runDone, CU_EVENT_DISABLE_TIMING),
+                "cuEventCreate", path);
     if (poisoned_) {
       std::memset(arena_.data(), 0xFF, arena_.size());
       cuda::check(cuda::driver().cuMemsetD8(device_->arena.ptr(), 0xFF, device_->arena.size()),
@@ -225,6 +236,9 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
       fail(TCC_ERROR_NOT_FOUND, path + ": tensor '" + t.name + "' is not a " +
                                     (checkpoint ? "parameter or state tensor" : "parameter") +
                                     " of " + artifact_->path() + " (is this a " + kind + "?)");
+  // A pending run still updates the device state; the host mirror changes
+  // below only after it (downloadState may still bring its result back).
+  finishRun();
   for (const auto &[tensor, source] : copies)
     std::memcpy(state_.data() + tensor->offset, source->data, source->size);
   if (device_) {
@@ -242,8 +256,25 @@ void Session::uploadState(size_t offset, size_t size, const std::string &what) {
               "cuMemcpyHtoD", what);
 }
 
-void Session::downloadState() const {
-  if (!device_ || !hostStateStale_ || state_.size() == 0)
+void Session::finishRun() {
+  if (!runPending_)
+    return;
+  runPending_ = false;
+  device_->device->context().makeCurrent();
+  CUresult r = cuda::driver().cuEventSynchronize(device_->runDone);
+  if (r != CUDA_SUCCESS) {
+    // Kernel faults surface here: nothing the run computed is readable.
+    std::fill(outputReadable_.begin(), outputReadable_.end(), false);
+    lastEntry_.clear();
+    cuda::check(r, "cuEventSynchronize", pendingRun_);
+  }
+}
+
+void Session::downloadState() {
+  if (!device_)
+    return;
+  finishRun();
+  if (!hostStateStale_ || state_.size() == 0)
     return;
   device_->device->context().makeCurrent();
   cuda::check(cuda::driver().cuMemcpyDtoH(state_.data(), device_->state.ptr(), state_.size()),
@@ -251,15 +282,15 @@ void Session::downloadState() const {
   hostStateStale_ = false;
 }
 
-void Session::saveParams(const std::string &path) const { saveTensors(path, false, {}); }
+void Session::saveParams(const std::string &path) { saveTensors(path, false, {}); }
 
 void Session::saveCheckpoint(const std::string &path,
-                             const std::map<std::string, std::string> &metadata) const {
+                             const std::map<std::string, std::string> &metadata) {
   saveTensors(path, true, metadata);
 }
 
 void Session::saveTensors(const std::string &path, bool checkpoint,
-                          const std::map<std::string, std::string> &extra) const {
+                          const std::map<std::string, std::string> &extra) {
   downloadState();
   const tcc_abi_descriptor &d = artifact_->descriptor();
   std::vector<SafetensorsTensor> tensors;
@@ -311,8 +342,15 @@ void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int6
   const tcc_abi_tensor &t = artifact_->tensor(index);
   std::string where = "input '" + std::string(name) + "' of " + artifact_->path();
   checkTensorData(t, where, dtype, rank, shape, data, size);
-  std::memcpy(arena_.data() + t.offset, data, size);
   inputSet_[size_t(index)] = true;
+  if (device_) {
+    // Staged apart from the arena and its host mirror, uploading while a
+    // pending run computes: the outputs stay readable.
+    device_->device->context().makeCurrent();
+    device_->inputs->set(index, data, size, where);
+    return;
+  }
+  std::memcpy(arena_.data() + t.offset, data, size);
   // An output computed in place over this input's slot is gone now.
   const tcc_abi_descriptor &d = artifact_->descriptor();
   for (int32_t i = 0; i < d.num_tensors; ++i) {
@@ -343,15 +381,15 @@ void Session::setParam(const char *name, int32_t dtype, int32_t rank, const int6
     return;
   // The host mirror first: when it is current, it stays current; when a run
   // left it stale, the next download brings back these bytes from the device.
+  // A pending run must finish first: it may still update the parameter.
+  if (device_)
+    finishRun();
   std::memcpy(state_.data() + t.offset, data, size);
-  if (device_) {
-    // Synchronous from page-locked memory, and every run has synchronized
-    // its stream before returning: the next run's kernels see these bytes.
+  if (device_) // synchronous from page-locked memory: the next run sees it
     uploadState(size_t(t.offset), size, where + ": uploading it");
-  }
 }
 
-void Session::getParam(const char *name, void *dst, size_t size) const {
+void Session::getParam(const char *name, void *dst, size_t size) {
   const tcc_abi_tensor &t = artifact_->tensor(findParam(name));
   std::string where = "parameter '" + std::string(name) + "' of " + artifact_->path();
   if (size != size_t(t.size_bytes))
@@ -425,14 +463,9 @@ void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
   CUstream stream = dev.context().stream();
   const std::string where = artifact_->path() + ": entry '" + entryName + "'";
   CUdeviceptr arena = device_->arena.ptr();
-  // Inputs go to their fixed slots, so a captured graph replays correctly.
-  for (int32_t k = 0; k < entry.num_tensors; ++k) {
-    const tcc_abi_tensor &t = artifact_->tensor(entry.tensor_indices[k]);
-    if (t.role == TCC_ROLE_INPUT && t.size_bytes > 0)
-      cuda::check(drv.cuMemcpyHtoDAsync(arena + CUdeviceptr(t.offset), arena_.data() + t.offset,
-                                        size_t(t.size_bytes), stream),
-                  "cuMemcpyHtoDAsync", where + ": uploading input '" + t.name + "'");
-  }
+  // Inputs go from staging to their fixed slots, so a captured graph replays
+  // correctly.
+  device_->inputs->copyToArena(entry, arena, where);
   hostStateStale_ = true;
   auto *deviceArena = reinterpret_cast<uint8_t *>(arena);
   uint8_t *deviceState = device_->state.data();
@@ -442,6 +475,7 @@ void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
   std::string error = dev.takeError();
   if (code != 0 || !error.empty()) {
     drv.cuStreamSynchronize(stream); // let what was enqueued finish
+    runPending_ = false;
     if (code != 0)
       fail(TCC_ERROR_RUNTIME, where + " failed with code " + std::to_string(code));
     fail(TCC_ERROR_RUNTIME, "entry '" + std::string(entryName) + "': " + error);
@@ -453,11 +487,15 @@ void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
                                         size_t(t.size_bytes), stream),
                   "cuMemcpyDtoHAsync", where + ": downloading output '" + t.name + "'");
   }
-  // Kernel faults surface here.
-  dev.context().synchronize(where + " (running its kernels and library calls)");
+  // The run finishes on the device while the caller goes on (staging the
+  // next inputs, say); whatever reads its results waits first (finishRun),
+  // and kernel faults surface there.
+  cuda::check(drv.cuEventRecord(device_->runDone, stream), "cuEventRecord", where);
+  runPending_ = true;
+  pendingRun_ = where + " (running its kernels and library calls)";
 }
 
-const uint8_t *Session::output(const char *name, size_t *outSize) const {
+const uint8_t *Session::output(const char *name, size_t *outSize) {
   int32_t index = artifact_->findTensor(name, TCC_ROLE_OUTPUT);
   if (index < 0)
     fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no output '" + name +
@@ -473,6 +511,8 @@ const uint8_t *Session::output(const char *name, size_t *outSize) const {
       fail(TCC_ERROR_INVALID_STATE, where + " has not been computed: no successful run yet");
     fail(TCC_ERROR_INVALID_STATE, where + " is not written by entry '" + lastEntry_ + "'");
   }
+  if (device_)
+    finishRun(); // its outputs are on their way to the host mirror
   const tcc_abi_tensor &t = artifact_->tensor(index);
   *outSize = size_t(t.size_bytes);
   return arena_.data() + t.offset;

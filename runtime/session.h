@@ -54,12 +54,13 @@ public:
   /// What tcc_session_create does after construction unless told to skip.
   void loadDefaultParams();
   void loadParams(const std::string &path);
-  void saveParams(const std::string &path) const;
+  void saveParams(const std::string &path);
   /// Parameters and state tensors (optimizer buffers), with METADATA; a
   /// checkpoint loads only into an artifact with the same fingerprint.
-  void saveCheckpoint(const std::string &path,
-                      const std::map<std::string, std::string> &metadata) const;
+  void saveCheckpoint(const std::string &path, const std::map<std::string, std::string> &metadata);
   void loadCheckpoint(const std::string &path);
+  /// Checks and sets input NAME. On a device the bytes are staged and start
+  /// uploading at once (cuda::InputStaging), while a pending run computes.
   void setInput(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
                 const void *data, size_t size);
   /// Replaces parameter NAME (checked like setInput); on a device the bytes
@@ -68,14 +69,17 @@ public:
                 const void *data, size_t size);
   /// Copies parameter NAME's current value (on a device: downloaded first
   /// when a run changed the state) into DST, which has exactly its byte size.
-  void getParam(const char *name, void *dst, size_t size) const;
+  void getParam(const char *name, void *dst, size_t size);
+  /// Runs ENTRY_NAME. On a device it returns once the run is queued; what
+  /// reads its results (outputs, parameters) waits for it (finishRun).
   void run(const char *entryName);
   /// The bytes of a readable output.
-  const uint8_t *output(const char *name, size_t *outSize) const;
+  const uint8_t *output(const char *name, size_t *outSize);
 
   const Artifact &artifact() const { return *artifact_; }
   /// The arena and state on the host (for a device artifact: the host
-  /// mirrors; the state mirror is current only after a load or save).
+  /// mirrors, where outputs arrive; inputs are staged apart; the state
+  /// mirror is current only after a load or save).
   uint8_t *arena() const { return arena_.data(); }
   uint8_t *state() const { return state_.data(); }
   /// Whether the regions live on a CUDA device.
@@ -101,13 +105,16 @@ private:
   /// The descriptor index of parameter NAME, or NOT_FOUND listing them.
   int32_t findParam(const char *name) const;
   void saveTensors(const std::string &path, bool checkpoint,
-                   const std::map<std::string, std::string> &extra) const;
+                   const std::map<std::string, std::string> &extra);
   /// The ABI's parallel_for; `pool` points to numThreads_.
   static void parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context);
 
+  /// Device artifacts: waits for a pending run; throws Error(RUNTIME) naming
+  /// it when its device work failed (its outputs are then unreadable).
+  void finishRun();
   /// Device artifacts: brings the host state mirror up to date.
-  void downloadState() const;
+  void downloadState();
   void runOnDevice(const tcc_abi_entry &entry, const char *entryName);
   /// A CPU artifact's run: the entry on the host regions.
   void runOnHost(const tcc_abi_entry &entry, const char *entryName);
@@ -133,7 +140,10 @@ private:
   struct DeviceRegions;
   std::unique_ptr<DeviceRegions> device_;
   /// The device state changed since the host mirror was last downloaded.
-  mutable bool hostStateStale_ = false;
+  bool hostStateStale_ = false;
+  /// Device artifacts: a run is queued and not yet waited for; what it is.
+  bool runPending_ = false;
+  std::string pendingRun_;
   /// Per descriptor tensor: an input set since the last run.
   std::vector<bool> inputSet_;
   /// Per descriptor tensor: an output that may be read; and, once an input

@@ -10,6 +10,8 @@
 
 #include "compiler/cpu/ArtifactWriter.h"
 
+#include "compiler/cuda/CudaPipeline.h"
+
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -439,8 +441,14 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
     g->setAlignment(llvm::Align(16));
     cubin = g;
   }
-  // cuBLASLt's workspace, at the device arena's tail.
-  int64_t deviceScratch = device && !calls.empty() ? int64_t(32) << 20 : 0;
+  // The library calls' workspace, at the device arena's tail: they run in
+  // order on one stream, so the largest call's bound.
+  int64_t deviceScratch = 0;
+  if (device)
+    for (const LibraryCallRow &c : calls)
+      deviceScratch = std::max(
+          deviceScratch,
+          libraryWorkspaceBytes(c.kind, c.params, StringRef(deviceCode.device).rsplit(':').second));
 
   const llvm::DataLayout &dl = m.getDataLayout();
   std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";

@@ -12,6 +12,7 @@
 #include "compiler/cuda/CudaPipeline.h"
 
 #include "passes/Passes.h"
+#include "runtime/include/tcc/abi.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -21,6 +22,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 using namespace mlir;
@@ -42,6 +44,35 @@ std::string tcc::defaultCudaToolkitPath() {
     if (const char *v = std::getenv(var); v && *v)
       return v;
   return "/usr/local/cuda";
+}
+
+int64_t tcc::libraryWorkspaceBytes(int32_t kind, llvm::ArrayRef<int64_t> params,
+                                   llvm::StringRef chip) {
+  constexpr int64_t MiB = int64_t(1) << 20;
+  if (kind == TCC_LIBRARY_CALL_MATMUL) {
+    // The cuBLAS documentation's recommendation (cublasSetWorkspace): 32 MiB
+    // on Hopper, 4 MiB on earlier architectures.
+    int arch = 0;
+    chip.consume_front("sm_");
+    if (chip.getAsInteger(10, arch))
+      arch = 0;
+    return arch >= 90 ? 32 * MiB : 4 * MiB;
+  }
+  if (kind == TCC_LIBRARY_CALL_CONV2D && params.size() >= 9) {
+    // cuDNN's workspace depends on the algorithm, known only on the device.
+    // The im2col matrix (N*OH*OW x C*KH*KW floats) is what the explicit-GEMM
+    // algorithm needs at most, more than implicit GEMM (none), precomputed
+    // implicit GEMM (index tables) or Winograd need; FFT algorithms may need
+    // more and are then passed over. At least 1 MiB for small calls; at most
+    // 256 MiB, which implicit GEMM never needs.
+    int64_t n = params[0], c = params[1], kh = params[5], kw = params[6], oh = params[7],
+            ow = params[8];
+    int64_t bytes = 4;
+    for (int64_t v : {n, oh, ow, c, kh, kw})
+      bytes = std::min(bytes * std::max<int64_t>(v, 1), 256 * MiB);
+    return std::clamp(bytes, MiB, 256 * MiB);
+  }
+  return 0;
 }
 
 void tcc::buildCudaKernelPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {

@@ -29,6 +29,15 @@ std::string defaultCudaToolkitPath();
 /// the CPU's (buildCpuLowerToLLVMPipeline with `device` set).
 void buildCudaKernelPipeline(mlir::OpPassManager &pm, const CudaPipelineOptions &options);
 
+/// Bytes of device workspace that library call KIND with PARAMS (abi.h's
+/// tcc_library_call_kind and its parameters) is planned for on CHIP
+/// ("sm_90"): a cuBLASLt matmul gets NVIDIA's recommended workspace (32 MiB
+/// on Hopper, 4 MiB before); a cuDNN convolution the bytes of its im2col
+/// matrix, between 1 MiB and 256 MiB (docs/cuda-codegen.md). The calls run in
+/// order on one stream and share one region at the arena's tail, as large as
+/// the largest of these.
+int64_t libraryWorkspaceBytes(int32_t kind, llvm::ArrayRef<int64_t> params, llvm::StringRef chip);
+
 void registerCudaPipelines();
 
 } // namespace tcc

@@ -266,4 +266,79 @@ int32_t Device::execute(int key, const std::function<int32_t()> &body) {
   return 0;
 }
 
+InputStaging::InputStaging(const tcc_abi_descriptor &d, Context &context, const std::string &what)
+    : d_(d), context_(context), offset_(size_t(d.num_tensors), 0),
+      uploaded_(size_t(d.num_tensors), nullptr) {
+  // Slots 256-byte aligned, like device allocations.
+  size_t total = 0;
+  for (int32_t i = 0; i < d.num_tensors; ++i)
+    if (d.tensors[i].role == TCC_ROLE_INPUT) {
+      offset_[size_t(i)] = total;
+      total += (size_t(d.tensors[i].size_bytes) + 255) / 256 * 256;
+    }
+  // Whole pages, so that page-locking touches no other allocation.
+  size_t bytes = std::max<size_t>((total + 4095) / 4096 * 4096, 4096);
+  void *p = nullptr;
+  if (posix_memalign(&p, 4096, bytes) != 0)
+    fail(TCC_ERROR_OUT_OF_MEMORY,
+         "cannot allocate the " + std::to_string(bytes) + "-byte input staging of " + what);
+  host_.reset(static_cast<uint8_t *>(p));
+  pinned_ = HostRegistration(p, bytes, "input staging of " + what);
+  device_ = DeviceBuffer(total, "input staging of " + what);
+  const Driver &drv = driver();
+  check(drv.cuEventCreate(&consumed_, CU_EVENT_DISABLE_TIMING), "cuEventCreate", what);
+  for (int32_t i = 0; i < d.num_tensors; ++i)
+    if (d.tensors[i].role == TCC_ROLE_INPUT)
+      check(drv.cuEventCreate(&uploaded_[size_t(i)], CU_EVENT_DISABLE_TIMING), "cuEventCreate",
+            what);
+}
+
+InputStaging::~InputStaging() {
+  const Driver &drv = driver();
+  // Uploads may still read the host buffer.
+  drv.cuStreamSynchronize(context_.copyStream());
+  for (CUevent e : uploaded_)
+    if (e)
+      drv.cuEventDestroy(e);
+  if (consumed_)
+    drv.cuEventDestroy(consumed_);
+}
+
+void InputStaging::set(int32_t index, const void *data, size_t size, const std::string &where) {
+  if (size == 0)
+    return;
+  const Driver &drv = driver();
+  CUstream copy = context_.copyStream();
+  size_t at = offset_[size_t(index)];
+  CUevent done = uploaded_[size_t(index)];
+  // An event never recorded counts as complete.
+  check(drv.cuEventSynchronize(done), "cuEventSynchronize",
+        where + ": waiting for its previous upload");
+  std::memcpy(host_.get() + at, data, size);
+  check(drv.cuStreamWaitEvent(copy, consumed_, 0), "cuStreamWaitEvent",
+        where + ": ordering its upload after the last run's copies");
+  check(drv.cuMemcpyHtoDAsync(device_.ptr() + at, host_.get() + at, size, copy),
+        "cuMemcpyHtoDAsync", where + ": uploading it");
+  check(drv.cuEventRecord(done, copy), "cuEventRecord", where + ": uploading it");
+}
+
+void InputStaging::copyToArena(const tcc_abi_entry &entry, CUdeviceptr arena,
+                               const std::string &where) {
+  const Driver &drv = driver();
+  CUstream stream = context_.stream();
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    int32_t i = entry.tensor_indices[k];
+    const tcc_abi_tensor &t = d_.tensors[i];
+    if (t.role != TCC_ROLE_INPUT || t.size_bytes == 0)
+      continue;
+    std::string what = where + ": input '" + t.name + "'";
+    check(drv.cuStreamWaitEvent(stream, uploaded_[size_t(i)], 0), "cuStreamWaitEvent",
+          what + ": waiting for its upload");
+    check(drv.cuMemcpyDtoDAsync(arena + CUdeviceptr(t.offset), device_.ptr() + offset_[size_t(i)],
+                                size_t(t.size_bytes), stream),
+          "cuMemcpyDtoDAsync", what + ": copying it to its arena slot");
+  }
+  check(drv.cuEventRecord(consumed_, stream), "cuEventRecord", where);
+}
+
 } // namespace tcc::rt::cuda

@@ -16,6 +16,7 @@
 #include "runtime/cuda/libraries.h"
 #include "runtime/include/tcc/abi.h"
 
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,7 +25,8 @@
 
 namespace tcc::rt::cuda {
 
-/// Bytes of library workspace when the descriptor does not say.
+/// Bytes of library workspace when the descriptor does not say (artifacts
+/// from before the compiler sized it per call).
 constexpr size_t kDefaultWorkspaceBytes = size_t(32) << 20;
 
 class Device {
@@ -102,6 +104,45 @@ private:
   std::string error_;
   bool graphsEnabled_ = true;
   std::map<int, Graph> graphs_;
+};
+
+/// The inputs of a device session on their way to the arena. An input's
+/// slot in the arena cannot take the next run's bytes early: the plan lets a
+/// run overwrite it with intermediates. So set() copies the input into its
+/// slot of a page-locked host buffer and uploads it, on the context's copy
+/// stream, into a device staging buffer, while the previous run may still be
+/// computing; a run then copies its inputs from staging to their fixed arena
+/// slots on its own stream (device to device, a few microseconds), after
+/// waiting for their uploads. The arena addresses never change, so a captured
+/// CUDA graph stays valid.
+class InputStaging {
+public:
+  /// One slot per input tensor of D (validated); the context must be current.
+  InputStaging(const tcc_abi_descriptor &d, Context &context, const std::string &what);
+  ~InputStaging();
+  InputStaging(const InputStaging &) = delete;
+  InputStaging &operator=(const InputStaging &) = delete;
+
+  /// Stages input tensor INDEX: its SIZE bytes (its byte size) from DATA.
+  /// Waits only for the slot's previous upload to have read the host copy;
+  /// the upload waits, on the copy stream, for the last run to have copied
+  /// the staging buffer to the arena. WHERE names the input in errors.
+  void set(int32_t index, const void *data, size_t size, const std::string &where);
+  /// Enqueues on the context's stream: waits for the uploads of ENTRY's
+  /// inputs, then copies each into its slot of ARENA.
+  void copyToArena(const tcc_abi_entry &entry, CUdeviceptr arena, const std::string &where);
+
+private:
+  const tcc_abi_descriptor &d_;
+  Context &context_;
+  std::vector<size_t> offset_; ///< per descriptor tensor: its staging offset
+  std::unique_ptr<uint8_t, void (*)(void *)> host_{nullptr, std::free};
+  HostRegistration pinned_;
+  DeviceBuffer device_;
+  /// Per input tensor: recorded on the copy stream after its last upload.
+  std::vector<CUevent> uploaded_;
+  /// Recorded on the run's stream after a run's copies out of staging.
+  CUevent consumed_ = nullptr;
 };
 
 } // namespace tcc::rt::cuda

@@ -131,7 +131,11 @@ Context::Context(int ordinal, const std::string &what) : what_(what), ordinal_(o
   check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain", what);
   makeCurrent();
   CUresult r = d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING);
+  if (r == CUDA_SUCCESS)
+    r = d.cuStreamCreate(&copyStream_, CU_STREAM_NON_BLOCKING);
   if (r != CUDA_SUCCESS) {
+    if (stream_)
+      d.cuStreamDestroy(stream_);
     d.cuDevicePrimaryCtxRelease(device_);
     check(r, "cuStreamCreate", what);
   }
@@ -140,10 +144,11 @@ Context::Context(int ordinal, const std::string &what) : what_(what), ordinal_(o
 Context::~Context() {
   const Driver &d = driver();
   d.cuCtxSetCurrent(context_);
-  if (stream_) {
-    d.cuStreamSynchronize(stream_);
-    d.cuStreamDestroy(stream_);
-  }
+  for (CUstream s : {copyStream_, stream_})
+    if (s) {
+      d.cuStreamSynchronize(s);
+      d.cuStreamDestroy(s);
+    }
   d.cuDevicePrimaryCtxRelease(device_);
 }
 

@@ -36,6 +36,7 @@ namespace tcc::rt::cuda {
   X(cuStreamCreate, PFN_cuStreamCreate_v2000)                                  \
   X(cuStreamDestroy, PFN_cuStreamDestroy_v4000)                                \
   X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000)                        \
+  X(cuStreamWaitEvent, PFN_cuStreamWaitEvent_v3020)                            \
   X(cuMemAlloc, PFN_cuMemAlloc_v3020)                                          \
   X(cuMemFree, PFN_cuMemFree_v3020)                                            \
   X(cuMemsetD8, PFN_cuMemsetD8_v3020)                                          \
@@ -43,6 +44,7 @@ namespace tcc::rt::cuda {
   X(cuMemcpyDtoH, PFN_cuMemcpyDtoH_v3020)                                      \
   X(cuMemcpyHtoDAsync, PFN_cuMemcpyHtoDAsync_v3020)                            \
   X(cuMemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020)                            \
+  X(cuMemcpyDtoDAsync, PFN_cuMemcpyDtoDAsync_v3020)                            \
   X(cuMemHostRegister, PFN_cuMemHostRegister_v6050)                            \
   X(cuMemHostUnregister, PFN_cuMemHostUnregister_v4000)                        \
   X(cuModuleLoadData, PFN_cuModuleLoadData_v2000)                              \
@@ -57,6 +59,7 @@ namespace tcc::rt::cuda {
   X(cuGraphExecDestroy, PFN_cuGraphExecDestroy_v10000)                         \
   X(cuEventCreate, PFN_cuEventCreate_v2000)                                    \
   X(cuEventRecord, PFN_cuEventRecord_v2000)                                    \
+  X(cuEventSynchronize, PFN_cuEventSynchronize_v2000)                          \
   X(cuEventDestroy, PFN_cuEventDestroy_v4000)                                  \
   X(cuEventElapsedTime, PFN_cuEventElapsedTime_v12080)
 
@@ -88,8 +91,9 @@ int parseCudaArch(const char *device);
 /// Error(TCC_ERROR_INVALID_ARGUMENT) when it is not a number.
 int deviceOrdinalFromEnv();
 
-/// The primary context of one device, current on the calling thread, and one
-/// non-blocking stream on it.
+/// The primary context of one device, current on the calling thread, and two
+/// non-blocking streams on it: one for the runs (kernels, library calls and
+/// their copies) and one for uploading the next inputs meanwhile.
 class Context {
 public:
   /// WHAT names the artifact in messages.
@@ -102,6 +106,8 @@ public:
   /// come from another application thread).
   void makeCurrent() const;
   CUstream stream() const { return stream_; }
+  /// The stream that uploads inputs while a run computes (InputStaging).
+  CUstream copyStream() const { return copyStream_; }
   int ordinal() const { return ordinal_; }
   /// Compute capability as 10 * major + minor (90 for sm_90).
   int computeCapability() const { return cc_; }
@@ -114,7 +120,7 @@ private:
   int ordinal_ = 0;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
-  CUstream stream_ = nullptr;
+  CUstream stream_ = nullptr, copyStream_ = nullptr;
   int cc_ = 0;
   std::string name_;
 };

@@ -333,7 +333,10 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       lt.cublasLtMatmulPreferenceDestroy(pref);
       ck(s, "cublasLtMatmulAlgoGetHeuristic");
       if (found == 0)
-        fail(TCC_ERROR_UNSUPPORTED, where + ": cublasLtMatmulAlgoGetHeuristic found no algorithm");
+        fail(TCC_ERROR_UNSUPPORTED, where +
+                                        ": cublasLtMatmulAlgoGetHeuristic found no algorithm "
+                                        "within the library workspace (" +
+                                        std::to_string(workspaceLimit) + " bytes)");
       cr.algo = result.algo;
       cr.workspaceBytes = result.workspaceSize;
       cr.implementation = "cublasLt (" + std::string(tf32 ? "TF32" : "FP32") + ", workspace " +
@@ -396,24 +399,35 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
     ck(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, cr.x, cr.w, cr.conv, cr.y,
                                                   int(perf.size()), &returned, perf.data()),
        "cudnnGetConvolutionForwardAlgorithm_v7");
-    // Sorted by expected speed: the first that works, fits the workspace and
-    // (without TF32) does not use tensor cores.
-    const cudnnConvolutionFwdAlgoPerf_t *chosen = nullptr;
-    for (int k = 0; k < returned && !chosen; ++k)
-      if (perf[size_t(k)].status == CUDNN_STATUS_SUCCESS &&
-          perf[size_t(k)].memory <= workspaceLimit &&
-          (tf32 || perf[size_t(k)].mathType == CUDNN_FMA_MATH))
-        chosen = &perf[size_t(k)];
+    // Sorted by expected speed: the first that works, fits the workspace the
+    // compiler planned and (without TF32) does not use tensor cores.
+    const cudnnConvolutionFwdAlgoPerf_t *chosen = nullptr, *tooLarge = nullptr;
+    for (int k = 0; k < returned && !chosen; ++k) {
+      const cudnnConvolutionFwdAlgoPerf_t &a = perf[size_t(k)];
+      if (a.status != CUDNN_STATUS_SUCCESS || !(tf32 || a.mathType == CUDNN_FMA_MATH))
+        continue;
+      if (a.memory <= workspaceLimit)
+        chosen = &a;
+      else if (!tooLarge)
+        tooLarge = &a;
+    }
     if (!chosen)
       fail(TCC_ERROR_UNSUPPORTED,
-           where + ": cudnnGetConvolutionForwardAlgorithm_v7 offers no algorithm that fits " +
-               std::to_string(workspaceLimit) + " bytes of workspace" +
-               (tf32 ? "" : " without tensor cores (TCC_CUDA_TF32=1 allows TF32)"));
+           where + ": cudnnGetConvolutionForwardAlgorithm_v7 offers no algorithm" +
+               (tf32 ? "" : " without tensor cores (TCC_CUDA_TF32=1 allows TF32)") +
+               " that fits the " + std::to_string(workspaceLimit) +
+               "-byte library workspace the artifact reserves" +
+               (tooLarge ? " (algo " + std::to_string(int(tooLarge->algo)) + " needs " +
+                               std::to_string(tooLarge->memory) + " bytes)"
+                         : std::string()));
     cr.fwd = chosen->algo;
     cr.workspaceBytes = chosen->memory;
     ck(dnn.cudnnSetConvolutionMathType(cr.conv, chosen->mathType), "cudnnSetConvolutionMathType");
     cr.implementation = "cudnn (algo " + std::to_string(int(chosen->algo)) + ", workspace " +
                         std::to_string(chosen->memory) + ")";
+    if (tooLarge && tooLarge < chosen)
+      cr.implementation += "; algo " + std::to_string(int(tooLarge->algo)) + " would need " +
+                           std::to_string(tooLarge->memory);
   }
 }
 

@@ -1,8 +1,9 @@
 //===- tcc-cuda-selftest.cpp - checks the runtime's CUDA half on a GPU -----===//
 //
 // Runs the runtime's own CUDA code paths (module load and launch_kernel,
-// cuBLASLt matmuls, cuDNN convolutions, CUDA graph capture and replay) on
-// random data against float64 CPU references, and prints a PASS/FAIL table.
+// cuBLASLt matmuls, cuDNN convolutions, CUDA graph capture and replay, a
+// session's input staging on the copy stream) on random data against CPU
+// references, and prints a PASS/FAIL table.
 // Exit 0 only when everything passes; 1 (with "no CUDA device: ...") on a
 // machine without a GPU.
 //
@@ -12,6 +13,7 @@
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/error.h"
+#include "runtime/session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -57,6 +59,33 @@ const char kPtx[] = R"(.version 7.0
   fma.rn.f32 %f3, %f1, %f2, %f3;
   st.global.f32 [%rd7], %f3;
 DONE:
+  ret;
+}
+.visible .entry tcc_scale(.param .u64 pd, .param .u64 ps, .param .f32 pa, .param .u32 pn)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [pd];
+  ld.param.u64 %rd2, [ps];
+  ld.param.f32 %f1, [pa];
+  ld.param.u32 %r1, [pn];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra SCALE_DONE;
+  cvta.to.global.u64 %rd3, %rd1;
+  cvta.to.global.u64 %rd4, %rd2;
+  mul.wide.u32 %rd5, %r5, 4;
+  add.s64 %rd6, %rd3, %rd5;
+  add.s64 %rd7, %rd4, %rd5;
+  ld.global.f32 %f2, [%rd7];
+  mul.rn.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd6], %f3;
+SCALE_DONE:
   ret;
 }
 )";
@@ -161,6 +190,48 @@ std::vector<double> convReference(const int64_t *p, const std::vector<float> &x,
 }
 
 int32_t dummyEntry(uint8_t *, uint8_t *, const tcc_abi_runtime *) { return 0; }
+
+/// The session check's entry: sum += x (state), out = sum, then x's arena
+/// slot is overwritten (as the memory plan may reuse an input's slot), so
+/// every run depends on its own input's upload.
+constexpr uint32_t kStepN = 4096;
+int32_t stepEntry(uint8_t *arena, uint8_t *state, const tcc_abi_runtime *rt) {
+  CUdeviceptr x = CUdeviceptr(arena), out = x + kStepN * sizeof(float), sum = CUdeviceptr(state);
+  float one = 1.0f, clobber = -7.0f;
+  uint32_t n = kStepN;
+  void *add[] = {&x, &sum, &one, &n};
+  rt->launch_kernel(rt->device_context, 0, add);
+  void *copy[] = {&out, &sum, &one, &n};
+  rt->launch_kernel(rt->device_context, 1, copy);
+  void *scratch[] = {&x, &x, &clobber, &n};
+  rt->launch_kernel(rt->device_context, 1, scratch);
+  return 0;
+}
+
+/// A session's input staging (e): STEPS runs of stepEntry, the input of run
+/// k + 1 set while run k computes when OVERLAP (as tcc-run's training loop
+/// does), else after reading run k's output. Returns every run's output.
+std::vector<std::vector<float>> runSteps(const std::shared_ptr<Artifact> &artifact,
+                                         const std::vector<std::vector<float>> &xs, bool overlap) {
+  tcc_session_options options{};
+  options.struct_size = sizeof options;
+  Session session(artifact, options);
+  const int64_t shape[] = {kStepN};
+  size_t bytes = kStepN * sizeof(float);
+  std::vector<std::vector<float>> outs;
+  session.setInput("x", TCC_DTYPE_F32, 1, shape, xs[0].data(), bytes);
+  for (size_t k = 0; k < xs.size(); ++k) {
+    if (!overlap && k > 0)
+      session.setInput("x", TCC_DTYPE_F32, 1, shape, xs[k].data(), bytes);
+    session.run("step");
+    if (overlap && k + 1 < xs.size())
+      session.setInput("x", TCC_DTYPE_F32, 1, shape, xs[k + 1].data(), bytes);
+    size_t size = 0;
+    const auto *out = reinterpret_cast<const float *>(session.output("out", &size));
+    outs.emplace_back(out, out + size / sizeof(float));
+  }
+  return outs;
+}
 
 int run() {
   auto start = std::chrono::steady_clock::now();
@@ -317,6 +388,63 @@ int run() {
                                         : errorText(e);
     report(error.empty() && graph && e <= kTolerance,
            "CUDA graph: saxpy + matmul (eager, capture, replay)", detail);
+  }
+  // (e) A session's runs with the next input uploading on the copy stream
+  // while the previous run computes (eager, capture, replays): the outputs
+  // equal those of synchronous uploads and the float32 running sums exactly
+  // (the kernel's fma by 1.0 rounds like an addition).
+  {
+    const int64_t shape[] = {kStepN};
+    const int64_t bytes = kStepN * sizeof(float);
+    tcc_abi_tensor tensors[] = {
+        {"x", TCC_ROLE_INPUT, TCC_DTYPE_F32, TCC_REGION_ARENA, 1, shape, 0, bytes},
+        {"out", TCC_ROLE_OUTPUT, TCC_DTYPE_F32, TCC_REGION_ARENA, 1, shape, bytes, bytes},
+        {"sum", TCC_ROLE_STATE, TCC_DTYPE_F32, TCC_REGION_STATE, 1, shape, 0, bytes}};
+    int32_t indices[] = {0, 1};
+    tcc_abi_entry steps[] = {{"step", &stepEntry, 2, indices}};
+    int32_t grid = int32_t((kStepN + 127) / 128);
+    tcc_abi_kernel stepKernels[] = {{"tcc_saxpy", {grid, 1, 1}, {128, 1, 1}, 0, 4},
+                                    {"tcc_scale", {grid, 1, 1}, {128, 1, 1}, 0, 4}};
+    tcc_abi_descriptor sd{};
+    sd.abi_version = TCC_ABI_VERSION;
+    sd.struct_size = sizeof sd;
+    sd.arena_size = 2 * bytes;
+    sd.state_size = bytes;
+    sd.alignment = 64;
+    sd.num_tensors = 3;
+    sd.tensors = tensors;
+    sd.num_entries = 1;
+    sd.entries = steps;
+    sd.device = "cuda:sm_80";
+    sd.num_kernels = 2;
+    sd.kernels = stepKernels;
+    sd.ptx = kPtx;
+    const int runs = 6;
+    std::vector<std::vector<float>> xs;
+    for (int k = 0; k < runs; ++k)
+      xs.push_back(randomVector(kStepN, rng));
+    std::string detail;
+    bool pass = false;
+    try {
+      auto artifact = Artifact::fromDescriptor(sd, kWhat + " (session check)");
+      std::vector<std::vector<float>> overlapped = runSteps(artifact, xs, true),
+                                      synchronous = runSteps(artifact, xs, false);
+      std::vector<float> sum(kStepN, 0.0f);
+      int wrong = 0, differ = 0;
+      for (int k = 0; k < runs; ++k) {
+        for (size_t i = 0; i < kStepN; ++i)
+          sum[i] += xs[size_t(k)][i];
+        wrong += overlapped[size_t(k)] != sum;
+        differ += overlapped[size_t(k)] != synchronous[size_t(k)];
+      }
+      pass = wrong == 0 && differ == 0;
+      detail = pass ? "exact"
+                    : std::to_string(wrong) + " run(s) off the sums, " + std::to_string(differ) +
+                          " unlike synchronous uploads";
+    } catch (const Error &e) {
+      detail = e.what();
+    }
+    report(pass, "session: next input uploads while a run computes (6 runs)", detail);
   }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

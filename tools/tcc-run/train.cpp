@@ -377,6 +377,18 @@ void train(tcc_artifact_t artifact, const Options &o) {
                      },
                      prefetchInBackground(o.threads));
 
+  // On a device a run returns once it is queued: the next micro-batch is set
+  // (its upload starts on the copy stream) before this one's loss is read, so
+  // that it overlaps the step, unless an evaluation comes between (it sets
+  // the same inputs). On the CPU a run is synchronous: set, run, read.
+  const char *device = nullptr;
+  check(tcc_artifact_get_device(artifact, &device));
+  bool overlapUploads = std::strcmp(device, "cpu") != 0;
+  auto evaluatesAfter = [&](long stepsDone) {
+    return validator && o.evalEvery > 0 && (stepsDone % o.evalEvery == 0 || stepsDone == o.steps);
+  };
+  bool staged = false; // the micro-batch about to run is set already
+
   double windowLoss = 0;
   long windowSteps = 0;
   auto runStart = std::chrono::steady_clock::now();
@@ -394,7 +406,9 @@ void train(tcc_artifact_t artifact, const Options &o) {
     // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
     float loss = 0, gradNorm = std::nanf("");
     for (long micro = 0; micro < accum; ++micro) {
-      setBatch(session, set, batches.next());
+      if (!staged)
+        setBatch(session, set, batches.next());
+      staged = false;
       if (hasRngInput) {
         // Dropout masks: Philox keyed by the seed, counted by micro-batch.
         int64_t state[2] = {int64_t(o.seed), step * accum + micro};
@@ -415,6 +429,11 @@ void train(tcc_artifact_t artifact, const Options &o) {
                                     sizeof index));
       }
       check(tcc_session_run(session, last ? "train_step" : "accumulate_grad"));
+      bool more = !last || (step + 1 < o.steps && !evaluatesAfter(step + 1));
+      if (overlapUploads && more) {
+        setBatch(session, set, batches.next());
+        staged = true;
+      }
       float microLoss;
       check(tcc_session_copy_output(session, "loss", &microLoss, sizeof microLoss));
       loss += microLoss / float(accum);

@@ -237,7 +237,8 @@ static std::string initializerKind(int32_t dtype, llvm::ArrayRef<char> bytes) {
   return "normal " + fmt(mean) + " " + fmt(std);
 }
 
-static void printMemoryReport(ModuleOp module, llvm::raw_ostream &os) {
+/// CHIP ("sm_90"; empty for the CPU) adds the library calls' device workspace.
+static void printMemoryReport(ModuleOp module, llvm::raw_ostream &os, llvm::StringRef chip) {
   auto human = [](int64_t bytes) {
     std::string s;
     llvm::raw_string_ostream o(s);
@@ -281,11 +282,34 @@ static void printMemoryReport(ModuleOp module, llvm::raw_ostream &os) {
       }
     llvm::stable_sort(rows, [](const Row &x, const Row &y) { return x.size > y.size; });
     os << "memory plan of @" << fn.getSymName() << ":\n"
-       << "  arena " << human(arena) << " (inputs " << human(inputs)
-       << ", outputs " << human(outputs) << ", intermediates " << human(temps)
-       << " before reuse)\n"
-       << "  state " << human(state) << " (parameters)\n"
-       << "  largest buffers:\n";
+       << "  arena " << human(arena) << " (inputs " << human(inputs) << ", outputs "
+       << human(outputs) << ", intermediates " << human(temps) << " before reuse)\n"
+       << "  state " << human(state) << " (parameters)\n";
+    if (!chip.empty()) {
+      // The calls are still func.calls carrying their kind and parameters.
+      int64_t workspace = 0, calls = 0;
+      std::string largest;
+      fn.walk([&](func::CallOp call) {
+        auto info = call->getAttrOfType<DictionaryAttr>("tcc.library_call");
+        auto kind = info ? info.getAs<IntegerAttr>("kind") : nullptr;
+        auto params = info ? info.getAs<DenseI64ArrayAttr>("params") : nullptr;
+        if (!kind || !params)
+          return;
+        ++calls;
+        int64_t bytes =
+            tcc::libraryWorkspaceBytes(int32_t(kind.getInt()), params.asArrayRef(), chip);
+        if (bytes > workspace) {
+          workspace = bytes;
+          largest = kind.getInt() == TCC_LIBRARY_CALL_MATMUL ? "a cuBLASLt matmul on " + chip.str()
+                                                             : "a cuDNN convolution's im2col bound";
+        }
+      });
+      if (calls > 0)
+        os << "  library workspace " << human(workspace)
+           << " at the device arena's tail (shared by " << calls
+           << " library call(s); the largest need: " << largest << ")\n";
+    }
+    os << "  largest buffers:\n";
     for (size_t i = 0; i < rows.size() && i < 10; ++i)
       os << "    " << llvm::right_justify(human(rows[i].size), 10) << "  at "
          << llvm::right_justify(std::to_string(rows[i].offset), 8) << "  "
@@ -557,7 +581,7 @@ int main(int argc, char **argv) {
       }))
     return 1;
   if (report == ReportKind::Memory)
-    printMemoryReport(*module, llvm::errs());
+    printMemoryReport(*module, llvm::errs(), device ? llvm::StringRef(cuda.chip) : "");
   std::vector<tcc::PlannedEntry> plans;
   if (stage == EmitKind::Ptx && !device)
     fail("--emit=ptx needs --target=cuda");

@@ -197,8 +197,10 @@ typedef struct tcc_abi_descriptor {
                              device's architecture, or NULL (the driver then
                              compiles the PTX) */
   int64_t cubin_size;
-  int64_t device_scratch_size; /* bytes the library calls need (cuBLASLt
-                                  workspace), at the arena's tail */
+  int64_t device_scratch_size; /* bytes of workspace for the library calls
+                                  (cuBLASLt, cuDNN), at the arena's tail:
+                                  the largest of the calls' planned bounds;
+                                  0 = the runtime's default (32 MiB) */
 } tcc_abi_descriptor;
 
 /** The signature of the exported symbol. */

@@ -349,7 +349,10 @@ TCC_API tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key
  *
  *  Every input an entry point reads must be set again after each run: a run
  *  may reuse input slots for intermediate buffers. Setting an input
- *  invalidates any output whose bytes share its slot.
+ *  invalidates any output whose bytes share its slot. On a CUDA session the
+ *  bytes go to a page-locked staging buffer instead and start uploading at
+ *  once on a second stream, even while the previous run is still computing
+ *  (see tcc_session_run); outputs stay readable there.
  *  Errors: TCC_ERROR_NOT_FOUND (the message lists the inputs),
  *  TCC_ERROR_DTYPE, TCC_ERROR_SHAPE, TCC_ERROR_INVALID_ARGUMENT (size
  *  mismatch, NULL data for a non-empty tensor), TCC_ERROR_INVALID_STATE. */
@@ -396,7 +399,14 @@ TCC_API tcc_status tcc_session_get_param(tcc_session_t session, const char *name
  *  Errors: TCC_ERROR_NOT_FOUND (no such entry; the message lists them),
  *  TCC_ERROR_INVALID_STATE, TCC_ERROR_RUNTIME (the entry returned a nonzero
  *  code, which the message gives; the outputs are then unreadable and the
- *  parameters may be partly updated). */
+ *  parameters may be partly updated).
+ *
+ *  On a CUDA session the call returns once the run is queued on the device,
+ *  before it has finished, so that the caller can prepare and set the next
+ *  inputs meanwhile (their upload overlaps the run). Reading an output or a
+ *  parameter, saving, loading or setting parameters wait for the run first,
+ *  and a failure of its device work (a kernel fault) is reported by that
+ *  call as TCC_ERROR_RUNTIME, after which its outputs are unreadable. */
 TCC_API tcc_status tcc_session_run(tcc_session_t session, const char *entry_name);
 
 /** Points *out_data at output NAME inside the arena and sets *out_size to
@@ -406,7 +416,8 @@ TCC_API tcc_status tcc_session_run(tcc_session_t session, const char *entry_name
  *  tcc_session_run, tcc_session_load_params or tcc_session_destroy on it.
  *  Errors: TCC_ERROR_NOT_FOUND, TCC_ERROR_INVALID_STATE (no successful run
  *  has written this output since the session was created, or an input set
- *  since then overwrote it). */
+ *  since then overwrote it), TCC_ERROR_RUNTIME (on a CUDA session, the
+ *  queued run it waits for failed; see tcc_session_run). */
 TCC_API tcc_status tcc_session_get_output(tcc_session_t session, const char *name,
                                           const void **out_data, size_t *out_size);
 
