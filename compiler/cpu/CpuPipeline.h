@@ -19,6 +19,9 @@ struct CpuPipelineOptions {
   /// Producer-consumer fusion of elementwise ops (tcc-fuse-elementwise);
   /// false gives one kernel per op (for measuring what fusion buys).
   bool fuse = true;
+  /// A reduction with its prologue and epilogue over the same rows as one
+  /// loop (tcc-fuse-rows; CPU only, so ignored with `device`).
+  bool fuseRows = true;
   /// Print the kernels before and after fusion (tcc --report=fusion).
   bool reportFusion = false;
   /// Every kernel in its own function, named after its node, for per-kernel

@@ -181,13 +181,16 @@ static cl::opt<bool> profile(
                         "so that perf gives a per-kernel profile (scripts/profile.sh)"),
     cl::init(false), cl::cat(tccCategory));
 
-enum class FusionKind { Elementwise, None };
+enum class FusionKind { All, Elementwise, None };
 static cl::opt<FusionKind> fusion(
     "fusion", cl::desc("Which ops fuse into one kernel"),
-    cl::values(clEnumValN(FusionKind::Elementwise, "elementwise",
-                          "producer-consumer chains of elementwise ops (default)"),
+    cl::values(clEnumValN(FusionKind::All, "all",
+                          "elementwise chains, multi-output and sibling kernels, and on the CPU "
+                          "reductions with their prologue and epilogue over rows (default)"),
+               clEnumValN(FusionKind::Elementwise, "elementwise",
+                          "elementwise chains, multi-output and sibling kernels only"),
                clEnumValN(FusionKind::None, "none", "none: one kernel per op")),
-    cl::init(FusionKind::Elementwise), cl::cat(tccCategory));
+    cl::init(FusionKind::All), cl::cat(tccCategory));
 
 enum class ReportKind { None, Memory, Fusion };
 static cl::opt<ReportKind> report(
@@ -566,6 +569,7 @@ int main(int argc, char **argv) {
   tcc::CpuPipelineOptions cpu;
   cpu.libraryCalls = cpuLibrary == CpuLibraryKind::OneDnn;
   cpu.fuse = fusion != FusionKind::None;
+  cpu.fuseRows = fusion == FusionKind::All;
   cpu.reportFusion = report == ReportKind::Fusion;
   cpu.outlineKernels = profile;
   cpu.device = device;
