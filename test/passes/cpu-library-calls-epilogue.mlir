@@ -309,3 +309,28 @@ func.func @not_next(%x: memref<8x4xf32>, %w: memref<4x16xf32>, %b: memref<16xf32
   }
   return %c, %c2 : memref<8x16xf32>, memref<8x16xf32>
 }
+
+// -----
+
+// Must not fuse: the output Y is the buffer the matmul's left operand is a
+// view of (bufferization reuses it for a model's last dense layer); the
+// call would overwrite A while reading it.
+// CHECK-LABEL: func.func @output_is_input
+//       CHECK:   params = array<i64: 1, 8, 8, 8, 0, 0, 0, 0>
+//       CHECK:   linalg.generic
+func.func @output_is_input(%s: memref<2x4x8xf32>, %w: memref<8x8xf32>, %b: memref<8xf32>) -> memref<2x4x8xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c = memref.alloc() {alignment = 64 : i64} : memref<8x8xf32>
+  linalg.fill ins(%cst : f32) outs(%c : memref<8x8xf32>)
+  %a = memref.collapse_shape %s [[0, 1], [2]] : memref<2x4x8xf32> into memref<8x8xf32>
+  linalg.matmul ins(%a, %w : memref<8x8xf32>, memref<8x8xf32>) outs(%c : memref<8x8xf32>)
+  %v = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 4, 8] : memref<8x8xf32> into memref<2x4x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v, %b : memref<2x4x8xf32>, memref<8xf32>) outs(%s : memref<2x4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.addf %in, %in_1 : f32
+    linalg.yield %0 : f32
+  }
+  return %s : memref<2x4x8xf32>
+}
