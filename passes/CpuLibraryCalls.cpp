@@ -7,8 +7,8 @@
 //
 // Two passes: before memory planning the ops become calls of private
 // declarations (so that liveness sees the operands the call really reads,
-// e.g. an unpadded convolution input); after planning those become the
-// runtime calls.
+// e.g. an unpadded convolution input, or a matmul's bias); after planning
+// those become the runtime calls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 
 #include "runtime/include/tcc/abi.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
@@ -91,16 +92,40 @@ Operation *zeroFillBefore(Operation *op, Value out) {
   return nullptr;
 }
 
+/// True when OP, or an op nested in it, uses a view of ROOT.
+bool touches(Operation *op, Value root) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (isa<BaseMemRefType>(v.getType()) && rootOf(v) == root)
+        found = true;
+  });
+  return found;
+}
+
 /// True when an op strictly between FROM and TO uses a view of ROOT.
 bool touchedBetween(Operation *from, Operation *to, Value root) {
+  for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode())
+    if (touches(op, root))
+      return true;
+  return false;
+}
+
+/// True when an op strictly between FROM and TO may write a view of ROOT:
+/// any use other than taking a view or being a linalg op's input.
+bool writtenBetween(Operation *from, Operation *to, Value root) {
   for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
-    bool touches = false;
+    bool writes = false;
     op->walk([&](Operation *inner) {
-      for (Value v : inner->getOperands())
-        if (isa<BaseMemRefType>(v.getType()) && rootOf(v) == root)
-          touches = true;
+      if (isa<ViewLikeOpInterface>(inner))
+        return;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(inner);
+      for (OpOperand &use : inner->getOpOperands())
+        if (isa<BaseMemRefType>(use.get().getType()) && rootOf(use.get()) == root &&
+            (!linalgOp || linalgOp.isDpsInit(&use)))
+          writes = true;
     });
-    if (touches)
+    if (writes)
       return true;
   }
   return false;
@@ -176,14 +201,158 @@ std::optional<std::pair<bool, bool>> matmulTransposes(linalg::MatmulOp op) {
   return std::make_pair(ta, tb);
 }
 
-/// A call to make: kind, parameters (accumulate last) and operands, plus the
-/// ops that become dead once it is made.
+/// A call to make: kind, parameters and operands, plus the ops that become
+/// dead once it is made (erased in order; those with results only when
+/// unused) and, when not the op itself, where the call goes.
 struct Call {
   int32_t kind;
   SmallVector<int64_t> params;
   SmallVector<Value> operands;
   SmallVector<Operation *> dead;
+  Operation *at = nullptr;
 };
+
+/// What the elementwise op after a matmul applies to its product C, which
+/// the call then does instead (abi.h's MATMUL epilogue).
+struct Epilogue {
+  int64_t bits = 0;
+  Value output, bias, residual; // residual null without the bit
+  Operation *generic = nullptr;
+  SmallVector<Operation *> views; // views of C that only the generic read
+};
+
+int64_t numElements(Value v) { return cast<MemRefType>(v.getType()).getNumElements(); }
+
+bool isPosZeroConstant(Value v) {
+  FloatAttr attr;
+  return matchPattern(v, m_Constant(&attr)) && attr.getValue().isPosZero();
+}
+
+/// The other operand of V's defining addf when one of its operands is X.
+Value otherAddend(Value v, Value x) {
+  auto add = v.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return {};
+  return add.getLhs() == x ? add.getRhs() : add.getRhs() == x ? add.getLhs() : Value();
+}
+
+/// The epilogue of MATMUL (operands A, B, C; N columns; C zero-filled
+/// before it), in the forms elementwise fusion leaves behind a dense layer.
+/// The next op to touch C (views of C aside) must be a parallel
+/// linalg.generic that reads C, or a dense reshape of all of C, with an
+/// identity map, a bias of N elements along the last loop, optionally a
+/// residual D with an identity map, writes one dense output Y with an
+/// identity map, and computes exactly
+///     [max(] [D +] (C + bias) [, 0.0)]      (addf / maximumf, either order)
+/// Y may be C itself (the generic updates it in place; later ops read Y);
+/// otherwise C must have no other reader (e.g. a backward op re-reading the
+/// pre-activation), since it is no longer computed. The call replaces the
+/// generic where it stands, so A and B must not be written in between.
+std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operands, int64_t n) {
+  Value c = operands[2], root = rootOf(c);
+  auto alloc = root.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != matmul->getBlock() || numElements(c) != numElements(root))
+    return std::nullopt;
+  Epilogue e;
+  // The next op to touch C; views of C taken on the way are collected.
+  Operation *next = matmul->getNextNode();
+  for (; next; next = next->getNextNode()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(next);
+    if (view && rootOf(view.getViewSource()) == root) {
+      e.views.push_back(next);
+      continue;
+    }
+    if (touches(next, root))
+      break;
+  }
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || !generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return std::nullopt;
+  MLIRContext *ctx = generic.getContext();
+  unsigned rank = generic.getNumLoops();
+  if (rank == 0)
+    return std::nullopt;
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap lastDim = AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, ctx));
+  OpOperand *out = generic.getDpsInitOperand(0);
+  e.output = out->get();
+  // Row-major dense: element (row, j) of C is element (..., j) of a view
+  // whose last dimension is N, so the bias broadcast is the same.
+  if (!isDenseF32(e.output) || generic.getMatchingIndexingMap(out) != identity ||
+      shapeOf(e.output).back() != n || numElements(e.output) != numElements(c))
+    return std::nullopt;
+  BlockArgument cArg, biasArg, residualArg;
+  for (OpOperand *in : generic.getDpsInputOperands()) {
+    Value v = in->get();
+    AffineMap map = generic.getMatchingIndexingMap(in);
+    BlockArgument arg = generic.getMatchingBlockArgument(in);
+    if (!isDenseF32(v))
+      return std::nullopt;
+    if (rootOf(v) == root && !cArg && map == identity && numElements(v) == numElements(c))
+      cArg = arg;
+    else if (rootOf(v) != root && !biasArg && map == lastDim && shapeOf(v) == ArrayRef<int64_t>{n})
+      biasArg = arg, e.bias = v;
+    else if (rootOf(v) != root && !residualArg && map == identity)
+      residualArg = arg, e.residual = v;
+    else
+      return std::nullopt;
+  }
+  if (!cArg || !biasArg)
+    return std::nullopt;
+
+  // The body, from the yielded value back to C + bias.
+  Block &body = generic.getRegion().front();
+  if (!generic.getMatchingBlockArgument(out).use_empty())
+    return std::nullopt;
+  Value v = cast<linalg::YieldOp>(body.getTerminator()).getOperand(0);
+  size_t ops = 1; // the yield
+  bool relu = false;
+  if (auto max = v.getDefiningOp<arith::MaximumFOp>()) {
+    Value x = isPosZeroConstant(max.getRhs())   ? max.getLhs()
+              : isPosZeroConstant(max.getLhs()) ? max.getRhs()
+                                                : Value();
+    if (!x)
+      return std::nullopt;
+    relu = true, v = x, ++ops;
+  }
+  if (residualArg) {
+    v = otherAddend(v, residualArg);
+    ++ops;
+  }
+  if (!v || otherAddend(v, cArg) != biasArg || body.getOperations().size() != ops + 1)
+    return std::nullopt;
+  e.bits = TCC_MATMUL_EPILOGUE_BIAS | (residualArg ? TCC_MATMUL_EPILOGUE_RESIDUAL : 0) |
+           (relu ? TCC_MATMUL_EPILOGUE_RELU : 0);
+  e.generic = generic;
+
+  // Aliasing. The call writes Y while reading A, B, bias and D: none may
+  // share Y's buffer, except that Y may be C (updated in place).
+  Value outRoot = rootOf(e.output);
+  for (Value read : {operands[0], operands[1], e.bias, e.residual})
+    if (read && rootOf(read) == outRoot)
+      return std::nullopt;
+  for (Value read : {operands[0], operands[1]})
+    if (writtenBetween(matmul, generic, rootOf(read)))
+      return std::nullopt;
+  if (outRoot == root)
+    return e;
+  // Y is another buffer: C must have no reader but the generic.
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty()) {
+    Value buffer = worklist.pop_back_val();
+    for (Operation *user : buffer.getUsers()) {
+      if (isa<ViewLikeOpInterface>(user)) {
+        llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      if (user != matmul && user != generic && !isa<memref::DeallocOp>(user) &&
+          !isZeroFillOf(user, c))
+        return std::nullopt;
+    }
+  }
+  return e;
+}
 
 std::optional<Call> planCall(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || !llvm::all_of(op->getOperands(), isDenseF32))
@@ -228,6 +397,23 @@ std::optional<Call> planCall(linalg::LinalgOp op) {
     accumulate = 0;
   }
   call.params.push_back(accumulate);
+  if (call.kind != TCC_LIBRARY_CALL_MATMUL)
+    return call;
+  // A matmul that overwrites its output may take the elementwise op after
+  // it as its epilogue: operands {A, B, Y, bias[, D]}, at the op's place.
+  int64_t epilogue = 0;
+  if (!accumulate)
+    if (std::optional<Epilogue> e = matchEpilogue(op, call.operands, call.params[2])) {
+      epilogue = e->bits;
+      call.operands[2] = e->output;
+      call.operands.push_back(e->bias);
+      if (e->residual)
+        call.operands.push_back(e->residual);
+      call.at = e->generic;
+      call.dead.push_back(e->generic);
+      call.dead.append(e->views.rbegin(), e->views.rend());
+    }
+  call.params.push_back(epilogue);
   return call;
 }
 
@@ -242,7 +428,10 @@ struct CpuLibraryCallsPass
         continue;
       SmallVector<linalg::LinalgOp> ops;
       func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+      DenseSet<Operation *> erased; // epilogues taken into calls
       for (linalg::LinalgOp op : ops) {
+        if (erased.contains(op))
+          continue;
         std::optional<Call> call = planCall(op);
         if (!call)
           continue;
@@ -252,17 +441,22 @@ struct CpuLibraryCallsPass
         auto type = b.getFunctionType(ValueRange(call->operands).getTypes(), {});
         auto decl = func::FuncOp::create(b, op.getLoc(), name, type);
         decl.setPrivate();
-        b.setInsertionPoint(op);
+        b.setInsertionPoint(call->at ? call->at : op.getOperation());
         auto c = func::CallOp::create(b, op.getLoc(), decl, call->operands);
         c->setAttr(kCallAttr,
                    b.getDictionaryAttr(
                        {b.getNamedAttr("kind", b.getI32IntegerAttr(call->kind)),
                         b.getNamedAttr("params", b.getDenseI64ArrayAttr(call->params))}));
         op->erase();
-        for (Operation *dead : call->dead)
+        for (Operation *dead : call->dead) {
+          if (!dead->use_empty())
+            continue; // a view that something else still reads
+          erased.insert(dead);
           dead->erase();
+        }
       }
-      // Allocations that lost every use (padded copies) go too.
+      // Allocations that lost every use (padded copies, a matmul's result
+      // that an epilogue now stores elsewhere) go too.
       func.walk([](memref::AllocOp alloc) {
         if (alloc->use_empty())
           alloc->erase();

@@ -152,6 +152,14 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
     cheaper than the loops it replaces:
       - a zero fill of the output right before the op is dropped, and the
         call overwrites its output instead of accumulating;
+      - such a matmul takes the elementwise op after it as its epilogue
+        when that op is exactly `[max(] [D +] (C + bias) [, 0.0)]` on its
+        result C (read directly or through a reshape; bias along N, the
+        residual D and the output Y with identity maps): the call writes Y
+        (abi.h's epilogue bits and extra operands), and the op, C's fill
+        and, unless Y is C itself, C go. Only when nothing else reads C
+        (a backward op re-reading the pre-activation keeps it) and A and B
+        are not written in between (the call takes the op's place);
       - a convolution whose input is a zero-padded copy (fill + copy into a
         subview) reads the unpadded tensor directly, with the padding as
         call parameters: no padded copy is made. Done before memory

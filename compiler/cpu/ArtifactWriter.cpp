@@ -176,7 +176,7 @@ llvm::Function *buildWrapper(llvm::Module &m, const PlannedEntry &e,
 
 /// One row of the descriptor's library-call table (tcc-cpu-library-calls).
 struct LibraryCallRow {
-  int32_t kind = 0, operands = 0;
+  int32_t kind = 0, dtype = TCC_DTYPE_F32, operands = 0;
   SmallVector<int64_t> params;
 };
 
@@ -196,6 +196,9 @@ FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
     LibraryCallRow row;
     row.kind = int32_t(kind.getInt());
     row.operands = int32_t(operands.getInt());
+    // Optional: a call of another dtype says so (abi.h's kinds list them).
+    if (auto dtype = d.getAs<IntegerAttr>("dtype"))
+      row.dtype = int32_t(dtype.getInt());
     llvm::append_range(row.params, params.asArrayRef());
     rows.push_back(std::move(row));
   }
@@ -396,7 +399,7 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   for (const LibraryCallRow &c : calls)
     callRows.push_back(llvm::ConstantStruct::get(
         callTy, {llvm::ConstantInt::get(i32, c.kind),
-                 llvm::ConstantInt::get(i32, TCC_DTYPE_F32),
+                 llvm::ConstantInt::get(i32, c.dtype),
                  llvm::ConstantInt::get(i32, int32_t(c.params.size())),
                  llvm::ConstantInt::get(i32, c.operands),
                  d.array<int64_t>(i64, c.params, ".tcc.call_params")}));

@@ -10,6 +10,7 @@
 #include "runtime/cpu/onednn.h"
 
 #include "runtime/cpu/parallel.h"
+#include "runtime/dtype.h"
 #include "runtime/error.h"
 
 #include <cstdlib>
@@ -41,6 +42,8 @@ namespace {
   X(dnnl_post_ops_create)                                                      \
   X(dnnl_post_ops_destroy)                                                     \
   X(dnnl_post_ops_append_sum)                                                  \
+  X(dnnl_post_ops_append_binary)                                               \
+  X(dnnl_post_ops_append_eltwise)                                              \
   X(dnnl_primitive_desc_create)                                                \
   X(dnnl_primitive_desc_destroy)                                               \
   X(dnnl_primitive_desc_query)                                                 \
@@ -100,7 +103,11 @@ const Api &api() {
   return *loaded;
 }
 
-constexpr int32_t kMatmulParams = 7, kConvParams = 18;
+/// MATMUL has 8 parameters since the epilogue was appended; 7 in older
+/// artifacts (epilogue 0).
+constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kConvParams = 18;
+constexpr int64_t kEpilogueBits =
+    TCC_MATMUL_EPILOGUE_BIAS | TCC_MATMUL_EPILOGUE_RESIDUAL | TCC_MATMUL_EPILOGUE_RELU;
 
 /// Dense row-major strides of DIMS.
 std::vector<dnnl_dim_t> denseStrides(const std::vector<dnnl_dim_t> &dims) {
@@ -112,26 +119,44 @@ std::vector<dnnl_dim_t> denseStrides(const std::vector<dnnl_dim_t> &dims) {
 
 } // namespace
 
+int64_t matmulEpilogue(const tcc_abi_library_call &call) {
+  return call.num_params > kOldMatmulParams ? call.params[kOldMatmulParams] : 0;
+}
+
 std::string checkLibraryCall(const tcc_abi_library_call &call) {
-  if (call.dtype != TCC_DTYPE_F32)
-    return "dtype " + std::to_string(call.dtype) + " is not F32";
-  if (call.num_operands != 3)
-    return std::to_string(call.num_operands) + " operands, expected 3";
-  int32_t expected = call.kind == TCC_LIBRARY_CALL_MATMUL   ? kMatmulParams
-                     : call.kind == TCC_LIBRARY_CALL_CONV2D ? kConvParams
-                                                            : -1;
-  if (expected < 0)
+  bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
+  if (!matmul && call.kind != TCC_LIBRARY_CALL_CONV2D)
     return "unknown kind " + std::to_string(call.kind) + " (a newer tcc made this artifact)";
-  if (call.num_params != expected || !call.params)
-    return std::to_string(call.num_params) + " parameters, expected " + std::to_string(expected);
+  // Which dtypes a runtime can run is its own business (at session
+  // creation); the ABI allows these.
+  bool half = call.dtype == TCC_DTYPE_BF16 || call.dtype == TCC_DTYPE_F16;
+  if (call.dtype != TCC_DTYPE_F32 && !(matmul && half))
+    return std::string("dtype ") +
+           (isValidDtype(call.dtype) ? dtypeName(call.dtype) : std::to_string(call.dtype).c_str()) +
+           (matmul ? " is not f32, bf16 or f16" : " is not f32");
+  bool paramsOk = matmul ? call.num_params == kMatmulParams || call.num_params == kOldMatmulParams
+                         : call.num_params == kConvParams;
+  if (!paramsOk || !call.params)
+    return std::to_string(call.num_params) + " parameters, expected " +
+           (matmul ? std::to_string(kMatmulParams) + " (or " + std::to_string(kOldMatmulParams) + ")"
+                   : std::to_string(kConvParams));
   const int64_t *p = call.params;
   auto flag = [](int64_t v) { return v == 0 || v == 1; };
-  if (call.kind == TCC_LIBRARY_CALL_MATMUL) {
+  int64_t epilogue = matmul ? matmulEpilogue(call) : 0;
+  if (epilogue & ~kEpilogueBits)
+    return "matmul epilogue " + std::to_string(epilogue) + " has unknown bits";
+  int32_t operands = 3 + !!(epilogue & TCC_MATMUL_EPILOGUE_BIAS) +
+                     !!(epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL);
+  if (call.num_operands != operands)
+    return std::to_string(call.num_operands) + " operands, expected " + std::to_string(operands);
+  if (matmul) {
     for (int i = 0; i < 4; ++i)
       if (p[i] <= 0)
         return "matmul size " + std::to_string(p[i]) + " is not positive";
     if (!flag(p[4]) || !flag(p[5]) || !flag(p[6]))
       return "matmul flags must be 0 or 1";
+    if (epilogue && p[6])
+      return "a matmul epilogue needs accumulate = 0";
     return "";
   }
   for (int i = 0; i < 13; ++i)
@@ -158,7 +183,7 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
 /// a slice of the scratch region at the arena's tail.
 struct Binding {
   int arg;              // DNNL_ARG_*
-  int operand;          // 0..2, or -1 for scratch
+  int operand;          // index into the call's operands, or -1 for scratch
   size_t scratchOffset; // when operand < 0
   dnnl_memory_t memory;
 };
@@ -241,17 +266,32 @@ public:
     return md;
   }
 
-  /// A primitive descriptor for OP with a user scratchpad and, when
-  /// ACCUMULATE, a sum post-op.
-  dnnl_primitive_desc_t describe(const_dnnl_op_desc_t op, bool accumulate) const {
+  /// The post-ops of a primitive, applied in this order: a sum (accumulate
+  /// onto the output), a binary add of a second source shaped like the
+  /// output (its argument is DNNL_ARG_ATTR_MULTIPLE_POST_OP(addIndex()) |
+  /// DNNL_ARG_SRC_1), a relu.
+  struct PostOps {
+    bool sum = false;
+    const dnnl_memory_desc_t *add = nullptr;
+    bool relu = false;
+    int addIndex() const { return sum ? 1 : 0; }
+    bool empty() const { return !sum && !add && !relu; }
+  };
+
+  /// A primitive descriptor for OP with a user scratchpad and POST_OPS.
+  dnnl_primitive_desc_t describe(const_dnnl_op_desc_t op, const PostOps &post) const {
     dnnl_primitive_attr_t attr = nullptr;
     check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
     dnnl_post_ops_t postOps = nullptr;
     dnnl_status_t status = a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-    if (status == dnnl_success && accumulate) {
+    if (status == dnnl_success && !post.empty()) {
       status = a.dnnl_post_ops_create(&postOps);
-      if (status == dnnl_success)
+      if (status == dnnl_success && post.sum)
         status = a.dnnl_post_ops_append_sum(postOps, 1.0f);
+      if (status == dnnl_success && post.add)
+        status = a.dnnl_post_ops_append_binary(postOps, dnnl_binary_add, post.add);
+      if (status == dnnl_success && post.relu)
+        status = a.dnnl_post_ops_append_eltwise(postOps, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
       if (status == dnnl_success)
         status = a.dnnl_primitive_attr_set_post_ops(attr, postOps);
     }
@@ -331,6 +371,10 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     const tcc_abi_library_call &c = calls[i];
     const int64_t *p = c.params;
     CallBuilder b(a, i, what);
+    if (c.dtype != TCC_DTYPE_F32)
+      fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) + ": dtype " +
+                                      dtypeName(c.dtype) +
+                                      " is not supported on the CPU (oneDNN calls are f32 only)");
     double flops = c.kind == TCC_LIBRARY_CALL_MATMUL
                        ? 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3])
                        : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *
@@ -367,16 +411,38 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
         src = {DNNL_ARG_SRC, -1, 0, nullptr};
         matmulScratch = copyBytes;
       }
+      // The epilogue: bias as the matmul's own bias (a [1, N] row, the
+      // same for every batch), then the residual as a binary-add post-op
+      // and relu as an eltwise post-op: dst = relu(A B + bias + D).
+      int64_t epilogue = matmulEpilogue(c);
+      bool hasBias = epilogue & TCC_MATMUL_EPILOGUE_BIAS;
+      bool hasResidual = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL;
+      dnnl_memory_desc_t biasMd;
+      if (hasBias)
+        biasMd = n == 1 ? b.plain({1, cols}, {cols, 1}) : b.plain({1, 1, cols}, {cols, cols, 1});
+      CallBuilder::PostOps post;
+      post.sum = p[6] != 0;
+      post.add = hasResidual ? &md[2] : nullptr;
+      post.relu = epilogue & TCC_MATMUL_EPILOGUE_RELU;
       dnnl_matmul_desc_t desc;
-      b.check(a.dnnl_matmul_desc_init(&desc, &md[0], &md[1], nullptr, &md[2]), "matmul");
-      dnnl_primitive_desc_t pd = b.describe(&desc, p[6]);
+      b.check(a.dnnl_matmul_desc_init(&desc, &md[0], &md[1], hasBias ? &biasMd : nullptr, &md[2]),
+              "matmul");
+      dnnl_primitive_desc_t pd = b.describe(&desc, post);
       b.call->implementation = b.implementationOf(pd);
       b.call->scratchBytes = std::max(b.call->scratchBytes, matmulScratch);
-      b.addStep(pd,
-                {{src, md[0]},
-                 {{DNNL_ARG_WEIGHTS, 1, 0, nullptr}, md[1]},
-                 {{DNNL_ARG_DST, 2, 0, nullptr}, md[2]}},
-                matmulScratch);
+      std::vector<std::pair<Binding, dnnl_memory_desc_t>> args = {
+          {src, md[0]},
+          {{DNNL_ARG_WEIGHTS, 1, 0, nullptr}, md[1]},
+          {{DNNL_ARG_DST, 2, 0, nullptr}, md[2]}};
+      // Operands {A, B, C, bias, D}, without the ones the epilogue lacks.
+      int next = 3;
+      if (hasBias)
+        args.push_back({{DNNL_ARG_BIAS, next++, 0, nullptr}, biasMd});
+      if (hasResidual)
+        args.push_back({{DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.addIndex()) | DNNL_ARG_SRC_1, next++, 0,
+                         nullptr},
+                        md[2]});
+      b.addStep(pd, std::move(args), matmulScratch);
     } else {
       // The convolution picks its own layouts (blocked, for its JIT
       // kernels); reorders convert the plain operands in and the result
@@ -399,7 +465,9 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                   &desc, dnnl_forward_inference, dnnl_convolution_direct, &anyMd[0], &anyMd[1],
                   nullptr, &anyMd[2], strides, dilations, padLow, padHigh),
               "convolution");
-      dnnl_primitive_desc_t pd = b.describe(&desc, accumulate);
+      CallBuilder::PostOps post;
+      post.sum = accumulate;
+      dnnl_primitive_desc_t pd = b.describe(&desc, post);
       b.call->implementation = b.implementationOf(pd);
       // Scratch layout: the convolution's scratchpad, then a buffer for
       // each operand whose chosen layout is not the plain one, then the

@@ -1,7 +1,8 @@
 //===- onednn.h - library calls of an artifact, on oneDNN -----------------===//
 //
-// An artifact's f32 matmuls and convolutions are calls of the runtime's
-// library_call (abi.h); the descriptor lists each call's kind and sizes. A
+// An artifact's f32 matmuls (with their bias / residual / relu epilogues)
+// and convolutions are calls of the runtime's library_call (abi.h); the
+// descriptor lists each call's kind and sizes. A
 // session creates one oneDNN primitive per call when it is created and runs
 // it on the operands the generated code passes. oneDNN is loaded with dlopen
 // on first use, so the runtime loads (and runs artifacts without library
@@ -21,9 +22,14 @@
 
 namespace tcc::rt {
 
-/// "" when CALL is well formed (known kind, F32, the kind's parameter and
-/// operand counts, positive sizes, 0/1 flags); otherwise what is wrong.
+/// "" when CALL is well formed (known kind, a dtype the ABI allows for it,
+/// the kind's parameter and operand counts, positive sizes, 0/1 flags, known
+/// epilogue bits); otherwise what is wrong. Shared by CPU and device
+/// artifacts: whether a runtime can run the dtype is checked per session.
 std::string checkLibraryCall(const tcc_abi_library_call &call);
+
+/// A checked MATMUL's tcc_matmul_epilogue bits (0 for 7-parameter calls).
+int64_t matmulEpilogue(const tcc_abi_library_call &call);
 
 /// The primitives of one session.
 class LibraryCalls {

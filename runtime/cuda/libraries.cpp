@@ -3,14 +3,21 @@
 // Row-major matmuls run on column-major cuBLASLt by the usual identity: a
 // row-major M x N matrix is its column-major transpose, so C = op(A) op(B)
 // is computed as C^T = op(B)^T op(A)^T with the operands swapped and every
-// layout read as stored. Convolutions use cuDNN's legacy descriptor API,
-// which cuDNN 9 keeps in libcudnn_cnn; its padding is symmetric.
+// layout read as stored. The epilogue follows from the same view: the bias
+// runs along N, which is the rows of cuBLASLt's N x M result (the length
+// CUBLASLT_EPILOGUE_BIAS wants), and the residual is cuBLASLt's C input
+// with beta = 1 while D is the call's output. f32, bf16 and f16 operands;
+// products are summed in fp32 (CUBLAS_COMPUTE_32F, f32 scale factors).
+// Convolutions use cuDNN's legacy descriptor API, which cuDNN 9 keeps in
+// libcudnn_cnn; its padding is symmetric.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/libraries.h"
 
+#include "runtime/cpu/onednn.h"
 #include "runtime/cuda/driver.h"
+#include "runtime/dtype.h"
 #include "runtime/error.h"
 
 #include <cublasLt.h>
@@ -231,6 +238,7 @@ struct LibraryCalls::Call {
   float alpha = 1.0f, beta = 0.0f;
   size_t workspaceBytes = 0;
   // MATMUL
+  bool bias = false, residual = false; ///< the epilogue's extra operands
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr, layoutC = nullptr;
   cublasLtMatmulAlgo_t algo{};
@@ -249,19 +257,39 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
     const tcc_abi_library_call &call = calls[i];
     const int64_t *p = call.params;
     auto c = std::make_unique<Call>();
+    bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
+    int64_t epilogue = matmul ? matmulEpilogue(call) : 0;
     c->kind = call.kind;
-    c->beta = call.kind == TCC_LIBRARY_CALL_MATMUL ? float(p[6]) : float(p[17]);
+    c->bias = epilogue & TCC_MATMUL_EPILOGUE_BIAS;
+    c->residual = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL;
+    bool relu = epilogue & TCC_MATMUL_EPILOGUE_RELU;
+    // The residual is cuBLASLt's C, added like an accumulated output.
+    c->beta = matmul ? float(p[6] || c->residual) : float(p[17]);
     std::string dims;
-    int np = call.kind == TCC_LIBRARY_CALL_MATMUL ? 4 : 9;
+    int np = matmul ? 4 : 9;
     for (int k = 0; k < np; ++k)
       dims += (k ? "x" : "") + std::to_string(p[k]);
-    c->name = "library call #" + std::to_string(i) +
-              (call.kind == TCC_LIBRARY_CALL_MATMUL ? " (MATMUL " : " (CONV2D ") + dims + ")";
+    if (call.dtype != TCC_DTYPE_F32)
+      dims += std::string(" ") + dtypeName(call.dtype);
+    dims += std::string(c->bias ? " +bias" : "") + (c->residual ? " +residual" : "") +
+            (relu ? " relu" : "");
+    c->name = "library call #" + std::to_string(i) + (matmul ? " (MATMUL " : " (CONV2D ") + dims + ")";
     std::string where = what + ": " + c->name;
     Call &cr = *c;
     calls_.push_back(std::move(c)); // owned from here: destroyed on failure
 
-    if (call.kind == TCC_LIBRARY_CALL_MATMUL) {
+    cudaDataType_t type = CUDA_R_32F;
+    if (call.dtype == TCC_DTYPE_BF16 && matmul)
+      type = CUDA_R_16BF;
+    else if (call.dtype == TCC_DTYPE_F16 && matmul)
+      type = CUDA_R_16F;
+    else if (call.dtype != TCC_DTYPE_F32)
+      fail(TCC_ERROR_UNSUPPORTED, where + ": dtype " + dtypeName(call.dtype) +
+                                      " is not supported (cuBLASLt matmuls: f32, bf16, f16; "
+                                      "cuDNN convolutions: f32)");
+    uint64_t elementBytes = call.dtype == TCC_DTYPE_F32 ? 4 : 2;
+
+    if (matmul) {
       const CublasLtApi &lt = cublasLt();
       auto ck = [&](cublasStatus_t s, const char *fn) {
         if (s != CUBLAS_STATUS_SUCCESS)
@@ -274,7 +302,11 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       }
       int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
       bool transA = p[4] != 0, transB = p[5] != 0;
-      ck(lt.cublasLtMatmulDescCreate(&cr.op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+      // fp32 sums and scale factors for every dtype; TF32 only for f32
+      // operands and only when asked for.
+      bool fastTf32 = tf32 && type == CUDA_R_32F;
+      ck(lt.cublasLtMatmulDescCreate(&cr.op,
+                                     fastTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                                      CUDA_R_32F),
          "cublasLtMatmulDescCreate");
       // Column-major view: C^T (N x M) = op(B)^T (N x K) * op(A)^T (K x M).
@@ -286,9 +318,27 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond,
                                            sizeof opSecond),
          "cublasLtMatmulDescSetAttribute(TRANSB)");
+      cublasLtEpilogue_t mode = cr.bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                        : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+      ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &mode, sizeof mode),
+         "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+      if (cr.bias) {
+        // The bias is of the operands' type (every operand of a call has
+        // the call's dtype). Its address is set per run; until then a
+        // stand-in tells the heuristic the alignment to expect (state and
+        // arena offsets are multiples of 64 bytes).
+        int32_t biasType = type;
+        const void *standIn = reinterpret_cast<const void *>(uintptr_t(64));
+        ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
+                                             sizeof biasType),
+           "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
+        ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &standIn,
+                                             sizeof standIn),
+           "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+      }
       uint32_t align = 64; // arena offsets are multiples of 64
       auto layout = [&](cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols, int64_t ld) {
-        ck(lt.cublasLtMatrixLayoutCreate(l, CUDA_R_32F, uint64_t(rows), uint64_t(cols), ld),
+        ck(lt.cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), ld),
            "cublasLtMatrixLayoutCreate");
         if (batch > 1) {
           int32_t b = int32_t(batch);
@@ -299,7 +349,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
           ck(lt.cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
                                                  &stride, sizeof stride),
              "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
-          align = std::min(align, alignmentOf(uint64_t(stride) * 4));
+          align = std::min(align, alignmentOf(uint64_t(stride) * elementBytes));
         }
       };
       // B first: cuBLASLt's "A" is op(B)^T.
@@ -339,8 +389,12 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
                                         std::to_string(workspaceLimit) + " bytes)");
       cr.algo = result.algo;
       cr.workspaceBytes = result.workspaceSize;
-      cr.implementation = "cublasLt (" + std::string(tf32 ? "TF32" : "FP32") + ", workspace " +
-                          std::to_string(result.workspaceSize) + ")";
+      cr.implementation = "cublasLt (" +
+                          std::string(fastTf32                 ? "TF32"
+                                      : call.dtype == TCC_DTYPE_F32 ? "FP32"
+                                      : call.dtype == TCC_DTYPE_BF16 ? "BF16, FP32 sums"
+                                                                     : "FP16, FP32 sums") +
+                          ", workspace " + std::to_string(result.workspaceSize) + ")";
       continue;
     }
 
@@ -469,11 +523,22 @@ std::string LibraryCalls::run(int32_t index, void *const *operands) {
   void *workspace = reinterpret_cast<void *>(workspace_);
   if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
     const CublasLtApi &lt = cublasLt();
+    // Operands {A, B, C[, bias][, D]}: the residual D is cuBLASLt's C input
+    // (beta 1); without one, C is read only when accumulating.
+    void *output = operands[2];
+    const void *input = c.residual ? operands[c.bias ? 4 : 3] : output;
+    if (c.bias) {
+      const void *bias = operands[3];
+      cublasStatus_t s = lt.cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                           &bias, sizeof bias);
+      if (s != CUBLAS_STATUS_SUCCESS)
+        return what_ + ": " + c.name + ": setting the bias pointer failed: " + ltStatus(s);
+    }
     // Swapped operands: cuBLASLt's A is our B (see the file comment).
     cublasStatus_t s = lt.cublasLtMatmul(
         static_cast<cublasLtHandle_t>(cublasLt_), c.op, &c.alpha, operands[1], c.layoutA,
-        operands[0], c.layoutB, &c.beta, operands[2], c.layoutC, operands[2], c.layoutC, &c.algo,
-        workspace, c.workspaceBytes, stream_);
+        operands[0], c.layoutB, &c.beta, input, c.layoutC, output, c.layoutC, &c.algo, workspace,
+        c.workspaceBytes, stream_);
     if (s != CUBLAS_STATUS_SUCCESS)
       return what_ + ": " + c.name + ": cublasLtMatmul failed: " + ltStatus(s);
     return "";

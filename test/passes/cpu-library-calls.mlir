@@ -7,13 +7,13 @@
 // CHECK-LABEL: func.func private @tcc_library_call_0(memref<4x10xf32>, memref<8x10xf32>, memref<4x8xf32>)
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: linalg.fill
-// CHECK: call @tcc_library_call_0(%{{.*}}, %{{.*}}, %{{.*}}) {tcc.library_call = {kind = 1 : i32, params = array<i64: 1, 4, 8, 10, 0, 1, 0>}}
+// CHECK: call @tcc_library_call_0(%{{.*}}, %{{.*}}, %{{.*}}) {tcc.library_call = {kind = 1 : i32, params = array<i64: 1, 4, 8, 10, 0, 1, 0, 0>}}
 // CHECK-NOT: linalg.matmul
 //
 // After the plan: the entry takes the runtime pointer; the call goes through
 // the runtime's library_call (fields at offsets 24 and 32 of
 // tcc_abi_runtime) with the operand addresses and the index in the table.
-// LOWER: module attributes {tcc.library_calls = [{kind = 1 : i32, operands = 3 : i32, params = array<i64: 1, 4, 8, 10, 0, 1, 0>}]}
+// LOWER: module attributes {tcc.library_calls = [{kind = 1 : i32, operands = 3 : i32, params = array<i64: 1, 4, 8, 10, 0, 1, 0, 0>}]}
 // LOWER-NOT: @tcc_library_call_0
 // LOWER-LABEL: func.func @forward
 // LOWER-SAME: (%{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi8>, %[[RT:.*]]: !llvm.ptr)
@@ -49,7 +49,7 @@ func.func @forward(%x: memref<4x10xf32> {tcc.input = "x"}, %w: memref<8x10xf32> 
 // CHECK-NOT: memref.subview
 // CHECK-NOT: linalg.copy
 // CHECK: call @tcc_library_call_{{[0-9]+}}(%arg0, %arg1, %{{.*}}) {tcc.library_call = {kind = 2 : i32, params = array<i64: 1, 2, 5, 5, 3, 3, 3, 4, 5, 1, 1, 1, 1, 1, 2, 1, 2, 1>}} : (memref<1x2x5x5xf32>, memref<3x2x3x3xf32>, memref<1x3x4x5xf32>) -> ()
-// CHECK: call @tcc_library_call_{{[0-9]+}}({{.*}}) {tcc.library_call = {kind = 1 : i32, params = array<i64: 2, 3, 5, 4, 0, 0, 1>}}
+// CHECK: call @tcc_library_call_{{[0-9]+}}({{.*}}) {tcc.library_call = {kind = 1 : i32, params = array<i64: 2, 3, 5, 4, 0, 0, 1, 0>}}
 func.func @conv(%x: memref<1x2x5x5xf32> {tcc.input = "x"}, %w: memref<3x2x3x3xf32> {tcc.param = "w"},
                 %a: memref<2x3x4xf32> {tcc.input = "a"}, %b: memref<2x4x5xf32> {tcc.input = "b"},
                 %acc: memref<1x3x4x5xf32> {tcc.input = "acc"}, %macc: memref<2x3x5xf32> {tcc.input = "macc"})

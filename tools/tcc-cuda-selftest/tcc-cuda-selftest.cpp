@@ -1,9 +1,10 @@
 //===- tcc-cuda-selftest.cpp - checks the runtime's CUDA half on a GPU -----===//
 //
 // Runs the runtime's own CUDA code paths (module load and launch_kernel,
-// cuBLASLt matmuls, cuDNN convolutions, CUDA graph capture and replay, a
-// session's input staging on the copy stream) on random data against CPU
-// references, and prints a PASS/FAIL table.
+// cuBLASLt matmuls with their epilogues and in f32, bf16 and f16, cuDNN
+// convolutions, CUDA graph capture and replay, a session's input staging on
+// the copy stream) on random data against CPU references, and prints a
+// PASS/FAIL table.
 // Exit 0 only when everything passes; 1 (with "no CUDA device: ...") on a
 // machine without a GPU.
 //
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -93,6 +95,12 @@ SCALE_DONE:
 constexpr uint32_t kSaxpyN = 1000;
 /// fp32 against float64; TF32 (TCC_CUDA_TF32=1) keeps 10 mantissa bits.
 const double kTolerance = cuda::tf32Enabled() ? 5e-3 : 1e-4;
+/// bf16 / f16 operands (the reference reads the same rounded inputs) with
+/// fp32 sums: the error is the output's rounding, half an ulp of 8 / 11
+/// significant bits (2e-3 / 2.4e-4 of the value), with margin.
+constexpr double kBf16Tolerance = 1e-2, kF16Tolerance = 2e-3;
+constexpr int64_t kBias = TCC_MATMUL_EPILOGUE_BIAS, kResidual = TCC_MATMUL_EPILOGUE_RESIDUAL,
+                  kRelu = TCC_MATMUL_EPILOGUE_RELU;
 const std::string kWhat = "tcc-cuda-selftest";
 
 int failures = 0;
@@ -110,18 +118,67 @@ std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
   return v;
 }
 
-/// A device buffer holding HOST's values.
-cuda::DeviceBuffer upload(const std::vector<float> &host, const std::string &what) {
-  cuda::DeviceBuffer b(host.size() * sizeof(float), what);
-  cuda::check(cuda::driver().cuMemcpyHtoD(b.ptr(), host.data(), host.size() * sizeof(float)),
-              "cuMemcpyHtoD", kWhat + ": uploading " + what);
+/// X rounded to DTYPE (f32, bf16 or f16) and stored in its bytes.
+void encode(float x, int32_t dtype, uint8_t *out) {
+  if (dtype == TCC_DTYPE_F32) {
+    std::memcpy(out, &x, 4);
+  } else if (dtype == TCC_DTYPE_F16) {
+    _Float16 h = static_cast<_Float16>(x);
+    std::memcpy(out, &h, 2);
+  } else { // bf16: the high half of the f32, rounded to nearest even
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    uint16_t b = uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    std::memcpy(out, &b, 2);
+  }
+}
+
+float decode(const uint8_t *in, int32_t dtype) {
+  if (dtype == TCC_DTYPE_F32) {
+    float x;
+    std::memcpy(&x, in, 4);
+    return x;
+  }
+  if (dtype == TCC_DTYPE_F16) {
+    _Float16 h;
+    std::memcpy(&h, in, 2);
+    return float(h);
+  }
+  uint16_t b;
+  std::memcpy(&b, in, 2);
+  uint32_t u = uint32_t(b) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+size_t elementSize(int32_t dtype) { return dtype == TCC_DTYPE_F32 ? 4 : 2; }
+
+/// A device buffer holding HOST's values as DTYPE; HOST is rounded to DTYPE
+/// in place, so that a reference computes with the values the device reads.
+cuda::DeviceBuffer upload(std::vector<float> &host, const std::string &what,
+                          int32_t dtype = TCC_DTYPE_F32) {
+  size_t size = elementSize(dtype);
+  std::vector<uint8_t> bytes(host.size() * size);
+  for (size_t i = 0; i < host.size(); ++i) {
+    encode(host[i], dtype, &bytes[i * size]);
+    host[i] = decode(&bytes[i * size], dtype);
+  }
+  cuda::DeviceBuffer b(bytes.size(), what);
+  cuda::check(cuda::driver().cuMemcpyHtoD(b.ptr(), bytes.data(), bytes.size()), "cuMemcpyHtoD",
+              kWhat + ": uploading " + what);
   return b;
 }
 
-std::vector<float> download(const cuda::DeviceBuffer &b, size_t n, const std::string &what) {
-  std::vector<float> host(n);
-  cuda::check(cuda::driver().cuMemcpyDtoH(host.data(), b.ptr(), n * sizeof(float)), "cuMemcpyDtoH",
+std::vector<float> download(const cuda::DeviceBuffer &b, size_t n, const std::string &what,
+                            int32_t dtype = TCC_DTYPE_F32) {
+  size_t size = elementSize(dtype);
+  std::vector<uint8_t> bytes(n * size);
+  cuda::check(cuda::driver().cuMemcpyDtoH(bytes.data(), b.ptr(), bytes.size()), "cuMemcpyDtoH",
               kWhat + ": downloading " + what);
+  std::vector<float> host(n);
+  for (size_t i = 0; i < n; ++i)
+    host[i] = decode(&bytes[i * size], dtype);
   return host;
 }
 
@@ -142,22 +199,34 @@ std::string errorText(double e) {
   return buffer;
 }
 
-/// C (+)= op(A) op(B), row-major, batched, in float64.
-std::vector<double> matmulReference(const int64_t *p, const std::vector<float> &a,
-                                    const std::vector<float> &b, const std::vector<float> &c0) {
+/// C (+)= op(A) op(B), or C = relu(op(A) op(B) + bias + D) as the epilogue
+/// parameter says, row-major, batched, in float64.
+std::vector<double> matmulReference(const std::vector<int64_t> &params,
+                                    const std::vector<float> &a, const std::vector<float> &b,
+                                    const std::vector<float> &c0, const std::vector<float> &bias,
+                                    const std::vector<float> &d) {
+  const int64_t *p = params.data();
   int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
   bool ta = p[4], tb = p[5], acc = p[6];
+  int64_t epilogue = params.size() > 7 ? p[7] : 0;
   std::vector<double> c(size_t(batch * M * N));
   for (int64_t s = 0; s < batch; ++s)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        double sum = acc ? c0[size_t((s * M + i) * N + j)] : 0.0;
+        size_t at = size_t((s * M + i) * N + j);
+        double sum = acc ? c0[at] : 0.0;
         for (int64_t k = 0; k < K; ++k) {
           double av = a[size_t(s * M * K + (ta ? k * M + i : i * K + k))];
           double bv = b[size_t(s * K * N + (tb ? j * K + k : k * N + j))];
           sum += av * bv;
         }
-        c[size_t((s * M + i) * N + j)] = sum;
+        if (epilogue & kBias)
+          sum += bias[size_t(j)];
+        if (epilogue & kResidual)
+          sum += d[at];
+        if (epilogue & kRelu)
+          sum = std::max(sum, 0.0);
+        c[at] = sum;
       }
   return c;
 }
@@ -238,26 +307,54 @@ int run() {
   const cuda::Driver &drv = cuda::driver();
   std::mt19937_64 rng(42);
 
-  // The library calls: every matmul variant, the convolutions, and one
-  // accumulating matmul for the graph test (the last call).
-  std::vector<std::vector<int64_t>> params;
+  // The library calls: every matmul variant, matmuls with epilogues, in
+  // bf16 and f16, one with the 7 parameters of older artifacts, the
+  // convolutions, and one accumulating matmul for the graph test (the last
+  // call).
+  struct CallCase {
+    int32_t dtype;
+    std::vector<int64_t> params;
+  };
+  std::vector<CallCase> cases;
   for (int64_t batch : {1, 3})
     for (int64_t ta : {0, 1})
       for (int64_t tb : {0, 1})
         for (int64_t acc : {0, 1})
-          params.push_back({batch, 37, 19, 53, ta, tb, acc});
-  size_t numMatmuls = params.size();
+          cases.push_back({TCC_DTYPE_F32, {batch, 37, 19, 53, ta, tb, acc, 0}});
+  // batch, trans_a, trans_b, epilogue
+  const int64_t epilogues[][4] = {{1, 0, 0, kBias},
+                                  {1, 0, 1, kBias | kRelu},
+                                  {1, 1, 0, kResidual},
+                                  {1, 0, 0, kRelu},
+                                  {1, 0, 1, kBias | kResidual},
+                                  {3, 0, 1, kBias | kResidual | kRelu},
+                                  {3, 1, 0, kBias}};
+  for (const auto &e : epilogues)
+    cases.push_back({TCC_DTYPE_F32, {e[0], 37, 19, 53, e[1], e[2], 0, e[3]}});
+  for (int32_t dtype : {TCC_DTYPE_BF16, TCC_DTYPE_F16}) {
+    cases.push_back({dtype, {1, 64, 48, 96, 0, 0, 0, 0}});
+    cases.push_back({dtype, {1, 37, 19, 53, 0, 1, 1, 0}});
+    cases.push_back({dtype, {3, 37, 19, 53, 1, 0, 0, 0}});
+    cases.push_back({dtype, {1, 64, 48, 96, 0, 1, 0, kBias | kRelu}});
+    cases.push_back({dtype, {1, 64, 48, 96, 0, 1, 0, kBias | kResidual}});
+  }
+  cases.push_back({TCC_DTYPE_F32, {1, 37, 19, 53, 1, 1, 0}}); // 7 parameters
+  size_t numMatmuls = cases.size();
   // N C H W F KH KW OH OW sh sw dh dw pt pl pb pr acc
-  params.push_back({2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 0});
-  params.push_back({2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 1});
-  params.push_back({1, 5, 10, 12, 3, 3, 2, 10, 12, 1, 1, 2, 2, 2, 1, 2, 1, 0});
-  params.push_back({3, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0});
-  size_t numConvs = params.size() - numMatmuls;
-  params.push_back({1, 64, 48, 96, 0, 0, 1});
+  cases.push_back({TCC_DTYPE_F32, {2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 0}});
+  cases.push_back({TCC_DTYPE_F32, {2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 1}});
+  cases.push_back({TCC_DTYPE_F32, {1, 5, 10, 12, 3, 3, 2, 10, 12, 1, 1, 2, 2, 2, 1, 2, 1, 0}});
+  cases.push_back({TCC_DTYPE_F32, {3, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0}});
+  size_t numConvs = cases.size() - numMatmuls;
+  cases.push_back({TCC_DTYPE_F32, {1, 64, 48, 96, 0, 0, 1, 0}});
   std::vector<tcc_abi_library_call> calls;
-  for (const auto &p : params)
-    calls.push_back({p.size() == 7 ? TCC_LIBRARY_CALL_MATMUL : TCC_LIBRARY_CALL_CONV2D,
-                     TCC_DTYPE_F32, int32_t(p.size()), 3, p.data()});
+  for (const CallCase &c : cases) {
+    bool matmul = c.params.size() < 9;
+    int64_t epilogue = c.params.size() == 8 ? c.params[7] : 0;
+    calls.push_back({matmul ? TCC_LIBRARY_CALL_MATMUL : TCC_LIBRARY_CALL_CONV2D, c.dtype,
+                     int32_t(c.params.size()), 3 + !!(epilogue & kBias) + !!(epilogue & kResidual),
+                     c.params.data()});
+  }
   tcc_abi_kernel kernels[] = {
       {"tcc_saxpy", {int32_t((kSaxpyN + 127) / 128), 1, 1}, {128, 1, 1}, 0, 4}};
   tcc_abi_entry entries[] = {{"selftest", &dummyEntry, 0, nullptr}};
@@ -307,18 +404,24 @@ int run() {
   }
 
   // (b), (c) Every library call on random operands.
-  std::vector<std::string> impls;
   for (size_t i = 0; i < numMatmuls + numConvs; ++i) {
-    const int64_t *p = params[i].data();
+    const std::vector<int64_t> &params = cases[i].params;
+    const int64_t *p = params.data();
+    int32_t dtype = cases[i].dtype;
     bool matmul = i < numMatmuls;
+    int64_t epilogue = matmul && params.size() > 7 ? p[7] : 0;
     size_t na, nb, nc;
     std::string name;
     if (matmul) {
       na = size_t(p[0] * p[1] * p[3]);
       nb = size_t(p[0] * p[3] * p[2]);
       nc = size_t(p[0] * p[1] * p[2]);
-      name = "matmul batch=" + std::to_string(p[0]) + " 37x19x53 trans_a=" + std::to_string(p[4]) +
-             " trans_b=" + std::to_string(p[5]) + " acc=" + std::to_string(p[6]);
+      name = std::string(dtype == TCC_DTYPE_F32 ? "" : dtype == TCC_DTYPE_BF16 ? "bf16 " : "f16 ") +
+             "matmul batch=" + std::to_string(p[0]) + " " + std::to_string(p[1]) + "x" +
+             std::to_string(p[2]) + "x" + std::to_string(p[3]) + " ta=" + std::to_string(p[4]) +
+             " tb=" + std::to_string(p[5]) + " acc=" + std::to_string(p[6]) +
+             (params.size() == 7 ? " (7 params)" : "") + (epilogue & kBias ? " +bias" : "") +
+             (epilogue & kResidual ? " +residual" : "") + (epilogue & kRelu ? " relu" : "");
     } else {
       na = size_t(p[0] * p[1] * p[2] * p[3]);
       nb = size_t(p[4] * p[1] * p[5] * p[6]);
@@ -331,20 +434,35 @@ int run() {
     }
     std::vector<float> a = randomVector(na, rng), b = randomVector(nb, rng),
                        c = randomVector(nc, rng);
-    cuda::DeviceBuffer da = upload(a, "A"), db = upload(b, "B"), dc = upload(c, "C");
-    void *operands[] = {da.data(), db.data(), dc.data()};
-    cuda::Device::libraryCall(&device, int32_t(i), operands);
+    cuda::DeviceBuffer da = upload(a, "A", dtype), db = upload(b, "B", dtype),
+                       dc = upload(c, "C", dtype);
+    std::vector<void *> operands = {da.data(), db.data(), dc.data()};
+    // The epilogue's operands, when the call has them (1-element buffers
+    // otherwise, never read).
+    std::vector<float> bias = randomVector(epilogue & kBias ? size_t(p[2]) : 1, rng);
+    std::vector<float> d = randomVector(epilogue & kResidual ? nc : 1, rng);
+    cuda::DeviceBuffer dbias = upload(bias, "bias", dtype), dd = upload(d, "D", dtype);
+    if (epilogue & kBias)
+      operands.push_back(dbias.data());
+    if (epilogue & kResidual)
+      operands.push_back(dd.data());
+    cuda::Device::libraryCall(&device, int32_t(i), operands.data());
     std::string error = finish(name);
-    std::vector<double> ref = matmul ? matmulReference(p, a, b, c) : convReference(p, a, b, c);
-    double e = error.empty() ? relativeError(download(dc, nc, "C"), ref) : INFINITY;
-    report(error.empty() && e <= kTolerance, name, error.empty() ? errorText(e) : error);
+    std::vector<double> ref =
+        matmul ? matmulReference(params, a, b, c, bias, d) : convReference(p, a, b, c);
+    double e = error.empty() ? relativeError(download(dc, nc, "C", dtype), ref) : INFINITY;
+    double tolerance = dtype == TCC_DTYPE_BF16  ? kBf16Tolerance
+                       : dtype == TCC_DTYPE_F16 ? kF16Tolerance
+                                                : kTolerance;
+    report(error.empty() && e <= tolerance, name, error.empty() ? errorText(e) : error);
   }
 
   // (d) A CUDA graph of the kernel and an accumulating matmul: run 1 is
   // eager, run 2 captures and launches, run 3 replays.
   {
-    const int64_t *p = params.back().data();
-    int32_t call = int32_t(params.size() - 1);
+    const std::vector<int64_t> &params = cases.back().params;
+    const int64_t *p = params.data();
+    int32_t call = int32_t(cases.size() - 1);
     std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
     std::vector<float> a = randomVector(size_t(p[1] * p[3]), rng),
                        b = randomVector(size_t(p[3] * p[2]), rng),
@@ -375,7 +493,7 @@ int run() {
     std::vector<double> refY(kSaxpyN);
     for (size_t i = 0; i < kSaxpyN; ++i)
       refY[i] = y[i] + runs * double(alpha) * x[i];
-    std::vector<double> product = matmulReference(p, a, b, c);
+    std::vector<double> product = matmulReference(params, a, b, c, {}, {});
     std::vector<double> refC(c.size());
     for (size_t i = 0; i < c.size(); ++i)
       refC[i] = c[i] + runs * (product[i] - c[i]);

@@ -113,20 +113,43 @@ typedef struct tcc_abi_runtime {
 /** Kinds of library calls (stable values). Every operand is a dense,
  *  row-major buffer of the call's dtype. PARAMS per kind:
  *
- *  MATMUL: {batch, M, N, K, trans_a, trans_b, accumulate};
- *    operands {A, B, C}: C[b] (+)= op(A[b]) op(B[b]), where A[b] is M x K
- *    (K x M stored when trans_a), B[b] is K x N (N x K when trans_b) and C[b]
- *    is M x N; batch 1 means plain 2-D operands.
+ *  MATMUL: {batch, M, N, K, trans_a, trans_b, accumulate, epilogue};
+ *    operands {A, B, C} then, per epilogue bit, the bias and the residual:
+ *      C[b] (+)= op(A[b]) op(B[b])                          (epilogue 0)
+ *      C[b] = act(op(A[b]) op(B[b]) + bias + D[b])          (epilogue != 0)
+ *    where A[b] is M x K (K x M stored when trans_a), B[b] is K x N (N x K
+ *    when trans_b) and C[b] is M x N; batch 1 means plain 2-D operands.
+ *    EPILOGUE is a set of tcc_matmul_epilogue bits: BIAS adds a vector of
+ *    N elements to every row (bias[j] to C[b][i][j]; the same vector for
+ *    every b), RESIDUAL adds D, a buffer shaped like C, and RELU then
+ *    replaces each value x by max(x, 0). Each sum is rounded to the dtype's
+ *    precision in unspecified association (oneDNN adds (AB + bias) + D,
+ *    cuBLASLt AB + D + bias). The extra operands follow C in that order:
+ *    {A, B, C, bias} for BIAS, {A, B, C, D} for RESIDUAL, {A, B, C, bias, D}
+ *    for both. An epilogue requires accumulate = 0; D and bias may not
+ *    overlap C. The epilogue parameter was appended: a MATMUL with 7
+ *    parameters (older artifacts) has epilogue 0.
+ *    dtype F32, or BF16 / F16 (every operand of that type, products summed
+ *    in fp32; device artifacts only).
  *  CONV2D: {N, C, H, W, F, KH, KW, OH, OW, stride_h, stride_w, dilation_h,
  *    dilation_w, pad_top, pad_left, pad_bottom, pad_right, accumulate};
  *    operands {X [N,C,H,W], W [F,C,KH,KW], Y [N,F,OH,OW]}:
- *    Y (+)= convolution of X, zero-padded as given, with W; no bias.
+ *    Y (+)= convolution of X, zero-padded as given, with W; no bias. F32.
  *  With accumulate = 0 the result overwrites the output; with 1 it is added
- *  to what the output holds. */
+ *  to what the output holds. A runtime refuses, when a session is created,
+ *  a call whose dtype its library cannot run (the CPU runtime: F32 only). */
 typedef enum tcc_library_call_kind {
   TCC_LIBRARY_CALL_MATMUL = 1,
   TCC_LIBRARY_CALL_CONV2D = 2
 } tcc_library_call_kind;
+
+/** Bits of a MATMUL's epilogue parameter (stable values): what is applied to
+ *  the product before it is stored, in the order bias, residual, relu. */
+typedef enum tcc_matmul_epilogue {
+  TCC_MATMUL_EPILOGUE_BIAS = 1,     /* + bias[N], broadcast over the rows */
+  TCC_MATMUL_EPILOGUE_RESIDUAL = 2, /* + D, shaped like C */
+  TCC_MATMUL_EPILOGUE_RELU = 4      /* max(x, 0) of the sum, last */
+} tcc_matmul_epilogue;
 
 /** One kernel launch site of a device artifact (every shape is static, so
  *  each launch has one fixed geometry). */
@@ -140,7 +163,7 @@ typedef struct tcc_abi_kernel {
 
 typedef struct tcc_abi_library_call {
   int32_t kind;          /* tcc_library_call_kind */
-  int32_t dtype;         /* tcc_dtype of every operand (F32) */
+  int32_t dtype;         /* tcc_dtype of every operand (see the kinds) */
   int32_t num_params;
   int32_t num_operands;
   const int64_t *params;

@@ -1,0 +1,176 @@
+//===- OneDnnTest.cpp - the CPU runtime's library calls, without a compiler ===//
+//
+// Library-call descriptors are validated, and MATMUL calls with every
+// epilogue (bias, residual, relu and their combinations; 2-D and batched;
+// transposed operands) run on oneDNN against a float64 reference. Skipped
+// where oneDNN cannot be loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cpu/onednn.h"
+#include "runtime/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <gtest/gtest.h>
+#include <random>
+#include <vector>
+
+using namespace tcc::rt;
+
+namespace {
+
+constexpr int64_t kBias = TCC_MATMUL_EPILOGUE_BIAS, kResidual = TCC_MATMUL_EPILOGUE_RESIDUAL,
+                  kRelu = TCC_MATMUL_EPILOGUE_RELU;
+
+tcc_abi_library_call matmulCall(const std::vector<int64_t> &p, int32_t operands,
+                                int32_t dtype = TCC_DTYPE_F32) {
+  return {TCC_LIBRARY_CALL_MATMUL, dtype, int32_t(p.size()), operands, p.data()};
+}
+
+// Tests the descriptor checks: the appended epilogue parameter (7-parameter
+// calls of older artifacts stay valid), operand counts that follow the
+// epilogue, and the dtypes the ABI allows (whether a runtime runs them is
+// decided per session).
+TEST(OneDnnTest, CheckLibraryCall) {
+  std::vector<int64_t> old = {1, 4, 5, 6, 0, 0, 0};
+  EXPECT_EQ(checkLibraryCall(matmulCall(old, 3)), "");
+  EXPECT_EQ(matmulEpilogue(matmulCall(old, 3)), 0);
+  std::vector<int64_t> plain = {1, 4, 5, 6, 0, 1, 1, 0};
+  EXPECT_EQ(checkLibraryCall(matmulCall(plain, 3)), "");
+  std::vector<int64_t> all = {2, 4, 5, 6, 1, 0, 0, kBias | kResidual | kRelu};
+  EXPECT_EQ(checkLibraryCall(matmulCall(all, 5)), "");
+  EXPECT_EQ(matmulEpilogue(matmulCall(all, 5)), 7);
+  EXPECT_EQ(checkLibraryCall(matmulCall(all, 3)), "3 operands, expected 5");
+  std::vector<int64_t> bias = {1, 4, 5, 6, 0, 0, 0, kBias | kRelu};
+  EXPECT_EQ(checkLibraryCall(matmulCall(bias, 4)), "");
+  std::vector<int64_t> accumulating = {1, 4, 5, 6, 0, 0, 1, kBias};
+  EXPECT_EQ(checkLibraryCall(matmulCall(accumulating, 4)), "a matmul epilogue needs accumulate = 0");
+  std::vector<int64_t> unknown = {1, 4, 5, 6, 0, 0, 0, 8};
+  EXPECT_EQ(checkLibraryCall(matmulCall(unknown, 3)), "matmul epilogue 8 has unknown bits");
+  std::vector<int64_t> six = {1, 4, 5, 6, 0, 0};
+  EXPECT_EQ(checkLibraryCall(matmulCall(six, 3)), "6 parameters, expected 8 (or 7)");
+  EXPECT_EQ(checkLibraryCall(matmulCall(plain, 3, TCC_DTYPE_BF16)), "");
+  EXPECT_EQ(checkLibraryCall(matmulCall(plain, 3, TCC_DTYPE_F16)), "");
+  EXPECT_EQ(checkLibraryCall(matmulCall(plain, 3, TCC_DTYPE_F64)), "dtype f64 is not f32, bf16 or f16");
+  std::vector<int64_t> conv = {1, 2, 5, 5, 3, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 0};
+  tcc_abi_library_call c = {TCC_LIBRARY_CALL_CONV2D, TCC_DTYPE_F32, 18, 3, conv.data()};
+  EXPECT_EQ(checkLibraryCall(c), "");
+  c.dtype = TCC_DTYPE_BF16;
+  EXPECT_EQ(checkLibraryCall(c), "dtype bf16 is not f32");
+}
+
+/// oneDNN's LibraryCalls for CALLS, or null (and the test skipped) where
+/// oneDNN cannot be loaded.
+std::unique_ptr<LibraryCalls> create(const std::vector<tcc_abi_library_call> &calls) {
+  try {
+    return std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test");
+  } catch (const Error &e) {
+    if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
+      return nullptr;
+    throw;
+  }
+}
+
+// Tests that the CPU runtime refuses a bf16 call when the session's calls
+// are created, with a message that says why.
+TEST(OneDnnTest, RejectsHalfPrecision) {
+  std::vector<int64_t> p = {1, 4, 5, 6, 0, 0, 0, 0};
+  std::vector<tcc_abi_library_call> calls = {matmulCall(p, 3, TCC_DTYPE_BF16)};
+  try {
+    create(calls);
+    FAIL() << "a bf16 call was accepted";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.status(), TCC_ERROR_UNSUPPORTED);
+    EXPECT_NE(std::string(e.what()).find(
+                  "library call #0: dtype bf16 is not supported on the CPU (oneDNN calls are f32 only)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = u(rng);
+  return v;
+}
+
+/// relu(op(A) op(B) + bias + D) per batch, row-major, in float64.
+std::vector<double> reference(const int64_t *p, int64_t epilogue, const std::vector<float> &a,
+                              const std::vector<float> &b, const std::vector<float> &bias,
+                              const std::vector<float> &d) {
+  int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
+  bool ta = p[4], tb = p[5];
+  std::vector<double> c(size_t(batch * M * N));
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k)
+          sum += double(a[size_t(s * M * K + (ta ? k * M + i : i * K + k))]) *
+                 b[size_t(s * K * N + (tb ? j * K + k : k * N + j))];
+        size_t at = size_t((s * M + i) * N + j);
+        if (epilogue & kBias)
+          sum += bias[size_t(j)];
+        if (epilogue & kResidual)
+          sum += d[at];
+        if (epilogue & kRelu)
+          sum = std::max(sum, 0.0);
+        c[at] = sum;
+      }
+  return c;
+}
+
+// Tests every epilogue on 2-D and batched products with plain and
+// transposed operands, and a 7-parameter call (an older artifact's), on
+// random operands against float64. Oracle: the reference above; tolerance
+// 1e-5 of the largest magnitude (fp32 sums of 53 products).
+TEST(OneDnnTest, MatmulEpilogues) {
+  std::vector<std::vector<int64_t>> params;
+  for (int64_t batch : {1, 3})
+    for (int64_t epilogue : {0, 1, 2, 3, 4, 5, 7})
+      for (int64_t trans : {0, 1})
+        params.push_back({batch, 37, 19, 53, trans, 1 - trans, 0, epilogue});
+  params.push_back({1, 37, 19, 53, 0, 0, 0}); // 7 parameters
+  std::vector<tcc_abi_library_call> calls;
+  for (const auto &p : params) {
+    int64_t e = p.size() > 7 ? p[7] : 0;
+    calls.push_back(matmulCall(p, 3 + !!(e & kBias) + !!(e & kResidual)));
+  }
+  std::unique_ptr<LibraryCalls> library = create(calls);
+  if (!library)
+    GTEST_SKIP() << "oneDNN cannot be loaded";
+  std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
+  library->setScratchpad(scratch.data());
+
+  std::mt19937_64 rng(7);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int64_t *p = params[i].data();
+    int64_t epilogue = params[i].size() > 7 ? p[7] : 0;
+    size_t batch = size_t(p[0]), M = size_t(p[1]), N = size_t(p[2]), K = size_t(p[3]);
+    std::vector<float> a = randomVector(batch * M * K, rng), b = randomVector(batch * K * N, rng),
+                       bias = randomVector(N, rng), d = randomVector(batch * M * N, rng),
+                       c = randomVector(batch * M * N, rng); // overwritten
+    std::vector<void *> operands = {a.data(), b.data(), c.data()};
+    if (epilogue & kBias)
+      operands.push_back(bias.data());
+    if (epilogue & kResidual)
+      operands.push_back(d.data());
+    LibraryCalls::run(library.get(), int32_t(i), operands.data());
+    ASSERT_EQ(library->takeError(), "");
+    std::vector<double> ref = reference(p, epilogue, a, b, bias, d);
+    double diff = 0, scale = 1e-30;
+    for (size_t k = 0; k < ref.size(); ++k) {
+      diff = std::max(diff, std::fabs(double(c[k]) - ref[k]));
+      scale = std::max(scale, std::fabs(ref[k]));
+    }
+    EXPECT_LE(diff / scale, 1e-5) << "call #" << i << ": batch " << p[0] << ", trans_a " << p[4]
+                                  << ", epilogue " << epilogue;
+    if (epilogue & kRelu) // relu really clamps: some inputs were negative
+      EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x >= 0; }));
+  }
+}
+
+} // namespace
