@@ -37,17 +37,6 @@ struct Provenance : RewriterBase::Listener {
   /// consumer's results to it (no replaceOp to observe).
   Operation *pendingProducer = nullptr, *pendingConsumer = nullptr;
 
-  static std::string name(Operation *op) {
-    Location loc = op->getLoc();
-    if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-      loc = fused.getLocations().front();
-    if (auto n = dyn_cast<NameLoc>(loc))
-      return n.getName().str();
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    loc.print(os);
-    return s;
-  }
   void notifyOperationReplaced(Operation *op, ValueRange replacement) override {
     SmallVector<std::string> merged = origins.lookup(op);
     if (merged.empty())
@@ -344,7 +333,7 @@ struct FuseElementwisePass
       getOperation()->walk([&](linalg::LinalgOp op) {
         ++before;
         bytesBefore += bytesMoved(op);
-        provenance.origins[op] = {Provenance::name(op)};
+        provenance.origins[op] = {tcc::sourceName(op)};
       });
     auto control = [&](OpOperand *fused) {
       if (!mayFuse(fused))

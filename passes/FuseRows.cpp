@@ -154,6 +154,7 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
       return;
     Block &body = func.getBody().front();
     DenseSet<Operation *> taken;
+    int64_t runs = 0, fused = 0;
     SmallVector<Operation *> order;
     for (Operation &op : body)
       order.push_back(&op);
@@ -203,9 +204,37 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
         continue;
       for (linalg::LinalgOp op : run)
         taken.insert(op);
+      if (report)
+        describe(run, rows, runs, kernels);
+      ++runs;
+      fused += kernels;
       fuse(run, rows);
     }
+    if (report)
+      llvm::errs() << "rows @" << func.getSymName() << ": " << runs << " runs of " << fused
+                   << " kernels -> " << runs << " kernels\n"
+                   << buffer;
+    buffer.clear();
   }
+
+  /// Appends RUN's line of the report: its rows and its ops' sources.
+  void describe(ArrayRef<linalg::LinalgOp> run, const Rows &rows, int64_t index,
+                int64_t kernels) {
+    llvm::raw_string_ostream os(buffer);
+    os << "  run " << index << " (" << kernels << " kernels over "
+       << llvm::join(llvm::map_range(rows.extents, [](int64_t e) { return std::to_string(e); }),
+                     "x")
+       << " rows): ";
+    SmallVector<std::string> names;
+    for (linalg::LinalgOp op : run) {
+      std::string name = tcc::sourceName(op);
+      if (!isa<linalg::FillOp>(op.getOperation()) && !llvm::is_contained(names, name))
+        names.push_back(name);
+    }
+    os << llvm::join(names, ", ") << "\n";
+  }
+
+  std::string buffer; // the report's run lines, printed after the summary
 
   /// Replaces RUN by one loop over ROWS (parallel when the run's work is at
   /// least min-parallel-work iterations) at the place of its last op.

@@ -14,6 +14,9 @@ namespace tcc {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
+/// The ONNX node OP came from (for reports), or its printed location.
+std::string sourceName(mlir::Operation *op);
+
 /// The ONNX node OP came from, as an identifier (at most 48 characters;
 /// "op" without a name): kernels are named after it.
 std::string kernelNodeName(mlir::Operation *op);

@@ -244,7 +244,9 @@ def FuseRowsPass : Pass<"tcc-fuse-rows", "mlir::func::FuncOp"> {
   let options = [
     Option<"minParallelWork", "min-parallel-work", "int64_t",
            /*default=*/"262144",
-           "Loop iterations of the run below which the rows stay sequential">
+           "Loop iterations of the run below which the rows stay sequential">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print each function's runs and their source ops on standard error">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",

@@ -67,8 +67,11 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   // rows (softmax, layer norm): one loop over the rows (CPU; the GPU maps
   // one kernel per op). Before the plan, which then keeps the run's
   // buffers apart.
-  if (options.fuse && options.fuseRows && !options.device)
-    pm.addNestedPass<func::FuncOp>(tcc::createFuseRowsPass());
+  if (options.fuse && options.fuseRows && !options.device) {
+    tcc::FuseRowsPassOptions rows;
+    rows.report = options.reportFusion;
+    pm.addNestedPass<func::FuncOp>(tcc::createFuseRowsPass(rows));
+  }
   // Every buffer becomes an offset in the arena or the state region.
   pm.addPass(tcc::createPlanMemoryPass());
   pm.addPass(createCanonicalizerPass());
