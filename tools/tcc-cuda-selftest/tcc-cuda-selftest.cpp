@@ -15,6 +15,7 @@
 #include "runtime/cuda/driver.h"
 #include "runtime/error.h"
 #include "runtime/session.h"
+#include "runtime/testing/matmul_reference.h"
 
 #include <algorithm>
 #include <chrono>
@@ -199,37 +200,7 @@ std::string errorText(double e) {
   return buffer;
 }
 
-/// C (+)= op(A) op(B), or C = relu(op(A) op(B) + bias + D) as the epilogue
-/// parameter says, row-major, batched, in float64.
-std::vector<double> matmulReference(const std::vector<int64_t> &params,
-                                    const std::vector<float> &a, const std::vector<float> &b,
-                                    const std::vector<float> &c0, const std::vector<float> &bias,
-                                    const std::vector<float> &d) {
-  const int64_t *p = params.data();
-  int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
-  bool ta = p[4], tb = p[5], acc = p[6];
-  int64_t epilogue = params.size() > 7 ? p[7] : 0;
-  std::vector<double> c(size_t(batch * M * N));
-  for (int64_t s = 0; s < batch; ++s)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        size_t at = size_t((s * M + i) * N + j);
-        double sum = acc ? c0[at] : 0.0;
-        for (int64_t k = 0; k < K; ++k) {
-          double av = a[size_t(s * M * K + (ta ? k * M + i : i * K + k))];
-          double bv = b[size_t(s * K * N + (tb ? j * K + k : k * N + j))];
-          sum += av * bv;
-        }
-        if (epilogue & kBias)
-          sum += bias[size_t(j)];
-        if (epilogue & kResidual)
-          sum += d[at];
-        if (epilogue & kRelu)
-          sum = std::max(sum, 0.0);
-        c[at] = sum;
-      }
-  return c;
-}
+using tcc::testing::matmulReference;
 
 /// Y (+)= conv(X, W), NCHW, zero padding, in float64.
 std::vector<double> convReference(const int64_t *p, const std::vector<float> &x,

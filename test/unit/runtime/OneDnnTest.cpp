@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/onednn.h"
+#include "runtime/testing/matmul_reference.h"
 #include "runtime/error.h"
 
 #include <algorithm>
@@ -97,31 +98,6 @@ std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
   return v;
 }
 
-/// relu(op(A) op(B) + bias + D) per batch, row-major, in float64.
-std::vector<double> reference(const int64_t *p, int64_t epilogue, const std::vector<float> &a,
-                              const std::vector<float> &b, const std::vector<float> &bias,
-                              const std::vector<float> &d) {
-  int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
-  bool ta = p[4], tb = p[5];
-  std::vector<double> c(size_t(batch * M * N));
-  for (int64_t s = 0; s < batch; ++s)
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        double sum = 0;
-        for (int64_t k = 0; k < K; ++k)
-          sum += double(a[size_t(s * M * K + (ta ? k * M + i : i * K + k))]) *
-                 b[size_t(s * K * N + (tb ? j * K + k : k * N + j))];
-        size_t at = size_t((s * M + i) * N + j);
-        if (epilogue & kBias)
-          sum += bias[size_t(j)];
-        if (epilogue & kResidual)
-          sum += d[at];
-        if (epilogue & kRelu)
-          sum = std::max(sum, 0.0);
-        c[at] = sum;
-      }
-  return c;
-}
 
 // Tests every epilogue on 2-D and batched products with plain and
 // transposed operands, and a 7-parameter call (an older artifact's), on
@@ -160,7 +136,7 @@ TEST(OneDnnTest, MatmulEpilogues) {
       operands.push_back(d.data());
     LibraryCalls::run(library.get(), int32_t(i), operands.data());
     ASSERT_EQ(library->takeError(), "");
-    std::vector<double> ref = reference(p, epilogue, a, b, bias, d);
+    std::vector<double> ref = tcc::testing::matmulReference(params[i], a, b, c, bias, d);
     double diff = 0, scale = 1e-30;
     for (size_t k = 0; k < ref.size(); ++k) {
       diff = std::max(diff, std::fabs(double(c[k]) - ref[k]));

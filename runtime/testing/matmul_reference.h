@@ -1,0 +1,53 @@
+//===- matmul_reference.h - float64 reference of a MATMUL library call ----===//
+//
+// The oracle of the runtime's matmul tests (oneDNN unit test, CUDA
+// self-test): the call's semantics of abi.h in float64.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_TESTING_MATMUL_REFERENCE_H
+#define TCC_RUNTIME_TESTING_MATMUL_REFERENCE_H
+
+#include "runtime/include/tcc/abi.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace tcc::testing {
+
+/// C (+)= op(A) op(B), or C = relu(op(A) op(B) + bias + D) as the epilogue
+/// parameter says, row-major, batched, in float64.
+inline std::vector<double> matmulReference(const std::vector<int64_t> &params,
+                                    const std::vector<float> &a, const std::vector<float> &b,
+                                    const std::vector<float> &c0, const std::vector<float> &bias,
+                                    const std::vector<float> &d) {
+  const int64_t *p = params.data();
+  int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
+  bool ta = p[4], tb = p[5], acc = p[6];
+  int64_t epilogue = params.size() > 7 ? p[7] : 0;
+  std::vector<double> c(size_t(batch * M * N));
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        size_t at = size_t((s * M + i) * N + j);
+        double sum = acc ? c0[at] : 0.0;
+        for (int64_t k = 0; k < K; ++k) {
+          double av = a[size_t(s * M * K + (ta ? k * M + i : i * K + k))];
+          double bv = b[size_t(s * K * N + (tb ? j * K + k : k * N + j))];
+          sum += av * bv;
+        }
+        if (epilogue & TCC_MATMUL_EPILOGUE_BIAS)
+          sum += bias[size_t(j)];
+        if (epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL)
+          sum += d[at];
+        if (epilogue & TCC_MATMUL_EPILOGUE_RELU)
+          sum = std::max(sum, 0.0);
+        c[at] = sum;
+      }
+  return c;
+}
+
+} // namespace tcc::testing
+
+#endif // TCC_RUNTIME_TESTING_MATMUL_REFERENCE_H
