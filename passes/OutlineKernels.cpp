@@ -75,7 +75,20 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
         Block *block = rewriter.createBlock(&region.getRegion());
         rewriter.setInsertionPointToEnd(block);
         scf::YieldOp::create(rewriter, loop->getLoc());
-        loop->moveBefore(block->getTerminator());
+        // A nest with results (a full reduction's accumulators) goes with
+        // the ops right after it that use them (the stores of the results).
+        SmallVector<Operation *> kernelOps = {loop};
+        for (Operation *next = loop->getNextNode(); next && loop->getNumResults() != 0;
+             next = next->getNextNode()) {
+          bool usesKernel = llvm::any_of(next->getOperands(), [&](Value v) {
+            return llvm::is_contained(kernelOps, v.getDefiningOp());
+          });
+          if (!usesKernel || next->getNumResults() != 0)
+            break;
+          kernelOps.push_back(next);
+        }
+        for (Operation *op : kernelOps)
+          op->moveBefore(block->getTerminator());
         std::string name = "kernel_" + std::to_string(counter++) + "_" + tcc::kernelNodeName(loop);
         func::CallOp call;
         FailureOr<func::FuncOp> kernel = outlineSingleBlockRegion(
