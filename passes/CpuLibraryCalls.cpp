@@ -51,15 +51,6 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return cast<MemRefType>(v.getType()).getShape();
 }
 
-/// The buffer V is a view of: an allocation or a function argument.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<ViewLikeOpInterface>(def))
-      break;
-    v = cast<ViewLikeOpInterface>(def).getViewSource();
-  }
-  return v;
-}
 
 /// True when OP writes FILL's value everywhere in OUT and that value is +0.0:
 /// a linalg.fill or a linalg.map that yields a constant.
@@ -97,7 +88,7 @@ bool touches(Operation *op, Value root) {
   bool found = false;
   op->walk([&](Operation *inner) {
     for (Value v : inner->getOperands())
-      if (isa<BaseMemRefType>(v.getType()) && rootOf(v) == root)
+      if (isa<BaseMemRefType>(v.getType()) && tcc::viewRoot(v) == root)
         found = true;
   });
   return found;
@@ -121,7 +112,7 @@ bool writtenBetween(Operation *from, Operation *to, Value root) {
         return;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(inner);
       for (OpOperand &use : inner->getOpOperands())
-        if (isa<BaseMemRefType>(use.get().getType()) && rootOf(use.get()) == root &&
+        if (isa<BaseMemRefType>(use.get().getType()) && tcc::viewRoot(use.get()) == root &&
             (!linalgOp || linalgOp.isDpsInit(&use)))
           writes = true;
     });
@@ -165,7 +156,7 @@ std::optional<PaddedInput> paddedInput(Operation *conv, Value input) {
     source = c.getSource();
   if (!source || !isDenseF32(source) || fill->getBlock() != conv->getBlock() ||
       copy->getBlock() != conv->getBlock() || !fill->isBeforeInBlock(copy) ||
-      !copy->isBeforeInBlock(conv) || touchedBetween(copy, conv, rootOf(source)))
+      !copy->isBeforeInBlock(conv) || touchedBetween(copy, conv, tcc::viewRoot(source)))
     return std::nullopt;
   // Only the spatial dimensions may be padded, with unit strides.
   ArrayRef<int64_t> offsets = subview.getStaticOffsets();
@@ -249,7 +240,7 @@ Value otherAddend(Value v, Value x) {
 /// pre-activation), since it is no longer computed. The call replaces the
 /// generic where it stands, so A and B must not be written in between.
 std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operands, int64_t n) {
-  Value c = operands[2], root = rootOf(c);
+  Value c = operands[2], root = tcc::viewRoot(c);
   auto alloc = root.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != matmul->getBlock() || numElements(c) != numElements(root))
     return std::nullopt;
@@ -258,7 +249,7 @@ std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operand
   Operation *next = matmul->getNextNode();
   for (; next; next = next->getNextNode()) {
     auto view = dyn_cast<ViewLikeOpInterface>(next);
-    if (view && rootOf(view.getViewSource()) == root) {
+    if (view && tcc::viewRoot(view.getViewSource()) == root) {
       e.views.push_back(next);
       continue;
     }
@@ -289,11 +280,11 @@ std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operand
     BlockArgument arg = generic.getMatchingBlockArgument(in);
     if (!isDenseF32(v))
       return std::nullopt;
-    if (rootOf(v) == root && !cArg && map == identity && numElements(v) == numElements(c))
+    if (tcc::viewRoot(v) == root && !cArg && map == identity && numElements(v) == numElements(c))
       cArg = arg;
-    else if (rootOf(v) != root && !biasArg && map == lastDim && shapeOf(v) == ArrayRef<int64_t>{n})
+    else if (tcc::viewRoot(v) != root && !biasArg && map == lastDim && shapeOf(v) == ArrayRef<int64_t>{n})
       biasArg = arg, e.bias = v;
-    else if (rootOf(v) != root && !residualArg && map == identity)
+    else if (tcc::viewRoot(v) != root && !residualArg && map == identity)
       residualArg = arg, e.residual = v;
     else
       return std::nullopt;
@@ -328,12 +319,12 @@ std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operand
 
   // Aliasing. The call writes Y while reading A, B, bias and D: none may
   // share Y's buffer, except that Y may be C (updated in place).
-  Value outRoot = rootOf(e.output);
+  Value outRoot = tcc::viewRoot(e.output);
   for (Value read : {operands[0], operands[1], e.bias, e.residual})
-    if (read && rootOf(read) == outRoot)
+    if (read && tcc::viewRoot(read) == outRoot)
       return std::nullopt;
   for (Value read : {operands[0], operands[1]})
-    if (writtenBetween(matmul, generic, rootOf(read)))
+    if (writtenBetween(matmul, generic, tcc::viewRoot(read)))
       return std::nullopt;
   if (outRoot == root)
     return e;
@@ -537,6 +528,12 @@ struct CpuLowerLibraryCallsPass
 };
 
 } // namespace
+
+Value tcc::viewRoot(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
 
 void tcc::storeBufferAddress(OpBuilder &b, Location loc, Value buffer, Value array,
                              int32_t index) {

@@ -94,10 +94,7 @@ bool duplicationPays(linalg::GenericOp producer) {
     ++users;
   }
   auto cost = cast<tcc::KernelCostOpInterface>(producer.getOperation());
-  int64_t result = 0;
-  for (Value v : producer->getResults())
-    if (auto t = dyn_cast<ShapedType>(v.getType()); t && t.hasStaticShape())
-      result += t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+  int64_t result = tcc::footprintBytes(producer->getResult(0).getType());
   int64_t inputs = cost.getMinimumBytes() - result; // the outputs are not read
   return users * inputs < inputs + (1 + users) * result;
 }
@@ -210,21 +207,17 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
       : OpRewritePattern(ctx), reductions(reductions) {}
   bool reductions;
 
-  /// Per operand: whether it is indexed by the innermost loop as its last
-  /// dimension (true), not at all (false); nullopt when it is indexed by
-  /// the innermost loop elsewhere (a transposed read).
-  static std::optional<bool> walksInnermost(AffineMap map, unsigned inner) {
-    for (unsigned r = 0; r < map.getNumResults(); ++r)
-      if (map.getResult(r).isFunctionOfDim(inner))
-        return r + 1 == map.getNumResults() && map.getResult(r) == getAffineDimExpr(inner, map.getContext())
-                   ? std::optional<bool>(true)
-                   : std::nullopt;
-    return false;
-  }
+  /// Whether every operand of OP that the innermost loop indexes has it as
+  /// its last dimension (what CPU vectorization needs).
   static bool contiguous(linalg::GenericOp op) {
     unsigned inner = op.getNumLoops() - 1;
-    return llvm::all_of(op.getIndexingMapsArray(),
-                        [&](AffineMap m) { return walksInnermost(m, inner).has_value(); });
+    AffineExpr innerDim = getAffineDimExpr(inner, op.getContext());
+    return llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap m) {
+      for (unsigned r = 0; r < m.getNumResults(); ++r)
+        if (m.getResult(r).isFunctionOfDim(inner))
+          return r + 1 == m.getNumResults() && m.getResult(r) == innerDim;
+      return true;
+    });
   }
 
   bool compatible(linalg::GenericOp a, linalg::GenericOp b) const {

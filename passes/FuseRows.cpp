@@ -67,11 +67,16 @@ RowUse rowUse(AffineMap map, unsigned k) {
   return RowUse::Indexed;
 }
 
-/// The buffer V views (through view-like ops).
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
+/// Whether the function returns BUFFER or a view of it.
+bool returned(Value buffer) {
+  for (Operation *user : buffer.getUsers()) {
+    if (isa<func::ReturnOp>(user))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if (view && view.getViewSource() == buffer && returned(view->getResult(0)))
+      return true;
+  }
+  return false;
 }
 
 /// An op of a run: a generic or a fill on buffers over the rows, writing
@@ -97,12 +102,9 @@ bool eligible(linalg::LinalgOp op, const Rows &rows) {
       return false;
     if (!op.isDpsInit(&operand))
       continue;
-    Value root = rootOf(operand.get());
-    if (!root.getDefiningOp<memref::AllocOp>())
+    Value root = tcc::viewRoot(operand.get());
+    if (!root.getDefiningOp<memref::AllocOp>() || returned(root))
       return false;
-    for (Operation *user : root.getUsers())
-      if (isa<func::ReturnOp>(user))
-        return false;
   }
   return true;
 }
@@ -113,12 +115,12 @@ bool consistent(ArrayRef<linalg::LinalgOp> ops, unsigned k) {
   DenseMap<Value, Value> writtenThrough; // root -> the one value
   for (linalg::LinalgOp op : ops)
     for (OpOperand &out : op.getDpsInitsMutable())
-      writtenThrough[rootOf(out.get())] = out.get();
+      writtenThrough[tcc::viewRoot(out.get())] = out.get();
   for (linalg::LinalgOp op : ops)
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isa<MemRefType>(operand.get().getType()))
         continue;
-      auto it = writtenThrough.find(rootOf(operand.get()));
+      auto it = writtenThrough.find(tcc::viewRoot(operand.get()));
       if (it == writtenThrough.end())
         continue;
       if (it->second != operand.get() ||

@@ -35,7 +35,9 @@ double opWeight(Operation &op) {
   return 1;
 }
 
-int64_t footprint(Type type) {
+} // namespace
+
+int64_t tcc::footprintBytes(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (!shaped || !shaped.hasStaticShape())
     return 0;
@@ -44,6 +46,8 @@ int64_t footprint(Type type) {
                      : 64;
   return shaped.getNumElements() * ((bits + 7) / 8);
 }
+
+namespace {
 
 template <typename OpTy>
 struct LinalgCostModel
@@ -67,7 +71,7 @@ struct LinalgCostModel
     unsigned loops = linalgOp.getNumLoops();
     int64_t total = 0;
     for (OpOperand &operand : op->getOpOperands()) {
-      int64_t b = footprint(operand.get().getType());
+      int64_t b = tcc::footprintBytes(operand.get().getType());
       if (b == 0)
         continue;
       if (linalgOp.isDpsInit(&operand) && linalgOp.payloadUsesValueFromOperand(&operand))
@@ -78,7 +82,7 @@ struct LinalgCostModel
         for (unsigned r = 0; r + 1 < map.getNumResults(); ++r)
           if (map.getResult(r).isFunctionOfDim(loops - 1)) {
             auto type = cast<ShapedType>(operand.get().getType());
-            int64_t element = std::max<int64_t>(1, footprint(type) / type.getNumElements());
+            int64_t element = std::max<int64_t>(1, tcc::footprintBytes(type) / type.getNumElements());
             b *= std::max<int64_t>(1, 64 / element);
             break;
           }

@@ -14,6 +14,10 @@ namespace tcc {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
+/// The buffer V views through view-like ops (subview, reshape, view, ...):
+/// an allocation or a function argument.
+mlir::Value viewRoot(mlir::Value v);
+
 /// The ONNX node OP came from (for reports), or its printed location.
 std::string sourceName(mlir::Operation *op);
 

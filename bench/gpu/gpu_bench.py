@@ -244,6 +244,16 @@ def onnx_initializers(path):
             if c < 0x80:
                 return x, i
 
+    def varints(v, wt):
+        """A repeated varint field's values: packed (wire type 2) or one."""
+        if wt != 2:
+            return [v]
+        out, j = [], 0
+        while j < len(v):
+            d, j = varint(v, j)
+            out.append(d)
+        return out
+
     def fields(b):
         i = 0
         while i < len(b):
@@ -274,25 +284,13 @@ def onnx_initializers(path):
             dims, dtype, name, raw, floats, ints = [], 1, '', None, [], []
             for tnum, wt, v in fields(tensor):
                 if tnum == 1:
-                    if wt == 2:  # packed
-                        j = 0
-                        while j < len(v):
-                            d, j = varint(v, j)
-                            dims.append(d)
-                    else:
-                        dims.append(v)
+                    dims.extend(varints(v, wt))
                 elif tnum == 2:
                     dtype = v
-                elif tnum == 4:
-                    floats.extend(np.frombuffer(v, np.float32) if wt == 2 else np.frombuffer(v, np.float32))
+                elif tnum == 4:  # packed or one fixed32: raw little-endian floats either way
+                    floats.extend(np.frombuffer(v, np.float32))
                 elif tnum == 7:
-                    if wt == 2:
-                        j = 0
-                        while j < len(v):
-                            d, j = varint(v, j)
-                            ints.append(d)
-                    else:
-                        ints.append(v)
+                    ints.extend(varints(v, wt))
                 elif tnum == 8:
                     name = bytes(v).decode()
                 elif tnum == 9:
