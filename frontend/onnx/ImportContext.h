@@ -165,6 +165,7 @@ using HandlerTable = llvm::StringMap<NodeHandler>;
 void registerElementwiseHandlers(HandlerTable &table);
 void registerTensorHandlers(HandlerTable &table);
 void registerNNHandlers(HandlerTable &table);
+void registerRecurrentHandlers(HandlerTable &table);
 
 /// The handlers for the default ONNX domain, keyed by op type.
 const HandlerTable &defaultDomainHandlers();

@@ -68,6 +68,7 @@ const HandlerTable &tcc::onnx_frontend::defaultDomainHandlers() {
     registerElementwiseHandlers(t);
     registerTensorHandlers(t);
     registerNNHandlers(t);
+    registerRecurrentHandlers(t);
     return t;
   }();
   return table;

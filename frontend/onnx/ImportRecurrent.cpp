@@ -1,0 +1,410 @@
+//===- ImportRecurrent.cpp - ONNX LSTM / GRU / RNN -> tcc ops -------------===//
+//
+// The recurrent ops are imported as their equations, unrolled over the
+// (static) sequence: one matmul of the whole input sequence by the input
+// weights, then per time step a matmul of the previous hidden state by the
+// recurrent weights, the gates' activations and the state update, all in
+// ordinary tcc ops. Autodiff, fusion, the oneDNN / cuBLASLt matmuls and the
+// memory plan then treat the recurrence like any other graph: every op on it
+// already has a gradient rule, so backpropagation through time needs no rule
+// of its own. Sequences are short in the models tcc compiles (a full unroll of
+// T steps costs T copies of a handful of ops); a loop op would be the next
+// step for long sequences.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/onnx/ImportContext.h"
+
+using namespace mlir;
+using namespace tcc;
+using namespace tcc::onnx_frontend;
+
+namespace {
+
+using NC = NodeContext;
+
+/// Which recurrent op: the number of gates and the default activations.
+enum class Cell { Lstm, Gru, Rnn };
+
+int64_t gateCount(Cell cell) {
+  switch (cell) {
+  case Cell::Lstm:
+    return 4;
+  case Cell::Gru:
+    return 3;
+  case Cell::Rnn:
+    return 1;
+  }
+  return 0;
+}
+
+/// One activation of the `activations` attribute with its alpha / beta.
+struct Activation {
+  std::string name;
+  double alpha = 0, beta = 0;
+};
+
+Value slice(NC &ctx, Value x, int64_t axis, int64_t start, int64_t size) {
+  SmallVector<int64_t> starts(NC::rank(x), 0), strides(NC::rank(x), 1);
+  SmallVector<int64_t> shape(NC::shape(x));
+  starts[axis] = start;
+  shape[axis] = size;
+  return ctx.create<SliceOp>(RankedTensorType::get(shape, NC::elementType(x)),
+                             x, starts, strides);
+}
+
+Value add(NC &ctx, Value a, Value b) { return ctx.create<AddOp>(a, b); }
+Value mul(NC &ctx, Value a, Value b) { return ctx.create<MulOp>(a, b); }
+
+/// f(x) for one of ONNX's recurrent activation functions (the list in the
+/// LSTM operator's description).
+Value activate(NC &ctx, const Activation &f, Value x) {
+  auto scalar = [&](double v) { return ctx.splatLike(x, v); };
+  const std::string &n = f.name;
+  if (n == "Sigmoid")
+    return ctx.create<SigmoidOp>(x);
+  if (n == "Tanh")
+    return ctx.create<TanhOp>(x);
+  if (n == "Relu")
+    return ctx.create<ReluOp>(x);
+  if (n == "Affine")
+    return add(ctx, mul(ctx, x, scalar(f.alpha)), scalar(f.beta));
+  if (n == "LeakyRelu")
+    return ctx.create<LeakyReluOp>(x, ctx.b.getF64FloatAttr(f.alpha));
+  if (n == "ThresholdedRelu") {
+    Value above = ctx.create<CompareOp>(CmpPredicate::gt, x, scalar(f.alpha));
+    return ctx.create<SelectOp>(above, x, scalar(0.0));
+  }
+  if (n == "ScaledTanh")
+    return mul(ctx, scalar(f.alpha),
+               ctx.create<TanhOp>(mul(ctx, x, scalar(f.beta))));
+  if (n == "HardSigmoid")
+    return ctx.create<ClampOp>(
+        add(ctx, mul(ctx, x, scalar(f.alpha)), scalar(f.beta)),
+        ctx.b.getF64FloatAttr(0.0), ctx.b.getF64FloatAttr(1.0));
+  if (n == "Elu")
+    return ctx.create<EluOp>(x, ctx.b.getF64FloatAttr(f.alpha));
+  if (n == "Softsign")
+    return ctx.create<DivOp>(
+        x, add(ctx, scalar(1.0), ctx.create<AbsOp>(x)));
+  if (n == "Softplus")
+    return ctx.create<SoftplusOp>(x);
+  return {};
+}
+
+/// The default alpha of the activations that have one (ONNX's table).
+double defaultAlpha(StringRef name) {
+  if (name == "LeakyRelu")
+    return 0.01;
+  if (name == "ThresholdedRelu" || name == "Elu" || name == "Affine" ||
+      name == "ScaledTanh")
+    return 1.0;
+  if (name == "HardSigmoid")
+    return 0.2;
+  return 0.0;
+}
+double defaultBeta(StringRef name) {
+  if (name == "HardSigmoid")
+    return 0.5;
+  if (name == "ScaledTanh")
+    return 1.0;
+  return 0.0;
+}
+
+/// Reads `activations` / `activation_alpha` / `activation_beta`: `perDir`
+/// functions per direction, defaults when the attribute is absent.
+FailureOr<SmallVector<Activation>> readActivations(NC &ctx, Cell cell,
+                                                   int64_t dirs) {
+  SmallVector<std::string> defaults;
+  if (cell == Cell::Lstm)
+    defaults = {"Sigmoid", "Tanh", "Tanh"};
+  else if (cell == Cell::Gru)
+    defaults = {"Sigmoid", "Tanh"};
+  else
+    defaults = {"Tanh"};
+  size_t perDir = defaults.size();
+  SmallVector<std::string> names;
+  if (const onnx::AttributeProto *a = ctx.attr("activations")) {
+    for (const std::string &s : a->strings())
+      names.push_back(s);
+  } else {
+    for (int64_t d = 0; d < dirs; ++d)
+      llvm::append_range(names, defaults);
+  }
+  if (names.size() != perDir * size_t(dirs))
+    return ctx.error() << "activations lists " << names.size()
+                       << " functions; this node needs " << perDir * dirs
+                       << " (" << perDir << " per direction)",
+           failure();
+  SmallVector<double> alphas = ctx.getFloats("activation_alpha");
+  SmallVector<double> betas = ctx.getFloats("activation_beta");
+  SmallVector<Activation> out;
+  for (auto [i, raw] : llvm::enumerate(names)) {
+    Activation f;
+    // The names are case-sensitive in the spec, but exporters differ in case.
+    static const char *const known[] = {
+        "Sigmoid",    "Tanh",      "Relu", "Affine",  "LeakyRelu",
+        "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu", "Softsign",
+        "Softplus"};
+    for (const char *k : known)
+      if (StringRef(raw).equals_insensitive(k))
+        f.name = k;
+    if (f.name.empty())
+      return ctx.error() << "activation '" << raw << "' is not supported",
+             failure();
+    f.alpha = i < alphas.size() ? alphas[i] : defaultAlpha(f.name);
+    f.beta = i < betas.size() ? betas[i] : defaultBeta(f.name);
+    out.push_back(f);
+  }
+  return out;
+}
+
+/// [rows, k] x W^T for W [n, k]: one matmul by the transposed weight.
+Value matmulTransposed(NC &ctx, Value x, Value w) {
+  return ctx.create<MatmulOp>(x, ctx.transpose(w, {1, 0}));
+}
+
+/// Imports LSTM, GRU or RNN (any opset from 7: layout from 14).
+LogicalResult importRecurrent(NC &ctx, Cell cell) {
+  Value x = ctx.input(0), w = ctx.input(1), r = ctx.input(2);
+  if (!x || !w || !r)
+    return failure();
+  if (!NC::isFloat(x))
+    return ctx.error() << "X must be a float tensor", failure();
+  for (auto [name, v] : {std::pair<StringRef, Value>{"X", x},
+                         std::pair<StringRef, Value>{"W", w},
+                         std::pair<StringRef, Value>{"R", r}})
+    if (NC::rank(v) != 3)
+      return ctx.error() << name << " must have rank 3, got shape "
+                         << NC::type(v),
+             failure();
+  int64_t layout = ctx.getInt("layout", 0);
+  if (layout != 0 && layout != 1)
+    return ctx.error() << "layout must be 0 or 1, got " << layout, failure();
+  std::string direction = ctx.getString("direction", "forward");
+  int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  if (direction != "forward" && direction != "reverse" &&
+      direction != "bidirectional")
+    return ctx.error() << "direction must be forward, reverse or "
+                          "bidirectional, got '"
+                       << direction << "'",
+           failure();
+  int64_t gates = gateCount(cell);
+  ArrayRef<int64_t> ws = NC::shape(w);
+  int64_t hidden = ctx.getInt("hidden_size", ws[1] / gates);
+  if (layout == 1)
+    x = ctx.transpose(x, {1, 0, 2}); // [batch, seq, in] -> [seq, batch, in]
+  int64_t seq = NC::shape(x)[0], batch = NC::shape(x)[1],
+          inSize = NC::shape(x)[2];
+  Type et = NC::elementType(x);
+  auto expect = [&](StringRef name, Value v,
+                    ArrayRef<int64_t> shape) -> LogicalResult {
+    if (NC::shape(v) == shape)
+      return success();
+    auto err = ctx.error() << name << " has shape "
+                           << NC::type(v) << "; expected [";
+    llvm::interleaveComma(shape, err);
+    return err << "] (hidden_size " << hidden << ", " << dirs
+               << " direction(s))",
+           failure();
+  };
+  if (failed(expect("W", w, {dirs, gates * hidden, inSize})) ||
+      failed(expect("R", r, {dirs, gates * hidden, hidden})))
+    return failure();
+  Value bias;
+  if (ctx.hasInput(3)) {
+    bias = ctx.input(3);
+    if (!bias || failed(expect("B", bias, {dirs, 2 * gates * hidden})))
+      return failure();
+  }
+  if (ctx.hasInput(4)) {
+    // Variable lengths would need per-sample masks (and a per-sample start
+    // for the reverse direction); accept only lengths that change nothing.
+    auto lens = ctx.intsInput(4, "sequence_lens");
+    if (failed(lens))
+      return failure();
+    bool full = int64_t(lens->size()) == batch &&
+                llvm::all_of(*lens, [&](int64_t l) { return l == seq; });
+    if (!full)
+      return ctx.error()
+                 << "sequence_lens other than the full length " << seq
+                 << " for every sample is not supported (pad the sequences "
+                    "and drop the input)",
+             failure();
+  }
+  auto stateInput = [&](unsigned i, StringRef name) -> FailureOr<Value> {
+    if (!ctx.hasInput(i))
+      return Value();
+    Value v = ctx.input(i);
+    if (!v)
+      return failure();
+    if (layout == 1 && NC::rank(v) == 3)
+      v = ctx.transpose(v, {1, 0, 2}); // [batch, dirs, H] -> [dirs, batch, H]
+    if (failed(expect(name, v, {dirs, batch, hidden})))
+      return failure();
+    return v;
+  };
+  FailureOr<Value> h0 = stateInput(5, "initial_h");
+  FailureOr<Value> c0 =
+      cell == Cell::Lstm ? stateInput(6, "initial_c") : FailureOr<Value>(Value());
+  if (failed(h0) || failed(c0))
+    return failure();
+  Value peep;
+  if (cell == Cell::Lstm && ctx.hasInput(7)) {
+    peep = ctx.input(7);
+    if (!peep || failed(expect("P", peep, {dirs, 3 * hidden})))
+      return failure();
+  }
+  auto acts = readActivations(ctx, cell, dirs);
+  if (failed(acts))
+    return failure();
+  double clip = ctx.getFloat("clip", 0.0);
+  bool hasClip = ctx.hasAttr("clip");
+  if (hasClip && clip <= 0)
+    return ctx.error() << "clip must be positive, got " << clip, failure();
+  bool inputForget = ctx.getInt("input_forget", 0) != 0;
+  bool linearBeforeReset = ctx.getInt("linear_before_reset", 0) != 0;
+
+  int64_t perDir = acts->size() / dirs;
+  SmallVector<Value> ys, hs, cs;
+  for (int64_t d = 0; d < dirs; ++d) {
+    bool reverse = direction == "reverse" || d == 1;
+    auto dirSlice = [&](Value v) {
+      Value s = slice(ctx, v, 0, d, 1);
+      SmallVector<int64_t> shape(NC::shape(v).drop_front());
+      return ctx.reshape(s, shape);
+    };
+    Value wd = dirSlice(w), rd = dirSlice(r); // [G*H, in], [G*H, H]
+    auto gateRows = [&](Value m, int64_t g) { return slice(ctx, m, 0, g * hidden, hidden); };
+    // The input projection of every step at once: [seq*batch, G*H].
+    Value xw = matmulTransposed(ctx, ctx.reshape(x, {seq * batch, inSize}), wd);
+    Value wb, rb;
+    if (bias) {
+      Value bd = dirSlice(bias); // [2*G*H]
+      wb = slice(ctx, bd, 0, 0, gates * hidden);
+      rb = slice(ctx, bd, 0, gates * hidden, gates * hidden);
+      Value inputBias = add(ctx, wb, rb);
+      if (cell == Cell::Gru && linearBeforeReset) {
+        // Rb_h stays inside r * (H R_h^T + Rb_h); z and r add both biases.
+        inputBias = ctx.create<ConcatOp>(
+            ValueRange{slice(ctx, inputBias, 0, 0, 2 * hidden),
+                       slice(ctx, wb, 0, 2 * hidden, hidden)},
+            0);
+      }
+      xw = add(ctx, xw, ctx.broadcastTo(inputBias, {seq * batch, gates * hidden}));
+    }
+    xw = ctx.reshape(xw, {seq, batch, gates * hidden});
+    ArrayRef<Activation> f(acts->begin() + d * perDir, perDir);
+    auto clipped = [&](Value v) {
+      if (!hasClip)
+        return v;
+      return ctx.create<ClampOp>(v, ctx.b.getF64FloatAttr(-clip),
+                                 ctx.b.getF64FloatAttr(clip));
+    };
+    auto stateOf = [&](Value init) {
+      if (!init)
+        return ctx.splat(et, {batch, hidden}, 0.0);
+      return dirSlice(init);
+    };
+    Value h = stateOf(*h0), c = cell == Cell::Lstm ? stateOf(*c0) : Value();
+    // Peepholes [3H]: i, o, f, each broadcast over the batch.
+    Value pi, po, pf;
+    if (peep) {
+      Value pd = dirSlice(peep);
+      auto row = [&](int64_t k) {
+        return ctx.broadcastTo(slice(ctx, pd, 0, k * hidden, hidden), {batch, hidden});
+      };
+      pi = row(0), po = row(1), pf = row(2);
+    }
+    SmallVector<Value> steps(seq);
+    for (int64_t i = 0; i < seq; ++i) {
+      int64_t t = reverse ? seq - 1 - i : i;
+      Value xt = ctx.reshape(slice(ctx, xw, 0, t, 1), {batch, gates * hidden});
+      auto inGate = [&](int64_t g) { return slice(ctx, xt, 1, g * hidden, hidden); };
+      if (cell == Cell::Lstm) {
+        // Gate order i, o, f, c.
+        Value hr = matmulTransposed(ctx, h, rd);
+        auto pre = [&](int64_t g) {
+          return add(ctx, inGate(g), slice(ctx, hr, 1, g * hidden, hidden));
+        };
+        Value preI = pre(0), preF = pre(2);
+        if (peep) {
+          preI = add(ctx, preI, mul(ctx, pi, c));
+          preF = add(ctx, preF, mul(ctx, pf, c));
+        }
+        Value it = activate(ctx, f[0], clipped(preI));
+        Value ft = inputForget
+                       ? ctx.create<SubOp>(ctx.splatLike(it, 1.0), it)
+                       : activate(ctx, f[0], clipped(preF));
+        Value ct = activate(ctx, f[1], clipped(pre(3)));
+        c = add(ctx, mul(ctx, ft, c), mul(ctx, it, ct));
+        Value preO = pre(1);
+        if (peep)
+          preO = add(ctx, preO, mul(ctx, po, c));
+        Value ot = activate(ctx, f[0], clipped(preO));
+        h = mul(ctx, ot, activate(ctx, f[2], c));
+      } else if (cell == Cell::Gru) {
+        // Gate order z, r, h.
+        Value rzr = ctx.transpose(slice(ctx, rd, 0, 0, 2 * hidden), {1, 0});
+        Value hzr = ctx.create<MatmulOp>(h, rzr); // [batch, 2H]
+        Value zt = activate(ctx, f[0], clipped(add(ctx, inGate(0),
+                                                   slice(ctx, hzr, 1, 0, hidden))));
+        Value rt = activate(ctx, f[0], clipped(add(ctx, inGate(1),
+                                                   slice(ctx, hzr, 1, hidden, hidden))));
+        Value rh = gateRows(rd, 2);
+        Value cand;
+        if (linearBeforeReset) {
+          Value hh = matmulTransposed(ctx, h, rh);
+          if (rb)
+            hh = add(ctx, hh, ctx.broadcastTo(slice(ctx, rb, 0, 2 * hidden, hidden),
+                                              {batch, hidden}));
+          cand = add(ctx, inGate(2), mul(ctx, rt, hh));
+        } else {
+          cand = add(ctx, inGate(2), matmulTransposed(ctx, mul(ctx, rt, h), rh));
+        }
+        Value ht = activate(ctx, f[1], clipped(cand));
+        // H = (1 - z) h~ + z H_prev = h~ + z (H_prev - h~).
+        h = add(ctx, ht, mul(ctx, zt, ctx.create<SubOp>(h, ht)));
+      } else {
+        h = activate(ctx, f[0],
+                     clipped(add(ctx, inGate(0), matmulTransposed(ctx, h, rd))));
+      }
+      if (!h)
+        return failure();
+      steps[t] = ctx.reshape(h, {1, 1, batch, hidden});
+    }
+    ys.push_back(seq == 1 ? steps[0] : ctx.create<ConcatOp>(steps, 0));
+    hs.push_back(ctx.reshape(h, {1, batch, hidden}));
+    if (c)
+      cs.push_back(ctx.reshape(c, {1, batch, hidden}));
+  }
+  auto joined = [&](ArrayRef<Value> parts, int64_t axis) {
+    return parts.size() == 1 ? parts[0] : ctx.create<ConcatOp>(parts, axis);
+  };
+  Value y = joined(ys, 1);   // [seq, dirs, batch, H]
+  Value yh = joined(hs, 0);  // [dirs, batch, H]
+  Value yc = cs.empty() ? Value() : joined(cs, 0);
+  if (layout == 1) {
+    y = ctx.transpose(y, {2, 0, 1, 3}); // [batch, seq, dirs, H]
+    yh = ctx.transpose(yh, {1, 0, 2});  // [batch, dirs, H]
+    if (yc)
+      yc = ctx.transpose(yc, {1, 0, 2});
+  }
+  ctx.setOutput(0, y);
+  ctx.setOutput(1, yh);
+  if (yc)
+    ctx.setOutput(2, yc);
+  return success();
+}
+
+LogicalResult importLstm(NC &ctx) { return importRecurrent(ctx, Cell::Lstm); }
+LogicalResult importGru(NC &ctx) { return importRecurrent(ctx, Cell::Gru); }
+LogicalResult importRnn(NC &ctx) { return importRecurrent(ctx, Cell::Rnn); }
+
+} // namespace
+
+void tcc::onnx_frontend::registerRecurrentHandlers(HandlerTable &table) {
+  table["LSTM"] = importLstm;
+  table["GRU"] = importGru;
+  table["RNN"] = importRnn;
+}
