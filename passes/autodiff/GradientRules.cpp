@@ -757,6 +757,14 @@ struct MaxPoolRule {
       }, noLater);
       if (noFirst && noLater)
         continue;
+      if (!noFirst && !isFirst) {
+        // Every window's first real element is here (one window, or windows
+        // that all start in the padding): it is the candidate, whatever came
+        // before was padding.
+        best = v;
+        winner = at;
+        continue;
+      }
       Value take = noLater ? Value() : CompareOp::create(b, loc, CmpPredicate::gt, v, best);
       if (!noLater && isLater)
         take = AndOp::create(b, loc, take, isLater);

@@ -5997,6 +5997,1216 @@ func.func @check_scatter_nd_mul() -> i1 {
   return %ok : i1
 }
 
+func.func @f_conv_2x2_map(%a0: tensor<1x2x2x2xf64> {tcc.param = "p0"}, %a1: tensor<3x2x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>) -> tensor<1x3x2x2xf64>
+  %wf = tcc.constant dense<[-1.67313442991244399e-01, 6.45269996805784452e-01, -2.81091230597976249e-02, -2.69382223124761344e-01, 7.54097225749465805e-01, 2.36771759389707848e-01, -9.74449621865415505e-01, 6.36205318324650770e-01, 6.43531995769559328e-01, -5.64747457649798834e-01, -4.38149677992817344e-01, -6.82102248769581587e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<1x3x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x3x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x3x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_2x2_map_grad(tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>) -> (tensor<f64>, tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>)
+
+func.func @check_conv_2x2_map() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.06081550824278370e+00, 6.33338106097368403e-01, -3.81306294508059196e-01, 8.19430654139935655e-01, -1.97383711954997709e+00, 1.62181647892612091e+00, -1.76671709980557168e+00, -1.68464295167123623e+00]> : tensor<8xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+  %x1f = arith.constant dense<[-8.99627821887430290e-01, 3.86448820049919206e-01, 3.79897463987852291e-01, -1.18389486222468721e+00, 5.73060945523904408e-02, -1.82935894896956830e+00, -9.85012878683843240e-01, 1.37890861182919844e+00, 7.00547392454159645e-01, -5.71755454458303891e-01, 3.79525698093545749e-02, -1.29305624824275700e+00, 1.27879992340746984e+00, 1.98451193436731010e-01, 1.44230703401193239e+00, -1.66848007640415696e+00, 1.43553713165749963e+00, -9.81610972351145250e-01, -1.09078589555025918e-01, 1.78462873595993088e+00, -2.85192615266287142e-01, 3.52901288359243281e-01, -1.63217484047186989e+00, -1.07121561332826820e+00, -6.01849681316644958e-01, -3.16657631572948350e-01, 1.63668857083311670e+00, -2.31491406539406697e-01, -2.53175686516040166e-01, -1.20272955021896655e+00, 4.36708537271734532e-01, -3.51251647232087016e-02, 1.42107122998056834e+00, 1.53406702095629255e+00, 9.07364994763847132e-01, -1.86389298188944785e+00, 7.39752579747446237e-01, -1.19584849584779773e+00, 5.39442456227904987e-01, -1.17092731340615863e+00, -3.80082699209134400e-01, 1.99379729497957259e+00, -8.37109412867537817e-01, -9.42254658081001839e-01, 1.50280615197515877e+00, -9.94419323715679759e-01, -6.71847327882546530e-02, 8.28546483819807555e-01, -8.48071415119505012e-01, -8.38692562794026930e-01, 1.47856049329153949e+00, -1.74688876909879109e+00, -6.91622782646785783e-01, -1.47502626426295524e+00]> : tensor<54xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [3, 2, 3, 3] : tensor<54xf64> into tensor<3x2x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_2x2_map_grad(%x0, %x1) : (tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>) -> (tensor<f64>, tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x2x2xf64> into tensor<8xf64>
+  %n0 = arith.constant 8 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+    %lp_t = func.call @f_conv_2x2_map(%xp, %x1) : (tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+    %lm_t = func.call @f_conv_2x2_map(%xm, %x1) : (tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<3x2x3x3xf64> into tensor<54xf64>
+  %n1 = arith.constant 54 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<54xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<54xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [3, 2, 3, 3] : tensor<54xf64> into tensor<3x2x3x3xf64>
+    %lp_t = func.call @f_conv_2x2_map(%x0, %xp) : (tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<54xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [3, 2, 3, 3] : tensor<54xf64> into tensor<3x2x3x3xf64>
+    %lm_t = func.call @f_conv_2x2_map(%x0, %xm) : (tensor<1x2x2x2xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<54xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_1x1_map(%a0: tensor<2x3x1x1xf64> {tcc.param = "p0"}, %a1: tensor<4x3x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>) -> tensor<2x4x1x1xf64>
+  %wf = tcc.constant dense<[-6.68641821195918196e-01, 7.22001320709104721e-01, 9.33485060654491550e-01, -4.10889812904594143e-01, 8.74677613340374860e-01, -9.91007409075598922e-01, -1.58371723575460255e-01, 8.14656211300975430e-01]> : tensor<8xf64>
+  %w = tcc.reshape %wf : tensor<8xf64> -> tensor<2x4x1x1xf64>
+  %p = tcc.mul %y, %w : tensor<2x4x1x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x4x1x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_1x1_map_grad(tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>) -> (tensor<f64>, tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>)
+
+func.func @check_conv_1x1_map() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[5.36852275818470392e-01, -1.13908783389184354e+00, -4.99905069033129923e-01, 5.68445130395290654e-01, 1.00725150718749656e+00, 1.31397991887945187e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<6xf64> into tensor<2x3x1x1xf64>
+  %x1f = arith.constant dense<[9.42319933262332654e-01, -1.43418347925093759e+00, -1.08045001125660800e+00, -1.96521172335294825e+00, -3.63752986721494143e-01, 1.17093749373482803e+00, 8.69591762111026068e-01, -1.58664599102818293e+00, 3.99366511395850665e-01, 6.95479814567457222e-01, -7.69654974932219016e-01, -1.85938617762983149e+00, -1.40105470159867540e+00, 1.68396067700574781e+00, -5.65305512312405334e-01, 1.80602069603033710e+00, -3.24186332113468367e-01, 1.57528304148482379e+00, -6.59942274074564850e-01, -1.19466776994421542e+00, -2.22031848034980328e-02, 4.84703228728027291e-02, -1.64526735034406490e+00, 1.66817836614065085e+00, 6.02894000688562137e-01, -1.33978994947069285e+00, 4.63625868955384046e-01, -8.59796097339143639e-01, -1.22089710021126052e+00, 1.16399763179040949e+00, -1.40078686453600687e+00, 1.26494692056735314e+00, -6.91718404029046496e-01, -2.19578139864626820e-01, 2.29957313861095081e-01, -4.82563779219558953e-01, -1.46781961638761960e+00, 1.98615065622983566e+00, 1.73385734230440569e+00, 1.44372454793965899e+00, 7.19271512121493650e-01, 1.83446376540040301e+00, 1.60194937053481334e+00, 7.52258004088040000e-01, -2.65911212106784589e-01, -2.71641952209403126e-01, -1.70282326060700928e-01, -1.40683316987806784e-01, -1.70988544831565914e+00, -1.64702392245551810e+00, 1.62763004073751905e+00, -1.68219866372030236e-01, -1.06249493756858282e+00, 1.56517561149259743e+00, 1.39972948220228988e+00, 1.38553849073038515e+00, -7.79527105438403201e-01, -1.24858529343329172e+00, -7.85488826833560250e-01, 4.65730022436231295e-01, 8.54757594294537348e-02, -1.16819684705783411e+00, 6.86512161122380338e-01, 1.29542880673946526e+00, 1.09342444373612357e+00, -5.47646610819231938e-01, -9.15503520672852567e-01, 1.38164328732688446e+00, -1.75354113820540025e+00, -7.67608562401474792e-01, 1.91026970902290616e+00, 3.34193831972514843e-01, -1.86094961555907501e+00, -1.27914479708779272e+00, 2.69458483695538931e-01, 1.79430496934313233e+00, 2.14419386188761774e-01, 1.48176414907119813e+00, -1.54143466197873469e+00, 5.61976656435146715e-01, 2.22917582575505868e-02, 1.88302133416591033e+00, -4.75000109627043532e-01, 7.80554211412561649e-01, 8.20132504770537452e-01, 1.30019848332714627e-01, -2.47757207329233786e-01, 1.81260412772500290e+00, 6.51309235326679836e-01, 1.22627492482698219e+00, 1.41407442080021317e+00, -1.56735132152025436e+00, 4.46633275351256742e-01, -1.91505292001396654e-01, -4.59931566072017795e-01, 7.11179565538967662e-01, -2.96618235788645990e-02, 1.20791274669218351e+00, -1.38841224418452214e+00, -1.39485747867164989e+00, 6.68195128897702606e-01, -3.33440406936305500e-01, -5.20853424343932225e-02, -1.35864916929583357e+00, 1.49174960957055802e+00, 1.43724232548321762e+00, 1.37236117708195149e+00, -1.27080670543859142e+00]> : tensor<108xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [4, 3, 3, 3] : tensor<108xf64> into tensor<4x3x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_1x1_map_grad(%x0, %x1) : (tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>) -> (tensor<f64>, tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x3x1x1xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<6xf64> into tensor<2x3x1x1xf64>
+    %lp_t = func.call @f_conv_1x1_map(%xp, %x1) : (tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 3, 1, 1] : tensor<6xf64> into tensor<2x3x1x1xf64>
+    %lm_t = func.call @f_conv_1x1_map(%xm, %x1) : (tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<4x3x3x3xf64> into tensor<108xf64>
+  %n1 = arith.constant 108 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<108xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<108xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [4, 3, 3, 3] : tensor<108xf64> into tensor<4x3x3x3xf64>
+    %lp_t = func.call @f_conv_1x1_map(%x0, %xp) : (tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<108xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [4, 3, 3, 3] : tensor<108xf64> into tensor<4x3x3x3xf64>
+    %lm_t = func.call @f_conv_1x1_map(%x0, %xm) : (tensor<2x3x1x1xf64>, tensor<4x3x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<108xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_stride2_even(%a0: tensor<2x2x4x4xf64> {tcc.param = "p0"}, %a1: tensor<3x2x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>) -> tensor<2x3x2x2xf64>
+  %wf = tcc.constant dense<[3.51494065152555990e-01, 2.12343703124058703e-01, -5.49080872218359772e-01, -9.49153918546321362e-01, 5.42059150255627120e-02, 5.69561186161790411e-01, -5.31250932026621880e-01, 7.69324759664437918e-01, -6.26893078193696329e-01, 7.60268993347936517e-01, -1.65559721367114054e-01, -8.62676911762371379e-01, -1.60157360501154145e-02, -3.71185115307895774e-01, 5.67880055480728174e-01, 9.72258483537429941e-01, 9.87689745866431767e-01, -3.38097564150092067e-01, -5.75073829301846473e-01, 9.52821539434727249e-02, -3.60030380394669391e-01, -2.56950397804099673e-01, 1.31072376081086128e-01, 5.02148495166165665e-01]> : tensor<24xf64>
+  %w = tcc.reshape %wf : tensor<24xf64> -> tensor<2x3x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<2x3x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x3x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_stride2_even_grad(tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>) -> (tensor<f64>, tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>)
+
+func.func @check_conv_stride2_even() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[8.94517879029237850e-01, -3.50437831870848537e-01, 5.92710309558871717e-01, -1.50888973169673557e+00, 9.89766325401146396e-01, -1.20526794279553640e+00, 1.84748471141070558e+00, -2.60585597226044907e-01, -1.73164591936055334e+00, 3.28873404365930710e-01, -9.89751710867066148e-01, -3.32894399451690859e-02, 1.50181839717429089e+00, -9.95786590599106791e-01, -1.72370856585944354e+00, -7.22530082609515567e-01, 1.35373623855711411e+00, 1.26893064414961332e+00, 1.46172041741396841e+00, -1.68333884468008010e+00, 1.49829297237342107e+00, 1.06933294342109964e-01, 1.20721117075320450e+00, 1.12587919990075935e+00, 1.76823104701546718e-02, 8.70580368870403021e-01, -1.20206257168638597e+00, -7.94724277938971824e-02, -1.27221094602023532e+00, -5.74151749301335723e-01, 1.10472118581618739e+00, -1.59373994487835624e-01, 1.56714064705914424e-01, 1.42184979446526150e+00, 6.54961501885020336e-01, -4.54453565933881087e-01, 1.82689692601663012e+00, -3.81265048301294041e-01, -1.16328888413361931e+00, 1.49823843692688286e+00, 1.27417542691760755e-01, 7.47806602334054826e-01, -8.39498856155489470e-01, 1.25892923156868353e+00, -9.63572605897491385e-02, -1.77496823212106003e+00, -4.40754980374706395e-01, -8.50917941393811716e-01, -9.94998332859621026e-01, 1.91150320098706805e+00, 6.58500324632809608e-01, -1.08832618471807807e+00, 1.59832074897987564e+00, -1.24398782117152340e+00, -3.14556411792807911e-01, -1.72426219293914329e-01, -6.07487214905133577e-02, -1.50589482150311715e+00, 1.77395557808387894e+00, -1.16076132690678513e+00, -1.86303380553752174e-01, 1.55269999202038989e-01, -1.04726597390334408e+00, 1.78217058790715743e+00]> : tensor<64xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 2, 4, 4] : tensor<64xf64> into tensor<2x2x4x4xf64>
+  %x1f = arith.constant dense<[2.96807816887330933e-01, 5.58153866357191220e-01, 4.48225381852166649e-01, -9.40115216631198347e-01, -1.73178776609204066e+00, 7.57779574371143294e-01, -3.06610254675122818e-01, -6.62712567203668890e-01, -1.10848960949613096e+00, 2.13891934357465008e-01, -1.50927571127672921e+00, 3.69569737603172577e-02, -1.36043706043606338e+00, -3.96751890884616820e-02, -1.56330943000458511e+00, -1.15215458298048334e+00, -6.90045044104458771e-01, -1.09990571844579366e+00, 1.68391248820126194e+00, -2.84697036285955551e-01, -1.79868266209081096e+00, -1.29932511060676159e+00, -1.11147670903519558e+00, -6.08911879779161058e-01, -1.76255457168663243e+00, -5.96045056264056239e-01, -1.24833834053416171e+00, -3.14683397061047643e-01, -9.27283409118617286e-01, 1.22465113149368854e+00, 1.69577582702488083e+00, 5.67674594172223212e-01, 8.08038694418583336e-01, 1.30196177453158901e+00, -1.51974724090210511e-01, 3.11877550994434927e-02, 1.55105728656929598e+00, 8.02352755862667077e-01, 1.41512501169873239e-01, -2.42845897122314192e-01, -4.91830354825031790e-01, -1.71271917428830189e+00, 1.23650696156801576e-01, 1.18469644557485765e+00, 4.05586186774199664e-01, -1.40414245878327604e+00, -8.72220651665618352e-01, 4.60057224383589425e-01, 1.89910858783329362e+00, 5.33220911091830896e-01, -1.83016294601740626e-01, -5.69822588222363091e-01, -1.20473346699444317e-01, -8.12858696340184483e-01]> : tensor<54xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [3, 2, 3, 3] : tensor<54xf64> into tensor<3x2x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_stride2_even_grad(%x0, %x1) : (tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>) -> (tensor<f64>, tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x2x4x4xf64> into tensor<64xf64>
+  %n0 = arith.constant 64 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<64xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<64xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 4, 4] : tensor<64xf64> into tensor<2x2x4x4xf64>
+    %lp_t = func.call @f_conv_stride2_even(%xp, %x1) : (tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<64xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 4, 4] : tensor<64xf64> into tensor<2x2x4x4xf64>
+    %lm_t = func.call @f_conv_stride2_even(%xm, %x1) : (tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<64xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<3x2x3x3xf64> into tensor<54xf64>
+  %n1 = arith.constant 54 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<54xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<54xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [3, 2, 3, 3] : tensor<54xf64> into tensor<3x2x3x3xf64>
+    %lp_t = func.call @f_conv_stride2_even(%x0, %xp) : (tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<54xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [3, 2, 3, 3] : tensor<54xf64> into tensor<3x2x3x3xf64>
+    %lm_t = func.call @f_conv_stride2_even(%x0, %xm) : (tensor<2x2x4x4xf64>, tensor<3x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<54xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_kernel_larger(%a0: tensor<1x2x2x2xf64> {tcc.param = "p0"}, %a1: tensor<2x2x5x5xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 2, 2>, pad_high = array<i64: 2, 2>, group = 1 : i64} : (tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>) -> tensor<1x2x2x2xf64>
+  %wf = tcc.constant dense<[-6.88754718772622621e-01, 5.72538310372829207e-01, 3.75055076392096121e-01, 6.80737259329723399e-01, 8.74393167960053841e-01, 2.84789873467519161e-01, -8.44591429345527001e-01, 3.14291680572475363e-01]> : tensor<8xf64>
+  %w = tcc.reshape %wf : tensor<8xf64> -> tensor<1x2x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_kernel_larger_grad(tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>) -> (tensor<f64>, tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>)
+
+func.func @check_conv_kernel_larger() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[3.50882476300753865e-01, 1.55739855880040157e+00, -1.16456076350603466e+00, -5.26028382026435981e-01, -6.03936789576458022e-01, 1.94087250397769084e+00, 2.20756592957494835e-01, -1.28996761449286446e+00]> : tensor<8xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+  %x1f = arith.constant dense<[1.76044843727855849e+00, 9.41764771436242043e-01, 5.75331837892398834e-01, 7.51585689846229865e-01, -1.38683204064133436e+00, 4.38248255754856597e-01, 6.08470378646829957e-01, 1.21617486317266987e-02, -1.68267573162705641e+00, -1.55114607167868135e+00, 1.88980664367383255e+00, -4.15421268372612396e-01, -1.73511341138033970e+00, -1.37746245446406723e+00, 1.14343931445188440e+00, 1.61818059596982033e+00, -2.42997074265489221e-01, 5.96372529018939446e-01, -1.86254590372376239e-01, 1.11502486733669093e+00, -1.22196866966958329e+00, 1.61925159630942606e+00, -6.49313379147965719e-01, 4.89207609208348604e-01, -2.21085215229168242e-01, -8.71192271589831257e-01, -1.31087517748190052e-01, 1.87708217319606963e+00, -1.49822752112184077e+00, -2.39336923008711455e-01, -1.20727375116620195e+00, 3.66956563812193881e-01, 1.79281322267682297e+00, 2.44310667515954982e-01, -1.42647143351489047e+00, -8.66453238483750887e-01, 3.03230596717485312e-02, -1.44495969859288254e+00, -1.59615248082723804e+00, -7.38880888898644894e-01, 2.85083598054255649e-01, 3.03810456484041591e-01, 1.69857265698950277e+00, 2.96213973104325845e-01, -1.32847170678671844e+00, 4.99147484300643818e-01, 1.96605542555634205e+00, 1.07930198533299082e+00, -1.82766925031245719e+00, 1.65700052424290867e-01, -1.77100080862053177e+00, 1.11685741127773630e+00, 1.61403050755759736e+00, 8.57562987235034324e-01, 1.29635585662214003e+00, 1.12921797495731813e+00, -1.85215999472643356e+00, -1.37233395838868466e+00, -4.01258130721795503e-02, -3.74823743511874863e-01, 1.38248054595473047e+00, 7.93647466117931355e-01, 6.20707340946899944e-01, -2.10413951376775543e-03, -4.45082506163410940e-01, 3.11630491045219227e-01, 5.45916874708352040e-02, 1.93754026355602926e+00, 5.93277174435398180e-01, -1.63414624347442583e-01, 1.87695365652969315e+00, 1.23517425559449423e+00, -1.65017737384442009e+00, -3.41419136522743027e-01, -1.89516267433198493e-02, 1.79654546298639861e-01, -5.26545278709178444e-01, 1.95462218839494861e+00, -1.41161133559228347e+00, -1.41088881496100882e-02, -2.18276414983612277e-01, -2.02739400914643042e-01, -1.01893206503492406e+00, 1.68133037995562429e+00, -6.79485579771714310e-01, 1.47407449861960371e+00, -6.31645628675947535e-02, -1.11203608415172894e+00, 7.56055547059494959e-01, 2.19561836776945185e-01, -7.66628254489710503e-01, 8.83467102569444940e-01, -6.66656618510884869e-01, -8.71156847500464959e-01, -1.86000987991164468e+00, -2.77117493963966677e-01, -1.84903324932353330e+00, 2.18625202717172673e-01, -1.70922022909583360e+00, -1.61138371628280375e-01]> : tensor<100xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 2, 5, 5] : tensor<100xf64> into tensor<2x2x5x5xf64>
+  %loss, %g0, %g1 = call @f_conv_kernel_larger_grad(%x0, %x1) : (tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>) -> (tensor<f64>, tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x2x2xf64> into tensor<8xf64>
+  %n0 = arith.constant 8 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+    %lp_t = func.call @f_conv_kernel_larger(%xp, %x1) : (tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+    %lm_t = func.call @f_conv_kernel_larger(%xm, %x1) : (tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x2x5x5xf64> into tensor<100xf64>
+  %n1 = arith.constant 100 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<100xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<100xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 5, 5] : tensor<100xf64> into tensor<2x2x5x5xf64>
+    %lp_t = func.call @f_conv_kernel_larger(%x0, %xp) : (tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<100xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 5, 5] : tensor<100xf64> into tensor<2x2x5x5xf64>
+    %lm_t = func.call @f_conv_kernel_larger(%x0, %xm) : (tensor<1x2x2x2xf64>, tensor<2x2x5x5xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<100xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_kernel_larger_unpadded(%a0: tensor<1x1x2x3xf64> {tcc.param = "p0"}, %a1: tensor<2x1x3x4xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>) -> tensor<1x2x2x2xf64>
+  %wf = tcc.constant dense<[-1.79848187158184514e-01, 6.34234089378947763e-01, -6.38624370542000719e-01, -5.56077811677625489e-01, -7.57505156308527328e-01, -9.21422972236803695e-01, -1.44499684221342628e-01, 9.68270061668373705e-01]> : tensor<8xf64>
+  %w = tcc.reshape %wf : tensor<8xf64> -> tensor<1x2x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_kernel_larger_unpadded_grad(tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>)
+
+func.func @check_conv_kernel_larger_unpadded() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.10469387954059961e+00, -1.44668002960177278e+00, -1.94994122445272744e+00, -3.08509996599602765e-01, -1.68495010485012653e+00, 1.48084371055131170e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 2, 3] : tensor<6xf64> into tensor<1x1x2x3xf64>
+  %x1f = arith.constant dense<[-8.14210055604363436e-01, 1.84156901451455290e+00, 2.08165488650585928e-01, 5.05856710054590764e-02, -1.95901141673012180e+00, -1.42496761471812228e-01, 4.94007721410349987e-01, -1.76627439129057295e+00, 4.41537439468283832e-01, 1.90860162841974867e+00, -1.27816588284945576e+00, -1.73909857053901584e+00, -8.13013726711530715e-01, -6.88183014565511897e-01, 6.64436001791520958e-01, -7.69187225511004602e-01, 1.35674935037014555e+00, -1.54155858911289867e+00, 1.24270486238048417e+00, 9.19579007252751879e-01, -5.61228141477081000e-01, -1.23717067909421097e+00, -1.30411012697343232e-01, -1.95549370903404007e+00]> : tensor<24xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 1, 3, 4] : tensor<24xf64> into tensor<2x1x3x4xf64>
+  %loss, %g0, %g1 = call @f_conv_kernel_larger_unpadded_grad(%x0, %x1) : (tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>) -> (tensor<f64>, tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 2, 3] : tensor<6xf64> into tensor<1x1x2x3xf64>
+    %lp_t = func.call @f_conv_kernel_larger_unpadded(%xp, %x1) : (tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 2, 3] : tensor<6xf64> into tensor<1x1x2x3xf64>
+    %lm_t = func.call @f_conv_kernel_larger_unpadded(%xm, %x1) : (tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x1x3x4xf64> into tensor<24xf64>
+  %n1 = arith.constant 24 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<24xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<24xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 1, 3, 4] : tensor<24xf64> into tensor<2x1x3x4xf64>
+    %lp_t = func.call @f_conv_kernel_larger_unpadded(%x0, %xp) : (tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<24xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 1, 3, 4] : tensor<24xf64> into tensor<2x1x3x4xf64>
+    %lm_t = func.call @f_conv_kernel_larger_unpadded(%x0, %xm) : (tensor<1x1x2x3xf64>, tensor<2x1x3x4xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<24xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_stride_gt_kernel(%a0: tensor<1x2x7x6xf64> {tcc.param = "p0"}, %a1: tensor<2x2x2x2xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 3, 3>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 1>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>) -> tensor<1x2x2x2xf64>
+  %wf = tcc.constant dense<[2.59565567576047540e-01, -3.85211284189653114e-01, 6.22910384366606174e-01, -8.44133384312244717e-01, 9.23108647359969892e-01, 2.44645351148671253e-02, 6.08899735602398184e-01, 7.63797369916571878e-01]> : tensor<8xf64>
+  %w = tcc.reshape %wf : tensor<8xf64> -> tensor<1x2x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_stride_gt_kernel_grad(tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>) -> (tensor<f64>, tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>)
+
+func.func @check_conv_stride_gt_kernel() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[8.99309054808326902e-01, -2.60820670302421398e-01, 8.56689996102987461e-01, 1.76420416048787976e+00, -9.20532859136287573e-01, 1.48578052902295576e+00, -1.06045234115794607e+00, -1.40095631529484965e+00, 4.80249123216103690e-01, -6.36158956366778217e-01, -1.87324706111256045e+00, -6.12555695708485892e-01, -1.45353145718363663e+00, -1.94449816004952325e+00, 1.35938951687242682e-01, -7.99943301352712854e-01, -1.63707948029520356e+00, 1.33450720983936089e+00, 1.47009494455187051e+00, 1.85064972526027516e+00, -6.12591543161380869e-01, -1.39863148949683458e+00, 4.35454421591937368e-01, 1.97170768969960175e+00, -1.58302436551477621e+00, 1.60704031103839906e-01, -3.74960307500008305e-01, -1.12408364127855265e+00, 1.90587680552419680e+00, -8.80091823001549756e-03, -1.05371146685845751e+00, 7.27099852732123964e-01, 4.62743553057197943e-01, -1.40246401776536800e-01, 3.44908176268528432e-01, -1.34275550953534140e+00, 5.34284754110684990e-01, 1.04652658406447507e+00, -2.70079358361705157e-01, -1.88942541045795753e+00, 1.04737664584402568e+00, -1.91328124533695432e+00, -1.64713072193530063e+00, -1.53741020478440360e+00, 1.47514123486561921e+00, 1.86024974223042339e+00, -6.59675920176110431e-02, 1.83587333432113953e+00, -3.53926094172204220e-01, -1.53223134992427035e+00, 7.19457879049435700e-01, 9.05543428009871310e-01, 4.11037274550959619e-01, 1.55814570469188318e+00, -6.55840172908547903e-01, -1.68189203311893953e+00, 1.12085790028768661e+00, 1.44320720624781540e+00, 3.56142898230936922e-01, -5.09873721476162167e-01, 5.35317898926309432e-01, 1.64331482632898318e-01, -1.82037271992032457e+00, -1.09604735253410901e+00, -1.53873508102066792e+00, -1.29281161775450659e+00, -1.44708017338251116e+00, -1.37244452047225041e+00, -1.39718402956319387e+00, 1.24181687671822560e+00, -1.67128934479898561e+00, 1.01112249750088790e+00, -1.17482100380570165e+00, -7.25323217211094384e-01, -1.92411387585255023e+00, 1.30609341912375498e-02, 1.05785790297254456e+00, 8.17914046101563041e-01, -2.16021118570726145e-01, 7.56374912750634287e-01, -3.50541654084486343e-01, -4.42501896026703090e-01, -9.51696183507685145e-01, 1.99447160440064364e+00]> : tensor<84xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 7, 6] : tensor<84xf64> into tensor<1x2x7x6xf64>
+  %x1f = arith.constant dense<[-8.60518070486486764e-01, 1.69150355364977667e+00, -1.72638882370960323e+00, -1.05761389862915545e+00, -1.07232290641966443e+00, 9.28238202462147832e-01, -8.40881785914528113e-01, -2.52192476799682819e-01, -1.67845554402271224e+00, 1.53456834350897431e+00, -2.47561756659644416e-02, 1.25766129665881277e+00, -3.33962268991882638e-01, 6.25246597441000418e-02, 9.53712303268068773e-01, -9.94632128985264430e-02]> : tensor<16xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 2, 2, 2] : tensor<16xf64> into tensor<2x2x2x2xf64>
+  %loss, %g0, %g1 = call @f_conv_stride_gt_kernel_grad(%x0, %x1) : (tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>) -> (tensor<f64>, tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x7x6xf64> into tensor<84xf64>
+  %n0 = arith.constant 84 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<84xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<84xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 7, 6] : tensor<84xf64> into tensor<1x2x7x6xf64>
+    %lp_t = func.call @f_conv_stride_gt_kernel(%xp, %x1) : (tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<84xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 7, 6] : tensor<84xf64> into tensor<1x2x7x6xf64>
+    %lm_t = func.call @f_conv_stride_gt_kernel(%xm, %x1) : (tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<84xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x2x2x2xf64> into tensor<16xf64>
+  %n1 = arith.constant 16 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<16xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<16xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 2, 2] : tensor<16xf64> into tensor<2x2x2x2xf64>
+    %lp_t = func.call @f_conv_stride_gt_kernel(%x0, %xp) : (tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<16xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 2, 2] : tensor<16xf64> into tensor<2x2x2x2xf64>
+    %lm_t = func.call @f_conv_stride_gt_kernel(%x0, %xm) : (tensor<1x2x7x6xf64>, tensor<2x2x2x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<16xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_asymmetric_pad(%a0: tensor<1x2x5x4xf64> {tcc.param = "p0"}, %a1: tensor<2x2x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 2, 0>, pad_high = array<i64: 0, 1>, group = 1 : i64} : (tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>) -> tensor<1x2x3x2xf64>
+  %wf = tcc.constant dense<[-5.10927485457033814e-01, 5.46539566138069199e-01, -3.33092440631066911e-01, 7.13884846420674402e-01, 2.75632370275175065e-01, 8.21900191197475483e-01, -1.92115688615445368e-01, -5.47201379995065906e-03, -6.06099084893672480e-01, 8.81896404147346269e-01, -4.02002627615701158e-01, -6.74257206619346405e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<1x2x3x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x3x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x3x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_asymmetric_pad_grad(tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>) -> (tensor<f64>, tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>)
+
+func.func @check_conv_asymmetric_pad() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.95127775845267593e+00, -1.74196070895868793e+00, -1.06315912753877173e+00, 1.58835380819812988e+00, 6.91062393120625451e-01, -3.58188790476052787e-01, 7.29010463078063609e-02, 6.87081690798979849e-01, 1.10233300785506216e+00, -5.03146187161966463e-01, -3.55349253790695041e-01, -1.45354894512554900e+00, -3.62530365185018244e-01, 9.18550347881269325e-01, 1.59853553704487217e+00, -6.75953667956134208e-01, 1.13680744581803683e+00, -1.62389127971041436e-01, 3.21696030482545581e-02, 1.41620279311210195e+00, 1.28210723546071437e+00, 1.95834318079648773e+00, -9.63432432905571901e-01, -1.92580743969162116e+00, -1.76453472716251669e+00, 4.94165079312077093e-01, 1.50681962688187676e+00, -1.84532885118582701e+00, -3.24900505435112397e-01, -1.84245344381616682e+00, -1.39213114193772114e+00, -1.86631213997430745e+00, 1.54158366809779324e+00, 9.25763433814027703e-01, 4.74751634800845146e-02, -4.12663510287514246e-01, -6.60873414136102788e-02, -1.80001782364813856e+00, -1.89021312179352474e-01, 1.91138819829804829e+00]> : tensor<40xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 5, 4] : tensor<40xf64> into tensor<1x2x5x4xf64>
+  %x1f = arith.constant dense<[-5.65878942348720493e-01, 1.27554230064708607e+00, 1.69698950272619076e+00, 1.96188349992194988e+00, -1.44700052582500671e+00, 5.81700967901630062e-01, 2.32156077561279428e-01, -1.49964430034033835e+00, -1.58809800066326012e+00, -3.08308283611201883e-01, 1.23914784826884672e+00, -1.36565450666223143e+00, -5.72699909481258818e-01, 8.20718821132071952e-01, 2.82316650626175836e-01, -1.79190945991151551e+00, -1.68401639934159819e+00, 1.54643250989896819e+00, -5.70422459010038629e-01, 9.36926159064817909e-01, -3.26933221955936215e-01, -5.71442628724676105e-01, 6.70344274164229592e-01, -3.25075428460529281e-01, -1.66394746746656574e+00, -1.56703303816018957e+00, 1.13606881554261285e+00, -1.98387184801234673e+00, 6.01051320294967439e-02, 5.26979705738626070e-01, -1.81571579104214909e+00, -1.14415084236706255e+00, -1.23312699590562325e+00, -1.71893313948321547e+00, 4.04781969821438548e-01, -1.87887805100945071e+00]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [2, 2, 3, 3] : tensor<36xf64> into tensor<2x2x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_asymmetric_pad_grad(%x0, %x1) : (tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>) -> (tensor<f64>, tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x5x4xf64> into tensor<40xf64>
+  %n0 = arith.constant 40 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<40xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<40xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 5, 4] : tensor<40xf64> into tensor<1x2x5x4xf64>
+    %lp_t = func.call @f_conv_asymmetric_pad(%xp, %x1) : (tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<40xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 5, 4] : tensor<40xf64> into tensor<1x2x5x4xf64>
+    %lm_t = func.call @f_conv_asymmetric_pad(%xm, %x1) : (tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<40xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<2x2x3x3xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 3] : tensor<36xf64> into tensor<2x2x3x3xf64>
+    %lp_t = func.call @f_conv_asymmetric_pad(%x0, %xp) : (tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 3, 3] : tensor<36xf64> into tensor<2x2x3x3xf64>
+    %lm_t = func.call @f_conv_asymmetric_pad(%x0, %xm) : (tensor<1x2x5x4xf64>, tensor<2x2x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_depthwise_2x2_to_1x1(%a0: tensor<1x4x2x2xf64> {tcc.param = "p0"}, %a1: tensor<4x1x3x3xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 4 : i64} : (tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>) -> tensor<1x4x1x1xf64>
+  %wf = tcc.constant dense<[-3.86936175834216023e-01, -4.17971580847175339e-01, 5.66714872664225489e-01, 6.35523885331952920e-01]> : tensor<4xf64>
+  %w = tcc.reshape %wf : tensor<4xf64> -> tensor<1x4x1x1xf64>
+  %p = tcc.mul %y, %w : tensor<1x4x1x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x4x1x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_depthwise_2x2_to_1x1_grad(tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>) -> (tensor<f64>, tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>)
+
+func.func @check_conv_depthwise_2x2_to_1x1() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[2.12940076506120235e-01, -1.91748494053942586e+00, 9.63470710298023114e-01, 3.82400657534027744e-02, 5.65158756092168701e-01, -1.83907860462314465e+00, 1.04656792177226121e+00, 7.91177408733130250e-01, 1.68088446295192906e+00, -1.58317609145737137e+00, -7.78305452604045822e-01, -4.11721386599778416e-01, 1.56912193248848109e+00, -1.64349450194222824e+00, 1.87365398373967507e+00, -1.60097122182086604e+00]> : tensor<16xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf64> into tensor<1x4x2x2xf64>
+  %x1f = arith.constant dense<[-2.22721156152916322e-02, -2.59458681532508173e-01, -9.03218049835235348e-01, -1.18294223758255335e+00, 1.10318838045378964e+00, 5.55136287211203339e-01, 1.13275227694550118e+00, -5.89136913384926686e-01, -8.85078946781089115e-01, 7.90693937100316102e-01, -4.57647176167914616e-01, -4.71158319500529554e-01, 1.37108893426760536e+00, 1.64424950936890735e+00, -1.81370429428589031e+00, 4.80788416006304509e-01, -3.79164626057412413e-01, -5.68688765614422387e-01, -1.23467889687628674e+00, 6.79650418654639932e-01, -4.83985204407033631e-01, -6.84352561474707688e-01, 1.22115269110154578e+00, -5.11999833931619630e-01, 1.00089144200084945e+00, -1.16880821206486862e+00, -1.62149794779417844e+00, 4.96646326913927627e-01, 1.78115666646271853e+00, 7.95142831315251097e-01, -1.78265603292419739e+00, 1.48384527079552964e+00, 1.57243688533169168e+00, 1.09753660515524709e+00, 1.25569081743375000e+00, -6.61077403381034046e-02]> : tensor<36xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [4, 1, 3, 3] : tensor<36xf64> into tensor<4x1x3x3xf64>
+  %loss, %g0, %g1 = call @f_conv_depthwise_2x2_to_1x1_grad(%x0, %x1) : (tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>) -> (tensor<f64>, tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x4x2x2xf64> into tensor<16xf64>
+  %n0 = arith.constant 16 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<16xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<16xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf64> into tensor<1x4x2x2xf64>
+    %lp_t = func.call @f_conv_depthwise_2x2_to_1x1(%xp, %x1) : (tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<16xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 4, 2, 2] : tensor<16xf64> into tensor<1x4x2x2xf64>
+    %lm_t = func.call @f_conv_depthwise_2x2_to_1x1(%xm, %x1) : (tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<16xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<4x1x3x3xf64> into tensor<36xf64>
+  %n1 = arith.constant 36 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<36xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<36xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [4, 1, 3, 3] : tensor<36xf64> into tensor<4x1x3x3xf64>
+    %lp_t = func.call @f_conv_depthwise_2x2_to_1x1(%x0, %xp) : (tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<36xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [4, 1, 3, 3] : tensor<36xf64> into tensor<4x1x3x3xf64>
+    %lm_t = func.call @f_conv_depthwise_2x2_to_1x1(%x0, %xm) : (tensor<1x4x2x2xf64>, tensor<4x1x3x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<36xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_conv_grouped_1x1_map(%a0: tensor<2x4x1x1xf64> {tcc.param = "p0"}, %a1: tensor<6x2x1x1xf64> {tcc.param = "p1"}) -> tensor<f64> {
+  %y = tcc.conv %a0, %a1 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 2 : i64} : (tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>) -> tensor<2x6x1x1xf64>
+  %wf = tcc.constant dense<[7.13266345624440135e-01, -6.18162685784231059e-01, 9.21386318468658816e-01, -7.97330611113681309e-01, -2.51090275980190958e-01, 4.54554983411555646e-01, 5.54177142243684306e-01, -8.52217692618056022e-01, -4.33593817783514135e-01, 1.25351015299740132e-01, 6.44762996770107399e-01, 2.67515795655753230e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<2x6x1x1xf64>
+  %p = tcc.mul %y, %w : tensor<2x6x1x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x6x1x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_conv_grouped_1x1_map_grad(tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>) -> (tensor<f64>, tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>)
+
+func.func @check_conv_grouped_1x1_map() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.52601176069249123e+00, -2.18004704004206129e-01, 1.96980526829088776e+00, -8.17278796652102013e-01, -1.75011040607188173e+00, 1.09431136853960620e+00, -1.46338639589055530e+00, -1.65380732797479224e+00]> : tensor<8xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 4, 1, 1] : tensor<8xf64> into tensor<2x4x1x1xf64>
+  %x1f = arith.constant dense<[9.37083985814531228e-01, 1.88054921327279301e+00, 3.00134684872522151e-01, 1.72260859872720662e+00, 6.89598201393420318e-01, 1.39538236480794708e+00, 2.99185332531311854e-01, 1.81554742762710797e+00, 4.51737748246822779e-01, 3.76063277522031392e-01, 2.44750841012026488e-01, -1.26388857714334213e+00]> : tensor<12xf64>
+  %x1 = tensor.expand_shape %x1f [[0, 1, 2, 3]] output_shape [6, 2, 1, 1] : tensor<12xf64> into tensor<6x2x1x1xf64>
+  %loss, %g0, %g1 = call @f_conv_grouped_1x1_map_grad(%x0, %x1) : (tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>) -> (tensor<f64>, tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x4x1x1xf64> into tensor<8xf64>
+  %n0 = arith.constant 8 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 4, 1, 1] : tensor<8xf64> into tensor<2x4x1x1xf64>
+    %lp_t = func.call @f_conv_grouped_1x1_map(%xp, %x1) : (tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 4, 1, 1] : tensor<8xf64> into tensor<2x4x1x1xf64>
+    %lm_t = func.call @f_conv_grouped_1x1_map(%xm, %x1) : (tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0, 1, 2, 3]] : tensor<6x2x1x1xf64> into tensor<12xf64>
+  %n1 = arith.constant 12 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [6, 2, 1, 1] : tensor<12xf64> into tensor<6x2x1x1xf64>
+    %lp_t = func.call @f_conv_grouped_1x1_map(%x0, %xp) : (tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [6, 2, 1, 1] : tensor<12xf64> into tensor<6x2x1x1xf64>
+    %lm_t = func.call @f_conv_grouped_1x1_map(%x0, %xm) : (tensor<2x4x1x1xf64>, tensor<6x2x1x1xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err1, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_max_pool_2x2_map_padded(%a0: tensor<1x2x2x2xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.max_pool %a0 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<1x2x2x2xf64> -> tensor<1x2x1x1xf64>
+  %wf = tcc.constant dense<[2.24062996826091432e-01, 2.82883722144772420e-01]> : tensor<2xf64>
+  %w = tcc.reshape %wf : tensor<2xf64> -> tensor<1x2x1x1xf64>
+  %p = tcc.mul %y, %w : tensor<1x2x1x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x2x1x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_max_pool_2x2_map_padded_grad(tensor<1x2x2x2xf64>) -> (tensor<f64>, tensor<1x2x2x2xf64>)
+
+func.func @check_max_pool_2x2_map_padded() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-2.12590366805723519e-01, 2.63500779494517334e-01, -1.22534361070734898e-01, 3.96106409650452337e-03, -6.37028447167433676e-02, 9.36598582762240978e-02, 1.87168611844468730e-01, -3.19280381991362161e-01]> : tensor<8xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+  %loss, %g0 = call @f_max_pool_2x2_map_padded_grad(%x0) : (tensor<1x2x2x2xf64>) -> (tensor<f64>, tensor<1x2x2x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x2x2x2xf64> into tensor<8xf64>
+  %n0 = arith.constant 8 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<8xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<8xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+    %lp_t = func.call @f_max_pool_2x2_map_padded(%xp) : (tensor<1x2x2x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<8xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : tensor<8xf64> into tensor<1x2x2x2xf64>
+    %lm_t = func.call @f_max_pool_2x2_map_padded(%xm) : (tensor<1x2x2x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<8xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_max_pool_1x1_map_padded(%a0: tensor<2x1x1x1xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.max_pool %a0 {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<2x1x1x1xf64> -> tensor<2x1x1x1xf64>
+  %wf = tcc.constant dense<[8.39254763536693593e-01, -9.55822805836517020e-01]> : tensor<2xf64>
+  %w = tcc.reshape %wf : tensor<2xf64> -> tensor<2x1x1x1xf64>
+  %p = tcc.mul %y, %w : tensor<2x1x1x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x1x1x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_max_pool_1x1_map_padded_grad(tensor<2x1x1x1xf64>) -> (tensor<f64>, tensor<2x1x1x1xf64>)
+
+func.func @check_max_pool_1x1_map_padded() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-7.85336402444605092e-02, 3.60255275515396212e-02]> : tensor<2xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 1, 1, 1] : tensor<2xf64> into tensor<2x1x1x1xf64>
+  %loss, %g0 = call @f_max_pool_1x1_map_padded_grad(%x0) : (tensor<2x1x1x1xf64>) -> (tensor<f64>, tensor<2x1x1x1xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x1x1x1xf64> into tensor<2xf64>
+  %n0 = arith.constant 2 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<2xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<2xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 1, 1, 1] : tensor<2xf64> into tensor<2x1x1x1xf64>
+    %lp_t = func.call @f_max_pool_1x1_map_padded(%xp) : (tensor<2x1x1x1xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<2xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 1, 1, 1] : tensor<2xf64> into tensor<2x1x1x1xf64>
+    %lm_t = func.call @f_max_pool_1x1_map_padded(%xm) : (tensor<2x1x1x1xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<2xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_avg_pool_window_larger(%a0: tensor<1x1x2x2xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.avg_pool %a0 {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : tensor<1x1x2x2xf64> -> tensor<1x1x2x2xf64>
+  %wf = tcc.constant dense<[7.40043831185215328e-02, -6.69643634339450511e-01, -5.38406268767740226e-01, 2.30876849840732978e-01]> : tensor<4xf64>
+  %w = tcc.reshape %wf : tensor<4xf64> -> tensor<1x1x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x1x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x1x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_avg_pool_window_larger_grad(tensor<1x1x2x2xf64>) -> (tensor<f64>, tensor<1x1x2x2xf64>)
+
+func.func @check_avg_pool_window_larger() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[3.23842496671371105e-01, -1.98197056207020283e+00, -2.07953304987953835e-01, 5.12057805646171538e-01]> : tensor<4xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 1, 2, 2] : tensor<4xf64> into tensor<1x1x2x2xf64>
+  %loss, %g0 = call @f_avg_pool_window_larger_grad(%x0) : (tensor<1x1x2x2xf64>) -> (tensor<f64>, tensor<1x1x2x2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x1x2x2xf64> into tensor<4xf64>
+  %n0 = arith.constant 4 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<4xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<4xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 1, 2, 2] : tensor<4xf64> into tensor<1x1x2x2xf64>
+    %lp_t = func.call @f_avg_pool_window_larger(%xp) : (tensor<1x1x2x2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<4xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 1, 2, 2] : tensor<4xf64> into tensor<1x1x2x2xf64>
+    %lm_t = func.call @f_avg_pool_window_larger(%xm) : (tensor<1x1x2x2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<4xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_batch_norm_training_b1_2x2(%a0: tensor<1x3x2x2xf64> {tcc.param = "p0"}, %a1: tensor<3xf64> {tcc.param = "p1"}, %a2: tensor<3xf64> {tcc.param = "p2"}) -> tensor<f64> {
+  %y, %m, %v = tcc.batch_norm_training %a0, %a1, %a2 {epsilon = 1.0e-05 : f64} : tensor<1x3x2x2xf64>, tensor<3xf64>
+  %wf = tcc.constant dense<[4.70605505660489865e-01, -6.45833822241561828e-01, 5.58438645329989214e-01, -7.48655084164226547e-01, 8.87725785174923843e-01, 1.04766637062267742e-01, -4.08033434999576228e-01, 4.41971252021129857e-01, 5.33699127119935390e-01, 9.81770373831059695e-01, 6.68696498136826190e-01, -2.55776878754333303e-01]> : tensor<12xf64>
+  %w = tcc.reshape %wf : tensor<12xf64> -> tensor<1x3x2x2xf64>
+  %p = tcc.mul %y, %w : tensor<1x3x2x2xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<1x3x2x2xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_batch_norm_training_b1_2x2_grad(tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<f64>, tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>)
+
+func.func @check_batch_norm_training_b1_2x2() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.78594655625177179e-01, -3.89699014073932037e-01, 8.39484953500521769e-01, -1.88454784423679511e+00, 1.90823285185587377e+00, -6.30264153058492926e-01, 9.95013188670178739e-01, -1.31393143794663025e+00, 5.54106508870883641e-01, 2.12002849071752042e-01, -1.69411771421554347e+00, -1.28302662165874759e+00]> : tensor<12xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [1, 3, 2, 2] : tensor<12xf64> into tensor<1x3x2x2xf64>
+  %x1f = arith.constant dense<[-1.55215305026901484e+00, -1.46287407543069392e+00, -1.85327051891735550e+00]> : tensor<3xf64>
+  %x1 = tensor.expand_shape %x1f [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+  %x2f = arith.constant dense<[7.06844816868182679e-01, 3.34617680448621169e-01, 1.80458921833487151e+00]> : tensor<3xf64>
+  %x2 = tensor.expand_shape %x2f [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+  %loss, %g0, %g1, %g2 = call @f_batch_norm_training_b1_2x2_grad(%x0, %x1, %x2) : (tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<f64>, tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<1x3x2x2xf64> into tensor<12xf64>
+  %n0 = arith.constant 12 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<12xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<12xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [1, 3, 2, 2] : tensor<12xf64> into tensor<1x3x2x2xf64>
+    %lp_t = func.call @f_batch_norm_training_b1_2x2(%xp, %x1, %x2) : (tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<12xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [1, 3, 2, 2] : tensor<12xf64> into tensor<1x3x2x2xf64>
+    %lm_t = func.call @f_batch_norm_training_b1_2x2(%xm, %x1, %x2) : (tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<12xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0]] : tensor<3xf64> into tensor<3xf64>
+  %n1 = arith.constant 3 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<3xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<3xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lp_t = func.call @f_batch_norm_training_b1_2x2(%x0, %xp, %x2) : (tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<3xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lm_t = func.call @f_batch_norm_training_b1_2x2(%x0, %xm, %x2) : (tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<3xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf2 = tensor.collapse_shape %g2 [[0]] : tensor<3xf64> into tensor<3xf64>
+  %n2 = arith.constant 3 : index
+  %err2 = scf.for %i = %c0 to %n2 step %c1 iter_args(%m = %err1) -> f64 {
+    %v = tensor.extract %x2f[%i] : tensor<3xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x2f[%i] : tensor<3xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lp_t = func.call @f_batch_norm_training_b1_2x2(%x0, %x1, %xp) : (tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x2f[%i] : tensor<3xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [3] : tensor<3xf64> into tensor<3xf64>
+    %lm_t = func.call @f_batch_norm_training_b1_2x2(%x0, %x1, %xm) : (tensor<1x3x2x2xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf2[%i] : tensor<3xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err2, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_batch_norm_training_1x1(%a0: tensor<2x2x1x1xf64> {tcc.param = "p0"}, %a1: tensor<2xf64> {tcc.param = "p1"}, %a2: tensor<2xf64> {tcc.param = "p2"}) -> tensor<f64> {
+  %y, %m, %v = tcc.batch_norm_training %a0, %a1, %a2 {epsilon = 1.0e-05 : f64} : tensor<2x2x1x1xf64>, tensor<2xf64>
+  %wf = tcc.constant dense<[9.87310001882057975e-01, 7.62040628922541208e-01, 1.03807894131753731e-01, -5.40429083036173319e-01]> : tensor<4xf64>
+  %w = tcc.reshape %wf : tensor<4xf64> -> tensor<2x2x1x1xf64>
+  %p = tcc.mul %y, %w : tensor<2x2x1x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x2x1x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_batch_norm_training_1x1_grad(tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<f64>, tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>)
+
+func.func @check_batch_norm_training_1x1() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-2.96000117431983512e-01, -1.67910688057079582e+00, 6.38133521570015905e-01, 1.44543500178865170e+00]> : tensor<4xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [2, 2, 1, 1] : tensor<4xf64> into tensor<2x2x1x1xf64>
+  %x1f = arith.constant dense<[3.65789023739595542e-02, -1.30462246537247850e+00]> : tensor<2xf64>
+  %x1 = tensor.expand_shape %x1f [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+  %x2f = arith.constant dense<[1.21918627969844540e-01, 6.58349756295107724e-01]> : tensor<2xf64>
+  %x2 = tensor.expand_shape %x2f [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+  %loss, %g0, %g1, %g2 = call @f_batch_norm_training_1x1_grad(%x0, %x1, %x2) : (tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<f64>, tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<2x2x1x1xf64> into tensor<4xf64>
+  %n0 = arith.constant 4 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<4xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<4xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [2, 2, 1, 1] : tensor<4xf64> into tensor<2x2x1x1xf64>
+    %lp_t = func.call @f_batch_norm_training_1x1(%xp, %x1, %x2) : (tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<4xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [2, 2, 1, 1] : tensor<4xf64> into tensor<2x2x1x1xf64>
+    %lm_t = func.call @f_batch_norm_training_1x1(%xm, %x1, %x2) : (tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<4xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0]] : tensor<2xf64> into tensor<2xf64>
+  %n1 = arith.constant 2 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<2xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<2xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lp_t = func.call @f_batch_norm_training_1x1(%x0, %xp, %x2) : (tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<2xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lm_t = func.call @f_batch_norm_training_1x1(%x0, %xm, %x2) : (tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<2xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf2 = tensor.collapse_shape %g2 [[0]] : tensor<2xf64> into tensor<2xf64>
+  %n2 = arith.constant 2 : index
+  %err2 = scf.for %i = %c0 to %n2 step %c1 iter_args(%m = %err1) -> f64 {
+    %v = tensor.extract %x2f[%i] : tensor<2xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x2f[%i] : tensor<2xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lp_t = func.call @f_batch_norm_training_1x1(%x0, %x1, %xp) : (tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x2f[%i] : tensor<2xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lm_t = func.call @f_batch_norm_training_1x1(%x0, %x1, %xm) : (tensor<2x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf2[%i] : tensor<2xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err2, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_batch_norm_training_b3_1x1(%a0: tensor<3x2x1x1xf64> {tcc.param = "p0"}, %a1: tensor<2xf64> {tcc.param = "p1"}, %a2: tensor<2xf64> {tcc.param = "p2"}) -> tensor<f64> {
+  %y, %m, %v = tcc.batch_norm_training %a0, %a1, %a2 {epsilon = 1.0e-05 : f64} : tensor<3x2x1x1xf64>, tensor<2xf64>
+  %wf = tcc.constant dense<[-2.76306209816524984e-01, 4.91480554996832630e-02, 6.09544897944585884e-01, 9.09490448931556283e-01, -8.40945943383486938e-01, 3.56667473264173251e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<3x2x1x1xf64>
+  %p = tcc.mul %y, %w : tensor<3x2x1x1xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<3x2x1x1xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_batch_norm_training_b3_1x1_grad(tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<f64>, tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>)
+
+func.func @check_batch_norm_training_b3_1x1() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.34773879678094843e-01, 1.12430934393588489e+00, -1.47635631036192949e+00, 6.01550249560221406e-01, 1.91595143928492773e+00, -1.00697770740991643e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1, 2, 3]] output_shape [3, 2, 1, 1] : tensor<6xf64> into tensor<3x2x1x1xf64>
+  %x1f = arith.constant dense<[5.62336374423150875e-01, -1.90162140378949784e+00]> : tensor<2xf64>
+  %x1 = tensor.expand_shape %x1f [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+  %x2f = arith.constant dense<[-1.99502948011617631e+00, -1.70528608439675988e-01]> : tensor<2xf64>
+  %x2 = tensor.expand_shape %x2f [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+  %loss, %g0, %g1, %g2 = call @f_batch_norm_training_b3_1x1_grad(%x0, %x1, %x2) : (tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<f64>, tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1, 2, 3]] : tensor<3x2x1x1xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1, 2, 3]] output_shape [3, 2, 1, 1] : tensor<6xf64> into tensor<3x2x1x1xf64>
+    %lp_t = func.call @f_batch_norm_training_b3_1x1(%xp, %x1, %x2) : (tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1, 2, 3]] output_shape [3, 2, 1, 1] : tensor<6xf64> into tensor<3x2x1x1xf64>
+    %lm_t = func.call @f_batch_norm_training_b3_1x1(%xm, %x1, %x2) : (tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf1 = tensor.collapse_shape %g1 [[0]] : tensor<2xf64> into tensor<2xf64>
+  %n1 = arith.constant 2 : index
+  %err1 = scf.for %i = %c0 to %n1 step %c1 iter_args(%m = %err0) -> f64 {
+    %v = tensor.extract %x1f[%i] : tensor<2xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x1f[%i] : tensor<2xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lp_t = func.call @f_batch_norm_training_b3_1x1(%x0, %xp, %x2) : (tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x1f[%i] : tensor<2xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lm_t = func.call @f_batch_norm_training_b3_1x1(%x0, %xm, %x2) : (tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf1[%i] : tensor<2xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %gf2 = tensor.collapse_shape %g2 [[0]] : tensor<2xf64> into tensor<2xf64>
+  %n2 = arith.constant 2 : index
+  %err2 = scf.for %i = %c0 to %n2 step %c1 iter_args(%m = %err1) -> f64 {
+    %v = tensor.extract %x2f[%i] : tensor<2xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x2f[%i] : tensor<2xf64>
+    %xp = tensor.expand_shape %xp_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lp_t = func.call @f_batch_norm_training_b3_1x1(%x0, %x1, %xp) : (tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x2f[%i] : tensor<2xf64>
+    %xm = tensor.expand_shape %xm_flat [[0]] output_shape [2] : tensor<2xf64> into tensor<2xf64>
+    %lm_t = func.call @f_batch_norm_training_b3_1x1(%x0, %x1, %xm) : (tensor<3x2x1x1xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf2[%i] : tensor<2xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err2, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_clamp_on_bounds(%a0: tensor<1x6xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.clamp %a0 {max = 6.0 : f64, min = 0.0 : f64} : tensor<1x6xf64>
+  %wf = tcc.constant dense<[1.00000000000000000e+00, 2.00000000000000000e+00, 3.00000000000000000e+00, 4.00000000000000000e+00, 5.00000000000000000e+00, 6.00000000000000000e+00]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<1x6xf64>
+  %p = tcc.mul %y, %w : tensor<1x6xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<1x6xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_clamp_on_bounds_grad(tensor<1x6xf64>) -> (tensor<f64>, tensor<1x6xf64>)
+
+func.func @check_clamp_on_bounds() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[0.00000000000000000e+00, 6.00000000000000000e+00, -1.00000000000000000e+00, 7.00000000000000000e+00, 3.00000000000000000e+00, 6.00000000000000000e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [1, 6] : tensor<6xf64> into tensor<1x6xf64>
+  %loss, %g0 = call @f_clamp_on_bounds_grad(%x0) : (tensor<1x6xf64>) -> (tensor<f64>, tensor<1x6xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<1x6xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %e0 = arith.constant dense<[1.00000000000000000e+00, 2.00000000000000000e+00, 0.00000000000000000e+00, 0.00000000000000000e+00, 5.00000000000000000e+00, 6.00000000000000000e+00]> : tensor<6xf64>
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %fd = tensor.extract %e0[%i] : tensor<6xf64>
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
 func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {tcc.param = "p1"}, %a2: tensor<5xf64> {tcc.param = "p2"}, %a3: tensor<5x2xf64> {tcc.param = "p3"}) -> tensor<f64> {
   %m = tcc.matmul %a0, %a1 : (tensor<4x3xf64>, tensor<3x5xf64>) -> tensor<4x5xf64>
   %b = tcc.broadcast_in_dim %a2, dims = [1] : tensor<5xf64> -> tensor<4x5xf64>
@@ -6005,7 +7215,7 @@ func.func @f_mlp(%a0: tensor<4x3xf64> {tcc.param = "p0"}, %a1: tensor<3x5xf64> {
   %hh = tcc.mul %h, %s : tensor<4x5xf64>
   %o = tcc.matmul %hh, %a3 : (tensor<4x5xf64>, tensor<5x2xf64>) -> tensor<4x2xf64>
   %y = tcc.log_softmax %o {axis = 1 : i64} : tensor<4x2xf64>
-  %wf = tcc.constant dense<[-1.67313442991244399e-01, 6.45269996805784452e-01, -2.81091230597976249e-02, -2.69382223124761344e-01, 7.54097225749465805e-01, 2.36771759389707848e-01, -9.74449621865415505e-01, 6.36205318324650770e-01]> : tensor<8xf64>
+  %wf = tcc.constant dense<[1.50902866381725564e-01, -9.03954819192243075e-01, 9.23721769296168782e-01, 8.62589459239369694e-01, -8.65577362018387086e-01, 8.75714709233316180e-01, -3.41820438668950288e-01, -3.24827197687366453e-01]> : tensor<8xf64>
   %w = tcc.reshape %wf : tensor<8xf64> -> tensor<4x2xf64>
   %p = tcc.mul %y, %w : tensor<4x2xf64>
   %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf64> -> tensor<f64>
@@ -6022,13 +7232,13 @@ func.func @check_mlp() -> i1 {
   %one = arith.constant 1.0 : f64
   %zero = arith.constant 0.0 : f64
   %tol = arith.constant 9.9999999999999995e-07 : f64
-  %x0f = arith.constant dense<[1.28706399153911866e+00, -1.12949491529959767e+00, -8.76299355985634687e-01, -1.36420449753916317e+00, 1.06081550824278370e+00, 6.33338106097368403e-01, -3.81306294508059196e-01, 8.19430654139935655e-01, -1.97383711954997709e+00, 1.62181647892612091e+00, -1.76671709980557168e+00, -1.68464295167123623e+00]> : tensor<12xf64>
+  %x0f = arith.constant dense<[1.91908799571549915e+00, 1.44381317755218541e+00, 3.88474246586556049e-01, -2.30819726260499625e-01, 4.71816767762065492e-01, -5.53408025973500806e-01, -1.87738590665844196e+00, -4.79596472192449941e-01, -9.08258007107463072e-01, -5.29464035878066674e-02, 1.73139574767933579e+00, 7.21482563937539734e-01]> : tensor<12xf64>
   %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [4, 3] : tensor<12xf64> into tensor<4x3xf64>
-  %x1f = arith.constant dense<[-8.99627821887430290e-01, 3.86448820049919206e-01, 3.79897463987852291e-01, -1.18389486222468721e+00, 5.73060945523904408e-02, -1.82935894896956830e+00, -9.85012878683843240e-01, 1.37890861182919844e+00, 7.00547392454159645e-01, -5.71755454458303891e-01, 3.79525698093545749e-02, -1.29305624824275700e+00, 1.27879992340746984e+00, 1.98451193436731010e-01, 1.44230703401193239e+00]> : tensor<15xf64>
+  %x1f = arith.constant dense<[1.66031807075191740e+00, -1.90463307995408826e+00, 1.11738100463253431e+00, 8.02656140475722424e-01, -2.30725697008861363e-01, 5.77488800131537694e-01, -1.47784999818416152e+00, -3.74362428049751284e-01, 1.69480945601161936e+00, -7.88108311027162056e-01, 8.67326118850233918e-01, 1.01154324098654325e-01, -1.23874759268169177e+00, -2.40738885987053397e-01, -3.39209579696975183e-02]> : tensor<15xf64>
   %x1 = tensor.expand_shape %x1f [[0, 1]] output_shape [3, 5] : tensor<15xf64> into tensor<3x5xf64>
-  %x2f = arith.constant dense<[-1.66848007640415696e+00, 1.43553713165749963e+00, -9.81610972351145250e-01, -1.09078589555025918e-01, 1.78462873595993088e+00]> : tensor<5xf64>
+  %x2f = arith.constant dense<[-1.81403730785375350e+00, -6.72848870669181309e-01, 7.34400920960260883e-01, 1.53769595939596826e+00, 1.53429207647552879e+00]> : tensor<5xf64>
   %x2 = tensor.expand_shape %x2f [[0]] output_shape [5] : tensor<5xf64> into tensor<5xf64>
-  %x3f = arith.constant dense<[-2.85192615266287142e-01, 3.52901288359243281e-01, -1.63217484047186989e+00, -1.07121561332826820e+00, -6.01849681316644958e-01, -3.16657631572948350e-01, 1.63668857083311670e+00, -2.31491406539406697e-01, -2.53175686516040166e-01, -1.20272955021896655e+00]> : tensor<10xf64>
+  %x3f = arith.constant dense<[7.00172415677858151e-01, 1.10635684500053344e+00, 9.21117954216135182e-02, -1.59846206481113295e+00, 1.73098577394564357e+00, -8.08453855899247120e-01, 1.34647605443648466e+00, 5.68435938131220286e-01, 8.82811943803624377e-01, 1.51677693046737172e-01]> : tensor<10xf64>
   %x3 = tensor.expand_shape %x3f [[0, 1]] output_shape [5, 2] : tensor<10xf64> into tensor<5x2xf64>
   %loss, %g0, %g1, %g2, %g3 = call @f_mlp_grad(%x0, %x1, %x2, %x3) : (tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>) -> (tensor<f64>, tensor<4x3xf64>, tensor<3x5xf64>, tensor<5xf64>, tensor<5x2xf64>)
   %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<4x3xf64> into tensor<12xf64>
@@ -6418,6 +7628,54 @@ func.func @main() {
   %ok_scatter_nd_mul = call @check_scatter_nd_mul() : () -> i1
   vector.print str "scatter_nd_mul "
   vector.print %ok_scatter_nd_mul : i1
+  %ok_conv_2x2_map = call @check_conv_2x2_map() : () -> i1
+  vector.print str "conv_2x2_map "
+  vector.print %ok_conv_2x2_map : i1
+  %ok_conv_1x1_map = call @check_conv_1x1_map() : () -> i1
+  vector.print str "conv_1x1_map "
+  vector.print %ok_conv_1x1_map : i1
+  %ok_conv_stride2_even = call @check_conv_stride2_even() : () -> i1
+  vector.print str "conv_stride2_even "
+  vector.print %ok_conv_stride2_even : i1
+  %ok_conv_kernel_larger = call @check_conv_kernel_larger() : () -> i1
+  vector.print str "conv_kernel_larger "
+  vector.print %ok_conv_kernel_larger : i1
+  %ok_conv_kernel_larger_unpadded = call @check_conv_kernel_larger_unpadded() : () -> i1
+  vector.print str "conv_kernel_larger_unpadded "
+  vector.print %ok_conv_kernel_larger_unpadded : i1
+  %ok_conv_stride_gt_kernel = call @check_conv_stride_gt_kernel() : () -> i1
+  vector.print str "conv_stride_gt_kernel "
+  vector.print %ok_conv_stride_gt_kernel : i1
+  %ok_conv_asymmetric_pad = call @check_conv_asymmetric_pad() : () -> i1
+  vector.print str "conv_asymmetric_pad "
+  vector.print %ok_conv_asymmetric_pad : i1
+  %ok_conv_depthwise_2x2_to_1x1 = call @check_conv_depthwise_2x2_to_1x1() : () -> i1
+  vector.print str "conv_depthwise_2x2_to_1x1 "
+  vector.print %ok_conv_depthwise_2x2_to_1x1 : i1
+  %ok_conv_grouped_1x1_map = call @check_conv_grouped_1x1_map() : () -> i1
+  vector.print str "conv_grouped_1x1_map "
+  vector.print %ok_conv_grouped_1x1_map : i1
+  %ok_max_pool_2x2_map_padded = call @check_max_pool_2x2_map_padded() : () -> i1
+  vector.print str "max_pool_2x2_map_padded "
+  vector.print %ok_max_pool_2x2_map_padded : i1
+  %ok_max_pool_1x1_map_padded = call @check_max_pool_1x1_map_padded() : () -> i1
+  vector.print str "max_pool_1x1_map_padded "
+  vector.print %ok_max_pool_1x1_map_padded : i1
+  %ok_avg_pool_window_larger = call @check_avg_pool_window_larger() : () -> i1
+  vector.print str "avg_pool_window_larger "
+  vector.print %ok_avg_pool_window_larger : i1
+  %ok_batch_norm_training_b1_2x2 = call @check_batch_norm_training_b1_2x2() : () -> i1
+  vector.print str "batch_norm_training_b1_2x2 "
+  vector.print %ok_batch_norm_training_b1_2x2 : i1
+  %ok_batch_norm_training_1x1 = call @check_batch_norm_training_1x1() : () -> i1
+  vector.print str "batch_norm_training_1x1 "
+  vector.print %ok_batch_norm_training_1x1 : i1
+  %ok_batch_norm_training_b3_1x1 = call @check_batch_norm_training_b3_1x1() : () -> i1
+  vector.print str "batch_norm_training_b3_1x1 "
+  vector.print %ok_batch_norm_training_b3_1x1 : i1
+  %ok_clamp_on_bounds = call @check_clamp_on_bounds() : () -> i1
+  vector.print str "clamp_on_bounds "
+  vector.print %ok_clamp_on_bounds : i1
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
@@ -6518,4 +7776,20 @@ func.func @main() {
 // CHECK-NEXT: scatter_elements_mul 1
 // CHECK-NEXT: scatter_nd_max 1
 // CHECK-NEXT: scatter_nd_mul 1
+// CHECK-NEXT: conv_2x2_map 1
+// CHECK-NEXT: conv_1x1_map 1
+// CHECK-NEXT: conv_stride2_even 1
+// CHECK-NEXT: conv_kernel_larger 1
+// CHECK-NEXT: conv_kernel_larger_unpadded 1
+// CHECK-NEXT: conv_stride_gt_kernel 1
+// CHECK-NEXT: conv_asymmetric_pad 1
+// CHECK-NEXT: conv_depthwise_2x2_to_1x1 1
+// CHECK-NEXT: conv_grouped_1x1_map 1
+// CHECK-NEXT: max_pool_2x2_map_padded 1
+// CHECK-NEXT: max_pool_1x1_map_padded 1
+// CHECK-NEXT: avg_pool_window_larger 1
+// CHECK-NEXT: batch_norm_training_b1_2x2 1
+// CHECK-NEXT: batch_norm_training_1x1 1
+// CHECK-NEXT: batch_norm_training_b3_1x1 1
+// CHECK-NEXT: clamp_on_bounds 1
 // CHECK-NEXT: mlp 1

@@ -317,6 +317,42 @@ def cases():
         yield name, [([4, 3], distinct(12) if red != 2 else sym), ([3, 3], u)], [
             '%i = tcc.constant dense<[[1], [3], [1]]> : tensor<3x1xi64>',
             '%%y = tcc.scatter_nd %%a0, %%i, %%a1 {reduction = %d : i32} : tensor<4x3xf64>, tensor<3x1xi64>, tensor<3x3xf64>' % red], [4, 3]
+    # Awkward shapes (the maps of small images deep in a CNN): 3x3 windows
+    # with padding 1 on 2x2 and 1x1 maps, a stride-2 convolution on an even
+    # size, kernels larger than the input, stride larger than the kernel,
+    # asymmetric padding, depthwise on a 2x2 map to 1x1; batch 1.
+    for name, x, w, y, attrs in (
+            ('conv_2x2_map', [1, 2, 2, 2], [3, 2, 3, 3], [1, 3, 2, 2], ('1, 1', '1, 1', '1, 1', '1, 1', 1)),
+            ('conv_1x1_map', [2, 3, 1, 1], [4, 3, 3, 3], [2, 4, 1, 1], ('1, 1', '1, 1', '1, 1', '1, 1', 1)),
+            ('conv_stride2_even', [2, 2, 4, 4], [3, 2, 3, 3], [2, 3, 2, 2], ('2, 2', '1, 1', '1, 1', '1, 1', 1)),
+            ('conv_kernel_larger', [1, 2, 2, 2], [2, 2, 5, 5], [1, 2, 2, 2], ('1, 1', '1, 1', '2, 2', '2, 2', 1)),
+            ('conv_kernel_larger_unpadded', [1, 1, 2, 3], [2, 1, 3, 4], [1, 2, 2, 2], ('1, 1', '1, 1', '1, 1', '1, 1', 1)),
+            ('conv_stride_gt_kernel', [1, 2, 7, 6], [2, 2, 2, 2], [1, 2, 2, 2], ('3, 3', '1, 1', '0, 1', '0, 0', 1)),
+            ('conv_asymmetric_pad', [1, 2, 5, 4], [2, 2, 3, 3], [1, 2, 3, 2], ('2, 2', '1, 1', '2, 0', '0, 1', 1)),
+            ('conv_depthwise_2x2_to_1x1', [1, 4, 2, 2], [4, 1, 3, 3], [1, 4, 1, 1], ('2, 2', '1, 1', '1, 1', '1, 1', 4)),
+            ('conv_grouped_1x1_map', [2, 4, 1, 1], [6, 2, 1, 1], [2, 6, 1, 1], ('1, 1', '1, 1', '0, 0', '0, 0', 2))):
+        yield name, [(x, sym), (w, sym)], [conv_g(x, w, y, *attrs)], y
+    # Pooling windows mostly over padding: 3x3 / stride 2 on a 2x2 map (one
+    # window), on a 1x1 map (the input is the only real element), average
+    # pooling with a window larger than the input excluding the padding.
+    for name, op, x, y, attrs in (
+            ('max_pool_2x2_map_padded', 'max_pool', [1, 2, 2, 2], [1, 2, 1, 1], ('3, 3', '2, 2', '1, 1', '1, 1', '1, 1', '')),
+            ('max_pool_1x1_map_padded', 'max_pool', [2, 1, 1, 1], [2, 1, 1, 1], ('3, 3', '1, 1', '1, 1', '1, 1', '1, 1', '')),
+            ('avg_pool_window_larger', 'avg_pool', [1, 1, 2, 2], [1, 1, 2, 2], ('3, 3', '1, 1', '1, 1', '1, 1', '1, 1', ''))):
+        sampler = distinct(count(x)) if op == 'max_pool' else sym
+        yield name, [(x, sampler)], [pool % ((op,) + attrs[:5] + (attrs[5], ttype(x), ttype(y)))], y
+    # Batch norm on small maps: batch 1 on a 2x2 map, batch 2 on a 1x1 map
+    # (two values per channel), batch 3 on a 1x1 map.
+    for name, x in (('batch_norm_training_b1_2x2', [1, 3, 2, 2]), ('batch_norm_training_1x1', [2, 2, 1, 1]),
+                    ('batch_norm_training_b3_1x1', [3, 2, 1, 1])):
+        c = x[1]
+        yield name, [(x, sym), ([c], sym), ([c], sym)], [
+            '%%y, %%m, %%v = tcc.batch_norm_training %%a0, %%a1, %%a2 {epsilon = 1.0e-05 : f64} : %s, tensor<%dxf64>' % (ttype(x), c)], x
+    # Clamp on its bounds (ReLU6 is clip(x, 0, 6)): the gradient passes on
+    # a bound (torch.clamp's convention), is zero outside.
+    yield 'clamp_on_bounds', [([1, 6], fixed([0.0, 6.0, -1.0, 7.0, 3.0, 6.0]))], [
+        '%y = tcc.clamp %a0 {max = 6.0 : f64, min = 0.0 : f64} : tensor<1x6xf64>'], [1, 6], {
+            'w': [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 'expected': [[1.0, 2.0, 0.0, 0.0, 5.0, 6.0]]}
     # A small network: x (input-like parameter) -> Linear -> tanh -> Linear
     # -> log_softmax; every parameter differentiated, values used twice.
     yield 'mlp', [([4, 3], sym), ([3, 5], sym), ([5], sym), ([5, 2], sym)], [
