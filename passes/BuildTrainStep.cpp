@@ -185,6 +185,38 @@ void useRunningStatistics(func::FuncOp fn) {
   }
 }
 
+/// A model exported in eval mode trains differently from PyTorch without a
+/// word: its batch norms normalize with the stored running statistics (and
+/// never update them), and its dropouts are gone. The first such batch norm
+/// gets a warning that says how to export for training.
+void warnIfExportedForInference(func::FuncOp forward) {
+  int64_t count = 0;
+  Operation *first = nullptr;
+  forward.walk([&](BatchNormInferenceOp bn) {
+    auto arg = dyn_cast<BlockArgument>(bn.getMean());
+    if (!arg || !forward.getArgAttr(arg.getArgNumber(), "tcc.param"))
+      return;
+    if (!first)
+      first = bn;
+    ++count;
+  });
+  if (auto folded = forward->getParentOfType<ModuleOp>()->getAttrOfType<StringAttr>(
+          "tcc.folded_batch_norm"))
+    emitWarning(forward.getLoc())
+        << "the model was exported in eval mode: PyTorch folded batch norms into "
+        << "convolutions (node '" << folded.getValue() << "' reads the folded weight), so "
+        << "the step cannot train as PyTorch's model.train() does; export with "
+        << "torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, "
+        << "do_constant_folding=False)";
+  if (first)
+    emitWarning(first->getLoc())
+        << count << " BatchNormalization node(s) run in inference mode: the model was "
+        << "exported in eval mode, so training would normalize with the stored running "
+        << "statistics and never update them (PyTorch's model.train() uses batch statistics); "
+        << "export with torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, "
+        << "do_constant_folding=False) to train it as PyTorch does";
+}
+
 struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
   using Base::Base;
 
@@ -364,6 +396,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
               << (n.getValue() == labels ? "; choose another --labels name" : "");
           return signalPassFailure();
         }
+
+    warnIfExportedForInference(forward);
 
     // The loss function: forward's arguments + labels -> loss, dropouts
     // reading the step's RNG state.

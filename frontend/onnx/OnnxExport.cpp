@@ -34,6 +34,91 @@ bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+
+/// The model's version of the default ONNX domain (1 when it imports none).
+int64_t defaultOpset(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx")
+      return op.version();
+  return 1;
+}
+
+/// Rewrites MODEL's training-time nodes into their inference form, as
+/// PyTorch's model.eval() runs them: BatchNormalization in training mode
+/// (opset 14+: training_mode = 1; opsets 9-13: more than one output; before
+/// 9: is_test = 0) normalizes with its running statistics, and Dropout passes
+/// its input through (opset 12+: training_mode dropped; before 7: is_test).
+/// The statistics outputs of a training batch norm must be unused: nothing
+/// reads them in a PyTorch export, where the running statistics are updated
+/// by the training loop, not the graph.
+bool makeInference(onnx::ModelProto &model, tcc::ExportSummary &summary, std::string &error) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  int64_t opset = defaultOpset(model);
+  std::map<std::string, bool> read;
+  for (const onnx::NodeProto &n : graph.node())
+    for (const std::string &in : n.input())
+      read[in] = true;
+  for (const onnx::ValueInfoProto &o : graph.output())
+    read[o.name()] = true;
+  auto setIntAttr = [](onnx::NodeProto &n, const std::string &name, int64_t v) {
+    for (onnx::AttributeProto &a : *n.mutable_attribute())
+      if (a.name() == name)
+        return a.set_i(v), void();
+    onnx::AttributeProto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  };
+  auto eraseAttr = [](onnx::NodeProto &n, const std::string &name) {
+    auto *attrs = n.mutable_attribute();
+    for (int i = 0; i < attrs->size(); ++i)
+      if (attrs->Get(i).name() == name)
+        return attrs->DeleteSubrange(i, 1), true;
+    return false;
+  };
+  auto intAttr = [](const onnx::NodeProto &n, const std::string &name, int64_t dflt) {
+    for (const onnx::AttributeProto &a : n.attribute())
+      if (a.name() == name)
+        return int64_t(a.i());
+    return dflt;
+  };
+  for (onnx::NodeProto &n : *graph.mutable_node()) {
+    std::string where = "node '" + (n.name().empty() ? n.op_type() : n.name()) + "'";
+    if (n.op_type() == "BatchNormalization") {
+      bool training = opset >= 14 ? intAttr(n, "training_mode", 0) != 0
+                      : opset >= 9 ? n.output_size() > 1
+                                   : intAttr(n, "is_test", 0) == 0;
+      if (!training)
+        continue;
+      for (int i = 1; i < n.output_size(); ++i)
+        if (!n.output(i).empty() && read.count(n.output(i)))
+          return error = where + ": the batch statistics output '" + n.output(i) +
+                         "' is read by the graph; it has no inference form",
+                 false;
+      while (n.output_size() > 1)
+        n.mutable_output()->RemoveLast();
+      if (opset >= 14)
+        eraseAttr(n, "training_mode");
+      else if (opset < 9)
+        setIntAttr(n, "is_test", 1);
+      ++summary.batchNorms;
+    } else if (n.op_type() == "Dropout") {
+      if (opset >= 12 && n.input_size() > 2 && !n.input(2).empty()) {
+        n.mutable_input()->RemoveLast();
+        ++summary.dropouts;
+      } else if (opset < 7 && intAttr(n, "is_test", 0) == 0) {
+        setIntAttr(n, "is_test", 1);
+        ++summary.dropouts;
+      }
+      if (n.output_size() > 1 && !n.output(1).empty() && read.count(n.output(1)))
+        return error = where + ": the dropout mask '" + n.output(1) +
+                       "' is read by the graph; it has no inference form",
+               false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 bool tcc::exportTrainedModel(const std::string &modelPath, const std::string &weightsPath,
@@ -101,6 +186,9 @@ bool tcc::exportTrainedModel(const std::string &modelPath, const std::string &we
         summary.untouched += (summary.untouched.empty() ? "" : ", ") + name;
     if (summary.replaced == 0)
       return error = weightsPath + ": holds none of the initializers of " + modelPath, false;
+
+    if (!makeInference(model, summary, error))
+      return error = modelPath + ": " + error, false;
 
     std::string tmp = outPath + ".tmp";
     {

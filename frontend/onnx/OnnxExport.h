@@ -16,12 +16,16 @@ namespace tcc {
 struct ExportSummary {
   int replaced = 0;     ///< initializers that received trained values
   std::string untouched; ///< float initializers the weights did not hold
+  int batchNorms = 0;    ///< training-mode batch norms made inference ones
+  int dropouts = 0;      ///< dropouts switched off
 };
 
 /// Writes OUT (binary ModelProto, atomically) from MODEL (binary, or ONNX
 /// text for .onnxtxt / .txt) with every initializer named in WEIGHTS (a
 /// safetensors file from tcc-run --save or a checkpoint: its optimizer
-/// state is ignored) replaced. Fails, with ERROR naming the file and
+/// state is ignored) replaced, and in inference form: training-mode
+/// BatchNormalization normalizes with its (trained) running statistics and
+/// Dropout is off, as PyTorch's model.eval(). Fails, with ERROR naming the file and
 /// tensor, on a dtype or shape mismatch, a weights tensor the model does not
 /// have, or a file that cannot be read or written.
 bool exportTrainedModel(const std::string &model, const std::string &weights,

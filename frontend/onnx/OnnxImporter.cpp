@@ -613,6 +613,18 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   module->getOperation()->setAttr("tcc.opset", builder.getI64IntegerAttr(opset));
   if (!graph.name().empty())
     module->setSymNameAttr(StringAttr::get(ctx, graph.name()));
+  // PyTorch's eval-mode export folds each batch norm into the convolution
+  // before it and names the folded weight "onnx::Conv_N": training such a
+  // model cannot match PyTorch's model.train(). Recorded here (the node of
+  // the first one) so that building a training step can say so.
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Conv" && node.input_size() > 1 &&
+        StringRef(node.input(1)).starts_with("onnx::Conv_")) {
+      module->getOperation()->setAttr(
+          "tcc.folded_batch_norm",
+          StringAttr::get(ctx, node.name().empty() ? node.input(1) : node.name()));
+      break;
+    }
   builder.setInsertionPointToEnd(module->getBody());
   func = func::FuncOp::create(builder, fileLoc, options.functionName,
                               FunctionType::get(ctx, {}, {}));

@@ -401,6 +401,10 @@ static int exportMain(int argc, char **argv) {
                << " trained initializer(s)";
   if (!summary.untouched.empty())
     llvm::errs() << "; kept as they were: " << summary.untouched;
+  if (summary.batchNorms || summary.dropouts)
+    llvm::errs() << "; for inference: " << summary.batchNorms
+                 << " batch norm(s) use their running statistics, " << summary.dropouts
+                 << " dropout(s) off";
   llvm::errs() << "\n";
   return 0;
 }
