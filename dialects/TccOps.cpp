@@ -656,3 +656,48 @@ LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
     types.push_back(tensorOf({}, x.getElementType()));
   return success();
 }
+
+/// gather_nd: the slices of DATA at the index tuples INDICES [B..., k]
+/// (the result is [B..., D_k, ...]), each component wrapped and clamped into its
+/// dimension as scatter_nd's lowering does. Built as one gather along the
+/// first k dimensions of DATA flattened, at the tuples' row-major offsets.
+Value tcc::buildGatherNd(OpBuilder &b, Location loc, Value data, Value indices) {
+  auto dt = cast<RankedTensorType>(data.getType());
+  auto it = cast<RankedTensorType>(indices.getType());
+  int64_t k = it.getShape().back();
+  Type ie = it.getElementType();
+  SmallVector<int64_t> batch(it.getShape().drop_back()), column(batch);
+  column.push_back(1);
+  auto batchType = RankedTensorType::get(batch, ie);
+  auto splatInt = [&](int64_t v) -> Value {
+    return ConstantOp::create(b, loc, batchType,
+                              DenseElementsAttr::get(batchType, IntegerAttr::get(ie, v)));
+  };
+  Value offset;
+  int64_t rows = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    int64_t size = dt.getDimSize(j);
+    SmallVector<int64_t> start(it.getRank(), 0), stride(it.getRank(), 1);
+    start.back() = j;
+    Value c = SliceOp::create(b, loc, RankedTensorType::get(column, ie), indices,
+                              b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(stride));
+    c = ReshapeOp::create(b, loc, batchType, c);
+    Value negative = CompareOp::create(b, loc, CmpPredicate::lt, c, splatInt(0));
+    c = SelectOp::create(b, loc, negative, AddOp::create(b, loc, c, splatInt(size)), c);
+    c = MinOp::create(b, loc, MaxOp::create(b, loc, c, splatInt(0)), splatInt(size - 1));
+    if (rows != 1)
+      c = MulOp::create(b, loc, c, splatInt(rows));
+    offset = offset ? Value(AddOp::create(b, loc, offset, c)) : c;
+    rows *= size;
+  }
+  if (!offset)
+    offset = splatInt(0);
+  SmallVector<int64_t> flat = {rows};
+  llvm::append_range(flat, dt.getShape().drop_front(k));
+  auto tableType = RankedTensorType::get(flat, dt.getElementType());
+  Value table = dt == tableType ? data : Value(ReshapeOp::create(b, loc, tableType, data));
+  SmallVector<int64_t> shape(batch);
+  llvm::append_range(shape, dt.getShape().drop_front(k));
+  auto result = RankedTensorType::get(shape, dt.getElementType());
+  return GatherOp::create(b, loc, result, table, offset, b.getI64IntegerAttr(0));
+}

@@ -48,6 +48,13 @@ llvm::SmallVector<int64_t> reducedShape(llvm::ArrayRef<int64_t> shape,
                                         llvm::ArrayRef<int64_t> axes,
                                         bool keepDims);
 
+/// gather_nd of DATA [D_0, ..., D_r-1] at the index tuples INDICES [B..., k]
+/// (batch_dims 0): the result [B..., D_k, ...]. Each index component is
+/// wrapped (negative counts from the end) and clamped into its dimension, as
+/// scatter_nd's lowering does. Built as one gather, so it has a gradient.
+mlir::Value buildGatherNd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value data,
+                          mlir::Value indices);
+
 } // namespace tcc
 
 #endif // TCC_DIALECTS_TCCOPS_H

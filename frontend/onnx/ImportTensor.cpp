@@ -459,6 +459,76 @@ LogicalResult importScatterElements(NC &ctx) {
   return success();
 }
 
+/// GatherND (batch_dims 0): one gather at the index tuples' row-major
+/// offsets (dialect helper buildGatherNd), so it differentiates like gather.
+LogicalResult importGatherND(NC &ctx) {
+  Value x = ctx.input(0), idx = ctx.input(1);
+  if (!x || !idx || failed(checkIndexType(ctx, idx)))
+    return failure();
+  if (int64_t b = ctx.getInt("batch_dims", 0); b != 0)
+    return ctx.error() << "batch_dims " << b << " is not supported (only 0)", failure();
+  int64_t k = NC::rank(idx) ? NC::shape(idx).back() : -1;
+  if (k < 1 || k > NC::rank(x))
+    return ctx.error() << "indices " << formatShape(NC::shape(idx))
+                       << " do not fit data " << formatShape(NC::shape(x))
+                       << ": the last dimension must be in [1, " << NC::rank(x) << "]",
+           failure();
+  if (DenseElementsAttr c = ctx.constantInput(1)) {
+    auto values = llvm::to_vector(c.getValues<APInt>());
+    for (auto [i, v] : llvm::enumerate(values)) {
+      int64_t dim = NC::shape(x)[i % k], at = v.getSExtValue();
+      if (at < -dim || at >= dim)
+        return ctx.error() << "index " << at << " is out of range for dimension " << i % k
+                           << " of size " << dim,
+               failure();
+    }
+  }
+  ctx.setOutput(0, buildGatherNd(ctx.b, ctx.loc, x, idx));
+  return success();
+}
+
+/// NonZero: its output's shape is the number of nonzero elements, so only a
+/// compile-time input can be imported (its coordinates become a constant).
+LogicalResult importNonZero(NC &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  DenseElementsAttr c = ctx.constantInput(0);
+  if (!c) {
+    auto diag = ctx.error() << "the output's shape is the number of nonzero elements of '"
+                            << ctx.node.input(0)
+                            << "', which is computed at run time; tcc compiles static shapes "
+                               "(select with a mask of fixed shape, e.g. Where, instead)";
+    if (isa<BlockArgument>(x))
+      diag << "; a graph input's value can be fixed with --const-input " << ctx.node.input(0)
+           << "=FILE";
+    return failure();
+  }
+  ArrayRef<int64_t> shape = NC::shape(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> hits;
+  int64_t n = 0;
+  auto nonzero = [&](int64_t i) {
+    if (isa<FloatType>(c.getElementType()))
+      return !c.getValues<APFloat>()[i].isZero();
+    return !c.getValues<APInt>()[i].isZero();
+  };
+  for (int64_t i = 0, e = c.getNumElements(); i < e; ++i)
+    if (nonzero(i)) {
+      hits.push_back(i);
+      ++n;
+    }
+  SmallVector<int64_t> coords(rank * n);
+  for (auto [j, flat] : llvm::enumerate(hits))
+    for (int64_t d = rank - 1, rest = flat; d >= 0; --d) {
+      coords[d * n + j] = rest % shape[d];
+      rest /= shape[d];
+    }
+  auto type = RankedTensorType::get({rank, n}, ctx.b.getI64Type());
+  ctx.setOutput(0, ctx.constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(coords))));
+  return success();
+}
+
 LogicalResult importScatterND(NC &ctx) {
   Value x = ctx.input(0), idx = ctx.input(1), upd = ctx.input(2);
   if (!x || !idx || !upd)
@@ -997,6 +1067,8 @@ void tcc::onnx_frontend::registerTensorHandlers(HandlerTable &t) {
   t["ScatterElements"] = importScatterElements;
   t["Scatter"] = importScatterElements;
   t["ScatterND"] = importScatterND;
+  t["GatherND"] = importGatherND;
+  t["NonZero"] = importNonZero;
   t["Expand"] = importExpand;
   t["Tile"] = importTile;
   t["Pad"] = importPad;
