@@ -903,8 +903,17 @@ struct ChannelAxes {
   Value full(Value perChannel) const {
     return BroadcastInDimOp::create(b, loc, xt, perChannel, b.getDenseI64ArrayAttr({1}));
   }
+  /// The per-channel sum of V, accumulated in f64 for f32 and narrower (as
+  /// PyTorch's CPU batch norm: sums over N x H x W elements per channel).
   Value sum(Value v) const {
-    return ReshapeOp::create(b, loc, channelType, sumKeep(b, loc, v, axes));
+    auto vt = tensorType(v);
+    Type et = vt.getElementType();
+    if (et.getIntOrFloatBitWidth() >= 64)
+      return ReshapeOp::create(b, loc, channelType, sumKeep(b, loc, v, axes));
+    Value wide = CastOp::create(b, loc, vt.clone(b.getF64Type()), v);
+    Value s = sumKeep(b, loc, wide, axes);
+    s = CastOp::create(b, loc, tensorType(s).clone(et), s);
+    return ReshapeOp::create(b, loc, channelType, s);
   }
   Value rstd(Value var, APFloat eps) const {
     return RsqrtOp::create(b, loc, add(b, loc, var, splat(b, loc, var, eps.convertToDouble())));

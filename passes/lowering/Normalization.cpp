@@ -64,10 +64,12 @@ Value mapWithMaps(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 
 /// Mean and 1 / sqrt(var + eps) of `x` over `dims`: two passes, the second
 /// over (x - mean)^2, so that a large mean does not cancel the variance.
-/// Returns {mean, variance, invStd}, shaped like x without `dims`.
+/// Returns {mean, variance, invStd}, shaped like x without `dims`. The sums
+/// accumulate in `accType` (x's type, or f64 for an f32 x), the results are
+/// in x's type.
 std::tuple<Value, Value, Value> moments(OpBuilder &b, Location loc, Value x,
                                         ArrayRef<int64_t> dims, double eps,
-                                        const ElemKind &k) {
+                                        const ElemKind &k, Type accType) {
   auto type = cast<RankedTensorType>(x.getType());
   ArrayRef<int64_t> shape = type.getShape();
   unsigned rank = shape.size();
@@ -78,29 +80,44 @@ std::tuple<Value, Value, Value> moments(OpBuilder &b, Location loc, Value x,
   AffineMap stat = dropDimsMap(b.getContext(), rank, dims);
   SmallVector<int64_t> statShape = dropDims(shape, dims);
   auto statType = RankedTensorType::get(statShape, k.type);
-  Value zero = scalarConst(b, loc, k.type, 0);
+  auto accStatType = RankedTensorType::get(statShape, accType);
+  bool widen = accType != k.type;
+  // x in the accumulator's type (an extension folded into the reductions).
+  auto widened = [widen, accType](OpBuilder &nb, Location l, Value v) -> Value {
+    return widen ? Value(arith::ExtFOp::create(nb, l, accType, v)) : v;
+  };
+  Value zero = scalarConst(b, loc, accType, 0);
   Value sum =
       reduceGeneric(b, loc, shape, dims, ValueRange{x}, {id}, zero,
-                    [](OpBuilder &nb, Location l, ValueRange in, Value acc) {
-                      return Value(arith::AddFOp::create(nb, l, acc, in[0]));
+                    [&](OpBuilder &nb, Location l, ValueRange in, Value acc) {
+                      return Value(arith::AddFOp::create(nb, l, acc, widened(nb, l, in[0])));
                     });
   auto divByCount = [&](Value v) {
     return mapElementwise(
-        b, loc, statType, ValueRange{v},
+        b, loc, accStatType, ValueRange{v},
         [&](OpBuilder &nb, Location l, ValueRange a) {
           return Value(arith::DivFOp::create(
-              nb, l, a[0], scalarConst(nb, l, k.type, double(count))));
+              nb, l, a[0], scalarConst(nb, l, accType, double(count))));
         });
   };
-  Value mean = divByCount(sum);
+  Value meanAcc = divByCount(sum);
   Value sq =
-      reduceGeneric(b, loc, shape, dims, ValueRange{x, mean}, {id, stat}, zero,
-                    [](OpBuilder &nb, Location l, ValueRange in, Value acc) {
-                      Value c = arith::SubFOp::create(nb, l, in[0], in[1]);
+      reduceGeneric(b, loc, shape, dims, ValueRange{x, meanAcc}, {id, stat}, zero,
+                    [&](OpBuilder &nb, Location l, ValueRange in, Value acc) {
+                      Value c = arith::SubFOp::create(nb, l, widened(nb, l, in[0]), in[1]);
                       return Value(arith::AddFOp::create(
                           nb, l, acc, arith::MulFOp::create(nb, l, c, c)));
                     });
-  Value var = divByCount(sq);
+  Value varAcc = divByCount(sq);
+  auto narrowed = [&](Value v) {
+    if (!widen)
+      return v;
+    return mapElementwise(b, loc, statType, ValueRange{v},
+                          [&](OpBuilder &nb, Location l, ValueRange a) {
+                            return Value(arith::TruncFOp::create(nb, l, k.type, a[0]));
+                          });
+  };
+  Value mean = narrowed(meanAcc), var = narrowed(varAcc);
   Value invStd = mapElementwise(
       b, loc, statType, ValueRange{var},
       [&](OpBuilder &nb, Location l, ValueRange a) {
@@ -179,7 +196,7 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     for (int64_t d = axis; d < rank; ++d)
       dims.push_back(d);
     auto [mean, var, invStd] =
-        moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(), k);
+        moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(), k, k.type);
     (void)var;
     MLIRContext *ctx = rewriter.getContext();
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
@@ -264,8 +281,11 @@ struct BatchNormTrainingLowering : OpConversionPattern<BatchNormTrainingOp> {
     for (int64_t d = 0; d < rank; ++d)
       if (d != 1)
         dims.push_back(d);
+    // Batch statistics sum many elements (N x H x W per channel): as
+    // PyTorch's CPU kernels, accumulate them in f64 for f32 and narrower.
+    Type acc = k.type.getIntOrFloatBitWidth() < 64 ? Type(rewriter.getF64Type()) : k.type;
     auto [mean, var, invStd] =
-        moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(), k);
+        moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(), k, acc);
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap channel = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(1));
     Value y = mapWithMaps(

@@ -96,3 +96,21 @@ func.func @max_pool(%x: tensor<1x2x5xf32> {tcc.param = "x"}) -> tensor<f32> {
   %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x2x3xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// batch_norm_training: the per-channel sums of the backward (dbias = sum(g),
+// dscale = sum(g xhat), and the means inside dx) accumulate in f64 for an
+// f32 input, as PyTorch's CPU kernels, and come back as f32.
+// CHECK-LABEL: func.func @batch_norm_training_grad
+//       CHECK: %[[W:.*]] = tcc.cast %{{.*}} : tensor<4x3x2x2xf32> to tensor<4x3x2x2xf64>
+//       CHECK: %[[S:.*]] = tcc.reduce_sum %[[W]] {axes = array<i64: 0, 2, 3>} : tensor<4x3x2x2xf64> -> tensor<1x3x1x1xf64>
+//       CHECK: tcc.cast %[[S]] : tensor<1x3x1x1xf64> to tensor<1x3x1x1xf32>
+//   CHECK-NOT: tcc.reduce_sum {{.*}} : tensor<4x3x2x2xf32> -> tensor<1x3x1x1xf32>
+//       CHECK: return
+func.func @batch_norm_training(%x: tensor<4x3x2x2xf32> {tcc.param = "x"}, %s: tensor<3xf32> {tcc.param = "s"}, %b: tensor<3xf32> {tcc.param = "b"}) -> tensor<f32> {
+  %y, %m, %v = tcc.batch_norm_training %x, %s, %b {epsilon = 1.0e-05 : f64} : tensor<4x3x2x2xf32>, tensor<3xf32>
+  %q = tcc.mul %y, %y : tensor<4x3x2x2xf32>
+  %l = tcc.reduce_sum %q {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<4x3x2x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

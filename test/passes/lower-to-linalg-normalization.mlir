@@ -115,14 +115,21 @@ func.func @batch_norm_inference(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %b: te
 // -----
 
 // Tests that batch_norm_training reduces every dimension but the channel
-// (two passes) and returns the batch mean and biased variance.
+// (two passes, accumulating the f32 input in f64 as PyTorch's CPU kernels)
+// and returns the batch mean and biased variance in f32.
 // CHECK-LABEL: func.func @batch_norm_training
 //       CHECK:   %[[SUM:.+]] = linalg.generic {{.+}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]
-//       CHECK:   %[[MEAN:.+]] = linalg.generic {{.+}}ins(%[[SUM]] : tensor<3xf32>)
-//       CHECK:     %[[N:.+]] = arith.constant 1.600000e+01 : f32
+//  CHECK-SAME:     outs(%{{.+}} : tensor<3xf64>)
+//       CHECK:     arith.extf %{{.+}} : f32 to f64
+//       CHECK:   %[[MEAN64:.+]] = linalg.generic {{.+}}ins(%[[SUM]] : tensor<3xf64>)
+//       CHECK:     %[[N:.+]] = arith.constant 1.600000e+01 : f64
 //       CHECK:     arith.divf %{{.+}}, %[[N]]
 //       CHECK:   %[[SQ:.+]] = linalg.generic {{.+}}iterator_types = ["reduction", "parallel", "reduction", "reduction"]
-//       CHECK:   %[[VAR:.+]] = linalg.generic {{.+}}ins(%[[SQ]] : tensor<3xf32>)
+//  CHECK-SAME:     ins(%{{.+}}, %[[MEAN64]] : tensor<2x3x2x4xf32>, tensor<3xf64>)
+//       CHECK:   %[[VAR64:.+]] = linalg.generic {{.+}}ins(%[[SQ]] : tensor<3xf64>)
+//       CHECK:   %[[MEAN:.+]] = linalg.generic {{.+}}ins(%[[MEAN64]] : tensor<3xf64>) outs(%{{.+}} : tensor<3xf32>)
+//       CHECK:     arith.truncf
+//       CHECK:   %[[VAR:.+]] = linalg.generic {{.+}}ins(%[[VAR64]] : tensor<3xf64>) outs(%{{.+}} : tensor<3xf32>)
 //       CHECK:   %[[RSTD:.+]] = linalg.generic {{.+}}ins(%[[VAR]] : tensor<3xf32>)
 //       CHECK:   %[[Y:.+]] = linalg.generic
 //  CHECK-SAME:     ins(%{{.+}}, %[[MEAN]], %[[RSTD]], %{{.+}}, %{{.+}} :
