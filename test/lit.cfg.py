@@ -84,3 +84,8 @@ if os.access(_ptxas, os.X_OK) and os.path.isfile(
         os.path.join(_cuda, "nvvm", "libdevice", "libdevice.10.bc")):
     config.available_features.add("cuda-toolkit")
     config.substitutions.append(("%ptxas", _ptxas))
+
+# The model zoo (test/zoo) compares tcc's training with PyTorch's stored
+# references using numpy: Debian's python3 with python3-numpy (installed by
+# scripts/setup.sh), never PyTorch.
+config.substitutions.append(("%zoo_python", "/usr/bin/python3"))

@@ -279,6 +279,14 @@ FailureOr<std::pair<Value, Value>> NodeContext::broadcastBinary(Value a,
   return std::make_pair((*both)[0], (*both)[1]);
 }
 
+Value NodeContext::sliceAxis(Value v, int64_t axis, int64_t start, int64_t size) {
+  SmallVector<int64_t> starts(rank(v), 0), strides(rank(v), 1);
+  SmallVector<int64_t> dims(shape(v));
+  starts[axis] = start;
+  dims[axis] = size;
+  return create<SliceOp>(RankedTensorType::get(dims, elementType(v)), v, starts, strides);
+}
+
 Value NodeContext::reshape(Value v, ArrayRef<int64_t> target) {
   if (shape(v) == target)
     return v;

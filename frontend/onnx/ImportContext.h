@@ -138,6 +138,8 @@ public:
   broadcastBinary(mlir::Value a, mlir::Value b);
 
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  /// The slice [start, start + size) of `v` along `axis`, stride 1.
+  mlir::Value sliceAxis(mlir::Value v, int64_t axis, int64_t start, int64_t size);
   mlir::Value transpose(mlir::Value v, llvm::ArrayRef<int64_t> perm);
   mlir::Value cast(mlir::Value v, mlir::Type elementType);
   /// A splat constant of the given element type and shape.

@@ -44,14 +44,6 @@ struct Activation {
   double alpha = 0, beta = 0;
 };
 
-Value slice(NC &ctx, Value x, int64_t axis, int64_t start, int64_t size) {
-  SmallVector<int64_t> starts(NC::rank(x), 0), strides(NC::rank(x), 1);
-  SmallVector<int64_t> shape(NC::shape(x));
-  starts[axis] = start;
-  shape[axis] = size;
-  return ctx.create<SliceOp>(RankedTensorType::get(shape, NC::elementType(x)),
-                             x, starts, strides);
-}
 
 Value add(NC &ctx, Value a, Value b) { return ctx.create<AddOp>(a, b); }
 Value mul(NC &ctx, Value a, Value b) { return ctx.create<MulOp>(a, b); }
@@ -270,25 +262,25 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
   for (int64_t d = 0; d < dirs; ++d) {
     bool reverse = direction == "reverse" || d == 1;
     auto dirSlice = [&](Value v) {
-      Value s = slice(ctx, v, 0, d, 1);
+      Value s = ctx.sliceAxis(v, 0, d, 1);
       SmallVector<int64_t> shape(NC::shape(v).drop_front());
       return ctx.reshape(s, shape);
     };
     Value wd = dirSlice(w), rd = dirSlice(r); // [G*H, in], [G*H, H]
-    auto gateRows = [&](Value m, int64_t g) { return slice(ctx, m, 0, g * hidden, hidden); };
+    auto gateRows = [&](Value m, int64_t g) { return ctx.sliceAxis(m, 0, g * hidden, hidden); };
     // The input projection of every step at once: [seq*batch, G*H].
     Value xw = matmulTransposed(ctx, ctx.reshape(x, {seq * batch, inSize}), wd);
     Value wb, rb;
     if (bias) {
       Value bd = dirSlice(bias); // [2*G*H]
-      wb = slice(ctx, bd, 0, 0, gates * hidden);
-      rb = slice(ctx, bd, 0, gates * hidden, gates * hidden);
+      wb = ctx.sliceAxis(bd, 0, 0, gates * hidden);
+      rb = ctx.sliceAxis(bd, 0, gates * hidden, gates * hidden);
       Value inputBias = add(ctx, wb, rb);
       if (cell == Cell::Gru && linearBeforeReset) {
         // Rb_h stays inside r * (H R_h^T + Rb_h); z and r add both biases.
         inputBias = ctx.create<ConcatOp>(
-            ValueRange{slice(ctx, inputBias, 0, 0, 2 * hidden),
-                       slice(ctx, wb, 0, 2 * hidden, hidden)},
+            ValueRange{ctx.sliceAxis(inputBias, 0, 0, 2 * hidden),
+                       ctx.sliceAxis(wb, 0, 2 * hidden, hidden)},
             0);
       }
       xw = add(ctx, xw, ctx.broadcastTo(inputBias, {seq * batch, gates * hidden}));
@@ -312,20 +304,20 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
     if (peep) {
       Value pd = dirSlice(peep);
       auto row = [&](int64_t k) {
-        return ctx.broadcastTo(slice(ctx, pd, 0, k * hidden, hidden), {batch, hidden});
+        return ctx.broadcastTo(ctx.sliceAxis(pd, 0, k * hidden, hidden), {batch, hidden});
       };
       pi = row(0), po = row(1), pf = row(2);
     }
     SmallVector<Value> steps(seq);
     for (int64_t i = 0; i < seq; ++i) {
       int64_t t = reverse ? seq - 1 - i : i;
-      Value xt = ctx.reshape(slice(ctx, xw, 0, t, 1), {batch, gates * hidden});
-      auto inGate = [&](int64_t g) { return slice(ctx, xt, 1, g * hidden, hidden); };
+      Value xt = ctx.reshape(ctx.sliceAxis(xw, 0, t, 1), {batch, gates * hidden});
+      auto inGate = [&](int64_t g) { return ctx.sliceAxis(xt, 1, g * hidden, hidden); };
       if (cell == Cell::Lstm) {
         // Gate order i, o, f, c.
         Value hr = matmulTransposed(ctx, h, rd);
         auto pre = [&](int64_t g) {
-          return add(ctx, inGate(g), slice(ctx, hr, 1, g * hidden, hidden));
+          return add(ctx, inGate(g), ctx.sliceAxis(hr, 1, g * hidden, hidden));
         };
         Value preI = pre(0), preF = pre(2);
         if (peep) {
@@ -345,18 +337,18 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
         h = mul(ctx, ot, activate(ctx, f[2], c));
       } else if (cell == Cell::Gru) {
         // Gate order z, r, h.
-        Value rzr = ctx.transpose(slice(ctx, rd, 0, 0, 2 * hidden), {1, 0});
+        Value rzr = ctx.transpose(ctx.sliceAxis(rd, 0, 0, 2 * hidden), {1, 0});
         Value hzr = ctx.create<MatmulOp>(h, rzr); // [batch, 2H]
         Value zt = activate(ctx, f[0], clipped(add(ctx, inGate(0),
-                                                   slice(ctx, hzr, 1, 0, hidden))));
+                                                   ctx.sliceAxis(hzr, 1, 0, hidden))));
         Value rt = activate(ctx, f[0], clipped(add(ctx, inGate(1),
-                                                   slice(ctx, hzr, 1, hidden, hidden))));
+                                                   ctx.sliceAxis(hzr, 1, hidden, hidden))));
         Value rh = gateRows(rd, 2);
         Value cand;
         if (linearBeforeReset) {
           Value hh = matmulTransposed(ctx, h, rh);
           if (rb)
-            hh = add(ctx, hh, ctx.broadcastTo(slice(ctx, rb, 0, 2 * hidden, hidden),
+            hh = add(ctx, hh, ctx.broadcastTo(ctx.sliceAxis(rb, 0, 2 * hidden, hidden),
                                               {batch, hidden}));
           cand = add(ctx, inGate(2), mul(ctx, rt, hh));
         } else {

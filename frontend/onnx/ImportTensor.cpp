@@ -226,15 +226,6 @@ LogicalResult importConcat(NC &ctx) {
   return success();
 }
 
-/// A slice along one axis: [start, start + size) with stride 1.
-Value sliceAxis(NC &ctx, Value x, int64_t axis, int64_t start, int64_t size) {
-  SmallVector<int64_t> starts(NC::rank(x), 0), strides(NC::rank(x), 1);
-  SmallVector<int64_t> shape(NC::shape(x));
-  starts[axis] = start;
-  shape[axis] = size;
-  return ctx.create<SliceOp>(RankedTensorType::get(shape, NC::elementType(x)),
-                             x, starts, strides);
-}
 
 LogicalResult importSplit(NC &ctx) {
   Value x = ctx.input(0);
@@ -292,7 +283,7 @@ LogicalResult importSplit(NC &ctx) {
            failure();
   start = 0;
   for (auto [i, s] : llvm::enumerate(sizes)) {
-    ctx.setOutput(i, sliceAxis(ctx, x, *axis, start, s));
+    ctx.setOutput(i, ctx.sliceAxis(x, *axis, start, s));
     start += s;
   }
   return success();
