@@ -8,7 +8,7 @@ PACKAGES=(
   cmake ninja-build ccache git python3
   clang-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  libdnnl-dev libgtest-dev dataset-fashion-mnist
+  libdnnl-dev libgtest-dev dataset-fashion-mnist python3-numpy
 )
 
 missing=()

@@ -1,0 +1,125 @@
+"""zoo_common.py - what the model zoo's generator and checker share (numpy only).
+
+The zoo commits each model's ONNX graph without its weights: every float
+initializer lives in the external-data file weights.bin, which is not
+committed but regenerated from ref.json's "weights" list by a counter-based
+generator (det_uniform), so the generator (make_zoo.py, with PyTorch) and the
+checker (check_zoo.py, numpy only) write the same bytes. The first optimizer
+step is compared through a few statistics of each tensor's update (update_stats,
+update_error) instead of the full update, which keeps ref.json small.
+"""
+import json
+import math
+import struct
+import zlib
+
+import numpy as np
+
+ALIGN = 64  # offset alignment of each tensor in weights.bin
+WEIGHTS_FILE = 'weights.bin'
+TOLERANCE = 1e-3
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def det_uniform(seed, n):
+    """n float64 values in [-1, 1), a pure function of (seed, index): value i is
+    splitmix64(seed * 2^32 + i) scaled from its top 53 bits."""
+    with np.errstate(over='ignore'):
+        x = (np.uint64(seed & 0xFFFFFFFF) << np.uint64(32)) + np.arange(n, dtype=np.uint64)
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+    return 2.0 * u - 1.0
+
+
+def tensor_seed(model, name):
+    """The seed of a regenerated tensor: crc32 of 'model/name'."""
+    return zlib.crc32(('%s/%s' % (model, name)).encode())
+
+
+def weight_values(entry):
+    """The float32 values of one "weights" entry, shaped."""
+    shape = tuple(entry['shape'])
+    n = int(np.prod(shape, dtype=np.int64))
+    if 'const' in entry:
+        return np.full(shape, entry['const'], dtype=np.float32)
+    values = entry['mean'] + entry['half_width'] * det_uniform(entry['seed'], n)
+    return values.astype(np.float32).reshape(shape)
+
+
+def layout(entries):
+    """Assigns each entry its 64-byte aligned offset (in list order); returns the
+    file size."""
+    offset = 0
+    for entry in entries:
+        offset = (offset + ALIGN - 1) // ALIGN * ALIGN
+        entry['offset'] = offset
+        offset += 4 * int(np.prod(entry['shape'], dtype=np.int64))
+    return offset
+
+
+def write_weights(entries, path):
+    """Writes weights.bin: each entry's float32 little-endian values at its offset,
+    zeros in the alignment gaps."""
+    end = 0
+    for entry in entries:
+        end = max(end, entry['offset'] + 4 * int(np.prod(entry['shape'], dtype=np.int64)))
+    buf = bytearray(end)
+    for entry in entries:
+        data = weight_values(entry).astype('<f4').tobytes()
+        buf[entry['offset']:entry['offset'] + len(data)] = data
+    with open(path, 'wb') as f:
+        f.write(bytes(buf))
+
+
+def initial_values(entries):
+    return {e['name']: weight_values(e) for e in entries}
+
+
+def _probe(name, k, n):
+    return det_uniform(zlib.crc32(name.encode()) ^ (0x5bd1e995 * (k + 1) & 0xFFFFFFFF), n)
+
+
+def update_stats(name, delta):
+    """Statistics of a tensor's first-step change delta (float64): l1, l2, max|.|,
+    and two projections on fixed pseudo-random directions (per tensor name)."""
+    d = np.asarray(delta, dtype=np.float64).reshape(-1)
+    return {
+        'l1': float(np.abs(d).sum()),
+        'l2': float(math.sqrt(float(np.dot(d, d)))),
+        'max': float(np.abs(d).max()) if d.size else 0.0,
+        'probe': [float(np.dot(d, _probe(name, k, d.size))) for k in (0, 1)],
+    }
+
+
+def update_error(got, ref, n):
+    """The relative error of measured statistics against the reference's: the
+    largest of |l1 - l1_ref| / l1_ref, |max - max_ref| / max_ref and, per probe
+    p, |got - ref| / (l2_ref ||p||) with ||p|| ~ sqrt(n / 3) (about the relative
+    L2 error of the update in a random direction)."""
+    e_l1 = abs(got['l1'] - ref['l1']) / ref['l1']
+    e_max = abs(got['max'] - ref['max']) / ref['max']
+    norm = ref['l2'] * math.sqrt(n / 3.0)
+    e_probe = max(abs(g - r) / norm for g, r in zip(got['probe'], ref['probe']))
+    return max(e_l1, e_max, e_probe)
+
+
+def read_safetensors(path):
+    """{name: float64 array} of a safetensors file (F32/F64/I64 tensors)."""
+    dtypes = {'F32': '<f4', 'F64': '<f8', 'I64': '<i8', 'I32': '<i4'}
+    with open(path, 'rb') as f:
+        raw = f.read()
+    (size,) = struct.unpack('<Q', raw[:8])
+    header = json.loads(raw[8:8 + size].decode())
+    base = 8 + size
+    out = {}
+    for name, info in header.items():
+        if name == '__metadata__':
+            continue
+        begin, end = info['data_offsets']
+        arr = np.frombuffer(raw[base + begin:base + end], dtype=dtypes[info['dtype']])
+        out[name] = arr.reshape(info['shape']).astype(np.float64)
+    return out
