@@ -120,6 +120,8 @@ def main():
                                 ref.get('torch_fp32_loss_error', float('nan')))
         if 'update_error' in res:
             status = 'OK' if res.get('ok') else 'FAIL'
+            if res.get('as_pytorch'):
+                status += ' (%d tensors as close as PyTorch fp32, which misses 1e-3)' % res['as_pytorch']
             after = res.get('loss_error_after_horizon')
             loss = '%.1e (%d%s)' % (res['loss_error'], res.get('loss_horizon', ref['steps']),
                                     '; after: %.1e' % after if after is not None else '')
