@@ -188,9 +188,17 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
     x = ctx.transpose(x, {1, 0, 2}); // [batch, seq, in] -> [seq, batch, in]
   int64_t seq = NC::shape(x)[0], batch = NC::shape(x)[1],
           inSize = NC::shape(x)[2];
+  if (seq < 1 || batch < 1 || inSize < 1 || hidden < 1)
+    return ctx.error() << "the sequence (" << seq << "), batch (" << batch << "), input ("
+                       << inSize << ") and hidden (" << hidden << ") sizes must be positive",
+           failure();
   Type et = NC::elementType(x);
   auto expect = [&](StringRef name, Value v,
                     ArrayRef<int64_t> shape) -> LogicalResult {
+    if (NC::elementType(v) != et)
+      return ctx.error() << name << " has element type " << NC::elementType(v)
+                         << ", X has " << et,
+             failure();
     if (NC::shape(v) == shape)
       return success();
     auto err = ctx.error() << name << " has shape "
