@@ -657,6 +657,12 @@ LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+Type tcc::batchNormAccumulatorType(Type element) {
+  if (isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 64)
+    return Float64Type::get(element.getContext());
+  return element;
+}
+
 /// gather_nd: the slices of DATA at the index tuples INDICES [B..., k]
 /// (the result is [B..., D_k, ...]), each component wrapped and clamped into its
 /// dimension as scatter_nd's lowering does. Built as one gather along the

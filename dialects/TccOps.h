@@ -48,6 +48,12 @@ llvm::SmallVector<int64_t> reducedShape(llvm::ArrayRef<int64_t> shape,
                                         llvm::ArrayRef<int64_t> axes,
                                         bool keepDims);
 
+/// The element type in which batch-norm statistics and their gradient sums
+/// accumulate for inputs of ELEMENT type: f64 for f32 and narrower floats (as
+/// PyTorch's CPU kernels: the sums run over N x H x W elements per channel),
+/// the type itself otherwise. The lowering and the gradient rule share it.
+mlir::Type batchNormAccumulatorType(mlir::Type element);
+
 /// gather_nd of DATA [D_0, ..., D_r-1] at the index tuples INDICES [B..., k]
 /// (batch_dims 0): the result [B..., D_k, ...]. Each index component is
 /// wrapped (negative counts from the end) and clamped into its dimension, as

@@ -187,8 +187,10 @@ void useRunningStatistics(func::FuncOp fn) {
 
 /// A model exported in eval mode trains differently from PyTorch without a
 /// word: its batch norms normalize with the stored running statistics (and
-/// never update them), and its dropouts are gone. The first such batch norm
-/// gets a warning that says how to export for training.
+/// never update them) or were folded into convolutions by PyTorch (the
+/// importer records the first such node as tcc.folded_batch_norm), and its
+/// dropouts are gone. Each case gets one warning that says how to export for
+/// training.
 void warnIfExportedForInference(func::FuncOp forward) {
   int64_t count = 0;
   Operation *first = nullptr;

@@ -44,7 +44,6 @@ struct Activation {
   double alpha = 0, beta = 0;
 };
 
-
 Value add(NC &ctx, Value a, Value b) { return ctx.create<AddOp>(a, b); }
 Value mul(NC &ctx, Value a, Value b) { return ctx.create<MulOp>(a, b); }
 
@@ -149,11 +148,6 @@ FailureOr<SmallVector<Activation>> readActivations(NC &ctx, Cell cell,
     out.push_back(f);
   }
   return out;
-}
-
-/// [rows, k] x W^T for W [n, k]: one matmul by the transposed weight.
-Value matmulTransposed(NC &ctx, Value x, Value w) {
-  return ctx.create<MatmulOp>(x, ctx.transpose(w, {1, 0}));
 }
 
 /// Imports LSTM, GRU or RNN (any opset from 7: layout from 14).
@@ -274,10 +268,10 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
       SmallVector<int64_t> shape(NC::shape(v).drop_front());
       return ctx.reshape(s, shape);
     };
-    Value wd = dirSlice(w), rd = dirSlice(r); // [G*H, in], [G*H, H]
-    auto gateRows = [&](Value m, int64_t g) { return ctx.sliceAxis(m, 0, g * hidden, hidden); };
+    // The weights transposed once for all steps: W^T [in, G*H], R^T [H, G*H].
+    Value wT = ctx.transpose(dirSlice(w), {1, 0}), rT = ctx.transpose(dirSlice(r), {1, 0});
     // The input projection of every step at once: [seq*batch, G*H].
-    Value xw = matmulTransposed(ctx, ctx.reshape(x, {seq * batch, inSize}), wd);
+    Value xw = ctx.create<MatmulOp>(ctx.reshape(x, {seq * batch, inSize}), wT);
     Value wb, rb;
     if (bias) {
       Value bd = dirSlice(bias); // [2*G*H]
@@ -316,6 +310,13 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
       };
       pi = row(0), po = row(1), pf = row(2);
     }
+    // GRU: R^T's z/r columns and its candidate columns, multiplied apart
+    // (the candidate reads r * H or is reset after the product).
+    Value rzrT, rhT;
+    if (cell == Cell::Gru) {
+      rzrT = ctx.sliceAxis(rT, 1, 0, 2 * hidden);
+      rhT = ctx.sliceAxis(rT, 1, 2 * hidden, hidden);
+    }
     SmallVector<Value> steps(seq);
     for (int64_t i = 0; i < seq; ++i) {
       int64_t t = reverse ? seq - 1 - i : i;
@@ -323,7 +324,7 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
       auto inGate = [&](int64_t g) { return ctx.sliceAxis(xt, 1, g * hidden, hidden); };
       if (cell == Cell::Lstm) {
         // Gate order i, o, f, c.
-        Value hr = matmulTransposed(ctx, h, rd);
+        Value hr = ctx.create<MatmulOp>(h, rT);
         auto pre = [&](int64_t g) {
           return add(ctx, inGate(g), ctx.sliceAxis(hr, 1, g * hidden, hidden));
         };
@@ -345,29 +346,27 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
         h = mul(ctx, ot, activate(ctx, f[2], c));
       } else if (cell == Cell::Gru) {
         // Gate order z, r, h.
-        Value rzr = ctx.transpose(ctx.sliceAxis(rd, 0, 0, 2 * hidden), {1, 0});
-        Value hzr = ctx.create<MatmulOp>(h, rzr); // [batch, 2H]
+        Value hzr = ctx.create<MatmulOp>(h, rzrT); // [batch, 2H]
         Value zt = activate(ctx, f[0], clipped(add(ctx, inGate(0),
                                                    ctx.sliceAxis(hzr, 1, 0, hidden))));
         Value rt = activate(ctx, f[0], clipped(add(ctx, inGate(1),
                                                    ctx.sliceAxis(hzr, 1, hidden, hidden))));
-        Value rh = gateRows(rd, 2);
         Value cand;
         if (linearBeforeReset) {
-          Value hh = matmulTransposed(ctx, h, rh);
+          Value hh = ctx.create<MatmulOp>(h, rhT);
           if (rb)
             hh = add(ctx, hh, ctx.broadcastTo(ctx.sliceAxis(rb, 0, 2 * hidden, hidden),
                                               {batch, hidden}));
           cand = add(ctx, inGate(2), mul(ctx, rt, hh));
         } else {
-          cand = add(ctx, inGate(2), matmulTransposed(ctx, mul(ctx, rt, h), rh));
+          cand = add(ctx, inGate(2), ctx.create<MatmulOp>(mul(ctx, rt, h), rhT));
         }
         Value ht = activate(ctx, f[1], clipped(cand));
         // H = (1 - z) h~ + z H_prev = h~ + z (H_prev - h~).
         h = add(ctx, ht, mul(ctx, zt, ctx.create<SubOp>(h, ht)));
       } else {
         h = activate(ctx, f[0],
-                     clipped(add(ctx, inGate(0), matmulTransposed(ctx, h, rd))));
+                     clipped(add(ctx, inGate(0), ctx.create<MatmulOp>(h, rT))));
       }
       if (!h)
         return failure();

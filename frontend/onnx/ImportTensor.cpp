@@ -226,7 +226,6 @@ LogicalResult importConcat(NC &ctx) {
   return success();
 }
 
-
 LogicalResult importSplit(NC &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -498,17 +497,15 @@ LogicalResult importNonZero(NC &ctx) {
   ArrayRef<int64_t> shape = NC::shape(x);
   int64_t rank = shape.size();
   SmallVector<int64_t> hits;
-  int64_t n = 0;
   auto nonzero = [&](int64_t i) {
     if (isa<FloatType>(c.getElementType()))
       return !c.getValues<APFloat>()[i].isZero();
     return !c.getValues<APInt>()[i].isZero();
   };
   for (int64_t i = 0, e = c.getNumElements(); i < e; ++i)
-    if (nonzero(i)) {
+    if (nonzero(i))
       hits.push_back(i);
-      ++n;
-    }
+  int64_t n = hits.size();
   SmallVector<int64_t> coords(rank * n);
   for (auto [j, flat] : llvm::enumerate(hits))
     for (int64_t d = rank - 1, rest = flat; d >= 0; --d) {

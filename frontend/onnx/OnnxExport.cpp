@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 #include <sstream>
@@ -34,7 +35,6 @@ bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-
 /// The model's version of the default ONNX domain (1 when it imports none).
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &op : model.opset_import())
@@ -54,12 +54,11 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
 bool makeInference(onnx::ModelProto &model, tcc::ExportSummary &summary, std::string &error) {
   onnx::GraphProto &graph = *model.mutable_graph();
   int64_t opset = defaultOpset(model);
-  std::map<std::string, bool> read;
+  std::set<std::string> read;
   for (const onnx::NodeProto &n : graph.node())
-    for (const std::string &in : n.input())
-      read[in] = true;
+    read.insert(n.input().begin(), n.input().end());
   for (const onnx::ValueInfoProto &o : graph.output())
-    read[o.name()] = true;
+    read.insert(o.name());
   auto setIntAttr = [](onnx::NodeProto &n, const std::string &name, int64_t v) {
     for (onnx::AttributeProto &a : *n.mutable_attribute())
       if (a.name() == name)

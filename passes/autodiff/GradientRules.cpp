@@ -903,15 +903,13 @@ struct ChannelAxes {
   Value full(Value perChannel) const {
     return BroadcastInDimOp::create(b, loc, xt, perChannel, b.getDenseI64ArrayAttr({1}));
   }
-  /// The per-channel sum of V, accumulated in f64 for f32 and narrower (as
-  /// PyTorch's CPU batch norm: sums over N x H x W elements per channel).
+  /// The per-channel sum of V, accumulated in batchNormAccumulatorType.
   Value sum(Value v) const {
     auto vt = tensorType(v);
-    Type et = vt.getElementType();
-    if (et.getIntOrFloatBitWidth() >= 64)
+    Type et = vt.getElementType(), acc = batchNormAccumulatorType(et);
+    if (acc == et)
       return ReshapeOp::create(b, loc, channelType, sumKeep(b, loc, v, axes));
-    Value wide = CastOp::create(b, loc, vt.clone(b.getF64Type()), v);
-    Value s = sumKeep(b, loc, wide, axes);
+    Value s = sumKeep(b, loc, CastOp::create(b, loc, vt.clone(acc), v), axes);
     s = CastOp::create(b, loc, tensorType(s).clone(et), s);
     return ReshapeOp::create(b, loc, channelType, s);
   }

@@ -281,11 +281,8 @@ struct BatchNormTrainingLowering : OpConversionPattern<BatchNormTrainingOp> {
     for (int64_t d = 0; d < rank; ++d)
       if (d != 1)
         dims.push_back(d);
-    // Batch statistics sum many elements (N x H x W per channel): as
-    // PyTorch's CPU kernels, accumulate them in f64 for f32 and narrower.
-    Type acc = k.type.getIntOrFloatBitWidth() < 64 ? Type(rewriter.getF64Type()) : k.type;
-    auto [mean, var, invStd] =
-        moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(), k, acc);
+    auto [mean, var, invStd] = moments(rewriter, loc, x, dims, op.getEpsilon().convertToDouble(),
+                                       k, batchNormAccumulatorType(k.type));
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap channel = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(1));
     Value y = mapWithMaps(
