@@ -15,6 +15,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/GlobPattern.h"
 
+#include <cmath>
+
 namespace tcc {
 #define GEN_PASS_DEF_BUILDTRAINSTEPPASS
 #include "passes/Passes.h.inc"
@@ -342,29 +344,55 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return success();
   }
 
-  /// --weight-decay, or the optimizer's default (0; AdamW 0.01).
+  /// --weight-decay, or the optimizer's default (0; AdamW 0.01) when it was
+  /// left at -1. Any other value is the user's (NaN and negatives are then
+  /// refused, not replaced by the default).
   double effectiveWeightDecay() const {
-    return weightDecay >= 0 ? double(weightDecay) : optimizer == "adamw" ? 0.01 : 0.0;
+    if (weightDecay != -1.0)
+      return weightDecay;
+    return optimizer == "adamw" ? 0.01 : 0.0;
   }
 
+  /// Errors at the module's location, without the module itself attached
+  /// (a bad flag is not about the IR).
   LogicalResult checkOptions(ModuleOp module) {
+    Location loc = module.getLoc();
     if (loss != "mse" && loss != "cross_entropy" && loss != "none")
-      return module.emitError("unknown loss '") << loss << "' (mse, cross_entropy or none)";
+      return emitError(loc, "unknown loss '") << loss << "' (mse, cross_entropy or none)";
     if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
-      return module.emitError("unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
+      return emitError(loc, "unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
+    // Written so that NaN fails every check (each comparison with NaN is
+    // false), and an infinity those that need a finite value.
+    struct Range {
+      const char *flag;
+      double value;
+      bool ok;
+      const char *range;
+    };
     double decay = effectiveWeightDecay();
-    if (momentum < 0 || dampening < 0 || decay < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 ||
-        beta2 >= 1 || eps <= 0)
-      return module.emitError("optimizer hyperparameters out of range (momentum, dampening, "
-                              "weight decay >= 0; 0 <= beta < 1; eps > 0)");
+    const Range ranges[] = {
+        {"--momentum", momentum, momentum >= 0 && std::isfinite(momentum), "a finite number >= 0"},
+        {"--dampening", dampening, dampening >= 0 && std::isfinite(dampening),
+         "a finite number >= 0"},
+        {"--weight-decay", decay, decay >= 0 && std::isfinite(decay), "a finite number >= 0"},
+        {"--beta1", beta1, beta1 >= 0 && beta1 < 1, "in [0, 1)"},
+        {"--beta2", beta2, beta2 >= 0 && beta2 < 1, "in [0, 1)"},
+        {"--eps", eps, eps > 0 && std::isfinite(eps), "a finite number > 0"},
+        {"--grad-clip", gradClip, gradClip >= 0 && std::isfinite(gradClip),
+         "a finite norm > 0 (0: no clipping)"},
+        {"--label-smoothing", labelSmoothing, labelSmoothing >= 0 && labelSmoothing < 1,
+         "in [0, 1)"},
+    };
+    for (const Range &r : ranges)
+      if (!r.ok)
+        return emitError(loc) << r.flag << " must be " << r.range << ", got " << r.value;
     if (nesterov && (momentum <= 0 || dampening != 0))
-      return module.emitError("Nesterov momentum requires a momentum and zero dampening");
-    if (!(labelSmoothing >= 0 && labelSmoothing < 1))
-      return module.emitError("--label-smoothing must be in [0, 1), got ") << labelSmoothing;
+      return emitError(loc, "Nesterov momentum requires a momentum and zero dampening");
     if (labelSmoothing > 0 && loss != "cross_entropy")
-      return module.emitError("--label-smoothing needs --loss=cross_entropy");
+      return emitError(loc, "--label-smoothing needs --loss=cross_entropy");
     if (gradAccum < 1)
-      return module.emitError("--grad-accum must be at least 1, got ") << gradAccum;
+      return emitError(loc, "--grad-accum must be at least 1, got ")
+             << static_cast<int64_t>(gradAccum);
     return success();
   }
 

@@ -321,7 +321,13 @@ void checkTensorData(const tcc_abi_tensor &t, const std::string &where, int32_t 
          where + ": invalid rank " + std::to_string(rank) + " or no shape");
   if (dtype != t.dtype)
     fail(TCC_ERROR_DTYPE, where + " is " + dtypeName(t.dtype) + ", got " + dtypeName(dtype));
-  if (rank != t.rank || !std::equal(shape, shape + rank, t.shape))
+  // SHAPE is read only once RANK is known to be T's: with another rank the
+  // caller's array may be shorter than RANK says (rank 1000000 was a crash).
+  if (rank != t.rank)
+    fail(TCC_ERROR_SHAPE, where + " has shape " + shapeString(t.shape, size_t(t.rank)) +
+                              " (rank " + std::to_string(t.rank) + "), got rank " +
+                              std::to_string(rank));
+  if (!std::equal(shape, shape + rank, t.shape))
     fail(TCC_ERROR_SHAPE, where + " has shape " + shapeString(t.shape, size_t(t.rank)) + ", got " +
                               shapeString(shape, size_t(rank)));
   if (size != size_t(t.size_bytes))

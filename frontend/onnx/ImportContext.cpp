@@ -417,6 +417,33 @@ tcc::onnx_frontend::checkExternalData(const onnx::TensorProto &tensor,
              failure();
   llvm::SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
+  // A symbolic link (the file, a folder on the way, or a chain of them) may
+  // still lead out of the folder: a model archive holding `w.bin ->
+  // /etc/passwd` would copy that file into the weights. Resolve every link
+  // and check that the file is still inside the model's (resolved) folder,
+  // and a regular file (reading a FIFO would block forever). This guards
+  // against what the model's files contain, not against someone changing
+  // them while tcc runs.
+  llvm::SmallString<256> realBase, realPath;
+  if (llvm::sys::fs::real_path(baseDir, realBase) ||
+      llvm::sys::fs::real_path(path, realPath))
+    return err() << "tensor '" << tensor.name() << "': cannot read external "
+                 << "data file '" << path << "'",
+           failure();
+  llvm::StringRef inside(realPath);
+  if (!inside.consume_front(realBase) ||
+      !(inside.starts_with("/") || realBase.str().ends_with("/")))
+    return err() << "tensor '" << tensor.name() << "': external data path '"
+                 << location << "' leads out of the model's folder through a "
+                 << "symbolic link (to '" << realPath << "')",
+           failure();
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(realPath, status) ||
+      status.type() != llvm::sys::fs::file_type::regular_file)
+    return err() << "tensor '" << tensor.name() << "': external data file '"
+                 << path << "' is not a regular file",
+           failure();
+  path = realPath;
   uint64_t size = 0;
   if (llvm::sys::fs::file_size(path, size))
     return err() << "tensor '" << tensor.name() << "': cannot read external "

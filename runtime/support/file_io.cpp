@@ -45,25 +45,50 @@ bool fail(std::string *error, const std::string &path, const std::string &what) 
   return false;
 }
 
-/// Opens PATH for reading and checks that it is a regular file.
-int openRegular(const std::string &path, size_t *outSize, std::string *error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+/// "a FIFO", "a folder", ...: what a path that is not a regular file is, if
+/// it is something with a name.
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a folder";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  return nullptr;
+}
+
+/// Opens PATH for reading and checks that it is a regular file. O_NONBLOCK:
+/// opening a FIFO for reading would otherwise wait for a writer forever (it
+/// changes nothing for a regular file, whose reads never block).
+int openRegular(const std::string &path, struct stat *outStat, std::string *error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     fail(error, path, "cannot open: " + errnoString(errno));
     return -1;
   }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(fd, outStat) != 0) {
     fail(error, path, "cannot stat: " + errnoString(errno));
     ::close(fd);
     return -1;
   }
-  if (!S_ISREG(st.st_mode)) {
-    fail(error, path, "not a regular file");
+  if (!S_ISREG(outStat->st_mode)) {
+    const char *kind = fileKind(outStat->st_mode);
+    fail(error, path, kind ? std::string("is ") + kind + ", not a regular file" : "not a regular file");
     ::close(fd);
     return -1;
   }
-  *outSize = static_cast<size_t>(st.st_size);
+  return fd;
+}
+
+int openRegular(const std::string &path, size_t *outSize, std::string *error) {
+  struct stat st;
+  int fd = openRegular(path, &st, error);
+  if (fd >= 0)
+    *outSize = static_cast<size_t>(st.st_size);
   return fd;
 }
 
@@ -146,6 +171,82 @@ bool MappedFile::open(const std::string &path, std::string *error) {
     return fail(error, path, "cannot map: " + errnoString(errno));
   data_ = static_cast<const uint8_t *>(p);
   size_ = size;
+  return true;
+}
+
+FileReader::FileReader(FileReader &&other) noexcept
+    : fd_(other.fd_), path_(std::move(other.path_)), size_(other.size_),
+      mtimeSec_(other.mtimeSec_), mtimeNsec_(other.mtimeNsec_) {
+  other.fd_ = -1;
+}
+
+FileReader &FileReader::operator=(FileReader &&other) noexcept {
+  if (this != &other) {
+    reset();
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    size_ = other.size_;
+    mtimeSec_ = other.mtimeSec_;
+    mtimeNsec_ = other.mtimeNsec_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileReader::~FileReader() { reset(); }
+
+void FileReader::reset() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  fd_ = -1;
+}
+
+bool FileReader::open(const std::string &path, std::string *error) {
+  reset();
+  struct stat st;
+  int fd = openRegular(path, &st, error);
+  if (fd < 0)
+    return false;
+  fd_ = fd;
+  path_ = path;
+  size_ = uint64_t(st.st_size);
+  mtimeSec_ = int64_t(st.st_mtim.tv_sec);
+  mtimeNsec_ = int64_t(st.st_mtim.tv_nsec);
+  return true;
+}
+
+bool FileReader::readAt(uint64_t offset, void *out, size_t size, std::string *error) const {
+  char *p = static_cast<char *>(out);
+  uint64_t at = offset;
+  while (size > 0) {
+    ssize_t n = ::pread(fd_, p, size, off_t(at));
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return fail(error, path_, "read failed: " + errnoString(errno));
+    }
+    if (n == 0)
+      return fail(error, path_,
+                  "the file shrank while in use: it held " + std::to_string(size_) +
+                      " bytes when opened, now ends before byte " + std::to_string(at + 1));
+    p += n;
+    at += uint64_t(n);
+    size -= size_t(n);
+  }
+  return true;
+}
+
+bool FileReader::unchanged(std::string *error) const {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0)
+    return fail(error, path_, "cannot stat: " + errnoString(errno));
+  if (uint64_t(st.st_size) != size_)
+    return fail(error, path_,
+                std::string(uint64_t(st.st_size) < size_ ? "the file shrank" : "the file grew") +
+                    " while in use: it held " + std::to_string(size_) + " bytes when opened, now " +
+                    std::to_string(uint64_t(st.st_size)));
+  if (int64_t(st.st_mtim.tv_sec) != mtimeSec_ || int64_t(st.st_mtim.tv_nsec) != mtimeNsec_)
+    return fail(error, path_, "the file changed while in use (it was modified since it was opened)");
   return true;
 }
 

@@ -44,6 +44,44 @@ private:
   size_t size_ = 0;
 };
 
+/// A regular file read at offsets (pread) for as long as it stays open: for
+/// data read piecewise over a long run (tcc-run's data sets). Unlike a
+/// mapping, a file truncated or rewritten underneath becomes a message from
+/// readAt or unchanged, never a SIGBUS. Opening a FIFO, a device or a folder
+/// fails at once (it never blocks). Move-only.
+class FileReader {
+public:
+  FileReader() = default;
+  FileReader(FileReader &&other) noexcept;
+  FileReader &operator=(FileReader &&other) noexcept;
+  FileReader(const FileReader &) = delete;
+  FileReader &operator=(const FileReader &) = delete;
+  ~FileReader();
+
+  /// Opens PATH (a regular file). On failure returns false, sets *error to
+  /// "PATH: reason" and leaves *this closed.
+  bool open(const std::string &path, std::string *error);
+
+  const std::string &path() const { return path_; }
+  /// The file's size when it was opened.
+  uint64_t size() const { return size_; }
+
+  /// Reads SIZE bytes at OFFSET into OUT. False with *error "PATH: ..." if
+  /// the read fails or the file no longer holds them (it shrank).
+  bool readAt(uint64_t offset, void *out, size_t size, std::string *error) const;
+
+  /// False with *error "PATH: ..." if the file's size or modification time
+  /// differs from when it was opened (someone rewrote it).
+  bool unchanged(std::string *error) const;
+
+private:
+  void reset();
+  int fd_ = -1;
+  std::string path_;
+  uint64_t size_ = 0;
+  int64_t mtimeSec_ = 0, mtimeNsec_ = 0;
+};
+
 /// One contiguous piece of a file being written.
 struct ByteRange {
   const void *data;

@@ -157,6 +157,7 @@ TEST_F(OnnxImporter, ShapeSubgraphsFoldToConstants) {
 #include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
+#include <sys/stat.h>
 
 namespace {
 
@@ -270,6 +271,77 @@ TEST_F(ExternalData, RefusesRangesPastTheEndOfTheFile) {
   EXPECT_FALSE(module);
   ASSERT_FALSE(errors.empty());
   EXPECT_NE(errors[0].find("short.bin"), std::string::npos) << errors[0];
+}
+
+// Symbolic links must not lead out of the model's folder: not the data file
+// itself, not a folder on its path, not a chain of links; links that stay
+// inside are fine.
+class ExternalDataLinks : public ExternalData {
+protected:
+  void SetUp() override {
+    ExternalData::SetUp();
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("tcc-extdata-outside", outside));
+    llvm::SmallString<128> secret(outside);
+    llvm::sys::path::append(secret, "secret.bin");
+    std::ofstream(std::string(secret), std::ios::binary) << int64Bytes({3, 2});
+  }
+  void TearDown() override {
+    llvm::sys::fs::remove_directories(outside);
+    ExternalData::TearDown();
+  }
+  /// A link NAME (in the model's folder) to TARGET.
+  void link(const std::string &target, const char *name) {
+    llvm::SmallString<128> at(dir);
+    llvm::sys::path::append(at, name);
+    ASSERT_FALSE(llvm::sys::fs::create_link(target, at));
+  }
+  void expectRefused(const std::string &location) {
+    auto errors = importErrors(writeModel(location));
+    EXPECT_FALSE(module) << location;
+    ASSERT_EQ(errors.size(), 1u) << location;
+    EXPECT_NE(errors[0].find("leads out of the model's folder through a symbolic link"),
+              std::string::npos)
+        << errors[0];
+  }
+  std::string secretPath() const { return std::string(outside) + "/secret.bin"; }
+  llvm::SmallString<128> outside;
+};
+
+TEST_F(ExternalDataLinks, RefusesALinkedFile) {
+  link(secretPath(), "w.bin");
+  expectRefused("w.bin");
+}
+
+TEST_F(ExternalDataLinks, RefusesALinkedFolder) {
+  link(std::string(outside), "sub");
+  expectRefused("sub/secret.bin");
+  // A folder link to the model folder's parent, as `sub -> ..`.
+  link("..", "up");
+  expectRefused("up/" + llvm::sys::path::filename(outside).str() + "/secret.bin");
+}
+
+TEST_F(ExternalDataLinks, RefusesAChainOfLinks) {
+  link(secretPath(), "c.bin");
+  link("c.bin", "b.bin");
+  link("b.bin", "a.bin");
+  expectRefused("a.bin");
+}
+
+TEST_F(ExternalDataLinks, FollowsLinksThatStayInside) {
+  writeData("real.bin", int64Bytes({3, 2}));
+  link("real.bin", "alias.bin");
+  auto errors = importErrors(writeModel("alias.bin"));
+  EXPECT_TRUE(module) << (errors.empty() ? "" : errors[0]);
+}
+
+TEST_F(ExternalData, RefusesAFifo) {
+  llvm::SmallString<128> fifo(dir);
+  llvm::sys::path::append(fifo, "pipe.bin");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto errors = importErrors(writeModel("pipe.bin"));
+  EXPECT_FALSE(module);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("is not a regular file"), std::string::npos) << errors[0];
 }
 
 TEST_F(ExternalData, ReportsAMissingFile) {

@@ -56,7 +56,8 @@ SessionHandle createSession(tcc_artifact_t artifact, const Options &o) {
   tcc_session_options_init(&options);
   options.num_threads = o.threads;
   options.poison_arena = o.poison;
-  options.skip_default_params = !o.params.empty() || o.init;
+  // A resumed run takes its parameters from the checkpoint.
+  options.skip_default_params = !o.params.empty() || o.init || !o.resume.empty();
   SessionHandle handle;
   tcc_status created = tcc_session_create(artifact, &options, &handle.s);
   if (created == TCC_ERROR_NOT_FOUND && o.params.empty())

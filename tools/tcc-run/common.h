@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tcc::run {
@@ -56,6 +57,7 @@ struct Options {
   std::string checkpointDir;
   long saveEvery = 0;
   std::string resume;
+  bool overwrite = false; // a fresh run may replace the checkpoints in --checkpoint-dir
   // Validation.
   std::string valDir;
   long evalEvery = 0;
@@ -79,6 +81,10 @@ struct SessionHandle {
   tcc_session_t s = nullptr;
   SessionHandle() = default;
   SessionHandle(SessionHandle &&other) noexcept : s(other.s) { other.s = nullptr; }
+  SessionHandle &operator=(SessionHandle &&other) noexcept {
+    std::swap(s, other.s);
+    return *this;
+  }
   SessionHandle(const SessionHandle &) = delete;
   ~SessionHandle() { tcc_session_destroy(s); }
 };

@@ -1,4 +1,4 @@
-//===- data.cpp - memory-mapped training data and a prefetch thread -------===//
+//===- data.cpp - training data read by rows, and a prefetch thread -------===//
 
 #include "tools/tcc-run/data.h"
 
@@ -11,6 +11,26 @@
 #include <cstring>
 
 namespace tcc::run {
+namespace {
+
+/// Calls VISIT(values, count, first) over the elements of S in chunks of
+/// about 1 MiB (FIRST: the index of values[0] in the file's array): a whole
+/// pass over a file through reads, without holding it in memory.
+template <typename T, typename Fn>
+void forEachChunk(const Samples &s, Fn visit) {
+  constexpr size_t kChunk = (size_t(1) << 20) / sizeof(T);
+  std::vector<T> buffer(kChunk);
+  size_t count = s.data.bytes() / sizeof(T);
+  for (size_t first = 0; first < count; first += kChunk) {
+    size_t n = std::min(kChunk, count - first);
+    std::string error;
+    if (!s.reader.readAt(s.dataOffset + first * sizeof(T), buffer.data(), n * sizeof(T), &error))
+      die(error);
+    visit(buffer.data(), n, first);
+  }
+}
+
+} // namespace
 
 void DataSet::add(const std::string &dir, const tcc_tensor_info &t, const std::string &model,
                   bool feed) {
@@ -20,8 +40,11 @@ void DataSet::add(const std::string &dir, const tcc_tensor_info &t, const std::s
   s.feed = feed;
   s.file = dir + "/" + npyFileName(t.name);
   std::string error;
-  if (!s.data.open(s.file, &error))
+  if (!s.data.open(s.file, &error) || !s.reader.open(s.file, &error))
     die(error);
+  if (s.reader.size() < s.data.bytes())
+    die(s.file + ": the file changed while it was opened");
+  s.dataOffset = s.reader.size() - s.data.bytes();
   const std::vector<int64_t> &shape = s.data.shape();
   const std::string &file = s.file;
   if (t.rank < 1)
@@ -37,21 +60,19 @@ void DataSet::add(const std::string &dir, const tcc_tensor_info &t, const std::s
   if (batch >= 0 && t.shape[0] != batch)
     die(model + ": the inputs disagree on the batch size");
   // Bad data stops here, not as a NaN loss (or silently wrong weights) later.
-  // One pass over the mapping; the pages stay cached for the first epoch.
+  // One pass over the file; its pages stay cached for the first epoch.
   size_t elements = s.data.bytes() / tcc::rt::dtypeSize(s.data.dtype());
-  auto badFloat = [&](auto *values) {
-    for (size_t i = 0; i < elements; ++i)
+  size_t perSample = elements / size_t(std::max<int64_t>(shape[0], 1));
+  auto badFloat = [&](auto *values, size_t n, size_t first) {
+    for (size_t i = 0; i < n; ++i)
       if (!std::isfinite(double(values[i])))
         die(file + ": value " + std::to_string(double(values[i])) + " at sample " +
-            std::to_string(i / (elements / size_t(std::max<int64_t>(shape[0], 1)))) +
-            " is not finite");
+            std::to_string((first + i) / perSample) + " is not finite");
   };
-  // Unaligned reads are fine on the hosts tcc targets, and .npy data starts
-  // at a multiple of 64 anyway.
   if (s.data.dtype() == TCC_DTYPE_F32)
-    badFloat(reinterpret_cast<const float *>(s.data.data()));
+    forEachChunk<float>(s, badFloat);
   else if (s.data.dtype() == TCC_DTYPE_F64)
-    badFloat(reinterpret_cast<const double *>(s.data.data()));
+    forEachChunk<double>(s, badFloat);
   samples = shape[0];
   batch = t.shape[0];
   if (firstFile.empty())
@@ -76,15 +97,15 @@ void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
   const Samples *s = set.find(labels.name);
   if (!s || s->data.dtype() != TCC_DTYPE_I64 || classes <= 0)
     return;
-  const int64_t *y = reinterpret_cast<const int64_t *>(s->data.data());
-  size_t n = s->data.bytes() / sizeof(int64_t);
-  for (size_t i = 0; i < n; ++i)
-    if ((y[i] < 0 || y[i] >= classes) && !labels.ignored(y[i]))
-      die(s->file + ": label " + std::to_string(y[i]) + " at position " + std::to_string(i) +
-          " is not a class of the model's " + std::to_string(classes) + " outputs [0, " +
-          std::to_string(classes) + ")" +
-          (labels.hasIgnore ? " nor the ignored label " + std::to_string(labels.ignoreIndex)
-                            : std::string()));
+  forEachChunk<int64_t>(*s, [&](const int64_t *y, size_t n, size_t first) {
+    for (size_t i = 0; i < n; ++i)
+      if ((y[i] < 0 || y[i] >= classes) && !labels.ignored(y[i]))
+        die(s->file + ": label " + std::to_string(y[i]) + " at position " +
+            std::to_string(first + i) + " is not a class of the model's " +
+            std::to_string(classes) + " outputs [0, " + std::to_string(classes) + ")" +
+            (labels.hasIgnore ? " nor the ignored label " + std::to_string(labels.ignoreIndex)
+                              : std::string()));
+  });
 }
 
 void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {
@@ -93,9 +114,20 @@ void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {
     const Samples &s = set.inputs[i];
     std::vector<uint8_t> &out = batch[i];
     out.resize(s.sampleBytes * size_t(set.batch));
-    for (int64_t r = 0; r < set.batch; ++r)
-      std::memcpy(out.data() + size_t(r) * s.sampleBytes,
-                  s.data.data() + size_t(rows[r]) * s.sampleBytes, s.sampleBytes);
+    std::string error;
+    if (!s.reader.unchanged(&error))
+      die(error + "; the data must not change during a run");
+    // One read per run of consecutive rows (a whole batch without shuffling).
+    for (int64_t r = 0; r < set.batch;) {
+      int64_t n = 1;
+      while (r + n < set.batch && rows[r + n] == rows[r] + n)
+        ++n;
+      if (!s.reader.readAt(s.dataOffset + uint64_t(rows[r]) * s.sampleBytes,
+                           out.data() + size_t(r) * s.sampleBytes, size_t(n) * s.sampleBytes,
+                           &error))
+        die(error + "; the data must not change during a run");
+      r += n;
+    }
   }
 }
 

@@ -1,10 +1,12 @@
 //===- data.h - memory-mapped training data and a prefetch thread ---------===//
 //
 // A data set is a folder of DIR/NAME.npy files, one per input of an entry
-// point, the first axis counting samples. Each file is mapped read-only (it
-// is never read whole); a batch is assembled by copying the selected rows out
-// of the mappings into a host buffer, and a Prefetcher does that on a
-// background thread for batch k+1 while the caller runs step k.
+// point, the first axis counting samples. Each file stays open and is never
+// held in memory whole: a batch is assembled by reading the selected rows
+// (pread, consecutive rows at once) into a host buffer, and a Prefetcher does
+// that on a background thread for batch k+1 while the caller runs step k.
+// Reads rather than a mapping: a file truncated or rewritten during a run is
+// then an error naming it (checked before every batch), not a SIGBUS.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,11 +24,15 @@
 
 namespace tcc::run {
 
-/// One input's samples, mapped from its file.
+/// One input's samples, read from its file.
 struct Samples {
   std::string name;
   std::string file;
+  /// The header (dtype, shape); its data pages are never touched.
   tcc::rt::MappedNpy data;
+  /// What the samples are read through, and where they start in the file.
+  tcc::rt::FileReader reader;
+  uint64_t dataOffset = 0;
   /// The entry's declaration (its first dimension is the batch size).
   tcc_tensor_info declared;
   size_t sampleBytes = 0;
@@ -42,7 +48,7 @@ struct DataSet {
   int64_t samples = -1, batch = -1;
   std::string firstFile;
 
-  /// Maps DIR/NAME.npy for the tensor T of MODEL and checks it: dtype and
+  /// Opens DIR/NAME.npy for the tensor T of MODEL and checks it: dtype and
   /// per-sample shape as declared, the same sample count as the others, every
   /// float value finite (the error names the file and the sample).
   void add(const std::string &dir, const tcc_tensor_info &t, const std::string &model,
@@ -68,7 +74,8 @@ void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes);
 /// One batch: a host buffer per input of its DataSet, in the same order.
 using Batch = std::vector<std::vector<uint8_t>>;
 
-/// Copies the samples ROWS[0, set.batch) of every input into BATCH.
+/// Reads the samples ROWS[0, set.batch) of every input into BATCH; dies
+/// naming the file if one changed since it was opened.
 void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch);
 
 /// Sets every fed input of BATCH on SESSION.

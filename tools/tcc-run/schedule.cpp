@@ -2,6 +2,7 @@
 
 #include "tools/tcc-run/schedule.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,14 @@ double parseExact(const std::string &key, const std::string &text) {
   if (text.empty() || *end)
     die("the checkpoint's " + key + " '" + text + "' is not a number");
   return v;
+}
+
+long metadataCount(const std::string &key, const std::string &text) {
+  bool digits = !text.empty() && text.size() <= 18 &&
+                std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits)
+    die("the checkpoint's " + key + " '" + text + "' is not a count");
+  return std::strtol(text.c_str(), nullptr, 10);
 }
 
 double LrSchedule::at(long step) const {
@@ -112,12 +121,14 @@ void LrSchedule::restore(const std::function<bool(const std::string &, std::stri
   if (o_.schedule != "plateau")
     return;
   std::string value;
-  if (get("plateau_lr", value))
-    current_ = parseExact("plateau_lr", value);
-  if (get("plateau_best", value))
-    best_ = parseExact("plateau_best", value);
+  if (get("plateau_lr", value) &&
+      !((current_ = parseExact("plateau_lr", value)) > 0 && std::isnormal(float(current_))))
+    die("the checkpoint's plateau_lr '" + value + "' is not a positive learning rate");
+  // +inf until the first evaluation.
+  if (get("plateau_best", value) && std::isnan(best_ = parseExact("plateau_best", value)))
+    die("the checkpoint's plateau_best is NaN");
   if (get("plateau_bad", value))
-    bad_ = long(parseExact("plateau_bad", value));
+    bad_ = metadataCount("plateau_bad", value);
 }
 
 } // namespace tcc::run

@@ -22,9 +22,14 @@ namespace tcc::run {
 /// Dies with a clear message when o's schedule settings make no sense.
 void checkSchedule(const Options &o);
 
-/// Checkpoint metadata: a double as a hexadecimal float (exact round trip).
+/// Checkpoint metadata: a double as a hexadecimal float (exact round trip),
+/// and back (dies naming KEY unless TEXT is a number as a whole).
 std::string exactString(double v);
 double parseExact(const std::string &key, const std::string &text);
+
+/// Checkpoint metadata KEY as a count: decimal digits only ("5x", "1e30",
+/// "-1" and "abc" die naming KEY), below 2^62.
+long metadataCount(const std::string &key, const std::string &text);
 
 class LrSchedule {
 public:

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tcc-run/common.h"
+#include "tools/tcc-run/outputs.h"
 #include "tools/tcc-run/schedule.h"
 
 #include "runtime/data/host_tensor.h"
@@ -19,6 +20,7 @@
 #include "runtime/dtype.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -92,12 +94,18 @@ const char kUsage[] =
     "  --plateau-patience P (default 10)   the schedules' settings\n"
     "  --checkpoint-dir DIR Write DIR/checkpoint.safetensors (parameters, optimizer\n"
     "                       state, step, data order, schedule state) every\n"
-    "                       --save-every steps, at the end, and on Ctrl-C;\n"
-    "                       atomically; with --eval-every also DIR/best.safetensors\n"
-    "                       whenever the validation metric improves\n"
+    "                       --save-every steps, at the end, and on SIGINT (Ctrl-C),\n"
+    "                       SIGTERM or SIGHUP (then exit 1; a second signal stops at\n"
+    "                       once); atomically; with --eval-every also\n"
+    "                       DIR/best.safetensors whenever the validation metric\n"
+    "                       improves. DIR is locked for the run\n"
     "  --save-every K       Steps between checkpoints (default: only at the end)\n"
     "  --resume FILE        Continue from a checkpoint of this model: the same\n"
-    "                       parameters, optimizer state, step and batch order\n"
+    "                       parameters, optimizer state, step and batch order (not\n"
+    "                       with --params or --init); --metrics keeps its lines up\n"
+    "                       to the checkpoint's step and continues\n"
+    "  --overwrite          Let a run that does not continue the checkpoints in\n"
+    "                       --checkpoint-dir replace them (refused otherwise)\n"
     "  --val DIR            Validate on the full batches of DIR/NAME.npy: the loss\n"
     "                       with the entry 'eval_step' if the artifact has one, and\n"
     "                       the accuracy of the first output (f32[batch, classes])\n"
@@ -110,13 +118,28 @@ const char kUsage[] =
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
-/// A non-negative number option value, or death naming the option.
+/// A finite non-negative number option value, or death naming the option.
 double parseNumber(const std::string &option, const std::string &text) {
   char *end = nullptr;
   errno = 0;
   double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end || errno || !(v >= 0))
-    die(option + " needs a non-negative number, got '" + text + "'");
+  if (text.empty() || *end || errno || !(v >= 0) || !std::isfinite(v))
+    die(option + " needs a finite non-negative number, got '" + text + "'");
+  return v;
+}
+
+/// A learning rate (OPTION's TEXT) as the step takes it, an f32: positive
+/// (or 0 when ZERO is allowed), at most 1e6, and not lost to f32 rounding.
+double parseRate(const std::string &option, const std::string &text, bool zero) {
+  char *end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || errno || !(zero ? v >= 0 : v > 0) || v > 1e6)
+    die(option + " needs a " + (zero ? "non-negative" : "positive") +
+        " number up to 1e6, got '" + text + "'");
+  if (v > 0 && !std::isnormal(float(v)))
+    die(option + " " + text + " is below the smallest normal f32 (1.2e-38), the precision the "
+                              "step computes the update in");
   return v;
 }
 
@@ -211,12 +234,7 @@ Options parseArgs(int argc, char **argv) {
     } else if (arg == "--steps") {
       o.steps = parseCount(arg, takeValue());
     } else if (arg == "--lr") {
-      std::string v = takeValue();
-      char *end = nullptr;
-      errno = 0;
-      o.lr = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || errno || !(o.lr > 0) || o.lr > 1e6)
-        die("--lr needs a positive number, got '" + v + "'");
+      o.lr = parseRate(arg, takeValue(), /*zero=*/false);
       o.hasLr = true;
     } else if (arg == "--no-shuffle") {
       noValue();
@@ -240,7 +258,7 @@ Options parseArgs(int argc, char **argv) {
     } else if (arg == "--warmup") {
       o.warmup = parseCount(arg, takeValue());
     } else if (arg == "--min-lr") {
-      o.minLr = parseNumber(arg, takeValue());
+      o.minLr = parseRate(arg, takeValue(), /*zero=*/true);
     } else if (arg == "--step-size") {
       o.stepSize = parseCount(arg, takeValue());
     } else if (arg == "--gamma") {
@@ -262,6 +280,9 @@ Options parseArgs(int argc, char **argv) {
       o.saveEvery = parseCount(arg, takeValue());
     } else if (arg == "--resume") {
       o.resume = takeValue();
+    } else if (arg == "--overwrite") {
+      noValue();
+      o.overwrite = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       die("unknown option " + arg + " (see --help)");
     } else if (o.model.empty()) {
@@ -277,6 +298,10 @@ Options parseArgs(int argc, char **argv) {
         "would load");
   if (o.init && !o.resume.empty())
     die("--init and --resume cannot be combined: the checkpoint holds the parameters");
+  if (!o.params.empty() && !o.resume.empty())
+    die("--params and --resume cannot be combined: the checkpoint holds the parameters");
+  if (o.overwrite && (!o.train || o.checkpointDir.empty()))
+    die("--overwrite applies to a training run's --checkpoint-dir");
   if (o.init && o.list)
     die("--list takes no --init");
   if (o.train) {
@@ -407,6 +432,10 @@ void infer(tcc_artifact_t artifact, const Options &o) {
     die(o.model + ": entry '" + o.entry + "' needs input(s) " + missing +
         "; pass --input NAME=FILE for each");
 
+  // Where the outputs go is checked before the run too.
+  makeDirectory(o.outputDir);
+  checkWritableFolder(o.outputDir, "--output-dir");
+
   SessionHandle handle = createSession(artifact, o);
   tcc_session_t session = handle.s;
 
@@ -418,7 +447,6 @@ void infer(tcc_artifact_t artifact, const Options &o) {
   }
   check(tcc_session_run(session, o.entry.c_str()));
 
-  makeDirectory(o.outputDir);
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));

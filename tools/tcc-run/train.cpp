@@ -12,6 +12,7 @@
 
 #include "tools/tcc-run/common.h"
 #include "tools/tcc-run/data.h"
+#include "tools/tcc-run/outputs.h"
 #include "tools/tcc-run/schedule.h"
 
 #include <algorithm>
@@ -21,15 +22,13 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
 
 namespace tcc::run {
 namespace {
-
-volatile std::sig_atomic_t interrupted = 0;
-extern "C" void onInterrupt(int) { interrupted = 1; }
 
 /// What one pass over the validation set measured.
 struct Evaluation {
@@ -182,369 +181,544 @@ bool getMetadata(const std::string &path, const std::string &key, std::string &o
   return true;
 }
 
+/// SIGINT, SIGTERM (what timeout, Docker, Kubernetes and Slurm send) and
+/// SIGHUP (a closed terminal) stop the run at the next step boundary, where
+/// it writes its checkpoint and exits with status 1. Installed with
+/// SA_RESETHAND: a second signal takes its default action at once.
+volatile std::sig_atomic_t stopSignal = 0;
+extern "C" void onStopSignal(int signal) { stopSignal = signal; }
 
-} // namespace
-
-void train(tcc_artifact_t artifact, const Options &o) {
-  if (!hasEntry(artifact, "train_step"))
-    die(o.model + " has no train_step entry point; compile it with --loss=... to train");
-
-  // How to drive the step: the labels, and K micro-batches per optimizer
-  // step (accumulate_grad with micro = 0 .. K-2, then train_step).
-  LabelSpec labels;
-  labels.name = artifactMetadata(artifact, "labels", "y");
-  std::string ignore = artifactMetadata(artifact, "ignore_index", "");
-  if (!ignore.empty()) {
-    labels.hasIgnore = true;
-    labels.ignoreIndex = std::strtoll(ignore.c_str(), nullptr, 10);
+class StopSignals {
+public:
+  StopSignals() {
+    struct sigaction action = {};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    for (size_t i = 0; i < kCount; ++i)
+      sigaction(kSignals[i], &action, &previous_[i]);
   }
-  long accum = std::strtol(artifactMetadata(artifact, "grad_accum", "1").c_str(), nullptr, 10);
-  if (accum < 1 || (accum > 1 && !hasEntry(artifact, "accumulate_grad")))
-    die(o.model + ": grad_accum " + std::to_string(accum) +
-        " needs an accumulate_grad entry point; recompile the model");
-
-  // Every input but the runtime scalars comes from DIR/NAME.npy; all share
-  // the sample count.
-  DataSet set;
-  bool hasLrInput = false, hasLoss = false, hasStepInput = false, hasGradNorm = false,
-       hasRngInput = false;
-  for (const tcc_tensor_info &t : entryTensors(artifact, "train_step")) {
-    std::string name = t.name;
-    if (t.role == TCC_ROLE_OUTPUT && name == "loss")
-      hasLoss = true;
-    if (t.role == TCC_ROLE_OUTPUT && name == "grad_norm")
-      hasGradNorm = true;
-    if (t.role != TCC_ROLE_INPUT)
-      continue;
-    if (name == "lr" || name == "step") {
-      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
-        die(o.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
-      (name == "lr" ? hasLrInput : hasStepInput) = true;
-      continue;
-    }
-    if (name == "rng") { // [seed, counter] of the step's dropouts
-      if (t.dtype != TCC_DTYPE_I64 || t.rank != 1 || t.shape[0] != 2)
-        die(o.model + ": input 'rng' is " + typeString(t) + ", expected i64[2]");
-      hasRngInput = true;
-      continue;
-    }
-    set.add(o.dataDir, t, o.model);
+  ~StopSignals() {
+    for (size_t i = 0; i < kCount; ++i)
+      sigaction(kSignals[i], &previous_[i], nullptr);
   }
-  if (!hasLrInput || !hasLoss)
-    die(o.model + ": train_step lacks the 'lr' input or the 'loss' output");
-  if (set.inputs.empty())
-    die(o.model + ": train_step has no data inputs");
-  // Labels must name a class of the model's output: the last dimension of
-  // infer's first output.
-  if (hasEntry(artifact, "infer"))
-    for (const tcc_tensor_info &t : entryTensors(artifact, "infer"))
-      if (t.role == TCC_ROLE_OUTPUT && t.rank >= 1) {
-        checkLabels(set, labels, t.shape[t.rank - 1]);
-        break;
-      }
-  int64_t samples = set.samples, batch = set.batch;
-  if (samples < batch)
-    die(set.firstFile + ": holds " + std::to_string(samples) +
-        " samples, fewer than one batch of " + std::to_string(batch));
-  // The validation set is checked before the first step too.
-  std::optional<Validator> validator;
-  if (!o.valDir.empty()) {
-    const Samples *y = set.find(labels.name);
-    validator.emplace(artifact, o, labels, y ? &y->declared : nullptr);
+  StopSignals(const StopSignals &) = delete;
+  StopSignals &operator=(const StopSignals &) = delete;
+
+  /// The signal that asked to stop ("SIGTERM"), or nullptr.
+  static const char *pending() {
+    switch (stopSignal) {
+    case 0:
+      return nullptr;
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "SIGHUP";
+    }
   }
 
-  SessionHandle handle = createSession(artifact, o);
-  tcc_session_t session = handle.s;
+private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  static constexpr size_t kCount = sizeof kSignals / sizeof kSignals[0];
+  struct sigaction previous_[kCount];
+};
 
-  FILE *metrics = nullptr;
-  if (!o.metrics.empty() && !(metrics = std::fopen(o.metrics.c_str(), "w")))
-    die(o.metrics + ": cannot open for writing: " + std::strerror(errno));
-  struct FileGuard {
-    FILE *f;
-    ~FileGuard() {
-      if (f)
-        std::fclose(f);
-    }
-  } metricsGuard{metrics};
-
-  // Sample order: in order, or a fresh permutation every epoch.
-  int64_t perEpoch = samples / batch;
-  std::vector<int64_t> order(static_cast<size_t>(samples));
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(o.seed);
-
-  // What validation judges by: the loss (lower is better) when eval_step
-  // gives one, else the accuracy (higher is better).
-  bool judgeLoss = validator && validator->hasLoss();
-  const char *judged = judgeLoss ? "val_loss" : "val_accuracy";
-  auto better = [&](double a, double b, double delta) {
-    return judgeLoss ? a < b - delta : a > b + delta;
-  };
-  // The state that later steps depend on; all of it goes into checkpoints.
-  LrSchedule schedule(o);
+/// What later steps depend on beyond the session's tensors, the data order
+/// and the schedule: saved into every checkpoint and restored from it,
+/// through this one key list.
+struct LoopState {
   double bestMetric = NAN; // of best.safetensors (NaN: none yet)
   double stopBest = NAN;   // early stopping's reference
   long stopBad = 0;        // evaluations without improvement
   double windowSum = 0;    // training losses since the last
   long windowCount = 0;    //   evaluation (plateau without val)
 
-  // The data-order settings a checkpoint records, to resume exactly.
-  std::map<std::string, std::string> run = {{"seed", std::to_string(o.seed)},
-                                            {"shuffle", o.shuffle ? "1" : "0"},
-                                            {"samples", std::to_string(samples)},
-                                            {"batch", std::to_string(batch)}};
-  if (accum > 1)
-    run["grad_accum"] = std::to_string(accum);
-  long first = 0;
-  if (!o.resume.empty()) {
-    check(tcc_session_load_checkpoint(session, o.resume.c_str()));
-    std::string value;
-    for (const auto &[key, expected] : run) {
-      if (!getMetadata(o.resume, key, value))
-        die(o.resume + ": the checkpoint has no '" + key + "'; it was not written by tcc-run");
-      if (expected != value)
-        die(o.resume + ": the checkpoint was made with " + key + " " + value + ", this run has " +
-            expected + "; resuming would change the batches");
-    }
-    if (!getMetadata(o.resume, "step", value))
-      die(o.resume + ": the checkpoint has no 'step'; it was not written by tcc-run");
-    first = std::strtol(value.c_str(), nullptr, 10);
-    if (first < 0 || first > o.steps)
-      die(o.resume + ": checkpoint step " + std::to_string(first) + " is outside this run of " +
-          std::to_string(o.steps) + " steps");
-    auto get = [&](const std::string &key, std::string &out) {
-      return getMetadata(o.resume, key, out);
-    };
-    schedule.restore(get);
-    if (get("best_metric", value))
-      bestMetric = parseExact("best_metric", value);
-    if (get("stop_best", value))
-      stopBest = parseExact("stop_best", value);
-    if (get("stop_bad", value))
-      stopBad = long(parseExact("stop_bad", value));
-    if (get("window_loss_sum", value))
-      windowSum = parseExact("window_loss_sum", value);
-    if (get("window_loss_count", value))
-      windowCount = long(parseExact("window_loss_count", value));
-    // Replay the shuffles of the micro-batches already taken.
-    for (long micro = 0; micro < first * accum; ++micro)
-      if (micro % perEpoch == 0 && o.shuffle)
-        std::shuffle(order.begin(), order.end(), rng);
-    std::printf("resumed from %s at step %ld\n", o.resume.c_str(), first);
-  }
-  auto writeCheckpoint = [&](const std::string &file, long stepsDone,
-                             const std::map<std::string, std::string> &extra) {
-    makeDirectory(o.checkpointDir);
-    std::map<std::string, std::string> metadata = run;
-    metadata["step"] = std::to_string(stepsDone);
-    schedule.save(metadata);
+  void save(std::map<std::string, std::string> &metadata) const {
     metadata["best_metric"] = exactString(bestMetric);
     metadata["stop_best"] = exactString(stopBest);
     metadata["stop_bad"] = std::to_string(stopBad);
     metadata["window_loss_sum"] = exactString(windowSum);
     metadata["window_loss_count"] = std::to_string(windowCount);
-    for (const auto &[k, v] : extra)
-      metadata[k] = v;
-    std::vector<const char *> keys, values;
-    for (const auto &[k, v] : metadata) {
-      keys.push_back(k.c_str());
-      values.push_back(v.c_str());
+  }
+
+  void restore(const std::function<bool(const std::string &, std::string &)> &get) {
+    std::string value;
+    // The metrics may be NaN (none yet) but not infinite.
+    auto metric = [&](const char *key, double &out) {
+      if (get(key, value) && !std::isinf(out = parseExact(key, value)))
+        return;
+      if (std::isinf(out))
+        die(std::string("the checkpoint's ") + key + " '" + value + "' is infinite");
+    };
+    metric("best_metric", bestMetric);
+    metric("stop_best", stopBest);
+    if (get("stop_bad", value))
+      stopBad = metadataCount("stop_bad", value);
+    if (get("window_loss_sum", value) &&
+        !std::isfinite(windowSum = parseExact("window_loss_sum", value)))
+      die("the checkpoint's window_loss_sum '" + value + "' is not finite");
+    if (get("window_loss_count", value))
+      windowCount = metadataCount("window_loss_count", value);
+  }
+};
+
+/// The runtime inputs and outputs of train_step beside the data.
+struct StepSignature {
+  bool hasLr = false, hasStep = false, hasRng = false, hasLoss = false, hasGradNorm = false;
+};
+
+/// One training run: the data, the step's signature, the state that goes
+/// into checkpoints, and the loop.
+class TrainingRun {
+public:
+  TrainingRun(tcc_artifact_t artifact, const Options &o) : artifact_(artifact), o_(o), schedule_(o) {}
+
+  void run();
+
+private:
+  void readSignature();
+  void checkOutputs();
+  void restore();
+  /// Runs the K micro-batches of STEP (0-based); returns its mean loss.
+  float runStep(long step, float lr);
+  /// Evaluates after STEPSDONE steps when due: reports, updates the best
+  /// checkpoint, early stopping and the plateau schedule. Returns the
+  /// evaluation and sets *STOPREASON when early stopping ends the run.
+  std::optional<Evaluation> evaluateIfDue(long stepsDone, std::string *stopReason);
+  void writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
+                    const std::optional<Evaluation> &evaluation);
+  std::string writeCheckpoint(const std::string &file, long stepsDone,
+                              const std::map<std::string, std::string> &extra);
+  void saveCheckpoint(long stepsDone) {
+    if (!checkpoints_.active())
+      return;
+    writeCheckpoint("checkpoint.safetensors", stepsDone, {});
+    lastSaved_ = stepsDone;
+  }
+  /// Ends the run after STEPSDONE steps for WHY: writes the checkpoint (the
+  /// state is at a step boundary) and dies saying where it went.
+  [[noreturn]] void stopAt(long stepsDone, const std::string &why);
+  /// The next micro-batch, or stopAt(STEP) when its data cannot be read.
+  const Batch &nextBatch(long step);
+  bool evaluatesAfter(long stepsDone) const {
+    return validator_ && o_.evalEvery > 0 &&
+           (stepsDone % o_.evalEvery == 0 || stepsDone == o_.steps);
+  }
+
+  tcc_artifact_t artifact_;
+  const Options &o_;
+  LabelSpec labels_;
+  long accum_ = 1;
+  DataSet set_;
+  StepSignature sig_;
+  std::optional<Validator> validator_;
+  SessionHandle session_;
+  CheckpointFolder checkpoints_;
+  MetricsFile metrics_;
+  bool judgeLoss_ = false; // validation judges by the loss, else the accuracy
+  // The state that later steps depend on; all of it goes into checkpoints.
+  LrSchedule schedule_;
+  LoopState state_;
+  std::map<std::string, std::string> order_; // the data-order settings
+  long first_ = 0;                           // the step the run starts at
+  long lastSaved_ = -1; // the step of the last checkpoint.safetensors written
+  std::unique_ptr<Prefetcher> batches_;
+  bool overlapUploads_ = false;
+  bool staged_ = false; // the micro-batch about to run is set already
+};
+
+void TrainingRun::readSignature() {
+  if (!hasEntry(artifact_, "train_step"))
+    die(o_.model + " has no train_step entry point; compile it with --loss=... to train");
+  // How to drive the step: the labels, and K micro-batches per optimizer
+  // step (accumulate_grad with micro = 0 .. K-2, then train_step).
+  labels_.name = artifactMetadata(artifact_, "labels", "y");
+  std::string ignore = artifactMetadata(artifact_, "ignore_index", "");
+  if (!ignore.empty()) {
+    labels_.hasIgnore = true;
+    labels_.ignoreIndex = std::strtoll(ignore.c_str(), nullptr, 10);
+  }
+  accum_ = std::strtol(artifactMetadata(artifact_, "grad_accum", "1").c_str(), nullptr, 10);
+  if (accum_ < 1 || (accum_ > 1 && !hasEntry(artifact_, "accumulate_grad")))
+    die(o_.model + ": grad_accum " + std::to_string(accum_) +
+        " needs an accumulate_grad entry point; recompile the model");
+
+  // Every input but the runtime scalars comes from DIR/NAME.npy; all share
+  // the sample count.
+  for (const tcc_tensor_info &t : entryTensors(artifact_, "train_step")) {
+    std::string name = t.name;
+    if (t.role == TCC_ROLE_OUTPUT && name == "loss")
+      sig_.hasLoss = true;
+    if (t.role == TCC_ROLE_OUTPUT && name == "grad_norm")
+      sig_.hasGradNorm = true;
+    if (t.role != TCC_ROLE_INPUT)
+      continue;
+    if (name == "lr" || name == "step") {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      (name == "lr" ? sig_.hasLr : sig_.hasStep) = true;
+      continue;
     }
-    std::string path = o.checkpointDir + "/" + file;
-    check(tcc_session_save_checkpoint(session, path.c_str(), int32_t(keys.size()), keys.data(),
-                                      values.data()));
-    return path;
+    if (name == "rng") { // [seed, counter] of the step's dropouts
+      if (t.dtype != TCC_DTYPE_I64 || t.rank != 1 || t.shape[0] != 2)
+        die(o_.model + ": input 'rng' is " + typeString(t) + ", expected i64[2]");
+      sig_.hasRng = true;
+      continue;
+    }
+    set_.add(o_.dataDir, t, o_.model);
+  }
+  if (!sig_.hasLr || !sig_.hasLoss)
+    die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
+  if (set_.inputs.empty())
+    die(o_.model + ": train_step has no data inputs");
+  // Labels must name a class of the model's output: the last dimension of
+  // infer's first output.
+  if (hasEntry(artifact_, "infer"))
+    for (const tcc_tensor_info &t : entryTensors(artifact_, "infer"))
+      if (t.role == TCC_ROLE_OUTPUT && t.rank >= 1) {
+        checkLabels(set_, labels_, t.shape[t.rank - 1]);
+        break;
+      }
+  if (set_.samples < set_.batch)
+    die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
+        " samples, fewer than one batch of " + std::to_string(set_.batch));
+  // The validation set is checked before the first step too.
+  if (!o_.valDir.empty()) {
+    const Samples *y = set_.find(labels_.name);
+    validator_.emplace(artifact_, o_, labels_, y ? &y->declared : nullptr);
+    judgeLoss_ = validator_->hasLoss();
+  }
+}
+
+void TrainingRun::checkOutputs() {
+  if (!o_.save.empty())
+    checkWritableFile(o_.save, "--save");
+  if (!o_.metrics.empty())
+    checkWritableFile(o_.metrics, "--metrics");
+  if (!o_.checkpointDir.empty())
+    checkpoints_.open(o_.checkpointDir, o_.resume, o_.overwrite);
+}
+
+void TrainingRun::restore() {
+  order_ = {{"seed", std::to_string(o_.seed)},
+            {"shuffle", o_.shuffle ? "1" : "0"},
+            {"samples", std::to_string(set_.samples)},
+            {"batch", std::to_string(set_.batch)}};
+  if (accum_ > 1)
+    order_["grad_accum"] = std::to_string(accum_);
+  if (o_.resume.empty())
+    return;
+  const std::string &path = o_.resume;
+  check(tcc_session_load_checkpoint(session_.s, path.c_str()));
+  std::string value;
+  for (const auto &[key, expected] : order_) {
+    if (!getMetadata(path, key, value))
+      die(path + ": the checkpoint has no '" + key + "'; it was not written by tcc-run");
+    if (expected != value)
+      die(path + ": the checkpoint was made with " + key + " " + value + ", this run has " +
+          expected + "; resuming would change the batches");
+  }
+  if (!getMetadata(path, "step", value))
+    die(path + ": the checkpoint has no 'step'; it was not written by tcc-run");
+  first_ = metadataCount("step", value);
+  if (first_ > o_.steps)
+    die(path + ": checkpoint step " + std::to_string(first_) + " is outside this run of " +
+        std::to_string(o_.steps) + " steps");
+  auto get = [&](const std::string &key, std::string &out) { return getMetadata(path, key, out); };
+  try {
+    schedule_.restore(get);
+    state_.restore(get);
+  } catch (const UsageError &e) {
+    die(path + ": " + e.message);
+  }
+  std::printf("resumed from %s at step %ld\n", path.c_str(), first_);
+}
+
+std::string TrainingRun::writeCheckpoint(const std::string &file, long stepsDone,
+                                         const std::map<std::string, std::string> &extra) {
+  std::map<std::string, std::string> metadata = order_;
+  metadata["step"] = std::to_string(stepsDone);
+  schedule_.save(metadata);
+  state_.save(metadata);
+  for (const auto &[k, v] : extra)
+    metadata[k] = v;
+  std::vector<const char *> keys, values;
+  for (const auto &[k, v] : metadata) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  std::string path = checkpoints_.dir() + "/" + file;
+  check(tcc_session_save_checkpoint(session_.s, path.c_str(), int32_t(keys.size()), keys.data(),
+                                    values.data()));
+  return path;
+}
+
+void TrainingRun::stopAt(long stepsDone, const std::string &why) {
+  std::string where = " (no --checkpoint-dir: nothing saved)";
+  if (checkpoints_.active()) {
+    try {
+      saveCheckpoint(stepsDone);
+      where = "; checkpoint of step " + std::to_string(stepsDone) + " written to " +
+              checkpoints_.dir() + "/checkpoint.safetensors (resume with --resume)";
+    } catch (const UsageError &e) {
+      where = "; the checkpoint could not be written either: " + e.message;
+    }
+  }
+  die(why + where);
+}
+
+const Batch &TrainingRun::nextBatch(long step) {
+  try {
+    return batches_->next();
+  } catch (const UsageError &e) {
+    stopAt(step, e.message);
+  }
+}
+
+float TrainingRun::runStep(long step, float lr) {
+  tcc_session_t session = session_.s;
+  // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
+  float loss = 0;
+  for (long micro = 0; micro < accum_; ++micro) {
+    if (!staged_)
+      setBatch(session, set_, nextBatch(step));
+    staged_ = false;
+    if (sig_.hasRng) {
+      // Dropout masks: Philox keyed by the seed, counted by micro-batch.
+      int64_t state[2] = {int64_t(o_.seed), step * accum_ + micro};
+      const int64_t shape[1] = {2};
+      check(tcc_session_set_input(session, "rng", TCC_DTYPE_I64, 1, shape, state, sizeof state));
+    }
+    bool last = micro == accum_ - 1;
+    if (last) {
+      check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+      if (sig_.hasStep) {
+        float count = float(step + 1); // 1-based, as PyTorch's optimizers count
+        check(tcc_session_set_input(session, "step", TCC_DTYPE_F32, 0, nullptr, &count,
+                                    sizeof count));
+      }
+    } else {
+      float index = float(micro);
+      check(tcc_session_set_input(session, "micro", TCC_DTYPE_F32, 0, nullptr, &index,
+                                  sizeof index));
+    }
+    check(tcc_session_run(session, last ? "train_step" : "accumulate_grad"));
+    // On a device a run returns once it is queued: the next micro-batch is
+    // set (its upload starts on the copy stream) before this one's loss is
+    // read, so that it overlaps the step, unless an evaluation comes between
+    // (it sets the same inputs). A batch that cannot be read is left for the
+    // next call, which stops at its step boundary.
+    bool more = !last || (step + 1 < o_.steps && !evaluatesAfter(step + 1));
+    if (overlapUploads_ && more) {
+      try {
+        setBatch(session, set_, batches_->next());
+        staged_ = true;
+      } catch (const UsageError &) {
+      }
+    }
+    float microLoss;
+    check(tcc_session_copy_output(session, "loss", &microLoss, sizeof microLoss));
+    loss += microLoss / float(accum_);
+  }
+  return loss;
+}
+
+std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string *stopReason) {
+  // The extra evaluation after the last step reports (and may write
+  // best.safetensors) but leaves early stopping and the plateau schedule
+  // alone: no step follows it, and a longer run resumed from this one's
+  // checkpoint must take the steps of a run that never stopped here.
+  bool scheduled = o_.evalEvery > 0 && stepsDone % o_.evalEvery == 0;
+  if (!scheduled && !(o_.evalEvery > 0 && stepsDone == o_.steps))
+    return std::nullopt;
+  const char *judged = judgeLoss_ ? "val_loss" : "val_accuracy";
+  auto better = [&](double a, double b, double delta) {
+    return judgeLoss_ ? a < b - delta : a > b + delta;
   };
-  auto saveCheckpoint = [&](long stepsDone) {
-    if (!o.checkpointDir.empty())
-      writeCheckpoint("checkpoint.safetensors", stepsDone, {});
-  };
-  auto previous = std::signal(SIGINT, onInterrupt);
-  struct SignalGuard {
-    void (*previous)(int);
-    ~SignalGuard() { std::signal(SIGINT, previous); }
-  } signalGuard{previous};
+  std::optional<Evaluation> evaluation;
+  bool improved = false;
+  if (validator_) {
+    evaluation = validator_->run(session_.s);
+    validator_->print(*evaluation, stepsDone);
+    double metric = judgeLoss_ ? evaluation->loss : evaluation->accuracy;
+    improved = std::isnan(state_.bestMetric) || better(metric, state_.bestMetric, 0);
+    if (improved)
+      state_.bestMetric = metric;
+    if (o_.patience > 0 && scheduled) {
+      if (std::isnan(state_.stopBest) || better(metric, state_.stopBest, o_.minDelta)) {
+        state_.stopBest = metric;
+        state_.stopBad = 0;
+      } else if (++state_.stopBad >= o_.patience) {
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "%s has not improved by more than %g for %ld evaluations (best %.6f)",
+                      judged, o_.minDelta, state_.stopBad, state_.stopBest);
+        *stopReason = text;
+      }
+    }
+  }
+  // The plateau schedule judges the validation loss, or without one the
+  // mean training loss since the previous evaluation.
+  std::string cut;
+  if (scheduled &&
+      schedule_.observe(judgeLoss_ ? evaluation->loss
+                                   : state_.windowSum / double(state_.windowCount),
+                        &cut))
+    std::printf("plateau at step %ld: %s %s\n", stepsDone,
+                judgeLoss_ ? "val_loss" : "mean training loss", cut.c_str());
+  if (scheduled) {
+    state_.windowSum = 0;
+    state_.windowCount = 0;
+  }
+  // After every update above, so that resuming from it is exact.
+  if (improved && checkpoints_.active()) {
+    std::map<std::string, std::string> extra;
+    if (evaluation->hasLoss)
+      extra["val_loss"] = shortString(evaluation->loss);
+    if (evaluation->hasAccuracy)
+      extra["val_accuracy"] = shortString(evaluation->accuracy);
+    std::string path = writeCheckpoint("best.safetensors", stepsDone, extra);
+    std::printf("best %s so far: wrote %s\n", judged, path.c_str());
+  }
+  return evaluation;
+}
+
+void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
+                               const std::optional<Evaluation> &evaluation) {
+  char text[512];
+  int n = std::snprintf(text, sizeof text, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g",
+                        stepsDone, double(loss), double(lr));
+  if (sig_.hasGradNorm)
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %.9g",
+                       double(gradNorm));
+  if (evaluation && evaluation->hasLoss)
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.9g",
+                       evaluation->loss);
+  if (evaluation && evaluation->hasAccuracy)
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_accuracy\": %.9g",
+                       evaluation->accuracy);
+  std::snprintf(text + n, sizeof text - size_t(n), "}");
+  metrics_.write(text);
+}
+
+void TrainingRun::run() {
+  readSignature();
+  checkOutputs();
+  session_ = createSession(artifact_, o_);
+  restore();
+  if (!o_.metrics.empty())
+    metrics_.open(o_.metrics, !o_.resume.empty(), first_);
+
+  // Sample order: in order, or a fresh permutation every epoch; a resumed
+  // run replays the shuffles of the micro-batches already taken.
+  int64_t samples = set_.samples, batch = set_.batch, perEpoch = samples / batch;
+  std::vector<int64_t> order(static_cast<size_t>(samples));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(o_.seed);
+  for (long micro = 0; micro < first_ * accum_; ++micro)
+    if (micro % perEpoch == 0 && o_.shuffle)
+      std::shuffle(order.begin(), order.end(), rng);
+  StopSignals signals;
 
   // Batch k = micro-batch k (step k without accumulation): the worker owns
   // the order and the generator from here.
-  Prefetcher batches(set, first * accum, o.steps * accum,
-                     [&o, perEpoch, batch, order = std::move(order),
-                      rng = std::move(rng)](long micro, std::vector<int64_t> &rows) mutable {
-                       int64_t b = micro % perEpoch;
-                       if (b == 0 && o.shuffle)
-                         std::shuffle(order.begin(), order.end(), rng);
-                       std::copy_n(order.begin() + b * batch, batch, rows.begin());
-                     },
-                     prefetchInBackground(o.threads));
-
-  // On a device a run returns once it is queued: the next micro-batch is set
-  // (its upload starts on the copy stream) before this one's loss is read, so
-  // that it overlaps the step, unless an evaluation comes between (it sets
-  // the same inputs). On the CPU a run is synchronous: set, run, read.
+  batches_ = std::make_unique<Prefetcher>(
+      set_, first_ * accum_, o_.steps * accum_,
+      [this, perEpoch, batch, order = std::move(order),
+       rng = std::move(rng)](long micro, std::vector<int64_t> &rows) mutable {
+        int64_t b = micro % perEpoch;
+        if (b == 0 && o_.shuffle)
+          std::shuffle(order.begin(), order.end(), rng);
+        std::copy_n(order.begin() + b * batch, batch, rows.begin());
+      },
+      prefetchInBackground(o_.threads));
   const char *device = nullptr;
-  check(tcc_artifact_get_device(artifact, &device));
-  bool overlapUploads = std::strcmp(device, "cpu") != 0;
-  auto evaluatesAfter = [&](long stepsDone) {
-    return validator && o.evalEvery > 0 && (stepsDone % o.evalEvery == 0 || stepsDone == o.steps);
-  };
-  bool staged = false; // the micro-batch about to run is set already
+  check(tcc_artifact_get_device(artifact_, &device));
+  overlapUploads_ = std::strcmp(device, "cpu") != 0;
 
   double windowLoss = 0;
   long windowSteps = 0;
   auto runStart = std::chrono::steady_clock::now();
   auto windowStart = runStart;
-  long stepsDone = first;
-  for (long step = first; step < o.steps; ++step) {
-    if (interrupted) {
-      saveCheckpoint(step);
-      die("interrupted at step " + std::to_string(step) +
-          (o.checkpointDir.empty() ? std::string(" (no --checkpoint-dir: nothing saved)")
-                                   : "; checkpoint written to " + o.checkpointDir +
-                                         "/checkpoint.safetensors (resume with --resume)"));
-    }
-    float lr = float(schedule.at(step));
-    // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
-    float loss = 0, gradNorm = std::nanf("");
-    for (long micro = 0; micro < accum; ++micro) {
-      if (!staged)
-        setBatch(session, set, batches.next());
-      staged = false;
-      if (hasRngInput) {
-        // Dropout masks: Philox keyed by the seed, counted by micro-batch.
-        int64_t state[2] = {int64_t(o.seed), step * accum + micro};
-        const int64_t shape[1] = {2};
-        check(tcc_session_set_input(session, "rng", TCC_DTYPE_I64, 1, shape, state, sizeof state));
-      }
-      bool last = micro == accum - 1;
-      if (last) {
-        check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
-        if (hasStepInput) {
-          float count = float(step + 1); // 1-based, as PyTorch's optimizers count
-          check(tcc_session_set_input(session, "step", TCC_DTYPE_F32, 0, nullptr, &count,
-                                      sizeof count));
-        }
-      } else {
-        float index = float(micro);
-        check(tcc_session_set_input(session, "micro", TCC_DTYPE_F32, 0, nullptr, &index,
-                                    sizeof index));
-      }
-      check(tcc_session_run(session, last ? "train_step" : "accumulate_grad"));
-      bool more = !last || (step + 1 < o.steps && !evaluatesAfter(step + 1));
-      if (overlapUploads && more) {
-        setBatch(session, set, batches.next());
-        staged = true;
-      }
-      float microLoss;
-      check(tcc_session_copy_output(session, "loss", &microLoss, sizeof microLoss));
-      loss += microLoss / float(accum);
-    }
-    if (hasGradNorm)
-      check(tcc_session_copy_output(session, "grad_norm", &gradNorm, sizeof gradNorm));
+  long stepsDone = first_;
+  for (long step = first_; step < o_.steps; ++step) {
+    if (const char *signal = StopSignals::pending())
+      stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step));
+    float lr = float(schedule_.at(step));
+    float loss = runStep(step, lr);
+    float gradNorm = std::nanf("");
+    if (sig_.hasGradNorm)
+      check(tcc_session_copy_output(session_.s, "grad_norm", &gradNorm, sizeof gradNorm));
+    // The step has applied its update: a non-finite loss or gradient norm
+    // means the parameters may be ruined, so they are not saved (the last
+    // checkpoint stays as it was).
+    auto last = [&] {
+      return lastSaved_ < 0 ? std::string()
+                            : "; the last checkpoint, of step " + std::to_string(lastSaved_) +
+                                  ", is " + checkpoints_.dir() + "/checkpoint.safetensors";
+    };
     if (!std::isfinite(loss))
-      die("step " + std::to_string(step + 1) + ": the loss is " + std::to_string(loss) +
-          "; stopping (the parameters are not saved)");
+      die("step " + std::to_string(step + 1) + ": the loss is " + shortString(loss) +
+          "; stopping (the parameters are not saved" + last() + ")");
+    if (sig_.hasGradNorm && !std::isfinite(gradNorm))
+      die("step " + std::to_string(step + 1) + ": the gradient norm is " + shortString(gradNorm) +
+          " (the loss " + shortString(loss) + "); stopping (the parameters are not saved" +
+          last() + ")");
     stepsDone = step + 1;
     windowLoss += loss;
     ++windowSteps;
-    windowSum += loss;
-    ++windowCount;
+    state_.windowSum += loss;
+    ++state_.windowCount;
 
     // Evaluate every --eval-every steps and after the last one.
-    std::optional<Evaluation> evaluation;
     std::string stopReason;
-    // The extra evaluation after the last step reports (and may write
-    // best.safetensors) but leaves early stopping and the plateau schedule
-    // alone: no step follows it, and a longer run resumed from this one's
-    // checkpoint must take the steps of a run that never stopped here.
-    bool scheduled = o.evalEvery > 0 && stepsDone % o.evalEvery == 0;
-    if (scheduled || (o.evalEvery > 0 && stepsDone == o.steps)) {
-      bool improved = false;
-      if (validator) {
-        evaluation = validator->run(session);
-        validator->print(*evaluation, stepsDone);
-        double metric = judgeLoss ? evaluation->loss : evaluation->accuracy;
-        improved = std::isnan(bestMetric) || better(metric, bestMetric, 0);
-        if (improved)
-          bestMetric = metric;
-        if (o.patience > 0 && scheduled) {
-          if (std::isnan(stopBest) || better(metric, stopBest, o.minDelta)) {
-            stopBest = metric;
-            stopBad = 0;
-          } else if (++stopBad >= o.patience) {
-            char text[256];
-            std::snprintf(text, sizeof text,
-                          "%s has not improved by more than %g for %ld evaluations (best %.6f)",
-                          judged, o.minDelta, stopBad, stopBest);
-            stopReason = text;
-          }
-        }
-      }
-      // The plateau schedule judges the validation loss, or without one the
-      // mean training loss since the previous evaluation.
-      std::string cut;
-      if (scheduled &&
-          schedule.observe(judgeLoss ? evaluation->loss : windowSum / double(windowCount), &cut))
-        std::printf("plateau at step %ld: %s %s\n", stepsDone,
-                    judgeLoss ? "val_loss" : "mean training loss", cut.c_str());
-      if (scheduled) {
-        windowSum = 0;
-        windowCount = 0;
-      }
-      // After every update above, so that resuming from it is exact.
-      if (improved && !o.checkpointDir.empty()) {
-        std::map<std::string, std::string> extra;
-        if (evaluation->hasLoss)
-          extra["val_loss"] = shortString(evaluation->loss);
-        if (evaluation->hasAccuracy)
-          extra["val_accuracy"] = shortString(evaluation->accuracy);
-        std::string path = writeCheckpoint("best.safetensors", stepsDone, extra);
-        std::printf("best %s so far: wrote %s\n", judged, path.c_str());
+    std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
+    if (metrics_.active()) {
+      try {
+        writeMetrics(stepsDone, loss, lr, gradNorm, evaluation);
+      } catch (const UsageError &e) {
+        stopAt(stepsDone, e.message);
       }
     }
-    if (metrics) {
-      std::fprintf(metrics, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g", stepsDone, double(loss),
-                   double(lr));
-      if (hasGradNorm)
-        std::fprintf(metrics, ", \"grad_norm\": %.9g", double(gradNorm));
-      if (evaluation && evaluation->hasLoss)
-        std::fprintf(metrics, ", \"val_loss\": %.9g", evaluation->loss);
-      if (evaluation && evaluation->hasAccuracy)
-        std::fprintf(metrics, ", \"val_accuracy\": %.9g", evaluation->accuracy);
-      std::fputs("}\n", metrics);
-      std::fflush(metrics);
-    }
-    if (o.saveEvery > 0 && stepsDone % o.saveEvery == 0 && stepsDone < o.steps &&
+    if (o_.saveEvery > 0 && stepsDone % o_.saveEvery == 0 && stepsDone < o_.steps &&
         stopReason.empty())
       saveCheckpoint(stepsDone);
-    if (stepsDone % o.logEvery == 0 || stepsDone == o.steps || !stopReason.empty()) {
+    if (stepsDone % o_.logEvery == 0 || stepsDone == o_.steps || !stopReason.empty()) {
       auto now = std::chrono::steady_clock::now();
       double seconds = std::chrono::duration<double>(now - windowStart).count();
       double perStep =
-          std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first);
-      std::printf("step %ld/%ld loss %.6f", stepsDone, o.steps, windowLoss / double(windowSteps));
+          std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
+      std::printf("step %ld/%ld loss %.6f", stepsDone, o_.steps, windowLoss / double(windowSteps));
       if (windowSteps > 1)
         std::printf(" (mean of %ld)", windowSteps);
       std::printf(" lr %g epoch %.2f %.0f samples/s eta %s\n", double(lr),
-                  double(stepsDone * accum * batch) / double(samples),
-                  double(windowSteps * accum * batch) / std::max(seconds, 1e-9),
-                  clockString(perStep * double(o.steps - stepsDone)).c_str());
+                  double(stepsDone * accum_ * batch) / double(samples),
+                  double(windowSteps * accum_ * batch) / std::max(seconds, 1e-9),
+                  clockString(perStep * double(o_.steps - stepsDone)).c_str());
       std::fflush(stdout);
       windowLoss = 0;
       windowSteps = 0;
       windowStart = now;
     }
     if (!stopReason.empty()) {
-      std::printf("early stopping at step %ld of %ld: %s\n", stepsDone, o.steps,
+      std::printf("early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps,
                   stopReason.c_str());
       break;
     }
   }
+  batches_.reset();
   saveCheckpoint(stepsDone);
-  if (!o.save.empty())
-    check(tcc_session_save_params(session, o.save.c_str()));
+  if (!o_.save.empty())
+    check(tcc_session_save_params(session_.s, o_.save.c_str()));
   // Without --eval-every, --val evaluates once, after training.
-  if (validator && o.evalEvery == 0)
-    validator->print(validator->run(session), stepsDone);
+  if (validator_ && o_.evalEvery == 0)
+    validator_->print(validator_->run(session_.s), stepsDone);
 }
+
+} // namespace
+
+void train(tcc_artifact_t artifact, const Options &o) { TrainingRun(artifact, o).run(); }
 
 } // namespace tcc::run

@@ -33,6 +33,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -530,6 +531,18 @@ int main(int argc, char **argv) {
   }
   if (stage >= EmitKind::Object && outputFile == "-")
     fail("--emit=obj and --emit=so need an output file (-o FILE)");
+  // Where the output goes is checked before the compile, not after it.
+  if (outputFile != "-") {
+    llvm::StringRef folder = llvm::sys::path::parent_path(outputFile);
+    if (folder.empty())
+      folder = ".";
+    if (llvm::sys::fs::is_directory(outputFile))
+      fail(outputFile + ": is a folder, not a file (-o FILE)");
+    if (!llvm::sys::fs::is_directory(folder))
+      fail(llvm::Twine(outputFile) + ": the folder " + folder + " does not exist");
+    if (llvm::sys::fs::access(folder, llvm::sys::fs::AccessMode::Write))
+      fail(llvm::Twine(outputFile) + ": the folder " + folder + " is not writable");
+  }
 
   DefaultTimingManager tm;
   applyDefaultTimingManagerCLOptions(tm);
@@ -545,6 +558,10 @@ int main(int argc, char **argv) {
   };
   if (stage != EmitKind::MlirRaw && !runStage(tcc::buildImportPipeline))
     return 1;
+  // 0 is the pass's "no clipping"; said explicitly it is a mistake (PyTorch
+  // would zero every gradient).
+  if (gradClipOpt.getNumOccurrences() && gradClipOpt == 0)
+    fail("--grad-clip must be a finite norm > 0 (leave it out for no clipping), got 0");
   if (train && stage != EmitKind::MlirRaw &&
       !runStage([&](OpPassManager &pm) {
         tcc::TrainingOptions options;

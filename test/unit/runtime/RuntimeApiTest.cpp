@@ -267,7 +267,7 @@ TEST_F(RuntimeApiTest, SetsAndGetsParams) {
   EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, shape4, four, sizeof four),
                TCC_ERROR_SHAPE, "parameter 'b'", "has shape [3], got [4]");
   EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 2, shape13, four, 12),
-               TCC_ERROR_SHAPE, "has shape [3], got [1,3]");
+               TCC_ERROR_SHAPE, "has shape [3] (rank 1), got rank 2");
   EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, shape, four, 16),
                TCC_ERROR_INVALID_ARGUMENT, "parameter 'b'", "has 12 bytes, got 16");
   EXPECT_ERROR(tcc_session_set_param(session.s, "b", TCC_DTYPE_F32, 1, nullptr, four, 12),
@@ -365,7 +365,14 @@ TEST_F(RuntimeApiTest, RejectsWrongInputs) {
   EXPECT_ERROR(tcc_session_set_input(session.s, "x", TCC_DTYPE_F32, 2, transposed, kX, sizeof kX),
                TCC_ERROR_SHAPE, "has shape [2,3], got [3,2]");
   EXPECT_ERROR(tcc_session_set_input(session.s, "x", TCC_DTYPE_F32, 1, flat, kX, sizeof kX),
-               TCC_ERROR_SHAPE, "got [6]");
+               TCC_ERROR_SHAPE, "has shape [2,3] (rank 2), got rank 1");
+  // A rank larger than the shape array: the message must not read past it
+  // (rank 1000000 read a million entries, a crash; rank 100, stack garbage).
+  EXPECT_ERROR(tcc_session_set_input(session.s, "x", TCC_DTYPE_F32, 1000000, kShape, kX,
+                                     sizeof kX),
+               TCC_ERROR_SHAPE, "got rank 1000000");
+  EXPECT_ERROR(tcc_session_set_input(session.s, "x", TCC_DTYPE_F32, 100, kShape, kX, sizeof kX),
+               TCC_ERROR_SHAPE, "got rank 100");
   EXPECT_ERROR(tcc_session_set_input(session.s, "x", TCC_DTYPE_F32, 2, kShape, kX, 20),
                TCC_ERROR_INVALID_ARGUMENT, "has 24 bytes, got 20");
   EXPECT_ERROR(tcc_session_set_input(session.s, "x", TCC_DTYPE_F32, 2, kShape, nullptr, 24),

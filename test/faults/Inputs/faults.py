@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Fault injection for tcc-run (test/faults/*.test). Standard library only;
+runs under the Python that runs lit.
+
+Every command takes TCC_RUN (the binary), MODEL (a training artifact), DATA (its
+data folder, NAME.npy per input) and WORK (an empty scratch folder), and prints one
+"OK: ..." line or exits 1 saying what went wrong.
+
+  faults.py kill9 TCC_RUN MODEL DATA WORK STEPS KILLS SEED
+      A reference run of STEPS steps, then the same run killed with SIGKILL
+      KILLS times, each soon after a random step (SEED; checkpoints every
+      step, so many kills land inside a checkpoint write) and resumed from its checkpoint
+      each time: every checkpoint found must load, the final parameters must
+      equal the reference bit for bit, the metrics file must equal the
+      reference's line for line, and no temporary file may be left.
+  faults.py signal SIGNAL TCC_RUN MODEL DATA WORK
+      Sends SIGNAL (TERM, HUP, INT) to a long run after a few steps: exit
+      status 1, the message, a checkpoint of the step it names, metrics up to
+      it, and a resumed run continuing from there. Before it, a second run
+      into the same checkpoint folder is refused (the folder is locked).
+  faults.py shrink|rewrite TCC_RUN MODEL DATA WORK
+      Truncates the largest .npy to half (shrink) or rewrites its bytes in place
+      (rewrite) while a run reads it: exit status 1 with a message naming the
+      file (a SIGBUS before), and a checkpoint of the steps done.
+  faults.py diskfull TCC_RUN MODEL DATA WORK
+      A checkpoint write that fails (the file size limit, RLIMIT_FSIZE, as a
+      full disk): exit status 1 naming the file, the previous checkpoint
+      intact and loadable, no temporary left; metrics to /dev/full: exit 1.
+  faults.py setmeta FILE KEY VALUE
+      Rewrites the safetensors FILE with __metadata__[KEY] = VALUE (a
+      tampered or corrupted checkpoint).
+  faults.py huge DIR N VALUE
+      DIR/features.npy (N x 4 float32, +-VALUE: finite but huge) and
+      DIR/y.npy (N int64 labels 0..2) for examples/mlp.onnxtxt.
+  faults.py expect CODE SECONDS COMMAND...
+      Runs COMMAND with a time limit; prints its stderr; fails unless it
+      exits with CODE within SECONDS (a hang is a failure, not a pass).
+"""
+import glob
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def checkpoint_metadata(path):
+    """The __metadata__ of a safetensors file."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        return json.loads(f.read(n)).get("__metadata__", {})
+
+
+def tensor_bytes(path):
+    """Every tensor's name, dtype, shape and bytes (not the metadata)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        out[name] = (info["dtype"], tuple(info["shape"]), blob[8 + n + begin:8 + n + end])
+    return out
+
+
+def temporaries(folder):
+    return glob.glob(os.path.join(folder, ".*.tmp.*"))
+
+
+def train_args(tcc_run, model, data, steps):
+    return [tcc_run, model, "--data", data, "--steps", str(steps), "--lr", "0.05",
+            "--seed", "7", "--log-every", "1000000"]
+
+
+def lines(path):
+    try:
+        with open(path) as f:
+            return f.read().count("\n")
+    except FileNotFoundError:
+        return 0
+
+
+def wait_for_lines(path, count, proc, seconds=60):
+    """Waits until PATH holds COUNT lines (the run took that many steps)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            fail("the run ended early (status %d): %s" % (proc.returncode, proc.stderr.read()))
+        if lines(path) >= count:
+            return
+        time.sleep(0.02)
+    proc.kill()
+    fail("the run took no %d steps in %d s" % (count, seconds))
+
+
+def kill9(tcc_run, model, data, work, steps, kills, seed):
+    steps, kills = int(steps), int(kills)
+    rng = random.Random(int(seed))
+    ref = os.path.join(work, "ref")
+    base = train_args(tcc_run, model, data, steps) + ["--save-every", "1"]
+    subprocess.run(base + ["--checkpoint-dir", ref, "--metrics", ref + ".jsonl",
+                           "--save", ref + ".safetensors"],
+                   check=True, stdout=subprocess.DEVNULL)
+
+    victim = os.path.join(work, "victim")
+    checkpoint = os.path.join(victim, "checkpoint.safetensors")
+    args = base + ["--checkpoint-dir", victim, "--metrics", victim + ".jsonl",
+                   "--save", victim + ".safetensors"]
+    # Until the run completes: each start (resuming once a checkpoint exists)
+    # is killed soon after its metrics reach the next of KILLS random steps,
+    # so the kills land inside training and often inside a checkpoint write.
+    targets = sorted(rng.randrange(1, steps) for _ in range(kills))
+    killed = mid_write = resumed = 0
+    while True:
+        resume = ["--resume", checkpoint] if os.path.exists(checkpoint) else []
+        resumed += bool(resume)
+        proc = subprocess.Popen(args + resume, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        if targets:
+            target = targets.pop(0)
+            while proc.poll() is None and lines(victim + ".jsonl") < target:
+                time.sleep(0.001)
+            time.sleep(rng.uniform(0, 0.003))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                killed += 1
+                mid_write += bool(temporaries(victim))
+                continue
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            fail("a resumed run failed (status %d): %s" % (proc.returncode, err))
+        if not targets:
+            break
+    if tensor_bytes(victim + ".safetensors") != tensor_bytes(ref + ".safetensors"):
+        fail("the parameters after %d kills differ from the uninterrupted run's" % killed)
+    with open(ref + ".jsonl") as a, open(victim + ".jsonl") as b:
+        if a.read() != b.read():
+            fail("the metrics after %d kills differ from the uninterrupted run's" % killed)
+    if temporaries(victim):
+        fail("temporary files left: %s" % temporaries(victim))
+    if killed < kills // 2:
+        fail("only %d of %d kills landed before the run ended" % (killed, kills))
+    print("OK: %d kills (%d inside a checkpoint write), %d resumes; parameters and metrics "
+          "bitwise equal to the uninterrupted run" % (killed, mid_write, resumed))
+
+
+def signal_run(name, tcc_run, model, data, work):
+    folder = os.path.join(work, "ck")
+    metrics = os.path.join(work, "m.jsonl")
+    args = train_args(tcc_run, model, data, 1000000) + ["--checkpoint-dir", folder,
+                                                         "--metrics", metrics]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_lines(metrics, 5, proc)
+    # The folder is locked while the run lasts.
+    second = subprocess.run(train_args(tcc_run, model, data, 5) +
+                            ["--checkpoint-dir", folder, "--overwrite"],
+                            capture_output=True, text=True, timeout=60)
+    if second.returncode != 1 or "in use by another tcc-run" not in second.stderr:
+        fail("a second run into the folder: exit status %d: %s" % (second.returncode,
+                                                                   second.stderr))
+    proc.send_signal(getattr(signal, "SIG" + name))
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("SIG%s did not stop the run" % name)
+    if proc.returncode != 1:
+        fail("SIG%s: exit status %d, expected 1: %s" % (name, proc.returncode, err))
+    expected = "interrupted (SIG%s) at step " % name
+    if expected not in err:
+        fail("SIG%s: no '%s' in: %s" % (name, expected, err))
+    step = int(err.split(expected)[1].split(";")[0])
+    meta = checkpoint_metadata(os.path.join(folder, "checkpoint.safetensors"))
+    if meta.get("step") != str(step):
+        fail("the checkpoint holds step %s, the message says %d" % (meta.get("step"), step))
+    with open(metrics) as f:
+        lines = f.read().splitlines()
+    if len(lines) != step or json.loads(lines[-1])["step"] != step:
+        fail("the metrics hold %d lines, the run stopped after step %d" % (len(lines), step))
+    out = subprocess.run(train_args(tcc_run, model, data, step + 3) +
+                         ["--checkpoint-dir", folder, "--metrics", metrics,
+                          "--resume", os.path.join(folder, "checkpoint.safetensors")],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or "resumed from" not in out.stdout:
+        fail("the resumed run failed: %s" % out.stderr)
+    with open(metrics) as f:
+        if len(f.read().splitlines()) != step + 3:
+            fail("the resumed run's metrics do not continue the interrupted run's")
+    print("OK: SIG%s stopped the run at step %d with a checkpoint; resumed" % (name, step))
+
+
+def change_data(mode, tcc_run, model, data, work):
+    copy = os.path.join(work, "data")
+    shutil.copytree(data, copy)
+    folder = os.path.join(work, "ck")
+    metrics = os.path.join(work, "m.jsonl")
+    proc = subprocess.Popen(train_args(tcc_run, model, copy, 1000000) +
+                            ["--checkpoint-dir", folder, "--metrics", metrics],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_lines(metrics, 3, proc)
+    # The largest data file (the features).
+    x = max(glob.glob(os.path.join(copy, "*.npy")), key=os.path.getsize)
+    size = os.path.getsize(x)
+    if mode == "shrink":
+        os.truncate(x, size // 2)
+    else:
+        with open(x, "r+b") as f:
+            f.seek(size - 64)
+            f.write(bytes(64))
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("changing %s did not stop the run" % x)
+    if proc.returncode != 1:
+        fail("exit status %d (%s), expected 1: %s" % (
+            proc.returncode,
+            signal.Signals(-proc.returncode).name if proc.returncode < 0 else "",
+            err))
+    what = "shrank" if mode == "shrink" else "changed"
+    if x not in err or what not in err or "checkpoint of step" not in err:
+        fail("the message does not name %s, say it %s and where the checkpoint went: %s" %
+             (x, what, err))
+    step = checkpoint_metadata(os.path.join(folder, "checkpoint.safetensors"))["step"]
+    print("OK: %s %s during the run: exit 1, checkpoint of step %s" % (
+        os.path.basename(x), "truncated" if mode == "shrink" else "rewritten", step))
+    print("stderr: " + err.strip())
+
+
+def diskfull(tcc_run, model, data, work):
+    folder = os.path.join(work, "ck")
+    checkpoint = os.path.join(folder, "checkpoint.safetensors")
+    subprocess.run(train_args(tcc_run, model, data, 5) + ["--checkpoint-dir", folder],
+                   check=True, stdout=subprocess.DEVNULL)
+    before = open(checkpoint, "rb").read()
+    limit = len(before) // 2
+
+    def limited():
+        # As a full disk: writes past LIMIT bytes fail with EFBIG (the
+        # signal that would kill the process instead is ignored).
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    out = subprocess.run(train_args(tcc_run, model, data, 8) +
+                         ["--checkpoint-dir", folder, "--resume", checkpoint],
+                         capture_output=True, text=True, preexec_fn=limited)
+    if out.returncode != 1 or "checkpoint.safetensors" not in out.stderr:
+        fail("a failed checkpoint write: exit status %d, expected 1 naming the file: %s" %
+             (out.returncode, out.stderr))
+    if open(checkpoint, "rb").read() != before:
+        fail("the previous checkpoint changed")
+    if temporaries(folder):
+        fail("temporary files left: %s" % temporaries(folder))
+    out2 = subprocess.run(train_args(tcc_run, model, data, 6) +
+                          ["--checkpoint-dir", folder, "--resume", checkpoint],
+                          capture_output=True, text=True)
+    if out2.returncode != 0:
+        fail("the previous checkpoint does not resume: %s" % out2.stderr)
+    full = subprocess.run(train_args(tcc_run, model, data, 5) + ["--metrics", "/dev/full"],
+                          capture_output=True, text=True)
+    if full.returncode != 1 or "/dev/full: write failed: No space left on device" not in full.stderr:
+        fail("--metrics /dev/full: exit status %d: %s" % (full.returncode, full.stderr))
+    print("OK: a full disk fails the write with exit 1 and keeps the previous checkpoint")
+    print("stderr: " + out.stderr.strip())
+
+
+def setmeta(path, key, value):
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    header.setdefault("__metadata__", {})[key] = value
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + blob[8 + n:])
+
+
+def huge(folder, n, value):
+    n, value = int(n), float(value)
+    os.makedirs(folder, exist_ok=True)
+    for name, descr, shape, values in (
+            ("features", "<f4", (n, 4), [value if (i * 7) % 3 else -value for i in range(n * 4)]),
+            ("y", "<i8", (n,), [(i + 2) % 3 for i in range(n)])):
+        dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+        header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+        header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+        with open(os.path.join(folder, name + ".npy"), "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+            f.write(struct.pack("<%d%s" % (len(values), {"<f4": "f", "<i8": "q"}[descr]), *values))
+
+
+def expect(code, seconds, command):
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=float(seconds))
+    except subprocess.TimeoutExpired:
+        fail("%s did not finish in %s s (a hang)" % (command[0], seconds))
+    sys.stdout.write(out.stderr)
+    if out.returncode != int(code):
+        fail("exit status %d, expected %s" % (out.returncode, code))
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "kill9":
+        kill9(*args)
+    elif cmd == "signal":
+        signal_run(*args)
+    elif cmd in ("shrink", "rewrite"):
+        change_data(cmd, *args)
+    elif cmd == "diskfull":
+        diskfull(*args)
+    elif cmd == "setmeta":
+        setmeta(*args)
+    elif cmd == "huge":
+        huge(*args)
+    elif cmd == "expect":
+        expect(args[0], args[1], args[2:])
+    else:
+        fail("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()
