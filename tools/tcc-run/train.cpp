@@ -422,12 +422,12 @@ void TrainingRun::restore() {
   }
   if (!getMetadata(path, "step", value))
     die(path + ": the checkpoint has no 'step'; it was not written by tcc-run");
-  first_ = metadataCount("step", value);
-  if (first_ > o_.steps)
-    die(path + ": checkpoint step " + std::to_string(first_) + " is outside this run of " +
-        std::to_string(o_.steps) + " steps");
   auto get = [&](const std::string &key, std::string &out) { return getMetadata(path, key, out); };
   try {
+    first_ = metadataCount("step", value);
+    if (first_ > o_.steps)
+      die("checkpoint step " + std::to_string(first_) + " is outside this run of " +
+          std::to_string(o_.steps) + " steps");
     schedule_.restore(get);
     state_.restore(get);
   } catch (const UsageError &e) {
