@@ -16,6 +16,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -681,6 +682,14 @@ tcc::importOnnxBuffer(MLIRContext &context, StringRef bytes, bool textFormat,
 
 OwningOpRef<ModuleOp> tcc::importOnnxFile(MLIRContext &context, StringRef path,
                                           const OnnxImportOptions &options) {
+  // A FIFO or device would block (or never end): only regular files.
+  llvm::sys::fs::file_status status;
+  if (path != "-" && !llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file &&
+      status.type() != llvm::sys::fs::file_type::directory_file)
+    return mlir::emitError(FileLineColLoc::get(&context, path, 0, 0))
+               << "cannot read the file: not a regular file",
+           nullptr;
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
