@@ -36,8 +36,12 @@ struct Value {
 };
 
 /// Parses DATA[0, SIZE) as one JSON value surrounded by optional whitespace.
-/// On failure returns false and sets *error to "at byte N: what".
-bool parse(const char *data, size_t size, Value &out, std::string *error);
+/// On failure returns false and sets *error to "at byte N: what". MAX_MEMORY
+/// bounds the parsed value's size, counted as sizeof(Value) per value plus
+/// the bytes of every string, key and number: a document past it is refused,
+/// since a parsed value takes up to ~50 times its text ("0," is one Value).
+bool parse(const char *data, size_t size, Value &out, std::string *error,
+           size_t maxMemory = SIZE_MAX);
 
 /// Appends S as a JSON string literal (quotes and escapes included).
 void appendQuoted(std::string &out, const std::string &s);

@@ -23,6 +23,11 @@ namespace {
 /// The limit of the reference implementation: a bigger header is an attack
 /// or corruption, never a real model.
 constexpr uint64_t kMaxHeaderSize = 100'000'000;
+/// What the parsed header may take (json::parse's count). A typical entry
+/// takes ~10-15 times its text, so this admits ~40 MB of real header
+/// (~500,000 tensors); text of nothing but tiny values ("[0,0,...]") takes
+/// ~50 times its size, and a 100 MB header of it asked for 5.8 GB.
+constexpr size_t kMaxHeaderMemory = size_t(512) << 20;
 
 struct DtypeName {
   tcc_dtype dtype;
@@ -175,7 +180,8 @@ bool SafetensorsReader::parse(const uint8_t *data, size_t size, const std::strin
       return fail(error, what + ": the header is not a JSON object");
     json::Value root;
     std::string jsonError;
-    if (!json::parse(reinterpret_cast<const char *>(data + 8), headerSize, root, &jsonError))
+    if (!json::parse(reinterpret_cast<const char *>(data + 8), headerSize, root, &jsonError,
+                     kMaxHeaderMemory))
       return fail(error, what + ": invalid JSON header: " + jsonError);
     if (root.kind != json::Value::Kind::Object)
       return fail(error, what + ": the header is not a JSON object");

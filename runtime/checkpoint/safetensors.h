@@ -60,7 +60,7 @@ bool parseSafetensorsDtype(const std::string &name, tcc_dtype *out);
 class SafetensorsReader {
 public:
   /// Maps and validates PATH: header length within the file (and at most
-  /// 100 MB), strict JSON, known dtypes, shapes of non-negative integers,
+  /// 100 MB, taking at most 512 MiB once parsed), strict JSON, known dtypes, shapes of non-negative integers,
   /// byte ranges in bounds, matching their shapes without overflow, and
   /// covering the data exactly once (no overlap, no hole). On failure returns
   /// false with *error naming the file and, where one is at fault, the tensor.

@@ -195,8 +195,11 @@ bool parseTensorProto(const uint8_t *data, size_t size, const std::string &what,
     Reader raw{nullptr, nullptr};
     std::string name;
     while (!r.atEnd()) {
+      // A tag is a 32-bit varint (field numbers end at 2^29 - 1): protobuf
+      // refuses a longer one, so accepting it would read files no other
+      // ONNX tool reads.
       uint64_t tag;
-      if (!r.varint(&tag))
+      if (!r.varint(&tag) || tag > UINT32_MAX)
         return fail(error, what + ": not a TensorProto: malformed field tag");
       uint64_t field = tag >> 3;
       int wire = int(tag & 7);

@@ -111,6 +111,40 @@ TEST(JsonTest, RejectsDeepNesting) {
   EXPECT_TRUE(parses(ok));
 }
 
+// Tests that the memory budget refuses a document of many tiny values (each
+// takes sizeof(Value), ~50 times its two bytes of text) and admits the same
+// document under a budget that fits it.
+TEST(JsonTest, RefusesDocumentsPastTheMemoryBudget) {
+  std::string zeros = "[0";
+  for (int i = 0; i < 10000; ++i)
+    zeros += ",0";
+  zeros += "]";
+  json::Value v;
+  std::string error;
+  EXPECT_FALSE(json::parse(zeros.data(), zeros.size(), v, &error, 100000));
+  EXPECT_NE(error.find("needs more than 100000 bytes of memory"), std::string::npos) << error;
+  EXPECT_TRUE(json::parse(zeros.data(), zeros.size(), v, &error, 10001 * (sizeof(json::Value) + 1)))
+      << error;
+  EXPECT_EQ(v.items.size(), 10001u);
+  std::string strings = R"({"key": "a long string value", "other": "x"})";
+  EXPECT_FALSE(json::parse(strings.data(), strings.size(), v, &error, 200));
+}
+
+// Tests that duplicate keys are found in an object of many keys, and fast:
+// the check once compared every key with every earlier one.
+TEST(JsonTest, DuplicateKeyAmongManyKeys) {
+  std::string text = "{";
+  for (int i = 0; i < 200000; ++i)
+    text += "\"k" + std::to_string(i) + "\":0,";
+  std::string unique = text.substr(0, text.size() - 1) + "}";
+  json::Value v;
+  ASSERT_TRUE(parses(unique, &v));
+  EXPECT_EQ(v.keys.size(), 200000u);
+  std::string error;
+  EXPECT_FALSE(parses(text + "\"k123456\":1}", nullptr, &error));
+  EXPECT_NE(error.find("duplicate key \"k123456\""), std::string::npos) << error;
+}
+
 // Tests the UTF-8 validator used on names before they are written.
 TEST(JsonTest, Utf8Validation) {
   EXPECT_TRUE(json::isValidUtf8("plain \xc3\xa9 \xf0\x9f\x98\x80"));

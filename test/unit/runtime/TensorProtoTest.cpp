@@ -185,6 +185,10 @@ TEST(TensorProtoTest, RejectsUnsupportedAndCorrupt) {
       {"truncated bytes", intField(2, 1) + tag(9, 2) + varint(100) + "abc", "malformed"},
       {"group wire type", intField(2, 1) + tag(20, 3), "malformed"},
       {"field zero", std::string("\x00\x01", 2), "field number 0"},
+      // A tag beyond 32 bits (field number over 2^29 - 1), which protobuf
+      // refuses: found by the fuzzer (fuzz/regressions/tensor-proto).
+      {"64-bit tag", intField(1, 1) + intField(2, 1) + varint(uint64_t(1) << 32 | 2) + varint(0),
+       "malformed field tag"},
       {"garbage", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "not a TensorProto"},
   };
   for (const Case &c : cases) {
