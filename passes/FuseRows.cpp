@@ -166,8 +166,11 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
       return op->getNumRegions() == 0 && (isMemoryEffectFree(op) || isa<memref::AllocOp>(op));
     };
     for (unsigned i = 0; i < order.size(); ++i) {
+      // Before the cast: the ops of earlier runs are erased.
+      if (taken.contains(order[i]))
+        continue;
       auto seed = dyn_cast<linalg::LinalgOp>(order[i]);
-      if (!seed || taken.contains(seed))
+      if (!seed)
         continue;
       Rows rows = rowsOf(seed);
       if (rows.k == 0 || !eligible(seed, rows))

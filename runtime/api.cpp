@@ -357,15 +357,21 @@ tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key, char *
     require(path, "path");
     require(key, "key");
     require(out, "out");
-    tcc::rt::SafetensorsReader reader;
+    // Opening is I/O, the contents are the format: told apart by the step
+    // that failed, never by the message's words.
+    tcc::rt::MappedFile file;
     std::string message;
-    if (!reader.open(path, &message))
-      tcc::rt::fail(message.find("cannot open") != std::string::npos ? TCC_ERROR_IO
-                                                                      : TCC_ERROR_FORMAT,
-                    message);
+    if (!file.open(path, &message))
+      tcc::rt::fail(TCC_ERROR_IO, message);
+    tcc::rt::SafetensorsReader reader;
+    if (!reader.parse(file.data(), file.size(), path, &message))
+      tcc::rt::fail(TCC_ERROR_FORMAT, message);
     auto it = reader.metadata().find(key);
     if (it == reader.metadata().end())
       tcc::rt::fail(TCC_ERROR_NOT_FOUND, std::string(path) + ": no metadata '" + key + "'");
+    if (it->second.find('\0') != std::string::npos)
+      tcc::rt::fail(TCC_ERROR_FORMAT, std::string(path) + ": metadata '" + key +
+                                          "' holds a NUL character, which a C string cannot carry");
     if (it->second.size() + 1 > out_size)
       tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT,
                     std::string(path) + ": metadata '" + key + "' needs " +

@@ -356,7 +356,8 @@ void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int6
     device_->inputs->set(index, data, size, where);
     return;
   }
-  std::memcpy(arena_.data() + t.offset, data, size);
+  if (size > 0) // data may be NULL for an empty tensor
+    std::memcpy(arena_.data() + t.offset, data, size);
   // An output computed in place over this input's slot is gone now.
   const tcc_abi_descriptor &d = artifact_->descriptor();
   for (int32_t i = 0; i < d.num_tensors; ++i) {

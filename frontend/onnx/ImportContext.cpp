@@ -530,17 +530,20 @@ tcc::onnx_frontend::tensorBytes(const onnx::TensorProto &tensor,
     case onnx::TensorProto::FLOAT:
       if (failed(typedCount(tensor.float_data_size())))
         return failure();
-      std::memcpy(bytes.data(), tensor.float_data().data(), n * 4);
+      if (n > 0) // an empty tensor has no data pointer to copy from
+        std::memcpy(bytes.data(), tensor.float_data().data(), n * 4);
       break;
     case onnx::TensorProto::DOUBLE:
       if (failed(typedCount(tensor.double_data_size())))
         return failure();
-      std::memcpy(bytes.data(), tensor.double_data().data(), n * 8);
+      if (n > 0)
+        std::memcpy(bytes.data(), tensor.double_data().data(), n * 8);
       break;
     case onnx::TensorProto::INT64:
       if (failed(typedCount(tensor.int64_data_size())))
         return failure();
-      std::memcpy(bytes.data(), tensor.int64_data().data(), n * 8);
+      if (n > 0)
+        std::memcpy(bytes.data(), tensor.int64_data().data(), n * 8);
       break;
     case onnx::TensorProto::UINT32:
     case onnx::TensorProto::UINT64:

@@ -314,7 +314,8 @@ void InputStaging::set(int32_t index, const void *data, size_t size, const std::
   // An event never recorded counts as complete.
   check(drv.cuEventSynchronize(done), "cuEventSynchronize",
         where + ": waiting for its previous upload");
-  std::memcpy(host_.get() + at, data, size);
+  if (size > 0) // data may be NULL for an empty tensor
+    std::memcpy(host_.get() + at, data, size);
   check(drv.cuStreamWaitEvent(copy, consumed_, 0), "cuStreamWaitEvent",
         where + ": ordering its upload after the last run's copies");
   check(drv.cuMemcpyHtoDAsync(device_.ptr() + at, host_.get() + at, size, copy),

@@ -317,6 +317,23 @@ TEST_F(RuntimeApiTest, Checkpoints) {
                TCC_ERROR_NOT_FOUND, "no metadata 'epoch'");
   EXPECT_ERROR(tcc_checkpoint_get_metadata(ckpt.c_str(), "step", value, 2),
                TCC_ERROR_INVALID_ARGUMENT, "needs 3 bytes");
+  // What failed decides the status, not the words of the message: a folder
+  // cannot be opened as a file (it was TCC_ERROR_FORMAT); a value with NUL
+  // is refused (it read back truncated).
+  EXPECT_ERROR(tcc_checkpoint_get_metadata(dir.path().c_str(), "step", value, sizeof value),
+               TCC_ERROR_IO, "not a regular file");
+  {
+    std::string header = R"({"__metadata__":{"note":"a\u0000b"}})";
+    uint64_t length = header.size();
+    std::string nul = dir.file("nul.safetensors");
+    FILE *f = std::fopen(nul.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fwrite(&length, sizeof length, 1, f);
+    std::fwrite(header.data(), 1, header.size(), f);
+    std::fclose(f);
+    EXPECT_ERROR(tcc_checkpoint_get_metadata(nul.c_str(), "note", value, sizeof value),
+                 TCC_ERROR_FORMAT, "holds a NUL character");
+  }
   const char *reserved[] = {"tcc.fingerprint"};
   EXPECT_ERROR(tcc_session_save_checkpoint(session.s, ckpt.c_str(), 1, reserved, values),
                TCC_ERROR_INVALID_ARGUMENT, "reserved");
