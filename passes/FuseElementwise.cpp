@@ -99,10 +99,23 @@ bool duplicationPays(linalg::GenericOp producer) {
   return users * inputs < inputs + (1 + users) * result;
 }
 
-/// Fuse (or propagate a reshape) across FUSED only between generics, and
-/// only when the producer has no other use or is cheap to recompute in each
-/// (never duplicating an expensive producer).
-bool mayFuse(OpOperand *fused) {
+/// Whether the kernel that merges generics A and B stays within MAXSIZE
+/// body ops and MAXSIZE operands (an upper bound on what the merge holds).
+/// Fusing a chain copies the growing body at every step, so an unbounded
+/// chain of n ops costs n^2 here and ends as one basic block of n ops, over
+/// which LLVM's register allocator takes superlinear time; with the bound
+/// both are linear in n. Real kernels stay far below it.
+bool mergeFits(linalg::GenericOp a, linalg::GenericOp b, unsigned maxSize) {
+  auto bodyOps = [](linalg::GenericOp op) { return op.getBody()->getOperations().size() - 1; };
+  return a->getNumOperands() + b->getNumOperands() <= maxSize + 1 &&
+         bodyOps(a) + bodyOps(b) <= maxSize;
+}
+
+/// Fuse (or propagate a reshape) across FUSED only between generics, only
+/// when the fused kernel fits MAXSIZE, and only when the producer has no
+/// other use or is cheap to recompute in each (never duplicating an
+/// expensive producer).
+bool mayFuse(OpOperand *fused, unsigned maxSize) {
   Operation *producer = fused->get().getDefiningOp();
   Operation *consumer = fused->getOwner();
   if (!producer)
@@ -112,11 +125,16 @@ bool mayFuse(OpOperand *fused) {
   };
   if (isNamedLinalg(producer) || isNamedLinalg(consumer))
     return false;
-  if (producer->hasOneUse())
-    return true;
-  auto generic = dyn_cast<linalg::GenericOp>(producer);
-  return generic && isa<linalg::GenericOp>(consumer) && isCheapToRecompute(generic) &&
-         duplicationPays(generic);
+  auto producerGeneric = dyn_cast<linalg::GenericOp>(producer);
+  auto consumerGeneric = dyn_cast<linalg::GenericOp>(consumer);
+  if (!producer->hasOneUse() &&
+      !(producerGeneric && consumerGeneric && isCheapToRecompute(producerGeneric) &&
+        duplicationPays(producerGeneric)))
+    return false;
+  // Last: the body sizes take a walk over both bodies, and a consumer is
+  // asked about each of its operands every time it changes.
+  return !producerGeneric || !consumerGeneric ||
+         mergeFits(producerGeneric, consumerGeneric, maxSize);
 }
 
 /// A body of arith and math ops only (no gathers, no index arithmetic):
@@ -147,7 +165,9 @@ bool usedOnlyAfter(Operation *op, Operation *after) {
 /// fused op replaces the producer there) and both index the value with the
 /// identity (the kept result has the consumer's layout).
 struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FuseMultiUseProducer(MLIRContext *ctx, unsigned maxSize)
+      : OpRewritePattern(ctx), maxSize(maxSize) {}
+  unsigned maxSize;
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
@@ -161,7 +181,8 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
           producer->getBlock() != consumer->getBlock() ||
           !producer.hasPureTensorSemantics() || producer.getNumReductionLoops() != 0 ||
           !consumer.getMatchingIndexingMap(operand).isIdentity() ||
-          !producer.getIndexingMapMatchingResult(producer->getResult(0)).isIdentity())
+          !producer.getIndexingMapMatchingResult(producer->getResult(0)).isIdentity() ||
+          !mergeFits(producer, consumer, maxSize))
         continue;
       // The consumer reads the value through this operand only.
       if (llvm::count_if(consumer->getOperands(),
@@ -203,9 +224,10 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
 /// vectorizes wherever the two did. Reductions merge only with
 /// `reductions` (the CUDA block reduction carries one output).
 struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
-  FuseSiblings(MLIRContext *ctx, bool reductions)
-      : OpRewritePattern(ctx), reductions(reductions) {}
+  FuseSiblings(MLIRContext *ctx, bool reductions, unsigned maxSize)
+      : OpRewritePattern(ctx), reductions(reductions), maxSize(maxSize) {}
   bool reductions;
+  unsigned maxSize;
 
   /// Whether every operand of OP that the innermost loop indexes has it as
   /// its last dimension (what CPU vectorization needs).
@@ -220,29 +242,42 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
     });
   }
 
+  /// The most operands of a merged kernel (keeps kernels small).
+  static constexpr unsigned kMaxOperands = 12;
+  /// The most readers of a common input that are searched for a sibling.
+  static constexpr unsigned kMaxReaders = 64;
+
+  /// Whether A can merge into B. The checks that cost O(1) come first: B
+  /// is tried against every other reader of each of its inputs, and an
+  /// input of a wide graph has thousands.
   bool compatible(linalg::GenericOp a, linalg::GenericOp b) const {
-    if (a == b || a->getBlock() != b->getBlock() || !a->isBeforeInBlock(b) ||
-        !a.hasPureTensorSemantics() || a.getNumLoops() == 0 ||
-        a.getIteratorTypesArray() != b.getIteratorTypesArray() ||
-        a.getStaticLoopRanges() != b.getStaticLoopRanges() ||
-        llvm::any_of(a.getStaticLoopRanges(), ShapedType::isDynamic) ||
-        (!reductions && a.getNumReductionLoops() != 0) || !hasArithBody(a) ||
-        contiguous(a) != contiguous(b) || !usedOnlyAfter(a, b))
-      return false;
-    return a->getNumOperands() + b->getNumOperands() <= 12; // keep kernels small
+    return a != b && a->getBlock() == b->getBlock() &&
+           a->getNumOperands() + b->getNumOperands() <= kMaxOperands &&
+           a->isBeforeInBlock(b) && a.hasPureTensorSemantics() && a.getNumLoops() != 0 &&
+           (reductions || a.getNumReductionLoops() == 0) && mergeFits(a, b, maxSize) &&
+           a.getIteratorTypesArray() == b.getIteratorTypesArray() && hasArithBody(a) &&
+           a.getStaticLoopRanges() == b.getStaticLoopRanges() &&
+           !llvm::any_of(a.getStaticLoopRanges(), ShapedType::isDynamic) &&
+           contiguous(a) == contiguous(b) && usedOnlyAfter(a, b);
   }
 
   LogicalResult matchAndRewrite(linalg::GenericOp b,
                                 PatternRewriter &rewriter) const override {
-    if (!b.hasPureTensorSemantics() || !hasArithBody(b))
+    // A sibling has an input at least.
+    if (b->getNumOperands() + 1 > kMaxOperands || !b.hasPureTensorSemantics() ||
+        !hasArithBody(b))
       return failure();
     for (OpOperand *shared : b.getDpsInputOperands()) {
+      // An input with more readers than kMaxReaders (the input of a wide
+      // graph's thousand branches) anchors no merge: finding a sibling
+      // means a look at every reader, for each of them.
       Value v = shared->get();
-      if (!isa<RankedTensorType>(v.getType()))
+      if (!isa<RankedTensorType>(v.getType()) || v.hasNUsesOrMore(kMaxReaders + 1))
         continue;
       for (OpOperand &use : v.getUses()) {
         auto a = dyn_cast<linalg::GenericOp>(use.getOwner());
-        if (!a || !a.isDpsInput(&use) ||
+        if (!a || a->getNumOperands() + b->getNumOperands() > kMaxOperands ||
+            !a.isDpsInput(&use) ||
             a.getMatchingIndexingMap(&use) != b.getMatchingIndexingMap(shared) ||
             !compatible(a, b))
           continue;
@@ -329,7 +364,7 @@ struct FuseElementwisePass
         provenance.origins[op] = {tcc::sourceName(op)};
       });
     auto control = [&](OpOperand *fused) {
-      if (!mayFuse(fused))
+      if (!mayFuse(fused, maxKernelSize))
         return false;
       provenance.pendingProducer = fused->get().getDefiningOp();
       provenance.pendingConsumer = fused->getOwner();
@@ -337,8 +372,8 @@ struct FuseElementwisePass
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    patterns.add<FuseMultiUseProducer>(ctx);
-    patterns.add<FuseSiblings>(ctx, siblingReductions);
+    patterns.add<FuseMultiUseProducer>(ctx, maxKernelSize);
+    patterns.add<FuseSiblings>(ctx, siblingReductions, maxKernelSize);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

@@ -42,6 +42,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace tcc {
 #define GEN_PASS_DEF_GPUMAPKERNELSPASS
@@ -860,7 +861,11 @@ private:
     int64_t arena = 0;
     if (auto a = func_->getAttrOfType<IntegerAttr>("tcc.arena_size"))
       arena = a.getInt();
-    int64_t offset = (arena + 255) / 256 * 256;
+    // An arena within 255 bytes of 2^63 has no room for scratch: offset 0
+    // here, and reserveScratch reports it.
+    std::optional<int64_t> rounded = llvm::checkedAdd<int64_t>(arena, 255);
+    int64_t offset = rounded ? *rounded / 256 * 256 : 0;
+    scratchOverflow_ |= !rounded;
     scratchOffset_ = offset;
     Value buffer = staticBuffer(func_.getArgument(0));
     return memref::ViewOp::create(b, loc, type, buffer, cIndex(b, loc, offset), ValueRange{});
@@ -871,18 +876,26 @@ private:
   SmallVector<linalg::FillOp> pendingFills_;
   DenseMap<unsigned, Value> casts_;
   int64_t scratchOffset_ = -1, scratchBytes_ = 0;
+  bool scratchOverflow_ = false;
 
 public:
   /// Grows the arena by the split reductions' scratch (after mapping: the
   /// arena's static cast takes the new size).
-  void reserveScratch() {
+  LogicalResult reserveScratch() {
     if (scratchOffset_ < 0)
-      return;
-    int64_t size = scratchOffset_ + scratchBytes_;
+      return success();
+    std::optional<int64_t> end = llvm::checkedAdd(scratchOffset_, scratchBytes_);
+    if (scratchOverflow_ || !end)
+      return emitError(func_.getLoc(), "tcc-gpu-map-kernels: the split reductions' ")
+             << scratchBytes_ << " bytes of scratch after the arena's "
+             << func_->getAttrOfType<IntegerAttr>("tcc.arena_size").getInt()
+             << " bytes pass 2^63 bytes";
+    int64_t size = *end;
     func_->setAttr("tcc.arena_size", IntegerAttr::get(IntegerType::get(func_.getContext(), 64), size));
     auto it = casts_.find(0);
     if (it != casts_.end())
       it->second.setType(MemRefType::get({size}, IntegerType::get(func_.getContext(), 8)));
+    return success();
   }
 };
 
@@ -894,7 +907,8 @@ struct GpuMapKernelsPass : tcc::impl::GpuMapKernelsPassBase<GpuMapKernelsPass> {
     KernelMapper mapper(func);
     if (failed(mapper.run()))
       return signalPassFailure();
-    mapper.reserveScratch();
+    if (failed(mapper.reserveScratch()))
+      return signalPassFailure();
   }
 };
 

@@ -5,7 +5,9 @@
 // state region (parameters). Offsets come from liveness over the top-level
 // block: a buffer lives from its allocation to the last use of any view of it;
 // buffers are placed largest first, each in the smallest gap that no live
-// buffer occupies (best fit). The function then allocates nothing.
+// buffer occupies (best fit). The function then allocates nothing. Byte counts
+// and offsets are checked int64 arithmetic: a plan that does not fit is an
+// error naming the buffer, never a wrapped offset.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
@@ -37,15 +40,35 @@ struct Buffer {
   StringRef role;   // "input", "output", "param", or "temp"
   MemRefType type;
   int64_t size = 0;
+  int64_t slot = 0; // size rounded up to the alignment (at least one unit)
   int64_t start = 0, end = 0; // live range over top-level op indices
   int64_t offset = -1;
   Value value; // the argument or the alloc result
 };
 
-int64_t byteSize(MemRefType t) {
+/// The bytes of a static memref, or nullopt when they do not fit int64.
+std::optional<int64_t> byteSize(MemRefType t) {
   int64_t bits = t.getElementType().getIntOrFloatBitWidth();
-  int64_t bytes = bits == 1 ? 1 : (bits + 7) / 8;
-  return t.getNumElements() * bytes;
+  std::optional<int64_t> bytes = bits == 1 ? 1 : (bits + 7) / 8;
+  for (int64_t d : t.getShape())
+    if (bytes)
+      bytes = llvm::checkedMul(*bytes, d);
+  return bytes;
+}
+
+/// SIZE rounded up to ALIGNMENT, at least one unit (every buffer gets its
+/// own address), or nullopt when that does not fit int64.
+std::optional<int64_t> slotSize(int64_t size, int64_t alignment) {
+  size = std::max<int64_t>(size, 1);
+  if (size > std::numeric_limits<int64_t>::max() - (alignment - 1))
+    return std::nullopt;
+  return int64_t(llvm::alignTo(size, alignment));
+}
+
+/// The arena or state byte a buffer of SLOT bytes at OFFSET ends at, or
+/// nullopt past int64.
+std::optional<int64_t> slotEnd(int64_t offset, int64_t slot) {
+  return llvm::checkedAdd(offset, slot);
 }
 
 /// Index in `block` of the top-level op that contains `op`.
@@ -91,10 +114,34 @@ int64_t firstUse(Value root, Block &block, const DenseMap<Operation *, int64_t> 
   return useRange(root, block, index).first;
 }
 
+/// The error for a buffer that does not fit int64 arithmetic, at AT's
+/// location (the function's, or an intermediate's allocation's; the op is not
+/// printed, it may have thousands of arguments): what it is, its type (its
+/// shape), and either that its bytes overflow or where the plan stood.
+LogicalResult overflowError(Operation *at, StringRef role, StringRef name, MemRefType type,
+                            std::optional<int64_t> bytes, int64_t placedBefore,
+                            StringRef region = "arena") {
+  InFlightDiagnostic d = emitError(at->getLoc(), "tcc-plan-memory: ");
+  if (role == "temp")
+    d << "an intermediate buffer";
+  else
+    d << role << " '" << name << "'";
+  d << " of type " << type;
+  if (!bytes)
+    d << " has more than 2^63 bytes";
+  else
+    d << " (" << *bytes << " bytes) does not fit in the " << region
+      << ": the memory plan would pass 2^63 bytes (" << placedBefore
+      << " bytes placed before it)";
+  return failure();
+}
+
 /// Places buffers in one region: best fit among the gaps that buffers with
-/// overlapping lifetimes leave, largest buffer first. Returns the region size.
-int64_t placeBestFit(MutableArrayRef<Buffer *> buffers, ArrayRef<Buffer *> fixed,
-                     int64_t alignment) {
+/// overlapping lifetimes leave, largest buffer first. Returns the region
+/// size, or nullopt with OVERFLOWED set to the buffer that would end past
+/// int64. Every slot (fixed ones too) is known to end within int64.
+std::optional<int64_t> placeBestFit(MutableArrayRef<Buffer *> buffers,
+                                    ArrayRef<Buffer *> fixed, Buffer *&overflowed) {
   llvm::stable_sort(buffers, [](Buffer *a, Buffer *b) {
     return a->size != b->size ? a->size > b->size : a->start < b->start;
   });
@@ -102,26 +149,27 @@ int64_t placeBestFit(MutableArrayRef<Buffer *> buffers, ArrayRef<Buffer *> fixed
   SmallVector<Buffer *> placed(fixed.begin(), fixed.end());
   int64_t total = 0;
   for (Buffer *f : fixed)
-    total = std::max<int64_t>(total, f->offset + llvm::alignTo(std::max<int64_t>(f->size, 1), alignment));
+    total = std::max(total, f->offset + f->slot);
   for (Buffer *buf : buffers) {
-    int64_t size = llvm::alignTo(std::max<int64_t>(buf->size, 1), alignment);
     SmallVector<std::pair<int64_t, int64_t>> busy; // [offset, end)
     for (Buffer *p : placed)
       if (p->start <= buf->end && buf->start <= p->end)
-        busy.push_back({p->offset,
-                        p->offset + llvm::alignTo(std::max<int64_t>(p->size, 1),
-                                                  alignment)});
+        busy.push_back({p->offset, p->offset + p->slot});
     llvm::sort(busy);
     int64_t bestOffset = -1, bestGap = INT64_MAX, cursor = 0;
     for (auto [b, e] : busy) {
-      if (b - cursor >= size && b - cursor < bestGap) {
+      if (b - cursor >= buf->slot && b - cursor < bestGap) {
         bestGap = b - cursor;
         bestOffset = cursor;
       }
       cursor = std::max(cursor, e);
     }
     buf->offset = bestOffset >= 0 ? bestOffset : cursor;
-    total = std::max(total, buf->offset + size);
+    if (!slotEnd(buf->offset, buf->slot)) {
+      overflowed = buf;
+      return std::nullopt;
+    }
+    total = std::max(total, buf->offset + buf->slot);
     placed.push_back(buf);
   }
   return total;
@@ -158,21 +206,29 @@ struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     pinned.clear();
     if (funcs.size() > 1) {
       int64_t next = 0;
-      auto pin = [&](std::string key, Type type) {
+      auto pin = [&](func::FuncOp f, StringRef role, StringRef name, Type type) {
         auto m = dyn_cast<MemRefType>(type);
+        std::string key = (role + ":" + name).str();
         if (!m || !m.hasStaticShape() || pinned.count(key))
-          return;
-        int64_t size = byteSize(m);
-        pinned[key] = {next, size};
-        next += llvm::alignTo(std::max<int64_t>(size, 1), alignment);
+          return success();
+        std::optional<int64_t> size = byteSize(m);
+        std::optional<int64_t> slot = size ? slotSize(*size, alignment) : std::nullopt;
+        std::optional<int64_t> end = slot ? slotEnd(next, *slot) : std::nullopt;
+        if (!end)
+          return overflowError(f, role, name, m, size, next);
+        pinned[key] = {next, *size};
+        next = *end;
+        return success();
       };
       for (func::FuncOp f : funcs) {
         for (unsigned i = 0; i < f.getNumArguments(); ++i)
           if (auto n = f.getArgAttrOfType<StringAttr>(i, "tcc.input"))
-            pin("input:" + n.str(), f.getArgument(i).getType());
+            if (failed(pin(f, "input", n.getValue(), f.getArgument(i).getType())))
+              return signalPassFailure();
         for (unsigned i = 0; i < f.getNumResults(); ++i)
           if (auto n = f.getResultAttrOfType<StringAttr>(i, "tcc.output"))
-            pin("output:" + n.str(), f.getResultTypes()[i]);
+            if (failed(pin(f, "output", n.getValue(), f.getResultTypes()[i])))
+              return signalPassFailure();
       }
     }
     for (auto func : llvm::make_early_inc_range(
@@ -185,6 +241,8 @@ struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
   }
 
   LogicalResult plan(func::FuncOp func);
+  /// Sizes BUF (its bytes and its slot), or fails naming it.
+  LogicalResult size(func::FuncOp func, Buffer &buf);
   /// Shared arena slots of inputs and outputs by "role:name": offset, size.
   std::map<std::string, std::pair<int64_t, int64_t>> pinned;
   LogicalResult planUpdate(func::FuncOp func, Block &block,
@@ -236,6 +294,18 @@ LogicalResult PlanMemoryPass::planUpdate(func::FuncOp func, Block &block,
   return success();
 }
 
+LogicalResult PlanMemoryPass::size(func::FuncOp func, Buffer &buf) {
+  std::optional<int64_t> bytes = byteSize(buf.type);
+  std::optional<int64_t> slot = bytes ? slotSize(*bytes, alignment) : std::nullopt;
+  if (!slot) {
+    Operation *at = buf.value ? buf.value.getDefiningOp() : nullptr;
+    return overflowError(at ? at : func.getOperation(), buf.role, buf.name, buf.type, bytes, 0);
+  }
+  buf.size = *bytes;
+  buf.slot = *slot;
+  return success();
+}
+
 LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   MLIRContext *ctx = &getContext();
   if (!func.getBody().hasOneBlock())
@@ -267,7 +337,6 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
              << " is not a static memref with the identity layout";
     Buffer b;
     b.type = type;
-    b.size = byteSize(type);
     b.value = arg;
     if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tcc.input")) {
       b.role = "input";
@@ -290,6 +359,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
       b.declaredType = t;
     b.start = 0;
     b.end = std::max<int64_t>(lastUse(arg, block, index), 0);
+    if (failed(size(func, b)))
+      return failure();
     buffers.push_back(b);
   }
   // Allocations in the body.
@@ -332,8 +403,9 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     Buffer b;
     b.role = "temp";
     b.type = alloc.getType();
-    b.size = byteSize(b.type);
     b.value = alloc.getResult();
+    if (failed(size(func, b)))
+      return failure();
     b.start = index.lookup(alloc);
     b.end = lastUse(alloc.getResult(), block, index);
     allocBuffer[alloc.getResult()] = buffers.size();
@@ -367,7 +439,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     b.name = name.str();
     b.declaredType = declared;
     b.type = MemRefType::get(type.getShape(), type.getElementType());
-    b.size = byteSize(b.type);
+    if (failed(size(func, b)))
+      return failure();
     b.start = endIndex - 1;
     b.end = endIndex;
     copies.push_back({buffers.size(), operand});
@@ -385,7 +458,10 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     for (Buffer &b : buffers)
       if (b.role == kind) {
         b.offset = stateSize;
-        stateSize += llvm::alignTo(std::max<int64_t>(b.size, 1), alignment);
+        std::optional<int64_t> end = slotEnd(stateSize, b.slot);
+        if (!end)
+          return overflowError(func, b.role, b.name, b.type, b.size, stateSize, "state");
+        stateSize = *end;
       }
   for (Buffer &b : buffers) {
     if (b.role == "param" || b.role == "state") {
@@ -404,7 +480,13 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
       arenaBuffers.push_back(&b);
     }
   }
-  int64_t arenaSize = placeBestFit(arenaBuffers, pinnedBuffers, alignment);
+  Buffer *overflowed = nullptr;
+  std::optional<int64_t> arenaSize = placeBestFit(arenaBuffers, pinnedBuffers, overflowed);
+  if (!arenaSize) {
+    Operation *at = overflowed->role == "temp" ? overflowed->value.getDefiningOp() : func;
+    return overflowError(at, overflowed->role, overflowed->name, overflowed->type,
+                         overflowed->size, overflowed->offset);
+  }
   // Updates are written over their parameters (or state tensors).
   for (Buffer &b : buffers)
     if (b.role == "update")
@@ -511,7 +593,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
         {buf->offset, buf->size, buf->start, buf->end}));
   func->setAttr("tcc.plan", b.getArrayAttr(entries));
   func->setAttr("tcc.plan_temps", b.getArrayAttr(temps));
-  func->setAttr("tcc.arena_size", b.getI64IntegerAttr(arenaSize));
+  func->setAttr("tcc.arena_size", b.getI64IntegerAttr(*arenaSize));
   func->setAttr("tcc.state_size", b.getI64IntegerAttr(stateSize));
   return success();
 }

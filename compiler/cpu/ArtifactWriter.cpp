@@ -30,6 +30,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -99,6 +100,16 @@ FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
         return func.emitError("tensor '")
                << t.name << "' has element type " << et
                << ", which the artifact format cannot describe",
+               failure();
+      // The descriptor states what the runtime will index: every tensor
+      // inside its region, in int64 (the plan checks as it places; this
+      // holds any later stage to it too).
+      int64_t regionSize = t.region == TCC_REGION_STATE ? e.stateSize : e.arenaSize;
+      std::optional<int64_t> end = llvm::checkedAdd(t.offset, t.size);
+      if (t.offset < 0 || t.size < 0 || !end || *end > regionSize)
+        return func.emitError("tensor '")
+               << t.name << "' (" << t.size << " bytes at offset " << t.offset
+               << ") lies outside its region of " << regionSize << " bytes",
                failure();
       e.tensors.push_back(std::move(t));
     }

@@ -5,6 +5,8 @@
 // RUN: tcc-opt --split-input-file --tcc-fuse-elementwise %s | grep -c "arith.divf" | FileCheck %s --check-prefix=ONCE
 // RUN: tcc-opt --split-input-file --tcc-fuse-elementwise %s | grep -c "arith.negf" | FileCheck %s --check-prefix=ONCE
 // ONCE: {{^}}1{{$}}
+// A fused kernel holds at most max-kernel-size body ops (and operands).
+// RUN: tcc-opt --split-input-file --tcc-fuse-elementwise="max-kernel-size=3" %s | FileCheck %s --check-prefix=BOUND
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -344,4 +346,53 @@ func.func @siblings_not(%a: tensor<8x8xf32>, %init: tensor<8xf32>) -> (tensor<8x
     linalg.yield %t : f32
   } -> tensor<8x8xf32>
   return %x, %r, %y, %z : tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A chain of four one-op generics: one kernel, or, with at most three body
+// ops (and operands) per kernel, two: the last three ops fuse (the greedy
+// driver fuses from the end of the chain), the first stays alone.
+// CHECK-LABEL: func.func @bounded_chain
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT: linalg.generic
+// BOUND-LABEL: func.func @bounded_chain
+// BOUND: linalg.generic
+// BOUND-NEXT: ^bb0
+// BOUND-NEXT: math.absf
+// BOUND-NEXT: linalg.yield
+// BOUND: linalg.generic
+// BOUND: math.exp
+// BOUND-NEXT: arith.addf
+// BOUND-NEXT: arith.mulf
+// BOUND-NOT: linalg.generic
+func.func @bounded_chain(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.absf %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%0 : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.exp %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%1 : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%2 : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.mulf %x, %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  return %3 : tensor<8xf32>
 }

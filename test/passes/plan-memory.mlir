@@ -72,3 +72,45 @@ func.func @in_loop(%arg0: memref<4xf32> {tcc.input = "x"}) -> (memref<4xf32> {tc
   }
   return %arg0 : memref<4xf32>
 }
+
+// -----
+
+// Tests that a buffer whose byte count does not fit int64 is an error naming
+// it and its type (2^62 x 4 f32: 2^66 bytes), not a wrapped size.
+// expected-error @+1 {{tcc-plan-memory: input 'x' of type 'memref<4611686018427387904x4xf32>' has more than 2^63 bytes}}
+func.func @huge_input(%arg0: memref<4611686018427387904x4xf32> {tcc.input = "x"}) -> (memref<4xf32> {tcc.output = "y"}) {
+  %y = memref.alloc() : memref<4xf32>
+  return %y : memref<4xf32>
+}
+
+// -----
+
+// Tests that placing buffers past 2^63 bytes is an error naming the buffer
+// that does not fit (three of 2^61 bytes fit; the fourth ends at 2^63), not
+// offsets that wrap and overlap.
+// expected-error @+1 {{tcc-plan-memory: input 'd' of type 'memref<2305843009213693952xi8>' (2305843009213693952 bytes) does not fit in the arena: the memory plan would pass 2^63 bytes (6917529027641081856 bytes placed before it)}}
+func.func @arena_overflow(%a: memref<2305843009213693952xi8> {tcc.input = "a"}, %b: memref<2305843009213693952xi8> {tcc.input = "b"}, %c: memref<2305843009213693952xi8> {tcc.input = "c"}, %d: memref<2305843009213693952xi8> {tcc.input = "d"}) -> (memref<4xf32> {tcc.output = "y"}) {
+  %y = memref.alloc() : memref<4xf32>
+  return %y : memref<4xf32>
+}
+
+// -----
+
+// Tests that an intermediate that does not fit is reported at its allocation.
+func.func @temp_overflow(%a: memref<4611686018427387904xi8> {tcc.input = "a"}) -> (memref<4611686018427387904xi8> {tcc.output = "y"}) {
+  // expected-error @+1 {{tcc-plan-memory: an intermediate buffer of type 'memref<4611686018427387904xi8>' (4611686018427387904 bytes) does not fit in the arena}}
+  %t = memref.alloc() : memref<4611686018427387904xi8>
+  memref.copy %a, %t : memref<4611686018427387904xi8> to memref<4611686018427387904xi8>
+  %y = memref.alloc() : memref<4611686018427387904xi8>
+  memref.copy %t, %y : memref<4611686018427387904xi8> to memref<4611686018427387904xi8>
+  return %y : memref<4611686018427387904xi8>
+}
+
+// -----
+
+// Tests that the state region's parameters are checked too.
+// expected-error @+1 {{tcc-plan-memory: param 'q' of type 'memref<4611686018427387904xi8>' (4611686018427387904 bytes) does not fit in the state}}
+func.func @state_overflow(%p: memref<4611686018427387904xi8> {tcc.param = "p"}, %q: memref<4611686018427387904xi8> {tcc.param = "q"}) -> (memref<4xf32> {tcc.output = "y"}) {
+  %y = memref.alloc() : memref<4xf32>
+  return %y : memref<4xf32>
+}
