@@ -245,20 +245,19 @@ struct LoopState {
 
   void restore(const std::function<bool(const std::string &, std::string &)> &get) {
     std::string value;
-    // The metrics may be NaN (none yet) but not infinite.
-    auto metric = [&](const char *key, double &out) {
-      if (get(key, value) && !std::isinf(out = parseExact(key, value)))
+    // KEY into OUT when present; NAN_OK: NaN means "none yet".
+    auto number = [&](const char *key, double &out, bool nanOk) {
+      if (!get(key, value))
         return;
-      if (std::isinf(out))
-        die(std::string("the checkpoint's ") + key + " '" + value + "' is infinite");
+      out = parseExact(key, value);
+      if (std::isinf(out) || (!nanOk && std::isnan(out)))
+        die(std::string("the checkpoint's ") + key + " '" + value + "' is not finite");
     };
-    metric("best_metric", bestMetric);
-    metric("stop_best", stopBest);
+    number("best_metric", bestMetric, /*nanOk=*/true);
+    number("stop_best", stopBest, /*nanOk=*/true);
+    number("window_loss_sum", windowSum, /*nanOk=*/false);
     if (get("stop_bad", value))
       stopBad = metadataCount("stop_bad", value);
-    if (get("window_loss_sum", value) &&
-        !std::isfinite(windowSum = parseExact("window_loss_sum", value)))
-      die("the checkpoint's window_loss_sum '" + value + "' is not finite");
     if (get("window_loss_count", value))
       windowCount = metadataCount("window_loss_count", value);
   }
