@@ -388,6 +388,29 @@ def SplitSharedFillsPass : Pass<"tcc-split-shared-fills", "mlir::func::FuncOp"> 
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
+def SplitSharedEmptiesPass : Pass<"tcc-split-shared-empties", "mlir::func::FuncOp"> {
+  let summary = "Bounded runs of writers per tensor.empty, for bufferization";
+  let description = [{
+    CSE merges the `tensor.empty` destinations of one shape, and one-shot
+    bufferization's analysis costs, per decision, the reads times the writes
+    of an alias set: an in-place chain of n ops on one empty is one alias set
+    and costs n^3 in all. Right before bufferization, an empty with more than
+    `max-writers` ops writing into it gives every run of `run-length`
+    consecutive writers (in program order) after the first its own copy, so
+    that alias sets stay bounded. Only then does the result differ: the first
+    writer of each run writes a new buffer instead of perhaps reusing the
+    previous run's. The threshold is above every model of the repository
+    (the LSTM of the zoo has 385 writers of one empty).
+  }];
+  let options = [
+    Option<"maxWriters", "max-writers", "unsigned", /*default=*/"512",
+           "Split the writers of an empty only when there are more than this">,
+    Option<"runLength", "run-length", "unsigned", /*default=*/"64",
+           "The writers of each copy of a split empty">
+  ];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {
   let summary = "Every buffer op of a planned entry point as one gpu.launch";
   let description = [{

@@ -46,6 +46,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
 
 void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
                                      const CpuPipelineOptions &options) {
+  // One-shot's analysis is cubic in the in-place writers of one empty
+  // tensor: an empty with very many writers is split into runs of 64.
+  pm.addNestedPass<func::FuncOp>(tcc::createSplitSharedEmptiesPass());
   // Tensors to buffers across the whole function, including its signature;
   // identity layouts so that every argument is a plain contiguous buffer.
   bufferization::OneShotBufferizePassOptions bufferize;
