@@ -2,7 +2,10 @@
 //
 // Generated code is one function per entry point, so a sampling profiler
 // sees one symbol. With every loop nest outlined into a function named after
-// its source node, `perf report --sort symbol` is a per-kernel profile.
+// its source node, `perf report --sort symbol` is a per-kernel profile. The
+// same keeps LLVM linear on entry points of thousands of kernels, whose
+// loop passes and register allocator take superlinear time over one
+// function (`min-kernels`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +58,8 @@ std::string tcc::kernelNodeName(Operation *op) {
 namespace {
 
 struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
@@ -68,6 +73,8 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
       for (Operation &op : fn.getBody().front())
         if (isa<scf::ForOp, scf::ParallelOp>(op))
           loops.push_back(&op);
+      if (loops.size() < minKernels)
+        continue;
       for (Operation *loop : loops) {
         // The nest as the single block of an execute_region, outlined.
         rewriter.setInsertionPoint(loop);

@@ -370,7 +370,17 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
     name out of line), so that a sampling profiler
     (`perf`) attributes time to kernels by symbol. `tcc --profile` adds it;
     the calls cost a few nanoseconds each.
+
+    With `min-kernels`, only functions of at least that many loop nests are
+    outlined: the CPU pipeline does so for entry points of 2048 kernels or
+    more, over which LLVM's loop passes and register allocator take
+    superlinear time as one function (an unfused 4000-op graph: minutes; one
+    function per kernel: linear). Every model of the repository has fewer.
   }];
+  let options = [
+    Option<"minKernels", "min-kernels", "unsigned", /*default=*/"0",
+           "Outline only functions with at least this many loop nests">
+  ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
 }
 
