@@ -370,7 +370,17 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
     name out of line), so that a sampling profiler
     (`perf`) attributes time to kernels by symbol. `tcc --profile` adds it;
     the calls cost a few nanoseconds each.
+
+    With `min-kernels`, only functions of at least that many loop nests are
+    outlined: the CPU pipeline does so for entry points of 2048 kernels or
+    more, over which LLVM's loop passes and register allocator take
+    superlinear time as one function (an unfused 4000-op graph: minutes; one
+    function per kernel: linear). Every model of the repository has fewer.
   }];
+  let options = [
+    Option<"minKernels", "min-kernels", "unsigned", /*default=*/"0",
+           "Outline only functions with at least this many loop nests">
+  ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
 }
 
@@ -386,6 +396,29 @@ def SplitSharedFillsPass : Pass<"tcc-split-shared-fills", "mlir::func::FuncOp"> 
     bufferization. Fills read by ops as inputs are left alone.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
+def SplitSharedEmptiesPass : Pass<"tcc-split-shared-empties", "mlir::func::FuncOp"> {
+  let summary = "Bounded runs of writers per tensor.empty, for bufferization";
+  let description = [{
+    CSE merges the `tensor.empty` destinations of one shape, and one-shot
+    bufferization's analysis costs, per decision, the reads times the writes
+    of an alias set: an in-place chain of n ops on one empty is one alias set
+    and costs n^3 in all. Right before bufferization, an empty with more than
+    `max-writers` ops writing into it gives every run of `run-length`
+    consecutive writers (in program order) after the first its own copy, so
+    that alias sets stay bounded. Only then does the result differ: the first
+    writer of each run writes a new buffer instead of perhaps reusing the
+    previous run's. The threshold is above every model of the repository
+    (the LSTM of the zoo has 385 writers of one empty).
+  }];
+  let options = [
+    Option<"maxWriters", "max-writers", "unsigned", /*default=*/"512",
+           "Split the writers of an empty only when there are more than this">,
+    Option<"runLength", "run-length", "unsigned", /*default=*/"64",
+           "The writers of each copy of a split empty">
+  ];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
 
 def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {

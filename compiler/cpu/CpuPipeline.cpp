@@ -46,6 +46,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
 
 void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
                                      const CpuPipelineOptions &options) {
+  // One-shot's analysis is cubic in the in-place writers of one empty
+  // tensor: an empty with very many writers is split into runs of 64.
+  pm.addNestedPass<func::FuncOp>(tcc::createSplitSharedEmptiesPass());
   // Tensors to buffers across the whole function, including its signature;
   // identity layouts so that every argument is a plain contiguous buffer.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -87,8 +90,14 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   if (!options.device)
     pm.addPass(tcc::createCpuLowerLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
-  if (options.outlineKernels)
-    pm.addPass(tcc::createOutlineKernelsPass());
+  // Kernels as functions: all of them for --profile (a symbol per kernel);
+  // otherwise only in entry points of 2048 kernels or more, over which as
+  // one function LLVM's loop passes and register allocator are superlinear.
+  if (options.outlineKernels || !options.device) {
+    tcc::OutlineKernelsPassOptions outline;
+    outline.minKernels = options.outlineKernels ? 0 : 2048;
+    pm.addPass(tcc::createOutlineKernelsPass(outline));
+  }
   pm.addPass(createConvertSCFToOpenMPPass());
   // Vector transfers left n-D become loops of 1-D ones.
   pm.addPass(createConvertVectorToSCFPass());
