@@ -169,10 +169,46 @@ typedef struct tcc_abi_library_call {
   const int64_t *params;
 } tcc_abi_library_call;
 
+/** Names of the entry points a compiler emits. */
+#define TCC_ENTRY_INFER "infer"
+#define TCC_ENTRY_TRAIN_STEP "train_step"
+#define TCC_ENTRY_EVAL_STEP "eval_step"
+#define TCC_ENTRY_ACCUMULATE_GRAD "accumulate_grad"
+
+/** Scalar inputs of the training entry points, which the runtime (not the
+ *  data) writes before each call: the learning rate (f32), the optimizer
+ *  step counting from 1 (f32; Adam's bias correction), the dropout
+ *  generator's counter (i64) and, in accumulate_grad, the micro-batch index
+ *  (f32). */
+#define TCC_INPUT_LR "lr"
+#define TCC_INPUT_STEP "step"
+#define TCC_INPUT_RNG "rng"
+#define TCC_INPUT_MICRO "micro"
+
+/** Scalar outputs: the (mean) loss of the step, and in train_step the global
+ *  gradient norm before clipping. */
+#define TCC_OUTPUT_LOSS "loss"
+#define TCC_OUTPUT_GRAD_NORM "grad_norm"
+
+/** Keys of the descriptor's metadata:
+ *  LOSS the loss ("mse", "cross_entropy", "none"); OPTIMIZER the update
+ *  compiled into train_step ("sgd", "adam", "adamw"); LABELS the name of the
+ *  labels input; IGNORE_INDEX (cross_entropy) the label that does not count;
+ *  GRAD_ACCUM K: call accumulate_grad with micro = 0 .. K-2, then train_step;
+ *  INIT_PREFIX + parameter name: how its initial values are distributed
+ *  ("constant V", "uniform LO HI" or "normal MEAN STD"), for generating
+ *  weights on the machine instead of shipping them. */
+#define TCC_METADATA_LOSS "loss"
+#define TCC_METADATA_OPTIMIZER "optimizer"
+#define TCC_METADATA_LABELS "labels"
+#define TCC_METADATA_IGNORE_INDEX "ignore_index"
+#define TCC_METADATA_GRAD_ACCUM "grad_accum"
+#define TCC_METADATA_INIT_PREFIX "init."
+
 /** A key / value pair of the descriptor's metadata: how a runtime drives
- *  the entry points, e.g. "loss" = "cross_entropy", "labels" = "y",
- *  "ignore_index" = "-100", "grad_accum" = "4" (call "accumulate_grad" with
- *  micro = 0 .. K-2, then "train_step"). */
+ *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =
+ *  "cross_entropy", "labels" = "y", "ignore_index" = "-100", "grad_accum" =
+ *  "4". */
 typedef struct tcc_abi_metadata {
   const char *key;
   const char *value;

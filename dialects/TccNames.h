@@ -1,0 +1,85 @@
+//===- TccNames.h - the attribute names and roles the stages agree on -----===//
+//
+// The contract between the importer, the passes and the artifact writer is
+// carried by discardable attributes on functions, their arguments and the
+// module. Each name is spelled here once; every stage includes this header.
+// The names the runtime also knows (entry points, runtime inputs, metadata
+// keys) are in runtime/include/tcc/abi.h, which both sides include.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_DIALECTS_TCCNAMES_H
+#define TCC_DIALECTS_TCCNAMES_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace tcc {
+
+namespace attr {
+// What an argument or result of an entry point is (a StringAttr: its name).
+// The importer marks graph inputs and outputs; tcc-build-train-step marks
+// the parameters, the optimizer state and the runtime scalars.
+inline constexpr llvm::StringLiteral input = "tcc.input";
+inline constexpr llvm::StringLiteral output = "tcc.output";
+inline constexpr llvm::StringLiteral param = "tcc.param";
+inline constexpr llvm::StringLiteral state = "tcc.state";
+/// On a result: the parameter or state argument (by name) whose new value it
+/// is, so that the memory plan updates it in place.
+inline constexpr llvm::StringLiteral update = "tcc.update";
+
+// On a batch norm op (importer -> tcc-build-train-step).
+/// The argument numbers of its running mean and variance.
+inline constexpr llvm::StringLiteral runningStats = "tcc.running_stats";
+/// ONNX's momentum of the running statistics.
+inline constexpr llvm::StringLiteral momentum = "tcc.momentum";
+
+// On the module (importer).
+inline constexpr llvm::StringLiteral opset = "tcc.opset";
+/// The node of a batch norm that an eval-mode export folded into a
+/// convolution (tcc-build-train-step warns: it cannot train as one).
+inline constexpr llvm::StringLiteral foldedBatchNorm = "tcc.folded_batch_norm";
+/// String key / value pairs for the descriptor's metadata table.
+inline constexpr llvm::StringLiteral metadata = "tcc.metadata";
+
+// On a function (tcc-lower-to-linalg -> tcc-plan-memory): the element types
+// of arguments before lowering widened them.
+inline constexpr llvm::StringLiteral declaredTypes = "tcc.declared_types";
+
+// The memory plan (tcc-plan-memory -> readPlans, the memory report).
+inline constexpr llvm::StringLiteral plan = "tcc.plan";
+inline constexpr llvm::StringLiteral planTemps = "tcc.plan_temps";
+inline constexpr llvm::StringLiteral arenaSize = "tcc.arena_size";
+inline constexpr llvm::StringLiteral stateSize = "tcc.state_size";
+
+// Library calls (tcc-cpu-library-calls -> lowering, the artifact writer).
+/// On a call: its kind and parameters.
+inline constexpr llvm::StringLiteral libraryCall = "tcc.library_call";
+/// On the module: the descriptor's library-call table.
+inline constexpr llvm::StringLiteral libraryCalls = "tcc.library_calls";
+
+// Device code (the CUDA pipeline -> the artifact writer), on the module.
+inline constexpr llvm::StringLiteral device = "tcc.device";
+inline constexpr llvm::StringLiteral devicePtx = "tcc.device_ptx";
+inline constexpr llvm::StringLiteral kernels = "tcc.kernels";
+} // namespace attr
+
+/// The role of a buffer in the memory plan. The first four are what a plan
+/// entry's "role" says (and the artifact's tcc_role); the planner also
+/// places the new values of parameters and state (Update, in their slot)
+/// and intermediates (Temp).
+enum class BufferRole { Input, Output, Param, State, Update, Temp };
+
+/// The spelling in a `tcc.plan` entry and in messages.
+llvm::StringRef roleName(BufferRole role);
+/// The inverse of roleName, for the four roles a plan records.
+std::optional<BufferRole> parsePlanRole(llvm::StringRef name);
+/// Parameters and state persist across runs, in the state region.
+inline bool isPersistent(BufferRole role) {
+  return role == BufferRole::Param || role == BufferRole::State;
+}
+
+} // namespace tcc
+
+#endif // TCC_DIALECTS_TCCNAMES_H
