@@ -421,6 +421,32 @@ def SplitSharedEmptiesPass : Pass<"tcc-split-shared-empties", "mlir::func::FuncO
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
 
+def OrderGlobalsPass : Pass<"tcc-order-globals", "mlir::ModuleOp"> {
+  let summary = "Constant globals in the order of their first use, named by it";
+  let description = [{
+    One-shot bufferization turns tensor constants into `memref.global`s in
+    the order in which it visits the functions, and that order follows the
+    functions' addresses in memory, which differ from run to run when the
+    context is multithreaded: the same model gave artifacts of other bytes.
+    Right after bufferization, the private constant globals are moved to the
+    top of the module in the order of their first `memref.get_global` (a
+    walk of the module, functions in their order) and renamed
+    `__constant_<index>_<shape>` by that order, so that the module, and the
+    artifact, depend on the model alone. Unused private constants are
+    erased.
+
+    ```mlir
+    memref.global "private" constant @__constant_4xf32_0 : memref<4xf32> = dense<2.0>
+    memref.global "private" constant @__constant_4xf32 : memref<4xf32> = dense<1.0>
+    func.func @f() { %0 = memref.get_global @__constant_4xf32 ... }
+    // becomes
+    memref.global "private" constant @__constant_0_4xf32 : memref<4xf32> = dense<1.0>
+    memref.global "private" constant @__constant_1_4xf32 : memref<4xf32> = dense<2.0>
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {
   let summary = "Every buffer op of a planned entry point as one gpu.launch";
   let description = [{

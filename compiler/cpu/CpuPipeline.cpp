@@ -59,6 +59,9 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
+  // Its constants come out in an order that varies from run to run: the
+  // order and names of their first use instead.
+  pm.addPass(tcc::createOrderGlobalsPass());
   // The memory plan needs every allocation at the top level of the body.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
