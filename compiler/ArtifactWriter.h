@@ -1,14 +1,15 @@
 //===- ArtifactWriter.h - LLVM dialect to model.so -------------------------===//
 //
-// The last stage of CPU compilation: translate the lowered module to LLVM IR,
-// add the entry-point wrappers and the descriptor of runtime/include/tcc/abi.h,
+// The last stage for both targets: translate the lowered module (host code;
+// for CUDA with its PTX, assembled here by ptxas) to LLVM IR, add the
+// entry-point wrappers and the descriptor of runtime/include/tcc/abi.h,
 // optimize at O3, emit an object file in-process, link a shared library that
 // exports only the descriptor.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TCC_COMPILER_CPU_ARTIFACTWRITER_H
-#define TCC_COMPILER_CPU_ARTIFACTWRITER_H
+#ifndef TCC_COMPILER_ARTIFACTWRITER_H
+#define TCC_COMPILER_ARTIFACTWRITER_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -27,11 +28,18 @@ struct PlannedTensor {
   int64_t offset = 0, size = 0;
 };
 
+/// An intermediate buffer of the plan: where it lives and the ops (by
+/// position in the function) between which it is live.
+struct PlannedTemp {
+  int64_t offset = 0, size = 0, firstOp = 0, lastOp = 0;
+};
+
 /// One entry point: the lowered function and its plan.
 struct PlannedEntry {
   std::string name;     // "infer"
   std::string function; // symbol of the lowered function
   std::vector<PlannedTensor> tensors;
+  std::vector<PlannedTemp> temps;
   int64_t arenaSize = 0, stateSize = 0;
 };
 
@@ -39,7 +47,9 @@ struct PlannedEntry {
 int32_t abiDtypeOf(mlir::Type elementType);
 
 /// Reads the plans recorded by tcc-plan-memory (call before lowering to the
-/// LLVM dialect, which drops function attributes).
+/// LLVM dialect, which drops function attributes), checking that every
+/// tensor lies inside its region and has a role and a type the artifact
+/// format knows.
 mlir::FailureOr<std::vector<PlannedEntry>> readPlans(mlir::ModuleOp module);
 
 struct ArtifactOptions {
@@ -64,4 +74,4 @@ mlir::LogicalResult writeArtifact(mlir::ModuleOp module,
 
 } // namespace tcc
 
-#endif // TCC_COMPILER_CPU_ARTIFACTWRITER_H
+#endif // TCC_COMPILER_ARTIFACTWRITER_H

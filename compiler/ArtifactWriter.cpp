@@ -8,10 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/cpu/ArtifactWriter.h"
+#include "compiler/ArtifactWriter.h"
 
 #include "compiler/cuda/CudaPipeline.h"
 
+#include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -42,6 +43,9 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <cstddef>
+#include <map>
+
 using namespace mlir;
 using namespace tcc;
 
@@ -67,29 +71,42 @@ int32_t tcc::abiDtypeOf(Type t) {
   return 0;
 }
 
+/// The tcc_role of a role a plan records.
+static int32_t abiRole(BufferRole role) {
+  switch (role) {
+  case BufferRole::Input: return TCC_ROLE_INPUT;
+  case BufferRole::Output: return TCC_ROLE_OUTPUT;
+  case BufferRole::Param: return TCC_ROLE_PARAM;
+  case BufferRole::State: return TCC_ROLE_STATE;
+  case BufferRole::Update:
+  case BufferRole::Temp: break;
+  }
+  return 0;
+}
+
 FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
   std::vector<PlannedEntry> entries;
   for (auto func : module.getOps<func::FuncOp>()) {
-    auto plan = func->getAttrOfType<ArrayAttr>("tcc.plan");
+    auto plan = func->getAttrOfType<ArrayAttr>(attr::plan);
     if (!plan)
       continue;
     PlannedEntry e;
     e.function = func.getSymName().str();
-    e.name = e.function == "forward" ? "infer" : e.function;
-    e.arenaSize = func->getAttrOfType<IntegerAttr>("tcc.arena_size").getInt();
-    e.stateSize = func->getAttrOfType<IntegerAttr>("tcc.state_size").getInt();
+    e.name = e.function == "forward" ? TCC_ENTRY_INFER : e.function;
+    e.arenaSize = func->getAttrOfType<IntegerAttr>(attr::arenaSize).getInt();
+    e.stateSize = func->getAttrOfType<IntegerAttr>(attr::stateSize).getInt();
     for (Attribute a : plan) {
       auto d = cast<DictionaryAttr>(a);
       PlannedTensor t;
       t.name = d.getAs<StringAttr>("name").str();
       StringRef role = d.getAs<StringAttr>("role").getValue();
-      t.role = role == "input"    ? TCC_ROLE_INPUT
-               : role == "output" ? TCC_ROLE_OUTPUT
-               : role == "state"  ? TCC_ROLE_STATE
-                                  : TCC_ROLE_PARAM;
-      t.region = d.getAs<StringAttr>("region").getValue() == "state"
-                     ? TCC_REGION_STATE
-                     : TCC_REGION_ARENA;
+      std::optional<BufferRole> parsed = parsePlanRole(role);
+      if (!parsed)
+        return func.emitError("tensor '") << t.name << "' has the unknown role '" << role
+                                          << "' in its plan",
+               failure();
+      t.role = abiRole(*parsed);
+      t.region = isPersistent(*parsed) ? TCC_REGION_STATE : TCC_REGION_ARENA;
       t.offset = d.getAs<IntegerAttr>("offset").getInt();
       t.size = d.getAs<IntegerAttr>("size").getInt();
       auto shape = d.getAs<DenseI64ArrayAttr>("shape").asArrayRef();
@@ -113,6 +130,13 @@ FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
                failure();
       e.tensors.push_back(std::move(t));
     }
+    if (auto temps = func->getAttrOfType<ArrayAttr>(attr::planTemps))
+      for (Attribute a : temps) {
+        auto v = dyn_cast<DenseI64ArrayAttr>(a);
+        if (!v || v.size() != 4)
+          return func.emitError("malformed ") << attr::planTemps << " entry " << a, failure();
+        e.temps.push_back({v[0], v[1], v[2], v[3]});
+      }
     entries.push_back(std::move(e));
   }
   if (entries.empty())
@@ -194,7 +218,7 @@ struct LibraryCallRow {
 /// The module's `tcc.library_calls` table.
 FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
   SmallVector<LibraryCallRow> rows;
-  auto table = module->getAttrOfType<ArrayAttr>("tcc.library_calls");
+  auto table = module->getAttrOfType<ArrayAttr>(attr::libraryCalls);
   if (!table)
     return rows;
   for (Attribute a : table) {
@@ -235,15 +259,15 @@ struct DeviceCode {
 /// `tcc.kernels`); an empty DeviceCode for CPU artifacts.
 FailureOr<DeviceCode> readDeviceCode(ModuleOp module) {
   DeviceCode code;
-  auto device = module->getAttrOfType<StringAttr>("tcc.device");
-  auto table = module->getAttrOfType<ArrayAttr>("tcc.kernels");
+  auto device = module->getAttrOfType<StringAttr>(attr::device);
+  auto table = module->getAttrOfType<ArrayAttr>(attr::kernels);
   if (!table)
     return code;
   if (!table.empty() && !device)
     return module.emitError("kernel launches but no device code"), failure();
   if (device) {
     code.device = device.str();
-    if (auto ptx = module->getAttrOfType<StringAttr>("tcc.device_ptx"))
+    if (auto ptx = module->getAttrOfType<StringAttr>(attr::devicePtx))
       code.ptx = ptx.str();
   }
   for (Attribute a : table) {
@@ -317,7 +341,7 @@ FailureOr<std::vector<char>> assemblePtx(Location loc, StringRef ptx, StringRef 
 /// pairs, sorted by key.
 FailureOr<SmallVector<std::pair<std::string, std::string>>> readMetadata(ModuleOp module) {
   SmallVector<std::pair<std::string, std::string>> rows;
-  auto dict = module->getAttrOfType<DictionaryAttr>("tcc.metadata");
+  auto dict = module->getAttrOfType<DictionaryAttr>(attr::metadata);
   if (!dict)
     return rows;
   for (NamedAttribute a : dict) {
@@ -329,57 +353,147 @@ FailureOr<SmallVector<std::pair<std::string, std::string>>> readMetadata(ModuleO
   return rows;
 }
 
-LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry> entries,
-                              ArrayRef<LibraryCallRow> calls,
-                              ArrayRef<std::pair<std::string, std::string>> metadata,
-                              const DeviceCode &deviceCode, const ArtifactOptions &options,
-                              ArrayRef<llvm::Function *> wrappers) {
+/// One field of an abi.h struct: the LLVM type the writer emits for it and
+/// where the C compiler put it.
+struct AbiField {
+  llvm::Type *type;
+  uint64_t offset;
+  const char *name;
+};
+#define TCC_ABI_FIELD(Struct, field, type) AbiField{type, offsetof(Struct, field), #field}
+
+/// The LLVM struct of FIELDS, which must lay out like the C struct of
+/// C_SIZE bytes: an abi.h change that the writer does not follow is an error
+/// here, not a descriptor the runtime misreads.
+FailureOr<llvm::StructType *> abiStruct(Location loc, const llvm::DataLayout &dl, StringRef name,
+                                        ArrayRef<AbiField> fields, uint64_t cSize) {
+  SmallVector<llvm::Type *> types;
+  for (const AbiField &f : fields)
+    types.push_back(f.type);
+  auto *type = llvm::StructType::create(types.front()->getContext(), types, name);
+  const llvm::StructLayout *layout = dl.getStructLayout(type);
+  for (auto [i, f] : llvm::enumerate(fields))
+    if (layout->getElementOffset(i) != f.offset)
+      return emitError(loc, "internal error: ")
+                 << name << "." << f.name << " is at byte " << layout->getElementOffset(i)
+                 << " of the emitted descriptor but at byte " << f.offset << " in abi.h",
+             failure();
+  if (layout->getSizeInBytes() != cSize)
+    return emitError(loc, "internal error: ")
+               << name << " has " << layout->getSizeInBytes() << " bytes in the emitted descriptor, "
+               << cSize << " in abi.h (a field is missing)",
+           failure();
+  return type;
+}
+
+/// The LLVM types of abi.h's structs, each checked against the C layout.
+struct AbiTypes {
+  llvm::StructType *tensor, *entry, *call, *metadata, *kernel, *descriptor;
+  llvm::ArrayType *dim3;
+};
+
+FailureOr<AbiTypes> abiTypes(Location loc, llvm::Module &m) {
   llvm::LLVMContext &ctx = m.getContext();
-  DescriptorBuilder d(m);
+  const llvm::DataLayout &dl = m.getDataLayout();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
   auto *i32 = llvm::Type::getInt32Ty(ctx);
   auto *i64 = llvm::Type::getInt64Ty(ctx);
-  // Mirrors tcc_abi_tensor, tcc_abi_entry and tcc_abi_descriptor field by
-  // field; natural alignment gives the C layout on the targets tcc supports.
-  auto *tensorTy = llvm::StructType::create(
-      ctx, {ptr, i32, i32, i32, i32, ptr, i64, i64}, "tcc_abi_tensor");
-  auto *entryTy =
-      llvm::StructType::create(ctx, {ptr, ptr, i32, ptr}, "tcc_abi_entry");
-  auto *callTy =
-      llvm::StructType::create(ctx, {i32, i32, i32, i32, ptr}, "tcc_abi_library_call");
-  auto *metadataTy = llvm::StructType::create(ctx, {ptr, ptr}, "tcc_abi_metadata");
-  auto *dim3Ty = llvm::ArrayType::get(i32, 3);
-  auto *kernelTy =
-      llvm::StructType::create(ctx, {ptr, dim3Ty, dim3Ty, i32, i32}, "tcc_abi_kernel");
-  auto *descTy = llvm::StructType::create(
-      ctx, {i32, i32, ptr, ptr, ptr, ptr, i64, i64, i64, i32, i32, ptr, ptr, i32, ptr, i32, ptr,
-            ptr, i32, ptr, ptr, ptr, i64, i64},
-      "tcc_abi_descriptor");
+  AbiTypes t;
+  t.dim3 = llvm::ArrayType::get(i32, 3);
+  auto build = [&](llvm::StructType *&out, StringRef name, ArrayRef<AbiField> fields,
+                   uint64_t size) {
+    FailureOr<llvm::StructType *> type = abiStruct(loc, dl, name, fields, size);
+    out = succeeded(type) ? *type : nullptr;
+    return succeeded(type);
+  };
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_tensor, field, type)
+  if (!build(t.tensor, "tcc_abi_tensor",
+             {F(name, ptr), F(role, i32), F(dtype, i32), F(region, i32), F(rank, i32),
+              F(shape, ptr), F(offset, i64), F(size_bytes, i64)},
+             sizeof(tcc_abi_tensor)))
+    return failure();
+#undef F
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_entry, field, type)
+  if (!build(t.entry, "tcc_abi_entry",
+             {F(name, ptr), F(fn, ptr), F(num_tensors, i32), F(tensor_indices, ptr)},
+             sizeof(tcc_abi_entry)))
+    return failure();
+#undef F
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_library_call, field, type)
+  if (!build(t.call, "tcc_abi_library_call",
+             {F(kind, i32), F(dtype, i32), F(num_params, i32), F(num_operands, i32),
+              F(params, ptr)},
+             sizeof(tcc_abi_library_call)))
+    return failure();
+#undef F
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_metadata, field, type)
+  if (!build(t.metadata, "tcc_abi_metadata", {F(key, ptr), F(value, ptr)},
+             sizeof(tcc_abi_metadata)))
+    return failure();
+#undef F
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_kernel, field, type)
+  if (!build(t.kernel, "tcc_abi_kernel",
+             {F(name, ptr), F(grid, t.dim3), F(block, t.dim3), F(shared_bytes, i32),
+              F(num_params, i32)},
+             sizeof(tcc_abi_kernel)))
+    return failure();
+#undef F
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_descriptor, field, type)
+  if (!build(t.descriptor, "tcc_abi_descriptor",
+             {F(abi_version, i32), F(struct_size, i32), F(fingerprint, ptr), F(producer, ptr),
+              F(target, ptr), F(cpu_features, ptr), F(arena_size, i64), F(state_size, i64),
+              F(alignment, i64), F(num_tensors, i32), F(num_entries, i32), F(tensors, ptr),
+              F(entries, ptr), F(num_library_calls, i32), F(library_calls, ptr),
+              F(num_metadata, i32), F(metadata, ptr), F(device, ptr), F(num_kernels, i32),
+              F(kernels, ptr), F(ptx, ptr), F(cubin, ptr), F(cubin_size, i64),
+              F(device_scratch_size, i64)},
+             sizeof(tcc_abi_descriptor)))
+    return failure();
+#undef F
+  return t;
+}
 
-  // Tensors are shared by entries: one row per (name, role).
-  SmallVector<llvm::Constant *> tensorRows;
+/// A private constant array global of ELT rows.
+llvm::GlobalVariable *constantTable(llvm::Module &m, llvm::Type *elt,
+                                    ArrayRef<llvm::Constant *> rows, StringRef name) {
+  auto *type = llvm::ArrayType::get(elt, rows.size());
+  return new llvm::GlobalVariable(m, type, true, llvm::GlobalValue::PrivateLinkage,
+                                  llvm::ConstantArray::get(type, rows), name);
+}
+
+/// The tensor table (one row per name and role, shared by the entry points
+/// that use it) and the entry table.
+struct TensorTables {
+  llvm::GlobalVariable *tensors, *entries;
+  int32_t numTensors, numEntries;
+  int64_t arenaSize = 0, stateSize = 0;
+};
+
+FailureOr<TensorTables> tensorTables(Location loc, llvm::Module &m, DescriptorBuilder &d,
+                                     const AbiTypes &types, ArrayRef<PlannedEntry> entries,
+                                     ArrayRef<llvm::Function *> wrappers) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  SmallVector<llvm::Constant *> tensorRows, entryRows;
   std::map<std::pair<std::string, int32_t>, int32_t> tensorIndex;
   std::map<int32_t, const PlannedTensor *> tensorPlans;
-  SmallVector<llvm::Constant *> entryRows;
-  int64_t arena = 0, state = 0;
+  TensorTables tables;
   for (auto [e, wrapper] : llvm::zip(entries, wrappers)) {
-    arena = std::max(arena, e.arenaSize);
-    state = std::max(state, e.stateSize);
+    tables.arenaSize = std::max(tables.arenaSize, e.arenaSize);
+    tables.stateSize = std::max(tables.stateSize, e.stateSize);
     SmallVector<int32_t> indices;
     for (const PlannedTensor &t : e.tensors) {
       auto key = std::make_pair(t.name, t.role);
       auto it = tensorIndex.find(key);
       if (it == tensorIndex.end()) {
-        llvm::Constant *shape =
-            d.array<int64_t>(i64, t.shape, ".tcc.shape");
+        llvm::Constant *shape = d.array<int64_t>(i64, t.shape, ".tcc.shape");
         tensorRows.push_back(llvm::ConstantStruct::get(
-            tensorTy,
+            types.tensor,
             {d.string(t.name), llvm::ConstantInt::get(i32, t.role),
-             llvm::ConstantInt::get(i32, t.dtype),
-             llvm::ConstantInt::get(i32, t.region),
+             llvm::ConstantInt::get(i32, t.dtype), llvm::ConstantInt::get(i32, t.region),
              llvm::ConstantInt::get(i32, int32_t(t.shape.size())), shape,
-             llvm::ConstantInt::get(i64, t.offset),
-             llvm::ConstantInt::get(i64, t.size)}));
+             llvm::ConstantInt::get(i64, t.offset), llvm::ConstantInt::get(i64, t.size)}));
         it = tensorIndex.insert({key, int32_t(tensorRows.size() - 1)}).first;
         tensorPlans[it->second] = &t;
       } else {
@@ -387,74 +501,98 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
         const PlannedTensor &first = *tensorPlans[it->second];
         if (first.offset != t.offset || first.shape != t.shape || first.dtype != t.dtype)
           return emitError(loc, "entry '")
-                 << e.name << "': tensor '" << t.name
-                 << "' has another slot, shape or dtype than in an earlier entry point";
+                     << e.name << "': tensor '" << t.name
+                     << "' has another slot, shape or dtype than in an earlier entry point",
+                 failure();
       }
       indices.push_back(it->second);
     }
     entryRows.push_back(llvm::ConstantStruct::get(
-        entryTy, {d.string(e.name), wrapper,
-                  llvm::ConstantInt::get(i32, int32_t(indices.size())),
-                  d.array<int32_t>(i32, indices, ".tcc.indices")}));
+        types.entry, {d.string(e.name), wrapper,
+                      llvm::ConstantInt::get(i32, int32_t(indices.size())),
+                      d.array<int32_t>(i32, indices, ".tcc.indices")}));
   }
-  auto *tensorsTy = llvm::ArrayType::get(tensorTy, tensorRows.size());
-  auto *tensors = new llvm::GlobalVariable(
-      m, tensorsTy, true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(tensorsTy, tensorRows), ".tcc.tensors");
-  auto *entriesTy = llvm::ArrayType::get(entryTy, entryRows.size());
-  auto *entryTable = new llvm::GlobalVariable(
-      m, entriesTy, true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(entriesTy, entryRows), ".tcc.entries");
+  tables.tensors = constantTable(m, types.tensor, tensorRows, ".tcc.tensors");
+  tables.entries = constantTable(m, types.entry, entryRows, ".tcc.entries");
+  tables.numTensors = int32_t(tensorRows.size());
+  tables.numEntries = int32_t(entryRows.size());
+  return tables;
+}
 
-  SmallVector<llvm::Constant *> callRows;
+llvm::GlobalVariable *libraryCallTable(llvm::Module &m, DescriptorBuilder &d,
+                                       const AbiTypes &types, ArrayRef<LibraryCallRow> calls) {
+  auto *i32 = llvm::Type::getInt32Ty(m.getContext());
+  auto *i64 = llvm::Type::getInt64Ty(m.getContext());
+  SmallVector<llvm::Constant *> rows;
   for (const LibraryCallRow &c : calls)
-    callRows.push_back(llvm::ConstantStruct::get(
-        callTy, {llvm::ConstantInt::get(i32, c.kind),
-                 llvm::ConstantInt::get(i32, c.dtype),
-                 llvm::ConstantInt::get(i32, int32_t(c.params.size())),
-                 llvm::ConstantInt::get(i32, c.operands),
-                 d.array<int64_t>(i64, c.params, ".tcc.call_params")}));
-  auto *callsTy = llvm::ArrayType::get(callTy, callRows.size());
-  auto *callTable = new llvm::GlobalVariable(
-      m, callsTy, true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(callsTy, callRows), ".tcc.library_calls");
+    rows.push_back(llvm::ConstantStruct::get(
+        types.call, {llvm::ConstantInt::get(i32, c.kind), llvm::ConstantInt::get(i32, c.dtype),
+                     llvm::ConstantInt::get(i32, int32_t(c.params.size())),
+                     llvm::ConstantInt::get(i32, c.operands),
+                     d.array<int64_t>(i64, c.params, ".tcc.call_params")}));
+  return constantTable(m, types.call, rows, ".tcc.library_calls");
+}
 
-  SmallVector<llvm::Constant *> metadataRows;
+llvm::GlobalVariable *metadataTable(llvm::Module &m, DescriptorBuilder &d, const AbiTypes &types,
+                                    ArrayRef<std::pair<std::string, std::string>> metadata) {
+  SmallVector<llvm::Constant *> rows;
   for (const auto &[key, value] : metadata)
-    metadataRows.push_back(
-        llvm::ConstantStruct::get(metadataTy, {d.string(key), d.string(value)}));
-  auto *metadataArrayTy = llvm::ArrayType::get(metadataTy, metadataRows.size());
-  auto *metadataTable = new llvm::GlobalVariable(
-      m, metadataArrayTy, true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(metadataArrayTy, metadataRows), ".tcc.metadata");
+    rows.push_back(llvm::ConstantStruct::get(types.metadata, {d.string(key), d.string(value)}));
+  return constantTable(m, types.metadata, rows, ".tcc.metadata");
+}
 
-  // Device code: the kernel table, the PTX (NUL-terminated) and the cubin.
-  SmallVector<llvm::Constant *> kernelRows;
+llvm::GlobalVariable *kernelTable(llvm::Module &m, DescriptorBuilder &d, const AbiTypes &types,
+                                  ArrayRef<KernelRow> kernels) {
+  auto *i32 = llvm::Type::getInt32Ty(m.getContext());
   auto dim3 = [&](ArrayRef<int32_t> v) {
     return llvm::ConstantArray::get(
-        dim3Ty, {llvm::ConstantInt::get(i32, v[0]), llvm::ConstantInt::get(i32, v[1]),
-                 llvm::ConstantInt::get(i32, v[2])});
+        types.dim3, {llvm::ConstantInt::get(i32, v[0]), llvm::ConstantInt::get(i32, v[1]),
+                     llvm::ConstantInt::get(i32, v[2])});
   };
-  for (const KernelRow &k : deviceCode.kernels)
-    kernelRows.push_back(llvm::ConstantStruct::get(
-        kernelTy, {d.string(k.name), dim3(k.grid), dim3(k.block),
-                   llvm::ConstantInt::get(i32, k.shared), llvm::ConstantInt::get(i32, k.params)}));
-  auto *kernelsTy = llvm::ArrayType::get(kernelTy, kernelRows.size());
-  auto *kernelTable = new llvm::GlobalVariable(
-      m, kernelsTy, true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(kernelsTy, kernelRows), ".tcc.kernels");
+  SmallVector<llvm::Constant *> rows;
+  for (const KernelRow &k : kernels)
+    rows.push_back(llvm::ConstantStruct::get(
+        types.kernel, {d.string(k.name), dim3(k.grid), dim3(k.block),
+                       llvm::ConstantInt::get(i32, k.shared), llvm::ConstantInt::get(i32, k.params)}));
+  return constantTable(m, types.kernel, rows, ".tcc.kernels");
+}
+
+/// The cubin's bytes as a 16-byte aligned global, or null.
+llvm::Constant *cubinGlobal(llvm::Module &m, ArrayRef<char> cubin) {
+  if (cubin.empty())
+    return llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(m.getContext()));
+  auto *bytes = llvm::ConstantDataArray::get(
+      m.getContext(),
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(cubin.data()), cubin.size()));
+  auto *g = new llvm::GlobalVariable(m, bytes->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                     bytes, ".tcc.cubin");
+  g->setAlignment(llvm::Align(16));
+  return g;
+}
+
+LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry> entries,
+                              ArrayRef<LibraryCallRow> calls,
+                              ArrayRef<std::pair<std::string, std::string>> metadata,
+                              const DeviceCode &deviceCode, const ArtifactOptions &options,
+                              ArrayRef<llvm::Function *> wrappers) {
+  llvm::LLVMContext &ctx = m.getContext();
+  FailureOr<AbiTypes> types = abiTypes(loc, m);
+  if (failed(types))
+    return failure();
+  DescriptorBuilder d(m);
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  FailureOr<TensorTables> tables = tensorTables(loc, m, d, *types, entries, wrappers);
+  if (failed(tables))
+    return failure();
+  llvm::GlobalVariable *callTable = libraryCallTable(m, d, *types, calls);
+  llvm::GlobalVariable *metadataRows = metadataTable(m, d, *types, metadata);
+  // Device code: the kernel table, the PTX (NUL-terminated) and the cubin.
+  llvm::GlobalVariable *kernels = kernelTable(m, d, *types, deviceCode.kernels);
   bool device = !deviceCode.device.empty();
   llvm::Constant *null = llvm::ConstantPointerNull::get(ptr);
-  llvm::Constant *cubin = null;
-  if (!deviceCode.cubin.empty()) {
-    auto *bytes = llvm::ConstantDataArray::get(
-        ctx, llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(deviceCode.cubin.data()),
-                                     deviceCode.cubin.size()));
-    auto *g = new llvm::GlobalVariable(m, bytes->getType(), true,
-                                       llvm::GlobalValue::PrivateLinkage, bytes, ".tcc.cubin");
-    g->setAlignment(llvm::Align(16));
-    cubin = g;
-  }
+  llvm::Constant *cubin = cubinGlobal(m, deviceCode.cubin);
   // The library calls' workspace, at the device arena's tail: they run in
   // order on one stream, so the largest call's bound.
   int64_t deviceScratch = 0;
@@ -468,26 +606,23 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";
   // The x86-64-v3 level: what the code may use, checked at load.
   std::string features = "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe";
+  auto count = [&](size_t n) { return llvm::ConstantInt::get(i32, int32_t(n)); };
   llvm::Constant *desc = llvm::ConstantStruct::get(
-      descTy,
+      types->descriptor,
       {llvm::ConstantInt::get(i32, TCC_ABI_VERSION),
-       llvm::ConstantInt::get(i32, dl.getTypeAllocSize(descTy)),
+       llvm::ConstantInt::get(i32, dl.getTypeAllocSize(types->descriptor)),
        d.string(options.fingerprint), d.string(producer), d.string("x86_64"),
        d.string(options.cpu == "x86-64-v3" ? features : ""),
-       llvm::ConstantInt::get(i64, arena), llvm::ConstantInt::get(i64, state),
-       llvm::ConstantInt::get(i64, 64),
-       llvm::ConstantInt::get(i32, int32_t(tensorRows.size())),
-       llvm::ConstantInt::get(i32, int32_t(entryRows.size())), tensors,
-       entryTable, llvm::ConstantInt::get(i32, int32_t(callRows.size())),
-       callTable, llvm::ConstantInt::get(i32, int32_t(metadataRows.size())), metadataTable,
-       device ? d.string(deviceCode.device) : null,
-       llvm::ConstantInt::get(i32, int32_t(kernelRows.size())), kernelTable,
-       device ? d.string(deviceCode.ptx) : null, cubin,
+       llvm::ConstantInt::get(i64, tables->arenaSize), llvm::ConstantInt::get(i64, tables->stateSize),
+       llvm::ConstantInt::get(i64, 64), count(tables->numTensors), count(tables->numEntries),
+       tables->tensors, tables->entries, count(calls.size()), callTable, count(metadata.size()),
+       metadataRows, device ? d.string(deviceCode.device) : null,
+       count(deviceCode.kernels.size()), kernels, device ? d.string(deviceCode.ptx) : null, cubin,
        llvm::ConstantInt::get(i64, int64_t(deviceCode.cubin.size())),
        llvm::ConstantInt::get(i64, deviceScratch)});
-  auto *descGlobal =
-      new llvm::GlobalVariable(m, descTy, true, llvm::GlobalValue::PrivateLinkage,
-                               desc, ".tcc.descriptor");
+  auto *descGlobal = new llvm::GlobalVariable(m, types->descriptor, true,
+                                              llvm::GlobalValue::PrivateLinkage, desc,
+                                              ".tcc.descriptor");
 
   // const tcc_abi_descriptor *tcc_artifact_descriptor(void)
   auto *fnTy = llvm::FunctionType::get(ptr, {}, false);

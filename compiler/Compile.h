@@ -1,0 +1,105 @@
+//===- Compile.h - the compiler as one call --------------------------------===//
+//
+// `compile(context, options)` is the whole compiler: it imports the model,
+// runs the stages in order up to the one asked for, reads the memory plans
+// once, and writes the output (IR, PTX, LLVM IR, an object, or the artifact
+// with its weights) and the reports. The `tcc` driver is flag parsing over
+// it; tests, benchmarks and the Python package call the same function.
+//
+// Errors are MLIR diagnostics on the context (the caller's handler prints
+// them) and a failed result; nothing is written on failure except what a
+// stage wrote before it failed (never a half-written artifact: it is renamed
+// into place).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_COMPILE_H
+#define TCC_COMPILER_COMPILE_H
+
+#include "compiler/Pipeline.h"
+#include "frontend/onnx/OnnxImporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tcc {
+
+/// Where compilation stops, in pipeline order (`tcc --emit`).
+enum class Stage {
+  MlirRaw,       ///< the tcc IR exactly as the importer built it
+  Mlir,          ///< imported, folded and verified (and the training step)
+  Linalg,        ///< lowered to linalg on tensors, fused
+  Bufferized,    ///< buffers, every one planned into the arena
+  Ptx,           ///< the PTX of every kernel (CUDA targets)
+  LLVMDialect,   ///< the LLVM dialect, before translation
+  LLVMIR,        ///< optimized LLVM IR of the artifact
+  Object,        ///< the artifact's object file
+  SharedLibrary, ///< the artifact, and its weights beside it
+};
+
+/// Which ops fuse into one kernel (`tcc --fusion`).
+enum class Fusion {
+  All,         ///< elementwise, multi-output and sibling kernels, CPU row fusion
+  Elementwise, ///< elementwise, multi-output and sibling kernels only
+  None,        ///< one kernel per op
+};
+
+/// What to print on the report stream (`tcc --report`).
+enum class Report { None, Memory, Fusion };
+
+struct CompileOptions {
+  // Input.
+  /// A model: .onnx, .onnxtxt / .txt (ONNX's textual syntax), or .mlir (tcc
+  /// IR at any stage before bufferization, for tests).
+  std::string input;
+  /// Symbolic dimensions and constant inputs (ONNX only). `onParameter` is
+  /// the compiler's: it collects the weights.
+  OnnxImportOptions import;
+
+  // Training.
+  /// Build the training step (tcc-build-train-step); else the artifact only
+  /// infers.
+  bool train = false;
+  /// The step's loss, optimizer and their settings: the pass's own options,
+  /// documented with their defaults in passes/Passes.td.
+  TrainingOptions training;
+
+  // Target and code generation.
+  /// "cpu", or "cuda", "cuda:sm_80", "cuda:sm_90".
+  std::string target = "cpu";
+  /// f32 matmuls and convolutions as oneDNN calls (CPU) or cuBLASLt / cuDNN
+  /// calls (CUDA); false: generated loops.
+  bool libraryCalls = true;
+  Fusion fusion = Fusion::All;
+  /// Every kernel in its own function named after its node (perf profiles).
+  bool profile = false;
+  /// LLVM's O3 on the artifact (false: `--O0`).
+  bool optimize = true;
+
+  // Output.
+  Stage stage = Stage::Mlir;
+  /// A file, or "-" for standard output (text stages only). An artifact's
+  /// weights go beside it: model.so -> model.safetensors.
+  std::string output = "-";
+  Report report = Report::None;
+  llvm::raw_ostream *reportStream = &llvm::errs();
+  /// What identifies this compile besides the model's bytes, hashed into the
+  /// artifact's fingerprint (tcc passes its command line).
+  std::vector<std::string> fingerprintInputs;
+  /// Called on every pass manager before it runs (tcc applies MLIR's
+  /// debugging flags and its timer); may fail.
+  std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
+};
+
+/// Compiles as OPTIONS say; diagnostics go to CONTEXT's handler. The context
+/// needs the dialects of registerAllDialects.
+mlir::LogicalResult compile(mlir::MLIRContext &context, const CompileOptions &options);
+
+} // namespace tcc
+
+#endif // TCC_COMPILER_COMPILE_H
