@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/ImportContext.h"
+#include "dialects/TccNames.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -1172,9 +1173,9 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
   };
   if (argOf(in[3]) >= 0 && argOf(in[4]) >= 0 && ctx.elementType(in[3]) == et &&
       ctx.elementType(in[4]) == et) {
-    bn->setAttr("tcc.running_stats",
+    bn->setAttr(tcc::attr::runningStats,
                 ctx.b.getDenseI64ArrayAttr({argOf(in[3]), argOf(in[4])}));
-    bn->setAttr("tcc.momentum", ctx.b.getF64FloatAttr(momentum));
+    bn->setAttr(tcc::attr::momentum, ctx.b.getF64FloatAttr(momentum));
   }
   auto update = [&](Value running, Value batch) {
     batch = ctx.cast(batch, ctx.elementType(running));

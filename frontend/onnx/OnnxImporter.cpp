@@ -11,6 +11,7 @@
 
 #include "frontend/onnx/OnnxImporter.h"
 #include "frontend/onnx/ImportContext.h"
+#include "dialects/TccNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -121,7 +122,7 @@ private:
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
   Block *body = nullptr;
-  /// One entry per block argument: "tcc.input" or "tcc.param", and the name.
+  /// One entry per block argument: attr::input or attr::param, and the name.
   SmallVector<std::pair<StringRef, std::string>> argRoles;
   llvm::StringMap<Value> values;
   llvm::MapVector<StringRef, const onnx::TensorProto *> initializers;
@@ -400,7 +401,7 @@ LogicalResult GraphImporter::importInputs() {
     if (failed(type))
       return failure();
     values[in.name()] = body->addArgument(*type, fileLoc);
-    argRoles.push_back({"tcc.input", in.name()});
+    argRoles.push_back({tcc::attr::input, in.name()});
   }
   return success();
 }
@@ -427,7 +428,7 @@ Value GraphImporter::lookup(StringRef name) {
       options.onParameter(t.name(), et, dims, *bytes);
     }
     v = body->addArgument(RankedTensorType::get(dims, et), fileLoc);
-    argRoles.push_back({"tcc.param", t.name()});
+    argRoles.push_back({tcc::attr::param, t.name()});
   } else {
     DenseElementsAttr c = lookupConstant(name);
     if (!c)
@@ -598,7 +599,7 @@ LogicalResult GraphImporter::importOutputs() {
   for (auto [i, role] : llvm::enumerate(argRoles))
     func.setArgAttr(i, role.first, StringAttr::get(ctx, role.second));
   for (auto [i, name] : llvm::enumerate(names))
-    func.setResultAttr(i, "tcc.output", StringAttr::get(ctx, name));
+    func.setResultAttr(i, tcc::attr::output, StringAttr::get(ctx, name));
   return success();
 }
 
@@ -611,7 +612,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     return nullptr;
 
   module = ModuleOp::create(fileLoc);
-  module->getOperation()->setAttr("tcc.opset", builder.getI64IntegerAttr(opset));
+  module->getOperation()->setAttr(tcc::attr::opset, builder.getI64IntegerAttr(opset));
   if (!graph.name().empty())
     module->setSymNameAttr(StringAttr::get(ctx, graph.name()));
   // PyTorch's eval-mode export folds each batch norm into the convolution
@@ -622,7 +623,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     if (node.op_type() == "Conv" && node.input_size() > 1 &&
         StringRef(node.input(1)).starts_with("onnx::Conv_")) {
       module->getOperation()->setAttr(
-          "tcc.folded_batch_norm",
+          tcc::attr::foldedBatchNorm,
           StringAttr::get(ctx, node.name().empty() ? node.input(1) : node.name()));
       break;
     }

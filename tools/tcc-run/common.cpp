@@ -141,7 +141,7 @@ void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, i
     // The distribution the compiler recorded from the model's own initial
     // values ("init.NAME": constant V, uniform LO HI, normal MEAN STD);
     // artifacts without it: the GPT-style rule by rank and name.
-    std::istringstream kind(artifactMetadata(artifact, ("init." + std::string(t.name)).c_str(), ""));
+    std::istringstream kind(artifactMetadata(artifact, (TCC_METADATA_INIT_PREFIX + std::string(t.name)).c_str(), ""));
     std::string shape;
     double a = 0, b = 0;
     kind >> shape >> a >> b;

@@ -32,7 +32,7 @@ struct Options {
   std::string model;
   bool list = false;
   bool run = false;
-  std::string entry = "infer";
+  std::string entry = TCC_ENTRY_INFER;
   std::vector<std::string> inputs; // NAME=FILE or FILE.pb
   std::string outputDir;
   std::string params;

@@ -46,16 +46,16 @@ public:
   Validator(tcc_artifact_t artifact, const Options &o, const LabelSpec &labels,
             const tcc_tensor_info *trainLabels)
       : o_(o), labelSpec_(labels) {
-    hasLoss_ = hasEntry(artifact, "eval_step");
-    entry_ = hasLoss_ ? "eval_step" : "infer";
-    if (!hasLoss_ && !hasEntry(artifact, "infer"))
+    hasLoss_ = hasEntry(artifact, TCC_ENTRY_EVAL_STEP);
+    entry_ = hasLoss_ ? TCC_ENTRY_EVAL_STEP : TCC_ENTRY_INFER;
+    if (!hasLoss_ && !hasEntry(artifact, TCC_ENTRY_INFER))
       die(o.model + " has no eval_step or infer entry point to validate with");
     bool sawLoss = false;
     for (const tcc_tensor_info &t : entryTensors(artifact, entry_.c_str())) {
       if (t.role == TCC_ROLE_INPUT) {
         set_.add(o.valDir, t, o.model);
       } else if (t.role == TCC_ROLE_OUTPUT) {
-        if (hasLoss_ && !sawLoss && std::string(t.name) == "loss") {
+        if (hasLoss_ && !sawLoss && std::string(t.name) == TCC_OUTPUT_LOSS) {
           if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
             die(o.model + ": eval_step's output 'loss' is " + typeString(t) + ", expected f32[]");
           sawLoss = true;
@@ -110,7 +110,7 @@ public:
       check(tcc_session_run(session, entry_.c_str()));
       if (hasLoss_) {
         float loss;
-        check(tcc_session_copy_output(session, "loss", &loss, sizeof loss));
+        check(tcc_session_copy_output(session, TCC_OUTPUT_LOSS, &loss, sizeof loss));
         lossSum += loss;
       }
       if (!hasScores_)
@@ -329,38 +329,38 @@ private:
 };
 
 void TrainingRun::readSignature() {
-  if (!hasEntry(artifact_, "train_step"))
+  if (!hasEntry(artifact_, TCC_ENTRY_TRAIN_STEP))
     die(o_.model + " has no train_step entry point; compile it with --loss=... to train");
   // How to drive the step: the labels, and K micro-batches per optimizer
   // step (accumulate_grad with micro = 0 .. K-2, then train_step).
-  labels_.name = artifactMetadata(artifact_, "labels", "y");
-  std::string ignore = artifactMetadata(artifact_, "ignore_index", "");
+  labels_.name = artifactMetadata(artifact_, TCC_METADATA_LABELS, "y");
+  std::string ignore = artifactMetadata(artifact_, TCC_METADATA_IGNORE_INDEX, "");
   if (!ignore.empty()) {
     labels_.hasIgnore = true;
     labels_.ignoreIndex = std::strtoll(ignore.c_str(), nullptr, 10);
   }
-  accum_ = std::strtol(artifactMetadata(artifact_, "grad_accum", "1").c_str(), nullptr, 10);
-  if (accum_ < 1 || (accum_ > 1 && !hasEntry(artifact_, "accumulate_grad")))
+  accum_ = std::strtol(artifactMetadata(artifact_, TCC_METADATA_GRAD_ACCUM, "1").c_str(), nullptr, 10);
+  if (accum_ < 1 || (accum_ > 1 && !hasEntry(artifact_, TCC_ENTRY_ACCUMULATE_GRAD)))
     die(o_.model + ": grad_accum " + std::to_string(accum_) +
         " needs an accumulate_grad entry point; recompile the model");
 
   // Every input but the runtime scalars comes from DIR/NAME.npy; all share
   // the sample count.
-  for (const tcc_tensor_info &t : entryTensors(artifact_, "train_step")) {
+  for (const tcc_tensor_info &t : entryTensors(artifact_, TCC_ENTRY_TRAIN_STEP)) {
     std::string name = t.name;
-    if (t.role == TCC_ROLE_OUTPUT && name == "loss")
+    if (t.role == TCC_ROLE_OUTPUT && name == TCC_OUTPUT_LOSS)
       sig_.hasLoss = true;
-    if (t.role == TCC_ROLE_OUTPUT && name == "grad_norm")
+    if (t.role == TCC_ROLE_OUTPUT && name == TCC_OUTPUT_GRAD_NORM)
       sig_.hasGradNorm = true;
     if (t.role != TCC_ROLE_INPUT)
       continue;
-    if (name == "lr" || name == "step") {
+    if (name == TCC_INPUT_LR || name == TCC_INPUT_STEP) {
       if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
         die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
-      (name == "lr" ? sig_.hasLr : sig_.hasStep) = true;
+      (name == TCC_INPUT_LR ? sig_.hasLr : sig_.hasStep) = true;
       continue;
     }
-    if (name == "rng") { // [seed, counter] of the step's dropouts
+    if (name == TCC_INPUT_RNG) { // [seed, counter] of the step's dropouts
       if (t.dtype != TCC_DTYPE_I64 || t.rank != 1 || t.shape[0] != 2)
         die(o_.model + ": input 'rng' is " + typeString(t) + ", expected i64[2]");
       sig_.hasRng = true;
@@ -374,8 +374,8 @@ void TrainingRun::readSignature() {
     die(o_.model + ": train_step has no data inputs");
   // Labels must name a class of the model's output: the last dimension of
   // infer's first output.
-  if (hasEntry(artifact_, "infer"))
-    for (const tcc_tensor_info &t : entryTensors(artifact_, "infer"))
+  if (hasEntry(artifact_, TCC_ENTRY_INFER))
+    for (const tcc_tensor_info &t : entryTensors(artifact_, TCC_ENTRY_INFER))
       if (t.role == TCC_ROLE_OUTPUT && t.rank >= 1) {
         checkLabels(set_, labels_, t.shape[t.rank - 1]);
         break;
@@ -488,22 +488,22 @@ float TrainingRun::runStep(long step, float lr) {
       // Dropout masks: Philox keyed by the seed, counted by micro-batch.
       int64_t state[2] = {int64_t(o_.seed), step * accum_ + micro};
       const int64_t shape[1] = {2};
-      check(tcc_session_set_input(session, "rng", TCC_DTYPE_I64, 1, shape, state, sizeof state));
+      check(tcc_session_set_input(session, TCC_INPUT_RNG, TCC_DTYPE_I64, 1, shape, state, sizeof state));
     }
     bool last = micro == accum_ - 1;
     if (last) {
-      check(tcc_session_set_input(session, "lr", TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+      check(tcc_session_set_input(session, TCC_INPUT_LR, TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
       if (sig_.hasStep) {
         float count = float(step + 1); // 1-based, as PyTorch's optimizers count
-        check(tcc_session_set_input(session, "step", TCC_DTYPE_F32, 0, nullptr, &count,
+        check(tcc_session_set_input(session, TCC_INPUT_STEP, TCC_DTYPE_F32, 0, nullptr, &count,
                                     sizeof count));
       }
     } else {
       float index = float(micro);
-      check(tcc_session_set_input(session, "micro", TCC_DTYPE_F32, 0, nullptr, &index,
+      check(tcc_session_set_input(session, TCC_INPUT_MICRO, TCC_DTYPE_F32, 0, nullptr, &index,
                                   sizeof index));
     }
-    check(tcc_session_run(session, last ? "train_step" : "accumulate_grad"));
+    check(tcc_session_run(session, last ? TCC_ENTRY_TRAIN_STEP : TCC_ENTRY_ACCUMULATE_GRAD));
     // On a device a run returns once it is queued: the next micro-batch is
     // set (its upload starts on the copy stream) before this one's loss is
     // read, so that it overlaps the step, unless an evaluation comes between
@@ -518,7 +518,7 @@ float TrainingRun::runStep(long step, float lr) {
       }
     }
     float microLoss;
-    check(tcc_session_copy_output(session, "loss", &microLoss, sizeof microLoss));
+    check(tcc_session_copy_output(session, TCC_OUTPUT_LOSS, &microLoss, sizeof microLoss));
     loss += microLoss / float(accum_);
   }
   return loss;
@@ -649,7 +649,7 @@ void TrainingRun::run() {
     float loss = runStep(step, lr);
     float gradNorm = std::nanf("");
     if (sig_.hasGradNorm)
-      check(tcc_session_copy_output(session_.s, "grad_norm", &gradNorm, sizeof gradNorm));
+      check(tcc_session_copy_output(session_.s, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
     // The step has applied its update: a non-finite loss or gradient norm
     // means the parameters may be ruined, so they are not saved (the last
     // checkpoint stays as it was).
