@@ -32,15 +32,22 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::OptionCategory tccCategory("tcc options");
+// tcc's own options, grouped for --help; MLIR's and LLVM's stay reachable
+// (--help-hidden lists them).
+static cl::OptionCategory inputCategory("Input");
+static cl::OptionCategory trainingCategory("Training (the compiled step's loss and optimizer)");
+static cl::OptionCategory optimizationCategory("Optimization");
+static cl::OptionCategory targetCategory("Target");
+static cl::OptionCategory outputCategory("Output");
+static cl::OptionCategory reportCategory("Reports and profiling");
 
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<model.onnx | model.onnxtxt | input.mlir>"),
-                                      cl::cat(tccCategory));
+                                      cl::cat(inputCategory));
 
 static cl::opt<std::string> outputFile("o", cl::desc("Write the output to this file (default: standard output)"),
                                        cl::value_desc("file"), cl::init("-"),
-                                       cl::cat(tccCategory));
+                                       cl::cat(outputCategory));
 
 enum class EmitKind {
   Default,
@@ -76,19 +83,19 @@ static cl::opt<EmitKind> emit(
         clEnumValN(EmitKind::Object, "obj", "the artifact's object file"),
         clEnumValN(EmitKind::SharedLibrary, "so",
                    "the artifact: a shared library with its descriptor")),
-    cl::init(EmitKind::Default), cl::cat(tccCategory));
+    cl::init(EmitKind::Default), cl::cat(outputCategory));
 
 static cl::opt<bool> noOptimize("O0",
                                 cl::desc("Do not optimize the LLVM IR"),
-                                cl::cat(tccCategory));
+                                cl::cat(optimizationCategory));
 
 static cl::opt<int64_t> batch("batch",
                               cl::desc("Bind the first dimension of every graph input that is symbolic"),
-                              cl::value_desc("N"), cl::init(-1), cl::cat(tccCategory));
+                              cl::value_desc("N"), cl::init(-1), cl::cat(inputCategory));
 
 static cl::list<std::string> dimBindings(
     "dim", cl::desc("Bind a named symbolic dimension (repeatable)"),
-    cl::value_desc("NAME=N"), cl::cat(tccCategory));
+    cl::value_desc("NAME=N"), cl::cat(inputCategory));
 
 enum class ModeKind { Default, Infer, Train };
 static cl::opt<ModeKind> mode(
@@ -98,7 +105,7 @@ static cl::opt<ModeKind> mode(
                clEnumValN(ModeKind::Train, "train",
                           "also a 'train_step' entry point: forward, loss, backward, "
                           "optimizer update")),
-    cl::init(ModeKind::Default), cl::cat(tccCategory));
+    cl::init(ModeKind::Default), cl::cat(trainingCategory));
 
 /// What the flags fill in; tcc::compile reads it.
 static tcc::CompileOptions options;
@@ -109,53 +116,53 @@ static tcc::TrainingOptions &training = options.training;
 static cl::opt<std::string, true> lossKind(
     "loss", cl::desc("Training loss: mse, cross_entropy, or none (the model's first output is "
                      "the loss)"),
-    cl::value_desc("KIND"), cl::location(training.loss), cl::cat(tccCategory));
+    cl::value_desc("KIND"), cl::location(training.loss), cl::cat(trainingCategory));
 static cl::opt<std::string, true> labelsName(
     "labels", cl::desc("Name of the labels input of the training step (default y)"),
-    cl::value_desc("NAME"), cl::location(training.labels), cl::cat(tccCategory));
+    cl::value_desc("NAME"), cl::location(training.labels), cl::cat(trainingCategory));
 static cl::opt<std::string, true> optimizerKind(
     "optimizer", cl::desc("Optimizer compiled into the training step: sgd (default), adam, adamw "
                           "(PyTorch's update formulas and defaults)"),
-    cl::value_desc("KIND"), cl::location(training.optimizer), cl::cat(tccCategory));
+    cl::value_desc("KIND"), cl::location(training.optimizer), cl::cat(trainingCategory));
 static cl::opt<double, true> momentumOpt("momentum", cl::desc("SGD momentum (default 0)"),
-                                         cl::location(training.momentum), cl::cat(tccCategory));
+                                         cl::location(training.momentum), cl::cat(trainingCategory));
 static cl::opt<double, true> dampeningOpt("dampening", cl::desc("SGD dampening (default 0)"),
-                                          cl::location(training.dampening), cl::cat(tccCategory));
+                                          cl::location(training.dampening), cl::cat(trainingCategory));
 static cl::opt<bool, true> nesterovOpt("nesterov", cl::desc("SGD with Nesterov momentum"),
-                                       cl::location(training.nesterov), cl::cat(tccCategory));
+                                       cl::location(training.nesterov), cl::cat(trainingCategory));
 static cl::opt<double, true> weightDecayOpt(
     "weight-decay", cl::desc("Weight decay (default 0; 0.01 for adamw, decoupled)"),
-    cl::location(training.weightDecay), cl::cat(tccCategory));
+    cl::location(training.weightDecay), cl::cat(trainingCategory));
 static cl::opt<double, true> beta1Opt("beta1", cl::desc("Adam beta1 (default 0.9)"),
-                                      cl::location(training.beta1), cl::cat(tccCategory));
+                                      cl::location(training.beta1), cl::cat(trainingCategory));
 static cl::opt<double, true> beta2Opt("beta2", cl::desc("Adam beta2 (default 0.999)"),
-                                      cl::location(training.beta2), cl::cat(tccCategory));
+                                      cl::location(training.beta2), cl::cat(trainingCategory));
 static cl::opt<double, true> epsOpt("eps", cl::desc("Adam epsilon (default 1e-8)"),
-                                    cl::location(training.eps), cl::cat(tccCategory));
+                                    cl::location(training.eps), cl::cat(trainingCategory));
 static cl::opt<double, true> gradClipOpt(
     "grad-clip", cl::desc("Clip the global gradient norm to NORM in the compiled step"),
-    cl::value_desc("NORM"), cl::location(training.gradClip), cl::cat(tccCategory));
+    cl::value_desc("NORM"), cl::location(training.gradClip), cl::cat(trainingCategory));
 static cl::opt<int64_t, true> gradAccumOpt(
     "grad-accum", cl::desc("Micro-batches of the compiled batch size per optimizer step; the "
                            "gradient and the reported loss are their mean (default 1)"),
-    cl::value_desc("K"), cl::location(training.gradAccum), cl::cat(tccCategory));
+    cl::value_desc("K"), cl::location(training.gradAccum), cl::cat(trainingCategory));
 static cl::list<std::string, llvm::SmallVector<std::string>> freezeOpt(
     "freeze", cl::desc("Do not train the parameters whose names match this glob pattern (*, ?, "
                        "[...]; repeatable or comma-separated)"),
     cl::value_desc("PATTERN"), cl::CommaSeparated, cl::location(training.freeze),
-    cl::cat(tccCategory));
+    cl::cat(trainingCategory));
 static cl::opt<int64_t, true> ignoreIndexOpt(
     "ignore-index", cl::desc("cross_entropy: label positions with this label do not count "
                              "(default -100, as in PyTorch)"),
-    cl::value_desc("N"), cl::location(training.ignoreIndex), cl::cat(tccCategory));
+    cl::value_desc("N"), cl::location(training.ignoreIndex), cl::cat(trainingCategory));
 static cl::opt<double, true> labelSmoothingOpt(
     "label-smoothing", cl::desc("cross_entropy: PyTorch's label smoothing (default 0)"),
-    cl::value_desc("EPS"), cl::location(training.labelSmoothing), cl::cat(tccCategory));
+    cl::value_desc("EPS"), cl::location(training.labelSmoothing), cl::cat(trainingCategory));
 
 static cl::opt<std::string, true> target(
     "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_80|:sm_90] "
                        "(PTX kernels and a cubin, host code for x86-64; default sm_90)"),
-    cl::value_desc("cpu|cuda"), cl::location(options.target), cl::cat(tccCategory));
+    cl::value_desc("cpu|cuda"), cl::location(options.target), cl::cat(targetCategory));
 
 enum class CpuLibraryKind { OneDnn, None };
 static cl::opt<CpuLibraryKind> cpuLibrary(
@@ -165,12 +172,12 @@ static cl::opt<CpuLibraryKind> cpuLibrary(
                           "(default)"),
                clEnumValN(CpuLibraryKind::None, "none",
                           "generated loops, like every other op")),
-    cl::init(CpuLibraryKind::OneDnn), cl::cat(tccCategory));
+    cl::init(CpuLibraryKind::OneDnn), cl::cat(optimizationCategory));
 
 static cl::opt<bool, true> profile(
     "profile", cl::desc("Compile every kernel into its own function named after its ONNX node, "
                         "so that perf gives a per-kernel profile (scripts/profile.sh)"),
-    cl::location(options.profile), cl::cat(tccCategory));
+    cl::location(options.profile), cl::cat(reportCategory));
 
 static cl::opt<tcc::Fusion, true> fusion(
     "fusion", cl::desc("Which ops fuse into one kernel"),
@@ -180,7 +187,7 @@ static cl::opt<tcc::Fusion, true> fusion(
                clEnumValN(tcc::Fusion::Elementwise, "elementwise",
                           "elementwise chains, multi-output and sibling kernels only"),
                clEnumValN(tcc::Fusion::None, "none", "none: one kernel per op")),
-    cl::location(options.fusion), cl::cat(tccCategory));
+    cl::location(options.fusion), cl::cat(optimizationCategory));
 
 static cl::opt<tcc::Report, true> report(
     "report", cl::desc("Print a report on standard error"),
@@ -190,13 +197,13 @@ static cl::opt<tcc::Report, true> report(
                clEnumValN(tcc::Report::Fusion, "fusion",
                           "kernels before and after fusion per function, and the source "
                           "ops of each fused kernel")),
-    cl::location(options.report), cl::cat(tccCategory));
+    cl::location(options.report), cl::cat(reportCategory));
 
 static cl::list<std::string> constInputs(
     "const-input",
     cl::desc("Fix a graph input's value when compiling, from a .npy or ONNX "
              ".pb file (repeatable); needed for inputs that feed shapes"),
-    cl::value_desc("NAME=FILE"), cl::cat(tccCategory));
+    cl::value_desc("NAME=FILE"), cl::cat(inputCategory));
 
 // `tcc export MODEL --weights FILE -o OUT`: the model with trained weights.
 static cl::SubCommand exportCommand(
@@ -328,6 +335,20 @@ static void parseTrainingFlags() {
     fail("--grad-clip must be a finite norm > 0 (leave it out for no clipping), got 0");
 }
 
+/// MLIR's and LLVM's options out of --help, into --help-hidden (LLVM's
+/// HideUnrelatedOptions would hide them from both).
+static void hideForeignOptions() {
+  const cl::OptionCategory *ours[] = {&inputCategory,  &trainingCategory, &optimizationCategory,
+                                      &targetCategory, &outputCategory,   &reportCategory};
+  for (auto &[name, option] : cl::getRegisteredOptions()) {
+    bool mine = llvm::any_of(option->Categories, [&](const cl::OptionCategory *c) {
+      return llvm::is_contained(ours, c) || c->getName() == "Generic Options";
+    });
+    if (!mine && option->getOptionHiddenFlag() == cl::NotHidden)
+      option->setHiddenFlag(cl::Hidden);
+  }
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Internal failures end like any other error: a message and exit status 1.
@@ -347,11 +368,17 @@ int main(int argc, char **argv) {
     os << "tcc " TCC_VERSION "\n"
        << "built with LLVM/MLIR " LLVM_VERSION_STRING "\n";
   });
+  hideForeignOptions();
   cl::ParseCommandLineOptions(
       argc, argv,
       "tcc: an ahead-of-time compiler for training neural networks\n\n"
-      "  tcc MODEL.onnx --emit=mlir [-o FILE] [--batch=N] [--dim NAME=N]\n"
-      "  tcc export MODEL.onnx --weights WEIGHTS.safetensors -o OUT.onnx\n");
+      "  tcc MODEL.onnx -o train.so --loss=cross_entropy --optimizer=adamw   a training step\n"
+      "  tcc MODEL.onnx -o infer.so --batch=1                               inference only\n"
+      "  tcc MODEL.onnx --emit=linalg -o -                                  stop at a stage\n"
+      "  tcc export MODEL.onnx --weights W.safetensors -o OUT.onnx          trained weights "
+      "into ONNX\n\n"
+      "MLIR's and LLVM's own options (--mlir-timing, --mlir-print-ir-after-all, ...) are\n"
+      "listed by --help-hidden.\n");
   if (exportCommand)
     return exportMain();
 
