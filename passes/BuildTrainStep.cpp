@@ -10,12 +10,17 @@
 #include "passes/Passes.h"
 #include "passes/autodiff/Autodiff.h"
 
+#include "dialects/TccNames.h"
+#include "runtime/include/tcc/abi.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/GlobPattern.h"
 
 #include <cmath>
+#include <optional>
 
 namespace tcc {
 #define GEN_PASS_DEF_BUILDTRAINSTEPPASS
@@ -106,8 +111,8 @@ struct FunctionEditor {
 
   func::ReturnOp terminator() { return cast<func::ReturnOp>(fn.getBody().front().getTerminator()); }
 
-  /// A new last argument: a runtime input (tcc.input) or a state buffer
-  /// (tcc.state), named NAME.
+  /// A new last argument: a runtime input (KIND attr::input) or a state
+  /// buffer (attr::state), named NAME.
   Value addArgument(Type type, StringRef kind, const Twine &name) {
     unsigned index = fn.getNumArguments();
     if (failed(fn.insertArgument(
@@ -117,13 +122,13 @@ struct FunctionEditor {
   }
   void output(Value v, StringRef name) {
     results.push_back(v);
-    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr("tcc.output", b.getStringAttr(name))));
+    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(attr::output, b.getStringAttr(name))));
   }
   /// A new value of parameter / state NAME, written over it in place.
   void update(Value v, const Twine &name) {
     results.push_back(v);
     resultAttrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr("tcc.update", b.getStringAttr(name.str()))));
+        b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(name.str()))));
   }
   void finish() {
     func::ReturnOp ret = terminator();
@@ -142,13 +147,13 @@ struct FunctionEditor {
 void updateRunningStatistics(FunctionEditor &e) {
   SmallVector<BatchNormTrainingOp> norms;
   e.fn.walk([&](BatchNormTrainingOp bn) {
-    if (bn->hasAttr("tcc.running_stats"))
+    if (bn->hasAttr(attr::runningStats))
       norms.push_back(bn);
   });
   Block &body = e.fn.getBody().front();
   for (BatchNormTrainingOp bn : norms) {
-    ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
-    double m = bn->getAttrOfType<FloatAttr>("tcc.momentum").getValueAsDouble();
+    ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>(attr::runningStats).asArrayRef();
+    double m = bn->getAttrOfType<FloatAttr>(attr::momentum).getValueAsDouble();
     RankedTensorType xt = tensorType(bn.getInput());
     int64_t n = xt.getNumElements() / xt.getDimSize(1);
     Value batchStats[2] = {bn.getBatchMean(), bn.getBatchVariance()};
@@ -161,7 +166,7 @@ void updateRunningStatistics(FunctionEditor &e) {
         stat = MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, double(n) / double(n - 1)));
       Value next = AddOp::create(b, e.loc, MulOp::create(b, e.loc, running, splat(b, e.loc, rt, m)),
                                  MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, 1 - m)));
-      e.update(next, e.fn.getArgAttrOfType<StringAttr>(unsigned(stats[k]), "tcc.param").getValue());
+      e.update(next, e.fn.getArgAttrOfType<StringAttr>(unsigned(stats[k]), attr::param).getValue());
     }
   }
 }
@@ -171,12 +176,12 @@ void updateRunningStatistics(FunctionEditor &e) {
 void useRunningStatistics(func::FuncOp fn) {
   SmallVector<BatchNormTrainingOp> norms;
   fn.walk([&](BatchNormTrainingOp bn) {
-    if (bn->hasAttr("tcc.running_stats") && bn.getBatchMean().use_empty() &&
+    if (bn->hasAttr(attr::runningStats) && bn.getBatchMean().use_empty() &&
         bn.getBatchVariance().use_empty())
       norms.push_back(bn);
   });
   for (BatchNormTrainingOp bn : norms) {
-    ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats").asArrayRef();
+    ArrayRef<int64_t> stats = bn->getAttrOfType<DenseI64ArrayAttr>(attr::runningStats).asArrayRef();
     OpBuilder b(bn);
     Value y = BatchNormInferenceOp::create(
         b, bn.getLoc(), bn.getResult().getType(), bn.getInput(), bn.getScale(), bn.getBias(),
@@ -198,14 +203,14 @@ void warnIfExportedForInference(func::FuncOp forward) {
   Operation *first = nullptr;
   forward.walk([&](BatchNormInferenceOp bn) {
     auto arg = dyn_cast<BlockArgument>(bn.getMean());
-    if (!arg || !forward.getArgAttr(arg.getArgNumber(), "tcc.param"))
+    if (!arg || !forward.getArgAttr(arg.getArgNumber(), attr::param))
       return;
     if (!first)
       first = bn;
     ++count;
   });
   if (auto folded = forward->getParentOfType<ModuleOp>()->getAttrOfType<StringAttr>(
-          "tcc.folded_batch_norm"))
+          attr::foldedBatchNorm))
     emitWarning(forward.getLoc())
         << "the model was exported in eval mode: PyTorch folded batch norms into "
         << "convolutions (node '" << folded.getValue() << "' reads the folded weight), so "
@@ -221,15 +226,206 @@ void warnIfExportedForInference(func::FuncOp forward) {
         << "do_constant_folding=False) to train it as PyTorch does";
 }
 
+/// The --loss option, parsed once.
+enum class Loss { Mse, CrossEntropy, None };
+/// The --optimizer option, parsed once.
+enum class Optimizer { Sgd, Adam, AdamW };
+
+std::optional<Loss> parseLoss(StringRef name) {
+  return llvm::StringSwitch<std::optional<Loss>>(name)
+      .Case("mse", Loss::Mse)
+      .Case("cross_entropy", Loss::CrossEntropy)
+      .Case("none", Loss::None)
+      .Default(std::nullopt);
+}
+
+/// The option's spelling, as the metadata records it (TCC_METADATA_LOSS).
+StringRef lossName(Loss loss) {
+  switch (loss) {
+  case Loss::Mse: return "mse";
+  case Loss::CrossEntropy: return "cross_entropy";
+  case Loss::None: return "none";
+  }
+  return "";
+}
+
+std::optional<Optimizer> parseOptimizer(StringRef name) {
+  return llvm::StringSwitch<std::optional<Optimizer>>(name)
+      .Case("sgd", Optimizer::Sgd)
+      .Case("adam", Optimizer::Adam)
+      .Case("adamw", Optimizer::AdamW)
+      .Default(std::nullopt);
+}
+
+/// The option's spelling, as the metadata records it (TCC_METADATA_OPTIMIZER).
+StringRef optimizerName(Optimizer optimizer) {
+  switch (optimizer) {
+  case Optimizer::Sgd: return "sgd";
+  case Optimizer::Adam: return "adam";
+  case Optimizer::AdamW: return "adamw";
+  }
+  return "";
+}
+
+/// The name of FN's parameter argument ARG_INDEX.
+std::string paramName(func::FuncOp fn, unsigned argIndex) {
+  return fn.getArgAttrOfType<StringAttr>(argIndex, attr::param).str();
+}
+
+/// Elementwise arithmetic on tensors of one type (a parameter's), for the
+/// optimizer formulas.
+struct TensorMath {
+  OpBuilder &b;
+  Location loc;
+  RankedTensorType type;
+
+  Value constant(double v) { return splat(b, loc, type, v); }
+  /// A 0-d f32 runtime scalar (lr, step, a bias correction) broadcast to
+  /// TYPE's shape and element type.
+  Value full(Value scalar) {
+    if (type.getElementType() != tensorType(scalar).getElementType())
+      scalar = CastOp::create(b, loc, RankedTensorType::get({}, type.getElementType()), scalar);
+    return BroadcastInDimOp::create(b, loc, type, scalar, b.getDenseI64ArrayAttr({}));
+  }
+  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+};
+
 struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass> {
   using Base::Base;
 
+  /// The parsed --loss and --optimizer (set by checkOptions).
+  Loss lossKind = Loss::Mse;
+  Optimizer optimizerKind = Optimizer::Sgd;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward || forward.isExternal()) {
+      module.emitError("tcc-build-train-step: no @forward function");
+      return signalPassFailure();
+    }
+    if (failed(checkOptions(module)) || failed(checkForward(forward)))
+      return signalPassFailure();
+    warnIfExportedForInference(forward);
+    Location loc = forward.getLoc();
+
+    // The loss function: forward's arguments + labels -> loss, dropouts
+    // reading the step's RNG state.
+    FailureOr<func::FuncOp> lossFn = cloneWithLoss(forward, "__tcc_loss", false);
+    if (failed(lossFn))
+      return signalPassFailure();
+    llvm::scope_exit eraseLoss([&] { lossFn->erase(); });
+    if (failed(connectDropouts(*lossFn)))
+      return signalPassFailure();
+    FailureOr<SmallVector<unsigned>> params = trainedParameters(*lossFn);
+    if (failed(params))
+      return signalPassFailure();
+    FailureOr<func::FuncOp> grad =
+        buildGradientFunction(*lossFn, *params, TCC_ENTRY_TRAIN_STEP);
+    if (failed(grad))
+      return signalPassFailure();
+    if (gradAccum > 1 && failed(buildAccumulateGrad(*grad, *params, loc)))
+      return signalPassFailure();
+    if (failed(buildOptimizerStep(*grad, *params, loc)))
+      return signalPassFailure();
+    if (failed(buildEvalStep(forward)))
+      return signalPassFailure();
+    recordMetadata(module);
+  }
+
+  // Validation.
+
+  /// Parses --loss and --optimizer and checks every option's range. Errors
+  /// at the module's location, without the module itself attached (a bad
+  /// flag is not about the IR).
+  LogicalResult checkOptions(ModuleOp module) {
+    Location loc = module.getLoc();
+    std::optional<Loss> parsedLoss = parseLoss(loss);
+    if (!parsedLoss)
+      return emitError(loc, "unknown loss '") << loss << "' (mse, cross_entropy or none)";
+    std::optional<Optimizer> parsedOptimizer = parseOptimizer(optimizer);
+    if (!parsedOptimizer)
+      return emitError(loc, "unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
+    lossKind = *parsedLoss;
+    optimizerKind = *parsedOptimizer;
+    // Written so that NaN fails every check (each comparison with NaN is
+    // false), and an infinity those that need a finite value.
+    struct Range {
+      const char *flag;
+      double value;
+      bool ok;
+      const char *range;
+    };
+    double decay = effectiveWeightDecay();
+    const Range ranges[] = {
+        {"--momentum", momentum, momentum >= 0 && std::isfinite(momentum), "a finite number >= 0"},
+        {"--dampening", dampening, dampening >= 0 && std::isfinite(dampening),
+         "a finite number >= 0"},
+        {"--weight-decay", decay, decay >= 0 && std::isfinite(decay), "a finite number >= 0"},
+        {"--beta1", beta1, beta1 >= 0 && beta1 < 1, "in [0, 1)"},
+        {"--beta2", beta2, beta2 >= 0 && beta2 < 1, "in [0, 1)"},
+        {"--eps", eps, eps > 0 && std::isfinite(eps), "a finite number > 0"},
+        {"--grad-clip", gradClip, gradClip >= 0 && std::isfinite(gradClip),
+         "a finite norm > 0 (0: no clipping)"},
+        {"--label-smoothing", labelSmoothing, labelSmoothing >= 0 && labelSmoothing < 1,
+         "in [0, 1)"},
+    };
+    for (const Range &r : ranges)
+      if (!r.ok)
+        return emitError(loc) << r.flag << " must be " << r.range << ", got " << r.value;
+    if (nesterov && (momentum <= 0 || dampening != 0))
+      return emitError(loc, "Nesterov momentum requires a momentum and zero dampening");
+    if (labelSmoothing > 0 && lossKind != Loss::CrossEntropy)
+      return emitError(loc, "--label-smoothing needs --loss=cross_entropy");
+    if (gradAccum < 1)
+      return emitError(loc, "--grad-accum must be at least 1, got ")
+             << static_cast<int64_t>(gradAccum);
+    return success();
+  }
+
+  /// --weight-decay, or the optimizer's default (0; AdamW 0.01) when it was
+  /// left at -1. Any other value is the user's (NaN and negatives are then
+  /// refused, not replaced by the default).
+  double effectiveWeightDecay() const {
+    if (weightDecay != -1.0)
+      return weightDecay;
+    return optimizerKind == Optimizer::AdamW ? 0.01 : 0.0;
+  }
+
+  /// FORWARD can be trained: its first output is a float tensor, and no
+  /// input takes a name that the step gives its own inputs.
+  LogicalResult checkForward(func::FuncOp forward) {
+    if (forward.getNumResults() == 0)
+      return forward.emitError("the model has no output to train");
+    auto pred = cast<RankedTensorType>(forward.getResultTypes()[0]);
+    if (!isa<FloatType>(pred.getElementType()))
+      return forward.emitError("the model's first output is not a float tensor: ") << pred;
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      if (auto n = forward.getArgAttrOfType<StringAttr>(i, attr::input))
+        if (n.getValue() == labels || n.getValue() == TCC_INPUT_LR ||
+            n.getValue() == TCC_INPUT_STEP || n.getValue() == TCC_INPUT_RNG ||
+            n.getValue() == TCC_INPUT_MICRO)
+          return forward.emitError("the model has an input named '")
+                 << n.getValue() << "', a name the training step uses"
+                 << (n.getValue() == labels ? "; choose another --labels name" : "");
+    return success();
+  }
+
+  // The loss and the gradient function's inputs.
+
   /// The loss of PREDICTION against LABELS (null for --loss=none).
   FailureOr<Value> buildLoss(OpBuilder &b, Location loc, Value prediction, Value labelValue) {
-    if (loss == "mse")
+    switch (lossKind) {
+    case Loss::Mse:
       return mseLoss(b, loc, prediction, labelValue);
-    if (loss == "cross_entropy")
+    case Loss::CrossEntropy:
       return crossEntropyLoss(b, loc, prediction, labelValue, ignoreIndex, labelSmoothing);
+    case Loss::None:
+      break;
+    }
     return prediction;
   }
 
@@ -245,16 +441,22 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Location loc = forward.getLoc();
     auto pred = cast<RankedTensorType>(forward.getResultTypes()[0]);
     Type labelType;
-    if (loss == "mse")
+    switch (lossKind) {
+    case Loss::Mse:
       labelType = pred;
-    else if (loss == "cross_entropy")
+      break;
+    case Loss::CrossEntropy:
       labelType = RankedTensorType::get(pred.getShape().drop_back(), IntegerType::get(ctx, 64));
+      break;
+    case Loss::None:
+      break;
+    }
     Value labelValue;
     if (labelType) {
       unsigned index = fn.getNumArguments();
       if (failed(fn.insertArgument(
               index, labelType,
-              mb.getDictionaryAttr(mb.getNamedAttr("tcc.input", mb.getStringAttr(labels))), loc)))
+              mb.getDictionaryAttr(mb.getNamedAttr(attr::input, mb.getStringAttr(labels))), loc)))
         return fn.erase(), failure();
       labelValue = fn.getArgument(index);
     }
@@ -268,9 +470,9 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
           << lossValue->getType();
       return fn.erase(), failure();
     }
-    e.output(*lossValue, "loss");
+    e.output(*lossValue, TCC_OUTPUT_LOSS);
     if (keepOutputs)
-      for (unsigned i = loss == "none" ? 1 : 0; i < ret.getNumOperands(); ++i) {
+      for (unsigned i = lossKind == Loss::None ? 1 : 0; i < ret.getNumOperands(); ++i) {
         e.results.push_back(ret.getOperand(i));
         e.resultAttrs.push_back(forward.getResultAttrDict(i) ? forward.getResultAttrDict(i)
                                                              : mb.getDictionaryAttr({}));
@@ -284,7 +486,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   FailureOr<SmallVector<unsigned>> trainedParameters(func::FuncOp fn) {
     DenseSet<unsigned> runningStats;
     fn.walk([&](BatchNormTrainingOp bn) {
-      if (auto stats = bn->getAttrOfType<DenseI64ArrayAttr>("tcc.running_stats"))
+      if (auto stats = bn->getAttrOfType<DenseI64ArrayAttr>(attr::runningStats))
         for (int64_t a : stats.asArrayRef())
           runningStats.insert(unsigned(a));
     });
@@ -300,7 +502,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     SmallVector<bool> used(patterns.size(), false);
     SmallVector<unsigned> params;
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      auto name = fn.getArgAttrOfType<StringAttr>(i, "tcc.param");
+      auto name = fn.getArgAttrOfType<StringAttr>(i, attr::param);
       if (!name || runningStats.contains(i) ||
           !isa<FloatType>(cast<RankedTensorType>(fn.getArgument(i).getType()).getElementType()))
         continue;
@@ -336,7 +538,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       return success();
     FunctionEditor e(fn);
     Value rng = e.addArgument(RankedTensorType::get({2}, IntegerType::get(&getContext(), 64)),
-                              "tcc.input", "rng");
+                              attr::input, TCC_INPUT_RNG);
     if (!rng)
       return failure();
     for (DropoutOp d : dropouts)
@@ -344,288 +546,226 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return success();
   }
 
-  /// --weight-decay, or the optimizer's default (0; AdamW 0.01) when it was
-  /// left at -1. Any other value is the user's (NaN and negatives are then
-  /// refused, not replaced by the default).
-  double effectiveWeightDecay() const {
-    if (weightDecay != -1.0)
-      return weightDecay;
-    return optimizer == "adamw" ? 0.01 : 0.0;
+  RankedTensorType scalarType() {
+    return RankedTensorType::get({}, Float32Type::get(&getContext()));
   }
 
-  /// Errors at the module's location, without the module itself attached
-  /// (a bad flag is not about the IR).
-  LogicalResult checkOptions(ModuleOp module) {
-    Location loc = module.getLoc();
-    if (loss != "mse" && loss != "cross_entropy" && loss != "none")
-      return emitError(loc, "unknown loss '") << loss << "' (mse, cross_entropy or none)";
-    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
-      return emitError(loc, "unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
-    // Written so that NaN fails every check (each comparison with NaN is
-    // false), and an infinity those that need a finite value.
-    struct Range {
-      const char *flag;
-      double value;
-      bool ok;
-      const char *range;
-    };
-    double decay = effectiveWeightDecay();
-    const Range ranges[] = {
-        {"--momentum", momentum, momentum >= 0 && std::isfinite(momentum), "a finite number >= 0"},
-        {"--dampening", dampening, dampening >= 0 && std::isfinite(dampening),
-         "a finite number >= 0"},
-        {"--weight-decay", decay, decay >= 0 && std::isfinite(decay), "a finite number >= 0"},
-        {"--beta1", beta1, beta1 >= 0 && beta1 < 1, "in [0, 1)"},
-        {"--beta2", beta2, beta2 >= 0 && beta2 < 1, "in [0, 1)"},
-        {"--eps", eps, eps > 0 && std::isfinite(eps), "a finite number > 0"},
-        {"--grad-clip", gradClip, gradClip >= 0 && std::isfinite(gradClip),
-         "a finite norm > 0 (0: no clipping)"},
-        {"--label-smoothing", labelSmoothing, labelSmoothing >= 0 && labelSmoothing < 1,
-         "in [0, 1)"},
-    };
-    for (const Range &r : ranges)
-      if (!r.ok)
-        return emitError(loc) << r.flag << " must be " << r.range << ", got " << r.value;
-    if (nesterov && (momentum <= 0 || dampening != 0))
-      return emitError(loc, "Nesterov momentum requires a momentum and zero dampening");
-    if (labelSmoothing > 0 && loss != "cross_entropy")
-      return emitError(loc, "--label-smoothing needs --loss=cross_entropy");
-    if (gradAccum < 1)
-      return emitError(loc, "--grad-accum must be at least 1, got ")
-             << static_cast<int64_t>(gradAccum);
+  // Accumulation.
+
+  /// Gradient accumulation: @accumulate_grad, a copy of GRAD, adds a
+  /// micro-batch's gradient into NAME.grad_accum (micro-batch 0 overwrites).
+  LogicalResult buildAccumulateGrad(func::FuncOp grad, ArrayRef<unsigned> params, Location loc) {
+    RankedTensorType scalar = scalarType();
+    OpBuilder mb(&getContext());
+    mb.setInsertionPointAfter(grad);
+    auto acc = cast<func::FuncOp>(mb.clone(*grad));
+    acc.setSymName(TCC_ENTRY_ACCUMULATE_GRAD);
+    FunctionEditor e(acc);
+    func::ReturnOp ret = e.terminator();
+    Value micro = e.addArgument(scalar, attr::input, TCC_INPUT_MICRO);
+    if (!micro)
+      return failure();
+    e.output(ret.getOperand(0), TCC_OUTPUT_LOSS);
+    for (auto [k, argIndex] : llvm::enumerate(params)) {
+      Value g = ret.getOperand(k + 1);
+      auto gt = tensorType(g);
+      std::string name = paramName(acc, argIndex) + ".grad_accum";
+      Value buf = e.addArgument(gt, attr::state, name);
+      if (!buf)
+        return failure();
+      Value m = micro;
+      if (gt.getElementType() != scalar.getElementType())
+        m = CastOp::create(e.b, loc, RankedTensorType::get({}, gt.getElementType()), m);
+      m = BroadcastInDimOp::create(e.b, loc, gt, m, e.b.getDenseI64ArrayAttr({}));
+      Value first = CompareOp::create(e.b, loc, CmpPredicate::eq, m, splat(e.b, loc, gt, 0.0));
+      e.update(SelectOp::create(e.b, loc, first, g, AddOp::create(e.b, loc, buf, g)), name);
+    }
+    updateRunningStatistics(e);
+    e.finish();
     return success();
   }
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    auto forward = module.lookupSymbol<func::FuncOp>("forward");
-    if (!forward || forward.isExternal()) {
-      module.emitError("tcc-build-train-step: no @forward function");
-      return signalPassFailure();
-    }
-    if (failed(checkOptions(module)))
-      return signalPassFailure();
-    double decay = effectiveWeightDecay();
-    if (forward.getNumResults() == 0) {
-      forward.emitError("the model has no output to train");
-      return signalPassFailure();
-    }
-    Location loc = forward.getLoc();
-    auto pred = cast<RankedTensorType>(forward.getResultTypes()[0]);
-    if (!isa<FloatType>(pred.getElementType())) {
-      forward.emitError("the model's first output is not a float tensor: ") << pred;
-      return signalPassFailure();
-    }
-    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-      if (auto n = forward.getArgAttrOfType<StringAttr>(i, "tcc.input"))
-        if (n.getValue() == labels || n.getValue() == "lr" || n.getValue() == "step" ||
-            n.getValue() == "rng" || n.getValue() == "micro") {
-          forward.emitError("the model has an input named '")
-              << n.getValue() << "', a name the training step uses"
-              << (n.getValue() == labels ? "; choose another --labels name" : "");
-          return signalPassFailure();
-        }
-
-    warnIfExportedForInference(forward);
-
-    // The loss function: forward's arguments + labels -> loss, dropouts
-    // reading the step's RNG state.
-    FailureOr<func::FuncOp> lossFn = cloneWithLoss(forward, "__tcc_loss", false);
-    if (failed(lossFn))
-      return signalPassFailure();
-    llvm::scope_exit eraseLoss([&] { lossFn->erase(); });
-    if (failed(connectDropouts(*lossFn)))
-      return signalPassFailure();
-    FailureOr<SmallVector<unsigned>> params = trainedParameters(*lossFn);
-    if (failed(params))
-      return signalPassFailure();
-    FailureOr<func::FuncOp> grad = buildGradientFunction(*lossFn, *params, "train_step");
-    if (failed(grad))
-      return signalPassFailure();
-    auto scalarType = RankedTensorType::get({}, Float32Type::get(ctx));
-    auto nameOf = [&](func::FuncOp fn, unsigned argIndex) {
-      return fn.getArgAttrOfType<StringAttr>(argIndex, "tcc.param").str();
-    };
-    auto c = [&](OpBuilder &b, Type type, double v) {
-      return splat(b, loc, cast<RankedTensorType>(type), v);
-    };
-
-    // Gradient accumulation: @accumulate_grad adds a micro-batch's gradient
-    // into NAME.grad_accum (micro-batch 0 overwrites); the step adds its own
-    // and averages.
-    SmallVector<Value> accumulated;
-    if (gradAccum > 1) {
-      OpBuilder mb(ctx);
-      mb.setInsertionPointAfter(*grad);
-      auto acc = cast<func::FuncOp>(mb.clone(**grad));
-      acc.setSymName("accumulate_grad");
-      FunctionEditor e(acc);
-      func::ReturnOp ret = e.terminator();
-      Value micro = e.addArgument(scalarType, "tcc.input", "micro");
-      if (!micro)
-        return signalPassFailure();
-      e.output(ret.getOperand(0), "loss");
-      for (auto [k, argIndex] : llvm::enumerate(*params)) {
-        Value g = ret.getOperand(k + 1);
-        auto gt = tensorType(g);
-        std::string name = nameOf(acc, argIndex) + ".grad_accum";
-        Value buf = e.addArgument(gt, "tcc.state", name);
-        if (!buf)
-          return signalPassFailure();
-        Value m = micro;
-        if (gt.getElementType() != scalarType.getElementType())
-          m = CastOp::create(e.b, loc, RankedTensorType::get({}, gt.getElementType()), m);
-        m = BroadcastInDimOp::create(e.b, loc, gt, m, e.b.getDenseI64ArrayAttr({}));
-        Value first = CompareOp::create(e.b, loc, CmpPredicate::eq, m, c(e.b, gt, 0.0));
-        e.update(SelectOp::create(e.b, loc, first, g, AddOp::create(e.b, loc, buf, g)), name);
-      }
-      updateRunningStatistics(e);
-      e.finish();
-    }
-
-    // The optimizer: each new value is written over its parameter / buffer.
-    func::FuncOp step = *grad;
-    FunctionEditor e(step);
+  /// The step's gradients of PARAMS, the results after the loss; with
+  /// --grad-accum K, (accumulated + own) / K.
+  FailureOr<SmallVector<Value>> stepGradients(FunctionEditor &e, ArrayRef<unsigned> params,
+                                              Location loc) {
     OpBuilder &sb = e.b;
-    func::ReturnOp stepRet = e.terminator();
-    Value lr = e.addArgument(scalarType, "tcc.input", "lr");
-    bool adam = optimizer != "sgd";
-    bool needsStep = adam || (momentum > 0 && dampening != 0);
-    Value stepCount = needsStep ? e.addArgument(scalarType, "tcc.input", "step") : Value();
-    if (!lr || (needsStep && !stepCount))
-      return signalPassFailure();
-    // Results: the loss, every new parameter / buffer value (marked
-    // tcc.update = NAME, in no particular order), the gradient norm.
-    e.output(stepRet.getOperand(0), "loss");
+    func::ReturnOp ret = e.terminator();
     SmallVector<Value> grads;
-    for (auto [k, argIndex] : llvm::enumerate(*params)) {
-      Value g = stepRet.getOperand(k + 1);
+    for (auto [k, argIndex] : llvm::enumerate(params)) {
+      Value g = ret.getOperand(k + 1);
       if (gradAccum > 1) {
-        Value buf = e.addArgument(g.getType(), "tcc.state", nameOf(step, argIndex) + ".grad_accum");
+        Value buf =
+            e.addArgument(g.getType(), attr::state, paramName(e.fn, argIndex) + ".grad_accum");
         if (!buf)
-          return signalPassFailure();
+          return failure();
         g = MulOp::create(sb, loc, AddOp::create(sb, loc, buf, g),
-                          c(sb, g.getType(), 1.0 / double(gradAccum)));
+                          splat(sb, loc, tensorType(g), 1.0 / double(gradAccum)));
       }
       grads.push_back(g);
     }
-    // The global gradient norm (an output, for the metrics) and, with
-    // --grad-clip, PyTorch's clip_grad_norm_: every gradient times
-    // min(1, max_norm / (norm + 1e-6)). Computed in the step: nothing is
-    // read back to the host before the update.
+    return grads;
+  }
+
+  // Clipping.
+
+  /// The global gradient norm (an output, for the metrics) and, with
+  /// --grad-clip, PyTorch's clip_grad_norm_: every gradient times
+  /// min(1, max_norm / (norm + 1e-6)). Computed in the step: nothing is
+  /// read back to the host before the update. Returns the norm.
+  Value clipGradients(OpBuilder &sb, Location loc, MutableArrayRef<Value> grads) {
+    RankedTensorType scalar = scalarType();
     Value sumSq;
     for (Value g : grads) {
       Value sq = sumAll(sb, loc, MulOp::create(sb, loc, g, g));
-      if (cast<RankedTensorType>(sq.getType()).getElementType() != scalarType.getElementType())
-        sq = CastOp::create(sb, loc, scalarType, sq);
+      if (tensorType(sq).getElementType() != scalar.getElementType())
+        sq = CastOp::create(sb, loc, scalar, sq);
       sumSq = sumSq ? Value(AddOp::create(sb, loc, sumSq, sq)) : sq;
     }
     Value gradNorm = SqrtOp::create(sb, loc, sumSq);
     if (gradClip > 0) {
-      Value coef = DivOp::create(sb, loc, splat(sb, loc, scalarType, gradClip),
-                                 AddOp::create(sb, loc, gradNorm, splat(sb, loc, scalarType, 1e-6)));
-      coef = MinOp::create(sb, loc, coef, splat(sb, loc, scalarType, 1.0));
+      Value coef = DivOp::create(sb, loc, splat(sb, loc, scalar, gradClip),
+                                 AddOp::create(sb, loc, gradNorm, splat(sb, loc, scalar, 1e-6)));
+      coef = MinOp::create(sb, loc, coef, splat(sb, loc, scalar, 1.0));
       for (Value &g : grads) {
         auto gt = tensorType(g);
         Value cf = coef;
-        if (gt.getElementType() != scalarType.getElementType())
+        if (gt.getElementType() != scalar.getElementType())
           cf = CastOp::create(sb, loc, RankedTensorType::get({}, gt.getElementType()), cf);
         g = MulOp::create(sb, loc, g, BroadcastInDimOp::create(sb, loc, gt, cf, sb.getDenseI64ArrayAttr({})));
       }
     }
+    return gradNorm;
+  }
+
+  // The optimizers: each new value is written over its parameter / buffer.
+
+  /// @train_step from the gradient function STEP: the runtime inputs lr
+  /// (and step), the loss, every new parameter / buffer value (marked
+  /// tcc.update = NAME, in no particular order), the gradient norm.
+  LogicalResult buildOptimizerStep(func::FuncOp step, ArrayRef<unsigned> params, Location loc) {
+    RankedTensorType scalar = scalarType();
+    FunctionEditor e(step);
+    OpBuilder &sb = e.b;
+    func::ReturnOp stepRet = e.terminator();
+    Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
+    bool adam = optimizerKind != Optimizer::Sgd;
+    bool needsStep = adam || (momentum > 0 && dampening != 0);
+    Value stepCount = needsStep ? e.addArgument(scalar, attr::input, TCC_INPUT_STEP) : Value();
+    if (!lr || (needsStep && !stepCount))
+      return failure();
+    e.output(stepRet.getOperand(0), TCC_OUTPUT_LOSS);
+    FailureOr<SmallVector<Value>> grads = stepGradients(e, params, loc);
+    if (failed(grads))
+      return failure();
+    Value gradNorm = clipGradients(sb, loc, *grads);
     // Adam's bias corrections 1 - beta^t: once per step, as 0-d values (a
     // pow per parameter element would cost millions of libm calls).
     Value biasCorrection1, biasCorrection2;
     if (adam) {
-      Value one = splat(sb, loc, scalarType, 1.0);
+      Value one = splat(sb, loc, scalar, 1.0);
       biasCorrection1 = SubOp::create(
-          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalarType, beta1), stepCount));
+          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalar, beta1), stepCount));
       biasCorrection2 = SubOp::create(
-          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalarType, beta2), stepCount));
+          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalar, beta2), stepCount));
     }
     Block &stepBody = step.getBody().front();
-    for (auto [k, argIndex] : llvm::enumerate(*params)) {
+    for (auto [k, argIndex] : llvm::enumerate(params)) {
       Value p = stepBody.getArgument(argIndex);
-      Value g = grads[k];
-      auto pt = tensorType(p);
-      std::string name = nameOf(step, argIndex);
-      // A runtime scalar (lr, step) broadcast to P's shape and type.
-      auto full = [&](Value scalar) -> Value {
-        if (pt.getElementType() != scalarType.getElementType())
-          scalar = CastOp::create(sb, loc, RankedTensorType::get({}, pt.getElementType()), scalar);
-        return BroadcastInDimOp::create(sb, loc, pt, scalar, sb.getDenseI64ArrayAttr({}));
-      };
-      auto k_ = [&](double v) { return c(sb, pt, v); };
-      auto mul = [&](Value a, Value b) -> Value { return MulOp::create(sb, loc, a, b); };
-      auto add = [&](Value a, Value b) -> Value { return AddOp::create(sb, loc, a, b); };
-      auto sub = [&](Value a, Value b) -> Value { return SubOp::create(sb, loc, a, b); };
-      Value lrFull = full(lr);
-      if (!adam) {
-        // PyTorch SGD: g += wd p; buf = mu buf + (1 - damp) g (buf = g at
-        // the first step); g = nesterov ? g + mu buf : buf; p -= lr g.
-        if (decay > 0)
-          g = add(g, mul(k_(decay), p));
-        if (momentum > 0) {
-          Value buf = e.addArgument(pt, "tcc.state", name + ".momentum_buffer");
-          if (!buf)
-            return signalPassFailure();
-          Value next = add(mul(k_(momentum), buf), mul(k_(1 - dampening), g));
-          if (dampening != 0) {
-            Value first = CompareOp::create(sb, loc, CmpPredicate::eq, full(stepCount), k_(1.0));
-            next = SelectOp::create(sb, loc, first, g, next);
-          }
-          e.update(next, name + ".momentum_buffer");
-          g = nesterov ? add(g, mul(k_(momentum), next)) : next;
-        }
-        e.update(sub(p, mul(lrFull, g)), name);
-        continue;
-      }
-      // PyTorch Adam / AdamW: (Adam) g += wd p; (AdamW) p *= 1 - lr wd;
-      // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-      // p -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
-      Value m = e.addArgument(pt, "tcc.state", name + ".exp_avg");
-      Value v = e.addArgument(pt, "tcc.state", name + ".exp_avg_sq");
-      if (!m || !v)
-        return signalPassFailure();
-      Value param = p;
-      if (decay > 0 && optimizer == "adam")
-        g = add(g, mul(k_(decay), p));
-      if (decay > 0 && optimizer == "adamw")
-        param = mul(p, sub(k_(1.0), mul(lrFull, k_(decay))));
-      Value m1 = add(mul(k_(beta1), m), mul(k_(1 - beta1), g));
-      Value v1 = add(mul(k_(beta2), v), mul(k_(1 - beta2), mul(g, g)));
-      Value bc1 = full(biasCorrection1), bc2 = full(biasCorrection2);
-      Value denom = add(SqrtOp::create(sb, loc, DivOp::create(sb, loc, v1, bc2)), k_(eps));
-      Value stepSize = DivOp::create(sb, loc, lrFull, bc1);
-      Value newP = sub(param, mul(stepSize, DivOp::create(sb, loc, m1, denom)));
-      e.update(newP, name);
-      e.update(m1, name + ".exp_avg");
-      e.update(v1, name + ".exp_avg_sq");
+      std::string name = paramName(step, argIndex);
+      TensorMath t{sb, loc, tensorType(p)};
+      LogicalResult updated =
+          adam ? adamUpdate(e, t, p, (*grads)[k], name, lr, biasCorrection1, biasCorrection2)
+               : sgdUpdate(e, t, p, (*grads)[k], name, lr, stepCount);
+      if (failed(updated))
+        return failure();
     }
     updateRunningStatistics(e);
-    e.output(gradNorm, "grad_norm");
+    e.output(gradNorm, TCC_OUTPUT_GRAD_NORM);
     e.finish();
+    return success();
+  }
 
-    // @eval_step and @forward (the infer entry) run in eval mode.
-    FailureOr<func::FuncOp> eval = cloneWithLoss(forward, "eval_step", true);
+  /// PyTorch SGD: g += wd p; buf = mu buf + (1 - damp) g (buf = g at the
+  /// first step); g = nesterov ? g + mu buf : buf; p -= lr g.
+  LogicalResult sgdUpdate(FunctionEditor &e, TensorMath &t, Value p, Value g, StringRef name,
+                          Value lr, Value stepCount) {
+    double decay = effectiveWeightDecay();
+    Value lrFull = t.full(lr);
+    if (decay > 0)
+      g = t.add(g, t.mul(t.constant(decay), p));
+    if (momentum > 0) {
+      Value buf = e.addArgument(t.type, attr::state, name + ".momentum_buffer");
+      if (!buf)
+        return failure();
+      Value next = t.add(t.mul(t.constant(momentum), buf), t.mul(t.constant(1 - dampening), g));
+      if (dampening != 0) {
+        Value first =
+            CompareOp::create(t.b, t.loc, CmpPredicate::eq, t.full(stepCount), t.constant(1.0));
+        next = SelectOp::create(t.b, t.loc, first, g, next);
+      }
+      e.update(next, name + ".momentum_buffer");
+      g = nesterov ? t.add(g, t.mul(t.constant(momentum), next)) : next;
+    }
+    e.update(t.sub(p, t.mul(lrFull, g)), name);
+    return success();
+  }
+
+  /// PyTorch Adam / AdamW: (Adam) g += wd p; (AdamW) p *= 1 - lr wd;
+  /// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+  /// p -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
+  LogicalResult adamUpdate(FunctionEditor &e, TensorMath &t, Value p, Value g, StringRef name,
+                           Value lr, Value biasCorrection1, Value biasCorrection2) {
+    double decay = effectiveWeightDecay();
+    Value lrFull = t.full(lr);
+    Value m = e.addArgument(t.type, attr::state, name + ".exp_avg");
+    Value v = e.addArgument(t.type, attr::state, name + ".exp_avg_sq");
+    if (!m || !v)
+      return failure();
+    Value param = p;
+    if (decay > 0 && optimizerKind == Optimizer::Adam)
+      g = t.add(g, t.mul(t.constant(decay), p));
+    if (decay > 0 && optimizerKind == Optimizer::AdamW)
+      param = t.mul(p, t.sub(t.constant(1.0), t.mul(lrFull, t.constant(decay))));
+    Value m1 = t.add(t.mul(t.constant(beta1), m), t.mul(t.constant(1 - beta1), g));
+    Value v1 = t.add(t.mul(t.constant(beta2), v), t.mul(t.constant(1 - beta2), t.mul(g, g)));
+    Value bc1 = t.full(biasCorrection1), bc2 = t.full(biasCorrection2);
+    Value denom = t.add(SqrtOp::create(t.b, t.loc, t.div(v1, bc2)), t.constant(eps));
+    Value stepSize = t.div(lrFull, bc1);
+    Value newP = t.sub(param, t.mul(stepSize, t.div(m1, denom)));
+    e.update(newP, name);
+    e.update(m1, name + ".exp_avg");
+    e.update(v1, name + ".exp_avg_sq");
+    return success();
+  }
+
+  // The eval step and the metadata.
+
+  /// @eval_step and @forward (the infer entry) run in eval mode.
+  LogicalResult buildEvalStep(func::FuncOp forward) {
+    FailureOr<func::FuncOp> eval = cloneWithLoss(forward, TCC_ENTRY_EVAL_STEP, true);
     if (failed(eval))
-      return signalPassFailure();
+      return failure();
     useRunningStatistics(*eval);
     useRunningStatistics(forward);
+    return success();
+  }
 
-    // What the runtime needs to drive the step.
+  /// What the runtime needs to drive the step.
+  void recordMetadata(ModuleOp module) {
+    MLIRContext *ctx = &getContext();
+    auto entry = [&](StringRef key, StringRef value) {
+      return NamedAttribute(StringAttr::get(ctx, key), StringAttr::get(ctx, value));
+    };
     SmallVector<NamedAttribute> metadata = {
-        NamedAttribute(StringAttr::get(ctx, "loss"), StringAttr::get(ctx, loss)),
-        NamedAttribute(StringAttr::get(ctx, "optimizer"), StringAttr::get(ctx, optimizer)),
-        NamedAttribute(StringAttr::get(ctx, "grad_accum"),
-                       StringAttr::get(ctx, std::to_string(gradAccum)))};
-    if (loss != "none")
-      metadata.push_back(NamedAttribute(StringAttr::get(ctx, "labels"), StringAttr::get(ctx, labels)));
-    if (loss == "cross_entropy")
-      metadata.push_back(NamedAttribute(StringAttr::get(ctx, "ignore_index"),
-                                        StringAttr::get(ctx, std::to_string(ignoreIndex))));
-    module->setAttr("tcc.metadata", DictionaryAttr::get(ctx, metadata));
+        entry(TCC_METADATA_LOSS, lossName(lossKind)),
+        entry(TCC_METADATA_OPTIMIZER, optimizerName(optimizerKind)),
+        entry(TCC_METADATA_GRAD_ACCUM, std::to_string(gradAccum))};
+    if (lossKind != Loss::None)
+      metadata.push_back(entry(TCC_METADATA_LABELS, labels));
+    if (lossKind == Loss::CrossEntropy)
+      metadata.push_back(entry(TCC_METADATA_IGNORE_INDEX, std::to_string(ignoreIndex)));
+    module->setAttr(attr::metadata, DictionaryAttr::get(ctx, metadata));
   }
 };
 

@@ -29,6 +29,8 @@
 #include "passes/Passes.h"
 #include "passes/LinalgPayload.h"
 
+#include "dialects/TccNames.h"
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -113,6 +115,157 @@ std::optional<arith::AtomicRMWKind> combinerKind(Operation *op) {
       .Case([](arith::AndIOp) { return K::andi; })
       .Default([](Operation *) { return std::nullopt; });
 }
+
+/// A reduction that runs as one block per output point (see
+/// KernelMapper::mapBlockReduction): single output, f32 or i32, a one-op
+/// combiner with a known identity. The pieces every launch of it builds:
+/// the threads' folds, the block's combination and thread 0's store.
+struct BlockReduction {
+  linalg::LinalgOp op;
+  ArrayRef<int64_t> ranges;
+  ArrayRef<unsigned> parallel, reduction;
+  int64_t points, reduced;
+  Operation *combiner;
+  arith::AtomicRMWKind kind;
+  Type element;
+  Location loc;
+  SmallVector<int64_t> parallelRanges, reductionRanges;
+  /// The value of the fill the reduction absorbs, or null: then the output's
+  /// old value is loaded.
+  Value initValue;
+
+  /// OP when it is such a reduction: few points, or the reduction innermost
+  /// (contiguous for row-major operands) and long.
+  static std::optional<BlockReduction> match(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+                                             ArrayRef<unsigned> parallel,
+                                             ArrayRef<unsigned> reduction, int64_t points,
+                                             int64_t reduced) {
+    if (reduction.empty() || op.getNumDpsInits() != 1 || reduced < kWarp)
+      return std::nullopt;
+    bool innermost = reduction.back() == ranges.size() - 1;
+    if (!(points < 8192 || (innermost && reduced >= 128)))
+      return std::nullopt;
+    Type type = op.getDpsInitOperand(0)->get().getType();
+    Type element = cast<MemRefType>(type).getElementType();
+    if (!element.isF32() && !element.isInteger(32))
+      return std::nullopt;
+    SmallVector<Operation *> combiners;
+    Value combined = matchReduction(op.getRegionOutputArgs(), 0, combiners);
+    if (!combined || combiners.size() != 1)
+      return std::nullopt;
+    Operation *combiner = combiners.front();
+    std::optional<arith::AtomicRMWKind> kind = combinerKind(combiner);
+    if (!kind)
+      return std::nullopt;
+    BlockReduction r{op,      ranges,   parallel, reduction,   points,
+                     reduced, combiner, *kind,    element,     op.getLoc(),
+                     /*parallelRanges=*/{}, /*reductionRanges=*/{}, /*initValue=*/{}};
+    for (unsigned d : parallel)
+      r.parallelRanges.push_back(ranges[d]);
+    for (unsigned d : reduction)
+      r.reductionRanges.push_back(ranges[d]);
+    return r;
+  }
+
+  /// The combiner applied to X and Y.
+  Value combine(OpBuilder &cb, Value x, Value y) {
+    IRMapping m;
+    m.map(combiner->getOperand(0), x);
+    m.map(combiner->getOperand(1), y);
+    return cb.clone(*combiner, m)->getResult(0);
+  }
+
+  /// The loop indices of parallel point POINT (the reduction ones null).
+  SmallVector<Value> parallelIvs(OpBuilder &b, Value point) {
+    SmallVector<Value> ivs(ranges.size());
+    for (auto [d, iv] : llvm::zip(parallel, delinearize(b, loc, point, parallelRanges)))
+      ivs[d] = iv;
+    return ivs;
+  }
+
+  /// Combines every thread's PARTIAL within the block of LAUNCH, through
+  /// warp shuffles and one word per warp of shared memory; BODY runs in
+  /// thread 0 with the block's total.
+  void blockReduce(OpBuilder &rb, gpu::LaunchOp launch, Value partial,
+                   function_ref<void(OpBuilder &, Value)> body) {
+    Value scratch = launch.getWorkgroupAttributions().front();
+    Value tid = launch.getThreadIds().x;
+    Value identity = arith::getIdentityValue(kind, element, rb, loc);
+    auto warpReduce = [&](OpBuilder &wb, Value v) {
+      for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
+        auto shuffle = gpu::ShuffleOp::create(wb, loc, v, offset, int32_t(kWarp),
+                                              gpu::ShuffleMode::XOR);
+        v = combine(wb, v, shuffle.getShuffleResult());
+      }
+      return v;
+    };
+    partial = warpReduce(rb, partial);
+    Value lane = arith::RemUIOp::create(rb, loc, tid, cIndex(rb, loc, kWarp));
+    Value warp = arith::DivUIOp::create(rb, loc, tid, cIndex(rb, loc, kWarp));
+    Value zero = cIndex(rb, loc, 0);
+    Value isLane0 = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, lane, zero);
+    auto writeIf = scf::IfOp::create(rb, loc, isLane0, false);
+    {
+      OpBuilder::InsertionGuard guard(rb);
+      rb.setInsertionPointToStart(writeIf.thenBlock());
+      memref::StoreOp::create(rb, loc, partial, scratch, ValueRange{warp});
+    }
+    gpu::BarrierOp::create(rb, loc);
+    Value isWarp0 = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, warp, zero);
+    auto finalIf = scf::IfOp::create(rb, loc, isWarp0, false);
+    OpBuilder::InsertionGuard guard(rb);
+    rb.setInsertionPointToStart(finalIf.thenBlock());
+    Value hasPartial = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, lane,
+                                             cIndex(rb, loc, kThreads / kWarp));
+    auto read = scf::IfOp::create(rb, loc, TypeRange{element}, hasPartial, true);
+    {
+      OpBuilder::InsertionGuard g2(rb);
+      rb.setInsertionPointToStart(read.thenBlock());
+      Value v = memref::LoadOp::create(rb, loc, scratch, ValueRange{lane});
+      scf::YieldOp::create(rb, loc, v);
+      rb.setInsertionPointToStart(read.elseBlock());
+      scf::YieldOp::create(rb, loc, identity);
+    }
+    Value total = warpReduce(rb, read.getResult(0));
+    auto storeIf = scf::IfOp::create(rb, loc, isLane0, false);
+    rb.setInsertionPointToStart(storeIf.thenBlock());
+    body(rb, total);
+  }
+
+  /// A thread's fold of the reduction points LO, LO + 256, ... < HI at the
+  /// parallel point IVS, from the identity.
+  Value fold(OpBuilder &fb, Value lo, Value hi, ArrayRef<Value> ivs) {
+    Value identity = arith::getIdentityValue(kind, element, fb, loc);
+    auto loop = scf::ForOp::create(fb, loc, lo, hi, cIndex(fb, loc, kThreads),
+                                   ValueRange{identity});
+    OpBuilder::InsertionGuard guard(fb);
+    fb.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> all(ivs.begin(), ivs.end());
+    for (auto [d, iv] :
+         llvm::zip(reduction, delinearize(fb, loc, loop.getInductionVar(), reductionRanges)))
+      all[d] = iv;
+    SmallVector<Value> r = tcc::emitLinalgPayload(fb, loc, op, all, loop.getRegionIterArgs());
+    scf::YieldOp::create(fb, loc, r);
+    return loop.getResult(0);
+  }
+
+  /// Thread 0's final step: combine TOTAL with the output's old value at
+  /// IVS, in the body's operand order ((out, value) or (value, out)).
+  void storeResult(OpBuilder &sb, SmallVector<Value> ivs, Value total) {
+    OpOperand *init = op.getDpsInitOperand(0);
+    AffineMap outMap = op.getMatchingIndexingMap(init);
+    BlockArgument outArg = op.getRegionOutputArgs()[0];
+    Value zero = cIndex(sb, loc, 0);
+    for (unsigned d : reduction)
+      ivs[d] = zero;
+    auto indices = affine::expandAffineMap(sb, loc, outMap, ivs);
+    Value old = initValue ? initValue
+                          : memref::LoadOp::create(sb, loc, init->get(), *indices).getResult();
+    Value result = combiner->getOperand(0) == outArg ? combine(sb, old, total)
+                                                     : combine(sb, total, old);
+    memref::StoreOp::create(sb, loc, result, init->get(), *indices);
+  }
+};
 
 class KernelMapper {
 public:
@@ -226,7 +379,7 @@ private:
     auto it = casts_.find(arg.getArgNumber());
     if (it != casts_.end())
       return it->second;
-    StringRef attr = arg.getArgNumber() == 0 ? "tcc.arena_size" : "tcc.state_size";
+    StringRef attr = arg.getArgNumber() == 0 ? tcc::attr::arenaSize : tcc::attr::stateSize;
     int64_t size = 0;
     if (auto a = func_->getAttrOfType<IntegerAttr>(attr))
       size = a.getInt();
@@ -669,188 +822,84 @@ private:
   LogicalResult mapBlockReduction(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
                                   ArrayRef<unsigned> parallel, ArrayRef<unsigned> reduction,
                                   int64_t points, int64_t reduced) {
-    if (reduction.empty() || op.getNumDpsInits() != 1 || reduced < kWarp)
+    std::optional<BlockReduction> r =
+        BlockReduction::match(op, ranges, parallel, reduction, points, reduced);
+    if (!r)
       return failure();
-    bool innermost = reduction.back() == ranges.size() - 1;
-    if (!(points < 8192 || (innermost && reduced >= 128)))
-      return failure();
-    Type type = op.getDpsInitOperand(0)->get().getType();
-    Type element = cast<MemRefType>(type).getElementType();
-    if (!element.isF32() && !element.isInteger(32))
-      return failure();
-    SmallVector<Operation *> combiners;
-    Value combined = matchReduction(op.getRegionOutputArgs(), 0, combiners);
-    if (!combined || combiners.size() != 1)
-      return failure();
-    Operation *combiner = combiners.front();
-    std::optional<arith::AtomicRMWKind> kind = combinerKind(combiner);
-    if (!kind)
-      return failure();
-
-    Location loc = op.getLoc();
-    SmallVector<int64_t> parallelRanges, reductionRanges;
-    for (unsigned d : parallel)
-      parallelRanges.push_back(ranges[d]);
-    for (unsigned d : reduction)
-      reductionRanges.push_back(ranges[d]);
-    auto combine = [&](OpBuilder &cb, Value x, Value y) -> Value {
-      IRMapping m;
-      m.map(combiner->getOperand(0), x);
-      m.map(combiner->getOperand(1), y);
-      return cb.clone(*combiner, m)->getResult(0);
-    };
+    r->initValue = tcc::fillValues(pendingFills_).front(); // an absorbed fill's
     OpBuilder b(op);
-    auto shared = MemRefType::get({kThreads / kWarp}, element, AffineMap(),
+    auto shared = MemRefType::get({kThreads / kWarp}, r->element, AffineMap(),
                                   gpu::AddressSpaceAttr::get(b.getContext(),
                                                              gpu::AddressSpace::Workgroup));
-    // Combines every thread's PARTIAL within the block; BODY runs in thread 0
-    // with the block's total.
-    auto blockReduce = [&](OpBuilder &rb, gpu::LaunchOp launch, Value partial,
-                           function_ref<void(OpBuilder &, Value)> body) {
-      Value scratch = launch.getWorkgroupAttributions().front();
-      Value tid = launch.getThreadIds().x;
-      Value identity = arith::getIdentityValue(*kind, element, rb, loc);
-      auto warpReduce = [&](OpBuilder &wb, Value v) {
-        for (int32_t offset = kWarp / 2; offset >= 1; offset /= 2) {
-          auto shuffle = gpu::ShuffleOp::create(wb, loc, v, offset, int32_t(kWarp),
-                                                gpu::ShuffleMode::XOR);
-          v = combine(wb, v, shuffle.getShuffleResult());
-        }
-        return v;
-      };
-      partial = warpReduce(rb, partial);
-      Value lane = arith::RemUIOp::create(rb, loc, tid, cIndex(rb, loc, kWarp));
-      Value warp = arith::DivUIOp::create(rb, loc, tid, cIndex(rb, loc, kWarp));
-      Value zero = cIndex(rb, loc, 0);
-      Value isLane0 = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, lane, zero);
-      auto writeIf = scf::IfOp::create(rb, loc, isLane0, false);
-      {
-        OpBuilder::InsertionGuard guard(rb);
-        rb.setInsertionPointToStart(writeIf.thenBlock());
-        memref::StoreOp::create(rb, loc, partial, scratch, ValueRange{warp});
-      }
-      gpu::BarrierOp::create(rb, loc);
-      Value isWarp0 = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, warp, zero);
-      auto finalIf = scf::IfOp::create(rb, loc, isWarp0, false);
-      OpBuilder::InsertionGuard guard(rb);
-      rb.setInsertionPointToStart(finalIf.thenBlock());
-      Value hasPartial = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, lane,
-                                               cIndex(rb, loc, kThreads / kWarp));
-      auto read = scf::IfOp::create(rb, loc, TypeRange{element}, hasPartial, true);
-      {
-        OpBuilder::InsertionGuard g2(rb);
-        rb.setInsertionPointToStart(read.thenBlock());
-        Value v = memref::LoadOp::create(rb, loc, scratch, ValueRange{lane});
-        scf::YieldOp::create(rb, loc, v);
-        rb.setInsertionPointToStart(read.elseBlock());
-        scf::YieldOp::create(rb, loc, identity);
-      }
-      Value total = warpReduce(rb, read.getResult(0));
-      auto storeIf = scf::IfOp::create(rb, loc, isLane0, false);
-      rb.setInsertionPointToStart(storeIf.thenBlock());
-      body(rb, total);
-    };
-    // Thread TID's fold of the reduction points LO, LO + 256, ... < HI at
-    // the parallel point IVS, from the identity.
-    auto fold = [&](OpBuilder &fb, Value lo, Value hi, ArrayRef<Value> ivs) {
-      Value identity = arith::getIdentityValue(*kind, element, fb, loc);
-      auto loop = scf::ForOp::create(fb, loc, lo, hi, cIndex(fb, loc, kThreads),
-                                     ValueRange{identity});
-      OpBuilder::InsertionGuard guard(fb);
-      fb.setInsertionPointToStart(loop.getBody());
-      SmallVector<Value> all(ivs.begin(), ivs.end());
-      for (auto [d, iv] :
-           llvm::zip(reduction, delinearize(fb, loc, loop.getInductionVar(), reductionRanges)))
-        all[d] = iv;
-      SmallVector<Value> r = tcc::emitLinalgPayload(fb, loc, op, all, loop.getRegionIterArgs());
-      scf::YieldOp::create(fb, loc, r);
-      return loop.getResult(0);
-    };
-    // Thread 0's final step: combine with the output's old value, in the
-    // body's operand order ((out, value) or (value, out)).
-    OpOperand *init = op.getDpsInitOperand(0);
-    AffineMap outMap = op.getMatchingIndexingMap(init);
-    BlockArgument outArg = op.getRegionOutputArgs()[0];
-    Value initValue = tcc::fillValues(pendingFills_).front(); // an absorbed fill's
-    auto storeResult = [&](OpBuilder &sb, SmallVector<Value> ivs, Value total) {
-      Value zero = cIndex(sb, loc, 0);
-      for (unsigned d : reduction)
-        ivs[d] = zero;
-      auto indices = affine::expandAffineMap(sb, loc, outMap, ivs);
-      Value old = initValue ? initValue
-                            : memref::LoadOp::create(sb, loc, init->get(), *indices).getResult();
-      Value result = combiner->getOperand(0) == outArg ? combine(sb, old, total)
-                                                       : combine(sb, total, old);
-      memref::StoreOp::create(sb, loc, result, init->get(), *indices);
-    };
-
-    // Few points and a long reduction: split each point's reduction over
-    // SPLIT blocks writing partial results to the arena's scratch, then one
-    // block per point combines them (two launches, still no atomics).
+    // Few points and a long reduction: split each point's reduction.
     int64_t split = std::min<int64_t>(kMaxSplit, reduced / kSplitChunk);
-    if (points * split <= kMaxSplit && split >= 2) {
-      Value partials = scratchView(b, loc, MemRefType::get({points * split}, element));
-      gpu::LaunchOp first = createLaunch(b, loc, points * split, kThreads, {shared});
-      {
-        OpBuilder fb = OpBuilder::atBlockBegin(&first.getBody().front());
-        Value bid = first.getBlockIds().x;
-        Value p = arith::DivUIOp::create(fb, loc, bid, cIndex(fb, loc, split));
-        Value g = arith::RemUIOp::create(fb, loc, bid, cIndex(fb, loc, split));
-        int64_t chunk = (reduced + split - 1) / split;
-        Value lo = arith::AddIOp::create(
-            fb, loc, arith::MulIOp::create(fb, loc, g, cIndex(fb, loc, chunk)),
-            first.getThreadIds().x);
-        Value hi = arith::MinUIOp::create(
-            fb, loc,
-            arith::MulIOp::create(
-                fb, loc, arith::AddIOp::create(fb, loc, g, cIndex(fb, loc, 1)),
-                cIndex(fb, loc, chunk)),
-            cIndex(fb, loc, reduced));
-        SmallVector<Value> ivs(ranges.size());
-        for (auto [d, iv] : llvm::zip(parallel, delinearize(fb, loc, p, parallelRanges)))
-          ivs[d] = iv;
-        blockReduce(fb, first, fold(fb, lo, hi, ivs), [&](OpBuilder &tb, Value total) {
-          memref::StoreOp::create(tb, loc, total, partials, ValueRange{bid});
-        });
-      }
-      gpu::LaunchOp second = createLaunch(b, loc, points, kThreads, {shared});
-      {
-        OpBuilder sb = OpBuilder::atBlockBegin(&second.getBody().front());
-        Value p = second.getBlockIds().x;
-        Value identity = arith::getIdentityValue(*kind, element, sb, loc);
-        Value base = arith::MulIOp::create(sb, loc, p, cIndex(sb, loc, split));
-        auto loop = scf::ForOp::create(sb, loc, second.getThreadIds().x, cIndex(sb, loc, split),
-                                       cIndex(sb, loc, kThreads), ValueRange{identity});
-        {
-          OpBuilder::InsertionGuard guard(sb);
-          sb.setInsertionPointToStart(loop.getBody());
-          Value at = arith::AddIOp::create(sb, loc, base, loop.getInductionVar());
-          Value v = memref::LoadOp::create(sb, loc, partials, ValueRange{at});
-          scf::YieldOp::create(sb, loc, combine(sb, loop.getRegionIterArgs()[0], v));
-        }
-        SmallVector<Value> ivs(ranges.size());
-        for (auto [d, iv] : llvm::zip(parallel, delinearize(sb, loc, p, parallelRanges)))
-          ivs[d] = iv;
-        blockReduce(sb, second, loop.getResult(0),
-                    [&](OpBuilder &tb, Value total) { storeResult(tb, ivs, total); });
-      }
-      op->erase();
-      if (failed(sinkDefinitions(first)))
-        return failure();
-      return sinkDefinitions(second);
-    }
+    if (points * split <= kMaxSplit && split >= 2)
+      return mapSplitReduction(*r, b, shared, split);
 
+    Location loc = r->loc;
     gpu::LaunchOp launch = createLaunch(b, loc, points, kThreads, {shared});
     OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
-    SmallVector<Value> ivs(ranges.size());
-    for (auto [d, iv] : llvm::zip(parallel, delinearize(lb, loc, launch.getBlockIds().x,
-                                                        parallelRanges)))
-      ivs[d] = iv;
-    Value partial = fold(lb, launch.getThreadIds().x, cIndex(lb, loc, reduced), ivs);
-    blockReduce(lb, launch, partial,
-                [&](OpBuilder &tb, Value total) { storeResult(tb, ivs, total); });
+    SmallVector<Value> ivs = r->parallelIvs(lb, launch.getBlockIds().x);
+    Value partial = r->fold(lb, launch.getThreadIds().x, cIndex(lb, loc, reduced), ivs);
+    r->blockReduce(lb, launch, partial,
+                   [&](OpBuilder &tb, Value total) { r->storeResult(tb, ivs, total); });
     op->erase();
     return sinkDefinitions(launch);
+  }
+
+  /// R with each point's reduction split over SPLIT blocks writing partial
+  /// results to the arena's scratch, then one block per point combining
+  /// them (two launches, still no atomics). B is before R's op; SHARED is
+  /// the blocks' one word per warp.
+  LogicalResult mapSplitReduction(BlockReduction &r, OpBuilder &b, MemRefType shared,
+                                  int64_t split) {
+    Location loc = r.loc;
+    int64_t points = r.points, reduced = r.reduced;
+    Value partials = scratchView(b, loc, MemRefType::get({points * split}, r.element));
+    gpu::LaunchOp first = createLaunch(b, loc, points * split, kThreads, {shared});
+    {
+      OpBuilder fb = OpBuilder::atBlockBegin(&first.getBody().front());
+      Value bid = first.getBlockIds().x;
+      Value p = arith::DivUIOp::create(fb, loc, bid, cIndex(fb, loc, split));
+      Value g = arith::RemUIOp::create(fb, loc, bid, cIndex(fb, loc, split));
+      int64_t chunk = (reduced + split - 1) / split;
+      Value lo = arith::AddIOp::create(
+          fb, loc, arith::MulIOp::create(fb, loc, g, cIndex(fb, loc, chunk)),
+          first.getThreadIds().x);
+      Value hi = arith::MinUIOp::create(
+          fb, loc,
+          arith::MulIOp::create(
+              fb, loc, arith::AddIOp::create(fb, loc, g, cIndex(fb, loc, 1)),
+              cIndex(fb, loc, chunk)),
+          cIndex(fb, loc, reduced));
+      SmallVector<Value> ivs = r.parallelIvs(fb, p);
+      r.blockReduce(fb, first, r.fold(fb, lo, hi, ivs), [&](OpBuilder &tb, Value total) {
+        memref::StoreOp::create(tb, loc, total, partials, ValueRange{bid});
+      });
+    }
+    gpu::LaunchOp second = createLaunch(b, loc, points, kThreads, {shared});
+    {
+      OpBuilder sb = OpBuilder::atBlockBegin(&second.getBody().front());
+      Value p = second.getBlockIds().x;
+      Value identity = arith::getIdentityValue(r.kind, r.element, sb, loc);
+      Value base = arith::MulIOp::create(sb, loc, p, cIndex(sb, loc, split));
+      auto loop = scf::ForOp::create(sb, loc, second.getThreadIds().x, cIndex(sb, loc, split),
+                                     cIndex(sb, loc, kThreads), ValueRange{identity});
+      {
+        OpBuilder::InsertionGuard guard(sb);
+        sb.setInsertionPointToStart(loop.getBody());
+        Value at = arith::AddIOp::create(sb, loc, base, loop.getInductionVar());
+        Value v = memref::LoadOp::create(sb, loc, partials, ValueRange{at});
+        scf::YieldOp::create(sb, loc, r.combine(sb, loop.getRegionIterArgs()[0], v));
+      }
+      SmallVector<Value> ivs = r.parallelIvs(sb, p);
+      r.blockReduce(sb, second, loop.getResult(0),
+                    [&](OpBuilder &tb, Value total) { r.storeResult(tb, ivs, total); });
+    }
+    r.op->erase();
+    if (failed(sinkDefinitions(first)))
+      return failure();
+    return sinkDefinitions(second);
   }
 
   /// A view of the scratch space at the arena's end (after the plan's
@@ -859,7 +908,7 @@ private:
     int64_t bytes = type.getNumElements() * 4;
     scratchBytes_ = std::max(scratchBytes_, bytes);
     int64_t arena = 0;
-    if (auto a = func_->getAttrOfType<IntegerAttr>("tcc.arena_size"))
+    if (auto a = func_->getAttrOfType<IntegerAttr>(tcc::attr::arenaSize))
       arena = a.getInt();
     // An arena within 255 bytes of 2^63 has no room for scratch: offset 0
     // here, and reserveScratch reports it.
@@ -888,10 +937,11 @@ public:
     if (scratchOverflow_ || !end)
       return emitError(func_.getLoc(), "tcc-gpu-map-kernels: the split reductions' ")
              << scratchBytes_ << " bytes of scratch after the arena's "
-             << func_->getAttrOfType<IntegerAttr>("tcc.arena_size").getInt()
+             << func_->getAttrOfType<IntegerAttr>(tcc::attr::arenaSize).getInt()
              << " bytes pass 2^63 bytes";
     int64_t size = *end;
-    func_->setAttr("tcc.arena_size", IntegerAttr::get(IntegerType::get(func_.getContext(), 64), size));
+    func_->setAttr(tcc::attr::arenaSize,
+                   IntegerAttr::get(IntegerType::get(func_.getContext(), 64), size));
     auto it = casts_.find(0);
     if (it != casts_.end())
       it->second.setType(MemRefType::get({size}, IntegerType::get(func_.getContext(), 8)));
@@ -902,7 +952,7 @@ public:
 struct GpuMapKernelsPass : tcc::impl::GpuMapKernelsPassBase<GpuMapKernelsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal() || !func->hasAttr("tcc.plan"))
+    if (func.isExternal() || !func->hasAttr(tcc::attr::plan))
       return;
     KernelMapper mapper(func);
     if (failed(mapper.run()))

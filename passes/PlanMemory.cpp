@@ -13,6 +13,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/TccNames.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
@@ -37,7 +39,7 @@ namespace {
 struct Buffer {
   std::string name; // for inputs, outputs and parameters; empty otherwise
   Type declaredType; // element type the model declared (ui8 before lowering)
-  StringRef role;   // "input", "output", "param", or "temp"
+  BufferRole role = BufferRole::Temp;
   MemRefType type;
   int64_t size = 0;
   int64_t slot = 0; // size rounded up to the alignment (at least one unit)
@@ -118,14 +120,14 @@ int64_t firstUse(Value root, Block &block, const DenseMap<Operation *, int64_t> 
 /// location (the function's, or an intermediate's allocation's; the op is not
 /// printed, it may have thousands of arguments): what it is, its type (its
 /// shape), and either that its bytes overflow or where the plan stood.
-LogicalResult overflowError(Operation *at, StringRef role, StringRef name, MemRefType type,
+LogicalResult overflowError(Operation *at, BufferRole role, StringRef name, MemRefType type,
                             std::optional<int64_t> bytes, int64_t placedBefore,
                             StringRef region = "arena") {
   InFlightDiagnostic d = emitError(at->getLoc(), "tcc-plan-memory: ");
-  if (role == "temp")
+  if (role == BufferRole::Temp)
     d << "an intermediate buffer";
   else
-    d << role << " '" << name << "'";
+    d << roleName(role) << " '" << name << "'";
   d << " of type " << type;
   if (!bytes)
     d << " has more than 2^63 bytes";
@@ -193,6 +195,71 @@ bool isElementwiseInPlace(Operation *op, Value in, Value out) {
   return outMap && (!inMap || inMap == outMap) && outMap.isIdentity();
 }
 
+/// One function's plan as it is built: its buffers (arguments, allocations,
+/// then the output slots that need a copy), their live ranges over the
+/// top-level block, and, once placed, their offsets and the region sizes.
+struct FunctionPlan {
+  explicit FunctionPlan(func::FuncOp func) : func(func), block(func.getBody().front()) {
+    for (auto [i, op] : llvm::enumerate(block))
+      index[&op] = int64_t(i) + 1; // 0 is "before the first op"
+    endIndex = int64_t(block.getOperations().size()) + 1;
+  }
+
+  /// The parameter or state buffer named NAME (the last, were two so
+  /// named), or null.
+  Buffer *persistent(StringRef name) {
+    Buffer *found = nullptr;
+    for (Buffer &b : buffers)
+      if (isPersistent(b.role) && b.name == name)
+        found = &b;
+    return found;
+  }
+
+  func::FuncOp func;
+  Block &block;
+  /// The position of each top-level op, from 1; endIndex is past the last.
+  DenseMap<Operation *, int64_t> index;
+  int64_t endIndex;
+  std::vector<Buffer> buffers;
+  /// The buffer of each allocation's result.
+  DenseMap<Value, size_t> allocBuffer;
+  /// Output slots that a copy fills before the return: (output buffer, source).
+  SmallVector<std::pair<size_t, Value>> copies;
+  /// Allocations that became an output's or an update's buffer.
+  llvm::SmallPtrSet<Operation *, 8> claimed;
+  int64_t arenaSize = 0, stateSize = 0;
+};
+
+/// The element type the model declared for KEY ("argN", "resultN") where
+/// lowering made it signless, or null.
+Type declaredType(func::FuncOp func, const std::string &key) {
+  auto declaredTypes = func->getAttrOfType<DictionaryAttr>(attr::declaredTypes);
+  if (!declaredTypes)
+    return {};
+  if (auto t = declaredTypes.getAs<TypeAttr>(key))
+    return t.getValue();
+  return {};
+}
+
+/// A copy between non-contiguous views would become a call to MLIR's
+/// runtime (memrefCopy), which an artifact must not import: make it a
+/// linalg.copy, which becomes loops.
+void lowerStridedCopies(func::FuncOp func) {
+  SmallVector<memref::CopyOp> stridedCopies;
+  func.walk([&](memref::CopyOp copy) {
+    auto src = cast<MemRefType>(copy.getSource().getType());
+    auto dst = cast<MemRefType>(copy.getTarget().getType());
+    if (!src.getLayout().isIdentity() || !dst.getLayout().isIdentity())
+      stridedCopies.push_back(copy);
+  });
+  for (memref::CopyOp copy : stridedCopies) {
+    OpBuilder cb(copy);
+    linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  }
+}
+
 struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
   using PlanMemoryPassBase::PlanMemoryPassBase;
 
@@ -206,9 +273,9 @@ struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     pinned.clear();
     if (funcs.size() > 1) {
       int64_t next = 0;
-      auto pin = [&](func::FuncOp f, StringRef role, StringRef name, Type type) {
+      auto pin = [&](func::FuncOp f, BufferRole role, StringRef name, Type type) {
         auto m = dyn_cast<MemRefType>(type);
-        std::string key = (role + ":" + name).str();
+        PinKey key{role, name.str()};
         if (!m || !m.hasStaticShape() || pinned.count(key))
           return success();
         std::optional<int64_t> size = byteSize(m);
@@ -222,12 +289,12 @@ struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
       };
       for (func::FuncOp f : funcs) {
         for (unsigned i = 0; i < f.getNumArguments(); ++i)
-          if (auto n = f.getArgAttrOfType<StringAttr>(i, "tcc.input"))
-            if (failed(pin(f, "input", n.getValue(), f.getArgument(i).getType())))
+          if (auto n = f.getArgAttrOfType<StringAttr>(i, attr::input))
+            if (failed(pin(f, BufferRole::Input, n.getValue(), f.getArgument(i).getType())))
               return signalPassFailure();
         for (unsigned i = 0; i < f.getNumResults(); ++i)
-          if (auto n = f.getResultAttrOfType<StringAttr>(i, "tcc.output"))
-            if (failed(pin(f, "output", n.getValue(), f.getResultTypes()[i])))
+          if (auto n = f.getResultAttrOfType<StringAttr>(i, attr::output))
+            if (failed(pin(f, BufferRole::Output, n.getValue(), f.getResultTypes()[i])))
               return signalPassFailure();
       }
     }
@@ -240,95 +307,50 @@ struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
     }
   }
 
+  /// Plans FUNC: collects its buffers, places them, rewrites it to views of
+  /// the arena and the state, and records the plan on it.
   LogicalResult plan(func::FuncOp func);
+
+  // Collect: every buffer with its role and live range.
+  /// Inputs (arena), parameters and state (the state region).
+  LogicalResult collectArguments(FunctionPlan &p);
+  /// The body's allocations (intermediates); its deallocations disappear.
+  LogicalResult collectAllocations(FunctionPlan &p);
+  /// Outputs, each in its own slot, and the updates of parameters and state.
+  LogicalResult collectResults(FunctionPlan &p);
+  LogicalResult planUpdate(FunctionPlan &p, StringRef param, Value value);
   /// Sizes BUF (its bytes and its slot), or fails naming it.
   LogicalResult size(func::FuncOp func, Buffer &buf);
-  /// Shared arena slots of inputs and outputs by "role:name": offset, size.
-  std::map<std::string, std::pair<int64_t, int64_t>> pinned;
-  LogicalResult planUpdate(func::FuncOp func, Block &block,
-                           const DenseMap<Operation *, int64_t> &index, StringRef param,
-                           Value value, std::vector<Buffer> &buffers,
-                           DenseMap<Value, size_t> &allocBuffer,
-                           llvm::SmallPtrSet<Operation *, 8> &claimed);
+
+  // Place: offsets in the state region and the arena.
+  LogicalResult place(FunctionPlan &p);
+
+  // Rewrite: two byte-buffer arguments, views for everything.
+  LogicalResult rewrite(FunctionPlan &p);
+
+  // Record: the plan as attributes, for the artifact writer and the report.
+  void record(FunctionPlan &p);
+
+  /// Shared arena slots of inputs and outputs by role and name: offset, size.
+  using PinKey = std::pair<BufferRole, std::string>;
+  std::map<PinKey, std::pair<int64_t, int64_t>> pinned;
 };
 
-/// A result marked `tcc.update = PARAM` is PARAM's new value: its buffer is
-/// PARAM's state slot, so the update needs no copy. That is only legal when
-/// no read of PARAM comes after the first write of the new value (or the
-/// write is the elementwise op making the last read); otherwise the pass
-/// fails rather than copy.
-LogicalResult PlanMemoryPass::planUpdate(func::FuncOp func, Block &block,
-                                         const DenseMap<Operation *, int64_t> &index,
-                                         StringRef param, Value value,
-                                         std::vector<Buffer> &buffers,
-                                         DenseMap<Value, size_t> &allocBuffer,
-                                         llvm::SmallPtrSet<Operation *, 8> &claimed) {
-  Buffer *p = nullptr;
-  for (Buffer &b : buffers)
-    if ((b.role == "param" || b.role == "state") && b.name == param)
-      p = &b;
-  if (!p)
-    return func.emitError("update of unknown parameter '") << param << "'";
-  // Bufferization wrote the new value into the parameter's own buffer.
-  if (value == p->value)
-    return success();
-  auto alloc = value.getDefiningOp<memref::AllocOp>();
-  if (!alloc || !claimed.insert(alloc).second || alloc.getType() != p->type)
-    return func.emitError("parameter '")
-           << param << "': its update is not a fresh buffer of its type, so it would need a copy";
-  int64_t written = firstUse(alloc.getResult(), block, index);
-  if (p->end > written) {
-    Operation *writer = nullptr;
-    for (Operation &op : block)
-      if (index.lookup(&op) == written)
-        writer = &op;
-    if (p->end != written || !writer ||
-        !isElementwiseInPlace(writer, p->value, alloc.getResult()))
-      return func.emitError("parameter '")
-             << param << "' is read after its update is written (at op #" << written
-             << "); an in-place update would need a copy";
-  }
-  Buffer &b = buffers[allocBuffer[alloc.getResult()]];
-  b.role = "update";
-  b.name = param.str();
-  return success();
-}
-
-LogicalResult PlanMemoryPass::size(func::FuncOp func, Buffer &buf) {
-  std::optional<int64_t> bytes = byteSize(buf.type);
-  std::optional<int64_t> slot = bytes ? slotSize(*bytes, alignment) : std::nullopt;
-  if (!slot) {
-    Operation *at = buf.value ? buf.value.getDefiningOp() : nullptr;
-    return overflowError(at ? at : func.getOperation(), buf.role, buf.name, buf.type, bytes, 0);
-  }
-  buf.size = *bytes;
-  buf.slot = *slot;
-  return success();
-}
-
 LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
-  MLIRContext *ctx = &getContext();
   if (!func.getBody().hasOneBlock())
     return func.emitError("tcc-plan-memory needs a single-block function");
-  Block &block = func.getBody().front();
-  DenseMap<Operation *, int64_t> index;
-  for (auto [i, op] : llvm::enumerate(block))
-    index[&op] = int64_t(i) + 1; // 0 is "before the first op"
-  int64_t endIndex = int64_t(block.getOperations().size()) + 1;
-  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  FunctionPlan p(func);
+  if (failed(collectArguments(p)) || failed(collectAllocations(p)) ||
+      failed(collectResults(p)) || failed(place(p)) || failed(rewrite(p)))
+    return failure();
+  record(p);
+  return success();
+}
 
-  // Element types the model declared where lowering made them signless.
-  auto declaredTypes = func->getAttrOfType<DictionaryAttr>("tcc.declared_types");
-  auto declaredType = [&](const std::string &key) -> Type {
-    if (!declaredTypes)
-      return {};
-    if (auto t = declaredTypes.getAs<TypeAttr>(key))
-      return t.getValue();
-    return {};
-  };
-  std::vector<Buffer> buffers;
-  buffers.reserve(func.getNumArguments() + ret.getNumOperands() + 16);
-  // Arguments: inputs (arena) and parameters (state).
+LogicalResult PlanMemoryPass::collectArguments(FunctionPlan &p) {
+  func::FuncOp func = p.func;
+  auto ret = cast<func::ReturnOp>(p.block.getTerminator());
+  p.buffers.reserve(func.getNumArguments() + ret.getNumOperands() + 16);
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
@@ -338,36 +360,39 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     Buffer b;
     b.type = type;
     b.value = arg;
-    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tcc.input")) {
-      b.role = "input";
+    if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr::input)) {
+      b.role = BufferRole::Input;
       b.name = n.str();
-    } else if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                          "tcc.param")) {
-      b.role = "param";
+    } else if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr::param)) {
+      b.role = BufferRole::Param;
       b.name = n.str();
-    } else if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                          "tcc.state")) {
-      b.role = "state";
+    } else if (auto n = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr::state)) {
+      b.role = BufferRole::State;
       b.name = n.str();
     } else {
-      return func.emitError("argument ")
-             << arg.getArgNumber() << " has no tcc.input, tcc.param or tcc.state name";
+      return func.emitError("argument ") << arg.getArgNumber() << " has no " << attr::input
+                                         << ", " << attr::param << " or " << attr::state
+                                         << " name";
     }
     // Inputs are all written before the run, so they are all live at its
     // start, even one the body never reads (CastLike's `like`).
-    if (auto t = declaredType("arg" + std::to_string(arg.getArgNumber())))
+    if (auto t = declaredType(func, "arg" + std::to_string(arg.getArgNumber())))
       b.declaredType = t;
     b.start = 0;
-    b.end = std::max<int64_t>(lastUse(arg, block, index), 0);
+    b.end = std::max<int64_t>(lastUse(arg, p.block, p.index), 0);
     if (failed(size(func, b)))
       return failure();
-    buffers.push_back(b);
+    p.buffers.push_back(b);
   }
-  // Allocations in the body.
+  return success();
+}
+
+LogicalResult PlanMemoryPass::collectAllocations(FunctionPlan &p) {
+  func::FuncOp func = p.func;
   SmallVector<memref::AllocOp> allocs;
   WalkResult walk = func.walk([&](Operation *op) {
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-      if (alloc->getBlock() != &block) {
+      if (alloc->getBlock() != &p.block) {
         alloc.emitError("tcc-plan-memory: allocation inside a region; hoist "
                         "it first");
         return WalkResult::interrupt();
@@ -393,86 +418,138 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   for (Operation *d : deallocs)
     d->erase();
 
-  // Outputs: a returned allocation lives in its output slot; anything else
-  // (an argument, a view, the same buffer returned twice) gets its own slot
-  // and a copy before the return.
-  DenseMap<Value, size_t> allocBuffer;
-  SmallVector<std::pair<size_t, Value>> copies; // (output buffer, source)
-  llvm::SmallPtrSet<Operation *, 8> claimed;
   for (memref::AllocOp alloc : allocs) {
     Buffer b;
-    b.role = "temp";
+    b.role = BufferRole::Temp;
     b.type = alloc.getType();
     b.value = alloc.getResult();
     if (failed(size(func, b)))
       return failure();
-    b.start = index.lookup(alloc);
-    b.end = lastUse(alloc.getResult(), block, index);
-    allocBuffer[alloc.getResult()] = buffers.size();
-    buffers.push_back(b);
+    b.start = p.index.lookup(alloc);
+    b.end = lastUse(alloc.getResult(), p.block, p.index);
+    p.allocBuffer[alloc.getResult()] = p.buffers.size();
+    p.buffers.push_back(b);
   }
+  return success();
+}
+
+/// Outputs: a returned allocation lives in its output slot; anything else
+/// (an argument, a view, the same buffer returned twice) gets its own slot
+/// and a copy before the return.
+LogicalResult PlanMemoryPass::collectResults(FunctionPlan &p) {
+  func::FuncOp func = p.func;
+  auto ret = cast<func::ReturnOp>(p.block.getTerminator());
   for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
-    if (auto update = func.getResultAttrOfType<StringAttr>(i, "tcc.update")) {
-      if (failed(planUpdate(func, block, index, update.getValue(), operand, buffers,
-                            allocBuffer, claimed)))
+    if (auto update = func.getResultAttrOfType<StringAttr>(i, attr::update)) {
+      if (failed(planUpdate(p, update.getValue(), operand)))
         return failure();
       continue;
     }
-    auto name = func.getResultAttrOfType<StringAttr>(i, "tcc.output");
+    auto name = func.getResultAttrOfType<StringAttr>(i, attr::output);
     if (!name)
-      return func.emitError("result ") << i << " has no tcc.output or tcc.update name";
+      return func.emitError("result ") << i << " has no " << attr::output << " or "
+                                       << attr::update << " name";
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !type.hasStaticShape())
       return func.emitError("result ") << i << " is not a static memref";
-    Type declared = declaredType("result" + std::to_string(i));
+    Type declared = declaredType(func, "result" + std::to_string(i));
     auto alloc = operand.getDefiningOp<memref::AllocOp>();
-    if (alloc && claimed.insert(alloc).second) {
-      Buffer &b = buffers[allocBuffer[operand]];
-      b.role = "output";
+    if (alloc && p.claimed.insert(alloc).second) {
+      Buffer &b = p.buffers[p.allocBuffer[operand]];
+      b.role = BufferRole::Output;
       b.name = name.str();
       b.declaredType = declared;
-      b.end = endIndex;
+      b.end = p.endIndex;
       continue;
     }
     Buffer b;
-    b.role = "output";
+    b.role = BufferRole::Output;
     b.name = name.str();
     b.declaredType = declared;
     b.type = MemRefType::get(type.getShape(), type.getElementType());
     if (failed(size(func, b)))
       return failure();
-    b.start = endIndex - 1;
-    b.end = endIndex;
-    copies.push_back({buffers.size(), operand});
-    buffers.push_back(b);
+    b.start = p.endIndex - 1;
+    b.end = p.endIndex;
+    p.copies.push_back({p.buffers.size(), operand});
+    p.buffers.push_back(b);
   }
+  return success();
+}
 
-  // Place: parameters in the state region in argument order; everything else
-  // in the arena by best fit.
-  int64_t stateSize = 0;
+/// A result marked `tcc.update = PARAM` is PARAM's new value: its buffer is
+/// PARAM's state slot, so the update needs no copy. That is only legal when
+/// no read of PARAM comes after the first write of the new value (or the
+/// write is the elementwise op making the last read); otherwise the pass
+/// fails rather than copy.
+LogicalResult PlanMemoryPass::planUpdate(FunctionPlan &p, StringRef param, Value value) {
+  func::FuncOp func = p.func;
+  Buffer *target = p.persistent(param);
+  if (!target)
+    return func.emitError("update of unknown parameter '") << param << "'";
+  // Bufferization wrote the new value into the parameter's own buffer.
+  if (value == target->value)
+    return success();
+  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  if (!alloc || !p.claimed.insert(alloc).second || alloc.getType() != target->type)
+    return func.emitError("parameter '")
+           << param << "': its update is not a fresh buffer of its type, so it would need a copy";
+  int64_t written = firstUse(alloc.getResult(), p.block, p.index);
+  if (target->end > written) {
+    Operation *writer = nullptr;
+    for (Operation &op : p.block)
+      if (p.index.lookup(&op) == written)
+        writer = &op;
+    if (target->end != written || !writer ||
+        !isElementwiseInPlace(writer, target->value, alloc.getResult()))
+      return func.emitError("parameter '")
+             << param << "' is read after its update is written (at op #" << written
+             << "); an in-place update would need a copy";
+  }
+  Buffer &b = p.buffers[p.allocBuffer[alloc.getResult()]];
+  b.role = BufferRole::Update;
+  b.name = param.str();
+  return success();
+}
+
+LogicalResult PlanMemoryPass::size(func::FuncOp func, Buffer &buf) {
+  std::optional<int64_t> bytes = byteSize(buf.type);
+  std::optional<int64_t> slot = bytes ? slotSize(*bytes, alignment) : std::nullopt;
+  if (!slot) {
+    Operation *at = buf.value ? buf.value.getDefiningOp() : nullptr;
+    return overflowError(at ? at : func.getOperation(), buf.role, buf.name, buf.type, bytes, 0);
+  }
+  buf.size = *bytes;
+  buf.slot = *slot;
+  return success();
+}
+
+/// Parameters and state in the state region in argument order; everything
+/// else in the arena by best fit, inputs and outputs shared between entry
+/// points at their pinned offsets; updates over their parameters.
+LogicalResult PlanMemoryPass::place(FunctionPlan &p) {
+  func::FuncOp func = p.func;
   // The state region: parameters in argument order, then the other state
   // (optimizer buffers), so that parameters sit at the same offsets in every
   // entry point, with or without optimizer state.
-  SmallVector<Buffer *> arenaBuffers, pinnedBuffers;
-  for (StringRef kind : {"param", "state"})
-    for (Buffer &b : buffers)
+  for (BufferRole kind : {BufferRole::Param, BufferRole::State})
+    for (Buffer &b : p.buffers)
       if (b.role == kind) {
-        b.offset = stateSize;
-        std::optional<int64_t> end = slotEnd(stateSize, b.slot);
+        b.offset = p.stateSize;
+        std::optional<int64_t> end = slotEnd(p.stateSize, b.slot);
         if (!end)
-          return overflowError(func, b.role, b.name, b.type, b.size, stateSize, "state");
-        stateSize = *end;
+          return overflowError(func, b.role, b.name, b.type, b.size, p.stateSize, "state");
+        p.stateSize = *end;
       }
-  for (Buffer &b : buffers) {
-    if (b.role == "param" || b.role == "state") {
+  SmallVector<Buffer *> arenaBuffers, pinnedBuffers;
+  for (Buffer &b : p.buffers) {
+    if (isPersistent(b.role) || b.role == BufferRole::Update)
       continue;
-    } else if (b.role == "update") {
-      continue;
-    } else if (auto it = pinned.find((b.role + ":" + b.name).str());
-               (b.role == "input" || b.role == "output") && it != pinned.end()) {
+    auto it = pinned.find({b.role, b.name});
+    if ((b.role == BufferRole::Input || b.role == BufferRole::Output) && it != pinned.end()) {
       if (it->second.second != b.size)
         return func.emitError("")
-               << b.role << " '" << b.name << "' has " << b.size
+               << roleName(b.role) << " '" << b.name << "' has " << b.size
                << " bytes here but another entry point's has " << it->second.second;
       b.offset = it->second.first;
       pinnedBuffers.push_back(&b);
@@ -483,19 +560,25 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   Buffer *overflowed = nullptr;
   std::optional<int64_t> arenaSize = placeBestFit(arenaBuffers, pinnedBuffers, overflowed);
   if (!arenaSize) {
-    Operation *at = overflowed->role == "temp" ? overflowed->value.getDefiningOp() : func;
+    Operation *at =
+        overflowed->role == BufferRole::Temp ? overflowed->value.getDefiningOp() : func;
     return overflowError(at, overflowed->role, overflowed->name, overflowed->type,
                          overflowed->size, overflowed->offset);
   }
+  p.arenaSize = *arenaSize;
   // Updates are written over their parameters (or state tensors).
-  for (Buffer &b : buffers)
-    if (b.role == "update")
-      for (const Buffer &p : buffers)
-        if ((p.role == "param" || p.role == "state") && p.name == b.name)
-          b.offset = p.offset;
+  for (Buffer &b : p.buffers)
+    if (b.role == BufferRole::Update)
+      if (Buffer *target = p.persistent(b.name))
+        b.offset = target->offset;
+  return success();
+}
 
-  // Rewrite: two byte-buffer arguments, views for everything.
-  OpBuilder b(ctx);
+LogicalResult PlanMemoryPass::rewrite(FunctionPlan &p) {
+  func::FuncOp func = p.func;
+  Block &block = p.block;
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  OpBuilder b(&getContext());
   Location loc = func.getLoc();
   auto bytes = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   unsigned numOld = func.getNumArguments();
@@ -503,8 +586,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
     return failure();
   Value arena = func.getArgument(0), state = func.getArgument(1);
   auto viewOf = [&](const Buffer &buf) -> Value {
-    Value region =
-        buf.role == "param" || buf.role == "state" || buf.role == "update" ? state : arena;
+    Value region = isPersistent(buf.role) || buf.role == BufferRole::Update ? state : arena;
     Value off = arith::ConstantIndexOp::create(b, loc, buf.offset);
     return memref::ViewOp::create(b, loc, buf.type, region, off, ValueRange{});
   };
@@ -513,8 +595,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ret);
-    for (auto [bufIndex, source] : copies) {
-      Value dest = viewOf(buffers[bufIndex]);
+    for (auto [bufIndex, source] : p.copies) {
+      Value dest = viewOf(p.buffers[bufIndex]);
       memref::CopyOp::create(b, loc, source, dest);
     }
   }
@@ -523,7 +605,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   // iterator: it must not sit on an allocation that is erased below).
   Block::iterator top = block.begin();
   SmallVector<std::pair<Value, Value>> replacements;
-  for (Buffer &buf : buffers) {
+  for (Buffer &buf : p.buffers) {
     if (!buf.value)
       continue;
     b.setInsertionPoint(&block, top);
@@ -542,48 +624,36 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   BitVector eraseResults(func.getNumResults(), true);
   if (failed(func.eraseResults(eraseResults)))
     return failure();
+  lowerStridedCopies(func);
+  return success();
+}
 
-  // A copy between non-contiguous views would become a call to MLIR's
-  // runtime (memrefCopy), which an artifact must not import: make it a
-  // linalg.copy, which becomes loops.
-  SmallVector<memref::CopyOp> stridedCopies;
-  func.walk([&](memref::CopyOp copy) {
-    auto src = cast<MemRefType>(copy.getSource().getType());
-    auto dst = cast<MemRefType>(copy.getTarget().getType());
-    if (!src.getLayout().isIdentity() || !dst.getLayout().isIdentity())
-      stridedCopies.push_back(copy);
-  });
-  for (memref::CopyOp copy : stridedCopies) {
-    OpBuilder cb(copy);
-    linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(),
-                           copy.getTarget());
-    copy.erase();
-  }
-
-  // Record the plan for the artifact writer.
+void PlanMemoryPass::record(FunctionPlan &p) {
+  func::FuncOp func = p.func;
+  Builder b(&getContext());
+  // For the artifact writer: every input, output, parameter and state.
   SmallVector<Attribute> entries;
-  for (const Buffer &buf : buffers) {
-    if (buf.role == "temp" || buf.role == "update")
+  for (const Buffer &buf : p.buffers) {
+    if (buf.role == BufferRole::Temp || buf.role == BufferRole::Update)
       continue;
     NamedAttrList e;
     e.append("name", b.getStringAttr(buf.name));
-    e.append("role", b.getStringAttr(buf.role));
-    e.append("region", b.getStringAttr(buf.role == "param" || buf.role == "state" ? "state"
-                                                                                  : "arena"));
+    e.append("role", b.getStringAttr(roleName(buf.role)));
+    e.append("region", b.getStringAttr(isPersistent(buf.role) ? "state" : "arena"));
     e.append("offset", b.getI64IntegerAttr(buf.offset));
     e.append("size", b.getI64IntegerAttr(buf.size));
     e.append("shape", b.getDenseI64ArrayAttr(buf.type.getShape()));
     e.append("element_type",
              TypeAttr::get(buf.declaredType ? buf.declaredType
                                             : buf.type.getElementType()));
-    entries.push_back(e.getDictionary(ctx));
+    entries.push_back(e.getDictionary(b.getContext()));
   }
   // Intermediates, for `tcc --report=memory`: [offset, size, first, last]
   // (first and last are positions in the body), largest first.
   SmallVector<Attribute> temps;
   SmallVector<const Buffer *> tempBuffers;
-  for (const Buffer &buf : buffers)
-    if (buf.role == "temp")
+  for (const Buffer &buf : p.buffers)
+    if (buf.role == BufferRole::Temp)
       tempBuffers.push_back(&buf);
   llvm::stable_sort(tempBuffers, [](const Buffer *x, const Buffer *y) {
     return x->size > y->size;
@@ -591,11 +661,10 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp func) {
   for (const Buffer *buf : tempBuffers)
     temps.push_back(b.getDenseI64ArrayAttr(
         {buf->offset, buf->size, buf->start, buf->end}));
-  func->setAttr("tcc.plan", b.getArrayAttr(entries));
-  func->setAttr("tcc.plan_temps", b.getArrayAttr(temps));
-  func->setAttr("tcc.arena_size", b.getI64IntegerAttr(*arenaSize));
-  func->setAttr("tcc.state_size", b.getI64IntegerAttr(stateSize));
-  return success();
+  func->setAttr(attr::plan, b.getArrayAttr(entries));
+  func->setAttr(attr::planTemps, b.getArrayAttr(temps));
+  func->setAttr(attr::arenaSize, b.getI64IntegerAttr(p.arenaSize));
+  func->setAttr(attr::stateSize, b.getI64IntegerAttr(p.stateSize));
 }
 
 } // namespace

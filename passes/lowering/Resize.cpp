@@ -153,6 +153,179 @@ ResizeTaps tcc::lowering::computeResizeTaps(ResizeOp op, int64_t o, int64_t in, 
 
 namespace {
 
+/// The tap tables of a resize's resampled dimensions, the inputs of its
+/// linalg.generic. `tapCount[d]` = 0 marks an identity dimension (read at
+/// the output index); the other entries say which generic operand holds
+/// each table.
+struct TapTables {
+  SmallVector<int64_t> tapCount;
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  /// Per dimension, per tap: the operand of the input indices and (not
+  /// nearest) of the weights.
+  SmallVector<SmallVector<size_t>> idxArg, wArg;
+  /// Per dimension: the operand of the valid flags (tf_crop_and_resize out
+  /// of the roi), where any output is out of it.
+  SmallVector<std::optional<size_t>> validArg;
+};
+
+/// Whether TAPS read, for every output index O, input index O alone with
+/// weight 1 (a dimension the resize leaves as it is).
+bool isIdentityDimension(ArrayRef<ResizeTaps> taps, int64_t in, int64_t out) {
+  bool identity = in == out;
+  for (auto [o, t] : llvm::enumerate(taps)) {
+    int64_t nonzero = 0;
+    bool onlySelf = t.valid;
+    for (auto [i, w] : llvm::zip(t.index, t.weight)) {
+      if (w == 0)
+        continue;
+      ++nonzero;
+      onlySelf &= i == int64_t(o) && w == 1.0;
+    }
+    identity &= onlySelf && nonzero == 1;
+  }
+  return identity;
+}
+
+/// The tables of OP (input type IN_TYPE, converted result type OUT_TYPE),
+/// the weights in WEIGHT_TYPE, created as constants at REWRITER's point.
+TapTables buildTapTables(ResizeOp op, RankedTensorType inType, RankedTensorType outType,
+                         Type weightType, ConversionPatternRewriter &rewriter, Location loc) {
+  int64_t rank = outType.getRank();
+  bool isNearest = op.getMode() == ResizeMode::nearest;
+  std::optional<ArrayRef<double>> roi = op.getRoi();
+  MLIRContext *ctx = rewriter.getContext();
+  TapTables tables;
+  tables.tapCount.assign(rank, 0);
+  tables.idxArg.resize(rank);
+  tables.wArg.resize(rank);
+  tables.validArg.resize(rank);
+  auto addTable = [&](int64_t d, Type elemType,
+                      ArrayRef<Attribute> values) -> size_t {
+    auto type = RankedTensorType::get({int64_t(values.size())}, elemType);
+    tables.inputs.push_back(arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(type, values)));
+    tables.maps.push_back(AffineMap::get(rank, 0, getAffineDimExpr(d, ctx)));
+    return tables.inputs.size() - 1;
+  };
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = inType.getDimSize(d), out = outType.getDimSize(d);
+    double rs = roi ? (*roi)[d] : 0.0, re = roi ? (*roi)[rank + d] : 1.0;
+    SmallVector<ResizeTaps> taps;
+    bool anyInvalid = false;
+    for (int64_t o = 0; o < out; ++o) {
+      taps.push_back(computeResizeTaps(op, o, in, out, op.getScales()[d], rs, re));
+      anyInvalid |= !taps.back().valid;
+    }
+    if (isIdentityDimension(taps, in, out))
+      continue;
+    int64_t n = 0;
+    for (const ResizeTaps &t : taps)
+      n = std::max<int64_t>(n, t.index.size());
+    tables.tapCount[d] = n;
+    for (int64_t j = 0; j < n; ++j) {
+      SmallVector<Attribute> idxVals, wVals;
+      for (const ResizeTaps &t : taps) {
+        bool has = j < int64_t(t.index.size());
+        idxVals.push_back(rewriter.getI64IntegerAttr(has ? t.index[j] : 0));
+        wVals.push_back(
+            rewriter.getFloatAttr(weightType, has ? t.weight[j] : 0.0));
+      }
+      tables.idxArg[d].push_back(addTable(d, rewriter.getI64Type(), idxVals));
+      if (!isNearest)
+        tables.wArg[d].push_back(addTable(d, weightType, wVals));
+    }
+    if (anyInvalid) {
+      SmallVector<Attribute> vals;
+      for (const ResizeTaps &t : taps)
+        vals.push_back(rewriter.getBoolAttr(t.valid));
+      tables.validArg[d] = addTable(d, rewriter.getI1Type(), vals);
+    }
+  }
+  return tables;
+}
+
+/// The generic's body: gathers the taps of every combination over the
+/// resampled dimensions from INPUT (element kind K) and, unless nearest,
+/// sums their weighted values in CK (clamped and converted back for
+/// integers); outside a crop's roi, the extrapolation value.
+void emitResizeBody(OpBuilder &b, Location l, ValueRange args, ResizeOp op, Value input,
+                    const TapTables &tables, const ElemKind &k, const ElemKind &ck) {
+  int64_t rank = int64_t(tables.tapCount.size());
+  bool isNearest = op.getMode() == ResizeMode::nearest;
+  double extrapolation = op.getExtrapolationValue().convertToDouble();
+  // Identity dimensions read at the output index; resampled ones at
+  // their taps' table entries.
+  SmallVector<Value> base(rank);
+  SmallVector<SmallVector<Value>> tapIndex(rank);
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!tables.tapCount[d]) {
+      base[d] = linalg::IndexOp::create(b, l, d);
+      continue;
+    }
+    dims.push_back(d);
+    for (size_t arg : tables.idxArg[d])
+      tapIndex[d].push_back(arith::IndexCastOp::create(
+          b, l, b.getIndexType(), args[arg]));
+  }
+  // Enumerate every combination of taps over the resampled dims.
+  SmallVector<int64_t> choice(dims.size(), 0);
+  Value acc;
+  while (true) {
+    SmallVector<Value> coords(base);
+    Value w;
+    for (auto [j, d] : llvm::enumerate(dims)) {
+      coords[d] = tapIndex[d][choice[j]];
+      if (!isNearest) {
+        Value wd = args[tables.wArg[d][choice[j]]];
+        w = w ? Value(arith::MulFOp::create(b, l, w, wd)) : wd;
+      }
+    }
+    Value v = tensor::ExtractOp::create(b, l, input, coords);
+    if (isNearest) {
+      acc = v;
+    } else {
+      v = castScalar(b, l, v, k, ck);
+      Value term = w ? Value(arith::MulFOp::create(b, l, w, v)) : v;
+      acc = acc ? Value(arith::AddFOp::create(b, l, acc, term)) : term;
+    }
+    // Next combination (odometer).
+    int64_t j = int64_t(dims.size()) - 1;
+    for (; j >= 0; --j) {
+      if (++choice[j] < tables.tapCount[dims[j]])
+        break;
+      choice[j] = 0;
+    }
+    if (j < 0)
+      break;
+  }
+  if (!isNearest && !k.isFloat) {
+    unsigned width = k.type.getIntOrFloatBitWidth();
+    double lo = k.isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+    double hi = k.isUnsigned ? std::ldexp(1.0, width) - 1
+                             : std::ldexp(1.0, width - 1) - 1;
+    acc = arith::MinimumFOp::create(
+        b, l,
+        arith::MaximumFOp::create(b, l, acc,
+                                  scalarConst(b, l, ck.type, lo)),
+        scalarConst(b, l, ck.type, hi));
+    acc = castScalar(b, l, acc, ck, k);
+  }
+  Value valid;
+  for (int64_t d = 0; d < rank; ++d)
+    if (tables.validArg[d])
+      valid = valid ? Value(arith::AndIOp::create(b, l, valid,
+                                                  args[*tables.validArg[d]]))
+                    : args[*tables.validArg[d]];
+  if (valid) {
+    Value ext = k.isBool ? intConst(b, l, k.type, extrapolation != 0)
+                         : scalarConst(b, l, k.type, extrapolation);
+    acc = arith::SelectOp::create(b, l, valid, acc, ext);
+  }
+  linalg::YieldOp::create(b, l, acc);
+}
+
 /// resize -> one linalg.generic over the result reading the tap tables of
 /// the resampled dimensions (see the file comment); nearest reads one tap,
 /// linear and cubic sum the weighted products over all tap combinations.
@@ -175,149 +348,14 @@ struct ResizeLowering : OpConversionPattern<ResizeOp> {
       ck.isFloat = true;
       ck.isUnsigned = ck.isBool = false;
     }
-    bool isNearest = op.getMode() == ResizeMode::nearest;
-    std::optional<ArrayRef<double>> roi = op.getRoi();
-    MLIRContext *ctx = rewriter.getContext();
-
-    // Per-dimension tables; `tapCount[d]` = 0 marks an identity dimension.
-    SmallVector<int64_t> tapCount(rank, 0);
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    auto addTable = [&](int64_t d, Type elemType,
-                        ArrayRef<Attribute> values) -> size_t {
-      auto type = RankedTensorType::get({int64_t(values.size())}, elemType);
-      inputs.push_back(arith::ConstantOp::create(
-          rewriter, loc, DenseElementsAttr::get(type, values)));
-      maps.push_back(AffineMap::get(rank, 0, getAffineDimExpr(d, ctx)));
-      return inputs.size() - 1;
-    };
-    // Which generic operand holds each table.
-    SmallVector<SmallVector<size_t>> idxArg(rank), wArg(rank);
-    SmallVector<std::optional<size_t>> validArg(rank);
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t in = inType.getDimSize(d), out = outType.getDimSize(d);
-      double rs = roi ? (*roi)[d] : 0.0, re = roi ? (*roi)[rank + d] : 1.0;
-      SmallVector<ResizeTaps> taps;
-      bool identity = in == out;
-      bool anyInvalid = false;
-      for (int64_t o = 0; o < out; ++o) {
-        taps.push_back(computeResizeTaps(op, o, in, out, op.getScales()[d], rs, re));
-        const ResizeTaps &t = taps.back();
-        anyInvalid |= !t.valid;
-        int64_t nonzero = 0;
-        bool onlySelf = t.valid;
-        for (auto [i, w] : llvm::zip(t.index, t.weight)) {
-          if (w == 0)
-            continue;
-          ++nonzero;
-          onlySelf &= i == o && w == 1.0;
-        }
-        identity &= onlySelf && nonzero == 1;
-      }
-      if (identity)
-        continue;
-      int64_t n = 0;
-      for (const ResizeTaps &t : taps)
-        n = std::max<int64_t>(n, t.index.size());
-      tapCount[d] = n;
-      for (int64_t j = 0; j < n; ++j) {
-        SmallVector<Attribute> idxVals, wVals;
-        for (const ResizeTaps &t : taps) {
-          bool has = j < int64_t(t.index.size());
-          idxVals.push_back(rewriter.getI64IntegerAttr(has ? t.index[j] : 0));
-          wVals.push_back(
-              rewriter.getFloatAttr(ck.type, has ? t.weight[j] : 0.0));
-        }
-        idxArg[d].push_back(addTable(d, rewriter.getI64Type(), idxVals));
-        if (!isNearest)
-          wArg[d].push_back(addTable(d, ck.type, wVals));
-      }
-      if (anyInvalid) {
-        SmallVector<Attribute> vals;
-        for (const ResizeTaps &t : taps)
-          vals.push_back(rewriter.getBoolAttr(t.valid));
-        validArg[d] = addTable(d, rewriter.getI1Type(), vals);
-      }
-    }
-    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+    TapTables tables = buildTapTables(op, inType, outType, ck.type, rewriter, loc);
+    tables.maps.push_back(rewriter.getMultiDimIdentityMap(rank));
     Value init = emptyTensor(rewriter, loc, outType.getShape(),
                              outType.getElementType());
-    double extrapolation = op.getExtrapolationValue().convertToDouble();
-
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{outType}, inputs, ValueRange{init}, maps,
-        parallelIterators(rank),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          // Identity dimensions read at the output index; resampled ones at
-          // their taps' table entries.
-          SmallVector<Value> base(rank);
-          SmallVector<SmallVector<Value>> tapIndex(rank);
-          SmallVector<int64_t> dims;
-          for (int64_t d = 0; d < rank; ++d) {
-            if (!tapCount[d]) {
-              base[d] = linalg::IndexOp::create(b, l, d);
-              continue;
-            }
-            dims.push_back(d);
-            for (size_t arg : idxArg[d])
-              tapIndex[d].push_back(arith::IndexCastOp::create(
-                  b, l, b.getIndexType(), args[arg]));
-          }
-          // Enumerate every combination of taps over the resampled dims.
-          SmallVector<int64_t> choice(dims.size(), 0);
-          Value acc;
-          while (true) {
-            SmallVector<Value> coords(base);
-            Value w;
-            for (auto [j, d] : llvm::enumerate(dims)) {
-              coords[d] = tapIndex[d][choice[j]];
-              if (!isNearest) {
-                Value wd = args[wArg[d][choice[j]]];
-                w = w ? Value(arith::MulFOp::create(b, l, w, wd)) : wd;
-              }
-            }
-            Value v = tensor::ExtractOp::create(b, l, input, coords);
-            if (isNearest) {
-              acc = v;
-            } else {
-              v = castScalar(b, l, v, k, ck);
-              Value term = w ? Value(arith::MulFOp::create(b, l, w, v)) : v;
-              acc = acc ? Value(arith::AddFOp::create(b, l, acc, term)) : term;
-            }
-            // Next combination (odometer).
-            int64_t j = int64_t(dims.size()) - 1;
-            for (; j >= 0; --j) {
-              if (++choice[j] < tapCount[dims[j]])
-                break;
-              choice[j] = 0;
-            }
-            if (j < 0)
-              break;
-          }
-          if (!isNearest && !k.isFloat) {
-            unsigned width = k.type.getIntOrFloatBitWidth();
-            double lo = k.isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
-            double hi = k.isUnsigned ? std::ldexp(1.0, width) - 1
-                                     : std::ldexp(1.0, width - 1) - 1;
-            acc = arith::MinimumFOp::create(
-                b, l,
-                arith::MaximumFOp::create(b, l, acc,
-                                          scalarConst(b, l, ck.type, lo)),
-                scalarConst(b, l, ck.type, hi));
-            acc = castScalar(b, l, acc, ck, k);
-          }
-          Value valid;
-          for (int64_t d = 0; d < rank; ++d)
-            if (validArg[d])
-              valid = valid ? Value(arith::AndIOp::create(b, l, valid,
-                                                          args[*validArg[d]]))
-                            : args[*validArg[d]];
-          if (valid) {
-            Value ext = k.isBool ? intConst(b, l, k.type, extrapolation != 0)
-                                 : scalarConst(b, l, k.type, extrapolation);
-            acc = arith::SelectOp::create(b, l, valid, acc, ext);
-          }
-          linalg::YieldOp::create(b, l, acc);
+        rewriter, loc, TypeRange{outType}, tables.inputs, ValueRange{init}, tables.maps,
+        parallelIterators(rank), [&](OpBuilder &b, Location l, ValueRange args) {
+          emitResizeBody(b, l, args, op, input, tables, k, ck);
         });
     rewriter.replaceOp(op, generic->getResults());
     return success();

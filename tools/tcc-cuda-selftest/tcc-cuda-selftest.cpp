@@ -273,20 +273,25 @@ std::vector<std::vector<float>> runSteps(const std::shared_ptr<Artifact> &artifa
   return outs;
 }
 
-int run() {
-  auto start = std::chrono::steady_clock::now();
-  const cuda::Driver &drv = cuda::driver();
-  std::mt19937_64 rng(42);
+/// A library call of the self-test's descriptor: its dtype and parameters
+/// (see abi.h; a matmul has 7 or 8, a convolution 18).
+struct CallCase {
+  int32_t dtype;
+  std::vector<int64_t> params;
+};
 
-  // The library calls: every matmul variant, matmuls with epilogues, in
-  // bf16 and f16, one with the 7 parameters of older artifacts, the
-  // convolutions, and one accumulating matmul for the graph test (the last
-  // call).
-  struct CallCase {
-    int32_t dtype;
-    std::vector<int64_t> params;
-  };
+/// The library calls: every matmul variant, matmuls with epilogues, in
+/// bf16 and f16, one with the 7 parameters of older artifacts, then
+/// NUM_CONVS convolutions, and last one accumulating matmul for the graph
+/// test.
+struct CallCases {
   std::vector<CallCase> cases;
+  size_t numMatmuls = 0, numConvs = 0;
+};
+
+CallCases callCases() {
+  CallCases all;
+  std::vector<CallCase> &cases = all.cases;
   for (int64_t batch : {1, 3})
     for (int64_t ta : {0, 1})
       for (int64_t tb : {0, 1})
@@ -310,14 +315,214 @@ int run() {
     cases.push_back({dtype, {1, 64, 48, 96, 0, 1, 0, kBias | kResidual}});
   }
   cases.push_back({TCC_DTYPE_F32, {1, 37, 19, 53, 1, 1, 0}}); // 7 parameters
-  size_t numMatmuls = cases.size();
+  all.numMatmuls = cases.size();
   // N C H W F KH KW OH OW sh sw dh dw pt pl pb pr acc
   cases.push_back({TCC_DTYPE_F32, {2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 0}});
   cases.push_back({TCC_DTYPE_F32, {2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 1}});
   cases.push_back({TCC_DTYPE_F32, {1, 5, 10, 12, 3, 3, 2, 10, 12, 1, 1, 2, 2, 2, 1, 2, 1, 0}});
   cases.push_back({TCC_DTYPE_F32, {3, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0}});
-  size_t numConvs = cases.size() - numMatmuls;
+  all.numConvs = cases.size() - all.numMatmuls;
   cases.push_back({TCC_DTYPE_F32, {1, 64, 48, 96, 0, 0, 1, 0}});
+  return all;
+}
+
+/// The error DEVICE recorded since the last call (empty if none), after
+/// waiting for its work on WHAT.
+std::string finish(cuda::Device &device, const std::string &what) {
+  std::string error = device.takeError();
+  device.context().synchronize(kWhat + ": " + what);
+  return error;
+}
+
+/// (a) The kernel, through launch_kernel.
+void checkKernel(cuda::Device &device, std::mt19937_64 &rng) {
+  std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
+  float a = 0.75f;
+  cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y");
+  CUdeviceptr px = dx.ptr(), py = dy.ptr();
+  uint32_t n = kSaxpyN;
+  void *args[] = {&px, &py, &a, &n};
+  cuda::Device::launchKernel(&device, 0, args);
+  std::string error = finish(device, "saxpy kernel");
+  std::vector<double> ref(kSaxpyN);
+  for (size_t i = 0; i < kSaxpyN; ++i)
+    ref[i] = double(a) * x[i] + y[i];
+  double e = error.empty() ? relativeError(download(dy, kSaxpyN, "y"), ref) : INFINITY;
+  report(error.empty() && e <= 1e-6, "kernel tcc_saxpy (PTX, n=1000)",
+         error.empty() ? errorText(e) : error);
+}
+
+/// (b), (c) Library call INDEX (CALL: a matmul when MATMUL, else a
+/// convolution) on random operands.
+void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index, bool matmul,
+                      std::mt19937_64 &rng) {
+  const std::vector<int64_t> &params = call.params;
+  const int64_t *p = params.data();
+  int32_t dtype = call.dtype;
+  int64_t epilogue = matmul && params.size() > 7 ? p[7] : 0;
+  size_t na, nb, nc;
+  std::string name;
+  if (matmul) {
+    na = size_t(p[0] * p[1] * p[3]);
+    nb = size_t(p[0] * p[3] * p[2]);
+    nc = size_t(p[0] * p[1] * p[2]);
+    name = std::string(dtype == TCC_DTYPE_F32 ? "" : dtype == TCC_DTYPE_BF16 ? "bf16 " : "f16 ") +
+           "matmul batch=" + std::to_string(p[0]) + " " + std::to_string(p[1]) + "x" +
+           std::to_string(p[2]) + "x" + std::to_string(p[3]) + " ta=" + std::to_string(p[4]) +
+           " tb=" + std::to_string(p[5]) + " acc=" + std::to_string(p[6]) +
+           (params.size() == 7 ? " (7 params)" : "") + (epilogue & kBias ? " +bias" : "") +
+           (epilogue & kResidual ? " +residual" : "") + (epilogue & kRelu ? " relu" : "");
+  } else {
+    na = size_t(p[0] * p[1] * p[2] * p[3]);
+    nb = size_t(p[4] * p[1] * p[5] * p[6]);
+    nc = size_t(p[0] * p[4] * p[7] * p[8]);
+    name = "conv N" + std::to_string(p[0]) + " C" + std::to_string(p[1]) + " " +
+           std::to_string(p[2]) + "x" + std::to_string(p[3]) + " F" + std::to_string(p[4]) +
+           " k" + std::to_string(p[5]) + "x" + std::to_string(p[6]) + " s" +
+           std::to_string(p[9]) + " d" + std::to_string(p[11]) + " pad" + std::to_string(p[13]) +
+           "," + std::to_string(p[14]) + " acc=" + std::to_string(p[17]);
+  }
+  std::vector<float> a = randomVector(na, rng), b = randomVector(nb, rng),
+                     c = randomVector(nc, rng);
+  cuda::DeviceBuffer da = upload(a, "A", dtype), db = upload(b, "B", dtype),
+                     dc = upload(c, "C", dtype);
+  std::vector<void *> operands = {da.data(), db.data(), dc.data()};
+  // The epilogue's operands, when the call has them (1-element buffers
+  // otherwise, never read).
+  std::vector<float> bias = randomVector(epilogue & kBias ? size_t(p[2]) : 1, rng);
+  std::vector<float> d = randomVector(epilogue & kResidual ? nc : 1, rng);
+  cuda::DeviceBuffer dbias = upload(bias, "bias", dtype), dd = upload(d, "D", dtype);
+  if (epilogue & kBias)
+    operands.push_back(dbias.data());
+  if (epilogue & kResidual)
+    operands.push_back(dd.data());
+  cuda::Device::libraryCall(&device, index, operands.data());
+  std::string error = finish(device, name);
+  std::vector<double> ref =
+      matmul ? matmulReference(params, a, b, c, bias, d) : convReference(p, a, b, c);
+  double e = error.empty() ? relativeError(download(dc, nc, "C", dtype), ref) : INFINITY;
+  double tolerance = dtype == TCC_DTYPE_BF16  ? kBf16Tolerance
+                     : dtype == TCC_DTYPE_F16 ? kF16Tolerance
+                                              : kTolerance;
+  report(error.empty() && e <= tolerance, name, error.empty() ? errorText(e) : error);
+}
+
+/// (d) A CUDA graph of the kernel and the accumulating matmul ACCUMULATING
+/// (library call CALL): run 1 is eager, run 2 captures and launches, run 3 replays.
+void checkGraph(cuda::Device &device, const CallCase &accumulating, int32_t call,
+                std::mt19937_64 &rng) {
+  const std::vector<int64_t> &params = accumulating.params;
+  const int64_t *p = params.data();
+  std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
+  std::vector<float> a = randomVector(size_t(p[1] * p[3]), rng),
+                     b = randomVector(size_t(p[3] * p[2]), rng),
+                     c = randomVector(size_t(p[1] * p[2]), rng);
+  cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y"), da = upload(a, "A"),
+                     db = upload(b, "B"), dc = upload(c, "C");
+  CUdeviceptr px = dx.ptr(), py = dy.ptr();
+  float alpha = 0.5f;
+  uint32_t n = kSaxpyN;
+  void *args[] = {&px, &py, &alpha, &n};
+  void *operands[] = {da.data(), db.data(), dc.data()};
+  std::string error;
+  const int runs = 3;
+  for (int r = 0; r < runs && error.empty(); ++r) {
+    int32_t code = device.execute(0, [&] {
+      cuda::Device::launchKernel(&device, 0, args);
+      cuda::Device::libraryCall(&device, call, operands);
+      return 0;
+    });
+    error = finish(device, "graph run " + std::to_string(r + 1));
+    if (code != 0)
+      error = "code " + std::to_string(code);
+  }
+  // TCC_CUDA_GRAPH=0: the three runs are eager and there is no graph.
+  const char *env = std::getenv("TCC_CUDA_GRAPH");
+  bool graphsWanted = !(env && std::string(env) == "0");
+  bool graph = device.hasGraph(0) == graphsWanted;
+  std::vector<double> refY(kSaxpyN);
+  for (size_t i = 0; i < kSaxpyN; ++i)
+    refY[i] = y[i] + runs * double(alpha) * x[i];
+  std::vector<double> product = matmulReference(params, a, b, c, {}, {});
+  std::vector<double> refC(c.size());
+  for (size_t i = 0; i < c.size(); ++i)
+    refC[i] = c[i] + runs * (product[i] - c[i]);
+  double e = error.empty() ? std::max(relativeError(download(dy, kSaxpyN, "y"), refY),
+                                      relativeError(download(dc, c.size(), "C"), refC))
+                           : INFINITY;
+  std::string detail = !error.empty() ? error
+                       : !graph ? (graphsWanted ? "no graph: " + device.graphFailure(0)
+                                                : "a graph despite TCC_CUDA_GRAPH=0")
+                                : errorText(e);
+  report(error.empty() && graph && e <= kTolerance,
+         "CUDA graph: saxpy + matmul (eager, capture, replay)", detail);
+}
+
+/// (e) A session's runs with the next input uploading on the copy stream
+/// while the previous run computes (eager, capture, replays): the outputs
+/// equal those of synchronous uploads and the float32 running sums exactly
+/// (the kernel's fma by 1.0 rounds like an addition).
+void checkSessionStaging(std::mt19937_64 &rng) {
+  const int64_t shape[] = {kStepN};
+  const int64_t bytes = kStepN * sizeof(float);
+  tcc_abi_tensor tensors[] = {
+      {"x", TCC_ROLE_INPUT, TCC_DTYPE_F32, TCC_REGION_ARENA, 1, shape, 0, bytes},
+      {"out", TCC_ROLE_OUTPUT, TCC_DTYPE_F32, TCC_REGION_ARENA, 1, shape, bytes, bytes},
+      {"sum", TCC_ROLE_STATE, TCC_DTYPE_F32, TCC_REGION_STATE, 1, shape, 0, bytes}};
+  int32_t indices[] = {0, 1};
+  tcc_abi_entry steps[] = {{"step", &stepEntry, 2, indices}};
+  int32_t grid = int32_t((kStepN + 127) / 128);
+  tcc_abi_kernel stepKernels[] = {{"tcc_saxpy", {grid, 1, 1}, {128, 1, 1}, 0, 4},
+                                  {"tcc_scale", {grid, 1, 1}, {128, 1, 1}, 0, 4}};
+  tcc_abi_descriptor sd{};
+  sd.abi_version = TCC_ABI_VERSION;
+  sd.struct_size = sizeof sd;
+  sd.arena_size = 2 * bytes;
+  sd.state_size = bytes;
+  sd.alignment = 64;
+  sd.num_tensors = 3;
+  sd.tensors = tensors;
+  sd.num_entries = 1;
+  sd.entries = steps;
+  sd.device = "cuda:sm_80";
+  sd.num_kernels = 2;
+  sd.kernels = stepKernels;
+  sd.ptx = kPtx;
+  const int runs = 6;
+  std::vector<std::vector<float>> xs;
+  for (int k = 0; k < runs; ++k)
+    xs.push_back(randomVector(kStepN, rng));
+  std::string detail;
+  bool pass = false;
+  try {
+    auto artifact = Artifact::fromDescriptor(sd, kWhat + " (session check)");
+    std::vector<std::vector<float>> overlapped = runSteps(artifact, xs, true),
+                                    synchronous = runSteps(artifact, xs, false);
+    std::vector<float> sum(kStepN, 0.0f);
+    int wrong = 0, differ = 0;
+    for (int k = 0; k < runs; ++k) {
+      for (size_t i = 0; i < kStepN; ++i)
+        sum[i] += xs[size_t(k)][i];
+      wrong += overlapped[size_t(k)] != sum;
+      differ += overlapped[size_t(k)] != synchronous[size_t(k)];
+    }
+    pass = wrong == 0 && differ == 0;
+    detail = pass ? "exact"
+                  : std::to_string(wrong) + " run(s) off the sums, " + std::to_string(differ) +
+                        " unlike synchronous uploads";
+  } catch (const Error &e) {
+    detail = e.what();
+  }
+  report(pass, "session: next input uploads while a run computes (6 runs)", detail);
+}
+
+int run() {
+  auto start = std::chrono::steady_clock::now();
+  const cuda::Driver &drv = cuda::driver();
+  std::mt19937_64 rng(42);
+
+  CallCases all = callCases();
+  const std::vector<CallCase> &cases = all.cases;
   std::vector<tcc_abi_library_call> calls;
   for (const CallCase &c : cases) {
     bool matmul = c.params.size() < 9;
@@ -350,191 +555,12 @@ int run() {
               device.moduleKind().c_str());
   cuda::DeviceBuffer workspace(device.workspaceSize(), "library workspace");
   device.setWorkspace(workspace.ptr());
-  auto finish = [&](const std::string &what) {
-    std::string error = device.takeError();
-    context.synchronize(kWhat + ": " + what);
-    return error;
-  };
 
-  // (a) The kernel, through launch_kernel.
-  {
-    std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
-    float a = 0.75f;
-    cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y");
-    CUdeviceptr px = dx.ptr(), py = dy.ptr();
-    uint32_t n = kSaxpyN;
-    void *args[] = {&px, &py, &a, &n};
-    cuda::Device::launchKernel(&device, 0, args);
-    std::string error = finish("saxpy kernel");
-    std::vector<double> ref(kSaxpyN);
-    for (size_t i = 0; i < kSaxpyN; ++i)
-      ref[i] = double(a) * x[i] + y[i];
-    double e = error.empty() ? relativeError(download(dy, kSaxpyN, "y"), ref) : INFINITY;
-    report(error.empty() && e <= 1e-6, "kernel tcc_saxpy (PTX, n=1000)",
-           error.empty() ? errorText(e) : error);
-  }
-
-  // (b), (c) Every library call on random operands.
-  for (size_t i = 0; i < numMatmuls + numConvs; ++i) {
-    const std::vector<int64_t> &params = cases[i].params;
-    const int64_t *p = params.data();
-    int32_t dtype = cases[i].dtype;
-    bool matmul = i < numMatmuls;
-    int64_t epilogue = matmul && params.size() > 7 ? p[7] : 0;
-    size_t na, nb, nc;
-    std::string name;
-    if (matmul) {
-      na = size_t(p[0] * p[1] * p[3]);
-      nb = size_t(p[0] * p[3] * p[2]);
-      nc = size_t(p[0] * p[1] * p[2]);
-      name = std::string(dtype == TCC_DTYPE_F32 ? "" : dtype == TCC_DTYPE_BF16 ? "bf16 " : "f16 ") +
-             "matmul batch=" + std::to_string(p[0]) + " " + std::to_string(p[1]) + "x" +
-             std::to_string(p[2]) + "x" + std::to_string(p[3]) + " ta=" + std::to_string(p[4]) +
-             " tb=" + std::to_string(p[5]) + " acc=" + std::to_string(p[6]) +
-             (params.size() == 7 ? " (7 params)" : "") + (epilogue & kBias ? " +bias" : "") +
-             (epilogue & kResidual ? " +residual" : "") + (epilogue & kRelu ? " relu" : "");
-    } else {
-      na = size_t(p[0] * p[1] * p[2] * p[3]);
-      nb = size_t(p[4] * p[1] * p[5] * p[6]);
-      nc = size_t(p[0] * p[4] * p[7] * p[8]);
-      name = "conv N" + std::to_string(p[0]) + " C" + std::to_string(p[1]) + " " +
-             std::to_string(p[2]) + "x" + std::to_string(p[3]) + " F" + std::to_string(p[4]) +
-             " k" + std::to_string(p[5]) + "x" + std::to_string(p[6]) + " s" +
-             std::to_string(p[9]) + " d" + std::to_string(p[11]) + " pad" + std::to_string(p[13]) +
-             "," + std::to_string(p[14]) + " acc=" + std::to_string(p[17]);
-    }
-    std::vector<float> a = randomVector(na, rng), b = randomVector(nb, rng),
-                       c = randomVector(nc, rng);
-    cuda::DeviceBuffer da = upload(a, "A", dtype), db = upload(b, "B", dtype),
-                       dc = upload(c, "C", dtype);
-    std::vector<void *> operands = {da.data(), db.data(), dc.data()};
-    // The epilogue's operands, when the call has them (1-element buffers
-    // otherwise, never read).
-    std::vector<float> bias = randomVector(epilogue & kBias ? size_t(p[2]) : 1, rng);
-    std::vector<float> d = randomVector(epilogue & kResidual ? nc : 1, rng);
-    cuda::DeviceBuffer dbias = upload(bias, "bias", dtype), dd = upload(d, "D", dtype);
-    if (epilogue & kBias)
-      operands.push_back(dbias.data());
-    if (epilogue & kResidual)
-      operands.push_back(dd.data());
-    cuda::Device::libraryCall(&device, int32_t(i), operands.data());
-    std::string error = finish(name);
-    std::vector<double> ref =
-        matmul ? matmulReference(params, a, b, c, bias, d) : convReference(p, a, b, c);
-    double e = error.empty() ? relativeError(download(dc, nc, "C", dtype), ref) : INFINITY;
-    double tolerance = dtype == TCC_DTYPE_BF16  ? kBf16Tolerance
-                       : dtype == TCC_DTYPE_F16 ? kF16Tolerance
-                                                : kTolerance;
-    report(error.empty() && e <= tolerance, name, error.empty() ? errorText(e) : error);
-  }
-
-  // (d) A CUDA graph of the kernel and an accumulating matmul: run 1 is
-  // eager, run 2 captures and launches, run 3 replays.
-  {
-    const std::vector<int64_t> &params = cases.back().params;
-    const int64_t *p = params.data();
-    int32_t call = int32_t(cases.size() - 1);
-    std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
-    std::vector<float> a = randomVector(size_t(p[1] * p[3]), rng),
-                       b = randomVector(size_t(p[3] * p[2]), rng),
-                       c = randomVector(size_t(p[1] * p[2]), rng);
-    cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y"), da = upload(a, "A"),
-                       db = upload(b, "B"), dc = upload(c, "C");
-    CUdeviceptr px = dx.ptr(), py = dy.ptr();
-    float alpha = 0.5f;
-    uint32_t n = kSaxpyN;
-    void *args[] = {&px, &py, &alpha, &n};
-    void *operands[] = {da.data(), db.data(), dc.data()};
-    std::string error;
-    const int runs = 3;
-    for (int r = 0; r < runs && error.empty(); ++r) {
-      int32_t code = device.execute(0, [&] {
-        cuda::Device::launchKernel(&device, 0, args);
-        cuda::Device::libraryCall(&device, call, operands);
-        return 0;
-      });
-      error = finish("graph run " + std::to_string(r + 1));
-      if (code != 0)
-        error = "code " + std::to_string(code);
-    }
-    // TCC_CUDA_GRAPH=0: the three runs are eager and there is no graph.
-    const char *env = std::getenv("TCC_CUDA_GRAPH");
-    bool graphsWanted = !(env && std::string(env) == "0");
-    bool graph = device.hasGraph(0) == graphsWanted;
-    std::vector<double> refY(kSaxpyN);
-    for (size_t i = 0; i < kSaxpyN; ++i)
-      refY[i] = y[i] + runs * double(alpha) * x[i];
-    std::vector<double> product = matmulReference(params, a, b, c, {}, {});
-    std::vector<double> refC(c.size());
-    for (size_t i = 0; i < c.size(); ++i)
-      refC[i] = c[i] + runs * (product[i] - c[i]);
-    double e = error.empty() ? std::max(relativeError(download(dy, kSaxpyN, "y"), refY),
-                                        relativeError(download(dc, c.size(), "C"), refC))
-                             : INFINITY;
-    std::string detail = !error.empty() ? error
-                         : !graph ? (graphsWanted ? "no graph: " + device.graphFailure(0)
-                                                  : "a graph despite TCC_CUDA_GRAPH=0")
-                                        : errorText(e);
-    report(error.empty() && graph && e <= kTolerance,
-           "CUDA graph: saxpy + matmul (eager, capture, replay)", detail);
-  }
-  // (e) A session's runs with the next input uploading on the copy stream
-  // while the previous run computes (eager, capture, replays): the outputs
-  // equal those of synchronous uploads and the float32 running sums exactly
-  // (the kernel's fma by 1.0 rounds like an addition).
-  {
-    const int64_t shape[] = {kStepN};
-    const int64_t bytes = kStepN * sizeof(float);
-    tcc_abi_tensor tensors[] = {
-        {"x", TCC_ROLE_INPUT, TCC_DTYPE_F32, TCC_REGION_ARENA, 1, shape, 0, bytes},
-        {"out", TCC_ROLE_OUTPUT, TCC_DTYPE_F32, TCC_REGION_ARENA, 1, shape, bytes, bytes},
-        {"sum", TCC_ROLE_STATE, TCC_DTYPE_F32, TCC_REGION_STATE, 1, shape, 0, bytes}};
-    int32_t indices[] = {0, 1};
-    tcc_abi_entry steps[] = {{"step", &stepEntry, 2, indices}};
-    int32_t grid = int32_t((kStepN + 127) / 128);
-    tcc_abi_kernel stepKernels[] = {{"tcc_saxpy", {grid, 1, 1}, {128, 1, 1}, 0, 4},
-                                    {"tcc_scale", {grid, 1, 1}, {128, 1, 1}, 0, 4}};
-    tcc_abi_descriptor sd{};
-    sd.abi_version = TCC_ABI_VERSION;
-    sd.struct_size = sizeof sd;
-    sd.arena_size = 2 * bytes;
-    sd.state_size = bytes;
-    sd.alignment = 64;
-    sd.num_tensors = 3;
-    sd.tensors = tensors;
-    sd.num_entries = 1;
-    sd.entries = steps;
-    sd.device = "cuda:sm_80";
-    sd.num_kernels = 2;
-    sd.kernels = stepKernels;
-    sd.ptx = kPtx;
-    const int runs = 6;
-    std::vector<std::vector<float>> xs;
-    for (int k = 0; k < runs; ++k)
-      xs.push_back(randomVector(kStepN, rng));
-    std::string detail;
-    bool pass = false;
-    try {
-      auto artifact = Artifact::fromDescriptor(sd, kWhat + " (session check)");
-      std::vector<std::vector<float>> overlapped = runSteps(artifact, xs, true),
-                                      synchronous = runSteps(artifact, xs, false);
-      std::vector<float> sum(kStepN, 0.0f);
-      int wrong = 0, differ = 0;
-      for (int k = 0; k < runs; ++k) {
-        for (size_t i = 0; i < kStepN; ++i)
-          sum[i] += xs[size_t(k)][i];
-        wrong += overlapped[size_t(k)] != sum;
-        differ += overlapped[size_t(k)] != synchronous[size_t(k)];
-      }
-      pass = wrong == 0 && differ == 0;
-      detail = pass ? "exact"
-                    : std::to_string(wrong) + " run(s) off the sums, " + std::to_string(differ) +
-                          " unlike synchronous uploads";
-    } catch (const Error &e) {
-      detail = e.what();
-    }
-    report(pass, "session: next input uploads while a run computes (6 runs)", detail);
-  }
+  checkKernel(device, rng);
+  for (size_t i = 0; i < all.numMatmuls + all.numConvs; ++i)
+    checkLibraryCall(device, cases[i], int32_t(i), i < all.numMatmuls, rng);
+  checkGraph(device, cases.back(), int32_t(cases.size() - 1), rng);
+  checkSessionStaging(rng);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s: %d failure(s), %.2f s\n", failures ? "FAIL" : "PASS", failures, seconds);

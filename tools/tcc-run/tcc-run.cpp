@@ -167,6 +167,158 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// One command-line option of tcc-run: its spelling, whether it takes a
+/// value (--name VALUE or --name=VALUE), and what it sets (OPTION is its
+/// spelling, for the messages of the parsers above).
+struct OptionSpec {
+  const char *name;
+  bool takesValue;
+  void (*apply)(Options &o, const std::string &option, const std::string &value);
+};
+
+using Arg = const std::string &;
+
+/// Every option but --help and --version, grouped as kUsage lists them.
+const OptionSpec kOptions[] = {
+    // Inspection and inference.
+    {"--list", false, [](Options &o, Arg, Arg) { o.list = true; }},
+    {"--infer", false, [](Options &o, Arg, Arg) { o.run = true; }},
+    {"--entry", true,
+     [](Options &o, Arg, Arg v) {
+       o.entry = v;
+       o.run = true;
+     }},
+    {"--input", true, [](Options &o, Arg, Arg v) { o.inputs.push_back(v); }},
+    {"--output-dir", true, [](Options &o, Arg, Arg v) { o.outputDir = v; }},
+    // Parameters and the session.
+    {"--params", true, [](Options &o, Arg, Arg v) { o.params = v; }},
+    {"--init", true,
+     [](Options &o, Arg option, Arg v) {
+       o.initSeed = uint64_t(parseCount(option, v));
+       o.init = true;
+     }},
+    {"--threads", true,
+     [](Options &o, Arg, Arg n) {
+       char *end = nullptr;
+       errno = 0;
+       long v = std::strtol(n.c_str(), &end, 10);
+       if (n.empty() || *end || errno || v < 1 || v > 65536)
+         die("--threads needs a positive integer, got '" + n + "'");
+       o.threads = int(v);
+     }},
+    {"--poison", false, [](Options &o, Arg, Arg) { o.poison = true; }},
+    // Training.
+    {"--data", true,
+     [](Options &o, Arg, Arg v) {
+       o.dataDir = v;
+       o.train = true;
+     }},
+    {"--steps", true, [](Options &o, Arg option, Arg v) { o.steps = parseCount(option, v); }},
+    {"--lr", true,
+     [](Options &o, Arg option, Arg v) {
+       o.lr = parseRate(option, v, /*zero=*/false);
+       o.hasLr = true;
+     }},
+    {"--no-shuffle", false, [](Options &o, Arg, Arg) { o.shuffle = false; }},
+    {"--seed", true,
+     [](Options &o, Arg option, Arg v) { o.seed = uint64_t(parseCount(option, v)); }},
+    {"--metrics", true, [](Options &o, Arg, Arg v) { o.metrics = v; }},
+    {"--save", true, [](Options &o, Arg, Arg v) { o.save = v; }},
+    {"--log-every", true,
+     [](Options &o, Arg option, Arg v) { o.logEvery = parsePositive(option, v, "steps"); }},
+    // Learning rate schedules.
+    {"--lr-schedule", true,
+     [](Options &o, Arg, Arg v) {
+       o.schedule = v;
+       if (o.schedule != "constant" && o.schedule != "warmup" && o.schedule != "cosine" &&
+           o.schedule != "step" && o.schedule != "cyclic" && o.schedule != "plateau")
+         die("--lr-schedule must be constant, warmup, cosine, step, cyclic or plateau, not '" +
+             o.schedule + "'");
+     }},
+    {"--warmup", true, [](Options &o, Arg option, Arg v) { o.warmup = parseCount(option, v); }},
+    {"--min-lr", true,
+     [](Options &o, Arg option, Arg v) { o.minLr = parseRate(option, v, /*zero=*/true); }},
+    {"--step-size", true,
+     [](Options &o, Arg option, Arg v) { o.stepSize = parseCount(option, v); }},
+    {"--gamma", true, [](Options &o, Arg option, Arg v) { o.gamma = parseNumber(option, v); }},
+    {"--cycle-steps", true,
+     [](Options &o, Arg option, Arg v) { o.cycleSteps = parsePositive(option, v, "steps"); }},
+    {"--plateau-patience", true,
+     [](Options &o, Arg option, Arg v) { o.plateauPatience = parseCount(option, v); }},
+    // Validation.
+    {"--val", true, [](Options &o, Arg, Arg v) { o.valDir = v; }},
+    {"--eval-every", true,
+     [](Options &o, Arg option, Arg v) { o.evalEvery = parsePositive(option, v, "steps"); }},
+    {"--patience", true,
+     [](Options &o, Arg option, Arg v) {
+       o.patience = parsePositive(option, v, "evaluations");
+     }},
+    {"--min-delta", true,
+     [](Options &o, Arg option, Arg v) {
+       o.minDelta = parseNumber(option, v);
+       o.hasMinDelta = true;
+     }},
+    // Checkpoints.
+    {"--checkpoint-dir", true, [](Options &o, Arg, Arg v) { o.checkpointDir = v; }},
+    {"--save-every", true,
+     [](Options &o, Arg option, Arg v) { o.saveEvery = parseCount(option, v); }},
+    {"--resume", true, [](Options &o, Arg, Arg v) { o.resume = v; }},
+    {"--overwrite", false, [](Options &o, Arg, Arg) { o.overwrite = true; }},
+};
+
+const OptionSpec *findOption(const std::string &name) {
+  for (const OptionSpec &spec : kOptions)
+    if (name == spec.name)
+      return &spec;
+  return nullptr;
+}
+
+/// The checks of a training run's options against each other.
+void checkTrainingOptions(const Options &o) {
+  if (o.list || o.run)
+    die("--data (training) cannot be combined with --list, --infer or --entry");
+  if (o.steps <= 0)
+    die("training needs --steps N (a positive number of steps)");
+  if (!o.hasLr)
+    die("training needs --lr X");
+  checkSchedule(o);
+  if (o.saveEvery > 0 && o.checkpointDir.empty())
+    die("--save-every needs --checkpoint-dir DIR");
+  if (o.evalEvery > 0 && o.valDir.empty() && o.schedule != "plateau")
+    die("--eval-every needs --val DIR (or --lr-schedule=plateau, which then judges the "
+        "training loss)");
+  if (o.patience > 0 && (o.valDir.empty() || o.evalEvery == 0))
+    die("--patience needs --val DIR and --eval-every K");
+  if (o.hasMinDelta && o.patience == 0)
+    die("--min-delta needs --patience P");
+}
+
+/// The checks of the options against each other, once all are read.
+void checkOptions(const Options &o) {
+  if (o.model.empty())
+    die("no model given (usage: tcc-run MODEL.so --list | --infer ...)");
+  if (o.init && !o.params.empty())
+    die("--init and --params cannot be combined: --init generates the parameters that --params "
+        "would load");
+  if (o.init && !o.resume.empty())
+    die("--init and --resume cannot be combined: the checkpoint holds the parameters");
+  if (!o.params.empty() && !o.resume.empty())
+    die("--params and --resume cannot be combined: the checkpoint holds the parameters");
+  if (o.overwrite && (!o.train || o.checkpointDir.empty()))
+    die("--overwrite applies to a training run's --checkpoint-dir");
+  if (o.init && o.list)
+    die("--list takes no --init");
+  if (o.train)
+    return checkTrainingOptions(o);
+  if (o.list == o.run)
+    die(o.list ? "--list cannot be combined with --infer or --entry"
+               : "nothing to do: pass --list, --infer or --data");
+  if (o.list && (!o.inputs.empty() || !o.outputDir.empty()))
+    die("--list takes no --input or --output-dir");
+  if (o.run && o.outputDir.empty())
+    die("--output-dir is required to write the outputs");
+}
+
 Options parseArgs(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -181,108 +333,24 @@ Options parseArgs(int argc, char **argv) {
         hasInlineValue = true;
       }
     }
-    auto takeValue = [&]() -> std::string {
-      if (hasInlineValue)
-        return value;
-      if (i + 1 >= argc)
-        die("option " + arg + " needs a value");
-      return argv[++i];
-    };
-    auto noValue = [&] {
-      if (hasInlineValue)
-        die("option " + arg + " takes no value");
-    };
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
-    } else if (arg == "--version") {
+    }
+    if (arg == "--version") {
       std::printf("tcc-run %s (runtime %s, artifact ABI %u)\n", TCC_VERSION, tcc_runtime_version(),
                   TCC_ABI_VERSION);
       std::exit(0);
-    } else if (arg == "--list") {
-      noValue();
-      o.list = true;
-    } else if (arg == "--infer") {
-      noValue();
-      o.run = true;
-    } else if (arg == "--entry") {
-      o.entry = takeValue();
-      o.run = true;
-    } else if (arg == "--input") {
-      o.inputs.push_back(takeValue());
-    } else if (arg == "--output-dir") {
-      o.outputDir = takeValue();
-    } else if (arg == "--params") {
-      o.params = takeValue();
-    } else if (arg == "--init") {
-      o.initSeed = uint64_t(parseCount(arg, takeValue()));
-      o.init = true;
-    } else if (arg == "--threads") {
-      std::string n = takeValue();
-      char *end = nullptr;
-      errno = 0;
-      long v = std::strtol(n.c_str(), &end, 10);
-      if (n.empty() || *end || errno || v < 1 || v > 65536)
-        die("--threads needs a positive integer, got '" + n + "'");
-      o.threads = int(v);
-    } else if (arg == "--poison") {
-      noValue();
-      o.poison = true;
-    } else if (arg == "--data") {
-      o.dataDir = takeValue();
-      o.train = true;
-    } else if (arg == "--steps") {
-      o.steps = parseCount(arg, takeValue());
-    } else if (arg == "--lr") {
-      o.lr = parseRate(arg, takeValue(), /*zero=*/false);
-      o.hasLr = true;
-    } else if (arg == "--no-shuffle") {
-      noValue();
-      o.shuffle = false;
-    } else if (arg == "--seed") {
-      o.seed = uint64_t(parseCount(arg, takeValue()));
-    } else if (arg == "--metrics") {
-      o.metrics = takeValue();
-    } else if (arg == "--save") {
-      o.save = takeValue();
-    } else if (arg == "--log-every") {
-      o.logEvery = parsePositive(arg, takeValue(), "steps");
-    } else if (arg == "--val") {
-      o.valDir = takeValue();
-    } else if (arg == "--lr-schedule") {
-      o.schedule = takeValue();
-      if (o.schedule != "constant" && o.schedule != "warmup" && o.schedule != "cosine" &&
-          o.schedule != "step" && o.schedule != "cyclic" && o.schedule != "plateau")
-        die("--lr-schedule must be constant, warmup, cosine, step, cyclic or plateau, not '" +
-            o.schedule + "'");
-    } else if (arg == "--warmup") {
-      o.warmup = parseCount(arg, takeValue());
-    } else if (arg == "--min-lr") {
-      o.minLr = parseRate(arg, takeValue(), /*zero=*/true);
-    } else if (arg == "--step-size") {
-      o.stepSize = parseCount(arg, takeValue());
-    } else if (arg == "--gamma") {
-      o.gamma = parseNumber(arg, takeValue());
-    } else if (arg == "--cycle-steps") {
-      o.cycleSteps = parsePositive(arg, takeValue(), "steps");
-    } else if (arg == "--plateau-patience") {
-      o.plateauPatience = parseCount(arg, takeValue());
-    } else if (arg == "--eval-every") {
-      o.evalEvery = parsePositive(arg, takeValue(), "steps");
-    } else if (arg == "--patience") {
-      o.patience = parsePositive(arg, takeValue(), "evaluations");
-    } else if (arg == "--min-delta") {
-      o.minDelta = parseNumber(arg, takeValue());
-      o.hasMinDelta = true;
-    } else if (arg == "--checkpoint-dir") {
-      o.checkpointDir = takeValue();
-    } else if (arg == "--save-every") {
-      o.saveEvery = parseCount(arg, takeValue());
-    } else if (arg == "--resume") {
-      o.resume = takeValue();
-    } else if (arg == "--overwrite") {
-      noValue();
-      o.overwrite = true;
+    }
+    if (const OptionSpec *spec = findOption(arg)) {
+      if (!spec->takesValue && hasInlineValue)
+        die("option " + arg + " takes no value");
+      if (spec->takesValue && !hasInlineValue) {
+        if (i + 1 >= argc)
+          die("option " + arg + " needs a value");
+        value = argv[++i];
+      }
+      spec->apply(o, arg, value);
     } else if (arg.size() > 1 && arg[0] == '-') {
       die("unknown option " + arg + " (see --help)");
     } else if (o.model.empty()) {
@@ -291,45 +359,7 @@ Options parseArgs(int argc, char **argv) {
       die("unexpected argument '" + arg + "'; the model is " + o.model);
     }
   }
-  if (o.model.empty())
-    die("no model given (usage: tcc-run MODEL.so --list | --infer ...)");
-  if (o.init && !o.params.empty())
-    die("--init and --params cannot be combined: --init generates the parameters that --params "
-        "would load");
-  if (o.init && !o.resume.empty())
-    die("--init and --resume cannot be combined: the checkpoint holds the parameters");
-  if (!o.params.empty() && !o.resume.empty())
-    die("--params and --resume cannot be combined: the checkpoint holds the parameters");
-  if (o.overwrite && (!o.train || o.checkpointDir.empty()))
-    die("--overwrite applies to a training run's --checkpoint-dir");
-  if (o.init && o.list)
-    die("--list takes no --init");
-  if (o.train) {
-    if (o.list || o.run)
-      die("--data (training) cannot be combined with --list, --infer or --entry");
-    if (o.steps <= 0)
-      die("training needs --steps N (a positive number of steps)");
-    if (!o.hasLr)
-      die("training needs --lr X");
-    checkSchedule(o);
-    if (o.saveEvery > 0 && o.checkpointDir.empty())
-      die("--save-every needs --checkpoint-dir DIR");
-    if (o.evalEvery > 0 && o.valDir.empty() && o.schedule != "plateau")
-      die("--eval-every needs --val DIR (or --lr-schedule=plateau, which then judges the "
-          "training loss)");
-    if (o.patience > 0 && (o.valDir.empty() || o.evalEvery == 0))
-      die("--patience needs --val DIR and --eval-every K");
-    if (o.hasMinDelta && o.patience == 0)
-      die("--min-delta needs --patience P");
-    return o;
-  }
-  if (o.list == o.run)
-    die(o.list ? "--list cannot be combined with --infer or --entry"
-               : "nothing to do: pass --list, --infer or --data");
-  if (o.list && (!o.inputs.empty() || !o.outputDir.empty()))
-    die("--list takes no --input or --output-dir");
-  if (o.run && o.outputDir.empty())
-    die("--output-dir is required to write the outputs");
+  checkOptions(o);
   return o;
 }
 
@@ -372,9 +402,8 @@ void list(tcc_artifact_t artifact) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, i, &t));
     // A parameter's recorded initializer (what --init generates).
-    std::string init = t.role == TCC_ROLE_PARAM
-                           ? artifactMetadata(artifact, ("init." + std::string(t.name)).c_str(), "")
-                           : "";
+    std::string key = TCC_METADATA_INIT_PREFIX + std::string(t.name);
+    std::string init = t.role == TCC_ROLE_PARAM ? artifactMetadata(artifact, key.c_str(), "") : "";
     std::printf("  %-6s %s %s%s%s\n", roleString(t.role), t.name, typeString(t).c_str(),
                 init.empty() ? "" : "  init ", init.c_str());
   }
