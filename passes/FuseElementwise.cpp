@@ -5,8 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
 #include "passes/KernelCost.h"
+#include "passes/Passes.h"
+#include "passes/SourceNames.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

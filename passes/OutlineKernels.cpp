@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/SourceNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,38 +25,6 @@ namespace tcc {
 } // namespace tcc
 
 using namespace mlir;
-
-namespace {
-
-} // namespace
-
-/// The ONNX node OP came from (a NameLoc, possibly inside a FusedLoc), as a
-/// symbol-safe string; "op" when there is none.
-/// OP's location, or the first of a fused one (the op it was built from).
-static Location sourceLocation(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  return loc;
-}
-
-std::string tcc::sourceName(Operation *op) {
-  Location loc = sourceLocation(op);
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return n.getName().str();
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return s;
-}
-
-std::string tcc::kernelNodeName(Operation *op) {
-  std::string name = isa<NameLoc>(sourceLocation(op)) ? sourceName(op) : "op";
-  for (char &c : name)
-    if (!isalnum(static_cast<unsigned char>(c)))
-      c = '_';
-  return name.substr(0, 48);
-}
 
 namespace {
 

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/autodiff/Autodiff.h"
+#include "passes/autodiff/GradientRules.h"
 #include "passes/lowering/Patterns.h"
 
 #include "dialects/TccOps.h"

@@ -1,4 +1,4 @@
-//===- Autodiff.cpp - reverse-mode automatic differentiation --------------===//
+//===- ReverseMode.cpp - reverse-mode automatic differentiation -----------===//
 //
 // The classic tape-free scheme for a single-block SSA function: clone the
 // forward body, walk its ops backwards from the loss, and ask each op's
@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/autodiff/Autodiff.h"
+#include "passes/autodiff/ReverseMode.h"
 
 #include "dialects/TccOps.h"
 

@@ -1,7 +1,12 @@
-//===- AutodiffPass.cpp - tcc-autodiff: gradient functions ----------------===//
+//===- Autodiff.cpp - tcc-autodiff: gradient functions --------------------===//
+//
+// The pass is a thin driver over passes/autodiff/: it picks the arguments to
+// differentiate and names the gradient function; ReverseMode.cpp builds it.
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/autodiff/Autodiff.h"
+#include "passes/autodiff/ReverseMode.h"
 
 namespace tcc {
 #define GEN_PASS_DEF_AUTODIFFPASS
