@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/ByteSizes.h"
 #include "passes/KernelCost.h"
 #include "passes/Passes.h"
 #include "passes/SourceNames.h"
@@ -95,7 +96,7 @@ bool duplicationPays(linalg::GenericOp producer) {
     ++users;
   }
   auto cost = cast<tcc::KernelCostOpInterface>(producer.getOperation());
-  int64_t result = tcc::footprintBytes(producer->getResult(0).getType());
+  int64_t result = tcc::byteSize(producer->getResult(0).getType()).value_or(0);
   int64_t inputs = cost.getMinimumBytes() - result; // the outputs are not read
   return users * inputs < inputs + (1 + users) * result;
 }

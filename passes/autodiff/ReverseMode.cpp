@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/autodiff/ReverseMode.h"
+#include "passes/TccBuilders.h"
 
 #include "dialects/TccOps.h"
 
@@ -88,12 +89,10 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
   auto accumulate = [&](Value v, Value g) {
     auto [it, inserted] = grads.try_emplace(v, g);
     if (!inserted)
-      it->second = tcc::AddOp::create(b, g.getLoc(), it->second, g);
+      it->second = tcc::add(b, g.getLoc(), it->second, g);
   };
   auto lossType = cast<RankedTensorType>(loss.getType());
-  grads[loss] = tcc::ConstantOp::create(
-      b, loss.getLoc(), lossType,
-      DenseElementsAttr::get(lossType, FloatAttr::get(lossType.getElementType(), 1.0)));
+  grads[loss] = tcc::splat(b, loss.getLoc(), lossType, 1.0);
 
   SmallVector<std::string> missing;
   // Values whose gradient an op without a rule would have produced: their
@@ -127,11 +126,8 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
     }
     // A rule sees zeros, not nulls, for results the loss ignores.
     for (auto [i, r] : llvm::enumerate(op->getResults()))
-      if (!resultGrads[i] && isFloatTensor(r.getType())) {
-        auto t = cast<RankedTensorType>(r.getType());
-        resultGrads[i] = tcc::ConstantOp::create(
-            b, op->getLoc(), t, DenseElementsAttr::get(t, FloatAttr::get(t.getElementType(), 0.0)));
-      }
+      if (!resultGrads[i] && isFloatTensor(r.getType()))
+        resultGrads[i] = tcc::splat(b, op->getLoc(), r, 0.0);
     SmallVector<Value> operandGrads;
     if (failed(rule.buildGradients(b, resultGrads, operandGrads))) {
       grad.erase();
@@ -162,11 +158,8 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
   for (unsigned i : wrt) {
     Value arg = grad.getArgument(i);
     Value g = grads.lookup(arg);
-    if (!g) {
-      auto t = cast<RankedTensorType>(arg.getType());
-      g = tcc::ConstantOp::create(b, arg.getLoc(), t,
-                                  DenseElementsAttr::get(t, FloatAttr::get(t.getElementType(), 0.0)));
-    }
+    if (!g)
+      g = tcc::splat(b, arg.getLoc(), arg, 0.0);
     results.push_back(g);
     resultTypes.push_back(g.getType());
   }
