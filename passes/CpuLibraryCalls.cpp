@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 #include "passes/ViewRoot.h"
 
+#include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -422,7 +423,7 @@ struct CpuLibraryCallsPass
         decl.setPrivate();
         b.setInsertionPoint(call->at ? call->at : op.getOperation());
         auto c = func::CallOp::create(b, op.getLoc(), decl, call->operands);
-        c->setAttr("tcc.library_call",
+        c->setAttr(tcc::attr::libraryCall,
                    b.getDictionaryAttr(
                        {b.getNamedAttr("kind", b.getI32IntegerAttr(call->kind)),
                         b.getNamedAttr("params", b.getDenseI64ArrayAttr(call->params))}));

@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 #include "passes/RuntimeCalls.h"
 
+#include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -35,7 +36,7 @@ struct CpuLowerLibraryCallsPass
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
     auto i64 = IntegerType::get(ctx, 64);
     SmallVector<Attribute> table;
-    if (auto existing = module->getAttrOfType<ArrayAttr>("tcc.library_calls"))
+    if (auto existing = module->getAttrOfType<ArrayAttr>(tcc::attr::libraryCalls))
       llvm::append_range(table, existing);
 
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
@@ -44,10 +45,10 @@ struct CpuLowerLibraryCallsPass
       SmallVector<func::CallOp> calls;
       func.walk([&](func::CallOp call) {
         if (call.getCallee().starts_with(tcc::libraryCallPrefix) &&
-            call->hasAttr("tcc.library_call"))
+            call->hasAttr(tcc::attr::libraryCall))
           calls.push_back(call);
       });
-      if (!func->hasAttr("tcc.plan")) {
+      if (!func->hasAttr(tcc::attr::plan)) {
         if (!calls.empty()) {
           calls.front().emitError("library call outside a planned entry point");
           return signalPassFailure();
@@ -78,7 +79,7 @@ struct CpuLowerLibraryCallsPass
         tcc::callRuntime(b, l, runtime, offsetof(tcc_abi_runtime, library_call),
                          offsetof(tcc_abi_runtime, library_context), int32_t(table.size()),
                          operands);
-        auto info = c->getAttrOfType<DictionaryAttr>("tcc.library_call");
+        auto info = c->getAttrOfType<DictionaryAttr>(tcc::attr::libraryCall);
         SmallVector<NamedAttribute> row(info.getValue());
         row.push_back(b.getNamedAttr("operands", b.getI32IntegerAttr(c.getNumOperands())));
         table.push_back(b.getDictionaryAttr(row));
@@ -91,7 +92,7 @@ struct CpuLowerLibraryCallsPass
           decl.symbolKnownUseEmpty(module))
         decl->erase();
     if (!table.empty())
-      module->setAttr("tcc.library_calls", ArrayAttr::get(ctx, table));
+      module->setAttr(tcc::attr::libraryCalls, ArrayAttr::get(ctx, table));
   }
 };
 

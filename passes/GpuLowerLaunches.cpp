@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 #include "passes/RuntimeCalls.h"
 
+#include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -130,15 +131,15 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
         binary.emitError("expected one NVVM object holding PTX");
         return signalPassFailure();
       }
-      module->setAttr("tcc.device_ptx", object.getObject());
-      module->setAttr("tcc.device",
+      module->setAttr(tcc::attr::devicePtx, object.getObject());
+      module->setAttr(tcc::attr::device,
                       StringAttr::get(ctx, "cuda:" + target.getChip().str()));
       binary->erase();
     }
     // Library calls alone still run on the device.
-    if (!module->hasAttr("tcc.device"))
-      module->setAttr("tcc.device", StringAttr::get(ctx, device));
-    module->setAttr("tcc.kernels", ArrayAttr::get(ctx, table));
+    if (!module->hasAttr(tcc::attr::device))
+      module->setAttr(tcc::attr::device, StringAttr::get(ctx, device));
+    module->setAttr(tcc::attr::kernels, ArrayAttr::get(ctx, table));
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   }
 };

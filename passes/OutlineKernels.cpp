@@ -12,6 +12,8 @@
 #include "passes/Passes.h"
 #include "passes/SourceNames.h"
 
+#include "dialects/TccNames.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -111,7 +113,7 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
     int64_t counter = 0;
     SmallVector<func::FuncOp> planned;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (fn->hasAttr("tcc.plan"))
+      if (fn->hasAttr(tcc::attr::plan))
         planned.push_back(fn);
     for (func::FuncOp fn : planned) {
       SmallVector<Operation *> loops;

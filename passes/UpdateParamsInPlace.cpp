@@ -2,6 +2,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/TccNames.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace tcc {
@@ -21,13 +23,13 @@ struct UpdateParamsInPlacePass
       return;
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
-      auto name = func.getResultAttrOfType<StringAttr>(i, "tcc.update");
+      auto name = func.getResultAttrOfType<StringAttr>(i, tcc::attr::update);
       if (!name)
         continue;
       Value param;
       for (unsigned a = 0; a < func.getNumArguments(); ++a)
-        if (func.getArgAttrOfType<StringAttr>(a, "tcc.param") == name ||
-            func.getArgAttrOfType<StringAttr>(a, "tcc.state") == name)
+        if (func.getArgAttrOfType<StringAttr>(a, tcc::attr::param) == name ||
+            func.getArgAttrOfType<StringAttr>(a, tcc::attr::state) == name)
           param = func.getArgument(a);
       // The op computing the update (possibly one result of several: a
       // multi-output kernel updating several parameters or moments).

@@ -12,6 +12,7 @@
 #include "passes/autodiff/ReverseMode.h"
 #include "passes/TccBuilders.h"
 
+#include "dialects/TccNames.h"
 #include "dialects/TccOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -173,12 +174,13 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
                                                   : DictionaryAttr::get(func.getContext()));
   for (unsigned i : wrt) {
     StringAttr argName;
-    for (StringRef key : {"tcc.param", "tcc.input"})
+    for (StringRef key : {tcc::attr::param, tcc::attr::input})
       if (auto n = func.getArgAttrOfType<StringAttr>(i, key))
         argName = n;
     NamedAttrList attrs;
     if (argName)
-      attrs.append("tcc.output", StringAttr::get(func.getContext(), argName.getValue() + ".grad"));
+      attrs.append(tcc::attr::output,
+                   StringAttr::get(func.getContext(), argName.getValue() + ".grad"));
     resultAttrs.push_back(attrs.getDictionary(func.getContext()));
   }
   grad.setAllResultAttrs(resultAttrs);
