@@ -20,6 +20,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/InterleavedRange.h"
+
+#define DEBUG_TYPE "tcc-cpu-library-calls"
 
 namespace tcc {
 #define GEN_PASS_DEF_CPULIBRARYCALLSPASS
@@ -413,11 +417,21 @@ struct CpuLibraryCallsPass
         if (erased.contains(op))
           continue;
         std::optional<Call> call = planCall(op);
-        if (!call)
+        if (!call) {
+          LLVM_DEBUG({
+            if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op))
+              llvm::dbgs() << "@" << func.getSymName() << ": " << op->getName() << " at "
+                           << op.getLoc() << " stays generated code\n";
+          });
           continue;
+        }
         // One private declaration per call: the operand types differ.
         b.setInsertionPoint(func);
         std::string name = (tcc::libraryCallPrefix + Twine(next++)).str();
+        LLVM_DEBUG(llvm::dbgs() << "@" << func.getSymName() << ": " << op->getName() << " at "
+                                << op.getLoc() << " -> @" << name << " (kind " << call->kind
+                                << ", params " << llvm::interleaved(call->params) << ")"
+                                << (call->at ? ", with the epilogue after it" : "") << "\n");
         auto type = b.getFunctionType(ValueRange(call->operands).getTypes(), {});
         auto decl = func::FuncOp::create(b, op.getLoc(), name, type);
         decl.setPrivate();

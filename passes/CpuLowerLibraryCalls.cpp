@@ -16,8 +16,11 @@
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/Support/Debug.h"
 
 #include <cstddef>
+
+#define DEBUG_TYPE "tcc-cpu-lower-library-calls"
 
 namespace tcc {
 #define GEN_PASS_DEF_CPULOWERLIBRARYCALLSPASS
@@ -73,6 +76,8 @@ struct CpuLowerLibraryCallsPass
 
       for (func::CallOp c : calls) {
         Location l = c.getLoc();
+        LLVM_DEBUG(llvm::dbgs() << "@" << func.getSymName() << ": @" << c.getCallee()
+                                << " is library call " << table.size() << "\n");
         b.setInsertionPoint(c);
         for (auto [i, v] : llvm::enumerate(c.getOperands()))
           tcc::storeBufferAddress(b, l, v, operands, int32_t(i));

@@ -13,8 +13,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#define DEBUG_TYPE "tcc-expand-composites"
-
 namespace tcc {
 #define GEN_PASS_DEF_EXPANDCOMPOSITESPASS
 #include "passes/Passes.h.inc"

@@ -19,7 +19,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#define DEBUG_TYPE "tcc-fuse-elementwise"
 
 namespace tcc {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
@@ -206,6 +209,8 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
         rewriter.eraseOp(fused->fusedOp);
         continue;
       }
+      LLVM_DEBUG(llvm::dbgs() << "multi-output: " << tcc::sourceName(producer) << " into "
+                              << tcc::sourceName(consumer) << ", its value kept for the others\n");
       SmallVector<Value> results;
       for (Value r : consumer->getResults())
         results.push_back(fused->replacements.lookup(r));
@@ -283,6 +288,8 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
             a.getMatchingIndexingMap(&use) != b.getMatchingIndexingMap(shared) ||
             !compatible(a, b))
           continue;
+        LLVM_DEBUG(llvm::dbgs() << "siblings: " << tcc::sourceName(a) << " and "
+                                << tcc::sourceName(b) << " read one input\n");
         merge(rewriter, a, b);
         return success();
       }
@@ -368,6 +375,12 @@ struct FuseElementwisePass
     auto control = [&](OpOperand *fused) {
       if (!mayFuse(fused, maxKernelSize))
         return false;
+      LLVM_DEBUG({
+        Operation *producer = fused->get().getDefiningOp(), *consumer = fused->getOwner();
+        llvm::dbgs() << "fuse " << producer->getName() << " " << tcc::sourceName(producer)
+                     << " into " << consumer->getName() << " " << tcc::sourceName(consumer)
+                     << (producer->hasOneUse() ? "" : " (recomputed in each consumer)") << "\n";
+      });
       provenance.pendingProducer = fused->get().getDefiningOp();
       provenance.pendingConsumer = fused->getOwner();
       return true;

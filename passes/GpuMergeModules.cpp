@@ -10,6 +10,9 @@
 #include "passes/SourceNames.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-gpu-merge-modules"
 
 namespace tcc {
 #define GEN_PASS_DEF_GPUMERGEMODULESPASS
@@ -47,6 +50,9 @@ struct GpuMergeModulesPass : tcc::impl::GpuMergeModulesPassBase<GpuMergeModulesP
       auto entry = launch->getParentOfType<func::FuncOp>();
       std::string name = (entry ? entry.getSymName().str() : std::string("kernel")) + "_" +
                          std::to_string(counter++) + "_" + tcc::kernelNodeName(launch);
+      LLVM_DEBUG(llvm::dbgs() << launch.getKernelModuleName().getValue() << "::"
+                              << launch.getKernelName().getValue()
+                              << " -> " << kKernelModule << "::" << name << "\n");
       kernel.setName(name);
       kernel->moveBefore(merged.getBody(), merged.getBody()->end());
       mergedSymbols.insert(kernel);

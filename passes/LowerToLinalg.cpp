@@ -17,8 +17,6 @@
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 
-#define DEBUG_TYPE "tcc-lower-to-linalg"
-
 namespace tcc {
 #define GEN_PASS_DEF_LOWERTOLINALGPASS
 #include "passes/Passes.h.inc"

@@ -20,6 +20,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-outline-kernels"
 
 namespace tcc {
 #define GEN_PASS_DEF_OUTLINEKERNELSPASS
@@ -120,6 +123,10 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
       for (Operation &op : fn.getBody().front())
         if (isa<scf::ForOp, scf::ParallelOp>(op))
           loops.push_back(&op);
+      LLVM_DEBUG(llvm::dbgs() << "@" << fn.getSymName() << ": " << loops.size() << " loop nests, "
+                              << (loops.size() < minKernels ? "fewer than min-kernels: kept inline"
+                                                            : "outlined")
+                              << "\n");
       if (loops.size() < minKernels)
         continue;
       for (Operation *loop : loops) {

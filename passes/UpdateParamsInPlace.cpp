@@ -5,6 +5,9 @@
 #include "dialects/TccNames.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-update-params-in-place"
 
 namespace tcc {
 #define GEN_PASS_DEF_UPDATEPARAMSINPLACEPASS
@@ -59,8 +62,12 @@ struct UpdateParamsInPlacePass
       bool readsParamOtherwise = llvm::any_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
         return in->get() == param && !generic.getMatchingIndexingMap(in).isIdentity();
       });
-      if (!readsParamOtherwise)
-        init->set(param);
+      if (readsParamOtherwise)
+        continue;
+      init->set(param);
+      LLVM_DEBUG(llvm::dbgs() << "@" << func.getSymName() << ": " << name.getValue()
+                              << " is updated in place by the op at " << generic.getLoc()
+                              << "\n");
     }
   }
 };
