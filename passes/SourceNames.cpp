@@ -9,8 +9,7 @@
 
 using namespace mlir;
 
-/// OP's location, or the first of a fused one (the op it was built from).
-static Location sourceLocation(Operation *op) {
+Location tcc::sourceLocation(Operation *op) {
   Location loc = op->getLoc();
   if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
     loc = fused.getLocations().front();

@@ -16,7 +16,11 @@
 
 namespace tcc {
 
-/// The ONNX node OP came from (for reports), or its printed location.
+/// OP's location, or the first of a fused one (the op it was built from).
+mlir::Location sourceLocation(mlir::Operation *op);
+
+/// The ONNX node OP came from (for reports and diagnostics), or its printed
+/// location.
 std::string sourceName(mlir::Operation *op);
 
 /// The ONNX node OP came from, as an identifier (at most 48 characters;

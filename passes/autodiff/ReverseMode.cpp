@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/autodiff/ReverseMode.h"
+#include "passes/SourceNames.h"
 #include "passes/TccBuilders.h"
 
 #include "dialects/TccNames.h"
@@ -31,15 +32,9 @@ bool isFloatTensor(Type t) {
 /// A name for diagnostics: the ONNX node (a NameLoc) if there is one.
 std::string describe(Operation *op) {
   std::string s = op->getName().getStringRef().str();
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return s + " (node '" + name.getName().str() + "')";
-  std::string where;
-  llvm::raw_string_ostream os(where);
-  loc.print(os);
-  return s + " at " + where;
+  if (isa<NameLoc>(tcc::sourceLocation(op)))
+    return s + " (node '" + tcc::sourceName(op) + "')";
+  return s + " at " + tcc::sourceName(op);
 }
 
 } // namespace
