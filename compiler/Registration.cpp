@@ -14,7 +14,7 @@
 #include "compiler/cpu/CpuPipeline.h"
 #include "compiler/cuda/CudaPipeline.h"
 
-#include "passes/autodiff/Autodiff.h"
+#include "passes/autodiff/GradientRules.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"

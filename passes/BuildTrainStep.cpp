@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/autodiff/Autodiff.h"
+#include "passes/TccBuilders.h"
+#include "passes/autodiff/GradientRules.h"
+#include "passes/autodiff/ReverseMode.h"
 
 #include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
@@ -33,11 +35,6 @@ using namespace tcc;
 namespace {
 
 RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Value splat(OpBuilder &b, Location loc, RankedTensorType type, double v) {
-  return ConstantOp::create(b, loc, type,
-                            DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(), v)));
-}
 
 /// Sum of X over all axes, as a 0-d tensor.
 Value sumAll(OpBuilder &b, Location loc, Value x) {
@@ -279,7 +276,7 @@ struct TensorMath {
   Location loc;
   RankedTensorType type;
 
-  Value constant(double v) { return splat(b, loc, type, v); }
+  Value constant(double v) { return tcc::splat(b, loc, type, v); }
   /// A 0-d f32 runtime scalar (lr, step, a bias correction) broadcast to
   /// TYPE's shape and element type.
   Value full(Value scalar) {
@@ -287,10 +284,10 @@ struct TensorMath {
       scalar = CastOp::create(b, loc, RankedTensorType::get({}, type.getElementType()), scalar);
     return BroadcastInDimOp::create(b, loc, type, scalar, b.getDenseI64ArrayAttr({}));
   }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return tcc::mul(b, loc, x, y); }
+  Value add(Value x, Value y) { return tcc::add(b, loc, x, y); }
+  Value sub(Value x, Value y) { return tcc::sub(b, loc, x, y); }
+  Value div(Value x, Value y) { return tcc::div(b, loc, x, y); }
 };
 
 struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass> {

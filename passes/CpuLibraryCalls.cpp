@@ -1,44 +1,38 @@
-//===- CpuLibraryCalls.cpp - heavy f32 ops as oneDNN calls via the runtime -===//
+//===- CpuLibraryCalls.cpp - heavy f32 ops as library calls ---------------===//
 //
 // The artifact never links oneDNN: the generated code calls the runtime's
-// library_call (abi.h) with the operands' addresses, and the descriptor
-// carries a table of the calls' kinds and sizes, from which the runtime
-// creates each primitive once per session.
-//
-// Two passes: before memory planning the ops become calls of private
-// declarations (so that liveness sees the operands the call really reads,
-// e.g. an unpadded convolution input, or a matmul's bias); after planning
-// those become the runtime calls.
+// library_call (abi.h), which runs a primitive the runtime created once per
+// session. This pass, before memory planning, chooses the calls: each op
+// becomes a call of a private declaration (so that liveness sees the
+// operands the call really reads, e.g. an unpadded convolution input, or a
+// matmul's bias); tcc-cpu-lower-library-calls, after planning, turns those
+// into the runtime calls.
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LibraryCalls.h"
 #include "passes/Passes.h"
+#include "passes/ViewRoot.h"
 
+#include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/InterleavedRange.h"
 
-#include <cstddef>
+#define DEBUG_TYPE "tcc-cpu-library-calls"
 
 namespace tcc {
 #define GEN_PASS_DEF_CPULIBRARYCALLSPASS
-#define GEN_PASS_DEF_CPULOWERLIBRARYCALLSPASS
 #include "passes/Passes.h.inc"
 } // namespace tcc
 
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kCalleePrefix = "tcc_library_call_";
-constexpr StringLiteral kCallAttr = "tcc.library_call";
-
-//===----------------------------------------------------------------------===//
-// Choosing the calls (before the memory plan)
-//===----------------------------------------------------------------------===//
 
 /// A dense row-major f32 buffer of static shape.
 bool isDenseF32(Value v) {
@@ -50,7 +44,6 @@ bool isDenseF32(Value v) {
 ArrayRef<int64_t> shapeOf(Value v) {
   return cast<MemRefType>(v.getType()).getShape();
 }
-
 
 /// True when OP writes FILL's value everywhere in OUT and that value is +0.0:
 /// a linalg.fill or a linalg.map that yields a constant.
@@ -424,17 +417,27 @@ struct CpuLibraryCallsPass
         if (erased.contains(op))
           continue;
         std::optional<Call> call = planCall(op);
-        if (!call)
+        if (!call) {
+          LLVM_DEBUG({
+            if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op))
+              llvm::dbgs() << "@" << func.getSymName() << ": " << op->getName() << " at "
+                           << op.getLoc() << " stays generated code\n";
+          });
           continue;
+        }
         // One private declaration per call: the operand types differ.
         b.setInsertionPoint(func);
-        std::string name = (kCalleePrefix + Twine(next++)).str();
+        std::string name = (tcc::libraryCallPrefix + Twine(next++)).str();
+        LLVM_DEBUG(llvm::dbgs() << "@" << func.getSymName() << ": " << op->getName() << " at "
+                                << op.getLoc() << " -> @" << name << " (kind " << call->kind
+                                << ", params " << llvm::interleaved(call->params) << ")"
+                                << (call->at ? ", with the epilogue after it" : "") << "\n");
         auto type = b.getFunctionType(ValueRange(call->operands).getTypes(), {});
         auto decl = func::FuncOp::create(b, op.getLoc(), name, type);
         decl.setPrivate();
         b.setInsertionPoint(call->at ? call->at : op.getOperation());
         auto c = func::CallOp::create(b, op.getLoc(), decl, call->operands);
-        c->setAttr(kCallAttr,
+        c->setAttr(tcc::attr::libraryCall,
                    b.getDictionaryAttr(
                        {b.getNamedAttr("kind", b.getI32IntegerAttr(call->kind)),
                         b.getNamedAttr("params", b.getDenseI64ArrayAttr(call->params))}));
@@ -456,107 +459,4 @@ struct CpuLibraryCallsPass
   }
 };
 
-//===----------------------------------------------------------------------===//
-// Lowering the calls (after the memory plan)
-//===----------------------------------------------------------------------===//
-
-struct CpuLowerLibraryCallsPass
-    : tcc::impl::CpuLowerLibraryCallsPassBase<CpuLowerLibraryCallsPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    auto i64 = IntegerType::get(ctx, 64);
-    SmallVector<Attribute> table;
-    if (auto existing = module->getAttrOfType<ArrayAttr>("tcc.library_calls"))
-      llvm::append_range(table, existing);
-
-    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (func.isExternal())
-        continue;
-      SmallVector<func::CallOp> calls;
-      func.walk([&](func::CallOp call) {
-        if (call.getCallee().starts_with(kCalleePrefix) && call->hasAttr(kCallAttr))
-          calls.push_back(call);
-      });
-      if (!func->hasAttr("tcc.plan")) {
-        if (!calls.empty()) {
-          calls.front().emitError("library call outside a planned entry point");
-          return signalPassFailure();
-        }
-        continue;
-      }
-      unsigned rtIndex = func.getNumArguments();
-      if (failed(func.insertArgument(rtIndex, ptrType, {}, func.getLoc())))
-        return signalPassFailure();
-      if (calls.empty())
-        continue;
-      Value runtime = func.getArgument(rtIndex);
-
-      // One operand array for all calls, at the top of the function.
-      size_t maxOperands = 0;
-      for (func::CallOp c : calls)
-        maxOperands = std::max<size_t>(maxOperands, c.getNumOperands());
-      Location loc = func.getLoc();
-      OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
-      Value count = LLVM::ConstantOp::create(b, loc, i64, int64_t(maxOperands));
-      Value operands = LLVM::AllocaOp::create(b, loc, ptrType, ptrType, count, 8);
-
-      for (func::CallOp c : calls) {
-        Location l = c.getLoc();
-        b.setInsertionPoint(c);
-        for (auto [i, v] : llvm::enumerate(c.getOperands()))
-          tcc::storeBufferAddress(b, l, v, operands, int32_t(i));
-        tcc::callRuntime(b, l, runtime, offsetof(tcc_abi_runtime, library_call),
-                         offsetof(tcc_abi_runtime, library_context), int32_t(table.size()),
-                         operands);
-        auto info = c->getAttrOfType<DictionaryAttr>(kCallAttr);
-        SmallVector<NamedAttribute> row(info.getValue());
-        row.push_back(b.getNamedAttr("operands", b.getI32IntegerAttr(c.getNumOperands())));
-        table.push_back(b.getDictionaryAttr(row));
-        c->erase();
-      }
-    }
-    // The declarations have no calls left.
-    for (auto decl : llvm::to_vector(module.getOps<func::FuncOp>()))
-      if (decl.isExternal() && decl.getSymName().starts_with(kCalleePrefix) &&
-          decl.symbolKnownUseEmpty(module))
-        decl->erase();
-    if (!table.empty())
-      module->setAttr("tcc.library_calls", ArrayAttr::get(ctx, table));
-  }
-};
-
 } // namespace
-
-Value tcc::viewRoot(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-void tcc::storeBufferAddress(OpBuilder &b, Location loc, Value buffer, Value array,
-                             int32_t index) {
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  Value pointer = LLVM::IntToPtrOp::create(b, loc, ptrType, asInt);
-  Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, array,
-                                   ArrayRef<LLVM::GEPArg>{index});
-  LLVM::StoreOp::create(b, loc, pointer, slot);
-}
-
-void tcc::callRuntime(OpBuilder &b, Location loc, Value runtime, size_t fnOffset,
-                      size_t contextOffset, int32_t index, Value array) {
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  auto field = [&](size_t offset) -> Value {
-    Value p = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), runtime,
-                                  ArrayRef<LLVM::GEPArg>{int32_t(offset)});
-    return LLVM::LoadOp::create(b, loc, ptrType, p);
-  };
-  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(b.getContext()),
-                                            {ptrType, b.getI32Type(), ptrType});
-  Value fn = field(fnOffset), context = field(contextOffset);
-  Value i = LLVM::ConstantOp::create(b, loc, b.getI32Type(), int64_t(index));
-  LLVM::CallOp::create(b, loc, fnType, ValueRange{fn, context, i, array});
-}

@@ -8,11 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/TccBuilders.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#define DEBUG_TYPE "tcc-expand-composites"
 
 namespace tcc {
 #define GEN_PASS_DEF_EXPANDCOMPOSITESPASS
@@ -23,14 +22,6 @@ using namespace mlir;
 using namespace tcc;
 
 namespace {
-
-/// A splat constant shaped like `like`.
-Value splat(PatternRewriter &rewriter, Location loc, Value like, double v) {
-  auto type = cast<RankedTensorType>(like.getType());
-  auto attr = DenseElementsAttr::get(
-      type, FloatAttr::get(type.getElementType(), v));
-  return ConstantOp::create(rewriter, loc, attr);
-}
 
 Value compare(PatternRewriter &rewriter, Location loc, CmpPredicate p,
               Value a, Value b) {

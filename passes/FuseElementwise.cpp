@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/ByteSizes.h"
 #include "passes/KernelCost.h"
+#include "passes/Passes.h"
+#include "passes/SourceNames.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -17,7 +19,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#define DEBUG_TYPE "tcc-fuse-elementwise"
 
 namespace tcc {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
@@ -94,7 +99,7 @@ bool duplicationPays(linalg::GenericOp producer) {
     ++users;
   }
   auto cost = cast<tcc::KernelCostOpInterface>(producer.getOperation());
-  int64_t result = tcc::footprintBytes(producer->getResult(0).getType());
+  int64_t result = tcc::byteSize(producer->getResult(0).getType()).value_or(0);
   int64_t inputs = cost.getMinimumBytes() - result; // the outputs are not read
   return users * inputs < inputs + (1 + users) * result;
 }
@@ -204,6 +209,8 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
         rewriter.eraseOp(fused->fusedOp);
         continue;
       }
+      LLVM_DEBUG(llvm::dbgs() << "multi-output: " << tcc::sourceName(producer) << " into "
+                              << tcc::sourceName(consumer) << ", its value kept for the others\n");
       SmallVector<Value> results;
       for (Value r : consumer->getResults())
         results.push_back(fused->replacements.lookup(r));
@@ -281,6 +288,8 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
             a.getMatchingIndexingMap(&use) != b.getMatchingIndexingMap(shared) ||
             !compatible(a, b))
           continue;
+        LLVM_DEBUG(llvm::dbgs() << "siblings: " << tcc::sourceName(a) << " and "
+                                << tcc::sourceName(b) << " read one input\n");
         merge(rewriter, a, b);
         return success();
       }
@@ -366,6 +375,12 @@ struct FuseElementwisePass
     auto control = [&](OpOperand *fused) {
       if (!mayFuse(fused, maxKernelSize))
         return false;
+      LLVM_DEBUG({
+        Operation *producer = fused->get().getDefiningOp(), *consumer = fused->getOwner();
+        llvm::dbgs() << "fuse " << producer->getName() << " " << tcc::sourceName(producer)
+                     << " into " << consumer->getName() << " " << tcc::sourceName(consumer)
+                     << (producer->hasOneUse() ? "" : " (recomputed in each consumer)") << "\n";
+      });
       provenance.pendingProducer = fused->get().getDefiningOp();
       provenance.pendingConsumer = fused->getOwner();
       return true;

@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/SourceNames.h"
+#include "passes/ViewRoot.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -26,6 +28,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/InterleavedRange.h"
+
+#define DEBUG_TYPE "tcc-fuse-rows"
 
 namespace tcc {
 #define GEN_PASS_DEF_FUSEROWSPASS
@@ -254,6 +260,11 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
         n *= e;
       work += n;
     }
+    LLVM_DEBUG(llvm::dbgs() << "a run of " << run.size() << " ops from "
+                            << tcc::sourceName(run.front()) << " to " << tcc::sourceName(last)
+                            << " over " << llvm::interleaved(rows.extents, "x") << " rows: one "
+                            << (work >= minParallelWork ? "parallel" : "sequential")
+                            << " loop (" << work << " iterations)\n");
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     SmallVector<Value> lbs(rows.k, zero), steps(rows.k, one), ubs;

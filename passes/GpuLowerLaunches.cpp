@@ -1,4 +1,4 @@
-//===- GpuLowerLaunches.cpp - kernels in one module, launches via the runtime -===//
+//===- GpuLowerLaunches.cpp - kernel launches via the runtime ------------===//
 //
 // Upstream's host lowering of gpu.launch_func calls `mgpu*` wrappers from an
 // MLIR runtime library; a tcc artifact must depend on nothing but the tcc
@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/RuntimeCalls.h"
 
+#include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -19,7 +21,6 @@
 #include <cstddef>
 
 namespace tcc {
-#define GEN_PASS_DEF_GPUMERGEMODULESPASS
 #define GEN_PASS_DEF_GPULOWERLAUNCHESPASS
 #include "passes/Passes.h.inc"
 } // namespace tcc
@@ -27,56 +28,6 @@ namespace tcc {
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kKernelModule = "tcc_kernels";
-
-struct GpuMergeModulesPass : tcc::impl::GpuMergeModulesPassBase<GpuMergeModulesPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto modules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
-    if (modules.empty())
-      return;
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto merged = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
-    SymbolTable mergedSymbols(merged);
-    // Each kernel named after its entry point, its position and the ONNX
-    // node it computes ("train_step_12_Softmax_3"), for profiles and errors.
-    unsigned counter = 0;
-    SymbolTable moduleSymbols(module);
-    WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
-      auto old = moduleSymbols.lookup<gpu::GPUModuleOp>(launch.getKernelModuleName());
-      auto kernel = old ? SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-                              old, launch.getKernelName())
-                        : nullptr;
-      if (!kernel || kernel->getParentOp() != old) {
-        launch.emitError("launch of an unknown or already merged kernel");
-        return WalkResult::interrupt();
-      }
-      auto entry = launch->getParentOfType<func::FuncOp>();
-      std::string name = (entry ? entry.getSymName().str() : std::string("kernel")) + "_" +
-                         std::to_string(counter++) + "_" + tcc::kernelNodeName(launch);
-      kernel.setName(name);
-      kernel->moveBefore(merged.getBody(), merged.getBody()->end());
-      mergedSymbols.insert(kernel);
-      launch.setKernelAttr(SymbolRefAttr::get(merged.getNameAttr(),
-                                              {FlatSymbolRefAttr::get(kernel.getNameAttr())}));
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    // What the kernels use (globals cloned into each module), once.
-    for (gpu::GPUModuleOp m : modules)
-      for (Operation &op : llvm::make_early_inc_range(m.getBody()->getOperations())) {
-        auto symbol = dyn_cast<SymbolOpInterface>(op);
-        if (!symbol || isa<gpu::GPUFuncOp>(op) || mergedSymbols.lookup(symbol.getNameAttr()))
-          continue;
-        op.moveBefore(merged.getBody(), merged.getBody()->end());
-        mergedSymbols.insert(&op);
-      }
-    for (gpu::GPUModuleOp m : modules)
-      m->erase();
-  }
-};
 
 int64_t constantOf(Value v) {
   APInt value;
@@ -180,15 +131,15 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
         binary.emitError("expected one NVVM object holding PTX");
         return signalPassFailure();
       }
-      module->setAttr("tcc.device_ptx", object.getObject());
-      module->setAttr("tcc.device",
+      module->setAttr(tcc::attr::devicePtx, object.getObject());
+      module->setAttr(tcc::attr::device,
                       StringAttr::get(ctx, "cuda:" + target.getChip().str()));
       binary->erase();
     }
     // Library calls alone still run on the device.
-    if (!module->hasAttr("tcc.device"))
-      module->setAttr("tcc.device", StringAttr::get(ctx, device));
-    module->setAttr("tcc.kernels", ArrayAttr::get(ctx, table));
+    if (!module->hasAttr(tcc::attr::device))
+      module->setAttr(tcc::attr::device, StringAttr::get(ctx, device));
+    module->setAttr(tcc::attr::kernels, ArrayAttr::get(ctx, table));
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   }
 };

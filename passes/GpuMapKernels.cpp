@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/ByteSizes.h"
 #include "passes/LinalgPayload.h"
 
 #include "dialects/TccNames.h"
@@ -438,9 +439,11 @@ private:
         if (!arg || !type.hasStaticShape() ||
             !matchPattern(view.getByteShift(), m_ConstantInt(&offset)))
           return std::nullopt;
-        int64_t bytes = type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+        std::optional<int64_t> bytes = tcc::byteSize(type);
+        if (!bytes)
+          return std::nullopt;
         return std::make_pair(arg.getArgNumber(),
-                              std::make_pair(offset.getSExtValue(), offset.getSExtValue() + bytes));
+                              std::make_pair(offset.getSExtValue(), offset.getSExtValue() + *bytes));
       }
       if (!isa<ViewLikeOpInterface>(def))
         return std::nullopt;
@@ -679,7 +682,8 @@ private:
       unsigned bits = type.getElementTypeBitWidth();
       if (bits < 8 || bits > 64 || !llvm::isPowerOf2_32(bits))
         return false;
-      int64_t bytes = bits / 8, align = std::min<int64_t>(16, kVector * bytes);
+      int64_t bytes = tcc::elementBytes(type.getElementType()),
+              align = std::min<int64_t>(16, kVector * bytes);
       SmallVector<int64_t> strides;
       int64_t offset = 0;
       if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
@@ -905,7 +909,7 @@ private:
   /// A view of the scratch space at the arena's end (after the plan's
   /// buffers), shared by every split reduction: launches run in order.
   Value scratchView(OpBuilder &b, Location loc, MemRefType type) {
-    int64_t bytes = type.getNumElements() * 4;
+    int64_t bytes = tcc::byteSize(type).value_or(0); // f32 / i32 partials
     scratchBytes_ = std::max(scratchBytes_, bytes);
     int64_t arena = 0;
     if (auto a = func_->getAttrOfType<IntegerAttr>(tcc::attr::arenaSize))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/KernelCost.h"
+#include "passes/ByteSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -35,20 +36,6 @@ double opWeight(Operation &op) {
   return 1;
 }
 
-} // namespace
-
-int64_t tcc::footprintBytes(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
-  if (!shaped || !shaped.hasStaticShape())
-    return 0;
-  int64_t bits = shaped.getElementType().isIntOrFloat()
-                     ? shaped.getElementType().getIntOrFloatBitWidth()
-                     : 64;
-  return shaped.getNumElements() * ((bits + 7) / 8);
-}
-
-namespace {
-
 template <typename OpTy>
 struct LinalgCostModel
     : tcc::KernelCostOpInterface::ExternalModel<LinalgCostModel<OpTy>, OpTy> {
@@ -71,7 +58,7 @@ struct LinalgCostModel
     unsigned loops = linalgOp.getNumLoops();
     int64_t total = 0;
     for (OpOperand &operand : op->getOpOperands()) {
-      int64_t b = tcc::footprintBytes(operand.get().getType());
+      int64_t b = tcc::byteSize(operand.get().getType()).value_or(0);
       if (b == 0)
         continue;
       if (linalgOp.isDpsInit(&operand) && linalgOp.payloadUsesValueFromOperand(&operand))
@@ -82,7 +69,7 @@ struct LinalgCostModel
         for (unsigned r = 0; r + 1 < map.getNumResults(); ++r)
           if (map.getResult(r).isFunctionOfDim(loops - 1)) {
             auto type = cast<ShapedType>(operand.get().getType());
-            int64_t element = std::max<int64_t>(1, tcc::footprintBytes(type) / type.getNumElements());
+            int64_t element = tcc::elementBytes(type.getElementType());
             b *= std::max<int64_t>(1, 64 / element);
             break;
           }

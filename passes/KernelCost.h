@@ -10,9 +10,6 @@
 
 namespace tcc {
 
-/// Bytes of a statically shaped TYPE (0 for anything else).
-int64_t footprintBytes(mlir::Type type);
-
 /// Attaches KernelCostOpInterface to linalg's ops.
 void registerKernelCostModels(mlir::DialectRegistry &registry);
 

@@ -24,6 +24,9 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-linalg-to-cpu-loops"
 
 namespace tcc {
 #define GEN_PASS_DEF_LINALGTOCPULOOPSPASS
@@ -301,8 +304,13 @@ struct LinalgToCpuLoopsPass
       bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
       unsigned prefix =
           count && *count >= minParallelWork && !nested ? parallelPrefix(op) : 0;
+      LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op.getLoc() << " ("
+                              << (count ? std::to_string(*count) : std::string("?"))
+                              << " iterations): ");
       SmallVector<Operation *> loops;
+      [[maybe_unused]] StringRef how = "scalar loops"; // for the debug output
       if (int64_t width = vectorize ? vectorWidth(op) : 0) {
+        how = "vectors";
         FailureOr<SmallVector<Operation *>> tiled = tileAndVectorize(rewriter, op, width);
         if (failed(tiled)) {
           op->emitError("cannot vectorize");
@@ -310,6 +318,7 @@ struct LinalgToCpuLoopsPass
         }
         loops = std::move(*tiled);
       } else if (hasAccumulatorForm(op)) {
+        how = "register accumulators";
         loops = reductionWithAccumulators(rewriter, op, known.lookup(op));
       } else {
         rewriter.setInsertionPoint(op);
@@ -321,8 +330,12 @@ struct LinalgToCpuLoopsPass
         rewriter.eraseOp(op);
         loops.assign(scalar->begin(), scalar->end());
       }
-      if (prefix > 0 && loops.size() >= prefix)
-        parallelizeOuterLoops(rewriter, loops, prefix);
+      [[maybe_unused]] bool parallel = prefix > 0 && loops.size() >= prefix &&
+                                       parallelizeOuterLoops(rewriter, loops, prefix);
+      LLVM_DEBUG(llvm::dbgs() << how << ", "
+                              << (parallel ? "parallel over " + std::to_string(prefix) + " loops"
+                                           : std::string("sequential"))
+                              << "\n");
     }
     // Vectors of one row: drop the unit dimensions, read through the
     // subviews directly, and turn transfers into plain vector loads/stores.

@@ -12,10 +12,10 @@
 #include "passes/Passes.h"
 #include "passes/lowering/Patterns.h"
 
+#include "dialects/TccNames.h"
+
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
-
-#define DEBUG_TYPE "tcc-lower-to-linalg"
 
 namespace tcc {
 #define GEN_PASS_DEF_LOWERTOLINALGPASS
@@ -77,13 +77,13 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                 StringAttr::get(ctx, key), TypeAttr::get(rt.getElementType())));
       };
       for (auto [i, t] : llvm::enumerate(f.getArgumentTypes()))
-        if (f.getArgAttr(i, "tcc.input"))
+        if (f.getArgAttr(i, tcc::attr::input))
           note(t, "arg" + std::to_string(i));
       for (auto [i, t] : llvm::enumerate(f.getResultTypes()))
-        if (f.getResultAttr(i, "tcc.output"))
+        if (f.getResultAttr(i, tcc::attr::output))
           note(t, "result" + std::to_string(i));
       if (!declared.empty())
-        f->setAttr("tcc.declared_types", DictionaryAttr::get(ctx, declared));
+        f->setAttr(tcc::attr::declaredTypes, DictionaryAttr::get(ctx, declared));
     });
 
     RewritePatternSet patterns(ctx);

@@ -10,6 +10,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/SourceNames.h"
+
+#include "dialects/TccNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +20,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-outline-kernels"
 
 namespace tcc {
 #define GEN_PASS_DEF_OUTLINEKERNELSPASS
@@ -24,38 +30,6 @@ namespace tcc {
 } // namespace tcc
 
 using namespace mlir;
-
-namespace {
-
-} // namespace
-
-/// The ONNX node OP came from (a NameLoc, possibly inside a FusedLoc), as a
-/// symbol-safe string; "op" when there is none.
-/// OP's location, or the first of a fused one (the op it was built from).
-static Location sourceLocation(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  return loc;
-}
-
-std::string tcc::sourceName(Operation *op) {
-  Location loc = sourceLocation(op);
-  if (auto n = dyn_cast<NameLoc>(loc))
-    return n.getName().str();
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return s;
-}
-
-std::string tcc::kernelNodeName(Operation *op) {
-  std::string name = isa<NameLoc>(sourceLocation(op)) ? sourceName(op) : "op";
-  for (char &c : name)
-    if (!isalnum(static_cast<unsigned char>(c)))
-      c = '_';
-  return name.substr(0, 48);
-}
 
 namespace {
 
@@ -142,13 +116,17 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
     int64_t counter = 0;
     SmallVector<func::FuncOp> planned;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (fn->hasAttr("tcc.plan"))
+      if (fn->hasAttr(tcc::attr::plan))
         planned.push_back(fn);
     for (func::FuncOp fn : planned) {
       SmallVector<Operation *> loops;
       for (Operation &op : fn.getBody().front())
         if (isa<scf::ForOp, scf::ParallelOp>(op))
           loops.push_back(&op);
+      LLVM_DEBUG(llvm::dbgs() << "@" << fn.getSymName() << ": " << loops.size() << " loop nests, "
+                              << (loops.size() < minKernels ? "fewer than min-kernels: kept inline"
+                                                            : "outlined")
+                              << "\n");
       if (loops.size() < minKernels)
         continue;
       for (Operation *loop : loops) {

@@ -11,6 +11,10 @@
 
 include "mlir/Pass/PassBase.td"
 
+//===----------------------------------------------------------------------===//
+// Import and training: tcc ops in, tcc ops out (the shared pipeline)
+//===----------------------------------------------------------------------===//
+
 def ExpandCompositesPass : Pass<"tcc-expand-composites", "mlir::func::FuncOp"> {
   let summary = "Expand composite ops into simpler tcc ops";
   let description = [{
@@ -20,262 +24,6 @@ def ExpandCompositesPass : Pass<"tcc-expand-composites", "mlir::func::FuncOp"> {
     compares and selects, `tcc.rsqrt` and `tcc.reciprocal` into divisions.
     The result computes the same values up to floating-point rounding.
   }];
-  let dependentDialects = ["tcc::TccDialect"];
-}
-
-def PlanMemoryPass : Pass<"tcc-plan-memory", "mlir::ModuleOp"> {
-  let summary = "Place every buffer of a bufferized function in one arena";
-  let description = [{
-    Runs after bufferization on functions whose arguments carry `tcc.input`,
-    `tcc.param` and whose results carry `tcc.output` names. Rewrites each such
-    function to take two byte buffers, `(%arena: memref<?xi8>, %state:
-    memref<?xi8>)`, and nothing else:
-      - every `memref.alloc` becomes a `memref.view` at a fixed arena offset,
-        chosen by liveness over the function body (best fit, largest first),
-        so buffers whose lifetimes do not overlap share memory;
-      - inputs and outputs get arena slots too (the runtime copies inputs in
-        and outputs out); a returned buffer that was allocated in the body is
-        placed in its output slot directly, anything else is copied there;
-      - parameters are laid out one after another in the state region.
-    The plan is recorded on the function as `tcc.plan` (one dictionary per
-    tensor: name, role, region, offset, size, shape, element type) with
-    `tcc.arena_size` and `tcc.state_size`, for the artifact writer. The pass
-    fails if an allocation has a dynamic size, lives inside a loop or
-    branch, or if any `memref.dealloc` of something else remains: an entry
-    point allocates nothing.
-  }];
-  let options = [
-    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
-           "Byte alignment of every buffer and of both regions">
-  ];
-  let dependentDialects = ["mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect",
-                           "mlir::linalg::LinalgDialect"];
-}
-
-def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
-  let summary = "Lower every tcc op to linalg, tensor, arith, math and scf";
-  let description = [{
-    Rewrites each tcc op into upstream dialects on tensors: named linalg ops
-    where one fits exactly (matmul, batch_matmul, transpose, broadcast,
-    reduce, NCHW convolutions and poolings), linalg.generic otherwise, tensor
-    ops for data movement, and scf loops for scatters and cumsum. Unsigned
-    integer types become signless everywhere, function signatures included;
-    their semantics survive in the choice of arith ops (divui, cmpi ult,
-    uitofp, ...). Out-of-range gather / scatter indices are clamped, so no
-    access is ever out of bounds. Run on a module, signatures and calls stay
-    consistent; the pass fails, naming the op, if any tcc op remains.
-  }];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
-    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect"
-  ];
-}
-
-def ApproximateMathPass : Pass<"tcc-approximate-math"> {
-  let summary = "Replace f32 exp, log, tanh, erf by vectorizable polynomials";
-  let description = [{
-    Rewrites the transcendental math ops that CPU code uses most (exp, expm1,
-    exp2, log, log1p, log2, tanh, erf) into upstream's polynomial
-    approximations: plain arith / math.fma sequences without a libm call, so
-    that LLVM's loop vectorizer turns an elementwise loop into SIMD code.
-    f16 and bf16 operands are computed in f32 first; f64 keeps libm's
-    correctly rounded functions. The approximations are accurate to a few
-    ulp in f32 and keep the special values (exp overflow to inf, log of 0
-    and of negatives, tanh saturation).
-  }];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::math::MathDialect",
-    "mlir::vector::VectorDialect"
-  ];
-}
-
-def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp"> {
-  let summary = "Lower linalg ops on buffers to loops, parallel where it pays";
-  let description = [{
-    Each linalg op on buffers becomes a loop nest. An op with at least
-    `min-parallel-work` loop iterations (all its loops, reductions included:
-    a proxy for its work) runs its outermost loops as one `scf.parallel`:
-    the shortest prefix of its leading parallel dimensions that has 64
-    iterations or more, which `convert-scf-to-openmp` turns into a single
-    OpenMP work-sharing loop (static schedule, one fork per op). Inner
-    dimensions stay sequential `scf.for` loops, so indices are not recovered
-    by division in every iteration; reductions stay sequential, so a result
-    never depends on the thread count; an op whose first loop is a reduction
-    stays sequential (it would fork once per reduction step). Smaller ops stay
-    sequential: a fork and a join cost microseconds, tens of them on shared
-    cores (measured on 2 vCPUs: 262144 beat 32768 by 15% on a small GPT's
-    training step and tied on a 4-layer d=256 one).
-
-    Elementwise generics whose innermost loop is unit-stride in every operand
-    and a multiple of the AVX2 vector width long are tiled to one vector along
-    that loop and vectorized (`linalg::vectorize`), so their bodies, the
-    polynomial exp / tanh / erf included, run on 256-bit vectors.
-  }];
-  let options = [
-    Option<"minParallelWork", "min-parallel-work", "int64_t",
-           /*default=*/"262144",
-           "Loop iterations below which an op stays sequential">,
-    Option<"vectorize", "vectorize", "bool", /*default=*/"true",
-           "Vectorize elementwise ops along their innermost loop">
-  ];
-  let dependentDialects = ["mlir::scf::SCFDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::vector::VectorDialect",
-                           "mlir::affine::AffineDialect"];
-}
-
-def PrepareCpuLinalgPass : Pass<"tcc-prepare-cpu-linalg"> {
-  let summary = "Shape linalg on tensors for fusion and library calls";
-  let description = [{
-    Folds a 2-D transpose feeding a `linalg.matmul` into the matmul's indexing
-    maps (the operand is read transposed instead of copied; oneDNN and the
-    generated loops both handle it), then generalizes every named op except
-    contractions (matmul, batch_matmul), convolutions and fills into
-    `linalg.generic`, so that elementwise fusion sees them while the heavy ops
-    stay recognizable for `tcc-cpu-library-calls`.
-  }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect"];
-}
-
-def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
-  let summary = "Mark f32 matmuls and convolutions as runtime library calls";
-  let description = [{
-    Runs after bufferization and before `tcc-plan-memory`. Each f32
-    `linalg.matmul` (plain or with transposed operands), `linalg.batch_matmul`
-    and `linalg.conv_2d_nchw_fchw` on dense row-major buffers becomes a
-    `func.call` of a private declaration `@tcc_library_call_N` carrying its
-    kind and sizes in a `tcc.library_call` attribute (abi.h documents the
-    kinds and parameters); `tcc-cpu-lower-library-calls` turns those into
-    calls of the runtime after memory planning. Two rewrites make the call
-    cheaper than the loops it replaces:
-      - a zero fill of the output right before the op is dropped, and the
-        call overwrites its output instead of accumulating;
-      - such a matmul takes the elementwise op after it as its epilogue
-        when that op is exactly `[max(] [D +] (C + bias) [, 0.0)]` on its
-        result C (read directly or through a reshape; bias along N, the
-        residual D and the output Y with identity maps): the call writes Y
-        (abi.h's epilogue bits and extra operands), and the op, C's fill
-        and, unless Y is C itself, C go. Only when nothing else reads C
-        (a backward op re-reading the pre-activation keeps it) and A and B
-        are not written in between (the call takes the op's place);
-      - a convolution whose input is a zero-padded copy (fill + copy into a
-        subview) reads the unpadded tensor directly, with the padding as
-        call parameters: no padded copy is made. Done before memory
-        planning, so the unpadded buffer stays live until the call.
-    Other element types and layouts stay on the generated path.
-  }];
-  let dependentDialects = ["mlir::func::FuncDialect",
-                           "mlir::memref::MemRefDialect"];
-}
-
-def CpuLowerLibraryCallsPass : Pass<"tcc-cpu-lower-library-calls", "mlir::ModuleOp"> {
-  let summary = "Library calls to calls of the runtime's library_call";
-  let description = [{
-    Runs after `tcc-plan-memory`. Every planned entry function gains a last
-    argument, the runtime's `tcc_abi_runtime *` (abi.h). Each call of a
-    `@tcc_library_call_N` declaration becomes an indirect call of the
-    runtime's `library_call` with the operands' addresses and the call's
-    index in the module's `tcc.library_calls` table, which the artifact's
-    descriptor carries so that the runtime creates each oneDNN primitive once
-    per session.
-  }];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect"];
-}
-
-def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
-  let summary = "Producer-consumer fusion of elementwise linalg.generic ops";
-  let description = [{
-    Upstream's elementwise fusion and reshape propagation, with tcc's
-    control: an op fuses into its consumer when it has a single use, or when
-    it is cheap to recompute in each of its consumers (an all-parallel generic
-    of at most four arith ops, no division) and doing so moves fewer bytes
-    (every use an input of a generic, users x inputs < inputs + 1 + users);
-    an expensive producer is never computed twice. An expensive producer
-    with several uses fuses into an elementwise consumer as a multi-output
-    op (its value is still written for the other users, which must all come
-    after the consumer; identity maps only), and siblings (generics over the
-    same iteration space reading a common input with the same map, arith /
-    math bodies, the same innermost-loop access) merge into one multi-result
-    generic that reads the common input once. Only `linalg.generic` ops
-    take part,
-    so that named matmuls and convolutions are never rewritten into generics
-    (reshape propagation by expansion would otherwise turn a matmul next to a
-    broadcast into a 4-loop generic that no library call matches).
-
-    No fused kernel exceeds `max-kernel-size` body ops or operands: a chain
-    of thousands of elementwise ops becomes a sequence of kernels of that
-    size, which keeps fusion and LLVM's code generation linear in the
-    chain's length (the largest kernel of the zoo's models has 158 ops).
-
-    With `report`, prints per function the number of kernels (linalg ops)
-    before and after, and the source ops (ONNX node names) of every kernel
-    that fused several.
-  }];
-  let options = [
-    Option<"report", "report", "bool", /*default=*/"false",
-           "Print the kernels before and after fusion on standard error">,
-    Option<"siblingReductions", "sibling-reductions", "bool", /*default=*/"true",
-           "Merge sibling reductions too (false for CUDA, whose block "
-           "reduction carries one output)">,
-    Option<"maxKernelSize", "max-kernel-size", "unsigned", /*default=*/"256",
-           "The most body ops, and the most operands, of a fused kernel">
-  ];
-  let dependentDialects = ["mlir::linalg::LinalgDialect",
-                           "mlir::tensor::TensorDialect",
-                           "mlir::affine::AffineDialect"];
-}
-
-def FuseRowsPass : Pass<"tcc-fuse-rows", "mlir::func::FuncOp"> {
-  let summary = "A reduction with its prologue and epilogue as one loop over rows";
-  let description = [{
-    On buffers, before the memory plan: a run of consecutive fills and
-    generics over the same rows (the leading parallel loops of a reduction
-    whose parallel loops all lead: softmax, layer norm and its backward,
-    log-softmax with the loss) becomes one loop over the rows whose body runs
-    every op of the run on its row, so the run is one kernel and each row's
-    data stays in cache from op to op. An op joins when every shaped operand
-    is indexed by the rows in its leading dimensions (or, for inputs, not
-    at all: a broadcast), it writes only allocations the function does not
-    return (parameter updates and outputs keep their kernels), and every
-    buffer the run writes is reached through one value indexed by the rows
-    in all of the run's ops. Pure ops and allocations between the run's ops
-    stay before the loop. A run needs a reduction and two ops other than fills. The loop is
-    an `scf.parallel` when the run's iterations reach `min-parallel-work`,
-    else sequential loops; the ops inside never fork again. CPU only: the
-    CUDA mapping gives one kernel per op.
-  }];
-  let options = [
-    Option<"minParallelWork", "min-parallel-work", "int64_t",
-           /*default=*/"262144",
-           "Loop iterations of the run below which the rows stay sequential">,
-    Option<"report", "report", "bool", /*default=*/"false",
-           "Print each function's runs and their source ops on standard error">
-  ];
-  let dependentDialects = ["mlir::scf::SCFDialect",
-                           "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect"];
-}
-
-def AutodiffPass : Pass<"tcc-autodiff", "mlir::ModuleOp"> {
-  let summary = "Build the gradient function of every function with parameters";
-  let description = [{
-    For each function with `tcc.param` arguments (with `wrt=all`: with float
-    tensor arguments), adds `NAME_grad`: the same arguments, returning the
-    loss (the function's first result, a float tensor of one element) and
-    the gradient of the loss with respect to each parameter (or argument),
-    built by reverse-mode autodiff from the ops' gradient rules
-    (DifferentiableOpInterface). Missing rules are reported all at once,
-    naming the ops (the ONNX nodes).
-  }];
-  let options = [
-    Option<"wrt", "wrt", "std::string", /*default=*/"\"params\"",
-           "Differentiate with respect to 'params' (tcc.param arguments) or "
-           "'all' float tensor arguments">
-  ];
   let dependentDialects = ["tcc::TccDialect"];
 }
 
@@ -344,6 +92,124 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["tcc::TccDialect"];
 }
 
+def AutodiffPass : Pass<"tcc-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build the gradient function of every function with parameters";
+  let description = [{
+    For each function with `tcc.param` arguments (with `wrt=all`: with float
+    tensor arguments), adds `NAME_grad`: the same arguments, returning the
+    loss (the function's first result, a float tensor of one element) and
+    the gradient of the loss with respect to each parameter (or argument),
+    built by reverse-mode autodiff from the ops' gradient rules
+    (DifferentiableOpInterface). Missing rules are reported all at once,
+    naming the ops (the ONNX nodes).
+  }];
+  let options = [
+    Option<"wrt", "wrt", "std::string", /*default=*/"\"params\"",
+           "Differentiate with respect to 'params' (tcc.param arguments) or "
+           "'all' float tensor arguments">
+  ];
+  let dependentDialects = ["tcc::TccDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Linalg lowering and fusion, on tensors
+//===----------------------------------------------------------------------===//
+
+def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
+  let summary = "Lower every tcc op to linalg, tensor, arith, math and scf";
+  let description = [{
+    Rewrites each tcc op into upstream dialects on tensors: named linalg ops
+    where one fits exactly (matmul, batch_matmul, transpose, broadcast,
+    reduce, NCHW convolutions and poolings), linalg.generic otherwise, tensor
+    ops for data movement, and scf loops for scatters and cumsum. Unsigned
+    integer types become signless everywhere, function signatures included;
+    their semantics survive in the choice of arith ops (divui, cmpi ult,
+    uitofp, ...). Out-of-range gather / scatter indices are clamped, so no
+    access is ever out of bounds. Run on a module, signatures and calls stay
+    consistent; the pass fails, naming the op, if any tcc op remains.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
+def PrepareCpuLinalgPass : Pass<"tcc-prepare-cpu-linalg"> {
+  let summary = "Shape linalg on tensors for fusion and library calls";
+  let description = [{
+    Folds a 2-D transpose feeding a `linalg.matmul` into the matmul's indexing
+    maps (the operand is read transposed instead of copied; oneDNN and the
+    generated loops both handle it), then generalizes every named op except
+    contractions (matmul, batch_matmul), convolutions and fills into
+    `linalg.generic`, so that elementwise fusion sees them while the heavy ops
+    stay recognizable for `tcc-cpu-library-calls`.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
+  let summary = "Producer-consumer fusion of elementwise linalg.generic ops";
+  let description = [{
+    Upstream's elementwise fusion and reshape propagation, with tcc's
+    control: an op fuses into its consumer when it has a single use, or when
+    it is cheap to recompute in each of its consumers (an all-parallel generic
+    of at most four arith ops, no division) and doing so moves fewer bytes
+    (every use an input of a generic, users x inputs < inputs + 1 + users);
+    an expensive producer is never computed twice. An expensive producer
+    with several uses fuses into an elementwise consumer as a multi-output
+    op (its value is still written for the other users, which must all come
+    after the consumer; identity maps only), and siblings (generics over the
+    same iteration space reading a common input with the same map, arith /
+    math bodies, the same innermost-loop access) merge into one multi-result
+    generic that reads the common input once. Only `linalg.generic` ops
+    take part,
+    so that named matmuls and convolutions are never rewritten into generics
+    (reshape propagation by expansion would otherwise turn a matmul next to a
+    broadcast into a 4-loop generic that no library call matches).
+
+    No fused kernel exceeds `max-kernel-size` body ops or operands: a chain
+    of thousands of elementwise ops becomes a sequence of kernels of that
+    size, which keeps fusion and LLVM's code generation linear in the
+    chain's length (the largest kernel of the zoo's models has 158 ops).
+
+    With `report`, prints per function the number of kernels (linalg ops)
+    before and after, and the source ops (ONNX node names) of every kernel
+    that fused several.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the kernels before and after fusion on standard error">,
+    Option<"siblingReductions", "sibling-reductions", "bool", /*default=*/"true",
+           "Merge sibling reductions too (false for CUDA, whose block "
+           "reduction carries one output)">,
+    Option<"maxKernelSize", "max-kernel-size", "unsigned", /*default=*/"256",
+           "The most body ops, and the most operands, of a fused kernel">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Bufferization and memory: right before one-shot bufferization, then the
+// memory plan on buffers
+//===----------------------------------------------------------------------===//
+
+def SplitSharedFillsPass : Pass<"tcc-split-shared-fills", "mlir::func::FuncOp"> {
+  let summary = "One linalg.fill per op that writes into it";
+  let description = [{
+    CSE merges identical `linalg.fill`s of `tensor.empty` (the zero
+    accumulators of matmuls and reductions of one shape), and then every op
+    but one that writes into the shared value needs a copy of it after
+    bufferization (plus, for a library call, an accumulating product instead
+    of an overwriting one). This pass gives each destination use its own
+    fill of its own empty tensor, after the last CSE and before
+    bufferization. Fills read by ops as inputs are left alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def UpdateParamsInPlacePass : Pass<"tcc-update-params-in-place", "mlir::func::FuncOp"> {
   let summary = "Make each parameter update write over the parameter";
   let description = [{
@@ -358,44 +224,6 @@ def UpdateParamsInPlacePass : Pass<"tcc-update-params-in-place", "mlir::func::Fu
     instead of copying.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
-}
-
-def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
-  let summary = "Outline every kernel into its own function (for profiling)";
-  let description = [{
-    After `tcc-linalg-to-cpu-loops`: every loop nest at the top level of a
-    planned function becomes a call of a new function named
-    `kernel_N_NODE` (N counts the kernels of the module, NODE is the ONNX
-    node the loop came from; the artifact writer keeps functions of that
-    name out of line), so that a sampling profiler
-    (`perf`) attributes time to kernels by symbol. `tcc --profile` adds it;
-    the calls cost a few nanoseconds each.
-
-    With `min-kernels`, only functions of at least that many loop nests are
-    outlined: the CPU pipeline does so for entry points of 2048 kernels or
-    more, over which LLVM's loop passes and register allocator take
-    superlinear time as one function (an unfused 4000-op graph: minutes; one
-    function per kernel: linear). Every model of the repository has fewer.
-  }];
-  let options = [
-    Option<"minKernels", "min-kernels", "unsigned", /*default=*/"0",
-           "Outline only functions with at least this many loop nests">
-  ];
-  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
-}
-
-def SplitSharedFillsPass : Pass<"tcc-split-shared-fills", "mlir::func::FuncOp"> {
-  let summary = "One linalg.fill per op that writes into it";
-  let description = [{
-    CSE merges identical `linalg.fill`s of `tensor.empty` (the zero
-    accumulators of matmuls and reductions of one shape), and then every op
-    but one that writes into the shared value needs a copy of it after
-    bufferization (plus, for a library call, an accumulating product instead
-    of an overwriting one). This pass gives each destination use its own
-    fill of its own empty tensor, after the last CSE and before
-    bufferization. Fills read by ops as inputs are left alone.
-  }];
-  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
 def SplitSharedEmptiesPass : Pass<"tcc-split-shared-empties", "mlir::func::FuncOp"> {
@@ -446,6 +274,182 @@ def OrderGlobalsPass : Pass<"tcc-order-globals", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
+
+def PlanMemoryPass : Pass<"tcc-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Place every buffer of a bufferized function in one arena";
+  let description = [{
+    Runs after bufferization on functions whose arguments carry `tcc.input`,
+    `tcc.param` and whose results carry `tcc.output` names. Rewrites each such
+    function to take two byte buffers, `(%arena: memref<?xi8>, %state:
+    memref<?xi8>)`, and nothing else:
+      - every `memref.alloc` becomes a `memref.view` at a fixed arena offset,
+        chosen by liveness over the function body (best fit, largest first),
+        so buffers whose lifetimes do not overlap share memory;
+      - inputs and outputs get arena slots too (the runtime copies inputs in
+        and outputs out); a returned buffer that was allocated in the body is
+        placed in its output slot directly, anything else is copied there;
+      - parameters are laid out one after another in the state region.
+    The plan is recorded on the function as `tcc.plan` (one dictionary per
+    tensor: name, role, region, offset, size, shape, element type) with
+    `tcc.arena_size` and `tcc.state_size`, for the artifact writer. The pass
+    fails if an allocation has a dynamic size, lives inside a loop or
+    branch, or if any `memref.dealloc` of something else remains: an entry
+    point allocates nothing.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Byte alignment of every buffer and of both regions">
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CPU loops and library calls: tcc-cpu-library-calls and tcc-fuse-rows run
+// on buffers before the memory plan, the others after it
+//===----------------------------------------------------------------------===//
+
+def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
+  let summary = "Mark f32 matmuls and convolutions as runtime library calls";
+  let description = [{
+    Runs after bufferization and before `tcc-plan-memory`. Each f32
+    `linalg.matmul` (plain or with transposed operands), `linalg.batch_matmul`
+    and `linalg.conv_2d_nchw_fchw` on dense row-major buffers becomes a
+    `func.call` of a private declaration `@tcc_library_call_N` carrying its
+    kind and sizes in a `tcc.library_call` attribute (abi.h documents the
+    kinds and parameters); `tcc-cpu-lower-library-calls` turns those into
+    calls of the runtime after memory planning. Two rewrites make the call
+    cheaper than the loops it replaces:
+      - a zero fill of the output right before the op is dropped, and the
+        call overwrites its output instead of accumulating;
+      - such a matmul takes the elementwise op after it as its epilogue
+        when that op is exactly `[max(] [D +] (C + bias) [, 0.0)]` on its
+        result C (read directly or through a reshape; bias along N, the
+        residual D and the output Y with identity maps): the call writes Y
+        (abi.h's epilogue bits and extra operands), and the op, C's fill
+        and, unless Y is C itself, C go. Only when nothing else reads C
+        (a backward op re-reading the pre-activation keeps it) and A and B
+        are not written in between (the call takes the op's place);
+      - a convolution whose input is a zero-padded copy (fill + copy into a
+        subview) reads the unpadded tensor directly, with the padding as
+        call parameters: no padded copy is made. Done before memory
+        planning, so the unpadded buffer stays live until the call.
+    Other element types and layouts stay on the generated path.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def FuseRowsPass : Pass<"tcc-fuse-rows", "mlir::func::FuncOp"> {
+  let summary = "A reduction with its prologue and epilogue as one loop over rows";
+  let description = [{
+    On buffers, before the memory plan: a run of consecutive fills and
+    generics over the same rows (the leading parallel loops of a reduction
+    whose parallel loops all lead: softmax, layer norm and its backward,
+    log-softmax with the loss) becomes one loop over the rows whose body runs
+    every op of the run on its row, so the run is one kernel and each row's
+    data stays in cache from op to op. An op joins when every shaped operand
+    is indexed by the rows in its leading dimensions (or, for inputs, not
+    at all: a broadcast), it writes only allocations the function does not
+    return (parameter updates and outputs keep their kernels), and every
+    buffer the run writes is reached through one value indexed by the rows
+    in all of the run's ops. Pure ops and allocations between the run's ops
+    stay before the loop. A run needs a reduction and two ops other than fills. The loop is
+    an `scf.parallel` when the run's iterations reach `min-parallel-work`,
+    else sequential loops; the ops inside never fork again. CPU only: the
+    CUDA mapping gives one kernel per op.
+  }];
+  let options = [
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"262144",
+           "Loop iterations of the run below which the rows stay sequential">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print each function's runs and their source ops on standard error">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def CpuLowerLibraryCallsPass : Pass<"tcc-cpu-lower-library-calls", "mlir::ModuleOp"> {
+  let summary = "Library calls to calls of the runtime's library_call";
+  let description = [{
+    Runs after `tcc-plan-memory`. Every planned entry function gains a last
+    argument, the runtime's `tcc_abi_runtime *` (abi.h). Each call of a
+    `@tcc_library_call_N` declaration becomes an indirect call of the
+    runtime's `library_call` with the operands' addresses and the call's
+    index in the module's `tcc.library_calls` table, which the artifact's
+    descriptor carries so that the runtime creates each oneDNN primitive once
+    per session.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp"> {
+  let summary = "Lower linalg ops on buffers to loops, parallel where it pays";
+  let description = [{
+    Each linalg op on buffers becomes a loop nest. An op with at least
+    `min-parallel-work` loop iterations (all its loops, reductions included:
+    a proxy for its work) runs its outermost loops as one `scf.parallel`:
+    the shortest prefix of its leading parallel dimensions that has 64
+    iterations or more, which `convert-scf-to-openmp` turns into a single
+    OpenMP work-sharing loop (static schedule, one fork per op). Inner
+    dimensions stay sequential `scf.for` loops, so indices are not recovered
+    by division in every iteration; reductions stay sequential, so a result
+    never depends on the thread count; an op whose first loop is a reduction
+    stays sequential (it would fork once per reduction step). Smaller ops stay
+    sequential: a fork and a join cost microseconds, tens of them on shared
+    cores (measured on 2 vCPUs: 262144 beat 32768 by 15% on a small GPT's
+    training step and tied on a 4-layer d=256 one).
+
+    Elementwise generics whose innermost loop is unit-stride in every operand
+    and a multiple of the AVX2 vector width long are tiled to one vector along
+    that loop and vectorized (`linalg::vectorize`), so their bodies, the
+    polynomial exp / tanh / erf included, run on 256-bit vectors.
+  }];
+  let options = [
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"262144",
+           "Loop iterations below which an op stays sequential">,
+    Option<"vectorize", "vectorize", "bool", /*default=*/"true",
+           "Vectorize elementwise ops along their innermost loop">
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
+def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Outline every kernel into its own function (for profiling)";
+  let description = [{
+    After `tcc-linalg-to-cpu-loops`: every loop nest at the top level of a
+    planned function becomes a call of a new function named
+    `kernel_N_NODE` (N counts the kernels of the module, NODE is the ONNX
+    node the loop came from; the artifact writer keeps functions of that
+    name out of line), so that a sampling profiler
+    (`perf`) attributes time to kernels by symbol. `tcc --profile` adds it;
+    the calls cost a few nanoseconds each.
+
+    With `min-kernels`, only functions of at least that many loop nests are
+    outlined: the CPU pipeline does so for entry points of 2048 kernels or
+    more, over which LLVM's loop passes and register allocator take
+    superlinear time as one function (an unfused 4000-op graph: minutes; one
+    function per kernel: linear). Every model of the repository has fewer.
+  }];
+  let options = [
+    Option<"minKernels", "min-kernels", "unsigned", /*default=*/"0",
+           "Outline only functions with at least this many loop nests">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA: after the memory plan and tcc-cpu-lower-library-calls
+//===----------------------------------------------------------------------===//
 
 def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {
   let summary = "Every buffer op of a planned entry point as one gpu.launch";
@@ -498,6 +502,28 @@ def GpuLowerLaunchesPass : Pass<"tcc-gpu-lower-launches", "mlir::ModuleOp"> {
            "The device when the module has no GPU binary (only library calls)">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// LLVM: on the way to the LLVM dialect
+//===----------------------------------------------------------------------===//
+
+def ApproximateMathPass : Pass<"tcc-approximate-math"> {
+  let summary = "Replace f32 exp, log, tanh, erf by vectorizable polynomials";
+  let description = [{
+    Rewrites the transcendental math ops that CPU code uses most (exp, expm1,
+    exp2, log, log1p, log2, tanh, erf) into upstream's polynomial
+    approximations: plain arith / math.fma sequences without a libm call, so
+    that LLVM's loop vectorizer turns an elementwise loop into SIMD code.
+    f16 and bf16 operands are computed in f32 first; f64 keeps libm's
+    correctly rounded functions. The approximations are accurate to a few
+    ulp in f32 and keep the special values (exp overflow to inf, log of 0
+    and of negatives, tanh saturation).
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+    "mlir::vector::VectorDialect"
+  ];
 }
 
 #endif // TCC_PASSES_TD

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/ByteSizes.h"
 
 #include "dialects/TccNames.h"
 
@@ -19,6 +20,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
@@ -47,16 +49,6 @@ struct Buffer {
   int64_t offset = -1;
   Value value; // the argument or the alloc result
 };
-
-/// The bytes of a static memref, or nullopt when they do not fit int64.
-std::optional<int64_t> byteSize(MemRefType t) {
-  int64_t bits = t.getElementType().getIntOrFloatBitWidth();
-  std::optional<int64_t> bytes = bits == 1 ? 1 : (bits + 7) / 8;
-  for (int64_t d : t.getShape())
-    if (bytes)
-      bytes = llvm::checkedMul(*bytes, d);
-  return bytes;
-}
 
 /// SIZE rounded up to ALIGNMENT, at least one unit (every buffer gets its
 /// own address), or nullopt when that does not fit int64.
@@ -278,7 +270,7 @@ struct PlanMemoryPass : tcc::impl::PlanMemoryPassBase<PlanMemoryPass> {
         PinKey key{role, name.str()};
         if (!m || !m.hasStaticShape() || pinned.count(key))
           return success();
-        std::optional<int64_t> size = byteSize(m);
+        std::optional<int64_t> size = tcc::byteSize(m);
         std::optional<int64_t> slot = size ? slotSize(*size, alignment) : std::nullopt;
         std::optional<int64_t> end = slot ? slotEnd(next, *slot) : std::nullopt;
         if (!end)
@@ -513,7 +505,7 @@ LogicalResult PlanMemoryPass::planUpdate(FunctionPlan &p, StringRef param, Value
 }
 
 LogicalResult PlanMemoryPass::size(func::FuncOp func, Buffer &buf) {
-  std::optional<int64_t> bytes = byteSize(buf.type);
+  std::optional<int64_t> bytes = tcc::byteSize(buf.type);
   std::optional<int64_t> slot = bytes ? slotSize(*bytes, alignment) : std::nullopt;
   if (!slot) {
     Operation *at = buf.value ? buf.value.getDefiningOp() : nullptr;
@@ -566,6 +558,14 @@ LogicalResult PlanMemoryPass::place(FunctionPlan &p) {
                          overflowed->size, overflowed->offset);
   }
   p.arenaSize = *arenaSize;
+  LLVM_DEBUG({
+    llvm::dbgs() << "tcc-plan-memory: @" << func.getSymName() << ": arena " << p.arenaSize
+                 << " bytes, state " << p.stateSize << " bytes\n";
+    for (const Buffer &b : p.buffers)
+      if (!isPersistent(b.role) && b.role != BufferRole::Update)
+        llvm::dbgs() << "  " << roleName(b.role) << " " << b.name << ": " << b.size
+                     << " bytes at " << b.offset << ", live " << b.start << ".." << b.end << "\n";
+  });
   // Updates are written over their parameters (or state tensors).
   for (Buffer &b : p.buffers)
     if (b.role == BufferRole::Update)

@@ -18,6 +18,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-split-shared-empties"
 
 namespace tcc {
 #define GEN_PASS_DEF_SPLITSHAREDEMPTIESPASS
@@ -46,6 +49,9 @@ struct SplitSharedEmptiesPass
       if (inits.size() <= maxWriters)
         continue;
       unsigned run = std::max(1u, unsigned(runLength));
+      LLVM_DEBUG(llvm::dbgs() << "the empty at " << empty.getLoc() << " has " << inits.size()
+                              << " writers: " << (inits.size() - 1) / run
+                              << " copies, one per run of " << run << "\n");
       Block *block = empty->getBlock();
       auto [it, inserted] = positions.try_emplace(block);
       if (inserted)

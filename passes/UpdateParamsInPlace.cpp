@@ -2,7 +2,12 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/TccNames.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-update-params-in-place"
 
 namespace tcc {
 #define GEN_PASS_DEF_UPDATEPARAMSINPLACEPASS
@@ -21,13 +26,13 @@ struct UpdateParamsInPlacePass
       return;
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
-      auto name = func.getResultAttrOfType<StringAttr>(i, "tcc.update");
+      auto name = func.getResultAttrOfType<StringAttr>(i, tcc::attr::update);
       if (!name)
         continue;
       Value param;
       for (unsigned a = 0; a < func.getNumArguments(); ++a)
-        if (func.getArgAttrOfType<StringAttr>(a, "tcc.param") == name ||
-            func.getArgAttrOfType<StringAttr>(a, "tcc.state") == name)
+        if (func.getArgAttrOfType<StringAttr>(a, tcc::attr::param) == name ||
+            func.getArgAttrOfType<StringAttr>(a, tcc::attr::state) == name)
           param = func.getArgument(a);
       // The op computing the update (possibly one result of several: a
       // multi-output kernel updating several parameters or moments).
@@ -57,8 +62,12 @@ struct UpdateParamsInPlacePass
       bool readsParamOtherwise = llvm::any_of(generic.getDpsInputOperands(), [&](OpOperand *in) {
         return in->get() == param && !generic.getMatchingIndexingMap(in).isIdentity();
       });
-      if (!readsParamOtherwise)
-        init->set(param);
+      if (readsParamOtherwise)
+        continue;
+      init->set(param);
+      LLVM_DEBUG(llvm::dbgs() << "@" << func.getSymName() << ": " << name.getValue()
+                              << " is updated in place by the op at " << generic.getLoc()
+                              << "\n");
     }
   }
 };

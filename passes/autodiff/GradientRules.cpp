@@ -11,7 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/autodiff/Autodiff.h"
+#include "passes/autodiff/GradientRules.h"
+#include "passes/TccBuilders.h"
 #include "passes/lowering/Patterns.h"
 
 #include "dialects/TccOps.h"
@@ -31,19 +32,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-/// A tensor shaped like LIKE, every element V.
-Value splat(OpBuilder &b, Location loc, Value like, double v) {
-  RankedTensorType type = tensorType(like);
-  return ConstantOp::create(b, loc, type,
-                            DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(), v)));
-}
-
-Value add(OpBuilder &b, Location loc, Value x, Value y) { return AddOp::create(b, loc, x, y); }
-Value sub(OpBuilder &b, Location loc, Value x, Value y) { return SubOp::create(b, loc, x, y); }
-Value mul(OpBuilder &b, Location loc, Value x, Value y) { return MulOp::create(b, loc, x, y); }
-Value div(OpBuilder &b, Location loc, Value x, Value y) { return DivOp::create(b, loc, x, y); }
-Value neg(OpBuilder &b, Location loc, Value x) { return NegOp::create(b, loc, x); }
 
 /// select(pred(x, y), g, 0).
 Value gradWhere(OpBuilder &b, Location loc, CmpPredicate pred, Value x, Value y, Value g) {
@@ -498,8 +486,7 @@ struct GatherRule {
       updates = TransposeOp::create(b, loc, updates, b.getDenseI64ArrayAttr(gToFront));
     }
     auto frontType = RankedTensorType::get(frontShape, in.getElementType());
-    Value zeros = ConstantOp::create(
-        b, loc, frontType, DenseElementsAttr::get(frontType, FloatAttr::get(in.getElementType(), 0.0)));
+    Value zeros = splat(b, loc, frontType, 0.0);
     Value dx = ScatterNdOp::create(b, loc, frontType, zeros, indices, updates, ScatterReduction::add);
     if (axis != 0) {
       SmallVector<int64_t> back(rank);
@@ -673,8 +660,7 @@ struct PoolWindows {
     Type et = xt.getElementType();
     int64_t n = xt.getDimSize(0), c = xt.getDimSize(1);
     auto withPadding = RankedTensorType::get({n, c, plane + 1}, et);
-    Value zeros = ConstantOp::create(b, loc, withPadding,
-                                     DenseElementsAttr::get(withPadding, FloatAttr::get(et, 0.0)));
+    Value zeros = splat(b, loc, withPadding, 0.0);
     Value sum = ScatterElementsOp::create(b, loc, withPadding, zeros, indices, updates,
                                           b.getI64IntegerAttr(2),
                                           ScatterReductionAttr::get(b.getContext(), ScatterReduction::add));
@@ -1153,8 +1139,7 @@ struct NllLossRule {
     Value w = op.getWeight()
                   ? Value(GatherOp::create(b, loc, posType, op.getWeight(), target,
                                            b.getI64IntegerAttr(0)))
-                  : Value(ConstantOp::create(
-                        b, loc, posType, DenseElementsAttr::get(posType, FloatAttr::get(et, 1.0))));
+                  : splat(b, loc, posType, 1.0);
     if (auto ignore = op.getIgnoreIndex()) {
       auto ignoreType = RankedTensorType::get(tt.getShape(), tt.getElementType());
       Value ii = ConstantOp::create(b, loc, ignoreType,

@@ -8,11 +8,14 @@
 // ops. No tcc op survives anywhere (attributes named tcc.* are not ops):
 // NOTCC-NOT: = tcc.
 
-// Tests that signatures, calls and argument attributes follow the conversion.
+// Tests that signatures, calls and argument attributes follow the conversion,
+// and that an entry point records the unsigned element types its inputs and
+// outputs declared (for the artifact's descriptor, via tcc-plan-memory).
 // CHECK-LABEL: func.func private @callee
 //  CHECK-SAME:   (tensor<4xi8>) -> tensor<4xi8>
 // CHECK-LABEL: func.func @caller
 //  CHECK-SAME:   (%[[X:.+]]: tensor<4xi8> {tcc.input = "x"}) -> (tensor<4xi8> {tcc.output = "y"})
+//  CHECK-SAME:   attributes {tcc.declared_types = {arg0 = ui8, result0 = ui8}}
 //       CHECK:   %[[R:.+]] = call @callee(%[[X]]) : (tensor<4xi8>) -> tensor<4xi8>
 //       CHECK:   %[[S:.+]] = linalg.generic {{.+}}ins(%[[R]], %[[X]] : tensor<4xi8>, tensor<4xi8>)
 //       CHECK:     arith.maxui
@@ -26,8 +29,10 @@ func.func @caller(%x: tensor<4xui8> {tcc.input = "x"}) -> (tensor<4xui8> {tcc.ou
 
 // -----
 
-// Tests that scf regions carrying unsigned tensors are converted as well.
+// Tests that scf regions carrying unsigned tensors are converted as well,
+// and that a function without named inputs records no declared types.
 // CHECK-LABEL: func.func @scf_if
+//   CHECK-NOT:   tcc.declared_types
 //       CHECK:   %[[R:.+]] = scf.if %{{.+}} -> (tensor<4xi16>)
 //       CHECK:     scf.yield %{{.+}} : tensor<4xi16>
 //       CHECK:   } else {

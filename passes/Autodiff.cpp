@@ -1,7 +1,14 @@
-//===- AutodiffPass.cpp - tcc-autodiff: gradient functions ----------------===//
+//===- Autodiff.cpp - tcc-autodiff: gradient functions --------------------===//
+//
+// The pass is a thin driver over passes/autodiff/: it picks the arguments to
+// differentiate and names the gradient function; ReverseMode.cpp builds it.
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/autodiff/Autodiff.h"
+#include "passes/autodiff/ReverseMode.h"
+
+#include "dialects/TccNames.h"
 
 namespace tcc {
 #define GEN_PASS_DEF_AUTODIFFPASS
@@ -31,7 +38,7 @@ struct AutodiffPass : tcc::impl::AutodiffPassBase<AutodiffPass> {
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         auto t = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
         bool isFloat = t && isa<FloatType>(t.getElementType());
-        if (isFloat && (wrt == "all" || func.getArgAttr(i, "tcc.param")))
+        if (isFloat && (wrt == "all" || func.getArgAttr(i, tcc::attr::param)))
           args.push_back(i);
       }
       if (args.empty())

@@ -1,4 +1,4 @@
-//===- Autodiff.cpp - reverse-mode automatic differentiation --------------===//
+//===- ReverseMode.cpp - reverse-mode automatic differentiation -----------===//
 //
 // The classic tape-free scheme for a single-block SSA function: clone the
 // forward body, walk its ops backwards from the loss, and ask each op's
@@ -9,8 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/autodiff/Autodiff.h"
+#include "passes/autodiff/ReverseMode.h"
+#include "passes/SourceNames.h"
+#include "passes/TccBuilders.h"
 
+#include "dialects/TccNames.h"
 #include "dialects/TccOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -29,15 +32,9 @@ bool isFloatTensor(Type t) {
 /// A name for diagnostics: the ONNX node (a NameLoc) if there is one.
 std::string describe(Operation *op) {
   std::string s = op->getName().getStringRef().str();
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return s + " (node '" + name.getName().str() + "')";
-  std::string where;
-  llvm::raw_string_ostream os(where);
-  loc.print(os);
-  return s + " at " + where;
+  if (isa<NameLoc>(tcc::sourceLocation(op)))
+    return s + " (node '" + tcc::sourceName(op) + "')";
+  return s + " at " + tcc::sourceName(op);
 }
 
 } // namespace
@@ -88,12 +85,10 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
   auto accumulate = [&](Value v, Value g) {
     auto [it, inserted] = grads.try_emplace(v, g);
     if (!inserted)
-      it->second = tcc::AddOp::create(b, g.getLoc(), it->second, g);
+      it->second = tcc::add(b, g.getLoc(), it->second, g);
   };
   auto lossType = cast<RankedTensorType>(loss.getType());
-  grads[loss] = tcc::ConstantOp::create(
-      b, loss.getLoc(), lossType,
-      DenseElementsAttr::get(lossType, FloatAttr::get(lossType.getElementType(), 1.0)));
+  grads[loss] = tcc::splat(b, loss.getLoc(), lossType, 1.0);
 
   SmallVector<std::string> missing;
   // Values whose gradient an op without a rule would have produced: their
@@ -127,11 +122,8 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
     }
     // A rule sees zeros, not nulls, for results the loss ignores.
     for (auto [i, r] : llvm::enumerate(op->getResults()))
-      if (!resultGrads[i] && isFloatTensor(r.getType())) {
-        auto t = cast<RankedTensorType>(r.getType());
-        resultGrads[i] = tcc::ConstantOp::create(
-            b, op->getLoc(), t, DenseElementsAttr::get(t, FloatAttr::get(t.getElementType(), 0.0)));
-      }
+      if (!resultGrads[i] && isFloatTensor(r.getType()))
+        resultGrads[i] = tcc::splat(b, op->getLoc(), r, 0.0);
     SmallVector<Value> operandGrads;
     if (failed(rule.buildGradients(b, resultGrads, operandGrads))) {
       grad.erase();
@@ -162,11 +154,8 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
   for (unsigned i : wrt) {
     Value arg = grad.getArgument(i);
     Value g = grads.lookup(arg);
-    if (!g) {
-      auto t = cast<RankedTensorType>(arg.getType());
-      g = tcc::ConstantOp::create(b, arg.getLoc(), t,
-                                  DenseElementsAttr::get(t, FloatAttr::get(t.getElementType(), 0.0)));
-    }
+    if (!g)
+      g = tcc::splat(b, arg.getLoc(), arg, 0.0);
     results.push_back(g);
     resultTypes.push_back(g.getType());
   }
@@ -180,12 +169,13 @@ FailureOr<func::FuncOp> tcc::buildGradientFunction(func::FuncOp func, ArrayRef<u
                                                   : DictionaryAttr::get(func.getContext()));
   for (unsigned i : wrt) {
     StringAttr argName;
-    for (StringRef key : {"tcc.param", "tcc.input"})
+    for (StringRef key : {tcc::attr::param, tcc::attr::input})
       if (auto n = func.getArgAttrOfType<StringAttr>(i, key))
         argName = n;
     NamedAttrList attrs;
     if (argName)
-      attrs.append("tcc.output", StringAttr::get(func.getContext(), argName.getValue() + ".grad"));
+      attrs.append(tcc::attr::output,
+                   StringAttr::get(func.getContext(), argName.getValue() + ".grad"));
     resultAttrs.push_back(attrs.getDictionary(func.getContext()));
   }
   grad.setAllResultAttrs(resultAttrs);

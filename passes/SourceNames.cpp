@@ -1,0 +1,35 @@
+//===- SourceNames.cpp - the ONNX node an op came from --------------------===//
+
+#include "passes/SourceNames.h"
+
+#include "mlir/IR/Location.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
+
+using namespace mlir;
+
+Location tcc::sourceLocation(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
+    loc = fused.getLocations().front();
+  return loc;
+}
+
+std::string tcc::sourceName(Operation *op) {
+  Location loc = sourceLocation(op);
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return n.getName().str();
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return s;
+}
+
+std::string tcc::kernelNodeName(Operation *op) {
+  std::string name = isa<NameLoc>(sourceLocation(op)) ? sourceName(op) : "op";
+  for (char &c : name)
+    if (!isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return name.substr(0, 48);
+}
