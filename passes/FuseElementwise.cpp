@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/ByteSizes.h"
+#include "dialects/ByteSizes.h"
 #include "passes/KernelCost.h"
 #include "passes/Passes.h"
 #include "passes/SourceNames.h"

@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/ByteSizes.h"
+#include "dialects/ByteSizes.h"
 #include "passes/LinalgPayload.h"
 
 #include "dialects/TccNames.h"

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/KernelCost.h"
-#include "passes/ByteSizes.h"
+#include "dialects/ByteSizes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -512,9 +512,11 @@ def ApproximateMathPass : Pass<"tcc-approximate-math"> {
   let summary = "Replace f32 exp, log, tanh, erf by vectorizable polynomials";
   let description = [{
     Rewrites the transcendental math ops that CPU code uses most (exp, expm1,
-    exp2, log, log1p, log2, tanh, erf) into upstream's polynomial
-    approximations: plain arith / math.fma sequences without a libm call, so
-    that LLVM's loop vectorizer turns an elementwise loop into SIMD code.
+    log, log1p, log2, tanh, erf) into upstream's polynomial approximations:
+    plain arith / math.fma sequences without a libm call, so that LLVM's loop
+    vectorizer turns an elementwise loop into SIMD code. exp2 is on the list,
+    but upstream has no f32 polynomial for it: an f32 exp2 stays a libm call
+    (the importer and the gradient rules produce none).
     f16 and bf16 operands are computed in f32 first; f64 keeps libm's
     correctly rounded functions. The approximations are accurate to a few
     ulp in f32 and keep the special values (exp overflow to inf, log of 0

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/ByteSizes.h"
+#include "dialects/ByteSizes.h"
 
 #include "dialects/TccNames.h"
 

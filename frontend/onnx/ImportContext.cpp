@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/ImportContext.h"
+#include "dialects/ByteSizes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -463,12 +464,9 @@ tcc::onnx_frontend::checkExternalData(const onnx::TensorProto &tensor,
   return std::string(path);
 }
 
-/// Bytes per element in ONNX raw_data for an MLIR element type.
-static int64_t storageBytes(Type et) {
-  if (et.isInteger(1))
-    return 1;
-  return (et.getIntOrFloatBitWidth() + 7) / 8;
-}
+/// Bytes per element in ONNX raw_data for an MLIR element type (one per
+/// bool, as in abi.h).
+static int64_t storageBytes(Type et) { return tcc::elementBytes(et); }
 
 FailureOr<std::vector<char>>
 tcc::onnx_frontend::tensorBytes(const onnx::TensorProto &tensor,

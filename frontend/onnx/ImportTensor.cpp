@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/ImportContext.h"
+#include "dialects/ByteSizes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -767,8 +768,7 @@ LogicalResult importRange(NC &ctx) {
   // unique up to 2^24 attributes in the context (tens of seconds, gigabytes).
   if (et.isInteger(1))
     return ctx.error() << "expects a numeric type, got a bool", failure();
-  unsigned bits = et.getIntOrFloatBitWidth();
-  size_t width = (bits + 7) / 8;
+  size_t width = size_t(tcc::elementBytes(et));
   std::vector<char> bytes(size_t(count) * width);
   auto ft = dyn_cast<FloatType>(et);
   // Integers are computed exactly, not through double: start + i * delta

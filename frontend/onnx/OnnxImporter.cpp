@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/OnnxImporter.h"
+#include "dialects/ByteSizes.h"
 #include "frontend/onnx/ImportContext.h"
 #include "dialects/TccNames.h"
 
@@ -228,7 +229,7 @@ LogicalResult GraphImporter::collectInitializers() {
     if (failed(count))
       return failure();
     Type et = convertElementType(ctx, t.data_type());
-    int64_t width = et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8;
+    int64_t width = tcc::elementBytes(et);
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       if (failed(checkExternalData(t, dir, *count * width,
                                    [&] { return modelError(); })))
@@ -351,7 +352,7 @@ LogicalResult GraphImporter::importConstantInput(const onnx::ValueInfoProto &in,
                             "--const-input '" + in.name() + "'");
   if (failed(count))
     return failure();
-  int64_t width = et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8;
+  int64_t width = tcc::elementBytes(et);
   if (int64_t(value.bytes.size()) != *count * width)
     return modelError() << "--const-input '" << in.name()
                         << "' has the wrong number of bytes",

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TCC_PASSES_BYTESIZES_H
-#define TCC_PASSES_BYTESIZES_H
+#ifndef TCC_DIALECTS_BYTESIZES_H
+#define TCC_DIALECTS_BYTESIZES_H
 
 #include "mlir/IR/Types.h"
 
@@ -27,4 +27,4 @@ std::optional<int64_t> byteSize(mlir::Type type);
 
 } // namespace tcc
 
-#endif // TCC_PASSES_BYTESIZES_H
+#endif // TCC_DIALECTS_BYTESIZES_H

@@ -1,6 +1,6 @@
 //===- ByteSizes.cpp - the bytes of a tensor or buffer --------------------===//
 
-#include "passes/ByteSizes.h"
+#include "dialects/ByteSizes.h"
 
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "llvm/Support/CheckedArithmetic.h"
