@@ -16,6 +16,7 @@
 #include "tools/tcc-run/schedule.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -334,12 +335,26 @@ void TrainingRun::readSignature() {
   // How to drive the step: the labels, and K micro-batches per optimizer
   // step (accumulate_grad with micro = 0 .. K-2, then train_step).
   labels_.name = artifactMetadata(artifact_, TCC_METADATA_LABELS, "y");
-  std::string ignore = artifactMetadata(artifact_, TCC_METADATA_IGNORE_INDEX, "");
-  if (!ignore.empty()) {
+  // The compiler writes these as decimal integers; anything else is a
+  // damaged or foreign artifact, not a value to guess at.
+  auto integer = [&](const char *key, const std::string &fallback) {
+    std::string text = artifactMetadata(artifact_, key, fallback);
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end || errno == ERANGE)
+      die(o_.model + ": the artifact's metadata " + key + " '" + text + "' is not an integer");
+    return v;
+  };
+  if (!artifactMetadata(artifact_, TCC_METADATA_IGNORE_INDEX, "").empty()) {
     labels_.hasIgnore = true;
-    labels_.ignoreIndex = std::strtoll(ignore.c_str(), nullptr, 10);
+    labels_.ignoreIndex = integer(TCC_METADATA_IGNORE_INDEX, "");
   }
-  accum_ = std::strtol(artifactMetadata(artifact_, TCC_METADATA_GRAD_ACCUM, "1").c_str(), nullptr, 10);
+  long long accum = integer(TCC_METADATA_GRAD_ACCUM, "1");
+  if (accum > 1000000000)
+    die(o_.model + ": the artifact's metadata grad_accum '" + std::to_string(accum) +
+        "' is out of range");
+  accum_ = long(accum);
   if (accum_ < 1 || (accum_ > 1 && !hasEntry(artifact_, TCC_ENTRY_ACCUMULATE_GRAD)))
     die(o_.model + ": grad_accum " + std::to_string(accum_) +
         " needs an accumulate_grad entry point; recompile the model");
