@@ -435,10 +435,11 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
     the calls cost a few nanoseconds each.
 
     With `min-kernels`, only functions of at least that many loop nests are
-    outlined: the CPU pipeline does so for entry points of 2048 kernels or
+    outlined: the CPU pipeline does so for entry points of 256 kernels or
     more, over which LLVM's loop passes and register allocator take
-    superlinear time as one function (an unfused 4000-op graph: minutes; one
-    function per kernel: linear). Every model of the repository has fewer.
+    superlinear time as one function (an unfused 2000-op graph: 15 s as one
+    function, 9 s outlined; the zoo's resnet18 step 21 s -> 13 s, LSTM
+    26 s -> 15 s, with the same step time).
   }];
   let options = [
     Option<"minKernels", "min-kernels", "unsigned", /*default=*/"0",

@@ -94,11 +94,12 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(tcc::createCpuLowerLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
   // Kernels as functions: all of them for --profile (a symbol per kernel);
-  // otherwise only in entry points of 2048 kernels or more, over which as
-  // one function LLVM's loop passes and register allocator are superlinear.
+  // otherwise in entry points of 256 kernels or more, over which as one
+  // function LLVM's loop passes and register allocator are superlinear
+  // (resnet18's step: 21 s -> 13 s to compile, the same step time).
   if (options.outlineKernels || !options.device) {
     tcc::OutlineKernelsPassOptions outline;
-    outline.minKernels = options.outlineKernels ? 0 : 2048;
+    outline.minKernels = options.outlineKernels ? 0 : 256;
     pm.addPass(tcc::createOutlineKernelsPass(outline));
   }
   pm.addPass(createConvertSCFToOpenMPPass());
