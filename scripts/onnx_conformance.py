@@ -190,6 +190,12 @@ def run_one(tcc, path, timeout, batch):
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, timeout=timeout)
         stderr = p.stderr.decode("utf-8", "replace")
+        # Most backend models fix their batch: tcc refuses a --batch that
+        # binds nothing, so those run without it.
+        if p.returncode != 0 and "binds nothing" in stderr:
+            p = subprocess.run(cmd[:-1], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, timeout=timeout)
+            stderr = p.stderr.decode("utf-8", "replace")
         return classify(path, p.returncode, stderr, False)
     except subprocess.TimeoutExpired:
         return classify(path, None, "", True)

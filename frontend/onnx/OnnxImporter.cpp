@@ -105,6 +105,11 @@ private:
   FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &info,
                                             bool bindSymbols);
   LogicalResult importInputs();
+  /// Whether --batch bound the first dimension of some input, and an input
+  /// whose first dimension is fixed to another size.
+  bool batchBound = false;
+  const onnx::ValueInfoProto *fixedBatchInput = nullptr;
+  int64_t fixedBatchSize = 0;
   LogicalResult importConstantInput(const onnx::ValueInfoProto &in,
                                     const ConstantInput &value);
   FailureOr<SmallVector<int>> sortNodes();
@@ -290,6 +295,7 @@ GraphImporter::valueInfoType(const onnx::ValueInfoProto &info,
       dims.push_back(it->second);
     } else if (i == 0 && options.batch) {
       dims.push_back(*options.batch);
+      batchBound = true;
     } else {
       return modelError() << "input '" << info.name() << "' dimension " << i
                           << (sym.empty() ? " is unknown" : " is symbolic ('" + sym + "')")
@@ -403,7 +409,21 @@ LogicalResult GraphImporter::importInputs() {
       return failure();
     values[in.name()] = body->addArgument(*type, fileLoc);
     argRoles.push_back({tcc::attr::input, in.name()});
+    if (!fixedBatchInput && type->getRank() > 0 && options.batch &&
+        type->getDimSize(0) != *options.batch) {
+      fixedBatchInput = &in;
+      fixedBatchSize = type->getDimSize(0);
+    }
   }
+  // --batch that binds nothing would be ignored: say so when it differs
+  // from the batch the model fixes.
+  if (options.batch && !batchBound && fixedBatchInput)
+    return modelError() << "--batch=" << *options.batch
+                        << " binds nothing: no graph input has a symbolic first dimension, "
+                           "and input '"
+                        << fixedBatchInput->name() << "' has a fixed one of " << fixedBatchSize
+                        << " (export the model with a dynamic batch axis, or leave --batch out)",
+           failure();
   return success();
 }
 
