@@ -85,8 +85,9 @@ FailureOr<Value> crossEntropyLoss(OpBuilder &b, Location loc, Value logits, Valu
     Value countedFull = BroadcastInDimOp::create(b, loc, fullMask, counted, b.getDenseI64ArrayAttr(dims));
     Value uniform = sumAll(b, loc, SelectOp::create(b, loc, countedFull, logp, zeros));
     double classes = double(lt.getShape().back());
-    total = AddOp::create(b, loc, MulOp::create(b, loc, total, splat(b, loc, scalar, 1 - smoothing)),
-                          MulOp::create(b, loc, uniform, splat(b, loc, scalar, smoothing / classes)));
+    Value kept = MulOp::create(b, loc, total, splat(b, loc, scalar, 1 - smoothing));
+    Value spread = MulOp::create(b, loc, uniform, splat(b, loc, scalar, smoothing / classes));
+    total = AddOp::create(b, loc, kept, spread);
   }
   auto countType = RankedTensorType::get(yt.getShape(), lt.getElementType());
   Value count = sumAll(b, loc, CastOp::create(b, loc, countType, counted));
@@ -161,8 +162,9 @@ void updateRunningStatistics(FunctionEditor &e) {
       OpBuilder &b = e.b;
       if (k == 1 && n > 1)
         stat = MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, double(n) / double(n - 1)));
-      Value next = AddOp::create(b, e.loc, MulOp::create(b, e.loc, running, splat(b, e.loc, rt, m)),
-                                 MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, 1 - m)));
+      Value kept = MulOp::create(b, e.loc, running, splat(b, e.loc, rt, m));
+      Value added = MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, 1 - m));
+      Value next = AddOp::create(b, e.loc, kept, added);
       e.update(next, e.fn.getArgAttrOfType<StringAttr>(unsigned(stats[k]), attr::param).getValue());
     }
   }
@@ -596,8 +598,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
             e.addArgument(g.getType(), attr::state, paramName(e.fn, argIndex) + ".grad_accum");
         if (!buf)
           return failure();
-        g = MulOp::create(sb, loc, AddOp::create(sb, loc, buf, g),
-                          splat(sb, loc, tensorType(g), 1.0 / double(gradAccum)));
+        Value sum = AddOp::create(sb, loc, buf, g);
+        g = MulOp::create(sb, loc, sum, splat(sb, loc, tensorType(g), 1.0 / double(gradAccum)));
       }
       grads.push_back(g);
     }
@@ -621,7 +623,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     Value gradNorm = SqrtOp::create(sb, loc, sumSq);
     if (gradClip > 0) {
-      Value coef = DivOp::create(sb, loc, splat(sb, loc, scalar, gradClip),
+      Value clip = splat(sb, loc, scalar, gradClip);
+      Value coef = DivOp::create(sb, loc, clip,
                                  AddOp::create(sb, loc, gradNorm, splat(sb, loc, scalar, 1e-6)));
       coef = MinOp::create(sb, loc, coef, splat(sb, loc, scalar, 1.0));
       for (Value &g : grads) {
@@ -695,10 +698,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       Value buf = e.addArgument(t.type, attr::state, name + ".momentum_buffer");
       if (!buf)
         return failure();
-      Value next = t.add(t.mul(t.constant(momentum), buf), t.mul(t.constant(1 - dampening), g));
+      Value kept = t.mul(t.constant(momentum), buf);
+      Value next = t.add(kept, t.mul(t.constant(1 - dampening), g));
       if (dampening != 0) {
-        Value first =
-            CompareOp::create(t.b, t.loc, CmpPredicate::eq, t.full(stepCount), t.constant(1.0));
+        Value steps = t.full(stepCount);
+        Value first = CompareOp::create(t.b, t.loc, CmpPredicate::eq, steps, t.constant(1.0));
         next = SelectOp::create(t.b, t.loc, first, g, next);
       }
       e.update(next, name + ".momentum_buffer");
@@ -722,12 +726,19 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value param = p;
     if (decay > 0 && optimizerKind == Optimizer::Adam)
       g = t.add(g, t.mul(t.constant(decay), p));
-    if (decay > 0 && optimizerKind == Optimizer::AdamW)
-      param = t.mul(p, t.sub(t.constant(1.0), t.mul(lrFull, t.constant(decay))));
-    Value m1 = t.add(t.mul(t.constant(beta1), m), t.mul(t.constant(1 - beta1), g));
-    Value v1 = t.add(t.mul(t.constant(beta2), v), t.mul(t.constant(1 - beta2), t.mul(g, g)));
-    Value bc1 = t.full(biasCorrection1), bc2 = t.full(biasCorrection2);
-    Value denom = t.add(SqrtOp::create(t.b, t.loc, t.div(v1, bc2)), t.constant(eps));
+    if (decay > 0 && optimizerKind == Optimizer::AdamW) {
+      Value one = t.constant(1.0);
+      param = t.mul(p, t.sub(one, t.mul(lrFull, t.constant(decay))));
+    }
+    Value mKept = t.mul(t.constant(beta1), m);
+    Value m1 = t.add(mKept, t.mul(t.constant(1 - beta1), g));
+    Value vKept = t.mul(t.constant(beta2), v);
+    Value gSquared = t.mul(g, g);
+    Value v1 = t.add(vKept, t.mul(t.constant(1 - beta2), gSquared));
+    Value bc1 = t.full(biasCorrection1);
+    Value bc2 = t.full(biasCorrection2);
+    Value root = SqrtOp::create(t.b, t.loc, t.div(v1, bc2));
+    Value denom = t.add(root, t.constant(eps));
     Value stepSize = t.div(lrFull, bc1);
     Value newP = t.sub(param, t.mul(stepSize, t.div(m1, denom)));
     e.update(newP, name);

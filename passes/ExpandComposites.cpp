@@ -66,10 +66,10 @@ struct ExpandSoftplus : OpRewritePattern<SoftplusOp> {
     Location loc = op.getLoc();
     Value x = op.getInput();
     Value negAbs = NegOp::create(rewriter, loc, AbsOp::create(rewriter, loc, x));
+    Value one = splat(rewriter, loc, x, 1.0);
     Value log1p = LogOp::create(
         rewriter, loc,
-        AddOp::create(rewriter, loc, splat(rewriter, loc, x, 1.0),
-                      ExpOp::create(rewriter, loc, negAbs)));
+        AddOp::create(rewriter, loc, one, ExpOp::create(rewriter, loc, negAbs)));
     rewriter.replaceOpWithNewOp<AddOp>(op, ReluOp::create(rewriter, loc, x),
                                        log1p);
     return success();
@@ -101,10 +101,8 @@ struct ExpandElu : OpRewritePattern<EluOp> {
     Location loc = op.getLoc();
     Value x = op.getInput();
     Value zero = splat(rewriter, loc, x, 0.0);
-    Value expm1 = SubOp::create(
-        rewriter, loc,
-        ExpOp::create(rewriter, loc, MinOp::create(rewriter, loc, x, zero)),
-        splat(rewriter, loc, x, 1.0));
+    Value exp = ExpOp::create(rewriter, loc, MinOp::create(rewriter, loc, x, zero));
+    Value expm1 = SubOp::create(rewriter, loc, exp, splat(rewriter, loc, x, 1.0));
     Value neg = MulOp::create(
         rewriter, loc, expm1,
         splat(rewriter, loc, x, op.getAlpha().convertToDouble()));

@@ -306,9 +306,10 @@ private:
   gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, int64_t grid, int64_t threads,
                              TypeRange workgroup = {}) {
     Value one = cIndex(b, loc, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, cIndex(b, loc, grid), one, one,
-                                        cIndex(b, loc, threads), one, one, nullptr, nullptr,
-                                        {}, workgroup);
+    Value blocks = cIndex(b, loc, grid);
+    Value blockSize = cIndex(b, loc, threads);
+    auto launch = gpu::LaunchOp::create(b, loc, blocks, one, one, blockSize, one, one, nullptr,
+                                        nullptr, {}, workgroup);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
@@ -870,12 +871,9 @@ private:
       Value lo = arith::AddIOp::create(
           fb, loc, arith::MulIOp::create(fb, loc, g, cIndex(fb, loc, chunk)),
           first.getThreadIds().x);
-      Value hi = arith::MinUIOp::create(
-          fb, loc,
-          arith::MulIOp::create(
-              fb, loc, arith::AddIOp::create(fb, loc, g, cIndex(fb, loc, 1)),
-              cIndex(fb, loc, chunk)),
-          cIndex(fb, loc, reduced));
+      Value next = arith::AddIOp::create(fb, loc, g, cIndex(fb, loc, 1));
+      Value end = arith::MulIOp::create(fb, loc, next, cIndex(fb, loc, chunk));
+      Value hi = arith::MinUIOp::create(fb, loc, end, cIndex(fb, loc, reduced));
       SmallVector<Value> ivs = r.parallelIvs(fb, p);
       r.blockReduce(fb, first, r.fold(fb, lo, hi, ivs), [&](OpBuilder &tb, Value total) {
         memref::StoreOp::create(tb, loc, total, partials, ValueRange{bid});
@@ -887,8 +885,10 @@ private:
       Value p = second.getBlockIds().x;
       Value identity = arith::getIdentityValue(r.kind, r.element, sb, loc);
       Value base = arith::MulIOp::create(sb, loc, p, cIndex(sb, loc, split));
-      auto loop = scf::ForOp::create(sb, loc, second.getThreadIds().x, cIndex(sb, loc, split),
-                                     cIndex(sb, loc, kThreads), ValueRange{identity});
+      Value upper = cIndex(sb, loc, split);
+      Value stride = cIndex(sb, loc, kThreads);
+      auto loop = scf::ForOp::create(sb, loc, second.getThreadIds().x, upper, stride,
+                                     ValueRange{identity});
       {
         OpBuilder::InsertionGuard guard(sb);
         sb.setInsertionPointToStart(loop.getBody());

@@ -494,8 +494,8 @@ einsumContract(NodeContext &ctx, EinsumOperand a, EinsumOperand b,
     llvm::append_range(shapeB, sizesOf(freeB));
     Value va = ctx.reshape(einsumTranspose(ctx, a, orderA), shapeA);
     Value vb = ctx.reshape(einsumTranspose(ctx, b, orderB), shapeB);
-    result.value = mul(ctx, ctx.broadcastTo(va, resultShape),
-                       ctx.broadcastTo(vb, resultShape));
+    Value wideA = ctx.broadcastTo(va, resultShape);
+    result.value = mul(ctx, wideA, ctx.broadcastTo(vb, resultShape));
     return result;
   }
   orderA.append(contracted);
@@ -1179,8 +1179,8 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
   }
   auto update = [&](Value running, Value batch) {
     batch = ctx.cast(batch, ctx.elementType(running));
-    return add(ctx, mulScalar(ctx, running, momentum),
-               mulScalar(ctx, batch, 1.0 - momentum));
+    Value kept = mulScalar(ctx, running, momentum);
+    return add(ctx, kept, mulScalar(ctx, batch, 1.0 - momentum));
   };
   ctx.setOutput(0, bn.getResult());
   if (ctx.hasOutput(1))

@@ -58,21 +58,26 @@ Value activate(NC &ctx, const Activation &f, Value x) {
     return ctx.create<TanhOp>(x);
   if (n == "Relu")
     return ctx.create<ReluOp>(x);
+  // alpha x + beta, the scaled value built first (argument order is the
+  // host compiler's, and the IR must not depend on it).
+  auto affine = [&] {
+    Value scaled = mul(ctx, x, scalar(f.alpha));
+    return add(ctx, scaled, scalar(f.beta));
+  };
   if (n == "Affine")
-    return add(ctx, mul(ctx, x, scalar(f.alpha)), scalar(f.beta));
+    return affine();
   if (n == "LeakyRelu")
     return ctx.create<LeakyReluOp>(x, ctx.b.getF64FloatAttr(f.alpha));
   if (n == "ThresholdedRelu") {
     Value above = ctx.create<CompareOp>(CmpPredicate::gt, x, scalar(f.alpha));
     return ctx.create<SelectOp>(above, x, scalar(0.0));
   }
-  if (n == "ScaledTanh")
-    return mul(ctx, scalar(f.alpha),
-               ctx.create<TanhOp>(mul(ctx, x, scalar(f.beta))));
+  if (n == "ScaledTanh") {
+    Value alpha = scalar(f.alpha);
+    return mul(ctx, alpha, ctx.create<TanhOp>(mul(ctx, x, scalar(f.beta))));
+  }
   if (n == "HardSigmoid")
-    return ctx.create<ClampOp>(
-        add(ctx, mul(ctx, x, scalar(f.alpha)), scalar(f.beta)),
-        ctx.b.getF64FloatAttr(0.0), ctx.b.getF64FloatAttr(1.0));
+    return ctx.create<ClampOp>(affine(), ctx.b.getF64FloatAttr(0.0), ctx.b.getF64FloatAttr(1.0));
   if (n == "Elu")
     return ctx.create<EluOp>(x, ctx.b.getF64FloatAttr(f.alpha));
   if (n == "Softsign")
@@ -326,7 +331,8 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
         // Gate order i, o, f, c.
         Value hr = ctx.create<MatmulOp>(h, rT);
         auto pre = [&](int64_t g) {
-          return add(ctx, inGate(g), ctx.sliceAxis(hr, 1, g * hidden, hidden));
+          Value in = inGate(g);
+          return add(ctx, in, ctx.sliceAxis(hr, 1, g * hidden, hidden));
         };
         Value preI = pre(0), preF = pre(2);
         if (peep) {
@@ -338,7 +344,8 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
                        ? ctx.create<SubOp>(ctx.splatLike(it, 1.0), it)
                        : activate(ctx, f[0], clipped(preF));
         Value ct = activate(ctx, f[1], clipped(pre(3)));
-        c = add(ctx, mul(ctx, ft, c), mul(ctx, it, ct));
+        Value kept = mul(ctx, ft, c);
+        c = add(ctx, kept, mul(ctx, it, ct));
         Value preO = pre(1);
         if (peep)
           preO = add(ctx, preO, mul(ctx, po, c));
@@ -347,19 +354,23 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
       } else if (cell == Cell::Gru) {
         // Gate order z, r, h.
         Value hzr = ctx.create<MatmulOp>(h, rzrT); // [batch, 2H]
-        Value zt = activate(ctx, f[0], clipped(add(ctx, inGate(0),
-                                                   ctx.sliceAxis(hzr, 1, 0, hidden))));
-        Value rt = activate(ctx, f[0], clipped(add(ctx, inGate(1),
-                                                   ctx.sliceAxis(hzr, 1, hidden, hidden))));
+        auto gate = [&](int64_t g) {
+          Value in = inGate(g);
+          return add(ctx, in, ctx.sliceAxis(hzr, 1, g * hidden, hidden));
+        };
+        Value zt = activate(ctx, f[0], clipped(gate(0)));
+        Value rt = activate(ctx, f[0], clipped(gate(1)));
         Value cand;
         if (linearBeforeReset) {
           Value hh = ctx.create<MatmulOp>(h, rhT);
           if (rb)
             hh = add(ctx, hh, ctx.broadcastTo(ctx.sliceAxis(rb, 0, 2 * hidden, hidden),
                                               {batch, hidden}));
-          cand = add(ctx, inGate(2), mul(ctx, rt, hh));
+          Value in = inGate(2);
+          cand = add(ctx, in, mul(ctx, rt, hh));
         } else {
-          cand = add(ctx, inGate(2), ctx.create<MatmulOp>(mul(ctx, rt, h), rhT));
+          Value in = inGate(2);
+          cand = add(ctx, in, ctx.create<MatmulOp>(mul(ctx, rt, h), rhT));
         }
         Value ht = activate(ctx, f[1], clipped(cand));
         // H = (1 - z) h~ + z H_prev = h~ + z (H_prev - h~).

@@ -129,11 +129,13 @@ Value dSqrt(OpBuilder &b, Location loc, Value, Value y) {
   return div(b, loc, splat(b, loc, y, 0.5), y);
 }
 Value dRsqrt(OpBuilder &b, Location loc, Value, Value y) { // -y^3 / 2
-  return mul(b, loc, splat(b, loc, y, -0.5), mul(b, loc, y, mul(b, loc, y, y)));
+  Value half = splat(b, loc, y, -0.5);
+  return mul(b, loc, half, mul(b, loc, y, mul(b, loc, y, y)));
 }
 Value dReciprocal(OpBuilder &b, Location loc, Value, Value y) { return neg(b, loc, mul(b, loc, y, y)); }
 Value dTanh(OpBuilder &b, Location loc, Value, Value y) {
-  return sub(b, loc, splat(b, loc, y, 1.0), mul(b, loc, y, y));
+  Value one = splat(b, loc, y, 1.0);
+  return sub(b, loc, one, mul(b, loc, y, y));
 }
 Value dSigmoid(OpBuilder &b, Location loc, Value, Value y) {
   return mul(b, loc, y, sub(b, loc, splat(b, loc, y, 1.0), y));
@@ -843,8 +845,8 @@ struct LayerNormRule {
       Value s = expandTo(b, loc, sumKeep(b, loc, v, normAxes), xt, normAxes);
       return mul(b, loc, s, splat(b, loc, s, 1.0 / double(n)));
     };
-    Value inner = sub(b, loc, sub(b, loc, dxhat, meanN(dxhat)),
-                      mul(b, loc, xhat, meanN(mul(b, loc, dxhat, xhat))));
+    Value centered = sub(b, loc, dxhat, meanN(dxhat));
+    Value inner = sub(b, loc, centered, mul(b, loc, xhat, meanN(mul(b, loc, dxhat, xhat))));
     out.push_back(mul(b, loc, rstd, inner));
     // Parameter gradients: sums over the leading axes, reshaped to the scale.
     auto sumLead = [&](Value v) -> Value {
@@ -922,8 +924,8 @@ struct BatchNormTrainingRule {
       Value m = c.full(c.sum(v));
       return mul(b, loc, m, splat(b, loc, m, 1.0 / double(c.count)));
     };
-    Value inner = sub(b, loc, sub(b, loc, g[0], meanC(g[0])),
-                      mul(b, loc, xhat, meanC(mul(b, loc, g[0], xhat))));
+    Value centered = sub(b, loc, g[0], meanC(g[0]));
+    Value inner = sub(b, loc, centered, mul(b, loc, xhat, meanC(mul(b, loc, g[0], xhat))));
     out.push_back(mul(b, loc, mul(b, loc, c.full(op.getScale()), rstdFull), inner));
     out.push_back(c.sum(mul(b, loc, g[0], xhat)));
     out.push_back(c.sum(g[0]));
@@ -970,7 +972,8 @@ struct ExtremumReduceRule {
     RankedTensorType xt = tensorType(x);
     ArrayRef<int64_t> axes = op.getAxes();
     Value hit = CompareOp::create(b, loc, CmpPredicate::eq, x, expandTo(b, loc, op.getResult(), xt, axes));
-    Value ones = SelectOp::create(b, loc, hit, splat(b, loc, x, 1.0), splat(b, loc, x, 0.0));
+    Value one = splat(b, loc, x, 1.0);
+    Value ones = SelectOp::create(b, loc, hit, one, splat(b, loc, x, 0.0));
     Value count = expandTo(b, loc, sumKeep(b, loc, ones, axes), xt, axes);
     Value share = div(b, loc, expandTo(b, loc, g[0], xt, axes), count);
     out.push_back(SelectOp::create(b, loc, hit, share, splat(b, loc, x, 0.0)));
@@ -995,8 +998,8 @@ struct BatchNormInferenceRule {
     out.push_back(mul(b, loc, sumGC, r));                                      // scale
     out.push_back(sumG);                                                       // bias
     out.push_back(neg(b, loc, mul(b, loc, sumG, sr)));                         // mean
-    out.push_back(mul(b, loc, mul(b, loc, sumGC, scale),
-                      mul(b, loc, splat(b, loc, r3, -0.5), r3)));              // variance
+    Value scaled = mul(b, loc, sumGC, scale);
+    out.push_back(mul(b, loc, scaled, mul(b, loc, splat(b, loc, r3, -0.5), r3))); // variance
     return success();
   }
 };
@@ -1046,8 +1049,9 @@ void scatterGradients(OpBuilder &b, Location loc, ScatterReduction r, Value x, V
   case ScatterReduction::min: {
     Value hitX = CompareOp::create(b, loc, CmpPredicate::eq, x, y);
     Value hitU = CompareOp::create(b, loc, CmpPredicate::eq, u, at.gather(y));
-    Value count = at.scatter(SelectOp::create(b, loc, hitX, oneX, zeroX),
-                             SelectOp::create(b, loc, hitU, oneU, zeroU), ScatterReduction::add);
+    Value countX = SelectOp::create(b, loc, hitX, oneX, zeroX);
+    Value countU = SelectOp::create(b, loc, hitU, oneU, zeroU);
+    Value count = at.scatter(countX, countU, ScatterReduction::add);
     Value share = div(b, loc, g, count);
     dx = SelectOp::create(b, loc, hitX, share, zeroX);
     du = SelectOp::create(b, loc, hitU, at.gather(share), zeroU);

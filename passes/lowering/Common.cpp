@@ -152,10 +152,9 @@ Value divScalar(OpBuilder &b, Location loc, const ElemKind &k, Value x,
     unsigned w = k.type.getIntOrFloatBitWidth();
     Value intMin = arith::ConstantOp::create(
         b, loc, b.getIntegerAttr(k.type, APInt::getSignedMinValue(w)));
-    Value overflow = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, intMin),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, minusOne));
+    Value isMin = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, intMin);
+    Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, minusOne);
+    Value overflow = arith::AndIOp::create(b, loc, isMin, isMinusOne);
     unsafe = arith::OrIOp::create(b, loc, isZero, overflow);
   }
   Value safeY = arith::SelectOp::create(b, loc, unsafe, one, y);

@@ -216,10 +216,10 @@ Value padSourceIndex(OpBuilder &b, Location loc, PadMode mode, Value i,
                                    arith::AddIOp::create(b, loc, r, mv), r);
   };
   switch (mode) {
-  case PadMode::edge:
-    return arith::MinSIOp::create(b, loc,
-                                  arith::MaxSIOp::create(b, loc, i, zero),
-                                  indexConst(b, loc, n - 1));
+  case PadMode::edge: {
+    Value low = arith::MaxSIOp::create(b, loc, i, zero);
+    return arith::MinSIOp::create(b, loc, low, indexConst(b, loc, n - 1));
+  }
   case PadMode::wrap:
     return positiveMod(i, n);
   case PadMode::reflect: {

@@ -103,8 +103,8 @@ TCC_BODY(SignOp) {
 // 1 / sqrt(x), as the op says; math.rsqrt has no libm counterpart, and a
 // later pass may still fuse the pair into a hardware rsqrt with refinement.
 TCC_BODY(RsqrtOp) {
-  return arith::DivFOp::create(b, loc, fconst(b, loc, k, 1.0),
-                               math::SqrtOp::create(b, loc, args[0]));
+  Value one = fconst(b, loc, k, 1.0);
+  return arith::DivFOp::create(b, loc, one, math::SqrtOp::create(b, loc, args[0]));
 }
 
 TCC_BODY(ReciprocalOp) {

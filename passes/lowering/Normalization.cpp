@@ -149,15 +149,16 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     ElemKind k = elemKind(type);
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap row = dropDimsMap(rewriter.getContext(), rank, {axis});
+    Value lowest = lowestValue(rewriter, loc, k);
     Value max = reduceGeneric(
-        rewriter, loc, shape, {axis}, ValueRange{x}, {id},
-        lowestValue(rewriter, loc, k),
+        rewriter, loc, shape, {axis}, ValueRange{x}, {id}, lowest,
         [](OpBuilder &b, Location l, ValueRange in, Value acc) {
           return Value(arith::MaximumFOp::create(b, l, acc, in[0]));
         });
+    Value zero = scalarConst(rewriter, loc, k.type, 0);
     Value sum =
         reduceGeneric(rewriter, loc, shape, {axis}, ValueRange{x, max},
-                      {id, row}, scalarConst(rewriter, loc, k.type, 0),
+                      {id, row}, zero,
                       [](OpBuilder &b, Location l, ValueRange in, Value acc) {
                         Value e = math::ExpOp::create(
                             b, l, arith::SubFOp::create(b, l, in[0], in[1]));

@@ -168,9 +168,9 @@ struct ArgReduceLowering : OpConversionPattern<OpTy> {
                 b, l, bNan, intConst(b, l, b.getI1Type(), 1));
             // x NaN: wins unless best is NaN too (then the tie rule);
             // x a number: loses to a NaN best, else the ordinary rule.
-            better = arith::SelectOp::create(
-                b, l, xNan, arith::OrIOp::create(b, l, notBNan, tieWins),
-                arith::AndIOp::create(b, l, notBNan, ordinary));
+            Value nanWins = arith::OrIOp::create(b, l, notBNan, tieWins);
+            Value numberWins = arith::AndIOp::create(b, l, notBNan, ordinary);
+            better = arith::SelectOp::create(b, l, xNan, nanWins, numberWins);
           } else {
             arith::CmpIPredicate p =
                 IsMax ? (k.isUnsigned ? arith::CmpIPredicate::ugt

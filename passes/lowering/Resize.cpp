@@ -305,11 +305,8 @@ void emitResizeBody(OpBuilder &b, Location l, ValueRange args, ResizeOp op, Valu
     double lo = k.isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
     double hi = k.isUnsigned ? std::ldexp(1.0, width) - 1
                              : std::ldexp(1.0, width - 1) - 1;
-    acc = arith::MinimumFOp::create(
-        b, l,
-        arith::MaximumFOp::create(b, l, acc,
-                                  scalarConst(b, l, ck.type, lo)),
-        scalarConst(b, l, ck.type, hi));
+    Value low = arith::MaximumFOp::create(b, l, acc, scalarConst(b, l, ck.type, lo));
+    acc = arith::MinimumFOp::create(b, l, low, scalarConst(b, l, ck.type, hi));
     acc = castScalar(b, l, acc, ck, k);
   }
   Value valid;
