@@ -10,6 +10,8 @@
 
 #include "compiler/ArtifactWriter.h"
 
+#include "compiler/LLVMCodegen.h"
+
 #include "compiler/cuda/CudaPipeline.h"
 
 #include "dialects/TccNames.h"
@@ -29,19 +31,14 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Triple.h"
 
 #include <cstddef>
 #include <map>
@@ -308,7 +305,7 @@ FailureOr<std::vector<char>> assemblePtx(Location loc, StringRef ptx, StringRef 
   for (auto [path, ext] : {std::pair{&in, "ptx"}, {&out, "cubin"}, {&log, "log"}})
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tcc-kernels", ext, *path))
       return emitError(loc, "cannot create a temporary file: ") << ec.message(), failure();
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     for (const SmallString<128> *p : {&in, &out, &log})
       llvm::sys::fs::remove(*p);
   });
@@ -634,36 +631,6 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   return success();
 }
 
-llvm::TargetMachine *createTargetMachine(const ArtifactOptions &options,
-                                         std::string &error) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::Triple triple("x86_64-unknown-linux-gnu");
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return nullptr;
-  llvm::TargetOptions to;
-  return target->createTargetMachine(triple, options.cpu, "", to,
-                                     llvm::Reloc::PIC_, llvm::CodeModel::Small,
-                                     llvm::CodeGenOptLevel::Aggressive);
-}
-
-void optimize(llvm::Module &m, llvm::TargetMachine *tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm =
-      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(m, mam);
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -701,7 +668,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     return emitError(loc, "cannot translate the module to LLVM IR");
 
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm(createTargetMachine(options, error));
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options.cpu, error);
   if (!tm)
     return emitError(loc, "no x86-64 target in this LLVM: ") << error;
   m->setTargetTriple(tm->getTargetTriple());
@@ -737,10 +704,9 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   llvm::raw_string_ostream vs(verifyErrors);
   if (llvm::verifyModule(*m, &vs))
     return emitError(loc, "internal error: invalid LLVM IR: ") << verifyErrors;
-  if (options.optimize)
-    optimize(*m, tm.get());
-
   if (stage == ArtifactStage::LLVMIR) {
+    if (options.optimize)
+      optimizeModule(*m, *tm);
     auto out = mlir::openOutputFile(outputPath, &error);
     if (!out)
       return emitError(loc, error);
@@ -749,41 +715,79 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     return success();
   }
 
-  // Object code, in-process.
-  SmallString<128> objPath;
+  // Object code, in-process: one object file for --emit=obj, else one per
+  // group of kernels, compiled in parallel.
+  std::vector<std::string> objects;
   if (stage == ArtifactStage::Object) {
-    objPath = outputPath;
-  } else if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-                 "tcc-artifact", "o", objPath)) {
-    return emitError(loc, "cannot create a temporary file: ") << ec.message();
-  }
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objPath, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return emitError(loc, "cannot write '") << objPath << "': " << ec.message();
+    if (options.optimize)
+      optimizeModule(*m, *tm);
+    llvm::SmallString<0> object;
+    llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr,
-                                llvm::CodeGenFileType::ObjectFile))
+    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
       return emitError(loc, "the target cannot emit object files");
     pm.run(*m);
+    objects.push_back(std::string(object.str()));
+  } else {
+    CodegenOptions codegen;
+    codegen.cpu = options.cpu;
+    codegen.optimize = options.optimize;
+    codegen.threads = options.threads;
+    codegen.cache = options.cache;
+    mlir::TimingScope none;
+    CodegenStats unused;
+    FailureOr<std::vector<std::string>> emitted =
+        emitObjects(*m, codegen, options.timing ? *options.timing : none,
+                    options.stats ? *options.stats : unused, error);
+    if (failed(emitted))
+      return emitError(loc, "LLVM code generation failed: ") << error;
+    objects = std::move(*emitted);
   }
-  if (stage == ArtifactStage::Object)
+  if (stage == ArtifactStage::Object) {
+    auto out = mlir::openOutputFile(outputPath, &error);
+    if (!out)
+      return emitError(loc, error);
+    out->os() << objects.front();
+    out->keep();
     return success();
+  }
+
+  // The objects as temporary files for the linker, removed whatever happens.
+  SmallVector<SmallString<128>> objPaths;
+  llvm::scope_exit removeObjects([&] {
+    for (const SmallString<128> &p : objPaths)
+      llvm::sys::fs::remove(p);
+  });
+  for (const std::string &object : objects) {
+    int fd;
+    SmallString<128> objPath;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("tcc-artifact", "o", fd, objPath))
+      return emitError(loc, "cannot create a temporary file: ") << ec.message();
+    objPaths.push_back(objPath);
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      return emitError(loc, "cannot write '") << objPath << "'";
+    }
+  }
 
   // Link: the system C driver makes a shared library of the one object;
   // written beside the output and renamed, so a failure leaves nothing half
   // written.
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc) {
-    llvm::sys::fs::remove(objPath);
     return emitError(loc, "no C compiler driver 'cc' on PATH to link with");
   }
   SmallString<256> tmpOut(outputPath);
   tmpOut += ".tmp";
   std::string ccPath = *cc;
-  SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpOut, objPath,
-                                 "-lm"};
+  SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpOut};
+  for (const SmallString<128> &p : objPaths)
+    argv.push_back(p);
+  argv.push_back("-lm");
   // Parallel loops call LLVM's OpenMP runtime: name the very library the
   // runtime links, so that both resolve to one copy (one thread pool).
   std::string openmpRpath =
@@ -795,7 +799,6 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   std::string linkError;
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);
-  llvm::sys::fs::remove(objPath);
   if (rc != 0) {
     llvm::sys::fs::remove(tmpOut);
     return emitError(loc, "linking '")

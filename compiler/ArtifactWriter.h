@@ -11,7 +11,10 @@
 #ifndef TCC_COMPILER_ARTIFACTWRITER_H
 #define TCC_COMPILER_ARTIFACTWRITER_H
 
+#include "compiler/LLVMCodegen.h"
+
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -58,6 +61,15 @@ struct ArtifactOptions {
   bool optimize = true;
   /// Device artifacts: the CUDA toolkit whose ptxas assembles the kernels.
   std::string cudaToolkit = "/usr/local/cuda";
+  /// LLVM's worker threads (0: every core); the output does not depend on it.
+  unsigned threads = 0;
+  /// The object code of kernel groups is looked up and stored here (null:
+  /// no cache).
+  CompileCache *cache = nullptr;
+  /// Where the LLVM stages' times nest (null: not timed).
+  mlir::TimingScope *timing = nullptr;
+  /// Filled in when set: kernels, groups, groups from the cache.
+  CodegenStats *stats = nullptr;
 };
 
 /// What `--emit` can stop at after the LLVM dialect.

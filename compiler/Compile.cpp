@@ -10,6 +10,7 @@
 #include "compiler/Compile.h"
 
 #include "compiler/ArtifactWriter.h"
+#include "compiler/CompileCache.h"
 #include "compiler/MemoryReport.h"
 #include "compiler/Weights.h"
 #include "compiler/cpu/CpuPipeline.h"
@@ -21,11 +22,13 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "passes/Passes.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -38,22 +41,37 @@ namespace {
 class Compilation {
 public:
   Compilation(MLIRContext &context, const tcc::CompileOptions &options)
-      : context(context), options(options), device(options.target != "cpu") {}
+      : context(context), options(options), device(options.target != "cpu") {
+    timing.setEnabled(options.timeReport);
+    timing.setOutput(
+        createOutputStrategy(DefaultTimingManager::OutputFormat::Text, *options.reportStream));
+    root = timing.getRootScope();
+  }
 
   LogicalResult run();
+  /// The stages after the import, up to the one asked for.
+  LogicalResult compileStages();
 
 private:
   InFlightDiagnostic error() { return emitError(UnknownLoc::get(&context)); }
   LogicalResult checkOptions();
   LogicalResult importModel();
-  LogicalResult runStage(llvm::function_ref<void(OpPassManager &)> build);
+  LogicalResult runStage(StringRef name, llvm::function_ref<void(OpPassManager &)> build);
   tcc::CpuPipelineOptions cpuOptions() const;
   /// The CUDA kernels, then the plans (split reductions grow the arena by
   /// their scratch), then PTX output or the host code's LLVM dialect.
   LogicalResult lowerPlanned();
   LogicalResult writeArtifact();
   LogicalResult writeText(llvm::function_ref<void(llvm::raw_ostream &)> print);
+  /// A hash of what determines the artifact: the imported program, the
+  /// weights and the options. The artifact carries it; with the compiler's
+  /// identity it keys the artifact in the cache.
   std::string fingerprint() const;
+  std::string canonicalOptions() const;
+  /// The artifact and its weights from the cache, when there.
+  FailureOr<bool> reuseArtifact();
+  void storeArtifact();
+  void printTimeReport();
 
   MLIRContext &context;
   const tcc::CompileOptions &options;
@@ -62,6 +80,12 @@ private:
   OwningOpRef<ModuleOp> module;
   std::vector<tcc::Weight> weights;
   std::vector<tcc::PlannedEntry> plans;
+  DefaultTimingManager timing;
+  TimingScope root;
+  std::unique_ptr<tcc::CompileCache> cache;
+  std::string artifactFingerprint;
+  tcc::CodegenStats codegen;
+  bool artifactFromCache = false;
 };
 
 LogicalResult Compilation::checkOptions() {
@@ -122,7 +146,9 @@ LogicalResult Compilation::importModel() {
   return success(bool(module));
 }
 
-LogicalResult Compilation::runStage(llvm::function_ref<void(OpPassManager &)> build) {
+LogicalResult Compilation::runStage(StringRef name,
+                                    llvm::function_ref<void(OpPassManager &)> build) {
+  TimingScope scope = root.nest(name);
   PassManager pm(&context);
   if (options.configurePassManager && failed(options.configurePassManager(pm)))
     return failure();
@@ -142,7 +168,9 @@ tcc::CpuPipelineOptions Compilation::cpuOptions() const {
 }
 
 LogicalResult Compilation::lowerPlanned() {
-  if (device && failed(runStage([&](OpPassManager &pm) { tcc::buildCudaKernelPipeline(pm, cuda); })))
+  if (device && failed(runStage("CUDA kernels", [&](OpPassManager &pm) {
+        tcc::buildCudaKernelPipeline(pm, cuda);
+      })))
     return failure();
   if (plans.empty()) {
     FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
@@ -157,25 +185,70 @@ LogicalResult Compilation::lowerPlanned() {
     return writeText([&](llvm::raw_ostream &os) { os << ptx.getValue(); });
   }
   tcc::CpuPipelineOptions cpu = cpuOptions();
-  return runStage([&](OpPassManager &pm) { tcc::buildCpuLowerToLLVMPipeline(pm, cpu); });
+  return runStage("to the LLVM dialect",
+                  [&](OpPassManager &pm) { tcc::buildCpuLowerToLLVMPipeline(pm, cpu); });
+}
+
+namespace {
+
+/// BLAKE3 over whatever is printed to it: the IR is hashed as it prints,
+/// never held as one string.
+class HashStream : public llvm::raw_ostream {
+public:
+  HashStream() { SetUnbuffered(); }
+  std::string digest() {
+    flush();
+    return llvm::toHex(hash.final<32>(), /*LowerCase=*/true);
+  }
+
+private:
+  void write_impl(const char *ptr, size_t size) override {
+    hash.update(ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(ptr), size));
+    written += size;
+  }
+  uint64_t current_pos() const override { return written; }
+  llvm::BLAKE3 hash;
+  uint64_t written = 0;
+};
+
+} // namespace
+
+std::string Compilation::canonicalOptions() const {
+  // Everything in CompileOptions that shapes the artifact beyond the
+  // imported program (whose shapes the import options already fixed).
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "target=" << options.target << " library-calls=" << options.libraryCalls
+     << " fusion=" << int(options.fusion) << " profile=" << options.profile
+     << " optimize=" << options.optimize << " train=" << options.train;
+  if (options.train)
+    tcc::createBuildTrainStepPass(options.training)->printAsTextualPipeline(os);
+  return text;
 }
 
 std::string Compilation::fingerprint() const {
-  // The model and everything that shapes the compiled code: the file's bytes
-  // and what the caller says identifies the options (tcc's command line).
-  llvm::SHA256 hash;
-  if (auto bytes = llvm::MemoryBuffer::getFile(options.input))
-    hash.update((*bytes)->getBuffer());
-  for (const std::string &s : options.fingerprintInputs)
-    hash.update(StringRef(s));
-  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+  HashStream program;
+  module.get()->print(program, OpPrintingFlags().enableDebugInfo(false));
+  HashStream parameters;
+  for (const tcc::Weight &w : weights) {
+    parameters << w.name << '\0' << w.dtype << '\0';
+    for (int64_t d : w.shape)
+      parameters << d << ',';
+    parameters.write(w.bytes.data(), w.bytes.size());
+  }
+  return tcc::hashKey({"fingerprint", canonicalOptions(), program.digest(), parameters.digest()});
 }
 
 LogicalResult Compilation::writeArtifact() {
   tcc::ArtifactOptions artifact;
-  artifact.fingerprint = fingerprint();
+  artifact.fingerprint = artifactFingerprint;
   artifact.optimize = options.optimize;
   artifact.cudaToolkit = cuda.toolkitPath;
+  artifact.threads = options.threads;
+  artifact.cache = cache && cache->enabled() ? cache.get() : nullptr;
+  TimingScope llvmScope = root.nest("LLVM");
+  artifact.timing = &llvmScope;
+  artifact.stats = &codegen;
   tcc::ArtifactStage stage = options.stage == tcc::Stage::LLVMIR ? tcc::ArtifactStage::LLVMIR
                              : options.stage == tcc::Stage::Object
                                  ? tcc::ArtifactStage::Object
@@ -203,7 +276,96 @@ LogicalResult Compilation::writeArtifact() {
   std::string message;
   if (!tcc::writeWeights(path, weights, artifact.fingerprint, message))
     return error() << message;
+  storeArtifact();
   return success();
+}
+
+namespace {
+
+std::string weightsPath(StringRef artifact) {
+  llvm::SmallString<256> path(artifact);
+  llvm::sys::path::replace_extension(path, ".safetensors");
+  return std::string(path);
+}
+
+/// Writes BYTES to PATH through a temporary file beside it.
+std::error_code writeAtomically(StringRef path, StringRef bytes) {
+  llvm::SmallString<256> tmp(path);
+  tmp += ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return ec;
+    os << bytes;
+    os.close();
+    if (os.has_error()) {
+      ec = os.error();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return ec;
+    }
+  }
+  return llvm::sys::fs::rename(tmp, path);
+}
+
+} // namespace
+
+FailureOr<bool> Compilation::reuseArtifact() {
+  std::string key = tcc::hashKey({"artifact", tcc::compilerIdentity(), artifactFingerprint});
+  TimingScope scope = root.nest("artifact cache lookup");
+  std::optional<std::string> library = cache->lookup(key, "so");
+  if (!library)
+    return false;
+  std::optional<std::string> parameters = cache->lookup(key, "safetensors");
+  if (!parameters)
+    return false;
+  // The weights first: an artifact is never there without its weights.
+  for (auto [path, bytes] : {std::pair<std::string, StringRef>(weightsPath(options.output), *parameters),
+                             std::pair<std::string, StringRef>(options.output, *library)})
+    if (std::error_code ec = writeAtomically(path, bytes))
+      return error() << "cannot write '" << path << "': " << ec.message();
+  artifactFromCache = true;
+  return true;
+}
+
+void Compilation::storeArtifact() {
+  if (!cache || !cache->enabled() || options.report != tcc::Report::None)
+    return;
+  auto library = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+  auto parameters = llvm::MemoryBuffer::getFile(weightsPath(options.output), /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false);
+  if (!library || !parameters)
+    return;
+  std::string key = tcc::hashKey({"artifact", tcc::compilerIdentity(), artifactFingerprint});
+  cache->store(key, "safetensors", (*parameters)->getBuffer());
+  cache->store(key, "so", (*library)->getBuffer());
+}
+
+void Compilation::printTimeReport() {
+  if (!options.timeReport)
+    return;
+  root.stop();
+  timing.print();
+  // Printed once: the manager would print (empty) timers again when it dies.
+  timing.setEnabled(false);
+  llvm::raw_ostream &os = *options.reportStream;
+  if (artifactFromCache) {
+    os << "tcc: the artifact came from the compile cache (" << cache->dir() << ")\n";
+    return;
+  }
+  if (codegen.groups)
+    os << "tcc: " << codegen.kernels << " distinct kernels (" << codegen.kernelCalls
+       << " kernel calls) in " << codegen.groups << " LLVM groups, " << codegen.cached
+       << " of them from the compile cache\n";
+  if (!cache)
+    os << "tcc: compile cache off\n";
+  else if (!cache->enabled())
+    os << "tcc: compile cache off: " << cache->problem() << "\n";
+  else
+    os << "tcc: compile cache " << cache->dir() << ": " << cache->stats().hits << " hits, "
+       << cache->stats().misses << " misses, " << cache->stats().stores << " stores\n";
 }
 
 LogicalResult Compilation::writeText(llvm::function_ref<void(llvm::raw_ostream &)> print) {
@@ -218,25 +380,67 @@ LogicalResult Compilation::writeText(llvm::function_ref<void(llvm::raw_ostream &
 
 LogicalResult Compilation::run() {
   using tcc::Stage;
-  if (failed(checkOptions()) || failed(importModel()))
+  if (failed(checkOptions()))
     return failure();
+  {
+    TimingScope scope = root.nest("import");
+    if (failed(importModel()))
+      return failure();
+  }
+  Stage stage = options.stage;
+  if (stage >= Stage::LLVMIR) {
+    TimingScope scope = root.nest("fingerprint");
+    artifactFingerprint = fingerprint();
+  }
+  if (stage == Stage::SharedLibrary && options.cache) {
+    std::optional<uint64_t> size = tcc::defaultCacheSize();
+    if (!size)
+      return error() << "TCC_CACHE_SIZE: expected a size in bytes, with an optional K, M or G "
+                        "suffix";
+    cache = std::make_unique<tcc::CompileCache>(
+        options.cacheDir.empty() ? tcc::defaultCacheDir() : options.cacheDir, *size);
+    // Reports come from the passes: a compile that prints one runs them.
+    if (cache->enabled() && options.report == tcc::Report::None) {
+      FailureOr<bool> reused = reuseArtifact();
+      if (failed(reused))
+        return failure();
+      if (*reused) {
+        printTimeReport();
+        return success();
+      }
+    }
+  }
+  LogicalResult result = compileStages();
+  if (cache && cache->enabled()) {
+    TimingScope scope = root.nest("cache trim");
+    cache->trim();
+  }
+  if (succeeded(result))
+    printTimeReport();
+  return result;
+}
+
+LogicalResult Compilation::compileStages() {
+  using tcc::Stage;
   Stage stage = options.stage;
   // Reports print per function: in the functions' order, not the threads'.
   if (options.report != tcc::Report::None)
     context.disableMultithreading();
-  if (stage != Stage::MlirRaw && failed(runStage(tcc::buildImportPipeline)))
+  if (stage != Stage::MlirRaw && failed(runStage("import passes", tcc::buildImportPipeline)))
     return failure();
   if (options.train && stage != Stage::MlirRaw &&
-      failed(runStage([&](OpPassManager &pm) {
+      failed(runStage("training step", [&](OpPassManager &pm) {
         tcc::buildTrainingPipeline(pm, options.training);
       })))
     return failure();
   tcc::CpuPipelineOptions cpu = cpuOptions();
   if (stage >= Stage::Linalg &&
-      failed(runStage([&](OpPassManager &pm) { tcc::buildCpuLinalgPipeline(pm, cpu); })))
+      failed(runStage("linalg and fusion",
+                      [&](OpPassManager &pm) { tcc::buildCpuLinalgPipeline(pm, cpu); })))
     return failure();
   if (stage >= Stage::Bufferized &&
-      failed(runStage([&](OpPassManager &pm) { tcc::buildCpuBufferizePipeline(pm, cpu); })))
+      failed(runStage("bufferization and memory plan",
+                      [&](OpPassManager &pm) { tcc::buildCpuBufferizePipeline(pm, cpu); })))
     return failure();
   if (options.report == tcc::Report::Memory) {
     // Right after the plan: the library calls still carry their parameters.

@@ -80,6 +80,17 @@ struct CompileOptions {
   bool profile = false;
   /// LLVM's O3 on the artifact (false: `--O0`).
   bool optimize = true;
+  /// Threads for LLVM's optimization and code generation (0: every core).
+  /// The artifact is the same bytes for any count.
+  unsigned threads = 0;
+
+  // The compile cache (compiler/CompileCache.h).
+  /// Look up and store kernels' object code and whole artifacts. The
+  /// caller clears it when something the cache key cannot see shapes the
+  /// code (tcc: any of LLVM's or MLIR's own flags).
+  bool cache = true;
+  /// The cache folder; empty: defaultCacheDir().
+  std::string cacheDir;
 
   // Output.
   Stage stage = Stage::Mlir;
@@ -88,9 +99,9 @@ struct CompileOptions {
   std::string output = "-";
   Report report = Report::None;
   llvm::raw_ostream *reportStream = &llvm::errs();
-  /// What identifies this compile besides the model's bytes, hashed into the
-  /// artifact's fingerprint (tcc passes its command line).
-  std::vector<std::string> fingerprintInputs;
+  /// The stages' wall and CPU times, and the kernel and cache counts, on
+  /// the report stream (`tcc --time-report`).
+  bool timeReport = false;
   /// Called on every pass manager before it runs (tcc applies MLIR's
   /// debugging flags and its timer); may fail.
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;

@@ -448,6 +448,33 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
 }
 
+def DedupKernelsPass : Pass<"tcc-dedup-kernels", "mlir::ModuleOp"> {
+  let summary = "Keep one function per distinct kernel, named after its contents";
+  let description = [{
+    After `tcc-outline-kernels`: kernel functions whose bodies are the same
+    op for op (the entry points share the forward's kernels; a transformer's
+    layers repeat theirs with the same shapes) become one function, which
+    every call site calls. Each remaining kernel is named
+    `kernel_<hash>` after a hash of its body, so that the name (and the
+    object code LLVM makes of it, which the compile cache keeps) does not
+    change when other kernels of the model do.
+
+    ```mlir
+    func.func private @kernel_0_Relu_1(%a: memref<4xf32>, %b: memref<4xf32>) {...}
+    func.func private @kernel_1_Relu_7(%a: memref<4xf32>, %b: memref<4xf32>) {...}  // same body
+    // becomes
+    func.func private @kernel_3f9a0c2e5b7d1e44(%a: memref<4xf32>, %b: memref<4xf32>) {...}
+    ```
+
+    With `report`, prints the number of kernels before and after.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the kernel counts to stderr">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // CUDA: after the memory plan and tcc-cpu-lower-library-calls
 //===----------------------------------------------------------------------===//

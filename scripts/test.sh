@@ -20,6 +20,9 @@ cd "$(dirname "$0")/.."
 
 if [[ "${1:-}" != "--sanitize" ]]; then
   scripts/build.sh
+  # The tests' compile cache (test/lit.cfg.py) starts empty: the suite
+  # compiles for real.
+  rm -rf build/test-cache
   cd build
   exec ctest --output-on-failure -j2 "$@"
 fi
@@ -63,6 +66,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_stri
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$SUPP:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}"
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-22/bin/llvm-symbolizer}
+rm -rf build-sanitize/test-cache
 cd build-sanitize
 exclude=()
 ((zoo)) || exclude=(-E '^zoo$')

@@ -45,6 +45,10 @@ config.substitutions.append(("%fixture_dir", config.tcc_fixture_dir))
 config.substitutions.append(("%tcc_lib_dir", os.path.join(config.tcc_obj_root, "lib")))
 config.substitutions.append(("%python", sys.executable))
 config.environment["TCC_POISON_ARENA"] = "1"
+# tcc's compile cache: one folder for the test run, in the build tree (never
+# the user's ~/.cache); scripts/test.sh empties it first, so a run compiles
+# for real, and tests that check the cache use folders of their own.
+config.environment["TCC_CACHE_DIR"] = os.path.join(config.tcc_obj_root, "test-cache")
 
 # Numeric integration tests (test/integration): %tcc_lower_to_llvm lowers tcc
 # through linalg and bufferization to the LLVM dialect for mlir-runner, and

@@ -93,14 +93,18 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   if (!options.device)
     pm.addPass(tcc::createCpuLowerLibraryCallsPass());
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
-  // Kernels as functions: all of them for --profile (a symbol per kernel);
-  // otherwise in entry points of 256 kernels or more, over which as one
-  // function LLVM's loop passes and register allocator are superlinear
-  // (resnet18's step: 21 s -> 13 s to compile, the same step time).
+  // Every kernel as a function: LLVM's loop passes and register allocator
+  // are superlinear over one function of thousands of loop nests, and
+  // functions are what the artifact writer spreads over threads and caches.
+  // For --profile each keeps its node's name (a symbol per kernel);
+  // otherwise equal kernels become one, named after its body.
   if (options.outlineKernels || !options.device) {
-    tcc::OutlineKernelsPassOptions outline;
-    outline.minKernels = options.outlineKernels ? 0 : 256;
-    pm.addPass(tcc::createOutlineKernelsPass(outline));
+    pm.addPass(tcc::createOutlineKernelsPass());
+    if (!options.outlineKernels) {
+      tcc::DedupKernelsPassOptions dedup;
+      dedup.report = options.reportFusion;
+      pm.addPass(tcc::createDedupKernelsPass(dedup));
+    }
   }
   pm.addPass(createConvertSCFToOpenMPPass());
   // Vector transfers left n-D become loops of 1-D ones.

@@ -199,6 +199,26 @@ static cl::opt<tcc::Report, true> report(
                           "ops of each fused kernel")),
     cl::location(options.report), cl::cat(reportCategory));
 
+static cl::opt<bool, true> timeReport(
+    "time-report",
+    cl::desc("Print each stage's time (import, passes, LLVM per kernel group, link), the "
+             "kernel counts and the compile cache's hits"),
+    cl::location(options.timeReport), cl::cat(reportCategory));
+
+static cl::opt<unsigned, true> jobs(
+    "jobs", cl::desc("Threads for LLVM's optimization and code generation (default: every "
+                     "core); the artifact is the same for any number"),
+    cl::value_desc("N"), cl::location(options.threads), cl::cat(optimizationCategory));
+static cl::opt<unsigned, true> jobsShort("j", cl::desc("Same as --jobs (-j2, -j 2)"), cl::Prefix,
+                                         cl::value_desc("N"), cl::location(options.threads),
+                                         cl::cat(optimizationCategory));
+
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Neither use nor fill the compile cache ($TCC_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/tcc or ~/.cache/tcc; bounded by $TCC_CACHE_SIZE, default 5G)"),
+    cl::cat(optimizationCategory));
+
 static cl::list<std::string> constInputs(
     "const-input",
     cl::desc("Fix a graph input's value when compiling, from a .npy or ONNX "
@@ -335,18 +355,29 @@ static void parseTrainingFlags() {
     fail("--grad-clip must be a finite norm > 0 (leave it out for no clipping), got 0");
 }
 
+static bool isOurs(const cl::Option &option) {
+  const cl::OptionCategory *ours[] = {&inputCategory,  &trainingCategory, &optimizationCategory,
+                                      &targetCategory, &outputCategory,   &reportCategory};
+  return llvm::any_of(option.Categories, [&](const cl::OptionCategory *c) {
+    return llvm::is_contained(ours, c) || c->getName() == "Generic Options";
+  });
+}
+
 /// MLIR's and LLVM's options out of --help, into --help-hidden (LLVM's
 /// HideUnrelatedOptions would hide them from both).
 static void hideForeignOptions() {
-  const cl::OptionCategory *ours[] = {&inputCategory,  &trainingCategory, &optimizationCategory,
-                                      &targetCategory, &outputCategory,   &reportCategory};
-  for (auto &[name, option] : cl::getRegisteredOptions()) {
-    bool mine = llvm::any_of(option->Categories, [&](const cl::OptionCategory *c) {
-      return llvm::is_contained(ours, c) || c->getName() == "Generic Options";
-    });
-    if (!mine && option->getOptionHiddenFlag() == cl::NotHidden)
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (!isOurs(*option) && option->getOptionHiddenFlag() == cl::NotHidden)
       option->setHiddenFlag(cl::Hidden);
-  }
+}
+
+/// Whether one of MLIR's or LLVM's own flags was given: they can change the
+/// code in ways the cache's keys do not see, so such a compile bypasses it.
+static bool foreignOptionGiven() {
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (!isOurs(*option) && option->getNumOccurrences())
+      return true;
+  return false;
 }
 
 int main(int argc, char **argv) {
@@ -391,9 +422,7 @@ int main(int argc, char **argv) {
   options.optimize = !noOptimize;
   parseImportFlags(options.import);
   parseTrainingFlags();
-  // The fingerprint identifies the model and everything that shapes the
-  // compiled code: the file's bytes and the command line.
-  options.fingerprintInputs.assign(argv + 1, argv + argc);
+  options.cache = !noCache && !foreignOptionGiven();
 
   DialectRegistry registry;
   tcc::registerAllDialects(registry);

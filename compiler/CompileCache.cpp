@@ -1,0 +1,233 @@
+//===- CompileCache.cpp - the persistent compile cache ---------------------===//
+//
+// Entries are whole files renamed into place; every read checks the
+// payload's hash, so a bad entry is a miss, never wrong code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CompileCache.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/BLAKE3.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <dlfcn.h>
+#include <sys/time.h>
+#include <vector>
+
+using namespace llvm;
+
+namespace {
+
+constexpr StringLiteral kMagic = "tcc-cache-entry-1\n";
+constexpr size_t kHashBytes = 32;
+constexpr size_t kHeaderBytes = kMagic.size() + kHashBytes + 8;
+
+std::array<uint8_t, kHashBytes> digest(StringRef bytes) {
+  return BLAKE3::hash<kHashBytes>(
+      ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+}
+
+std::optional<std::string> env(const char *name) {
+  std::optional<std::string> value = sys::Process::GetEnv(name);
+  if (value && value->empty())
+    return std::nullopt;
+  return value;
+}
+
+} // namespace
+
+std::string tcc::defaultCacheDir() {
+  if (auto dir = env("TCC_CACHE_DIR"))
+    return *dir;
+  SmallString<256> path;
+  if (auto xdg = env("XDG_CACHE_HOME")) {
+    path = *xdg;
+  } else if (auto home = env("HOME")) {
+    path = *home;
+    sys::path::append(path, ".cache");
+  } else {
+    return "";
+  }
+  sys::path::append(path, "tcc");
+  return std::string(path);
+}
+
+std::optional<uint64_t> tcc::defaultCacheSize() {
+  std::optional<std::string> text = env("TCC_CACHE_SIZE");
+  if (!text)
+    return uint64_t(5) << 30;
+  StringRef s = *text;
+  unsigned shift = 0;
+  if (s.consume_back_insensitive("k") || s.consume_back_insensitive("kib"))
+    shift = 10;
+  else if (s.consume_back_insensitive("m") || s.consume_back_insensitive("mib"))
+    shift = 20;
+  else if (s.consume_back_insensitive("g") || s.consume_back_insensitive("gib"))
+    shift = 30;
+  uint64_t n;
+  if (s.getAsInteger(10, n) || n > (UINT64_MAX >> shift))
+    return std::nullopt;
+  return n << shift;
+}
+
+StringRef tcc::compilerIdentity() {
+  static const std::string identity = [] {
+    std::string code;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&tcc::compilerIdentity), &info) && info.dli_fname)
+      if (auto file = MemoryBuffer::getFile(info.dli_fname))
+        code = toHex(digest((*file)->getBuffer()), /*LowerCase=*/true);
+    // Unreadable (it always is readable in practice): the process's start
+    // time makes the identity unique, so the cache is never wrongly shared.
+    if (code.empty())
+      code = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    return hashKey({code, LLVM_VERSION_STRING});
+  }();
+  return identity;
+}
+
+std::string tcc::hashKey(ArrayRef<StringRef> parts) {
+  BLAKE3 hash;
+  for (StringRef part : parts) {
+    uint8_t length[8];
+    support::endian::write64le(length, part.size());
+    hash.update(ArrayRef<uint8_t>(length, 8));
+    hash.update(ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(part.data()), part.size()));
+  }
+  return toHex(hash.final<kHashBytes>(), /*LowerCase=*/true);
+}
+
+tcc::CompileCache::CompileCache(std::string dir, uint64_t maxBytes)
+    : dir_(std::move(dir)), maxBytes_(maxBytes) {
+  if (dir_.empty()) {
+    problem_ = "no cache folder (set TCC_CACHE_DIR, XDG_CACHE_HOME or HOME)";
+    return;
+  }
+  if (std::error_code ec = sys::fs::create_directories(dir_)) {
+    problem_ = dir_ + ": " + ec.message();
+    return;
+  }
+  if (sys::fs::access(dir_, sys::fs::AccessMode::Write))
+    problem_ = dir_ + ": not writable";
+}
+
+std::string tcc::CompileCache::path(StringRef key, StringRef kind) const {
+  SmallString<256> p(dir_);
+  sys::path::append(p, key + "." + kind);
+  return std::string(p);
+}
+
+std::optional<std::string> tcc::CompileCache::lookup(StringRef key, StringRef kind) {
+  if (!enabled())
+    return std::nullopt;
+  std::string file = path(key, kind);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(file, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    ++stats_.misses;
+    return std::nullopt;
+  }
+  StringRef bytes = (*buffer)->getBuffer();
+  bool good = bytes.size() >= kHeaderBytes && bytes.starts_with(kMagic);
+  StringRef payload;
+  if (good) {
+    StringRef hash = bytes.substr(kMagic.size(), kHashBytes);
+    uint64_t length = support::endian::read64le(bytes.data() + kMagic.size() + kHashBytes);
+    payload = bytes.substr(kHeaderBytes);
+    std::array<uint8_t, kHashBytes> actual = digest(payload);
+    good = length == payload.size() &&
+           hash == StringRef(reinterpret_cast<const char *>(actual.data()), kHashBytes);
+  }
+  if (!good) {
+    // Whoever finds a bad entry removes it; the compile then rebuilds it.
+    sys::fs::remove(file);
+    ++stats_.corrupt;
+    ++stats_.misses;
+    return std::nullopt;
+  }
+  // Least recently used goes first when the folder is trimmed.
+  ::utimes(file.c_str(), nullptr);
+  ++stats_.hits;
+  return payload.str();
+}
+
+void tcc::CompileCache::store(StringRef key, StringRef kind, StringRef payload) {
+  if (!enabled())
+    return;
+  SmallString<256> model(dir_);
+  sys::path::append(model, "tmp-%%%%%%%%%%%%");
+  int fd;
+  SmallString<256> tmp;
+  if (sys::fs::createUniqueFile(model, fd, tmp)) {
+    ++stats_.failedStores;
+    return;
+  }
+  bool written;
+  {
+    raw_fd_ostream os(fd, /*shouldClose=*/true);
+    std::array<uint8_t, kHashBytes> hash = digest(payload);
+    uint8_t length[8];
+    support::endian::write64le(length, payload.size());
+    os << kMagic;
+    os.write(reinterpret_cast<const char *>(hash.data()), kHashBytes);
+    os.write(reinterpret_cast<const char *>(length), 8);
+    os << payload;
+    os.close();
+    written = !os.has_error();
+    os.clear_error();
+  }
+  if (!written || sys::fs::rename(tmp, path(key, kind))) {
+    sys::fs::remove(tmp);
+    ++stats_.failedStores;
+    return;
+  }
+  ++stats_.stores;
+}
+
+void tcc::CompileCache::trim() {
+  if (!enabled())
+    return;
+  struct Entry {
+    std::string path;
+    uint64_t size;
+    sys::TimePoint<> used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir_, ec), end; it != end && !ec; it.increment(ec)) {
+    sys::fs::file_status status;
+    if (sys::fs::status(it->path(), status) || status.type() != sys::fs::file_type::regular_file)
+      continue;
+    StringRef name = sys::path::filename(it->path());
+    if (name.starts_with("tmp-")) {
+      if (now - status.getLastModificationTime() > std::chrono::hours(1))
+        sys::fs::remove(it->path());
+      continue;
+    }
+    entries.push_back({it->path(), status.getSize(), status.getLastModificationTime()});
+    total += status.getSize();
+  }
+  if (total <= maxBytes_)
+    return;
+  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    return a.used != b.used ? a.used < b.used : a.path < b.path;
+  });
+  for (const Entry &e : entries) {
+    if (total <= maxBytes_)
+      break;
+    if (!sys::fs::remove(e.path))
+      total -= e.size;
+  }
+}

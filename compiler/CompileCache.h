@@ -1,0 +1,89 @@
+//===- CompileCache.h - the persistent compile cache -----------------------===//
+//
+// A folder of entries keyed by a hash of everything that determines their
+// contents (the IR, the target, the options, the compiler itself): the
+// object code of each group of kernels, and whole artifacts. Several
+// compiles may share one cache at the same time; nothing a crash, a full
+// disk or a concurrent writer leaves behind is ever read as an entry.
+//
+// An entry is one file, `<key>.<kind>`: a magic line, the payload's BLAKE3
+// hash and length, then the payload. It is written to a temporary file in
+// the cache folder and renamed into place (atomic on POSIX), so a reader
+// sees a whole entry or none; a reader that finds a bad one (truncated,
+// altered) removes it and compiles. The folder is kept under a size bound
+// by removing the entries used least recently (a hit refreshes the file's
+// modification time).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_COMPILECACHE_H
+#define TCC_COMPILER_COMPILECACHE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tcc {
+
+/// $TCC_CACHE_DIR, else $XDG_CACHE_HOME/tcc, else $HOME/.cache/tcc; empty
+/// when none of them is set.
+std::string defaultCacheDir();
+
+/// $TCC_CACHE_SIZE in bytes (a number with an optional K, M or G suffix,
+/// powers of 1024), else 5 GiB; nullopt when the variable does not parse.
+std::optional<uint64_t> defaultCacheSize();
+
+/// A hash of the compiler's own code (the file holding this function: the
+/// tcc executable, or a library that links the compiler) and the LLVM it
+/// was built with: entries of another build never match.
+llvm::StringRef compilerIdentity();
+
+/// A hex BLAKE3 digest of PARTS, each length-prefixed (so that the split
+/// between parts counts).
+std::string hashKey(llvm::ArrayRef<llvm::StringRef> parts);
+
+class CompileCache {
+public:
+  struct Stats {
+    std::atomic<unsigned> hits{0}, misses{0}, stores{0}, corrupt{0}, failedStores{0};
+  };
+
+  /// A cache in DIR (created if missing) bounded to MAXBYTES. An unusable
+  /// folder leaves the cache disabled: every lookup misses, and `problem`
+  /// says why (a compile goes on without it).
+  CompileCache(std::string dir, uint64_t maxBytes);
+
+  bool enabled() const { return problem_.empty(); }
+  const std::string &problem() const { return problem_; }
+  const std::string &dir() const { return dir_; }
+
+  /// The payload stored under KEY and KIND, or nullopt. A bad entry is
+  /// removed and counted in `stats().corrupt`. Thread-safe.
+  std::optional<std::string> lookup(llvm::StringRef key, llvm::StringRef kind);
+
+  /// Stores PAYLOAD under KEY and KIND (best effort: a full disk or a
+  /// read-only folder fails the store, never the compile). Thread-safe.
+  void store(llvm::StringRef key, llvm::StringRef kind, llvm::StringRef payload);
+
+  /// Removes the least recently used entries until the folder holds at most
+  /// the bound, and temporary files older than an hour (a writer that died).
+  void trim();
+
+  Stats &stats() { return stats_; }
+
+private:
+  std::string path(llvm::StringRef key, llvm::StringRef kind) const;
+
+  std::string dir_;
+  uint64_t maxBytes_;
+  std::string problem_;
+  Stats stats_;
+};
+
+} // namespace tcc
+
+#endif // TCC_COMPILER_COMPILECACHE_H

@@ -1,0 +1,275 @@
+//===- LLVMCodegen.cpp - object code on every core, through the cache ------===//
+//
+// Split, then compile each group in isolation. A group's bitcode is both the
+// work item (an LLVMContext is single-threaded, so each worker parses its
+// own copy) and the cache key: the same kernels under the same options are
+// the same bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/LLVMCodegen.h"
+
+#include "compiler/CompileCache.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <mutex>
+
+using namespace llvm;
+
+namespace {
+
+/// Kernels go to at most this many groups: enough to keep 32 cores busy,
+/// few enough that a small model does not pay a module's fixed cost (a
+/// target machine, the pass pipelines) many times. Not the thread count:
+/// the groups, and so the object files, must not depend on it.
+constexpr unsigned kMaxKernelGroups = 32;
+
+bool isKernel(const GlobalValue &gv) {
+  return isa<Function>(gv) && !gv.isDeclaration() && gv.getName().starts_with("kernel_");
+}
+
+/// Which group each definition goes to: a kernel by its name; anything else
+/// with the one group that uses it, or the host group (0) when several do
+/// or none does.
+class Grouping {
+public:
+  Grouping(Module &m) {
+    unsigned kernels = count_if(m.functions(), [](Function &f) { return isKernel(f); });
+    kernelGroups = std::min(kernels, kMaxKernelGroups);
+    numKernels = kernels;
+    for (Function &f : m)
+      if (isKernel(f))
+        numCalls += f.getNumUses();
+  }
+
+  unsigned groups() const { return 1 + kernelGroups; }
+  unsigned kernels() const { return numKernels; }
+  unsigned calls() const { return numCalls; }
+
+  unsigned of(const GlobalValue *gv) {
+    auto it = memo.find(gv);
+    if (it != memo.end())
+      return it->second;
+    unsigned g = 0;
+    if (isKernel(*gv))
+      g = 1 + unsigned(xxh3_64bits(gv->getName()) % kernelGroups);
+    else if (gv->hasLocalLinkage() && !gv->isDeclaration()) {
+      memo[gv] = 0; // a cycle of users stays in the host group
+      std::optional<unsigned> users = usersGroup(gv);
+      g = users && *users != kSeveral ? *users : 0;
+    }
+    memo[gv] = g;
+    return g;
+  }
+
+  static constexpr unsigned kSeveral = ~0u;
+
+  /// The one group all users of V are in; kSeveral when they are in
+  /// several; nullopt when V has none.
+  std::optional<unsigned> usersGroup(const Value *v) {
+    std::optional<unsigned> group;
+    for (const User *u : v->users()) {
+      std::optional<unsigned> g;
+      if (auto *inst = dyn_cast<Instruction>(u))
+        g = of(inst->getFunction());
+      else if (auto *gv = dyn_cast<GlobalValue>(u))
+        g = of(gv);
+      else
+        g = usersGroup(u);
+      if (!g)
+        continue;
+      if (*g == kSeveral || (group && *group != *g))
+        return kSeveral;
+      group = g;
+    }
+    return group;
+  }
+
+private:
+  unsigned kernelGroups = 0, numKernels = 0, numCalls = 0;
+  DenseMap<const GlobalValue *, unsigned> memo;
+};
+
+/// Gives every definition used from another group than its own a hidden
+/// external symbol, so the groups link; hidden keeps it out of the
+/// artifact's dynamic symbols (two artifacts in a process never clash).
+void externalizeShared(Module &m, Grouping &grouping) {
+  unsigned anonymous = 0;
+  auto share = [&](GlobalValue &gv) {
+    if (gv.isDeclaration() || !gv.hasLocalLinkage())
+      return;
+    unsigned own = grouping.of(&gv);
+    std::optional<unsigned> users = grouping.usersGroup(&gv);
+    if (!users || *users == own)
+      return;
+    if (!gv.hasName())
+      gv.setName("tcc.shared." + Twine(anonymous++));
+    gv.setLinkage(GlobalValue::ExternalLinkage);
+    gv.setVisibility(GlobalValue::HiddenVisibility);
+    gv.setDSOLocal(true);
+  };
+  for (Function &f : m)
+    share(f);
+  for (GlobalVariable &g : m.globals())
+    share(g);
+}
+
+/// Group G of M as bitcode: its definitions, and declarations of only what
+/// they use (a declaration of another group's kernel would make every group
+/// change whenever any kernel does).
+std::string groupBitcode(const Module &m, Grouping &grouping, unsigned g) {
+  ValueToValueMapTy map;
+  std::unique_ptr<Module> part = CloneModule(
+      m, map, [&](const GlobalValue *gv) { return grouping.of(gv) == g; });
+  part->setModuleIdentifier("tcc-group");
+  part->setSourceFileName("tcc");
+  for (Function &f : make_early_inc_range(*part))
+    if (f.isDeclaration() && f.use_empty())
+      f.eraseFromParent();
+  for (GlobalVariable &v : make_early_inc_range(part->globals()))
+    if (v.isDeclaration() && v.use_empty())
+      v.eraseFromParent();
+  std::string bitcode;
+  raw_string_ostream os(bitcode);
+  WriteBitcodeToFile(*part, os);
+  return bitcode;
+}
+
+/// One group from bitcode to an object file, in a context of its own.
+Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions &options) {
+  LLVMContext context;
+  Expected<std::unique_ptr<Module>> m =
+      parseBitcodeFile(MemoryBufferRef(bitcode, "tcc-group"), context);
+  if (!m)
+    return m.takeError();
+  std::string error;
+  std::unique_ptr<TargetMachine> tm = tcc::createTargetMachine(options.cpu, error);
+  if (!tm)
+    return createStringError(error);
+  if (options.optimize)
+    tcc::optimizeModule(**m, *tm);
+  SmallString<0> object;
+  raw_svector_ostream os(object);
+  legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile))
+    return createStringError("the target cannot emit object files");
+  pm.run(**m);
+  return std::string(object.str());
+}
+
+} // namespace
+
+std::unique_ptr<TargetMachine> tcc::createTargetMachine(StringRef cpu, std::string &error) {
+  InitializeNativeTarget();
+  InitializeNativeTargetAsmPrinter();
+  Triple triple("x86_64-unknown-linux-gnu");
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  TargetOptions to;
+  return std::unique_ptr<TargetMachine>(target->createTargetMachine(
+      triple, cpu, "", to, Reloc::PIC_, CodeModel::Small, CodeGenOptLevel::Aggressive));
+}
+
+void tcc::optimizeModule(Module &m, TargetMachine &tm) {
+  LoopAnalysisManager lam;
+  FunctionAnalysisManager fam;
+  CGSCCAnalysisManager cgam;
+  ModuleAnalysisManager mam;
+  PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+mlir::FailureOr<std::vector<std::string>> tcc::emitObjects(Module &m,
+                                                           const CodegenOptions &options,
+                                                           mlir::TimingScope &timing,
+                                                           CodegenStats &stats,
+                                                           std::string &error) {
+  Grouping grouping(m);
+  std::vector<std::string> bitcode(grouping.groups());
+  {
+    mlir::TimingScope split = timing.nest("split into groups");
+    externalizeShared(m, grouping);
+    for (unsigned g = 0; g < grouping.groups(); ++g)
+      bitcode[g] = groupBitcode(m, grouping, g);
+  }
+  stats.kernels = grouping.kernels();
+  stats.kernelCalls = grouping.calls();
+  stats.groups = grouping.groups();
+
+  std::vector<std::string> objects(bitcode.size());
+  std::vector<std::string> keys(bitcode.size());
+  std::vector<unsigned> todo;
+  for (unsigned g = 0; g < bitcode.size(); ++g) {
+    if (!options.cache)
+      continue;
+    keys[g] = hashKey({"llvm-group", compilerIdentity(), options.cpu,
+                       options.optimize ? "O3" : "O0", bitcode[g]});
+  }
+  {
+    mlir::TimingScope lookup = timing.nest("cache lookup");
+    for (unsigned g = 0; g < bitcode.size(); ++g) {
+      std::optional<std::string> hit;
+      if (options.cache)
+        hit = options.cache->lookup(keys[g], "o");
+      if (hit) {
+        objects[g] = std::move(*hit);
+        ++stats.cached;
+      } else {
+        todo.push_back(g);
+      }
+    }
+  }
+  // Largest first, so that the last group to finish is a small one.
+  llvm::stable_sort(todo, [&](unsigned a, unsigned b) {
+    return bitcode[a].size() > bitcode[b].size();
+  });
+  std::mutex errorMutex;
+  mlir::TimingScope compile = timing.nest("optimize + codegen");
+  auto work = [&](unsigned g) {
+    mlir::TimingScope t = compile.nest(g == 0 ? std::string("host group")
+                                              : "kernel group " + std::to_string(g));
+    Expected<std::string> object = compileGroup(bitcode[g], options);
+    if (!object) {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      error = toString(object.takeError());
+      return;
+    }
+    objects[g] = std::move(*object);
+    if (options.cache)
+      options.cache->store(keys[g], "o", objects[g]);
+  };
+  unsigned threads = hardware_concurrency(options.threads).compute_thread_count();
+  if (threads <= 1 || todo.size() <= 1) {
+    for (unsigned g : todo)
+      work(g);
+  } else {
+    StdThreadPool pool(hardware_concurrency(std::min<unsigned>(threads, todo.size())));
+    for (unsigned g : todo)
+      pool.async([&, g] { work(g); });
+    pool.wait();
+  }
+  compile.stop();
+  if (!error.empty())
+    return mlir::failure();
+  return objects;
+}
