@@ -279,6 +279,55 @@ inline std::optional<std::string> checkpointMetadata(const std::string &path,
   return std::string(buffer.data());
 }
 
+/// tcc_trainer_options with its defaults filled in.
+inline tcc_trainer_options trainerOptions() {
+  tcc_trainer_options o;
+  tcc_trainer_options_init(&o);
+  return o;
+}
+
+/// An input's samples in memory for tcc_trainer_options.data / .val: NAME and
+/// SHAPE (samples first) must outlive the options' use in Trainer's
+/// constructor, DATA the Trainer itself.
+template <typename T>
+tcc_trainer_array trainerArray(const char *name, const std::vector<T> &data,
+                               const std::vector<int64_t> &shape) {
+  return {name, dtypeOf<T>(), int32_t(shape.size()), shape.data(), data.data(),
+          data.size() * sizeof(T)};
+}
+
+/// A training run (tcc_trainer_t): created with its checks done, run once on
+/// a session. Borrows the Artifact and the data arrays until destroyed.
+class Trainer {
+public:
+  Trainer(const Artifact &artifact, const tcc_trainer_options &options) {
+    check(tcc_trainer_create(artifact.get(), &options, &handle_));
+  }
+  Trainer(Trainer &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Trainer &operator=(Trainer &&other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+  ~Trainer() { tcc_trainer_destroy(handle_); }
+
+  tcc_trainer_t get() const noexcept { return handle_; }
+
+  /// Trains SESSION; throws Error (TCC_ERROR_INTERRUPTED when stopped).
+  void run(Session &session) { check(tcc_trainer_run(handle_, session.get())); }
+  /// From any thread or a signal handler: stop at the next step boundary.
+  void requestStop() noexcept { tcc_trainer_request_stop(handle_); }
+  int64_t stepsDone() const {
+    int64_t steps = 0;
+    check(tcc_trainer_steps_done(handle_, &steps));
+    return steps;
+  }
+
+private:
+  tcc_trainer_t handle_ = nullptr;
+};
+
 } // namespace tcc
 
 #endif // TCC_TCC_HPP
