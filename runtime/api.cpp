@@ -31,7 +31,9 @@ thread_local std::string lastError;
 /// Used instead of lastError when storing the message itself ran out of memory.
 thread_local const char *lastErrorFallback = nullptr;
 
-void setLastError(const char *message) noexcept {
+} // namespace
+
+void tcc::rt::setLastError(const char *message) noexcept {
   try {
     lastError = message;
     lastErrorFallback = nullptr;
@@ -40,31 +42,14 @@ void setLastError(const char *message) noexcept {
   }
 }
 
-/// Runs BODY, mapping its outcome to a status and the last-error message.
-template <typename Body> tcc_status guarded(Body &&body) noexcept {
-  try {
-    body();
-    lastError.clear();
-    lastErrorFallback = nullptr;
-    return TCC_OK;
-  } catch (const Error &e) {
-    setLastError(e.what());
-    return e.status();
-  } catch (const std::bad_alloc &) {
-    setLastError("out of memory");
-    return TCC_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception &e) {
-    try {
-      setLastError((std::string("internal error: ") + e.what()).c_str());
-    } catch (...) {
-      setLastError("internal error");
-    }
-    return TCC_ERROR_INTERNAL;
-  } catch (...) {
-    setLastError("internal error: unknown exception");
-    return TCC_ERROR_INTERNAL;
-  }
+void tcc::rt::clearLastError() noexcept {
+  lastError.clear();
+  lastErrorFallback = nullptr;
 }
+
+namespace {
+
+using tcc::rt::guarded;
 
 void require(const void *pointer, const char *what) {
   if (!pointer)
@@ -117,6 +102,8 @@ const char *tcc_status_string(tcc_status status) {
     return "TCC_ERROR_FORMAT";
   case TCC_ERROR_INTERNAL:
     return "TCC_ERROR_INTERNAL";
+  case TCC_ERROR_INTERRUPTED:
+    return "TCC_ERROR_INTERRUPTED";
   }
   return "unknown status";
 }

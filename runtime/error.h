@@ -12,6 +12,7 @@
 
 #include "runtime/include/tcc/tcc.h"
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,36 @@ private:
 
 [[noreturn]] inline void fail(tcc_status status, const std::string &message) {
   throw Error(status, message);
+}
+
+/// Sets or clears the calling thread's last-error message (tcc_last_error).
+void setLastError(const char *message) noexcept;
+void clearLastError() noexcept;
+
+/// Runs BODY, mapping its outcome to a status and the last-error message:
+/// what every C API function does around its C++ body.
+template <typename Body> tcc_status guarded(Body &&body) noexcept {
+  try {
+    body();
+    clearLastError();
+    return TCC_OK;
+  } catch (const Error &e) {
+    setLastError(e.what());
+    return e.status();
+  } catch (const std::bad_alloc &) {
+    setLastError("out of memory");
+    return TCC_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    try {
+      setLastError((std::string("internal error: ") + e.what()).c_str());
+    } catch (...) {
+      setLastError("internal error");
+    }
+    return TCC_ERROR_INTERNAL;
+  } catch (...) {
+    setLastError("internal error: unknown exception");
+    return TCC_ERROR_INTERNAL;
+  }
 }
 
 } // namespace tcc::rt

@@ -43,6 +43,7 @@ import sys
 
 config.substitutions.append(("%fixture_dir", config.tcc_fixture_dir))
 config.substitutions.append(("%tcc_lib_dir", os.path.join(config.tcc_obj_root, "lib")))
+config.substitutions.append(("%tcc_build_dir", config.tcc_obj_root))
 config.substitutions.append(("%python", sys.executable))
 config.environment["TCC_POISON_ARENA"] = "1"
 # tcc's compile cache: one folder for the test run, in the build tree (never

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <cstdlib>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace tcc::run {
 
@@ -49,6 +51,55 @@ void makeDirectory(const std::string &dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     die(dir + ": not a directory");
+}
+
+void checkWritableFolder(const std::string &dir, const std::string &option) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    die(option + ": the folder " + dir + " does not exist (" + std::strerror(errno) + ")");
+  if (!S_ISDIR(st.st_mode))
+    die(option + ": " + dir + " is not a folder");
+  // access(W_OK) would miss a read-only file system and ACLs; a probe not.
+  std::string probe = (dir == "/" ? "" : dir) + "/.tcc-run-probe.XXXXXX";
+  std::vector<char> name(probe.begin(), probe.end());
+  name.push_back('\0');
+  int fd = ::mkstemp(name.data());
+  if (fd < 0)
+    die(option + ": cannot create a file in " + dir + ": " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(name.data());
+}
+
+tcc_trainer_options trainerOptions(const Options &o) {
+  tcc_trainer_options t;
+  tcc_trainer_options_init(&t);
+  auto text = [](const std::string &s) { return s.empty() ? nullptr : s.c_str(); };
+  t.data_dir = text(o.dataDir);
+  t.steps = o.steps;
+  t.lr = o.lr;
+  t.shuffle = o.shuffle;
+  t.seed = o.seed;
+  t.metrics = text(o.metrics);
+  t.save = text(o.save);
+  t.log_every = o.logEvery;
+  t.lr_schedule = o.schedule.c_str();
+  t.warmup = o.warmup;
+  t.step_size = o.stepSize;
+  t.cycle_steps = o.cycleSteps;
+  t.plateau_patience = o.plateauPatience;
+  t.min_lr = o.minLr;
+  t.gamma = o.gamma;
+  t.checkpoint_dir = text(o.checkpointDir);
+  t.save_every = o.saveEvery;
+  t.resume = text(o.resume);
+  t.overwrite = o.overwrite;
+  t.val_dir = text(o.valDir);
+  t.eval_every = o.evalEvery;
+  t.patience = o.patience;
+  t.min_delta = o.minDelta;
+  // Ctrl-C, a closed terminal or a scheduler's SIGTERM checkpoint and exit 1.
+  t.handle_signals = 1;
+  return t;
 }
 
 SessionHandle createSession(tcc_artifact_t artifact, const Options &o) {

@@ -2,7 +2,7 @@
 //
 // The options, the one way to fail (a UsageError that main prints as
 // `tcc-run: error: ...` with exit status 1), and small helpers around the
-// runtime's C API that inference and training both use.
+// runtime's C API. Training itself is the runtime's trainer (tcc_trainer_*).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,8 +112,13 @@ std::vector<tcc_tensor_info> entryTensors(tcc_artifact_t artifact, const char *n
 /// Whether the artifact has the entry point NAME.
 bool hasEntry(tcc_artifact_t artifact, const char *name);
 
-/// Runs the training loop of a --data invocation (train.cpp).
-void train(tcc_artifact_t artifact, const Options &o);
+/// Dies unless a file can be created in the existing folder DIR (OPTION
+/// names the flag it came from). (The trainer checks its own outputs.)
+void checkWritableFolder(const std::string &dir, const std::string &option);
+
+/// The trainer's options for a --data invocation, pointing into O's strings
+/// (valid while O is).
+tcc_trainer_options trainerOptions(const Options &o);
 
 } // namespace tcc::run
 

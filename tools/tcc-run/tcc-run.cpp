@@ -6,14 +6,12 @@
 // computes as DIR/NAME.npy. `tcc-run MODEL.so --list` prints the descriptor.
 // Every failure is one line, `tcc-run: error: ...` naming the file or
 // tensor, and exit status 1. Plain argv parsing: this tool links no LLVM.
-// Training (--data) is train.cpp, its data loading data.cpp, its learning
-// rate schedules schedule.cpp.
+// Training (--data) is the runtime's trainer (tcc_trainer_* in tcc.h): this
+// file turns the flags into its options.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/tcc-run/common.h"
-#include "tools/tcc-run/outputs.h"
-#include "tools/tcc-run/schedule.h"
 
 #include "runtime/data/host_tensor.h"
 #include "runtime/data/npy.h"
@@ -277,18 +275,10 @@ const OptionSpec *findOption(const std::string &name) {
 void checkTrainingOptions(const Options &o) {
   if (o.list || o.run)
     die("--data (training) cannot be combined with --list, --infer or --entry");
-  if (o.steps <= 0)
-    die("training needs --steps N (a positive number of steps)");
-  if (!o.hasLr)
-    die("training needs --lr X");
-  checkSchedule(o);
-  if (o.saveEvery > 0 && o.checkpointDir.empty())
-    die("--save-every needs --checkpoint-dir DIR");
-  if (o.evalEvery > 0 && o.valDir.empty() && o.schedule != "plateau")
-    die("--eval-every needs --val DIR (or --lr-schedule=plateau, which then judges the "
-        "training loss)");
-  if (o.patience > 0 && (o.valDir.empty() || o.evalEvery == 0))
-    die("--patience needs --val DIR and --eval-every K");
+  // The trainer's own checks (steps, lr, the schedule, the options that need
+  // each other), before the artifact is loaded.
+  tcc_trainer_options options = trainerOptions(o);
+  check(tcc_trainer_check_options(&options));
   if (o.hasMinDelta && o.patience == 0)
     die("--min-delta needs --patience P");
 }
@@ -490,6 +480,20 @@ void infer(tcc_artifact_t artifact, const Options &o) {
                            size, &error))
       die(error);
   }
+}
+
+/// Trains with the runtime's trainer: it checks the data and the outputs and
+/// locks the checkpoint folder before the session is made.
+void train(tcc_artifact_t artifact, const Options &o) {
+  tcc_trainer_options options = trainerOptions(o);
+  tcc_trainer_t trainer;
+  check(tcc_trainer_create(artifact, &options, &trainer));
+  struct TrainerGuard {
+    tcc_trainer_t t;
+    ~TrainerGuard() { tcc_trainer_destroy(t); }
+  } guard{trainer};
+  SessionHandle session = createSession(artifact, o);
+  check(tcc_trainer_run(trainer, session.s));
 }
 
 int runMain(int argc, char **argv) {

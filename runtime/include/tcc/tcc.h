@@ -119,7 +119,12 @@ typedef enum tcc_status {
    *  range, ... (the message names the file and tensor). */
   TCC_ERROR_FORMAT = 11,
   /** A bug in the runtime; please report the message. */
-  TCC_ERROR_INTERNAL = 12
+  TCC_ERROR_INTERNAL = 12,
+  /** A training run stopped before its last step because it was asked to:
+   *  a signal (tcc_trainer_options.handle_signals) or
+   *  tcc_trainer_request_stop. Its checkpoint was written when it has a
+   *  checkpoint folder (the message says where). */
+  TCC_ERROR_INTERRUPTED = 13
 } tcc_status;
 
 /** The calling thread's last-error message: "" after a successful call, a
@@ -427,6 +432,233 @@ TCC_API tcc_status tcc_session_get_output(tcc_session_t session, const char *nam
  *  mismatch. */
 TCC_API tcc_status tcc_session_copy_output(tcc_session_t session, const char *name, void *dst,
                                            size_t dst_size);
+
+/*===--- The step protocol ------------------------------------------------===*
+ *
+ * How a training artifact (compiled with tcc --loss=...) is driven, whether by
+ * the trainer below or by hand with tcc_session_run. The names are macros of
+ * abi.h; the artifact's metadata (tcc_artifact_get_metadata) says the rest.
+ *
+ * Entry points:
+ *   "train_step"       forward, backward and the optimizer update of one
+ *                      step; parameters and optimizer state change in place.
+ *   "accumulate_grad"  (when metadata "grad_accum" K > 1) forward and backward
+ *                      of one micro-batch, adding to the gradient; run it for
+ *                      micro-batches 0 .. K-2, then train_step on the last.
+ *   "eval_step"        the loss without an update (inputs as train_step's
+ *                      but lr, step and rng); outputs "loss", then the model's.
+ *   "infer"            the model's outputs from its data inputs.
+ *
+ * Runtime inputs of train_step beside the data (set before every run, like
+ * every input):
+ *   "lr"     f32[]   the learning rate of this step (schedules live on the
+ *                    host; nothing recompiles).
+ *   "step"   f32[]   the optimizer step, 1-based as PyTorch counts it (Adam's
+ *                    bias correction); present for optimizers that use it.
+ *   "rng"    i64[2]  [seed, counter] of the step's dropout masks (Philox);
+ *                    the trainer passes counter = step * K + micro.
+ *   "micro"  f32[]   accumulate_grad only: the micro-batch index 0 .. K-2.
+ * The data inputs are the model's inputs and the labels (metadata "labels",
+ * "y" by default: int64 class indices for cross_entropy, a float tensor for
+ * mse); their first dimension is the compiled batch.
+ *
+ * Outputs of train_step: "loss" f32[] (the batch's loss, reduced as the
+ * loss's metadata says, PyTorch's mean by default; for K > 1 each
+ * micro-batch's, the step's loss being their mean) and, where the artifact
+ * has it (it comes with in-step gradient clipping), "grad_norm" f32[] (the
+ * global L2 norm of the gradient).
+ *
+ *===----------------------------------------------------------------------===*/
+
+/*===--- Trainer ----------------------------------------------------------===*
+ *
+ * The training loop of tcc-run as a library: data sets (folders of NAME.npy
+ * files or arrays in memory), per-epoch shuffling, learning-rate schedules,
+ * gradient accumulation, validation, early stopping, checkpoints that resume
+ * bit for bit, a metrics file and progress lines. tcc-run, the Python package
+ * and applications all run this one implementation.
+ *
+ *   tcc_trainer_options o;
+ *   tcc_trainer_options_init(&o);
+ *   o.data_dir = "data/"; o.steps = 1000; o.lr = 3e-4;
+ *   o.lr_schedule = "cosine"; o.checkpoint_dir = "ckpt/";
+ *   tcc_trainer_t trainer;
+ *   tcc_trainer_create(artifact, &o, &trainer);   // checks everything first
+ *   tcc_trainer_run(trainer, session);            // trains the session
+ *   tcc_trainer_destroy(trainer);
+ *
+ * Messages name the options by tcc-run's flags ("--save-every needs
+ * --checkpoint-dir DIR"): field save_every is flag --save-every, and so on.
+ *
+ *===----------------------------------------------------------------------===*/
+
+/** A training run: its options, its opened data and its checkpoint folder. */
+typedef struct tcc_trainer *tcc_trainer_t;
+
+/** An input's samples in the caller's memory, instead of DIR/NAME.npy: NAME
+ *  is the step's input, DTYPE its dtype, SHAPE[0] the number of samples and
+ *  SHAPE[1..] the input's own dimensions past the batch; DATA holds
+ *  SIZE_BYTES bytes in C order (any alignment). The trainer copies the
+ *  strings and shape at tcc_trainer_create but borrows DATA: it must stay
+ *  valid and unchanged until tcc_trainer_destroy. */
+typedef struct tcc_trainer_array {
+  const char *name;
+  tcc_dtype dtype;
+  int32_t rank;
+  const int64_t *shape;
+  const void *data;
+  size_t size_bytes;
+} tcc_trainer_array;
+
+/** What tcc_trainer_options.on_step receives after every optimizer step. */
+typedef struct tcc_trainer_step_info {
+  uint32_t struct_size; /* sizeof(tcc_trainer_step_info) of the runtime */
+  int64_t step;         /* steps done, 1-based */
+  int64_t steps;        /* the run's tcc_trainer_options.steps */
+  float loss;           /* the step's loss (the mean of its micro-batches) */
+  float lr;             /* the learning rate it ran with */
+  float grad_norm;      /* NaN when the artifact has no grad_norm output */
+  double val_loss;      /* NaN unless this step evaluated with eval_step */
+  double val_accuracy;  /* NaN unless this step evaluated the accuracy */
+} tcc_trainer_step_info;
+
+/** Called on the thread of tcc_trainer_run after every step, after the
+ *  metrics line and before the step's checkpoint. INFO is valid during the
+ *  call only. Returning nonzero ends the run after this step like early
+ *  stopping (its checkpoint is written; tcc_trainer_run returns TCC_OK). It
+ *  must not call into the trainer or its session. */
+typedef int (*tcc_trainer_step_callback)(void *user, const tcc_trainer_step_info *info);
+
+/** Receives each progress line (without its newline), on the thread of
+ *  tcc_trainer_run; LINE is valid during the call only. */
+typedef void (*tcc_trainer_log_callback)(void *user, const char *line);
+
+/** Options of a training run. Initialize with tcc_trainer_options_init, then
+ *  set fields: later versions append fields, and struct_size tells them which
+ *  ones the caller knew about. Strings may be NULL (= not given); all are
+ *  copied by tcc_trainer_create. Each field is the tcc-run flag of its name
+ *  (docs/training.md has their full meaning). */
+typedef struct tcc_trainer_options {
+  uint32_t struct_size;
+  /* The training data: a folder of NAME.npy files (--data), or NUM_DATA
+   * arrays (exactly one of the two). */
+  const char *data_dir;
+  const tcc_trainer_array *data;
+  int32_t num_data;
+  int64_t steps;  /* --steps, > 0 */
+  double lr;      /* --lr, > 0 */
+  int32_t shuffle; /* 1 (default): a fresh permutation every epoch; 0: --no-shuffle */
+  uint64_t seed;  /* --seed of the shuffle and of the dropout masks */
+  const char *metrics; /* --metrics FILE (JSON lines) */
+  const char *save;    /* --save FILE: the trained parameters at the end */
+  int64_t log_every;   /* --log-every, default 1 */
+  /* --lr-schedule: "constant" (default), "warmup", "cosine", "step",
+   * "cyclic", "plateau", and its settings. */
+  const char *lr_schedule;
+  int64_t warmup, step_size, cycle_steps;
+  int64_t plateau_patience; /* default 10 */
+  double min_lr;
+  double gamma; /* default 0.1 */
+  /* Checkpoints: DIR/checkpoint.safetensors every save_every steps and at
+   * the end (and DIR/best.safetensors with validation); resume from a
+   * checkpoint of the same run's settings; overwrite lets a fresh run replace
+   * DIR's checkpoints. */
+  const char *checkpoint_dir;
+  int64_t save_every;
+  const char *resume;
+  int32_t overwrite;
+  /* Validation (--val DIR, or NUM_VAL arrays), every eval_every steps;
+   * early stopping after patience evaluations without min_delta of
+   * improvement. */
+  const char *val_dir;
+  const tcc_trainer_array *val;
+  int32_t num_val;
+  int64_t eval_every;
+  int64_t patience;
+  double min_delta;
+  /* Nonzero: SIGINT, SIGTERM and SIGHUP stop the run at the next step
+   * boundary (checkpoint written, TCC_ERROR_INTERRUPTED), for the run's
+   * duration; the previous handlers are restored afterwards. tcc-run sets
+   * it; a library caller that has its own handlers leaves it 0 and calls
+   * tcc_trainer_request_stop from them instead. */
+  int32_t handle_signals;
+  /* Progress lines: to LOG(LOG_USER, line) or, when LOG is NULL, to stdout.
+   * The end-of-step callback, or NULL. */
+  tcc_trainer_log_callback log;
+  void *log_user;
+  tcc_trainer_step_callback on_step;
+  void *on_step_user;
+} tcc_trainer_options;
+
+/** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
+ *  log_every 1, plateau_patience 10, gamma 0.1, all else 0 / NULL. NULL is
+ *  ignored. Does not change the last error. */
+TCC_API void tcc_trainer_options_init(tcc_trainer_options *out_options);
+
+/** Checks OPTIONS on their own, without an artifact or any file: what is
+ *  required (data, steps, lr), ranges, and the options against each other
+ *  (a schedule's settings, --save-every without --checkpoint-dir, ...).
+ *  tcc_trainer_create makes the same checks first. Errors:
+ *  TCC_ERROR_INVALID_ARGUMENT, naming the flag. Safe from any thread. */
+TCC_API tcc_status tcc_trainer_check_options(const tcc_trainer_options *options);
+
+/** Prepares a training run of ARTIFACT: checks OPTIONS, the artifact's step
+ *  signature (a train_step with "lr" and "loss"; metadata "grad_accum" and
+ *  "labels"), opens and checks the data and validation sets (dtype and
+ *  per-sample shape of every input, equal sample counts, finite floats,
+ *  labels inside the classes), checks that every output path is writable,
+ *  and locks the checkpoint folder (flock; another run into it is refused)
+ *  until tcc_trainer_destroy. Nothing is trained and no session is needed,
+ *  so a bad run fails here, before any work.
+ *
+ *  The trainer borrows ARTIFACT (its tensor descriptions) and the data
+ *  arrays (see tcc_trainer_array): both must stay valid until
+ *  tcc_trainer_destroy. On success
+ *  *out_trainer is a new handle, released with tcc_trainer_destroy.
+ *  Errors: TCC_ERROR_INVALID_ARGUMENT (options, an artifact that cannot
+ *  train, data that does not fit it; the message names the file or array),
+ *  TCC_ERROR_IO (a data file or output folder), TCC_ERROR_FORMAT (a corrupt
+ *  .npy file). */
+TCC_API tcc_status tcc_trainer_create(tcc_artifact_t artifact, const tcc_trainer_options *options,
+                                      tcc_trainer_t *out_trainer);
+
+/** Runs the training loop on SESSION, a session of the artifact the trainer
+ *  was created for, and returns when it has finished (all steps, or early
+ *  stopping). With options.resume, first restores the checkpoint into the
+ *  session and continues at its step; otherwise the session's current
+ *  parameters are the starting point (as created, loaded or set).
+ *
+ *  A trainer runs once (TCC_ERROR_INVALID_STATE the second time). SESSION is
+ *  borrowed for the call: no other call may use it meanwhile (the session's
+ *  own rule); afterwards it holds the trained parameters. The loop allocates
+ *  host buffers for two batches; with a session of fewer threads than CPUs
+ *  it assembles the next batch on a background thread.
+ *
+ *  Errors: TCC_ERROR_INTERRUPTED (a signal or tcc_trainer_request_stop),
+ *  TCC_ERROR_INVALID_ARGUMENT (a checkpoint from another run's settings, a
+ *  non-finite loss or gradient norm: the parameters are then not saved),
+ *  TCC_ERROR_IO (data that changed during the run, a full disk), and the
+ *  errors of the session calls. When a checkpoint folder is set, a failure
+ *  between steps writes the checkpoint first and the message says where;
+ *  the metrics file holds the lines of the steps done. */
+TCC_API tcc_status tcc_trainer_run(tcc_trainer_t trainer, tcc_session_t session);
+
+/** Asks a running tcc_trainer_run to stop at the next step boundary
+ *  (TCC_ERROR_INTERRUPTED, checkpoint written). Safe from any thread and
+ *  from a signal handler (it sets an atomic flag); a request made before
+ *  the run starts stops it before its first step. NULL is ignored. Does
+ *  not change the last error. */
+TCC_API void tcc_trainer_request_stop(tcc_trainer_t trainer);
+
+/** Sets *out_steps to the optimizer steps done so far: the checkpoint's
+ *  step after a resume, the final step after tcc_trainer_run. Not during a
+ *  run from another thread. Errors: TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_trainer_steps_done(tcc_trainer_t trainer, int64_t *out_steps);
+
+/** Releases the trainer and its checkpoint folder's lock. Must not overlap
+ *  tcc_trainer_run on it. NULL is ignored. Cannot fail; does not change the
+ *  last error. */
+TCC_API void tcc_trainer_destroy(tcc_trainer_t trainer);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,13 @@
 //===- schedule.cpp - host-side learning-rate schedules -------------------===//
 
-#include "tools/tcc-run/schedule.h"
+#include "runtime/trainer/schedule.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
-namespace tcc::run {
+namespace tcc::train {
 
 void checkSchedule(const Options &o) {
   const std::string &kind = o.schedule;
@@ -131,4 +131,4 @@ void LrSchedule::restore(const std::function<bool(const std::string &, std::stri
     bad_ = metadataCount("plateau_bad", value);
 }
 
-} // namespace tcc::run
+} // namespace tcc::train

@@ -10,15 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TCC_TOOLS_TCC_RUN_OUTPUTS_H
-#define TCC_TOOLS_TCC_RUN_OUTPUTS_H
+#ifndef TCC_RUNTIME_TRAINER_OUTPUTS_H
+#define TCC_RUNTIME_TRAINER_OUTPUTS_H
 
-#include "tools/tcc-run/common.h"
+#include "runtime/trainer/common.h"
 
 #include <cstdio>
 #include <string>
 
-namespace tcc::run {
+namespace tcc::train {
 
 /// Dies unless a file can be created in the existing folder DIR (OPTION
 /// names the flag it came from).
@@ -73,6 +73,6 @@ private:
   FILE *file_ = nullptr;
 };
 
-} // namespace tcc::run
+} // namespace tcc::train
 
-#endif // TCC_TOOLS_TCC_RUN_OUTPUTS_H
+#endif // TCC_RUNTIME_TRAINER_OUTPUTS_H

@@ -1,6 +1,6 @@
 //===- outputs.cpp - where tcc-run writes, checked before any work --------===//
 
-#include "tools/tcc-run/outputs.h"
+#include "runtime/trainer/outputs.h"
 
 #include "runtime/support/file_io.h"
 
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <vector>
 
-namespace tcc::run {
+namespace tcc::train {
 namespace {
 
 /// The files a run writes into its checkpoint folder.
@@ -164,4 +164,4 @@ void MetricsFile::write(const std::string &line) {
     die("--metrics " + path_ + ": write failed: " + std::strerror(errno));
 }
 
-} // namespace tcc::run
+} // namespace tcc::train

@@ -8,16 +8,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TCC_TOOLS_TCC_RUN_SCHEDULE_H
-#define TCC_TOOLS_TCC_RUN_SCHEDULE_H
+#ifndef TCC_RUNTIME_TRAINER_SCHEDULE_H
+#define TCC_RUNTIME_TRAINER_SCHEDULE_H
 
-#include "tools/tcc-run/common.h"
+#include "runtime/trainer/common.h"
 
 #include <functional>
 #include <limits>
 #include <map>
 
-namespace tcc::run {
+namespace tcc::train {
 
 /// Dies with a clear message when o's schedule settings make no sense.
 void checkSchedule(const Options &o);
@@ -55,6 +55,6 @@ private:
   long bad_ = 0;
 };
 
-} // namespace tcc::run
+} // namespace tcc::train
 
-#endif // TCC_TOOLS_TCC_RUN_SCHEDULE_H
+#endif // TCC_RUNTIME_TRAINER_SCHEDULE_H

@@ -1,20 +1,21 @@
-//===- data.h - memory-mapped training data and a prefetch thread ---------===//
+//===- data.h - training data read by rows, and a prefetch thread ---------===//
 //
 // A data set is a folder of DIR/NAME.npy files, one per input of an entry
-// point, the first axis counting samples. Each file stays open and is never
-// held in memory whole: a batch is assembled by reading the selected rows
-// (pread, consecutive rows at once) into a host buffer, and a Prefetcher does
-// that on a background thread for batch k+1 while the caller runs step k.
-// Reads rather than a mapping: a file truncated or rewritten during a run is
-// then an error naming it (checked before every batch), not a SIGBUS.
+// point, the first axis counting samples, or the same as arrays in the
+// caller's memory (tcc_trainer_array). A file stays open and is never held in
+// memory whole: a batch is assembled by reading the selected rows (pread,
+// consecutive rows at once) into a host buffer, and a Prefetcher does that on
+// a background thread for batch k+1 while the caller runs step k. Reads rather
+// than a mapping: a file truncated or rewritten during a run is then an error
+// naming it (checked before every batch), not a SIGBUS.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TCC_TOOLS_TCC_RUN_DATA_H
-#define TCC_TOOLS_TCC_RUN_DATA_H
+#ifndef TCC_RUNTIME_TRAINER_DATA_H
+#define TCC_RUNTIME_TRAINER_DATA_H
 
 #include "runtime/data/npy.h"
-#include "tools/tcc-run/common.h"
+#include "runtime/trainer/common.h"
 
 #include <condition_variable>
 #include <exception>
@@ -22,14 +23,21 @@
 #include <mutex>
 #include <thread>
 
-namespace tcc::run {
+namespace tcc::train {
 
-/// One input's samples, read from its file.
+/// One input's samples, read from its file or copied from an array.
 struct Samples {
   std::string name;
+  /// The file's path, or "array 'NAME'": what messages name.
   std::string file;
-  /// The header (dtype, shape); its data pages are never touched.
+  /// What the samples hold (the file's header or the array's declaration).
+  tcc_dtype dtype = TCC_DTYPE_F32;
+  std::vector<int64_t> shape;
+  size_t bytes = 0;
+  /// A file's header; its data pages are never touched.
   tcc::rt::MappedNpy data;
+  /// An array's bytes (borrowed from the caller), else nullptr.
+  const uint8_t *memory = nullptr;
   /// What the samples are read through, and where they start in the file.
   tcc::rt::FileReader reader;
   uint64_t dataOffset = 0;
@@ -41,6 +49,16 @@ struct Samples {
   bool feed = true;
 };
 
+/// Where a data set's inputs come from: DIR/NAME.npy, or the ARRAYS (when
+/// there are any) by name.
+struct DataSource {
+  std::string dir;
+  const std::vector<Array> *arrays = nullptr;
+  bool inMemory() const { return arrays && !arrays->empty(); }
+  /// "DIR", or "the validation arrays" (KIND: "data", "validation").
+  std::string describe(const char *kind) const;
+};
+
 /// The samples of several inputs that agree on the sample count and the
 /// batch size.
 struct DataSet {
@@ -48,10 +66,11 @@ struct DataSet {
   int64_t samples = -1, batch = -1;
   std::string firstFile;
 
-  /// Opens DIR/NAME.npy for the tensor T of MODEL and checks it: dtype and
-  /// per-sample shape as declared, the same sample count as the others, every
-  /// float value finite (the error names the file and the sample).
-  void add(const std::string &dir, const tcc_tensor_info &t, const std::string &model,
+  /// Opens DIR/NAME.npy (or takes the array NAME) for the tensor T of MODEL
+  /// and checks it: dtype and per-sample shape as declared, the same sample
+  /// count as the others, every float value finite (the error names the file
+  /// and the sample).
+  void add(const DataSource &source, const tcc_tensor_info &t, const std::string &model,
            bool feed = true);
   /// The input NAME, or nullptr.
   const Samples *find(const std::string &name) const;
@@ -125,6 +144,6 @@ private:
 /// (THREADS: the session's thread count, 0 = every core).
 bool prefetchInBackground(int threads);
 
-} // namespace tcc::run
+} // namespace tcc::train
 
-#endif // TCC_TOOLS_TCC_RUN_DATA_H
+#endif // TCC_RUNTIME_TRAINER_DATA_H

@@ -1,6 +1,6 @@
 //===- data.cpp - training data read by rows, and a prefetch thread -------===//
 
-#include "tools/tcc-run/data.h"
+#include "runtime/trainer/data.h"
 
 #include <sched.h>
 
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace tcc::run {
+namespace tcc::train {
 namespace {
 
 /// Calls VISIT(values, count, first) over the elements of S in chunks of
@@ -18,9 +18,16 @@ namespace {
 /// pass over a file through reads, without holding it in memory.
 template <typename T, typename Fn>
 void forEachChunk(const Samples &s, Fn visit) {
+  size_t count = s.bytes / sizeof(T);
+  if (s.memory) {
+    std::vector<T> all(count); // the caller's bytes may be unaligned
+    if (count)
+      std::memcpy(all.data(), s.memory, count * sizeof(T));
+    visit(all.data(), count, size_t(0));
+    return;
+  }
   constexpr size_t kChunk = (size_t(1) << 20) / sizeof(T);
   std::vector<T> buffer(kChunk);
-  size_t count = s.data.bytes() / sizeof(T);
   for (size_t first = 0; first < count; first += kChunk) {
     size_t n = std::min(kChunk, count - first);
     std::string error;
@@ -32,26 +39,67 @@ void forEachChunk(const Samples &s, Fn visit) {
 
 } // namespace
 
-void DataSet::add(const std::string &dir, const tcc_tensor_info &t, const std::string &model,
+std::string DataSource::describe(const char *kind) const {
+  return inMemory() ? std::string("the ") + kind + " arrays" : dir;
+}
+
+namespace {
+
+/// Points S at the array of ARRAYS named like it, checking its byte size.
+void takeArray(Samples &s, const std::vector<Array> &arrays, const tcc_tensor_info &t,
+               const std::string &model) {
+  const Array *found = nullptr;
+  std::string names;
+  for (const Array &a : arrays) {
+    names += (names.empty() ? "" : ", ") + a.name;
+    if (a.name == s.name)
+      found = &a;
+  }
+  if (!found)
+    die(model + ": no array for input '" + s.name + "' (" + typeString(t) + ") among " + names);
+  s.file = "array '" + s.name + "'";
+  s.dtype = found->dtype;
+  s.shape = found->shape;
+  s.memory = found->data;
+  s.bytes = found->sizeBytes;
+  size_t expected = tcc::rt::dtypeSize(s.dtype);
+  for (int64_t d : s.shape)
+    expected *= size_t(std::max<int64_t>(d, 0));
+  if (s.bytes != expected || (!s.memory && s.bytes))
+    die(s.file + ": " + std::to_string(s.bytes) + " bytes given, but " +
+        tcc::rt::dtypeName(s.dtype) + tcc::rt::shapeString(s.shape.data(), s.shape.size()) +
+        " holds " + std::to_string(expected));
+}
+
+} // namespace
+
+void DataSet::add(const DataSource &source, const tcc_tensor_info &t, const std::string &model,
                   bool feed) {
   Samples s;
   s.name = t.name;
   s.declared = t;
   s.feed = feed;
-  s.file = dir + "/" + npyFileName(t.name);
-  std::string error;
-  if (!s.data.open(s.file, &error) || !s.reader.open(s.file, &error))
-    die(error);
-  if (s.reader.size() < s.data.bytes())
-    die(s.file + ": the file changed while it was opened");
-  s.dataOffset = s.reader.size() - s.data.bytes();
-  const std::vector<int64_t> &shape = s.data.shape();
+  if (source.inMemory()) {
+    takeArray(s, *source.arrays, t, model);
+  } else {
+    s.file = source.dir + "/" + npyFileName(t.name);
+    std::string error;
+    if (!s.data.open(s.file, &error) || !s.reader.open(s.file, &error))
+      die(error);
+    if (s.reader.size() < s.data.bytes())
+      die(s.file + ": the file changed while it was opened");
+    s.dataOffset = s.reader.size() - s.data.bytes();
+    s.dtype = s.data.dtype();
+    s.shape = s.data.shape();
+    s.bytes = s.data.bytes();
+  }
+  const std::vector<int64_t> &shape = s.shape;
   const std::string &file = s.file;
   if (t.rank < 1)
     die(model + ": input '" + s.name + "' has no batch dimension");
-  if (s.data.dtype() != t.dtype || shape.size() != size_t(t.rank) ||
+  if (s.dtype != t.dtype || shape.size() != size_t(t.rank) ||
       !std::equal(shape.begin() + 1, shape.end(), t.shape + 1))
-    die(file + ": holds " + std::string(tcc::rt::dtypeName(s.data.dtype())) +
+    die(file + ": holds " + std::string(tcc::rt::dtypeName(s.dtype)) +
         tcc::rt::shapeString(shape.data(), shape.size()) + ", but '" + s.name +
         "' takes samples of " + typeString(t) + " (any first dimension)");
   if (samples >= 0 && shape[0] != samples)
@@ -61,7 +109,7 @@ void DataSet::add(const std::string &dir, const tcc_tensor_info &t, const std::s
     die(model + ": the inputs disagree on the batch size");
   // Bad data stops here, not as a NaN loss (or silently wrong weights) later.
   // One pass over the file; its pages stay cached for the first epoch.
-  size_t elements = s.data.bytes() / tcc::rt::dtypeSize(s.data.dtype());
+  size_t elements = s.bytes / tcc::rt::dtypeSize(s.dtype);
   size_t perSample = elements / size_t(std::max<int64_t>(shape[0], 1));
   auto badFloat = [&](auto *values, size_t n, size_t first) {
     for (size_t i = 0; i < n; ++i)
@@ -69,15 +117,15 @@ void DataSet::add(const std::string &dir, const tcc_tensor_info &t, const std::s
         die(file + ": value " + std::to_string(double(values[i])) + " at sample " +
             std::to_string((first + i) / perSample) + " is not finite");
   };
-  if (s.data.dtype() == TCC_DTYPE_F32)
+  if (s.dtype == TCC_DTYPE_F32)
     forEachChunk<float>(s, badFloat);
-  else if (s.data.dtype() == TCC_DTYPE_F64)
+  else if (s.dtype == TCC_DTYPE_F64)
     forEachChunk<double>(s, badFloat);
   samples = shape[0];
   batch = t.shape[0];
   if (firstFile.empty())
     firstFile = file;
-  s.sampleBytes = s.data.bytes() / size_t(std::max<int64_t>(samples, 1));
+  s.sampleBytes = s.bytes / size_t(std::max<int64_t>(samples, 1));
   inputs.push_back(std::move(s));
 }
 
@@ -95,7 +143,7 @@ int DataSet::indexOf(const std::string &name) const {
 
 void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
   const Samples *s = set.find(labels.name);
-  if (!s || s->data.dtype() != TCC_DTYPE_I64 || classes <= 0)
+  if (!s || s->dtype != TCC_DTYPE_I64 || classes <= 0)
     return;
   forEachChunk<int64_t>(*s, [&](const int64_t *y, size_t n, size_t first) {
     for (size_t i = 0; i < n; ++i)
@@ -114,6 +162,12 @@ void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {
     const Samples &s = set.inputs[i];
     std::vector<uint8_t> &out = batch[i];
     out.resize(s.sampleBytes * size_t(set.batch));
+    if (s.memory) {
+      for (int64_t r = 0; r < set.batch; ++r)
+        std::memcpy(out.data() + size_t(r) * s.sampleBytes,
+                    s.memory + size_t(rows[r]) * s.sampleBytes, s.sampleBytes);
+      continue;
+    }
     std::string error;
     if (!s.reader.unchanged(&error))
       die(error + "; the data must not change during a run");
@@ -219,4 +273,4 @@ const Batch &Prefetcher::next() {
   return buffers_[slot];
 }
 
-} // namespace tcc::run
+} // namespace tcc::train

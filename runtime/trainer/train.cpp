@@ -1,4 +1,4 @@
-//===- train.cpp - the training loop of tcc-run ---------------------------===//
+//===- train.cpp - the training loop of the trainer -----------------------===//
 //
 // Runs `train_step` over batches that a prefetch thread assembles from the
 // mapped data set, sets the host-side learning rate of each step, evaluates
@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/tcc-run/common.h"
-#include "tools/tcc-run/data.h"
-#include "tools/tcc-run/outputs.h"
-#include "tools/tcc-run/schedule.h"
+#include "runtime/trainer/train.h"
+#include "runtime/trainer/data.h"
+#include "runtime/trainer/outputs.h"
+#include "runtime/trainer/schedule.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -28,7 +28,7 @@
 #include <optional>
 #include <random>
 
-namespace tcc::run {
+namespace tcc::train {
 namespace {
 
 /// What one pass over the validation set measured.
@@ -54,7 +54,7 @@ public:
     bool sawLoss = false;
     for (const tcc_tensor_info &t : entryTensors(artifact, entry_.c_str())) {
       if (t.role == TCC_ROLE_INPUT) {
-        set_.add(o.valDir, t, o.model);
+        set_.add(source(), t, o.model);
       } else if (t.role == TCC_ROLE_OUTPUT) {
         if (hasLoss_ && !sawLoss && std::string(t.name) == TCC_OUTPUT_LOSS) {
           if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
@@ -72,7 +72,7 @@ public:
       die(o.model + ": " + entry_ + " has no inputs to validate with");
     // infer does not take the labels; read them for the host only.
     if (set_.indexOf(labels.name) < 0 && trainLabels)
-      set_.add(o.valDir, *trainLabels, o.model, /*feed=*/false);
+      set_.add(source(), *trainLabels, o.model, /*feed=*/false);
     labels_ = set_.indexOf(labels.name);
     const Samples *y = labels_ < 0 ? nullptr : &set_.inputs[size_t(labels_)];
     hasScores_ = hasScores_ && scores_.dtype == TCC_DTYPE_F32 && scores_.rank == 2 &&
@@ -134,18 +134,20 @@ public:
   /// "validation at step 20/60: loss 0.5, accuracy 83.33% (80 of 96 samples
   /// in full batches of DIR)".
   void print(const Evaluation &e, long step) const {
-    std::printf("validation at step %ld/%ld:", step, o_.steps);
+    say(o_, "validation at step %ld/%ld:", step, o_.steps);
     if (e.hasLoss)
-      std::printf(" loss %.6f", e.loss);
+      say(o_, " loss %.6f", e.loss);
     if (e.hasAccuracy)
-      std::printf("%s accuracy %.2f%% (%lld of %lld samples", e.hasLoss ? "," : "",
-                  100.0 * e.accuracy, (long long)e.correct, (long long)e.seen);
+      say(o_, "%s accuracy %.2f%% (%lld of %lld samples", e.hasLoss ? "," : "",
+          100.0 * e.accuracy, (long long)e.correct, (long long)e.seen);
     else
-      std::printf(" (%lld samples", (long long)(set_.samples / set_.batch * set_.batch));
-    std::printf(" in full batches of %s)\n", o_.valDir.c_str());
+      say(o_, " (%lld samples", (long long)(set_.samples / set_.batch * set_.batch));
+    say(o_, " in full batches of %s)\n", source().describe("validation").c_str());
   }
 
 private:
+  DataSource source() const { return {o_.valDir, &o_.val}; }
+
   const Options &o_;
   LabelSpec labelSpec_;
   DataSet set_;
@@ -269,13 +271,23 @@ struct StepSignature {
   bool hasLr = false, hasStep = false, hasRng = false, hasLoss = false, hasGradNorm = false;
 };
 
+} // namespace
+
 /// One training run: the data, the step's signature, the state that goes
 /// into checkpoints, and the loop.
 class TrainingRun {
 public:
   TrainingRun(tcc_artifact_t artifact, const Options &o) : artifact_(artifact), o_(o), schedule_(o) {}
 
-  void run();
+  /// What needs no session: the step's signature, the data and validation
+  /// sets (opened and checked), the output paths and the checkpoint lock.
+  void prepare() {
+    readSignature();
+    checkOutputs();
+  }
+  /// Restores --resume into SESSION and runs the loop on it.
+  void run(tcc_session_t session);
+  long stepsDone() const { return stepsDone_; }
 
 private:
   void readSignature();
@@ -289,6 +301,9 @@ private:
   std::optional<Evaluation> evaluateIfDue(long stepsDone, std::string *stopReason);
   void writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                     const std::optional<Evaluation> &evaluation);
+  /// Calls the step callback; true when it asks to stop.
+  bool reportStep(long stepsDone, float loss, float lr, float gradNorm,
+                  const std::optional<Evaluation> &evaluation);
   std::string writeCheckpoint(const std::string &file, long stepsDone,
                               const std::map<std::string, std::string> &extra);
   void saveCheckpoint(long stepsDone) {
@@ -299,7 +314,8 @@ private:
   }
   /// Ends the run after STEPSDONE steps for WHY: writes the checkpoint (the
   /// state is at a step boundary) and dies saying where it went.
-  [[noreturn]] void stopAt(long stepsDone, const std::string &why);
+  [[noreturn]] void stopAt(long stepsDone, const std::string &why,
+                           tcc_status status = TCC_ERROR_INVALID_ARGUMENT);
   /// The next micro-batch, or stopAt(STEP) when its data cannot be read.
   const Batch &nextBatch(long step);
   bool evaluatesAfter(long stepsDone) const {
@@ -314,7 +330,7 @@ private:
   DataSet set_;
   StepSignature sig_;
   std::optional<Validator> validator_;
-  SessionHandle session_;
+  tcc_session_t session_ = nullptr; // borrowed for run()
   CheckpointFolder checkpoints_;
   MetricsFile metrics_;
   bool judgeLoss_ = false; // validation judges by the loss, else the accuracy
@@ -327,6 +343,7 @@ private:
   std::unique_ptr<Prefetcher> batches_;
   bool overlapUploads_ = false;
   bool staged_ = false; // the micro-batch about to run is set already
+  long stepsDone_ = 0;
 };
 
 void TrainingRun::readSignature() {
@@ -381,7 +398,7 @@ void TrainingRun::readSignature() {
       sig_.hasRng = true;
       continue;
     }
-    set_.add(o_.dataDir, t, o_.model);
+    set_.add({o_.dataDir, &o_.data}, t, o_.model);
   }
   if (!sig_.hasLr || !sig_.hasLoss)
     die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
@@ -399,7 +416,7 @@ void TrainingRun::readSignature() {
     die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
         " samples, fewer than one batch of " + std::to_string(set_.batch));
   // The validation set is checked before the first step too.
-  if (!o_.valDir.empty()) {
+  if (o_.hasVal()) {
     const Samples *y = set_.find(labels_.name);
     validator_.emplace(artifact_, o_, labels_, y ? &y->declared : nullptr);
     judgeLoss_ = validator_->hasLoss();
@@ -425,7 +442,7 @@ void TrainingRun::restore() {
   if (o_.resume.empty())
     return;
   const std::string &path = o_.resume;
-  check(tcc_session_load_checkpoint(session_.s, path.c_str()));
+  check(tcc_session_load_checkpoint(session_, path.c_str()));
   std::string value;
   for (const auto &[key, expected] : order_) {
     if (!getMetadata(path, key, value))
@@ -447,7 +464,7 @@ void TrainingRun::restore() {
   } catch (const UsageError &e) {
     die(path + ": " + e.message);
   }
-  std::printf("resumed from %s at step %ld\n", path.c_str(), first_);
+  say(o_, "resumed from %s at step %ld\n", path.c_str(), first_);
 }
 
 std::string TrainingRun::writeCheckpoint(const std::string &file, long stepsDone,
@@ -464,12 +481,12 @@ std::string TrainingRun::writeCheckpoint(const std::string &file, long stepsDone
     values.push_back(v.c_str());
   }
   std::string path = checkpoints_.dir() + "/" + file;
-  check(tcc_session_save_checkpoint(session_.s, path.c_str(), int32_t(keys.size()), keys.data(),
+  check(tcc_session_save_checkpoint(session_, path.c_str(), int32_t(keys.size()), keys.data(),
                                     values.data()));
   return path;
 }
 
-void TrainingRun::stopAt(long stepsDone, const std::string &why) {
+void TrainingRun::stopAt(long stepsDone, const std::string &why, tcc_status status) {
   std::string where = " (no --checkpoint-dir: nothing saved)";
   if (checkpoints_.active()) {
     try {
@@ -480,19 +497,19 @@ void TrainingRun::stopAt(long stepsDone, const std::string &why) {
       where = "; the checkpoint could not be written either: " + e.message;
     }
   }
-  die(why + where);
+  die(why + where, status);
 }
 
 const Batch &TrainingRun::nextBatch(long step) {
   try {
     return batches_->next();
   } catch (const UsageError &e) {
-    stopAt(step, e.message);
+    stopAt(step, e.message, e.status);
   }
 }
 
 float TrainingRun::runStep(long step, float lr) {
-  tcc_session_t session = session_.s;
+  tcc_session_t session = session_;
   // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
   float loss = 0;
   for (long micro = 0; micro < accum_; ++micro) {
@@ -554,7 +571,7 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
   std::optional<Evaluation> evaluation;
   bool improved = false;
   if (validator_) {
-    evaluation = validator_->run(session_.s);
+    evaluation = validator_->run(session_);
     validator_->print(*evaluation, stepsDone);
     double metric = judgeLoss_ ? evaluation->loss : evaluation->accuracy;
     improved = std::isnan(state_.bestMetric) || better(metric, state_.bestMetric, 0);
@@ -580,7 +597,7 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
       schedule_.observe(judgeLoss_ ? evaluation->loss
                                    : state_.windowSum / double(state_.windowCount),
                         &cut))
-    std::printf("plateau at step %ld: %s %s\n", stepsDone,
+    say(o_, "plateau at step %ld: %s %s\n", stepsDone,
                 judgeLoss_ ? "val_loss" : "mean training loss", cut.c_str());
   if (scheduled) {
     state_.windowSum = 0;
@@ -594,9 +611,23 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
     if (evaluation->hasAccuracy)
       extra["val_accuracy"] = shortString(evaluation->accuracy);
     std::string path = writeCheckpoint("best.safetensors", stepsDone, extra);
-    std::printf("best %s so far: wrote %s\n", judged, path.c_str());
+    say(o_, "best %s so far: wrote %s\n", judged, path.c_str());
   }
   return evaluation;
+}
+
+bool TrainingRun::reportStep(long stepsDone, float loss, float lr, float gradNorm,
+                             const std::optional<Evaluation> &evaluation) {
+  tcc_trainer_step_info info;
+  info.struct_size = sizeof info;
+  info.step = stepsDone;
+  info.steps = o_.steps;
+  info.loss = loss;
+  info.lr = lr;
+  info.grad_norm = sig_.hasGradNorm ? gradNorm : std::nanf("");
+  info.val_loss = evaluation && evaluation->hasLoss ? evaluation->loss : std::nan("");
+  info.val_accuracy = evaluation && evaluation->hasAccuracy ? evaluation->accuracy : std::nan("");
+  return o_.onStep(o_.onStepUser, &info) != 0;
 }
 
 void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
@@ -617,10 +648,8 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
   metrics_.write(text);
 }
 
-void TrainingRun::run() {
-  readSignature();
-  checkOutputs();
-  session_ = createSession(artifact_, o_);
+void TrainingRun::run(tcc_session_t session) {
+  session_ = session;
   restore();
   if (!o_.metrics.empty())
     metrics_.open(o_.metrics, !o_.resume.empty(), first_);
@@ -634,7 +663,9 @@ void TrainingRun::run() {
   for (long micro = 0; micro < first_ * accum_; ++micro)
     if (micro % perEpoch == 0 && o_.shuffle)
       std::shuffle(order.begin(), order.end(), rng);
-  StopSignals signals;
+  std::optional<StopSignals> signals;
+  if (o_.handleSignals)
+    signals.emplace();
 
   // Batch k = micro-batch k (step k without accumulation): the worker owns
   // the order and the generator from here.
@@ -658,13 +689,17 @@ void TrainingRun::run() {
   auto windowStart = runStart;
   long stepsDone = first_;
   for (long step = first_; step < o_.steps; ++step) {
-    if (const char *signal = StopSignals::pending())
-      stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step));
+    if (const char *signal = signals ? StopSignals::pending() : nullptr)
+      stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step),
+             TCC_ERROR_INTERRUPTED);
+    if (o_.stopRequest && o_.stopRequest->load())
+      stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
+             TCC_ERROR_INTERRUPTED);
     float lr = float(schedule_.at(step));
     float loss = runStep(step, lr);
     float gradNorm = std::nanf("");
     if (sig_.hasGradNorm)
-      check(tcc_session_copy_output(session_.s, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
+      check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
     // The step has applied its update: a non-finite loss or gradient norm
     // means the parameters may be ruined, so they are not saved (the last
     // checkpoint stays as it was).
@@ -681,6 +716,7 @@ void TrainingRun::run() {
           " (the loss " + shortString(loss) + "); stopping (the parameters are not saved" +
           last() + ")");
     stepsDone = step + 1;
+    stepsDone_ = stepsDone;
     windowLoss += loss;
     ++windowSteps;
     state_.windowSum += loss;
@@ -693,9 +729,11 @@ void TrainingRun::run() {
       try {
         writeMetrics(stepsDone, loss, lr, gradNorm, evaluation);
       } catch (const UsageError &e) {
-        stopAt(stepsDone, e.message);
+        stopAt(stepsDone, e.message, e.status);
       }
     }
+    if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
+      stopReason = "the step callback asked to stop";
     if (o_.saveEvery > 0 && stepsDone % o_.saveEvery == 0 && stepsDone < o_.steps &&
         stopReason.empty())
       saveCheckpoint(stepsDone);
@@ -704,35 +742,49 @@ void TrainingRun::run() {
       double seconds = std::chrono::duration<double>(now - windowStart).count();
       double perStep =
           std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
-      std::printf("step %ld/%ld loss %.6f", stepsDone, o_.steps, windowLoss / double(windowSteps));
+      say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps, windowLoss / double(windowSteps));
       if (windowSteps > 1)
-        std::printf(" (mean of %ld)", windowSteps);
-      std::printf(" lr %g epoch %.2f %.0f samples/s eta %s\n", double(lr),
-                  double(stepsDone * accum_ * batch) / double(samples),
-                  double(windowSteps * accum_ * batch) / std::max(seconds, 1e-9),
-                  clockString(perStep * double(o_.steps - stepsDone)).c_str());
-      std::fflush(stdout);
+        say(o_, " (mean of %ld)", windowSteps);
+      say(o_, " lr %g epoch %.2f %.0f samples/s eta %s\n", double(lr),
+          double(stepsDone * accum_ * batch) / double(samples),
+          double(windowSteps * accum_ * batch) / std::max(seconds, 1e-9),
+          clockString(perStep * double(o_.steps - stepsDone)).c_str());
+      flush(o_);
       windowLoss = 0;
       windowSteps = 0;
       windowStart = now;
     }
     if (!stopReason.empty()) {
-      std::printf("early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps,
-                  stopReason.c_str());
+      say(o_, "early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps,
+          stopReason.c_str());
       break;
     }
   }
   batches_.reset();
   saveCheckpoint(stepsDone);
   if (!o_.save.empty())
-    check(tcc_session_save_params(session_.s, o_.save.c_str()));
+    check(tcc_session_save_params(session_, o_.save.c_str()));
   // Without --eval-every, --val evaluates once, after training.
   if (validator_ && o_.evalEvery == 0)
-    validator_->print(validator_->run(session_.s), stepsDone);
+    validator_->print(validator_->run(session_), stepsDone);
 }
 
-} // namespace
+Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(options)) {
+  checkOptions(o_);
+  run_ = std::make_unique<TrainingRun>(artifact, o_);
+  run_->prepare();
+}
 
-void train(tcc_artifact_t artifact, const Options &o) { TrainingRun(artifact, o).run(); }
+Trainer::~Trainer() = default;
 
-} // namespace tcc::run
+void Trainer::run(tcc_session_t session, int threads) {
+  if (ran_)
+    die("the trainer has run already; create another for the next run", TCC_ERROR_INVALID_STATE);
+  ran_ = true;
+  o_.threads = threads;
+  run_->run(session);
+}
+
+long Trainer::stepsDone() const { return run_->stepsDone(); }
+
+} // namespace tcc::train

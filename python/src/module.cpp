@@ -1,0 +1,379 @@
+//===- module.cpp - tcc._tcc: the C API of libtcc_runtime for Python -------===//
+//
+// A thin nanobind layer over tcc.h: artifacts, sessions and the trainer, with
+// tensors passed as buffers (NumPy arrays, anything with DLPack or the buffer
+// protocol) whose memory is read or written in place, never copied on the
+// way. python/tcc/__init__.py builds the Pythonic API (dicts of arrays,
+// keyword options) on top. A failing call raises tcc.Error carrying the
+// runtime's message and its status name; long calls (run, train) release
+// the GIL.
+//
+//===----------------------------------------------------------------------===//
+
+#include <tcc/tcc.h>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+/// tcc.Error, created at import (a RuntimeError with a `status` attribute).
+PyObject *errorType = nullptr;
+
+/// A failed call, raised in Python as tcc.Error(message) with .status.
+struct Failure {
+  tcc_status status;
+  std::string message;
+};
+
+void check(tcc_status status) {
+  if (status != TCC_OK)
+    throw Failure{status, tcc_last_error()};
+}
+
+/// Input buffers: read-only, C-contiguous, on the CPU, of any dtype.
+using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+/// Output buffers: writable, C-contiguous, on the CPU.
+using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+size_t byteSize(const InArray &a) { return a.size() * a.itemsize(); }
+
+class Artifact {
+public:
+  explicit Artifact(const std::string &path) { check(tcc_artifact_load(path.c_str(), &handle_)); }
+  ~Artifact() { tcc_artifact_destroy(handle_); }
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+  tcc_artifact_t get() const { return handle_; }
+
+  nb::dict info() const {
+    tcc_artifact_info i;
+    check(tcc_artifact_get_info(handle_, &i));
+    nb::dict d;
+    d["path"] = i.path;
+    d["abi_version"] = i.abi_version;
+    d["fingerprint"] = i.fingerprint;
+    d["producer"] = i.producer;
+    d["target"] = i.target;
+    d["arena_size"] = i.arena_size;
+    d["state_size"] = i.state_size;
+    const char *device = nullptr;
+    check(tcc_artifact_get_device(handle_, &device));
+    d["device"] = device;
+    return d;
+  }
+
+  /// (name, role, dtype code, shape, size in bytes) of every tensor.
+  std::vector<std::tuple<std::string, int, int, std::vector<int64_t>, size_t>> tensors() const {
+    int32_t count = 0;
+    check(tcc_artifact_num_tensors(handle_, &count));
+    std::vector<std::tuple<std::string, int, int, std::vector<int64_t>, size_t>> out;
+    for (int32_t i = 0; i < count; ++i) {
+      tcc_tensor_info t;
+      check(tcc_artifact_tensor_info(handle_, i, &t));
+      out.emplace_back(t.name, int(t.role), int(t.dtype),
+                       std::vector<int64_t>(t.shape, t.shape + t.rank), t.size_bytes);
+    }
+    return out;
+  }
+
+  /// entry name -> the indices of its tensors.
+  std::map<std::string, std::vector<int32_t>> entries() const {
+    int32_t count = 0;
+    check(tcc_artifact_num_entries(handle_, &count));
+    std::map<std::string, std::vector<int32_t>> out;
+    for (int32_t i = 0; i < count; ++i) {
+      tcc_entry_info e;
+      check(tcc_artifact_entry_info(handle_, i, &e));
+      out[e.name] = std::vector<int32_t>(e.tensor_indices, e.tensor_indices + e.num_tensors);
+    }
+    return out;
+  }
+
+  std::optional<std::string> metadata(const std::string &key) const {
+    const char *value = nullptr;
+    tcc_status s = tcc_artifact_get_metadata(handle_, key.c_str(), &value);
+    if (s == TCC_ERROR_NOT_FOUND)
+      return std::nullopt;
+    check(s);
+    return std::string(value);
+  }
+
+private:
+  tcc_artifact_t handle_ = nullptr;
+};
+
+class Session {
+public:
+  Session(const Artifact &artifact, int threads, bool poison, bool skipDefaultParams) {
+    tcc_session_options o;
+    tcc_session_options_init(&o);
+    o.num_threads = threads;
+    o.poison_arena = poison;
+    o.skip_default_params = skipDefaultParams;
+    check(tcc_session_create(artifact.get(), &o, &handle_));
+  }
+  ~Session() { tcc_session_destroy(handle_); }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  tcc_session_t get() const { return handle_; }
+
+  void setInput(const std::string &name, int dtype, const std::vector<int64_t> &shape,
+                const InArray &data) {
+    check(tcc_session_set_input(handle_, name.c_str(), tcc_dtype(dtype), int32_t(shape.size()),
+                                shape.data(), data.data(), byteSize(data)));
+  }
+  void setParam(const std::string &name, int dtype, const std::vector<int64_t> &shape,
+                const InArray &data) {
+    check(tcc_session_set_param(handle_, name.c_str(), tcc_dtype(dtype), int32_t(shape.size()),
+                                shape.data(), data.data(), byteSize(data)));
+  }
+  void run(const std::string &entry) {
+    tcc_status s;
+    {
+      nb::gil_scoped_release released;
+      s = tcc_session_run(handle_, entry.c_str());
+    }
+    check(s);
+  }
+  void copyOutput(const std::string &name, OutArray out) {
+    check(tcc_session_copy_output(handle_, name.c_str(), out.data(), out.size() * out.itemsize()));
+  }
+  void getParam(const std::string &name, OutArray out) {
+    check(tcc_session_get_param(handle_, name.c_str(), out.data(), out.size() * out.itemsize()));
+  }
+  void saveCheckpoint(const std::string &path, const std::map<std::string, std::string> &meta) {
+    std::vector<const char *> keys, values;
+    for (const auto &[k, v] : meta) {
+      keys.push_back(k.c_str());
+      values.push_back(v.c_str());
+    }
+    check(tcc_session_save_checkpoint(handle_, path.c_str(), int32_t(keys.size()), keys.data(),
+                                      values.data()));
+  }
+
+private:
+  tcc_session_t handle_ = nullptr;
+};
+
+std::optional<std::string> checkpointMetadata(const std::string &path, const std::string &key) {
+  std::vector<char> buffer(1 << 16);
+  tcc_status s = tcc_checkpoint_get_metadata(path.c_str(), key.c_str(), buffer.data(), buffer.size());
+  if (s == TCC_ERROR_NOT_FOUND)
+    return std::nullopt;
+  check(s);
+  return std::string(buffer.data());
+}
+
+/// A training run. Keeps what the C trainer borrows alive: the artifact
+/// (a Python reference), the data arrays and their names and shapes.
+class Trainer {
+public:
+  Trainer(nb::object artifact, nb::dict options, nb::list data, nb::list val,
+          nb::object log, nb::object onStep)
+      : artifact_(artifact), log_(log), onStep_(onStep) {
+    tcc_trainer_options o;
+    tcc_trainer_options_init(&o);
+    strings_.reserve(16);
+    auto text = [&](const char *key) -> const char * {
+      if (!options.contains(key) || options[key].is_none())
+        return nullptr;
+      strings_.push_back(nb::cast<std::string>(options[key]));
+      return strings_.back().c_str();
+    };
+    auto integer = [&](const char *key, int64_t fallback) {
+      return options.contains(key) ? nb::cast<int64_t>(options[key]) : fallback;
+    };
+    auto real = [&](const char *key, double fallback) {
+      return options.contains(key) ? nb::cast<double>(options[key]) : fallback;
+    };
+    o.data_dir = text("data_dir");
+    o.val_dir = text("val_dir");
+    o.metrics = text("metrics");
+    o.save = text("save");
+    o.lr_schedule = text("lr_schedule");
+    o.checkpoint_dir = text("checkpoint_dir");
+    o.resume = text("resume");
+    o.steps = integer("steps", 0);
+    o.lr = real("lr", 0);
+    o.shuffle = int32_t(integer("shuffle", 1));
+    o.seed = uint64_t(integer("seed", 0));
+    o.log_every = integer("log_every", 1);
+    o.warmup = integer("warmup", 0);
+    o.step_size = integer("step_size", 0);
+    o.cycle_steps = integer("cycle_steps", 0);
+    o.plateau_patience = integer("plateau_patience", 10);
+    o.min_lr = real("min_lr", 0);
+    o.gamma = real("gamma", 0.1);
+    o.save_every = integer("save_every", 0);
+    o.overwrite = int32_t(integer("overwrite", 0));
+    o.eval_every = integer("eval_every", 0);
+    o.patience = integer("patience", 0);
+    o.min_delta = real("min_delta", 0);
+    o.handle_signals = 0; // Python's own SIGINT handling stays in charge
+    takeArrays(data, data_);
+    takeArrays(val, val_);
+    o.data = arrays_[0].data();
+    o.num_data = int32_t(arrays_[0].size());
+    o.val = arrays_[1].data();
+    o.num_val = int32_t(arrays_[1].size());
+    // No log: the progress lines go nowhere (not to the process's stdout).
+    o.log = [](void *, const char *) {};
+    if (!log_.is_none()) {
+      o.log = [](void *user, const char *line) {
+        nb::gil_scoped_acquire gil;
+        try {
+          static_cast<Trainer *>(user)->log_(line);
+        } catch (nb::python_error &e) {
+          e.discard_as_unraisable("tcc.train log callback");
+        }
+      };
+      o.log_user = this;
+    }
+    if (!onStep_.is_none()) {
+      o.on_step = [](void *user, const tcc_trainer_step_info *info) -> int {
+        nb::gil_scoped_acquire gil;
+        auto *self = static_cast<Trainer *>(user);
+        try {
+          nb::dict d;
+          d["step"] = info->step;
+          d["loss"] = info->loss;
+          d["lr"] = info->lr;
+          if (!std::isnan(info->grad_norm))
+            d["grad_norm"] = info->grad_norm;
+          if (!std::isnan(info->val_loss))
+            d["val_loss"] = info->val_loss;
+          if (!std::isnan(info->val_accuracy))
+            d["val_accuracy"] = info->val_accuracy;
+          return nb::cast<bool>(self->onStep_(d)) ? 1 : 0;
+        } catch (nb::python_error &e) {
+          // Stop at this step; run() raises the callback's exception.
+          self->callbackError_ = std::make_unique<nb::python_error>(std::move(e));
+          return 1;
+        }
+      };
+      o.on_step_user = this;
+    }
+    check(tcc_trainer_create(nb::cast<Artifact &>(artifact).get(), &o, &handle_));
+  }
+  ~Trainer() { tcc_trainer_destroy(handle_); }
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+
+  void run(Session &session) {
+    tcc_status s;
+    {
+      nb::gil_scoped_release released;
+      s = tcc_trainer_run(handle_, session.get());
+    }
+    if (callbackError_)
+      throw *callbackError_;
+    check(s);
+  }
+  void requestStop() { tcc_trainer_request_stop(handle_); }
+  int64_t stepsDone() const {
+    int64_t steps = 0;
+    check(tcc_trainer_steps_done(handle_, &steps));
+    return steps;
+  }
+
+private:
+  /// (name, dtype code, array) triples into tcc_trainer_arrays (index 0:
+  /// data, 1: validation).
+  void takeArrays(nb::list list, std::vector<InArray> &keep) {
+    size_t which = &keep == &data_ ? 0 : 1;
+    for (nb::handle item : list) {
+      auto [name, dtype, array] = nb::cast<std::tuple<std::string, int, InArray>>(item);
+      names_.push_back(std::make_unique<std::string>(name));
+      shapes_.push_back(std::make_unique<std::vector<int64_t>>());
+      for (size_t d = 0; d < array.ndim(); ++d)
+        shapes_.back()->push_back(int64_t(array.shape(d)));
+      keep.push_back(array);
+      arrays_[which].push_back({names_.back()->c_str(), tcc_dtype(dtype),
+                                int32_t(shapes_.back()->size()), shapes_.back()->data(),
+                                array.data(), byteSize(array)});
+    }
+  }
+
+  nb::object artifact_, log_, onStep_;
+  std::vector<std::string> strings_; // reserved: pointers into it stay valid
+  std::vector<std::unique_ptr<std::string>> names_;
+  std::vector<std::unique_ptr<std::vector<int64_t>>> shapes_;
+  std::vector<InArray> data_, val_;
+  std::vector<tcc_trainer_array> arrays_[2];
+  std::unique_ptr<nb::python_error> callbackError_;
+  tcc_trainer_t handle_ = nullptr;
+};
+
+} // namespace
+
+NB_MODULE(_tcc, m) {
+  m.doc() = "The C API of libtcc_runtime (tcc.h); use the tcc package on top of it.";
+  errorType = PyErr_NewExceptionWithDoc(
+      "tcc.Error", "A failed runtime call: str() is the runtime's message, .status its code.",
+      PyExc_RuntimeError, nullptr);
+  m.attr("Error") = nb::handle(errorType);
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Failure &f) {
+      nb::object error = nb::borrow(errorType)(f.message);
+      error.attr("status") = tcc_status_string(f.status);
+      PyErr_SetObject(errorType, error.ptr());
+    }
+  });
+  m.def("runtime_version", [] { return std::string(tcc_runtime_version()); });
+
+  nb::class_<Artifact>(m, "Artifact", "A loaded artifact (tcc_artifact_load).")
+      .def(nb::init<const std::string &>(), nb::arg("path"))
+      .def("info", &Artifact::info)
+      .def("tensors", &Artifact::tensors,
+           "(name, role, dtype code, shape, size in bytes) of every tensor, in descriptor order.")
+      .def("entries", &Artifact::entries, "entry point name -> indices of its tensors.")
+      .def("metadata", &Artifact::metadata, nb::arg("key"));
+
+  nb::class_<Session>(m, "Session", "A session: arena and parameters (tcc_session_create).")
+      .def(nb::init<const Artifact &, int, bool, bool>(), nb::arg("artifact"), nb::arg("threads"),
+           nb::arg("poison"), nb::arg("skip_default_params"), nb::keep_alive<1, 2>())
+      .def("set_input", &Session::setInput, nb::arg("name"), nb::arg("dtype"), nb::arg("shape"),
+           nb::arg("data"))
+      .def("set_param", &Session::setParam, nb::arg("name"), nb::arg("dtype"), nb::arg("shape"),
+           nb::arg("data"))
+      .def("run", &Session::run, nb::arg("entry"))
+      .def("copy_output", &Session::copyOutput, nb::arg("name"), nb::arg("out"))
+      .def("get_param", &Session::getParam, nb::arg("name"), nb::arg("out"))
+      .def("save_params", [](Session &s, const std::string &p) {
+        check(tcc_session_save_params(s.get(), p.c_str()));
+      })
+      .def("load_params", [](Session &s, const std::string &p) {
+        check(tcc_session_load_params(s.get(), p.c_str()));
+      })
+      .def("save_checkpoint", &Session::saveCheckpoint, nb::arg("path"), nb::arg("metadata"))
+      .def("load_checkpoint", [](Session &s, const std::string &p) {
+        check(tcc_session_load_checkpoint(s.get(), p.c_str()));
+      });
+
+  m.def("checkpoint_metadata", &checkpointMetadata, nb::arg("path"), nb::arg("key"));
+
+  nb::class_<Trainer>(m, "Trainer", "A training run (tcc_trainer_create).")
+      .def(nb::init<nb::object, nb::dict, nb::list, nb::list, nb::object, nb::object>(),
+           nb::arg("artifact"), nb::arg("options"), nb::arg("data"), nb::arg("val"),
+           nb::arg("log").none(), nb::arg("on_step").none())
+      .def("run", &Trainer::run, nb::arg("session"))
+      .def("request_stop", &Trainer::requestStop)
+      .def("steps_done", &Trainer::stepsDone);
+}

@@ -1,0 +1,328 @@
+"""tcc - an ahead-of-time compiler for training neural networks, from Python.
+
+    import tcc, numpy as np
+    art = tcc.compile("model.onnx", "train.so", loss="cross_entropy", optimizer="sgd", momentum=0.9)
+    s = art.session(threads=2)
+    out = s.run("train_step", x=xb, y=yb, lr=np.float32(0.05))   # {"loss": array(...), ...}
+    result = tcc.train(art, data="dir/", steps=1000, lr=3e-4, schedule="cosine")
+
+`compile` runs the tcc compiler installed with this package (a subprocess);
+everything else calls libtcc_runtime through the nanobind module `tcc._tcc`.
+Training is the runtime's trainer, the loop that tcc-run runs, so both take
+the same steps. Failures raise `tcc.Error` with the runtime's message.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+
+import numpy as np
+
+from . import _tcc
+from ._tcc import Error
+
+__all__ = ["Error", "CompileError", "Artifact", "Session", "TrainResult", "compile", "load",
+           "train", "runtime_version"]
+__version__ = "0.1.0"
+
+# tcc_dtype codes (abi.h) <-> NumPy. bf16 travels as its uint16 bit patterns.
+_DTYPES = {1: np.float32, 2: np.float64, 3: np.float16, 4: np.uint16, 5: np.int8, 6: np.int16,
+           7: np.int32, 8: np.int64, 9: np.uint8, 10: np.uint16, 11: np.uint32, 12: np.uint64,
+           13: np.bool_}
+_ROLES = {1: "input", 2: "output", 3: "param", 4: "state"}
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+class CompileError(RuntimeError):
+    """tcc failed to compile a model; str() is the compiler's diagnostics."""
+
+
+def runtime_version() -> str:
+    """The version of the libtcc_runtime this package loaded."""
+    return _tcc.runtime_version()
+
+
+def _tool(name: str) -> str:
+    """The path of the tool NAME installed with the package, else on PATH."""
+    bundled = _PACKAGE / "bin" / name
+    if bundled.is_file():
+        return str(bundled)
+    found = shutil.which(name)
+    if not found:
+        raise FileNotFoundError(f"{name}: not installed with the tcc package and not on PATH")
+    return found
+
+
+def _flags(options: Mapping[str, Any]) -> List[str]:
+    """Keyword options as tcc flags: momentum=0.9 -> --momentum=0.9, remat=True
+    -> --remat, freeze=["a", "b"] -> --freeze=a --freeze=b (None and False: left out)."""
+    out = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            out.append(flag)
+        elif isinstance(value, (list, tuple)):
+            out.extend(f"{flag}={v}" for v in value)
+        else:
+            out.append(f"{flag}={value}")
+    return out
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor of the artifact's descriptor."""
+    name: str
+    role: str  # "input", "output", "state" or "param"
+    dtype: np.dtype
+    shape: tuple
+    nbytes: int
+    code: int  # the tcc_dtype (abi.h)
+
+
+class Artifact:
+    """A compiled model (train.so), loaded and validated."""
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+        self._impl = _tcc.Artifact(self.path)
+        self.tensors: List[TensorInfo] = [
+            TensorInfo(n, _ROLES[r], np.dtype(_DTYPES[d]), tuple(s), b, d)
+            for n, r, d, s, b in self._impl.tensors()]
+        self.entries: Dict[str, List[TensorInfo]] = {
+            name: [self.tensors[i] for i in indices]
+            for name, indices in self._impl.entries().items()}
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """path, abi_version, fingerprint, producer, target, device, arena and state sizes."""
+        return self._impl.info()
+
+    def metadata(self, key: str) -> Optional[str]:
+        """The artifact's metadata KEY ("loss", "labels", "grad_accum", ...), or None."""
+        return self._impl.metadata(key)
+
+    def inputs(self, entry: str) -> List[TensorInfo]:
+        return [t for t in self._entry(entry) if t.role == "input"]
+
+    def outputs(self, entry: str) -> List[TensorInfo]:
+        return [t for t in self._entry(entry) if t.role == "output"]
+
+    def params(self) -> List[TensorInfo]:
+        return [t for t in self.tensors if t.role == "param"]
+
+    def session(self, threads: int = 0, poison: bool = False,
+                skip_default_params: bool = False) -> "Session":
+        """A session with its own arena and parameters (loaded from the
+        .safetensors beside the artifact unless skip_default_params).
+        threads=0: every CPU this process may use."""
+        return Session(self, threads, poison, skip_default_params)
+
+    def _entry(self, entry: str) -> List[TensorInfo]:
+        if entry not in self.entries:
+            raise Error(f"{self.path}: no entry point '{entry}' (it has "
+                        f"{', '.join(sorted(self.entries))})")
+        return self.entries[entry]
+
+    def __repr__(self) -> str:
+        return f"tcc.Artifact({self.path!r}, entries={sorted(self.entries)})"
+
+
+def _as_input(value: Any, t: TensorInfo) -> np.ndarray:
+    """VALUE as the bytes of input T. A C-contiguous array of T's dtype is
+    passed as it is (no copy); Python numbers and lists are converted to T's
+    dtype; an array of another dtype is refused by the runtime (no silent
+    casts of data)."""
+    if isinstance(value, np.ndarray) or hasattr(value, "__dlpack__"):
+        return np.ascontiguousarray(value)
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    return np.asarray(value, dtype=t.dtype)
+
+
+_CODES = {np.dtype(d): c for c, d in _DTYPES.items() if c != 4}
+
+
+def _dtype_code(a: np.ndarray, declared: Optional[TensorInfo] = None) -> int:
+    """The tcc dtype of A's elements: the declared one when they match (so
+    uint16 bits pass for a bf16 input), else NumPy's."""
+    if declared is not None and declared.dtype == a.dtype:
+        return declared.code
+    code = _CODES.get(a.dtype)
+    if code is None:
+        raise Error(f"arrays of dtype {a.dtype} have no tcc dtype")
+    return code
+
+
+class Session:
+    """An artifact's arena and parameters: run entry points, read and set
+    parameters, save and load checkpoints. One thread at a time."""
+
+    def __init__(self, artifact: Artifact, threads: int = 0, poison: bool = False,
+                 skip_default_params: bool = False):
+        self.artifact = artifact
+        self._impl = _tcc.Session(artifact._impl, threads, poison, skip_default_params)
+
+    def run(self, entry: str, inputs: Optional[Mapping[str, Any]] = None,
+            **kwargs: Any) -> Dict[str, np.ndarray]:
+        """Sets the inputs (by name, as keywords or a dict), runs ENTRY and
+        returns its outputs, name -> a new array (e.g. "loss", "grad_norm")."""
+        given = dict(inputs or {}, **kwargs)
+        declared = {t.name: t for t in self.artifact.inputs(entry)}
+        missing = [n for n in declared if n not in given]
+        if missing:
+            raise Error(f"{self.artifact.path}: entry '{entry}' needs input(s) "
+                        f"{', '.join(missing)}")
+        for name, value in given.items():
+            t = declared.get(name)
+            if t is None:
+                raise Error(f"{self.artifact.path}: entry '{entry}' has no input '{name}' (its "
+                            f"inputs: {', '.join(declared)})")
+            a = _as_input(value, t)
+            self._impl.set_input(name, _dtype_code(a, t), list(a.shape), a)
+        self._impl.run(entry)
+        out = {}
+        for t in self.artifact.outputs(entry):
+            buffer = np.empty(t.shape, dtype=t.dtype)
+            self._impl.copy_output(t.name, buffer)
+            out[t.name] = buffer
+        return out
+
+    def params(self) -> Dict[str, np.ndarray]:
+        """A copy of every parameter, name -> array, in descriptor order."""
+        out = {}
+        for t in self.artifact.params():
+            buffer = np.empty(t.shape, dtype=t.dtype)
+            self._impl.get_param(t.name, buffer)
+            out[t.name] = buffer
+        return out
+
+    def set_params(self, params: Mapping[str, Any]) -> None:
+        """Replaces the named parameters (each of its declared dtype and shape)."""
+        declared = {t.name: t for t in self.artifact.params()}
+        for name, value in params.items():
+            t = declared.get(name)
+            if t is None:
+                raise Error(f"{self.artifact.path}: no parameter '{name}'")
+            a = _as_input(value, t)
+            self._impl.set_param(name, _dtype_code(a, t), list(a.shape), a)
+
+    def save_params(self, path: Union[str, os.PathLike]) -> None:
+        self._impl.save_params(os.fspath(path))
+
+    def load_params(self, path: Union[str, os.PathLike]) -> None:
+        self._impl.load_params(os.fspath(path))
+
+    def save_checkpoint(self, path: Union[str, os.PathLike],
+                        metadata: Optional[Mapping[str, str]] = None) -> None:
+        """Parameters, optimizer state and METADATA, written atomically."""
+        self._impl.save_checkpoint(os.fspath(path), dict(metadata or {}))
+
+    def load_checkpoint(self, path: Union[str, os.PathLike]) -> None:
+        self._impl.load_checkpoint(os.fspath(path))
+
+
+def checkpoint_metadata(path: Union[str, os.PathLike], key: str) -> Optional[str]:
+    """The metadata KEY of a checkpoint file ("step", ...), or None."""
+    return _tcc.checkpoint_metadata(os.fspath(path), key)
+
+
+def compile(model: Union[str, os.PathLike], output: Union[str, os.PathLike],
+            **flags: Any) -> Artifact:
+    """Compiles MODEL (.onnx, .onnxtxt) into OUTPUT (.so, with its
+    .safetensors beside it) with the installed tcc, any tcc flag as a keyword
+    (loss="cross_entropy", optimizer="sgd", momentum=0.9, batch=64, ...), and
+    loads it. Raises CompileError with tcc's diagnostics."""
+    command = [_tool("tcc"), os.fspath(model), "-o", os.fspath(output)] + _flags(flags)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CompileError(done.stderr.strip() or f"tcc exited with {done.returncode}")
+    return Artifact(output)
+
+
+def load(path: Union[str, os.PathLike]) -> Artifact:
+    """Loads a compiled artifact."""
+    return Artifact(path)
+
+
+@dataclass
+class TrainResult:
+    """What tcc.train did: the trained session and one dict per step (step,
+    loss, lr, and grad_norm / val_loss / val_accuracy where present)."""
+    session: Session
+    history: List[Dict[str, float]] = field(default_factory=list)
+    steps_done: int = 0
+
+    @property
+    def losses(self) -> List[float]:
+        return [h["loss"] for h in self.history]
+
+
+def _arrays(data: Mapping[str, Any]) -> list:
+    """A data set given as arrays, name -> array (samples first), as the
+    module's (name, dtype code, array) triples; C-contiguous arrays are
+    borrowed, not copied."""
+    out = []
+    for name, value in data.items():
+        a = np.ascontiguousarray(value)
+        out.append((name, _dtype_code(a), a))
+    return out
+
+
+def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], steps: int,
+          lr: float, schedule: str = "constant", session: Optional[Session] = None,
+          val: Union[None, str, os.PathLike, Mapping[str, Any]] = None, threads: int = 0,
+          shuffle: bool = True, verbose: bool = False,
+          callback: Optional[Callable[[Dict[str, float]], Any]] = None,
+          **options: Any) -> TrainResult:
+    """Trains ARTIFACT with the runtime's trainer, the loop of tcc-run.
+
+    data / val: a folder of NAME.npy files, or a dict name -> array (the first
+    axis counts samples). SESSION: the session to train (default: a new one
+    with THREADS threads and the parameters beside the artifact). The other
+    keywords are tcc-run's training flags: seed, log_every, warmup, min_lr,
+    step_size, gamma, cycle_steps, plateau_patience, checkpoint_dir,
+    save_every, resume, overwrite, eval_every, patience, min_delta, metrics,
+    save. verbose prints the progress lines; CALLBACK(step_dict) runs after
+    every step and stops the run (as early stopping does) by returning True.
+    """
+    known = {"seed", "log_every", "warmup", "min_lr", "step_size", "gamma", "cycle_steps",
+             "plateau_patience", "checkpoint_dir", "save_every", "resume", "overwrite",
+             "eval_every", "patience", "min_delta", "metrics", "save"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"tcc.train: unknown option(s) {', '.join(unknown)}")
+    o: Dict[str, Any] = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
+                         for k, v in options.items() if v is not None}
+    o.update(steps=int(steps), lr=float(lr), lr_schedule=schedule, shuffle=int(bool(shuffle)))
+    if "overwrite" in o:
+        o["overwrite"] = int(bool(o["overwrite"]))
+    arrays, val_arrays = [], []
+    if isinstance(data, Mapping):
+        arrays = _arrays(data)
+    else:
+        o["data_dir"] = os.fspath(data)
+    if isinstance(val, Mapping):
+        val_arrays = _arrays(val)
+    elif val is not None:
+        o["val_dir"] = os.fspath(val)
+    if session is None:
+        session = artifact.session(threads=threads, skip_default_params="resume" in o)
+    result = TrainResult(session)
+
+    def on_step(info: Dict[str, float]) -> bool:
+        result.history.append(info)
+        return bool(callback(info)) if callback is not None else False
+
+    trainer = _tcc.Trainer(artifact._impl, o, arrays, val_arrays, print if verbose else None,
+                           on_step)
+    trainer.run(session._impl)
+    result.steps_done = trainer.steps_done()
+    return result

@@ -1,0 +1,142 @@
+"""Tests of the installed tcc package: compile, sessions, the trainer, errors.
+
+The oracles: tcc-run's metrics on the same artifact and data (the Python
+loop and tcc.train must take exactly its steps: equal float32 losses), and
+PyTorch's stored loss curve of the parity MLP (test/parity, within 1e-3).
+Run after `pip install .` into a venv: pytest python/tests.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tcc
+
+REPO = Path(__file__).resolve().parents[2]
+PARITY = REPO / "test" / "parity" / "mlp"
+
+
+@pytest.fixture(scope="module")
+def sgd(tmp_path_factory):
+    """The parity MLP compiled for SGD with momentum 0.9."""
+    out = tmp_path_factory.mktemp("sgd") / "mlp.so"
+    return tcc.compile(PARITY / "model.onnx", out, loss="cross_entropy", optimizer="sgd",
+                       momentum=0.9)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return {n: np.load(PARITY / "data" / f"{n}.npy") for n in ("x", "y")}
+
+
+@pytest.fixture(scope="module")
+def tcc_run_losses(sgd, tmp_path_factory):
+    """tcc-run's 50 per-step losses on the parity data (--no-shuffle), as
+    float32 (its metrics print 9 digits: each float32 exactly)."""
+    metrics = tmp_path_factory.mktemp("run") / "metrics.jsonl"
+    subprocess.run([tcc._tool("tcc-run"), sgd.path, "--data", str(PARITY / "data"), "--steps",
+                    "50", "--lr", "0.05", "--no-shuffle", "--metrics", str(metrics)],
+                   check=True, capture_output=True)
+    return np.float32([json.loads(line)["loss"] for line in metrics.read_text().splitlines()])
+
+
+def pytorch_losses():
+    return json.loads((PARITY / "sgd.json").read_text())["losses"]
+
+
+def test_artifact_describes_the_step(sgd):
+    assert set(sgd.entries) >= {"train_step", "infer"}
+    inputs = {t.name: t for t in sgd.inputs("train_step")}
+    assert inputs["lr"].dtype == np.float32 and inputs["lr"].shape == ()
+    assert inputs["y"].dtype == np.int64
+    assert "loss" in {t.name for t in sgd.outputs("train_step")}
+    assert sgd.metadata("loss") == "cross_entropy"
+    assert sgd.metadata("no-such-key") is None
+    assert sgd.info["device"] == "cpu"
+
+
+def test_manual_loop_matches_tcc_run_and_pytorch(sgd, data, tcc_run_losses):
+    """The snippet of the issue: s.run("train_step", ...) batch by batch."""
+    s = sgd.session(threads=2)
+    batch = sgd.inputs("train_step")[0].shape[0]
+    per_epoch = len(data["y"]) // batch
+    losses = []
+    for step in range(50):
+        b = step % per_epoch
+        rows = slice(b * batch, (b + 1) * batch)
+        out = s.run("train_step", x=data["x"][rows], y=data["y"][rows], lr=np.float32(0.05))
+        assert out["loss"].dtype == np.float32 and out["loss"].shape == ()
+        losses.append(float(out["loss"]))
+    np.testing.assert_array_equal(np.float32(losses), tcc_run_losses)
+    np.testing.assert_allclose(losses, pytorch_losses(), rtol=1e-3)
+    assert losses[-1] < 0.7 * losses[0]
+
+
+def test_train_matches_tcc_run(sgd, data, tcc_run_losses, tmp_path):
+    """tcc.train from a folder and from arrays in memory: tcc-run's losses."""
+    from_dir = tcc.train(sgd, data=PARITY / "data", steps=50, lr=0.05, shuffle=False,
+                         threads=2)
+    np.testing.assert_array_equal(np.float32(from_dir.losses), tcc_run_losses)
+    assert from_dir.steps_done == 50
+    from_memory = tcc.train(sgd, data=data, steps=50, lr=0.05, shuffle=False, threads=2)
+    np.testing.assert_array_equal(np.float32(from_memory.losses), tcc_run_losses)
+    trained = from_memory.session.params()
+    for name, value in from_dir.session.params().items():
+        np.testing.assert_array_equal(value, trained[name])
+
+
+def test_train_resumes_exactly(sgd, data, tmp_path):
+    """Stopped by its callback at step 7 and resumed: an uninterrupted run's losses."""
+    whole = tcc.train(sgd, data=data, steps=20, lr=0.05, seed=3, schedule="cosine")
+    ckpt = tmp_path / "ckpt"
+    first = tcc.train(sgd, data=data, steps=20, lr=0.05, seed=3, schedule="cosine",
+                      checkpoint_dir=ckpt, callback=lambda info: info["step"] == 7)
+    assert first.steps_done == 7
+    assert tcc.checkpoint_metadata(ckpt / "checkpoint.safetensors", "step") == "7"
+    rest = tcc.train(sgd, data=data, steps=20, lr=0.05, seed=3, schedule="cosine",
+                     checkpoint_dir=ckpt, resume=ckpt / "checkpoint.safetensors")
+    assert first.losses + rest.losses == whole.losses
+
+
+def test_params_and_checkpoints_round_trip(sgd, tmp_path):
+    s = sgd.session()
+    params = s.params()
+    changed = {name: np.full_like(value, 0.25) for name, value in params.items()}
+    s.save_checkpoint(tmp_path / "c.safetensors", {"note": "before"})
+    s.set_params(changed)
+    assert all(np.all(v == 0.25) for v in s.params().values())
+    s.load_checkpoint(tmp_path / "c.safetensors")
+    for name, value in s.params().items():
+        np.testing.assert_array_equal(value, params[name])
+    assert tcc.checkpoint_metadata(tmp_path / "c.safetensors", "note") == "before"
+
+
+def test_errors_carry_the_runtime_message(sgd, data):
+    s = sgd.session()
+    with pytest.raises(tcc.Error) as e:
+        s.run("train_step", x=data["x"][:3], y=data["y"][:3], lr=np.float32(0.1))
+    assert e.value.status == "TCC_ERROR_SHAPE"
+    assert "'x'" in str(e.value)
+    with pytest.raises(tcc.Error) as e:  # no silent casts of data
+        s.run("infer", x=data["x"][:16].astype(np.float64))
+    assert e.value.status == "TCC_ERROR_DTYPE"
+    with pytest.raises(tcc.Error, match="no such file|cannot open|No such"):
+        tcc.load("/nonexistent/model.so")
+    with pytest.raises(tcc.Error, match="--save-every needs --checkpoint-dir"):
+        tcc.train(sgd, data=data, steps=5, lr=0.1, save_every=2)
+    with pytest.raises(tcc.CompileError):
+        tcc.compile(PARITY / "model.onnx", "/nonexistent/dir/m.so", loss="no-such-loss")
+
+
+def test_inputs_need_not_be_contiguous(sgd, data):
+    """A strided view is accepted (copied to contiguous memory on the way)."""
+    s = sgd.session()
+    x = np.asfortranarray(data["x"][:16])
+    out = s.run("infer", x=x)
+    ref = s.run("infer", x=np.ascontiguousarray(data["x"][:16]))
+    for name in out:
+        np.testing.assert_array_equal(out[name], ref[name])

@@ -1,0 +1,165 @@
+//===- api.cpp - the trainer's C API (tcc_trainer_* of tcc.h) -------------===//
+//
+// Converts tcc_trainer_options into the trainer's Options (copying every
+// string; the arrays' bytes stay borrowed) and each failure, a UsageError or
+// a runtime Error, into a tcc_status with the last-error message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/include/tcc/tcc.h"
+
+#include "runtime/error.h"
+#include "runtime/handles.h"
+#include "runtime/trainer/train.h"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+struct tcc_trainer {
+  std::atomic<bool> stop{false};
+  std::unique_ptr<tcc::train::Trainer> impl;
+};
+
+namespace {
+
+using tcc::train::Options;
+using tcc::train::UsageError;
+
+/// BODY under the runtime's guard, with the trainer's UsageError carried as
+/// its status and message.
+template <typename Body> tcc_status guardedTrainer(Body &&body) noexcept {
+  return tcc::rt::guarded([&] {
+    try {
+      body();
+    } catch (const UsageError &e) {
+      throw tcc::rt::Error(e.status, e.message);
+    }
+  });
+}
+
+void require(const void *pointer, const char *what) {
+  if (!pointer)
+    tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT, std::string(what) + " is NULL");
+}
+
+std::string text(const char *s) { return s ? s : ""; }
+
+/// The arrays of a tcc_trainer_options, their names and shapes copied.
+std::vector<tcc::train::Array> arrays(const tcc_trainer_array *list, int32_t count,
+                                      const char *what) {
+  if (count < 0 || (count > 0 && !list))
+    tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT, std::string(what) + ": a negative count or NULL list");
+  std::vector<tcc::train::Array> out;
+  for (int32_t i = 0; i < count; ++i) {
+    const tcc_trainer_array &a = list[i];
+    if (!a.name || a.rank < 1 || !a.shape)
+      tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT,
+                    std::string(what) + " " + std::to_string(i) +
+                        ": needs a name and a shape of rank >= 1 (the samples first)");
+    out.push_back({a.name, a.dtype, std::vector<int64_t>(a.shape, a.shape + a.rank),
+                   static_cast<const uint8_t *>(a.data), a.size_bytes});
+  }
+  return out;
+}
+
+/// The trainer's Options from the C struct, of which the caller knew
+/// struct_size bytes (later fields keep their defaults).
+Options convert(const tcc_trainer_options *c) {
+  require(c, "options");
+  tcc_trainer_options full;
+  tcc_trainer_options_init(&full);
+  if (c->struct_size < offsetof(tcc_trainer_options, data_dir) || c->struct_size > sizeof full)
+    tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT,
+                  "options: struct_size " + std::to_string(c->struct_size) +
+                      " is not a tcc_trainer_options; call tcc_trainer_options_init");
+  std::memcpy(&full, c, c->struct_size);
+  Options o;
+  o.dataDir = text(full.data_dir);
+  o.data = arrays(full.data, full.num_data, "data array");
+  o.steps = long(full.steps);
+  o.lr = full.lr;
+  o.shuffle = full.shuffle != 0;
+  o.seed = full.seed;
+  o.metrics = text(full.metrics);
+  o.save = text(full.save);
+  o.logEvery = long(full.log_every);
+  o.schedule = full.lr_schedule ? full.lr_schedule : "constant";
+  o.warmup = long(full.warmup);
+  o.stepSize = long(full.step_size);
+  o.cycleSteps = long(full.cycle_steps);
+  o.plateauPatience = long(full.plateau_patience);
+  o.minLr = full.min_lr;
+  o.gamma = full.gamma;
+  o.checkpointDir = text(full.checkpoint_dir);
+  o.saveEvery = long(full.save_every);
+  o.resume = text(full.resume);
+  o.overwrite = full.overwrite != 0;
+  o.valDir = text(full.val_dir);
+  o.val = arrays(full.val, full.num_val, "validation array");
+  o.evalEvery = long(full.eval_every);
+  o.patience = long(full.patience);
+  o.minDelta = full.min_delta;
+  o.handleSignals = full.handle_signals != 0;
+  o.log = full.log;
+  o.logUser = full.log_user;
+  o.onStep = full.on_step;
+  o.onStepUser = full.on_step_user;
+  return o;
+}
+
+} // namespace
+
+void tcc_trainer_options_init(tcc_trainer_options *out_options) {
+  if (!out_options)
+    return;
+  std::memset(out_options, 0, sizeof *out_options);
+  out_options->struct_size = sizeof *out_options;
+  out_options->shuffle = 1;
+  out_options->log_every = 1;
+  out_options->plateau_patience = 10;
+  out_options->gamma = 0.1;
+}
+
+tcc_status tcc_trainer_check_options(const tcc_trainer_options *options) {
+  return guardedTrainer([&] { tcc::train::checkOptions(convert(options)); });
+}
+
+tcc_status tcc_trainer_create(tcc_artifact_t artifact, const tcc_trainer_options *options,
+                              tcc_trainer_t *out_trainer) {
+  return guardedTrainer([&] {
+    require(artifact, "artifact");
+    require(out_trainer, "out_trainer");
+    Options o = convert(options);
+    tcc_artifact_info info;
+    tcc::train::check(tcc_artifact_get_info(artifact, &info));
+    o.model = info.path;
+    auto trainer = std::make_unique<tcc_trainer>();
+    o.stopRequest = &trainer->stop;
+    trainer->impl = std::make_unique<tcc::train::Trainer>(artifact, std::move(o));
+    *out_trainer = trainer.release();
+  });
+}
+
+tcc_status tcc_trainer_run(tcc_trainer_t trainer, tcc_session_t session) {
+  return guardedTrainer([&] {
+    require(trainer, "trainer");
+    require(session, "session");
+    trainer->impl->run(session, session->impl->numThreads());
+  });
+}
+
+void tcc_trainer_request_stop(tcc_trainer_t trainer) {
+  if (trainer)
+    trainer->stop.store(true);
+}
+
+tcc_status tcc_trainer_steps_done(tcc_trainer_t trainer, int64_t *out_steps) {
+  return guardedTrainer([&] {
+    require(trainer, "trainer");
+    require(out_steps, "out_steps");
+    *out_steps = trainer->impl->stepsDone();
+  });
+}
+
+void tcc_trainer_destroy(tcc_trainer_t trainer) { delete trainer; }

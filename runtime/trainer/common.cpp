@@ -1,0 +1,169 @@
+//===- common.cpp - what every part of the trainer shares -----------------===//
+
+#include "runtime/trainer/common.h"
+#include "runtime/trainer/schedule.h"
+
+#include "runtime/dtype.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace tcc::train {
+
+void die(const std::string &message, tcc_status status) { throw UsageError{message, status}; }
+
+void check(tcc_status status) {
+  if (status != TCC_OK)
+    die(tcc_last_error(), status);
+}
+
+namespace {
+
+/// Range checks of the values that tcc-run's option parsers already make
+/// (so tcc-run never reaches them) for callers of the C API.
+void checkRanges(const Options &o) {
+  auto rate = [](const char *flag, double v, bool zero) {
+    if (!(zero ? v >= 0 : v > 0) || v > 1e6)
+      die(std::string(flag) + " needs a " + (zero ? "non-negative" : "positive") +
+          " number up to 1e6, got " + std::to_string(v));
+    if (v > 0 && !std::isnormal(float(v)))
+      die(std::string(flag) + " " + std::to_string(v) +
+          " is below the smallest normal f32 (1.2e-38), the precision the step computes the "
+          "update in");
+  };
+  auto count = [](const char *flag, long v, long least) {
+    if (v < least)
+      die(std::string(flag) + " needs " + (least ? "a positive" : "a non-negative") +
+          " integer, got " + std::to_string(v));
+  };
+  rate("--lr", o.lr, /*zero=*/false);
+  rate("--min-lr", o.minLr, /*zero=*/true);
+  if (!(o.gamma >= 0) || !std::isfinite(o.gamma))
+    die("--gamma needs a finite non-negative number, got " + std::to_string(o.gamma));
+  if (!(o.minDelta >= 0) || !std::isfinite(o.minDelta))
+    die("--min-delta needs a finite non-negative number, got " + std::to_string(o.minDelta));
+  count("--log-every", o.logEvery, 1);
+  count("--warmup", o.warmup, 0);
+  count("--step-size", o.stepSize, 0);
+  count("--cycle-steps", o.cycleSteps, 0);
+  count("--plateau-patience", o.plateauPatience, 0);
+  count("--save-every", o.saveEvery, 0);
+  count("--eval-every", o.evalEvery, 0);
+  count("--patience", o.patience, 0);
+  const std::string &kind = o.schedule;
+  if (kind != "constant" && kind != "warmup" && kind != "cosine" && kind != "step" &&
+      kind != "cyclic" && kind != "plateau")
+    die("--lr-schedule must be constant, warmup, cosine, step, cyclic or plateau, not '" + kind +
+        "'");
+  if (!o.dataDir.empty() && !o.data.empty())
+    die("training takes --data DIR or data arrays, not both");
+  if (!o.valDir.empty() && !o.val.empty())
+    die("validation takes --val DIR or validation arrays, not both");
+}
+
+} // namespace
+
+void checkOptions(const Options &o) {
+  if (!o.hasData())
+    die("training needs --data DIR (or data arrays)");
+  if (o.steps <= 0)
+    die("training needs --steps N (a positive number of steps)");
+  if (o.lr == 0)
+    die("training needs --lr X");
+  checkRanges(o);
+  checkSchedule(o);
+  if (o.saveEvery > 0 && o.checkpointDir.empty())
+    die("--save-every needs --checkpoint-dir DIR");
+  if (o.evalEvery > 0 && !o.hasVal() && o.schedule != "plateau")
+    die("--eval-every needs --val DIR (or --lr-schedule=plateau, which then judges the "
+        "training loss)");
+  if (o.patience > 0 && (!o.hasVal() || o.evalEvery == 0))
+    die("--patience needs --val DIR and --eval-every K");
+  if (o.overwrite && o.checkpointDir.empty())
+    die("--overwrite applies to a training run's --checkpoint-dir");
+}
+
+void say(const Options &o, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  if (!o.log) {
+    std::vprintf(format, args);
+    va_end(args);
+    return;
+  }
+  // The callback gets whole lines: pieces are kept until their newline.
+  static thread_local std::string pending;
+  char text[1024];
+  std::vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  pending += text;
+  for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+    std::string line = pending.substr(0, eol);
+    pending.erase(0, eol + 1);
+    o.log(o.logUser, line.c_str());
+  }
+}
+
+void flush(const Options &o) {
+  if (!o.log)
+    std::fflush(stdout);
+}
+
+void makeDirectory(const std::string &dir) {
+  // Create each missing component, like mkdir -p.
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/')
+      continue;
+    std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      die(prefix + ": cannot create the output directory: " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    die(dir + ": not a directory");
+}
+
+std::string typeString(const tcc_tensor_info &t) {
+  return std::string(tcc::rt::dtypeName(t.dtype)) + tcc::rt::shapeString(t.shape, size_t(t.rank));
+}
+
+std::string npyFileName(const std::string &name) {
+  std::string out = name;
+  for (char &c : out)
+    if (c == '/')
+      c = '_';
+  if (out.empty() || out == "." || out == "..")
+    out = "_" + out;
+  return out + ".npy";
+}
+
+std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback) {
+  const char *value = nullptr;
+  tcc_status status = tcc_artifact_get_metadata(artifact, key, &value);
+  if (status == TCC_ERROR_NOT_FOUND)
+    return fallback;
+  check(status);
+  return value;
+}
+
+bool hasEntry(tcc_artifact_t artifact, const char *name) {
+  int32_t index;
+  return tcc_artifact_find_entry(artifact, name, &index) == TCC_OK;
+}
+
+std::vector<tcc_tensor_info> entryTensors(tcc_artifact_t artifact, const char *name) {
+  int32_t entryIndex;
+  check(tcc_artifact_find_entry(artifact, name, &entryIndex));
+  tcc_entry_info entry;
+  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
+  std::vector<tcc_tensor_info> tensors(size_t(entry.num_tensors));
+  for (int32_t k = 0; k < entry.num_tensors; ++k)
+    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &tensors[size_t(k)]));
+  return tensors;
+}
+
+} // namespace tcc::train

@@ -1,0 +1,117 @@
+//===- common.h - what every part of the trainer shares -------------------===//
+//
+// The trainer's options (tcc_trainer_options in C++ form), its one way to
+// fail (a UsageError that the C API in trainer/api.cpp turns into a
+// tcc_status and the last-error message), where it writes its progress
+// lines, and small helpers around the runtime's C API.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_TRAINER_COMMON_H
+#define TCC_RUNTIME_TRAINER_COMMON_H
+
+#include "runtime/include/tcc/tcc.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tcc::train {
+
+/// Thrown for any failure of a training run; the C API returns STATUS with
+/// MESSAGE as the last error (tcc-run prints it and exits with 1).
+struct UsageError {
+  std::string message;
+  tcc_status status = TCC_ERROR_INVALID_ARGUMENT;
+};
+
+[[noreturn]] void die(const std::string &message, tcc_status status = TCC_ERROR_INVALID_ARGUMENT);
+
+/// Dies with the runtime's message and status when a C API call failed.
+void check(tcc_status status);
+
+/// One in-memory input of a data set (tcc_trainer_array, borrowed).
+struct Array {
+  std::string name;
+  tcc_dtype dtype;
+  std::vector<int64_t> shape;
+  const uint8_t *data = nullptr;
+  size_t sizeBytes = 0;
+};
+
+/// The options of a run (tcc_trainer_options), named as tcc-run's flags; the
+/// messages name the flags too (--steps), which the C API documents.
+struct Options {
+  std::string model; // the artifact's path, for messages
+  int threads = 0;   // the session's thread count (set by run)
+  std::string dataDir;
+  std::vector<Array> data; // instead of dataDir
+  long steps = 0;
+  double lr = 0;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  std::string metrics;
+  std::string save;
+  long logEvery = 1;
+  std::string schedule = "constant";
+  long warmup = 0, stepSize = 0, cycleSteps = 0, plateauPatience = 10;
+  double minLr = 0, gamma = 0.1;
+  std::string checkpointDir;
+  long saveEvery = 0;
+  std::string resume;
+  bool overwrite = false; // a fresh run may replace the checkpoints in --checkpoint-dir
+  // Validation.
+  std::string valDir;
+  std::vector<Array> val; // instead of valDir
+  long evalEvery = 0;
+  long patience = 0;
+  double minDelta = 0;
+  // Embedding.
+  bool handleSignals = false;
+  tcc_trainer_log_callback log = nullptr;
+  void *logUser = nullptr;
+  tcc_trainer_step_callback onStep = nullptr;
+  void *onStepUser = nullptr;
+  /// Set by tcc_trainer_request_stop (from any thread or a signal handler).
+  std::atomic<bool> *stopRequest = nullptr;
+
+  bool hasData() const { return !dataDir.empty() || !data.empty(); }
+  bool hasVal() const { return !valDir.empty() || !val.empty(); }
+};
+
+/// Checks the options against each other and their ranges (what tcc-run's
+/// flags cannot express is checked too); dies naming the flag.
+void checkOptions(const Options &o);
+
+/// Writes a progress line (printf-style) to o.log, line by line, or to
+/// stdout when there is none (tcc-run).
+void say(const Options &o, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/// Flushes stdout (where there is no log callback).
+void flush(const Options &o);
+
+/// Creates DIR and its missing parents, like mkdir -p.
+void makeDirectory(const std::string &dir);
+
+/// "f32[2,3]".
+std::string typeString(const tcc_tensor_info &t);
+
+/// The file name a tensor is read from: its name with path separators
+/// replaced (so every ONNX name stays inside the folder) + ".npy".
+std::string npyFileName(const std::string &name);
+
+/// The artifact's metadata KEY, or FALLBACK (absent: artifacts from before
+/// it).
+std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback);
+
+/// The input and output tensors of the entry point NAME, in descriptor order;
+/// the artifact must have it.
+std::vector<tcc_tensor_info> entryTensors(tcc_artifact_t artifact, const char *name);
+
+/// Whether the artifact has the entry point NAME.
+bool hasEntry(tcc_artifact_t artifact, const char *name);
+
+} // namespace tcc::train
+
+#endif // TCC_RUNTIME_TRAINER_COMMON_H
