@@ -118,6 +118,8 @@ private:
   Diagnostics &diags;
   Token tok;
   int depth = 0;
+  /// The closing brace of the last block parsed.
+  Pos blockEnd;
 };
 
 /// Counts nesting in expressions and blocks; refuses beyond kMaxDepth.
@@ -227,7 +229,7 @@ void Parser::parseFn(Program &program) {
   }
   if (!expect(Tok::RParen, "after the parameters") || !parseBlock(fn->body))
     return skipDeclaration();
-  fn->end = tok.pos;
+  fn->end = blockEnd;
   program.fns.push_back(std::move(fn));
 }
 
@@ -285,7 +287,7 @@ void Parser::parseModel(Program &program) {
   }
   if (!expect(Tok::RParen, "after the inputs") || !parseBlock(model->body))
     return skipDeclaration();
-  model->end = tok.pos;
+  model->end = blockEnd;
   program.models.push_back(std::move(model));
 }
 
@@ -336,6 +338,7 @@ bool Parser::parseBlock(Block &block) {
       skipStatement();
     }
   }
+  blockEnd = tok.pos;
   return expect(Tok::RBrace, "to close the block");
 }
 

@@ -267,6 +267,12 @@ void Resolver::reportUnknown(const NamePos &name, llvm::StringRef what, bool cal
       candidates.push_back(b);
   } else {
     candidates = visibleNames();
+    // A function named without its call: suggest it too (the message
+    // then says to call it).
+    for (const auto &e : fns)
+      candidates.push_back(e.getKey().str());
+    for (const std::string &b : builtinNames())
+      candidates.push_back(b);
   }
   std::string near = closestName(name.name, candidates);
   auto d = diags.error(name.pos) << "unknown " << what << " '" << name.name << "'";
