@@ -209,6 +209,10 @@ Graph Elaborator::run() {
   execBlock(model.body);
   frames.pop_back();
   checkStateUses();
+  // Outputs may sit in an `if`: whether there is one is known only now.
+  if (graph.outputs.empty() && !diags.errorCount())
+    error(model.end) << "model '" << model.name.name
+                     << "' has no output (output NAME = expression)";
   return std::move(graph);
 }
 

@@ -109,12 +109,6 @@ void Resolver::run() {
   }
   inModel = true;
   resolveBody(model.body, nullptr, &model);
-  bool hasOutput = llvm::any_of(model.body, [](const StmtPtr &s) {
-    return llvm::isa<OutputStmt>(s.get());
-  });
-  if (!hasOutput)
-    diags.error(model.end) << "model '" << model.name.name
-                           << "' has no output (output NAME = expression)";
 }
 
 void Resolver::collectScopeRoots(const Block &block) {

@@ -352,7 +352,10 @@ static void parseImportFlags(tcc::OnnxImportOptions &import) {
   for (const std::string &binding : dimBindings) {
     auto [name, value] = llvm::StringRef(binding).split('=');
     int64_t n;
-    if (name.empty() || value.getAsInteger(10, n) || n <= 0)
+    // A .tcc constant may be 0 (a switch); its dimensions are checked
+    // where they are used.
+    bool dsl = llvm::sys::path::extension(inputFile) == ".tcc";
+    if (name.empty() || value.getAsInteger(10, n) || n < 0 || (n == 0 && !dsl))
       fail("--dim expects NAME=N with a positive N, got '" + binding + "'");
     import.dims[name] = n;
   }
