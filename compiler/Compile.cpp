@@ -16,6 +16,7 @@
 #include "compiler/cpu/CpuPipeline.h"
 #include "compiler/cuda/CudaPipeline.h"
 #include "dialects/TccNames.h"
+#include "frontend/dsl/DslImporter.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -41,7 +42,8 @@ namespace {
 class Compilation {
 public:
   Compilation(MLIRContext &context, const tcc::CompileOptions &options)
-      : context(context), options(options), device(options.target != "cpu") {
+      : context(context), options(options), device(options.target != "cpu"),
+        train(options.train), training(options.training) {
     timing.setEnabled(options.timeReport);
     timing.setOutput(
         createOutputStrategy(DefaultTimingManager::OutputFormat::Text, *options.reportStream));
@@ -56,6 +58,8 @@ private:
   InFlightDiagnostic error() { return emitError(UnknownLoc::get(&context)); }
   LogicalResult checkOptions();
   LogicalResult importModel();
+  LogicalResult importDsl();
+  void applyRecipe(const tcc::dsl::Recipe &recipe);
   LogicalResult runStage(StringRef name, llvm::function_ref<void(OpPassManager &)> build);
   tcc::CpuPipelineOptions cpuOptions() const;
   /// The CUDA kernels, then the plans (split reductions grow the arena by
@@ -76,6 +80,9 @@ private:
   MLIRContext &context;
   const tcc::CompileOptions &options;
   bool device;
+  /// What to train with: the options, under a .tcc file's recipe.
+  bool train;
+  tcc::TrainingOptions training;
   tcc::CudaPipelineOptions cuda;
   OwningOpRef<ModuleOp> module;
   std::vector<tcc::Weight> weights;
@@ -121,7 +128,62 @@ LogicalResult Compilation::checkOptions() {
   return success();
 }
 
+void Compilation::applyRecipe(const tcc::dsl::Recipe &recipe) {
+  auto set = [&](const char *key, auto &field, const auto &value) {
+    if (value && !options.trainingGiven.count(key))
+      field = *value;
+  };
+  set("loss", training.loss, recipe.loss);
+  set("optimizer", training.optimizer, recipe.optimizer);
+  set("labels", training.labels, recipe.labels);
+  set("momentum", training.momentum, recipe.momentum);
+  set("dampening", training.dampening, recipe.dampening);
+  set("nesterov", training.nesterov, recipe.nesterov);
+  set("weight_decay", training.weightDecay, recipe.weightDecay);
+  set("beta1", training.beta1, recipe.beta1);
+  set("beta2", training.beta2, recipe.beta2);
+  set("eps", training.eps, recipe.eps);
+  set("grad_clip", training.gradClip, recipe.gradClip);
+  set("grad_accum", training.gradAccum, recipe.gradAccum);
+  set("ignore_index", training.ignoreIndex, recipe.ignoreIndex);
+  set("label_smoothing", training.labelSmoothing, recipe.labelSmoothing);
+  if (!recipe.freeze.empty() && !options.trainingGiven.count("freeze"))
+    training.freeze.assign(recipe.freeze.begin(), recipe.freeze.end());
+  // A recipe with a loss is a training recipe.
+  if (recipe.loss && !options.inferOnly)
+    train = true;
+}
+
+LogicalResult Compilation::importDsl() {
+  tcc::DslImportOptions import;
+  import.batch = options.import.batch;
+  for (const auto &d : options.import.dims)
+    import.dims[d.getKey()] = d.getValue();
+  import.functionName = options.import.functionName;
+  if (!options.import.constantInputs.empty())
+    return error() << "--const-input is for ONNX models; a .tcc program computes its constants";
+  if (options.stage == tcc::Stage::SharedLibrary)
+    import.onParameter = [&](StringRef name, Type elementType, ArrayRef<int64_t> shape,
+                             ArrayRef<char> bytes, StringRef init) {
+      weights.push_back({name.str(), tcc::abiDtypeOf(elementType),
+                         std::vector<int64_t>(shape.begin(), shape.end()),
+                         std::vector<char>(bytes.begin(), bytes.end()), init.str()});
+    };
+  tcc::dsl::Recipe recipe;
+  module = tcc::importDslFile(context, options.input, import, &recipe);
+  if (!module)
+    return failure();
+  applyRecipe(recipe);
+  if (train && options.trainingGiven.count("loss") == 0 && !recipe.loss)
+    return error() << options.input
+                   << ": training needs a loss: --loss=mse|cross_entropy|none or "
+                      "'train { loss = ... }' in the file";
+  return success();
+}
+
 LogicalResult Compilation::importModel() {
+  if (llvm::sys::path::extension(options.input) == ".tcc")
+    return importDsl();
   if (llvm::sys::path::extension(options.input) == ".mlir") {
     llvm::SourceMgr sourceMgr;
     std::string message;
@@ -220,9 +282,9 @@ std::string Compilation::canonicalOptions() const {
   llvm::raw_string_ostream os(text);
   os << "target=" << options.target << " library-calls=" << options.libraryCalls
      << " fusion=" << int(options.fusion) << " profile=" << options.profile
-     << " optimize=" << options.optimize << " train=" << options.train;
-  if (options.train)
-    tcc::createBuildTrainStepPass(options.training)->printAsTextualPipeline(os);
+     << " optimize=" << options.optimize << " train=" << train;
+  if (train)
+    tcc::createBuildTrainStepPass(training)->printAsTextualPipeline(os);
   return text;
 }
 
@@ -231,7 +293,7 @@ std::string Compilation::fingerprint() const {
   module.get()->print(program, OpPrintingFlags().enableDebugInfo(false));
   HashStream parameters;
   for (const tcc::Weight &w : weights) {
-    parameters << w.name << '\0' << w.dtype << '\0';
+    parameters << w.name << '\0' << w.dtype << '\0' << w.init << '\0';
     for (int64_t d : w.shape)
       parameters << d << ',';
     parameters.write(w.bytes.data(), w.bytes.size());
@@ -258,7 +320,7 @@ LogicalResult Compilation::writeArtifact() {
   if (auto existing = (*module)->getAttrOfType<DictionaryAttr>(tcc::attr::metadata))
     metadata.append(existing.getValue());
   for (const tcc::Weight &w : weights) {
-    std::string kind = tcc::initializerKind(w.dtype, w.bytes);
+    std::string kind = w.init.empty() ? tcc::initializerKind(w.dtype, w.bytes) : w.init;
     if (!kind.empty())
       metadata.set(StringAttr::get(&context, TCC_METADATA_INIT_PREFIX + w.name),
                    StringAttr::get(&context, kind));
@@ -428,9 +490,9 @@ LogicalResult Compilation::compileStages() {
     context.disableMultithreading();
   if (stage != Stage::MlirRaw && failed(runStage("import passes", tcc::buildImportPipeline)))
     return failure();
-  if (options.train && stage != Stage::MlirRaw &&
+  if (train && stage != Stage::MlirRaw &&
       failed(runStage("training step", [&](OpPassManager &pm) {
-        tcc::buildTrainingPipeline(pm, options.training);
+        tcc::buildTrainingPipeline(pm, training);
       })))
     return failure();
   tcc::CpuPipelineOptions cpu = cpuOptions();

@@ -19,6 +19,8 @@
 #include "compiler/Pipeline.h"
 #include "frontend/onnx/OnnxImporter.h"
 
+#include <set>
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
@@ -54,10 +56,12 @@ enum class Report { None, Memory, Fusion };
 
 struct CompileOptions {
   // Input.
-  /// A model: .onnx, .onnxtxt / .txt (ONNX's textual syntax), or .mlir (tcc
-  /// IR at any stage before bufferization, for tests).
+  /// A model: .onnx, .onnxtxt / .txt (ONNX's textual syntax), .tcc (tcc's
+  /// model language, docs/dsl.md), or .mlir (tcc IR at any stage before
+  /// bufferization, for tests).
   std::string input;
-  /// Symbolic dimensions and constant inputs (ONNX only). `onParameter` is
+  /// Symbolic dimensions (ONNX and .tcc; for .tcc `dims` also overrides
+  /// integer constants) and constant inputs (ONNX only). `onParameter` is
   /// the compiler's: it collects the weights.
   OnnxImportOptions import;
 
@@ -68,6 +72,12 @@ struct CompileOptions {
   /// The step's loss, optimizer and their settings: the pass's own options,
   /// documented with their defaults in passes/Passes.td.
   TrainingOptions training;
+  /// The training settings the caller gave explicitly, by their .tcc recipe
+  /// key ("loss", "weight_decay", ...): a .tcc file's train block sets the
+  /// others, and a recipe with a loss makes the compile train unless
+  /// `inferOnly`.
+  std::set<std::string> trainingGiven;
+  bool inferOnly = false;
 
   // Target and code generation.
   /// "cpu", or "cuda", "cuda:sm_80", "cuda:sm_90".

@@ -25,6 +25,9 @@ struct Weight {
   int32_t dtype; // tcc_dtype
   std::vector<int64_t> shape;
   std::vector<char> bytes; // little-endian
+  /// The initializer's distribution when the frontend knows it (.tcc
+  /// programs); else initializerKind guesses it from the bytes.
+  std::string init;
 };
 
 /// How a parameter's initial values are distributed: "constant V" when all

@@ -6,7 +6,7 @@ from lit.llvm import llvm_config
 
 config.name = "tcc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.suffixes = [".mlir", ".onnxtxt", ".test", ".tcc"]
 config.excludes = ["unit", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tcc_obj_root, "test")

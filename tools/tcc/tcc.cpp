@@ -24,7 +24,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -42,7 +44,7 @@ static cl::OptionCategory outputCategory("Output");
 static cl::OptionCategory reportCategory("Reports and profiling");
 
 static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<model.onnx | model.onnxtxt | input.mlir>"),
+                                      cl::desc("<model.onnx | model.onnxtxt | model.tcc | input.mlir>"),
                                       cl::cat(inputCategory));
 
 static cl::opt<std::string> outputFile("o", cl::desc("Write the output to this file (default: standard output)"),
@@ -94,7 +96,8 @@ static cl::opt<int64_t> batch("batch",
                               cl::value_desc("N"), cl::init(-1), cl::cat(inputCategory));
 
 static cl::list<std::string> dimBindings(
-    "dim", cl::desc("Bind a named symbolic dimension (repeatable)"),
+    "dim", cl::desc("Bind a named symbolic dimension, or override an integer constant of a "
+                    ".tcc program (repeatable)"),
     cl::value_desc("NAME=N"), cl::cat(inputCategory));
 
 enum class ModeKind { Default, Infer, Train };
@@ -237,8 +240,53 @@ static cl::opt<std::string> exportWeights("weights", cl::desc("The trained weigh
 static cl::opt<std::string> exportOutput("o", cl::desc("The model to write"),
                                          cl::value_desc("OUT.onnx"), cl::sub(exportCommand));
 
-/// Prints a diagnostic as `tcc: error: FILE: node 'NAME': message`.
+/// The source files of .tcc programs, loaded once for printing their lines.
+static llvm::SourceMgr &dslSources() {
+  static llvm::SourceMgr sources;
+  return sources;
+}
+
+/// Prints a diagnostic at a line of a .tcc program as compilers do:
+/// `FILE:LINE:COL: error: message`, the source line, a caret under the
+/// column. False when the location is not in a readable .tcc file.
+static bool printSourceDiagnostic(Diagnostic &diag) {
+  auto file = dyn_cast<FileLineColLoc>(diag.getLocation());
+  if (!file || !file.getLine() || !file.getFilename().getValue().ends_with(".tcc"))
+    return false;
+  llvm::SourceMgr &sources = dslSources();
+  std::string path = file.getFilename().str();
+  unsigned id = 0;
+  for (unsigned i = 1; i <= sources.getNumBuffers(); ++i)
+    if (sources.getMemoryBuffer(i)->getBufferIdentifier() == path)
+      id = i;
+  if (!id) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!buffer)
+      return false;
+    id = sources.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  }
+  llvm::SMLoc at = sources.FindLocForLineAndColumn(id, file.getLine(), file.getColumn());
+  if (!at.isValid())
+    return false;
+  llvm::SourceMgr::DiagKind kind = llvm::SourceMgr::DK_Error;
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error: kind = llvm::SourceMgr::DK_Error; break;
+  case DiagnosticSeverity::Warning: kind = llvm::SourceMgr::DK_Warning; break;
+  case DiagnosticSeverity::Note: kind = llvm::SourceMgr::DK_Note; break;
+  case DiagnosticSeverity::Remark: kind = llvm::SourceMgr::DK_Remark; break;
+  }
+  sources.PrintMessage(llvm::errs(), at, kind, diag.str());
+  return true;
+}
+
+/// Prints a diagnostic as `tcc: error: FILE: node 'NAME': message` (or, in a
+/// .tcc program, with its source line).
 static void printDiagnostic(Diagnostic &diag) {
+  if (printSourceDiagnostic(diag)) {
+    for (Diagnostic &note : diag.getNotes())
+      printDiagnostic(note);
+    return;
+  }
   llvm::raw_ostream &os = llvm::errs();
   std::string where;
   Location loc = diag.getLocation();
@@ -324,7 +372,10 @@ static void parseImportFlags(tcc::OnnxImportOptions &import) {
   for (const std::string &binding : dimBindings) {
     auto [name, value] = llvm::StringRef(binding).split('=');
     int64_t n;
-    if (name.empty() || value.getAsInteger(10, n) || n <= 0)
+    // A .tcc constant may be 0 (a switch); its dimensions are checked
+    // where they are used.
+    bool dsl = llvm::sys::path::extension(inputFile) == ".tcc";
+    if (name.empty() || value.getAsInteger(10, n) || n < 0 || (n == 0 && !dsl))
       fail("--dim expects NAME=N with a positive N, got '" + binding + "'");
     import.dims[name] = n;
   }
@@ -342,13 +393,29 @@ static void parseImportFlags(tcc::OnnxImportOptions &import) {
 }
 
 /// --mode, --loss and --optimizer: whether to train, checked for conflicts.
+/// A .tcc program may carry its own loss (its train block), which the
+/// compiler reads; the flags given are recorded so that they win over it.
 static void parseTrainingFlags() {
   bool asked = lossKind.getNumOccurrences() || optimizerKind.getNumOccurrences();
   options.train = mode == ModeKind::Train || (mode == ModeKind::Default && asked);
+  options.inferOnly = mode == ModeKind::Infer;
   if (mode == ModeKind::Infer && asked)
     fail("--loss and --optimizer describe training; they cannot be used with --mode=infer");
-  if (options.train && !lossKind.getNumOccurrences())
+  bool recipe = llvm::sys::path::extension(inputFile) == ".tcc";
+  if (options.train && !lossKind.getNumOccurrences() && !recipe)
     fail("training needs --loss=mse|cross_entropy|none");
+  const std::pair<const char *, cl::Option *> given[] = {
+      {"loss", &lossKind},           {"optimizer", &optimizerKind},
+      {"labels", &labelsName},       {"momentum", &momentumOpt},
+      {"dampening", &dampeningOpt},  {"nesterov", &nesterovOpt},
+      {"weight_decay", &weightDecayOpt}, {"beta1", &beta1Opt},
+      {"beta2", &beta2Opt},          {"eps", &epsOpt},
+      {"grad_clip", &gradClipOpt},   {"grad_accum", &gradAccumOpt},
+      {"freeze", &freezeOpt},        {"ignore_index", &ignoreIndexOpt},
+      {"label_smoothing", &labelSmoothingOpt}};
+  for (auto [key, option] : given)
+    if (option->getNumOccurrences())
+      options.trainingGiven.insert(key);
   // 0 is the pass's "no clipping"; said explicitly it is a mistake (PyTorch
   // would zero every gradient).
   if (gradClipOpt.getNumOccurrences() && training.gradClip == 0)
@@ -406,6 +473,7 @@ int main(int argc, char **argv) {
       "  tcc MODEL.onnx -o train.so --loss=cross_entropy --optimizer=adamw   a training step\n"
       "  tcc MODEL.onnx -o infer.so --batch=1                               inference only\n"
       "  tcc MODEL.onnx --emit=linalg -o -                                  stop at a stage\n"
+      "  tcc model.tcc --batch=64 -o train.so                               a .tcc training recipe\n"
       "  tcc export MODEL.onnx --weights W.safetensors -o OUT.onnx          trained weights "
       "into ONNX\n\n"
       "MLIR's and LLVM's own options (--mlir-timing, --mlir-print-ir-after-all, ...) are\n"

@@ -1,0 +1,51 @@
+//===- Diagnostics.h - errors of the tcc model language at source positions ===//
+//
+// Every stage of the frontend reports through one Diagnostics object: an MLIR
+// error at FileLineColLoc(file, line, col), so that the driver prints it as a
+// compiler does (`file:line:col: error: ...`, the line, a caret) and errors of
+// the DSL and of later passes look alike. The count lets a stage go on after
+// an error (to report the next one) and still fail at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_FRONTEND_DSL_DIAGNOSTICS_H
+#define TCC_FRONTEND_DSL_DIAGNOSTICS_H
+
+#include "frontend/dsl/Lexer.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+
+namespace tcc::dsl {
+
+class Diagnostics {
+public:
+  Diagnostics(mlir::MLIRContext *context, llvm::StringRef filename)
+      : context(context), filename(filename.str()) {}
+
+  mlir::Location loc(Pos pos) const {
+    return mlir::FileLineColLoc::get(context, filename, pos.line, pos.col);
+  }
+  mlir::InFlightDiagnostic error(Pos pos) {
+    ++errors;
+    return mlir::emitError(loc(pos));
+  }
+  mlir::InFlightDiagnostic warning(Pos pos) { return mlir::emitWarning(loc(pos)); }
+  unsigned errorCount() const { return errors; }
+  mlir::MLIRContext *getContext() const { return context; }
+  llvm::StringRef file() const { return filename; }
+
+private:
+  mlir::MLIRContext *context;
+  std::string filename;
+  unsigned errors = 0;
+};
+
+/// The closest of CANDIDATES to NAME by edit distance, or "" when none is
+/// close enough to be a likely typo (at most a third of the name's length).
+std::string closestName(llvm::StringRef name, llvm::ArrayRef<std::string> candidates);
+
+} // namespace tcc::dsl
+
+#endif // TCC_FRONTEND_DSL_DIAGNOSTICS_H

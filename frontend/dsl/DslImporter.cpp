@@ -1,0 +1,96 @@
+//===- DslImporter.cpp - tcc model language source to the tcc dialect -----===//
+//
+// Runs the frontend's stages in order and stops after the first stage that
+// reported errors (later stages would only repeat them), then draws each
+// parameter's initial values from its initializer, deterministically: the
+// same program gives the same bytes on every machine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/dsl/DslImporter.h"
+
+#include "frontend/dsl/Lower.h"
+#include "frontend/dsl/Parser.h"
+#include "frontend/dsl/Sema.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace tcc::dsl;
+
+/// The values of one parameter as little-endian bytes of its element type.
+/// Uniform: lo + (hi - lo) * u with u of 53 random bits; normal: Box-Muller.
+/// mt19937_64 is specified by the standard, so the values are portable.
+static std::vector<char> drawValues(const ParamInfo &p) {
+  int64_t count = 1;
+  for (int64_t d : p.type.shape)
+    count *= d;
+  std::mt19937_64 rng(p.init.seed);
+  auto uniform01 = [&] { return double(rng() >> 11) * 0x1.0p-53; };
+  const llvm::fltSemantics &sem = p.type.dtype == DType::F64    ? llvm::APFloat::IEEEdouble()
+                                  : p.type.dtype == DType::F16  ? llvm::APFloat::IEEEhalf()
+                                  : p.type.dtype == DType::BF16 ? llvm::APFloat::BFloat()
+                                                                : llvm::APFloat::IEEEsingle();
+  size_t width = llvm::APFloat::getSizeInBits(sem) / 8;
+  std::vector<char> bytes(size_t(count) * width);
+  for (int64_t i = 0; i < count; ++i) {
+    double x = p.init.a;
+    if (p.init.kind == InitSpec::Uniform) {
+      x = p.init.a + (p.init.b - p.init.a) * uniform01();
+    } else if (p.init.kind == InitSpec::Normal) {
+      double u1 = 1.0 - uniform01(), u2 = uniform01();
+      x = p.init.a + p.init.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2);
+    }
+    llvm::APFloat v(x);
+    bool lost;
+    v.convert(sem, llvm::APFloat::rmNearestTiesToEven, &lost);
+    uint64_t bits = v.bitcastToAPInt().getZExtValue();
+    for (size_t k = 0; k < width; ++k)
+      bytes[size_t(i) * width + k] = char((bits >> (8 * k)) & 0xff);
+  }
+  return bytes;
+}
+
+OwningOpRef<ModuleOp> tcc::importDslBuffer(MLIRContext &context, llvm::StringRef source,
+                                           llvm::StringRef displayName,
+                                           const DslImportOptions &options, Recipe *recipe) {
+  Diagnostics diags(&context, displayName);
+  Program program = parseProgram(source, diags);
+  if (diags.errorCount())
+    return nullptr;
+  SemaOptions sema;
+  sema.batch = options.batch;
+  sema.dims = options.dims;
+  Graph graph = analyze(program, sema, diags);
+  Recipe parsed = readRecipe(program, diags);
+  if (diags.errorCount())
+    return nullptr;
+  if (recipe)
+    *recipe = std::move(parsed);
+  OwningOpRef<ModuleOp> module = lowerGraph(graph, diags, options.functionName);
+  if (!module)
+    return nullptr;
+  if (options.onParameter)
+    for (const ParamInfo &p : graph.params)
+      options.onParameter(p.name, elementType(&context, p.type.dtype), p.type.shape,
+                          drawValues(p), p.init.describe());
+  return module;
+}
+
+OwningOpRef<ModuleOp> tcc::importDslFile(MLIRContext &context, llvm::StringRef path,
+                                         const DslImportOptions &options, Recipe *recipe) {
+  llvm::sys::fs::file_status status;
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  if (!llvm::sys::fs::status(path, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file)
+    return emitError(fileLoc) << "cannot read the file: not a regular file", nullptr;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return emitError(fileLoc) << "cannot read the file: " << buffer.getError().message(), nullptr;
+  return importDslBuffer(context, (*buffer)->getBuffer(), path, options, recipe);
+}
