@@ -202,7 +202,7 @@ LogicalResult Compilation::importModel() {
                              ArrayRef<char> bytes) {
       weights.push_back({name.str(), tcc::abiDtypeOf(elementType),
                          std::vector<int64_t>(shape.begin(), shape.end()),
-                         std::vector<char>(bytes.begin(), bytes.end())});
+                         std::vector<char>(bytes.begin(), bytes.end()), ""});
     };
   module = tcc::importOnnxFile(context, options.input, import);
   return success(bool(module));
@@ -427,7 +427,8 @@ void Compilation::printTimeReport() {
     os << "tcc: compile cache off: " << cache->problem() << "\n";
   else
     os << "tcc: compile cache " << cache->dir() << ": " << cache->stats().hits << " hits, "
-       << cache->stats().misses << " misses, " << cache->stats().stores << " stores\n";
+       << cache->stats().misses << " misses (" << cache->stats().corrupt << " bad entries removed), "
+       << cache->stats().stores << " stores\n";
 }
 
 LogicalResult Compilation::writeText(llvm::function_ref<void(llvm::raw_ostream &)> print) {
