@@ -651,7 +651,12 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   FailureOr<DeviceCode> deviceCode = readDeviceCode(module);
   if (failed(deviceCode))
     return failure();
+  // The stages' timers nest in the caller's (null: no timing).
+  auto timed = [&](StringRef name) {
+    return options.timing ? options.timing->nest(name) : mlir::TimingScope();
+  };
   if (!deviceCode->kernels.empty()) {
+    mlir::TimingScope t = timed("ptxas");
     StringRef chip = StringRef(deviceCode->device).rsplit(':').second;
     auto cubin = assemblePtx(loc, deviceCode->ptx, chip, options.cudaToolkit);
     if (failed(cubin))
@@ -662,8 +667,10 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   registerLLVMDialectTranslation(*module.getContext());
   registerOpenMPDialectTranslation(*module.getContext());
   llvm::LLVMContext llctx;
+  mlir::TimingScope translation = timed("translate to LLVM IR");
   std::unique_ptr<llvm::Module> m =
       translateModuleToLLVMIR(module, llctx, "tcc-artifact");
+  translation.stop();
   if (!m)
     return emitError(loc, "cannot translate the module to LLVM IR");
 
@@ -689,6 +696,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     if (f.getName().starts_with("kernel_"))
       f.addFnAttr(llvm::Attribute::NoInline);
   }
+  mlir::TimingScope descriptor = timed("descriptor and verifier");
   SmallVector<llvm::Function *> wrappers;
   for (const PlannedEntry &e : entries) {
     llvm::Function *lowered = m->getFunction(e.function);
@@ -704,6 +712,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   llvm::raw_string_ostream vs(verifyErrors);
   if (llvm::verifyModule(*m, &vs))
     return emitError(loc, "internal error: invalid LLVM IR: ") << verifyErrors;
+  descriptor.stop();
   if (stage == ArtifactStage::LLVMIR) {
     if (options.optimize)
       optimizeModule(*m, *tm);
@@ -753,6 +762,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   }
 
   // The objects as temporary files for the linker, removed whatever happens.
+  mlir::TimingScope writing = timed("write objects");
   SmallVector<SmallString<128>> objPaths;
   llvm::scope_exit removeObjects([&] {
     for (const SmallString<128> &p : objPaths)
@@ -774,7 +784,8 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     }
   }
 
-  // Link: the system C driver makes a shared library of the one object;
+  writing.stop();
+  // Link: the system C driver makes a shared library of the objects;
   // written beside the output and renamed, so a failure leaves nothing half
   // written.
   auto cc = llvm::sys::findProgramByName("cc");
@@ -797,8 +808,10 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     argv.push_back(openmpRpath);
   }
   std::string linkError;
+  mlir::TimingScope link = timed("link");
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);
+  link.stop();
   if (rc != 0) {
     llvm::sys::fs::remove(tmpOut);
     return emitError(loc, "linking '")

@@ -329,6 +329,7 @@ LogicalResult Compilation::writeArtifact() {
     (*module)->setAttr(tcc::attr::metadata, metadata.getDictionary(&context));
   if (failed(tcc::writeArtifact(*module, plans, artifact, stage, options.output)))
     return failure();
+  llvmScope.stop();
   if (stage != tcc::ArtifactStage::SharedLibrary)
     return success();
   // model.so -> model.safetensors: the parameters the plan placed in the
@@ -336,8 +337,12 @@ LogicalResult Compilation::writeArtifact() {
   llvm::SmallString<256> path(options.output);
   llvm::sys::path::replace_extension(path, ".safetensors");
   std::string message;
-  if (!tcc::writeWeights(path, weights, artifact.fingerprint, message))
-    return error() << message;
+  {
+    TimingScope scope = root.nest("weights");
+    if (!tcc::writeWeights(path, weights, artifact.fingerprint, message))
+      return error() << message;
+  }
+  TimingScope scope = root.nest("artifact cache store");
   storeArtifact();
   return success();
 }

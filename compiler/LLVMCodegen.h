@@ -17,6 +17,7 @@
 #include "mlir/Support/LogicalResult.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <string>
@@ -41,10 +42,13 @@ struct CodegenStats {
 };
 
 /// Creates the x86-64 target machine tcc compiles for.
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(llvm::StringRef cpu, std::string &error);
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(llvm::StringRef cpu, std::string &error,
+                    llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive);
 
-/// LLVM's O3 over M.
-void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm);
+/// LLVM's default pipeline at LEVEL over M.
+void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm,
+                    llvm::OptimizationLevel level = llvm::OptimizationLevel::O3);
 
 /// Compiles M (its triple and data layout set) into object files, one per
 /// group, in a fixed order; M is left split (its kernels external). Errors

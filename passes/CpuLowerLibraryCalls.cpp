@@ -91,10 +91,14 @@ struct CpuLowerLibraryCallsPass
         c->erase();
       }
     }
-    // The declarations have no calls left.
+    // The declarations have no calls left. The callees still called are
+    // collected in one walk: asking each declaration for its uses walks the
+    // module once per declaration (7 s of GPT-2-small's compile).
+    llvm::DenseSet<StringAttr> called;
+    module.walk([&](func::CallOp call) { called.insert(call.getCalleeAttr().getAttr()); });
     for (auto decl : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (decl.isExternal() && decl.getSymName().starts_with(tcc::libraryCallPrefix) &&
-          decl.symbolKnownUseEmpty(module))
+          !called.contains(decl.getSymNameAttr()))
         decl->erase();
     if (!table.empty())
       module->setAttr(tcc::attr::libraryCalls, ArrayAttr::get(ctx, table));
