@@ -480,28 +480,24 @@ LogicalResult Writer::constant(tcc::ConstantOp op) {
   return success();
 }
 
-/// Operand dimension i is result dimension dims[i]: transpose the operand so
-/// that dims ascend, reshape it to the result's rank (1 where no operand
-/// dimension maps), then Expand, which repeats the size-1 dimensions.
+/// Operand dimension i is result dimension dims[i] (ascending, as the
+/// verifier demands): reshape the operand to the result's rank (1 where no
+/// operand dimension maps), then Expand, which repeats the size-1 dimensions.
 LogicalResult Writer::broadcast(tcc::BroadcastInDimOp op) {
   RankedTensorType in = tensorType(op.getInput()), out = tensorType(op);
   ArrayRef<int64_t> dims = op.getDims();
-  SmallVector<int64_t> order(dims.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = int64_t(i);
-  llvm::sort(order, [&](int64_t a, int64_t b) { return dims[a] < dims[b]; });
-  std::string x = name(op.getInput());
-  if (!llvm::equal(order, llvm::seq<int64_t>(0, int64_t(order.size()))))
-    setInts(node("Transpose", {x}, {x = fresh()}), "perm", order);
   SmallVector<int64_t> shape(out.getRank(), 1);
   for (size_t i = 0; i < dims.size(); ++i)
     shape[dims[i]] = in.getDimSize(int64_t(i));
-  if (int64_t(dims.size()) != out.getRank())
-    x = node1("Reshape", {x, int64s(shape)});
-  if (ArrayRef<int64_t>(shape) == out.getShape())
-    node1("Identity", {x}, op);
-  else
+  bool reshape = int64_t(dims.size()) != out.getRank();
+  bool expand = ArrayRef<int64_t>(shape) != out.getShape();
+  std::string x = name(op.getInput());
+  if (reshape)
+    x = node1("Reshape", {x, int64s(shape)}, expand ? Value() : op.getResult());
+  if (expand)
     node1("Expand", {x, int64s(out.getShape())}, op);
+  else if (!reshape)
+    node1("Identity", {x}, op);
   return success();
 }
 

@@ -6,10 +6,12 @@ numpy; onnxruntime when importable). Usage:
   onnx_check.py check MODEL.onnx                   onnx's full checker, then
                                                    the model's op types
   onnx_check.py compare A.npy B.npy TOL            max |A - B|, exit 1 above TOL
+                                                   (folders: each NAME.npy of B)
   onnx_check.py ort MODEL.onnx REF.npy TOL NAME=IN.npy...
                                                    onnxruntime's first output
                                                    against REF, or SKIP
 """
+import os
 import sys
 
 import numpy as np
@@ -36,6 +38,13 @@ def check(path):
 
 
 def compare(a, b, tol):
+    if os.path.isdir(b):
+        names = sorted(f for f in os.listdir(b) if f.endswith('.npy'))
+        failed = 0
+        for name in names:
+            print(name[:-4] + ': ', end='')
+            failed |= compare(os.path.join(a, name), os.path.join(b, name), tol)
+        return failed
     x, y = np.load(a), np.load(b)
     if x.shape != y.shape:
         print('MISMATCH: shapes %s and %s' % (x.shape, y.shape))
