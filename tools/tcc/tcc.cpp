@@ -12,12 +12,15 @@
 
 #include "compiler/Compile.h"
 #include "compiler/Registration.h"
+#include "frontend/dsl/DslImporter.h"
+#include "frontend/onnx/DialectExport.h"
 #include "frontend/onnx/OnnxExport.h"
 #include "runtime/data/host_tensor.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Config/llvm-config.h"
@@ -91,14 +94,23 @@ static cl::opt<bool> noOptimize("O0",
                                 cl::desc("Do not optimize the LLVM IR"),
                                 cl::cat(optimizationCategory));
 
+// `tcc export MODEL --weights FILE -o OUT`: the model with trained weights.
+// Declared first: --batch and --dim bind a .tcc program's shapes there too.
+static cl::SubCommand exportCommand(
+    "export", "Write MODEL for inference with the trained weights (tcc-run --save, or a "
+              "checkpoint: its optimizer state is ignored): an ONNX model's initializers "
+              "replaced, or a .tcc program written as ONNX");
+
 static cl::opt<int64_t> batch("batch",
                               cl::desc("Bind the first dimension of every graph input that is symbolic"),
-                              cl::value_desc("N"), cl::init(-1), cl::cat(inputCategory));
+                              cl::value_desc("N"), cl::init(-1), cl::cat(inputCategory),
+                              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(exportCommand));
 
 static cl::list<std::string> dimBindings(
     "dim", cl::desc("Bind a named symbolic dimension, or override an integer constant of a "
                     ".tcc program (repeatable)"),
-    cl::value_desc("NAME=N"), cl::cat(inputCategory));
+    cl::value_desc("NAME=N"), cl::cat(inputCategory), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::sub(exportCommand));
 
 enum class ModeKind { Default, Infer, Train };
 static cl::opt<ModeKind> mode(
@@ -228,11 +240,8 @@ static cl::list<std::string> constInputs(
              ".pb file (repeatable); needed for inputs that feed shapes"),
     cl::value_desc("NAME=FILE"), cl::cat(inputCategory));
 
-// `tcc export MODEL --weights FILE -o OUT`: the model with trained weights.
-static cl::SubCommand exportCommand(
-    "export", "Write MODEL with its initializers replaced by the trained values (tcc-run "
-              "--save, or a checkpoint: its optimizer state is ignored), for inference");
-static cl::opt<std::string> exportModel(cl::Positional, cl::desc("<MODEL.onnx>"),
+static cl::opt<std::string> exportModel(cl::Positional,
+                                        cl::desc("<MODEL.onnx | model.tcc | input.mlir>"),
                                         cl::sub(exportCommand));
 static cl::opt<std::string> exportWeights("weights", cl::desc("The trained weights"),
                                           cl::value_desc("WEIGHTS.safetensors"),
@@ -322,9 +331,59 @@ static void printDiagnostic(Diagnostic &diag) {
   std::exit(1);
 }
 
+static void parseImportFlags(tcc::OnnxImportOptions &import);
+
+/// `tcc export model.tcc` (or a tcc dialect .mlir file): the program's
+/// function, imported as for inference, written as ONNX.
+static int exportDialectMain() {
+  DialectRegistry registry;
+  tcc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.getDiagEngine().registerHandler([](Diagnostic &diag) { printDiagnostic(diag); });
+  tcc::OnnxImportOptions flags;
+  parseImportFlags(flags);
+  OwningOpRef<ModuleOp> module;
+  if (llvm::sys::path::extension(exportModel) == ".tcc") {
+    tcc::DslImportOptions import;
+    import.batch = flags.batch;
+    for (const auto &d : flags.dims)
+      import.dims[d.getKey()] = d.getValue();
+    module = tcc::importDslFile(context, exportModel, import);
+  } else {
+    llvm::SourceMgr sourceMgr;
+    auto file = llvm::MemoryBuffer::getFile(exportModel, /*IsText=*/true);
+    if (!file)
+      fail(exportModel + ": " + file.getError().message());
+    sourceMgr.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  }
+  if (!module)
+    return 1;
+  auto fn = module->lookupSymbol<func::FuncOp>("forward");
+  if (!fn)
+    fail(exportModel + ": has no function 'forward'");
+  tcc::DialectExportSummary summary;
+  if (failed(tcc::exportDialectFunction(fn, exportWeights, exportOutput, summary)))
+    return 1;
+  llvm::errs() << "tcc: wrote " << exportOutput << " (ONNX opset 17): " << summary.nodes
+               << " node(s), " << summary.initializers << " trained initializer(s)";
+  if (summary.batchNorms || summary.dropouts)
+    llvm::errs() << "; for inference: " << summary.batchNorms
+                 << " batch norm(s) use their running statistics, " << summary.dropouts
+                 << " dropout(s) off";
+  llvm::errs() << "\n";
+  return 0;
+}
+
 static int exportMain() {
   if (exportModel.empty() || exportWeights.empty() || exportOutput.empty())
-    fail("usage: tcc export MODEL.onnx --weights WEIGHTS.safetensors -o OUT.onnx");
+    fail("usage: tcc export MODEL.onnx|model.tcc --weights WEIGHTS.safetensors -o OUT.onnx "
+         "[--batch=N] [--dim NAME=N]");
+  llvm::StringRef ext = llvm::sys::path::extension(exportModel);
+  if (ext == ".tcc" || ext == ".mlir")
+    return exportDialectMain();
+  if (batch.getNumOccurrences() || dimBindings.getNumOccurrences())
+    fail("--batch and --dim bind a .tcc program's shapes; an ONNX model is exported as it is");
   tcc::ExportSummary summary;
   std::string error;
   if (!tcc::exportTrainedModel(exportModel, exportWeights, exportOutput, summary, error))
@@ -374,7 +433,7 @@ static void parseImportFlags(tcc::OnnxImportOptions &import) {
     int64_t n;
     // A .tcc constant may be 0 (a switch); its dimensions are checked
     // where they are used.
-    bool dsl = llvm::sys::path::extension(inputFile) == ".tcc";
+    bool dsl = llvm::sys::path::extension(exportCommand ? exportModel : inputFile) == ".tcc";
     if (name.empty() || value.getAsInteger(10, n) || n < 0 || (n == 0 && !dsl))
       fail("--dim expects NAME=N with a positive N, got '" + binding + "'");
     import.dims[name] = n;
@@ -475,7 +534,9 @@ int main(int argc, char **argv) {
       "  tcc MODEL.onnx --emit=linalg -o -                                  stop at a stage\n"
       "  tcc model.tcc --batch=64 -o train.so                               a .tcc training recipe\n"
       "  tcc export MODEL.onnx --weights W.safetensors -o OUT.onnx          trained weights "
-      "into ONNX\n\n"
+      "into ONNX\n"
+      "  tcc export model.tcc --batch=1 --weights W.safetensors -o OUT.onnx a .tcc model as "
+      "ONNX\n\n"
       "MLIR's and LLVM's own options (--mlir-timing, --mlir-print-ir-after-all, ...) are\n"
       "listed by --help-hidden.\n");
   if (exportCommand)
