@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/KernelText.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,19 +33,6 @@ namespace {
 
 constexpr llvm::StringLiteral kKernelPrefix = "kernel_";
 
-/// The kernel as text with a fixed name and no locations: equal text is
-/// equal code. Printed in the function's own scope, so the cost is the
-/// kernel's size, not the module's.
-std::string canonicalText(func::FuncOp kernel) {
-  std::string name = kernel.getSymName().str();
-  kernel.setSymName("k");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  kernel->print(os, OpPrintingFlags().useLocalScope());
-  kernel.setSymName(name);
-  return text;
-}
-
 std::string contentName(StringRef text) {
   std::array<uint8_t, 8> digest = llvm::BLAKE3::hash<8>(
       ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
@@ -67,7 +55,7 @@ struct DedupKernelsPass : tcc::impl::DedupKernelsPassBase<DedupKernelsPass> {
     llvm::StringSet<> names;
     SmallVector<func::FuncOp> duplicates;
     for (func::FuncOp kernel : kernels) {
-      std::string text = canonicalText(kernel);
+      std::string text = tcc::kernelText(kernel);
       StringAttr old = kernel.getSymNameAttr();
       auto [it, inserted] = byText.try_emplace(text, kernel);
       if (!inserted) {

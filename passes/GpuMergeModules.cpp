@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/KernelText.h"
 #include "passes/SourceNames.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "tcc-gpu-merge-modules"
@@ -36,7 +38,8 @@ struct GpuMergeModulesPass : tcc::impl::GpuMergeModulesPassBase<GpuMergeModulesP
     SymbolTable mergedSymbols(merged);
     // Each kernel named after its entry point, its position and the ONNX
     // node it computes ("train_step_12_Softmax_3"), for profiles and errors.
-    unsigned counter = 0;
+    unsigned counter = 0, shared = 0;
+    llvm::StringMap<StringAttr> byText;
     SymbolTable moduleSymbols(module);
     WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
       auto old = moduleSymbols.lookup<gpu::GPUModuleOp>(launch.getKernelModuleName());
@@ -53,15 +56,28 @@ struct GpuMergeModulesPass : tcc::impl::GpuMergeModulesPassBase<GpuMergeModulesP
       LLVM_DEBUG(llvm::dbgs() << launch.getKernelModuleName().getValue() << "::"
                               << launch.getKernelName().getValue()
                               << " -> " << kKernelModule << "::" << name << "\n");
+      // A kernel equal op for op to one merged already (the entry points
+      // repeat the forward's, a transformer's layers repeat theirs) is not
+      // compiled twice: the launch calls the first, whose name it keeps.
+      std::string text = tcc::kernelText(cast<SymbolOpInterface>(kernel.getOperation()));
+      auto [seen, isNew] = byText.try_emplace(text, StringAttr());
+      if (!isNew) {
+        launch.setKernelAttr(
+            SymbolRefAttr::get(merged.getNameAttr(), {FlatSymbolRefAttr::get(seen->second)}));
+        ++shared;
+        return WalkResult::advance();
+      }
       kernel.setName(name);
       kernel->moveBefore(merged.getBody(), merged.getBody()->end());
       mergedSymbols.insert(kernel);
+      seen->second = kernel.getNameAttr();
       launch.setKernelAttr(SymbolRefAttr::get(merged.getNameAttr(),
                                               {FlatSymbolRefAttr::get(kernel.getNameAttr())}));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
+    LLVM_DEBUG(llvm::dbgs() << counter << " launches, " << counter - shared << " kernels\n");
     // What the kernels use (globals cloned into each module), once.
     for (gpu::GPUModuleOp m : modules)
       for (Operation &op : llvm::make_early_inc_range(m.getBody()->getOperations())) {

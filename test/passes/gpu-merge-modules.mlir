@@ -3,14 +3,18 @@
 // Outlining makes one gpu.module per launch and may name kernels alike: the
 // merge gives one module, each kernel named after its entry point, its
 // position and its ONNX node ("op" without one), and one copy of a global
-// that two kernels use.
+// that two kernels use. A kernel equal op for op to one merged before (the
+// third launch: the first's body again) is not kept twice: its launch calls
+// the first.
 // MERGE-LABEL: module attributes {gpu.container_module}
 // MERGE-NOT: gpu.module @f_kernel
 // MERGE: gpu.launch_func  @tcc_kernels::@f_0_op blocks
 // MERGE: gpu.launch_func  @tcc_kernels::@f_1_Gemm_3 blocks
+// MERGE: gpu.launch_func  @tcc_kernels::@f_0_op blocks
 // MERGE: gpu.module @tcc_kernels
 // MERGE-DAG: gpu.func @f_0_op(
 // MERGE-DAG: gpu.func @f_1_Gemm_3(
+// MERGE-NOT: gpu.func @f_2
 // MERGE: memref.global "private" constant @table
 // MERGE-NOT: memref.global
 module attributes {gpu.container_module} {
@@ -18,6 +22,7 @@ module attributes {gpu.container_module} {
     %c1 = arith.constant 1 : index
     gpu.launch_func @f_kernel::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%arg0 : memref<64xi8>)
     gpu.launch_func @f_kernel_0::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%arg0 : memref<64xi8>) loc("Gemm#3")
+    gpu.launch_func @f_kernel_1::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%arg0 : memref<64xi8>) loc("Add#4")
     return
   }
   gpu.module @f_kernel {
@@ -28,6 +33,15 @@ module attributes {gpu.container_module} {
     }
   }
   gpu.module @f_kernel_0 {
+    memref.global "private" constant @table : memref<2xf32> = dense<[1.0, 2.0]>
+    gpu.func @f_kernel(%a: memref<64xi8>) kernel {
+      %t = memref.get_global @table : memref<2xf32>
+      %c0 = arith.constant 0 : index
+      %v = memref.load %t[%c0] : memref<2xf32>
+      gpu.return
+    }
+  }
+  gpu.module @f_kernel_1 {
     memref.global "private" constant @table : memref<2xf32> = dense<[1.0, 2.0]>
     gpu.func @f_kernel(%a: memref<64xi8>) kernel {
       %t = memref.get_global @table : memref<2xf32>
