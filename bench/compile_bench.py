@@ -136,7 +136,7 @@ def main():
     ap.add_argument('--tcc', required=True)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--repeat', type=int, default=1)
-    ap.add_argument('--models', default='')
+    ap.add_argument('--models', default='', help="zoo models, comma-separated ('none': only --gpt2-small)")
     ap.add_argument('--gpt2-small', default='')
     ap.add_argument('--no-torch', action='store_true')
     ap.add_argument('--json', default='')
@@ -146,7 +146,7 @@ def main():
         have_torch = not args.no_torch and int(torch.__version__.split('.')[0]) >= 2
     except ImportError:
         have_torch = False
-    names = args.models.split(',') if args.models else sorted(
+    names = [] if args.models == 'none' else args.models.split(',') if args.models else sorted(
         n for n in os.listdir(ZOO) if os.path.isfile(os.path.join(ZOO, n, 'ref.json')) and n != 't5')
     work = tempfile.mkdtemp(prefix='tcc-compile-bench-')
     rows = []
