@@ -23,6 +23,8 @@ for m in lstm resnet18; do
 z.write_weights(json.load(open('$REPO/test/zoo/$m/ref.json'))['weights'], '$work/models/$m/' + z.WEIGHTS_FILE)"
 done
 cd "$work"
+# A compile cache of its own, empty: every artifact is compiled, none reused.
+export TCC_CACHE_DIR="$work/cache"
 compile() { # NAME MODEL FLAGS...
   local name=$1 model=$2
   shift 2

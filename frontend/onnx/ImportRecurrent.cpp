@@ -376,8 +376,8 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
         // H = (1 - z) h~ + z H_prev = h~ + z (H_prev - h~).
         h = add(ctx, ht, mul(ctx, zt, ctx.create<SubOp>(h, ht)));
       } else {
-        h = activate(ctx, f[0],
-                     clipped(add(ctx, inGate(0), ctx.create<MatmulOp>(h, rT))));
+        Value in = inGate(0);
+        h = activate(ctx, f[0], clipped(add(ctx, in, ctx.create<MatmulOp>(h, rT))));
       }
       if (!h)
         return failure();

@@ -267,9 +267,11 @@ Value integerPow(OpBuilder &b, Location loc, const ElemKind &k, Value x,
   if (k.isBool) // x^e is x unless e is 0.
     return arith::SelectOp::create(b, loc, e, x, one);
   unsigned w = t.getIntOrFloatBitWidth();
+  Value lower = indexConst(b, loc, 0);
+  Value upper = indexConst(b, loc, w);
+  Value step = indexConst(b, loc, 1);
   auto loop = scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), indexConst(b, loc, w),
-      indexConst(b, loc, 1), ValueRange{one, x, e},
+      b, loc, lower, upper, step, ValueRange{one, x, e},
       [&](OpBuilder &lb, Location l, Value, ValueRange it) {
         Value bit = arith::TruncIOp::create(lb, l, lb.getI1Type(), it[2]);
         Value r = arith::SelectOp::create(

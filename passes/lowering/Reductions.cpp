@@ -221,10 +221,11 @@ struct CumSumLowering : OpConversionPattern<CumSumOp> {
     Value acc0 = filledTensor(rewriter, loc, sliceShape,
                               scalarConst(rewriter, loc, k.type, 0));
     Value res0 = emptyTensor(rewriter, loc, type.getShape(), k.type);
+    Value lower = indexConst(rewriter, loc, 0);
+    Value upper = indexConst(rewriter, loc, n);
+    Value step = indexConst(rewriter, loc, 1);
     auto loop = scf::ForOp::create(
-        rewriter, loc, indexConst(rewriter, loc, 0),
-        indexConst(rewriter, loc, n), indexConst(rewriter, loc, 1),
-        ValueRange{acc0, res0},
+        rewriter, loc, lower, upper, step, ValueRange{acc0, res0},
         [&](OpBuilder &b, Location l, Value j, ValueRange it) {
           Value pos = reverse ? Value(arith::SubIOp::create(
                                     b, l, indexConst(b, l, n - 1), j))
