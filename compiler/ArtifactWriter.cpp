@@ -691,8 +691,8 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     if (f.isDeclaration())
       continue;
     f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    // Kernels that tcc-outline-kernels (--profile) gave their own function
-    // stay functions: the profile attributes time by symbol.
+    // Kernels stay functions: they are the unit the code generation groups
+    // and caches (LLVMCodegen.h), and --profile attributes time by symbol.
     if (f.getName().starts_with("kernel_"))
       f.addFnAttr(llvm::Attribute::NoInline);
   }

@@ -1,11 +1,11 @@
-//===- OutlineKernels.cpp - one function per kernel, for profilers --------===//
+//===- OutlineKernels.cpp - one function per kernel -----------------------===//
 //
-// Generated code is one function per entry point, so a sampling profiler
-// sees one symbol. With every loop nest outlined into a function named after
-// its source node, `perf report --sort symbol` is a per-kernel profile. The
-// same keeps LLVM linear on entry points of thousands of kernels, whose
-// loop passes and register allocator take superlinear time over one
-// function (`min-kernels`).
+// Every loop nest of an entry point becomes a function named after its
+// source node: the unit that tcc-dedup-kernels deduplicates and the artifact
+// writer spreads over threads and caches, and, with --profile, one symbol
+// per kernel for `perf report --sort symbol`. It also keeps LLVM linear on
+// entry points of thousands of kernels, whose loop passes and register
+// allocator take superlinear time over one function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,12 +123,8 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
       for (Operation &op : fn.getBody().front())
         if (isa<scf::ForOp, scf::ParallelOp>(op))
           loops.push_back(&op);
-      LLVM_DEBUG(llvm::dbgs() << "@" << fn.getSymName() << ": " << loops.size() << " loop nests, "
-                              << (loops.size() < minKernels ? "fewer than min-kernels: kept inline"
-                                                            : "outlined")
-                              << "\n");
-      if (loops.size() < minKernels)
-        continue;
+      LLVM_DEBUG(llvm::dbgs() << "@" << fn.getSymName() << ": " << loops.size()
+                              << " loop nests outlined\n");
       for (Operation *loop : loops) {
         // The nest as the single block of an execute_region, outlined.
         rewriter.setInsertionPoint(loop);

@@ -424,27 +424,20 @@ def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp">
 }
 
 def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
-  let summary = "Outline every kernel into its own function (for profiling)";
+  let summary = "Outline every kernel into its own function";
   let description = [{
     After `tcc-linalg-to-cpu-loops`: every loop nest at the top level of a
     planned function becomes a call of a new function named
     `kernel_N_NODE` (N counts the kernels of the module, NODE is the ONNX
     node the loop came from; the artifact writer keeps functions of that
-    name out of line), so that a sampling profiler
-    (`perf`) attributes time to kernels by symbol. `tcc --profile` adds it;
-    the calls cost a few nanoseconds each.
-
-    With `min-kernels`, only functions of at least that many loop nests are
-    outlined: the CPU pipeline does so for entry points of 256 kernels or
-    more, over which LLVM's loop passes and register allocator take
-    superlinear time as one function (an unfused 2000-op graph: 15 s as one
-    function, 9 s outlined; the zoo's resnet18 step 21 s -> 13 s, LSTM
-    26 s -> 15 s, with the same step time).
+    name out of line). The CPU pipeline always runs it: kernels are what
+    `tcc-dedup-kernels` deduplicates and the artifact writer compiles in
+    groups on a thread pool and caches; LLVM's loop passes and register
+    allocator take superlinear time over one function of many loops (an
+    unfused 2000-op graph: 15 s as one function, 9 s outlined); with
+    `--profile` each kernel keeps its node's name, so that `perf` attributes
+    time to kernels by symbol. The calls cost a few nanoseconds each.
   }];
-  let options = [
-    Option<"minKernels", "min-kernels", "unsigned", /*default=*/"0",
-           "Outline only functions with at least this many loop nests">
-  ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
 }
 

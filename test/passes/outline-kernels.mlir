@@ -1,9 +1,7 @@
 // RUN: tcc-opt --tcc-outline-kernels %s | FileCheck %s
-// RUN: tcc-opt --tcc-outline-kernels="min-kernels=3" %s | FileCheck %s --check-prefix=FEW
 
 // Tests that every loop nest of a planned function becomes a call of a
-// function named after its node, and that with min-kernels a function with
-// fewer nests keeps them inline.
+// function named after its node.
 // CHECK-LABEL: func.func @kernel_0_relu(
 // CHECK: scf.for
 // CHECK: arith.maximumf
@@ -15,11 +13,6 @@
 // CHECK: call @kernel_0_relu(
 // CHECK-NEXT: call @kernel_1_neg(
 // CHECK-NEXT: return
-// FEW-NOT: @kernel_
-// FEW-LABEL: func.func @forward
-// FEW: scf.for
-// FEW: scf.for
-// FEW-NOT: @kernel_
 func.func @forward(%a: memref<8xf32>, %b: memref<8xf32>) attributes {tcc.plan = []} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
