@@ -14,13 +14,6 @@
 
 namespace tcc::train {
 
-void die(const std::string &message, tcc_status status) { throw UsageError{message, status}; }
-
-void check(tcc_status status) {
-  if (status != TCC_OK)
-    die(tcc_last_error(), status);
-}
-
 namespace {
 
 /// Range checks of the values that tcc-run's option parsers already make
@@ -111,59 +104,6 @@ void say(const Options &o, const char *format, ...) {
 void flush(const Options &o) {
   if (!o.log)
     std::fflush(stdout);
-}
-
-void makeDirectory(const std::string &dir) {
-  // Create each missing component, like mkdir -p.
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/')
-      continue;
-    std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      die(prefix + ": cannot create the output directory: " + std::strerror(errno));
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    die(dir + ": not a directory");
-}
-
-std::string typeString(const tcc_tensor_info &t) {
-  return std::string(tcc::rt::dtypeName(t.dtype)) + tcc::rt::shapeString(t.shape, size_t(t.rank));
-}
-
-std::string npyFileName(const std::string &name) {
-  std::string out = name;
-  for (char &c : out)
-    if (c == '/')
-      c = '_';
-  if (out.empty() || out == "." || out == "..")
-    out = "_" + out;
-  return out + ".npy";
-}
-
-std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback) {
-  const char *value = nullptr;
-  tcc_status status = tcc_artifact_get_metadata(artifact, key, &value);
-  if (status == TCC_ERROR_NOT_FOUND)
-    return fallback;
-  check(status);
-  return value;
-}
-
-bool hasEntry(tcc_artifact_t artifact, const char *name) {
-  int32_t index;
-  return tcc_artifact_find_entry(artifact, name, &index) == TCC_OK;
-}
-
-std::vector<tcc_tensor_info> entryTensors(tcc_artifact_t artifact, const char *name) {
-  int32_t entryIndex;
-  check(tcc_artifact_find_entry(artifact, name, &entryIndex));
-  tcc_entry_info entry;
-  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
-  std::vector<tcc_tensor_info> tensors(size_t(entry.num_tensors));
-  for (int32_t k = 0; k < entry.num_tensors; ++k)
-    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &tensors[size_t(k)]));
-  return tensors;
 }
 
 } // namespace tcc::train

@@ -11,6 +11,7 @@
 #define TCC_RUNTIME_TRAINER_COMMON_H
 
 #include "runtime/include/tcc/tcc.h"
+#include "runtime/trainer/support.h"
 
 #include <atomic>
 #include <cstdint>
@@ -19,18 +20,6 @@
 #include <vector>
 
 namespace tcc::train {
-
-/// Thrown for any failure of a training run; the C API returns STATUS with
-/// MESSAGE as the last error (tcc-run prints it and exits with 1).
-struct UsageError {
-  std::string message;
-  tcc_status status = TCC_ERROR_INVALID_ARGUMENT;
-};
-
-[[noreturn]] void die(const std::string &message, tcc_status status = TCC_ERROR_INVALID_ARGUMENT);
-
-/// Dies with the runtime's message and status when a C API call failed.
-void check(tcc_status status);
 
 /// One in-memory input of a data set (tcc_trainer_array, borrowed).
 struct Array {
@@ -90,27 +79,6 @@ void checkOptions(const Options &o);
 void say(const Options &o, const char *format, ...) __attribute__((format(printf, 2, 3)));
 /// Flushes stdout (where there is no log callback).
 void flush(const Options &o);
-
-/// Creates DIR and its missing parents, like mkdir -p.
-void makeDirectory(const std::string &dir);
-
-/// "f32[2,3]".
-std::string typeString(const tcc_tensor_info &t);
-
-/// The file name a tensor is read from: its name with path separators
-/// replaced (so every ONNX name stays inside the folder) + ".npy".
-std::string npyFileName(const std::string &name);
-
-/// The artifact's metadata KEY, or FALLBACK (absent: artifacts from before
-/// it).
-std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback);
-
-/// The input and output tensors of the entry point NAME, in descriptor order;
-/// the artifact must have it.
-std::vector<tcc_tensor_info> entryTensors(tcc_artifact_t artifact, const char *name);
-
-/// Whether the artifact has the entry point NAME.
-bool hasEntry(tcc_artifact_t artifact, const char *name);
 
 } // namespace tcc::train
 

@@ -45,23 +45,6 @@ bool isTemporaryOf(const std::string &name, const std::string &base) {
 
 } // namespace
 
-void checkWritableFolder(const std::string &dir, const std::string &option) {
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0)
-    die(option + ": the folder " + dir + " does not exist (" + std::strerror(errno) + ")");
-  if (!S_ISDIR(st.st_mode))
-    die(option + ": " + dir + " is not a folder");
-  // access(W_OK) would miss a read-only file system and ACLs; a probe not.
-  std::string probe = (dir == "/" ? "" : dir) + "/.tcc-run-probe.XXXXXX";
-  std::vector<char> name(probe.begin(), probe.end());
-  name.push_back('\0');
-  int fd = ::mkstemp(name.data());
-  if (fd < 0)
-    die(option + ": cannot create a file in " + dir + ": " + std::strerror(errno));
-  ::close(fd);
-  ::unlink(name.data());
-}
-
 void checkWritableFile(const std::string &file, const std::string &option) {
   struct stat st;
   if (::stat(file.c_str(), &st) == 0 && S_ISDIR(st.st_mode))

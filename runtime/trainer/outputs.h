@@ -20,10 +20,6 @@
 
 namespace tcc::train {
 
-/// Dies unless a file can be created in the existing folder DIR (OPTION
-/// names the flag it came from).
-void checkWritableFolder(const std::string &dir, const std::string &option);
-
 /// Dies unless FILE can be written: its folder exists and is writable, and
 /// FILE is not a folder.
 void checkWritableFile(const std::string &file, const std::string &option);

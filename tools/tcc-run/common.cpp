@@ -18,58 +18,6 @@
 
 namespace tcc::run {
 
-void die(const std::string &message) { throw UsageError{message}; }
-
-void check(tcc_status status) {
-  if (status != TCC_OK)
-    die(tcc_last_error());
-}
-
-std::string typeString(const tcc_tensor_info &t) {
-  return std::string(tcc::rt::dtypeName(t.dtype)) + tcc::rt::shapeString(t.shape, size_t(t.rank));
-}
-
-std::string npyFileName(const std::string &name) {
-  std::string out = name;
-  for (char &c : out)
-    if (c == '/')
-      c = '_';
-  if (out.empty() || out == "." || out == "..")
-    out = "_" + out;
-  return out + ".npy";
-}
-
-void makeDirectory(const std::string &dir) {
-  // Create each missing component, like mkdir -p.
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/')
-      continue;
-    std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      die(prefix + ": cannot create the output directory: " + std::strerror(errno));
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    die(dir + ": not a directory");
-}
-
-void checkWritableFolder(const std::string &dir, const std::string &option) {
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0)
-    die(option + ": the folder " + dir + " does not exist (" + std::strerror(errno) + ")");
-  if (!S_ISDIR(st.st_mode))
-    die(option + ": " + dir + " is not a folder");
-  // access(W_OK) would miss a read-only file system and ACLs; a probe not.
-  std::string probe = (dir == "/" ? "" : dir) + "/.tcc-run-probe.XXXXXX";
-  std::vector<char> name(probe.begin(), probe.end());
-  name.push_back('\0');
-  int fd = ::mkstemp(name.data());
-  if (fd < 0)
-    die(option + ": cannot create a file in " + dir + ": " + std::strerror(errno));
-  ::close(fd);
-  ::unlink(name.data());
-}
-
 tcc_trainer_options trainerOptions(const Options &o) {
   tcc_trainer_options t;
   tcc_trainer_options_init(&t);
@@ -153,15 +101,6 @@ double standardNormal(std::mt19937_64 &rng) {
 
 } // namespace
 
-std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback) {
-  const char *value = nullptr;
-  tcc_status status = tcc_artifact_get_metadata(artifact, key, &value);
-  if (status == TCC_ERROR_NOT_FOUND)
-    return fallback;
-  check(status);
-  return value;
-}
-
 void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, int64_t *outParams,
                 int64_t *outValues) {
   int32_t count;
@@ -216,22 +155,6 @@ void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, i
   }
   *outParams = int64_t(params.size());
   *outValues = values;
-}
-
-bool hasEntry(tcc_artifact_t artifact, const char *name) {
-  int32_t index;
-  return tcc_artifact_find_entry(artifact, name, &index) == TCC_OK;
-}
-
-std::vector<tcc_tensor_info> entryTensors(tcc_artifact_t artifact, const char *name) {
-  int32_t entryIndex;
-  check(tcc_artifact_find_entry(artifact, name, &entryIndex));
-  tcc_entry_info entry;
-  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
-  std::vector<tcc_tensor_info> tensors(size_t(entry.num_tensors));
-  for (int32_t k = 0; k < entry.num_tensors; ++k)
-    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &tensors[size_t(k)]));
-  return tensors;
 }
 
 } // namespace tcc::run

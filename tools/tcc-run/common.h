@@ -1,8 +1,8 @@
 //===- common.h - what every part of tcc-run shares -----------------------===//
 //
-// The options, the one way to fail (a UsageError that main prints as
-// `tcc-run: error: ...` with exit status 1), and small helpers around the
-// runtime's C API. Training itself is the runtime's trainer (tcc_trainer_*).
+// The options, the one way to fail (the trainer's UsageError, which main
+// prints as `tcc-run: error: ...` with exit status 1), and small helpers
+// around the runtime's C API. Training itself is the runtime's trainer (tcc_trainer_*).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 #define TCC_TOOLS_TCC_RUN_COMMON_H
 
 #include "runtime/include/tcc/tcc.h"
+#include "runtime/trainer/support.h"
 
 #include <cstdint>
 #include <string>
@@ -18,15 +19,18 @@
 
 namespace tcc::run {
 
-/// Thrown for any user-facing failure; main prints it and exits with 1.
-struct UsageError {
-  std::string message;
-};
-
-[[noreturn]] void die(const std::string &message);
-
-/// Dies with the runtime's message when a C API call failed.
-void check(tcc_status status);
+// The failure type and the C API helpers are the trainer's
+// (runtime/trainer/support.h, linked as TccTrainerSupport).
+using train::UsageError;
+using train::die;
+using train::check;
+using train::makeDirectory;
+using train::checkWritableFolder;
+using train::typeString;
+using train::npyFileName;
+using train::artifactMetadata;
+using train::entryTensors;
+using train::hasEntry;
 
 struct Options {
   std::string model;
@@ -66,16 +70,6 @@ struct Options {
   bool hasMinDelta = false;
 };
 
-/// "f32[2,3]".
-std::string typeString(const tcc_tensor_info &t);
-
-/// The file name a tensor is read from or written to: its name with path
-/// separators replaced (so every ONNX name stays inside the folder) + ".npy".
-std::string npyFileName(const std::string &name);
-
-/// Creates DIR and its missing parents, like mkdir -p.
-void makeDirectory(const std::string &dir);
-
 /// Owns a session; destroys it when it goes out of scope.
 struct SessionHandle {
   tcc_session_t s = nullptr;
@@ -94,27 +88,12 @@ struct SessionHandle {
 /// artifact.
 SessionHandle createSession(tcc_artifact_t artifact, const Options &o);
 
-/// The artifact's metadata KEY, or FALLBACK (absent: artifacts from before
-/// it).
-std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback);
-
 /// --init=SEED: sets every parameter of SESSION, in descriptor order, to
 /// values that depend only on SEED and the artifact (see kUsage and
 /// runtime/README.md); dies naming a parameter that is not f32. Returns the
 /// number of parameters and of values set.
 void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, int64_t *outParams,
                 int64_t *outValues);
-
-/// The input and output tensors of the entry point NAME, in descriptor order;
-/// the artifact must have it.
-std::vector<tcc_tensor_info> entryTensors(tcc_artifact_t artifact, const char *name);
-
-/// Whether the artifact has the entry point NAME.
-bool hasEntry(tcc_artifact_t artifact, const char *name);
-
-/// Dies unless a file can be created in the existing folder DIR (OPTION
-/// names the flag it came from). (The trainer checks its own outputs.)
-void checkWritableFolder(const std::string &dir, const std::string &option);
 
 /// The trainer's options for a --data invocation, pointing into O's strings
 /// (valid while O is).
