@@ -10,6 +10,7 @@
 #include "compiler/Compile.h"
 
 #include "compiler/ArtifactWriter.h"
+#include "compiler/BatchMetadata.h"
 #include "compiler/CompileCache.h"
 #include "compiler/MemoryReport.h"
 #include "compiler/Weights.h"
@@ -93,7 +94,70 @@ private:
   std::string artifactFingerprint;
   tcc::CodegenStats codegen;
   bool artifactFromCache = false;
+  /// The warnings of this compile, one line each (location fields and the
+  /// message, tab-separated), stored with a cached artifact and replayed
+  /// when it is reused: a warm compile says what a cold one said.
+  std::string warnings;
 };
+
+/// A line of Compilation::warnings: the name, file, line and column of the
+/// location (a NameLoc around a FileLineColLoc, or a FileLineColLoc) and
+/// the message, with tabs and newlines escaped.
+std::string warningLine(Diagnostic &diag) {
+  auto escape = [](StringRef text) {
+    std::string out;
+    for (char c : text)
+      out += c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : std::string(1, c);
+    return out;
+  };
+  std::string name, file;
+  unsigned line = 0, col = 0;
+  Location loc = diag.getLocation();
+  if (auto n = dyn_cast<NameLoc>(loc)) {
+    name = n.getName().str();
+    loc = n.getChildLoc();
+  }
+  if (auto f = dyn_cast<FileLineColLoc>(loc)) {
+    file = f.getFilename().str();
+    line = f.getLine();
+    col = f.getColumn();
+  }
+  return escape(name) + "\t" + escape(file) + "\t" + std::to_string(line) + "\t" +
+         std::to_string(col) + "\t" + escape(diag.str()) + "\n";
+}
+
+/// Emits the warnings recorded by warningLine again.
+void replayWarnings(MLIRContext &context, StringRef text) {
+  auto unescape = [](StringRef text) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] != '\\' || i + 1 == text.size()) {
+        out += text[i];
+        continue;
+      }
+      char c = text[++i];
+      out += c == 't' ? '\t' : c == 'n' ? '\n' : c;
+    }
+    return out;
+  };
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n', -1, false);
+  for (StringRef l : lines) {
+    SmallVector<StringRef, 5> f;
+    l.split(f, '\t');
+    if (f.size() != 5)
+      continue;
+    unsigned line = 0, col = 0;
+    f[2].getAsInteger(10, line);
+    f[3].getAsInteger(10, col);
+    Location loc = UnknownLoc::get(&context);
+    if (!f[1].empty())
+      loc = FileLineColLoc::get(&context, unescape(f[1]), line, col);
+    if (!f[0].empty())
+      loc = NameLoc::get(StringAttr::get(&context, unescape(f[0])), loc);
+    emitWarning(loc) << unescape(f[4]);
+  }
+}
 
 LogicalResult Compilation::checkOptions() {
   using tcc::Stage;
@@ -387,6 +451,10 @@ FailureOr<bool> Compilation::reuseArtifact() {
   std::optional<std::string> parameters = cache->lookup(key, "safetensors");
   if (!parameters)
     return false;
+  std::optional<std::string> recorded = cache->lookup(key, "warnings");
+  if (!recorded)
+    return false;
+  replayWarnings(context, *recorded);
   // The weights first: an artifact is never there without its weights.
   for (auto [path, bytes] : {std::pair<std::string, StringRef>(weightsPath(options.output), *parameters),
                              std::pair<std::string, StringRef>(options.output, *library)})
@@ -406,6 +474,7 @@ void Compilation::storeArtifact() {
   if (!library || !parameters)
     return;
   std::string key = tcc::hashKey({"artifact", tcc::compilerIdentity(), artifactFingerprint});
+  cache->store(key, "warnings", warnings);
   cache->store(key, "safetensors", (*parameters)->getBuffer());
   cache->store(key, "so", (*library)->getBuffer());
 }
@@ -478,7 +547,16 @@ LogicalResult Compilation::run() {
       }
     }
   }
-  LogicalResult result = compileStages();
+  LogicalResult result = failure();
+  {
+    // Recorded, then passed on to the caller's handler.
+    ScopedDiagnosticHandler record(&context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Warning)
+        warnings += warningLine(diag);
+      return failure();
+    });
+    result = compileStages();
+  }
   if (cache && cache->enabled()) {
     TimingScope scope = root.nest("cache trim");
     cache->trim();
@@ -501,6 +579,10 @@ LogicalResult Compilation::compileStages() {
         tcc::buildTrainingPipeline(pm, training);
       })))
     return failure();
+  // Which inputs and outputs a partial batch pads, read while the entry
+  // points still carry their arguments' attributes.
+  if (stage != Stage::MlirRaw)
+    tcc::recordBatchMetadata(*module);
   tcc::CpuPipelineOptions cpu = cpuOptions();
   if (stage >= Stage::Linalg &&
       failed(runStage("linalg and fusion",

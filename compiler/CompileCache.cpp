@@ -84,8 +84,14 @@ StringRef tcc::compilerIdentity() {
   static const std::string identity = [] {
     std::string code;
     Dl_info info;
-    if (dladdr(reinterpret_cast<void *>(&tcc::compilerIdentity), &info) && info.dli_fname)
+    void *self = reinterpret_cast<void *>(&tcc::compilerIdentity);
+    if (dladdr(self, &info) && info.dli_fname)
       if (auto file = MemoryBuffer::getFile(info.dli_fname))
+        code = toHex(digest((*file)->getBuffer()), /*LowerCase=*/true);
+    // In the main program dladdr names it as it was started ("tcc" when
+    // found on PATH), which is no path to read: the loader's own path is.
+    if (code.empty())
+      if (auto file = MemoryBuffer::getFile(llvm::sys::fs::getMainExecutable(nullptr, self)))
         code = toHex(digest((*file)->getBuffer()), /*LowerCase=*/true);
     // Unreadable (it always is readable in practice): the process's start
     // time makes the identity unique, so the cache is never wrongly shared.

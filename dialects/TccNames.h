@@ -28,6 +28,12 @@ inline constexpr llvm::StringLiteral state = "tcc.state";
 /// On a result: the parameter or state argument (by name) whose new value it
 /// is, so that the memory plan updates it in place.
 inline constexpr llvm::StringLiteral update = "tcc.update";
+/// On an input or output whose leading dimension follows the batch (the
+/// frontends, dialects/BatchRows.h): the rows of that dimension per sample
+/// (an i64), so that the runtime can pad a partial batch. On the function:
+/// the compiled batch.
+inline constexpr llvm::StringLiteral batchRows = "tcc.batch_rows";
+inline constexpr llvm::StringLiteral batch = "tcc.batch";
 
 // On a batch norm op (importer -> tcc-build-train-step).
 /// The argument numbers of its running mean and variance.

@@ -42,14 +42,51 @@ Value sumAll(OpBuilder &b, Location loc, Value x) {
   return ReduceSumOp::create(b, loc, x, b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
 }
 
-/// mean((pred - labels)^2) over every element.
-FailureOr<Value> mseLoss(OpBuilder &b, Location loc, Value pred, Value labels) {
+/// The real samples of a padded batch (eval_step): a mask shaped like LIKE,
+/// true on the leading-axis rows r < valid * ROWS, VALID being the 0-d i64
+/// count of samples the runtime wrote.
+Value realRows(OpBuilder &b, Location loc, RankedTensorType like, Value valid, int64_t rows) {
+  auto i64 = b.getI64Type();
+  int64_t n = like.getDimSize(0);
+  auto positionsType = RankedTensorType::get({n}, i64);
+  SmallVector<APInt> positionValues;
+  for (int64_t r = 0; r < n; ++r)
+    positionValues.push_back(APInt(64, uint64_t(r)));
+  Value positions =
+      ConstantOp::create(b, loc, positionsType, DenseElementsAttr::get(positionsType, positionValues));
+  auto scalar = RankedTensorType::get({}, i64);
+  Value rowsPerSample =
+      ConstantOp::create(b, loc, scalar, DenseElementsAttr::get(scalar, APInt(64, uint64_t(rows))));
+  Value limit = MulOp::create(b, loc, valid, rowsPerSample);
+  auto wide = RankedTensorType::get(like.getShape(), i64);
+  Value position = BroadcastInDimOp::create(b, loc, wide, positions, b.getDenseI64ArrayAttr({0}));
+  Value bound = BroadcastInDimOp::create(b, loc, wide, limit, b.getDenseI64ArrayAttr({}));
+  return CompareOp::create(b, loc, CmpPredicate::lt, position, bound);
+}
+
+/// What a padded batch's loss must leave out: the rows past the real
+/// samples (the mask of realRows, shaped like the prediction) and their
+/// count (a 0-d f32, real rows times the elements of one row).
+struct RowMask {
+  Value mask, count;
+};
+
+/// mean((pred - labels)^2) over every element, or over the real rows of a
+/// padded batch.
+FailureOr<Value> mseLoss(OpBuilder &b, Location loc, Value pred, Value labels,
+                         std::optional<RowMask> real) {
   if (tensorType(labels) != tensorType(pred))
     return emitError(loc, "--loss=mse: the labels must have the prediction's type ")
                << pred.getType() << ", not " << labels.getType(),
            failure();
   Value d = SubOp::create(b, loc, pred, labels);
   Value sq = MulOp::create(b, loc, d, d);
+  if (real) {
+    // A select, not a product: a padded row's NaN must not reach the sum.
+    Value zeros = splat(b, loc, tensorType(sq), 0.0);
+    Value s = sumAll(b, loc, SelectOp::create(b, loc, real->mask, sq, zeros));
+    return Value(DivOp::create(b, loc, s, real->count));
+  }
   int64_t n = tensorType(pred).getNumElements();
   Value s = sumAll(b, loc, sq);
   return Value(MulOp::create(b, loc, s, splat(b, loc, tensorType(s), 1.0 / double(n))));
@@ -416,11 +453,34 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   // The loss and the gradient function's inputs.
 
   /// The loss of PREDICTION against LABELS (null for --loss=none).
-  FailureOr<Value> buildLoss(OpBuilder &b, Location loc, Value prediction, Value labelValue) {
+  /// The loss of PREDICTION against LABELVALUE; with VALID (eval_step of an
+  /// artifact that takes partial batches), over the first VALID samples of
+  /// ROWS leading-axis rows each.
+  FailureOr<Value> buildLoss(OpBuilder &b, Location loc, Value prediction, Value labelValue,
+                             Value valid = {}, int64_t rows = 0) {
     switch (lossKind) {
-    case Loss::Mse:
-      return mseLoss(b, loc, prediction, labelValue);
+    case Loss::Mse: {
+      std::optional<RowMask> real;
+      if (valid) {
+        RankedTensorType pt = tensorType(prediction);
+        Value mask = realRows(b, loc, pt, valid, rows);
+        auto f32 = RankedTensorType::get({}, pt.getElementType());
+        Value samples = CastOp::create(b, loc, f32, valid);
+        double perSample = double(pt.getNumElements() / pt.getDimSize(0) * rows);
+        real = RowMask{mask, MulOp::create(b, loc, samples, splat(b, loc, f32, perSample))};
+      }
+      return mseLoss(b, loc, prediction, labelValue, real);
+    }
     case Loss::CrossEntropy:
+      if (valid) {
+        // Padded positions become ignored ones: the mean is over the rest.
+        RankedTensorType yt = tensorType(labelValue);
+        Value mask = realRows(b, loc, yt, valid, rows);
+        Value ignored = ConstantOp::create(
+            b, loc, yt,
+            DenseElementsAttr::get(yt, IntegerAttr::get(yt.getElementType(), ignoreIndex)));
+        labelValue = SelectOp::create(b, loc, mask, labelValue, ignored);
+      }
       return crossEntropyLoss(b, loc, prediction, labelValue, ignoreIndex, labelSmoothing);
     case Loss::None:
       break;
@@ -451,17 +511,32 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       break;
     }
     Value labelValue;
+    // Labels follow the batch as the prediction does (a partial batch pads
+    // them too); eval_step then counts only the real samples.
+    auto rows = forward.getResultAttrOfType<IntegerAttr>(0, attr::batchRows);
+    if (!labelType || cast<RankedTensorType>(labelType).getRank() == 0)
+      rows = nullptr;
     if (labelType) {
       unsigned index = fn.getNumArguments();
-      if (failed(fn.insertArgument(
-              index, labelType,
-              mb.getDictionaryAttr(mb.getNamedAttr(attr::input, mb.getStringAttr(labels))), loc)))
+      SmallVector<NamedAttribute> labelAttrs = {
+          mb.getNamedAttr(attr::input, mb.getStringAttr(labels))};
+      if (rows)
+        labelAttrs.push_back(mb.getNamedAttr(attr::batchRows, rows));
+      if (failed(fn.insertArgument(index, labelType, mb.getDictionaryAttr(labelAttrs), loc)))
         return fn.erase(), failure();
       labelValue = fn.getArgument(index);
     }
     FunctionEditor e(fn);
+    Value valid;
+    if (keepOutputs && rows) {
+      valid = e.addArgument(RankedTensorType::get({}, mb.getI64Type()), attr::input,
+                            TCC_INPUT_VALID);
+      if (!valid)
+        return fn.erase(), failure();
+    }
     func::ReturnOp ret = e.terminator();
-    FailureOr<Value> lossValue = buildLoss(e.b, loc, ret.getOperand(0), labelValue);
+    FailureOr<Value> lossValue =
+        buildLoss(e.b, loc, ret.getOperand(0), labelValue, valid, rows ? rows.getInt() : 0);
     if (failed(lossValue))
       return fn.erase(), failure();
     if (tensorType(*lossValue).getNumElements() != 1) {
@@ -773,7 +848,12 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       metadata.push_back(entry(TCC_METADATA_LABELS, labels));
     if (lossKind == Loss::CrossEntropy)
       metadata.push_back(entry(TCC_METADATA_IGNORE_INDEX, std::to_string(ignoreIndex)));
-    module->setAttr(attr::metadata, DictionaryAttr::get(ctx, metadata));
+    NamedAttrList merged;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>(attr::metadata))
+      merged.append(existing.getValue());
+    for (NamedAttribute a : metadata)
+      merged.set(a.getName(), a.getValue());
+    module->setAttr(attr::metadata, merged.getDictionary(ctx));
   }
 };
 

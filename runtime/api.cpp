@@ -423,6 +423,17 @@ tcc_status tcc_session_get_output(tcc_session_t session, const char *name, const
   });
 }
 
+tcc_status tcc_session_get_output_shape(tcc_session_t session, const char *name,
+                                       int32_t capacity, int64_t *shape, int32_t *rank) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(name, "name");
+    require(rank, "rank");
+    tcc::rt::Session::Use use(s);
+    *rank = s.outputShape(name, shape, capacity);
+  });
+}
+
 tcc_status tcc_session_copy_output(tcc_session_t session, const char *name, void *dst,
                                    size_t dst_size) {
   return guarded([&] {

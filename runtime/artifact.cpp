@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
@@ -306,6 +307,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string &path) {
   if (!artifact->descriptor_)
     fail(TCC_ERROR_ABI, path + ": " TCC_ABI_DESCRIPTOR_SYMBOL " returned no descriptor");
   validateDescriptor(*artifact->descriptor_, path);
+  artifact->readBatchMetadata();
   std::string cpuProblem = checkCpuFeatures(artifact->cpuFeatures(), hostCpuFeatures());
   if (!cpuProblem.empty())
     fail(TCC_ERROR_UNSUPPORTED, path + ": " + cpuProblem);
@@ -318,7 +320,50 @@ std::shared_ptr<Artifact> Artifact::fromDescriptor(const tcc_abi_descriptor &d,
   std::shared_ptr<Artifact> artifact(new Artifact());
   artifact->path_ = what;
   artifact->descriptor_ = &d;
+  artifact->readBatchMetadata();
   return artifact;
+}
+
+void Artifact::readBatchMetadata() {
+  const tcc_abi_descriptor &d = *descriptor_;
+  auto number = [&](const char *key, const char *text) {
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < 1)
+      invalid(path_, std::string("metadata '") + key + "' = '" + text +
+                         "' is not a positive integer");
+    return int64_t(v);
+  };
+  const std::string prefix = TCC_METADATA_BATCH_ROWS_PREFIX;
+  int32_t n = numMetadata(d);
+  for (int32_t i = 0; i < n; ++i)
+    if (std::strcmp(d.metadata[i].key, TCC_METADATA_BATCH) == 0)
+      batch_ = number(d.metadata[i].key, d.metadata[i].value);
+  if (batch_ == 0)
+    return;
+  batchRows_.assign(size_t(d.num_tensors), 0);
+  for (int32_t i = 0; i < n; ++i) {
+    std::string key = d.metadata[i].key;
+    if (key.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    int64_t rows = number(d.metadata[i].key, d.metadata[i].value);
+    std::string name = key.substr(prefix.size());
+    bool found = false;
+    for (int32_t role : {TCC_ROLE_INPUT, TCC_ROLE_OUTPUT}) {
+      int32_t t = findTensor(name, role);
+      if (t < 0)
+        continue;
+      const tcc_abi_tensor &tensor = d.tensors[t];
+      if (tensor.rank < 1 || tensor.shape[0] != rows * batch_)
+        invalid(path_, "metadata '" + key + "': tensor '" + name + "' does not have " +
+                           std::to_string(rows * batch_) + " leading rows");
+      batchRows_[size_t(t)] = rows;
+      found = true;
+    }
+    if (!found)
+      invalid(path_, "metadata '" + key + "' names no input or output");
+  }
 }
 
 Artifact::~Artifact() {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tcc::rt {
 
@@ -56,14 +57,26 @@ public:
   std::string listTensors(int32_t role) const;
   std::string listEntries() const;
   int32_t countTensors(int32_t role) const;
+  /// The compiled batch when infer and eval_step take partial batches
+  /// (metadata TCC_METADATA_BATCH), else 0.
+  int64_t batch() const { return batch_; }
+  /// Rows of the leading dimension per sample for a tensor that follows the
+  /// batch (TCC_METADATA_BATCH_ROWS_PREFIX), else 0.
+  int64_t batchRows(int32_t index) const {
+    return batchRows_.empty() ? 0 : batchRows_[size_t(index)];
+  }
 
 private:
   Artifact() = default;
   static const char *orEmpty(const char *s) { return s ? s : ""; }
+  /// Reads and checks the batch metadata (throws Error(TCC_ERROR_ABI)).
+  void readBatchMetadata();
 
   std::string path_;
   void *handle_ = nullptr;
   const tcc_abi_descriptor *descriptor_ = nullptr;
+  int64_t batch_ = 0;
+  std::vector<int64_t> batchRows_;
 };
 
 /// Checks a descriptor as load() does (everything but the CPU features);

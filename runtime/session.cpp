@@ -137,6 +137,7 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
 
   size_t n = size_t(d.num_tensors);
   inputSet_.assign(n, false);
+  inputSamples_.assign(n, 0);
   outputReadable_.assign(n, false);
   outputClobberedBy_.assign(n, -1);
 }
@@ -347,7 +348,43 @@ void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int6
                                   artifact_->listTensors(TCC_ROLE_INPUT));
   const tcc_abi_tensor &t = artifact_->tensor(index);
   std::string where = "input '" + std::string(name) + "' of " + artifact_->path();
+  if (std::strcmp(name, TCC_INPUT_VALID) == 0)
+    fail(TCC_ERROR_INVALID_ARGUMENT,
+         where + " is written by the runtime: the number of samples the other inputs hold");
+  const int64_t batch = artifact_->batch(), rows = artifact_->batchRows(index);
+  if (rows > 0 && rank == t.rank && shape && shape[0] != t.shape[0]) {
+    // A partial batch: the first n samples, the rest filled with copies of
+    // the last one (real values, so that no padded row computes NaN).
+    int64_t samples = shape[0] / rows;
+    if (shape[0] % rows != 0 || samples < 1 || samples > batch)
+      fail(TCC_ERROR_SHAPE, where + " takes 1 to " + std::to_string(batch) + " samples of " +
+                                std::to_string(rows) + " row(s) each (shape " +
+                                shapeString(t.shape, size_t(t.rank)) + " at the compiled batch), got " +
+                                shapeString(shape, size_t(rank)));
+    std::vector<int64_t> full(shape, shape + rank);
+    full[0] = t.shape[0];
+    checkTensorData(t, where, dtype, rank, full.data(), data, size_t(t.size_bytes));
+    size_t sampleBytes = size_t(t.size_bytes / batch);
+    if (size != sampleBytes * size_t(samples))
+      fail(TCC_ERROR_INVALID_ARGUMENT, where + ": " + std::to_string(samples) + " sample(s) are " +
+                                           std::to_string(sampleBytes * size_t(samples)) +
+                                           " bytes, got " + std::to_string(size));
+    std::vector<uint8_t> padded(size_t(t.size_bytes));
+    std::memcpy(padded.data(), data, size);
+    for (int64_t k = samples; k < batch; ++k)
+      std::memcpy(padded.data() + size_t(k) * sampleBytes,
+                  padded.data() + size_t(samples - 1) * sampleBytes, sampleBytes);
+    writeInput(index, padded.data(), padded.size(), where);
+    inputSamples_[size_t(index)] = samples;
+    return;
+  }
   checkTensorData(t, where, dtype, rank, shape, data, size);
+  writeInput(index, data, size, where);
+  inputSamples_[size_t(index)] = batch;
+}
+
+void Session::writeInput(int32_t index, const void *data, size_t size, const std::string &where) {
+  const tcc_abi_tensor &t = artifact_->tensor(index);
   inputSet_[size_t(index)] = true;
   if (device_) {
     // Staged apart from the arena and its host mirror, uploading while a
@@ -419,16 +456,29 @@ void Session::run(const char *entryName) {
   for (int32_t k = 0; k < entry->num_tensors; ++k) {
     int32_t i = entry->tensor_indices[k];
     const tcc_abi_tensor &t = artifact_->tensor(i);
-    if (t.role == TCC_ROLE_INPUT && !inputSet_[size_t(i)])
+    if (t.role == TCC_ROLE_INPUT && !inputSet_[size_t(i)] &&
+        std::strcmp(t.name, TCC_INPUT_VALID) != 0)
       unset += (unset.empty() ? "'" : ", '") + std::string(t.name) + "'";
   }
   if (!unset.empty())
     fail(TCC_ERROR_INVALID_STATE, artifact_->path() + ": entry '" + entryName +
                                       "' needs input(s) not set since the last run: " + unset);
+  int64_t samples = samplesOf(*entry, entryName);
 
   // The run may overwrite any arena byte: nothing set or computed before it
   // survives, whatever the outcome.
+  // eval_step's count of real samples, which the runtime writes itself.
+  for (int32_t k = 0; k < entry->num_tensors; ++k) {
+    int32_t i = entry->tensor_indices[k];
+    const tcc_abi_tensor &t = artifact_->tensor(i);
+    if (t.role == TCC_ROLE_INPUT && std::strcmp(t.name, TCC_INPUT_VALID) == 0) {
+      if (t.dtype != TCC_DTYPE_I64 || t.rank != 0)
+        fail(TCC_ERROR_ABI, artifact_->path() + ": input '" TCC_INPUT_VALID "' is not an i64 scalar");
+      writeInput(i, &samples, sizeof samples, "input '" TCC_INPUT_VALID "' of " + artifact_->path());
+    }
+  }
   std::fill(inputSet_.begin(), inputSet_.end(), false);
+  std::fill(inputSamples_.begin(), inputSamples_.end(), 0);
   std::fill(outputReadable_.begin(), outputReadable_.end(), false);
   std::fill(outputClobberedBy_.begin(), outputClobberedBy_.end(), -1);
   lastEntry_ = entryName;
@@ -449,6 +499,41 @@ void Session::run(const char *entryName) {
     if (artifact_->tensor(i).role == TCC_ROLE_OUTPUT)
       outputReadable_[size_t(i)] = true;
   }
+  outputSamples_ = samples;
+}
+
+int64_t Session::samplesOf(const tcc_abi_entry &entry, const char *entryName) const {
+  const int64_t batch = artifact_->batch();
+  int64_t samples = 0;
+  const char *first = nullptr;
+  bool takesValid = false;
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    int32_t i = entry.tensor_indices[k];
+    const tcc_abi_tensor &t = artifact_->tensor(i);
+    if (t.role != TCC_ROLE_INPUT)
+      continue;
+    takesValid |= std::strcmp(t.name, TCC_INPUT_VALID) == 0;
+    if (artifact_->batchRows(i) == 0)
+      continue;
+    int64_t s = inputSamples_[size_t(i)];
+    if (!first) {
+      samples = s;
+      first = t.name;
+    } else if (s != samples) {
+      fail(TCC_ERROR_SHAPE, artifact_->path() + ": entry '" + entryName + "': input '" + t.name +
+                                "' holds " + std::to_string(s) + " sample(s) but input '" + first +
+                                "' holds " + std::to_string(samples) +
+                                "; the inputs of one run hold the same samples");
+    }
+  }
+  if (!first)
+    return batch;
+  if (samples < batch && !takesValid && std::strcmp(entryName, TCC_ENTRY_INFER) != 0)
+    fail(TCC_ERROR_SHAPE, artifact_->path() + ": entry '" + entryName + "' runs full batches of " +
+                              std::to_string(batch) + " samples only; its inputs hold " +
+                              std::to_string(samples) +
+                              " (infer and eval_step take partial batches)");
+  return samples;
 }
 
 void Session::runOnHost(const tcc_abi_entry &entry, const char *entryName) {
@@ -503,6 +588,30 @@ void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
 }
 
 const uint8_t *Session::output(const char *name, size_t *outSize) {
+  int32_t index = readableOutput(name);
+  if (device_)
+    finishRun(); // its outputs are on their way to the host mirror
+  const tcc_abi_tensor &t = artifact_->tensor(index);
+  *outSize = size_t(t.size_bytes);
+  if (artifact_->batchRows(index) > 0)
+    *outSize = size_t(t.size_bytes / artifact_->batch() * outputSamples_);
+  return arena_.data() + t.offset;
+}
+
+int32_t Session::outputShape(const char *name, int64_t *shape, int32_t capacity) {
+  int32_t index = readableOutput(name);
+  const tcc_abi_tensor &t = artifact_->tensor(index);
+  if (capacity < t.rank || (t.rank > 0 && !shape))
+    fail(TCC_ERROR_INVALID_ARGUMENT, "output '" + std::string(name) + "' of " + artifact_->path() +
+                                         " has rank " + std::to_string(t.rank) + ", room for " +
+                                         std::to_string(capacity));
+  std::copy(t.shape, t.shape + t.rank, shape);
+  if (int64_t rows = artifact_->batchRows(index); rows > 0)
+    shape[0] = rows * outputSamples_;
+  return t.rank;
+}
+
+int32_t Session::readableOutput(const char *name) {
   int32_t index = artifact_->findTensor(name, TCC_ROLE_OUTPUT);
   if (index < 0)
     fail(TCC_ERROR_NOT_FOUND, artifact_->path() + " has no output '" + name +
@@ -518,11 +627,7 @@ const uint8_t *Session::output(const char *name, size_t *outSize) {
       fail(TCC_ERROR_INVALID_STATE, where + " has not been computed: no successful run yet");
     fail(TCC_ERROR_INVALID_STATE, where + " is not written by entry '" + lastEntry_ + "'");
   }
-  if (device_)
-    finishRun(); // its outputs are on their way to the host mirror
-  const tcc_abi_tensor &t = artifact_->tensor(index);
-  *outSize = size_t(t.size_bytes);
-  return arena_.data() + t.offset;
+  return index;
 }
 
 } // namespace tcc::rt

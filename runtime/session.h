@@ -73,8 +73,12 @@ public:
   /// Runs ENTRY_NAME. On a device it returns once the run is queued; what
   /// reads its results (outputs, parameters) waits for it (finishRun).
   void run(const char *entryName);
-  /// The bytes of a readable output.
+  /// The bytes of a readable output: for one that follows the batch, those of
+  /// the samples the run had (a partial batch's leading rows).
   const uint8_t *output(const char *name, size_t *outSize);
+  /// The shape of readable output NAME as the last run computed it: its
+  /// declared shape, with a partial batch's rows in front. Returns the rank.
+  int32_t outputShape(const char *name, int64_t *shape, int32_t capacity);
 
   const Artifact &artifact() const { return *artifact_; }
   /// The arena and state on the host (for a device artifact: the host
@@ -102,6 +106,13 @@ public:
 
 private:
   void loadTensors(const std::string &path, bool checkpoint);
+  /// Writes checked input bytes into their slot (on a device: staging).
+  void writeInput(int32_t index, const void *data, size_t size, const std::string &where);
+  /// The samples the inputs of ENTRY hold (the compiled batch when none
+  /// follows it); throws Error(TCC_ERROR_SHAPE) when they disagree.
+  int64_t samplesOf(const tcc_abi_entry &entry, const char *entryName) const;
+  /// The index of readable output NAME (throws what output() documents).
+  int32_t readableOutput(const char *name);
   /// The descriptor index of parameter NAME, or NOT_FOUND listing them.
   int32_t findParam(const char *name) const;
   void saveTensors(const std::string &path, bool checkpoint,
@@ -146,6 +157,11 @@ private:
   std::string pendingRun_;
   /// Per descriptor tensor: an input set since the last run.
   std::vector<bool> inputSet_;
+  /// Per descriptor tensor: the samples an input that follows the batch was
+  /// set with (a partial batch: fewer than the compiled batch).
+  std::vector<int64_t> inputSamples_;
+  /// The samples of the run whose outputs are readable.
+  int64_t outputSamples_ = 0;
   /// Per descriptor tensor: an output that may be read; and, once an input
   /// overwrote it, that input's index.
   std::vector<bool> outputReadable_;

@@ -9,6 +9,8 @@
 
 #include "frontend/dsl/DslImporter.h"
 
+#include "dialects/BatchRows.h"
+
 #include "frontend/dsl/Lower.h"
 #include "frontend/dsl/Parser.h"
 #include "frontend/dsl/Sema.h"
@@ -56,6 +58,30 @@ static std::vector<char> drawValues(const ParamInfo &p) {
   return bytes;
 }
 
+/// Elaborates PROGRAM once more at batch B + 1, silently, and records on
+/// MODULE's function which inputs and outputs follow the batch
+/// (dialects/BatchRows.h); a program whose shapes fix the batch is left
+/// unmarked.
+static void probeBatch(ModuleOp module, Program &program, const SemaOptions &sema,
+                       llvm::StringRef displayName, llvm::StringRef functionName) {
+  MLIRContext *context = module.getContext();
+  auto fn = module.lookupSymbol<func::FuncOp>(functionName);
+  if (!fn)
+    return;
+  ScopedDiagnosticHandler silence(context, [](Diagnostic &) { return success(); });
+  Diagnostics diags(context, displayName);
+  SemaOptions probeSema = sema;
+  probeSema.batch = *sema.batch + 1;
+  Graph graph = analyze(program, probeSema, diags);
+  if (diags.errorCount())
+    return;
+  OwningOpRef<ModuleOp> probe = lowerGraph(graph, diags, functionName);
+  if (!probe)
+    return;
+  if (auto probeFn = probe->lookupSymbol<func::FuncOp>(functionName))
+    tcc::annotateBatchRows(fn, probeFn, *sema.batch, *probeSema.batch);
+}
+
 OwningOpRef<ModuleOp> tcc::importDslBuffer(MLIRContext &context, llvm::StringRef source,
                                            llvm::StringRef displayName,
                                            const DslImportOptions &options, Recipe *recipe) {
@@ -75,6 +101,8 @@ OwningOpRef<ModuleOp> tcc::importDslBuffer(MLIRContext &context, llvm::StringRef
   OwningOpRef<ModuleOp> module = lowerGraph(graph, diags, options.functionName);
   if (!module)
     return nullptr;
+  if (options.batch)
+    probeBatch(*module, program, sema, displayName, options.functionName);
   if (options.onParameter)
     for (const ParamInfo &p : graph.params)
       options.onParameter(p.name, elementType(&context, p.type.dtype), p.type.shape,

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/onnx/OnnxImporter.h"
+
+#include "dialects/BatchRows.h"
 #include "dialects/ByteSizes.h"
 #include "frontend/onnx/ImportContext.h"
 #include "dialects/TccNames.h"
@@ -667,6 +669,31 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 // Entry points: parse, import, and catch everything protobuf or ONNX throws.
 //===----------------------------------------------------------------------===//
 
+/// Imports MODEL once more at batch B + 1, without parameter values or
+/// diagnostics, and records on MODULE's function which inputs and outputs
+/// follow the batch (dialects/BatchRows.h). A model that fixes its batch
+/// fails that import and is left unmarked: it runs full batches only.
+static void probeBatch(ModuleOp module, const onnx::ModelProto &model, StringRef displayName,
+                       StringRef modelDir, const tcc::OnnxImportOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  auto fn = module.lookupSymbol<func::FuncOp>(options.functionName);
+  if (!fn)
+    return;
+  tcc::OnnxImportOptions probeOptions = options;
+  probeOptions.batch = *options.batch + 1;
+  probeOptions.onParameter = nullptr;
+  OwningOpRef<ModuleOp> probe;
+  {
+    ScopedDiagnosticHandler silence(ctx, [](Diagnostic &) { return success(); });
+    GraphImporter importer(ctx, model, displayName, modelDir, probeOptions);
+    probe = importer.run();
+  }
+  if (!probe)
+    return;
+  if (auto probeFn = probe->lookupSymbol<func::FuncOp>(options.functionName))
+    tcc::annotateBatchRows(fn, probeFn, *options.batch, *probeOptions.batch);
+}
+
 OwningOpRef<ModuleOp>
 tcc::importOnnxBuffer(MLIRContext &context, StringRef bytes, bool textFormat,
                       StringRef displayName, StringRef modelDir,
@@ -693,7 +720,10 @@ tcc::importOnnxBuffer(MLIRContext &context, StringRef bytes, bool textFormat,
              nullptr;
     }
     GraphImporter importer(&context, model, displayName, modelDir, options);
-    return importer.run();
+    OwningOpRef<ModuleOp> module = importer.run();
+    if (module && options.batch)
+      probeBatch(*module, model, displayName, modelDir, options);
+    return module;
   } catch (const std::exception &e) {
     return mlir::emitError(fileLoc) << "cannot import the model: " << e.what(),
            nullptr;

@@ -153,6 +153,14 @@ public:
   void copyOutput(const std::string &name, OutArray out) {
     check(tcc_session_copy_output(handle_, name.c_str(), out.data(), out.size() * out.itemsize()));
   }
+  std::vector<int64_t> outputShape(const std::string &name) {
+    std::vector<int64_t> shape(16);
+    int32_t rank = 0;
+    check(tcc_session_get_output_shape(handle_, name.c_str(), int32_t(shape.size()), shape.data(),
+                                       &rank));
+    shape.resize(size_t(rank));
+    return shape;
+  }
   void getParam(const std::string &name, OutArray out) {
     check(tcc_session_get_param(handle_, name.c_str(), out.data(), out.size() * out.itemsize()));
   }
@@ -355,6 +363,8 @@ NB_MODULE(_tcc, m) {
            nb::arg("data"))
       .def("run", &Session::run, nb::arg("entry"))
       .def("copy_output", &Session::copyOutput, nb::arg("name"), nb::arg("out"))
+      .def("output_shape", &Session::outputShape, nb::arg("name"),
+           "The shape output NAME has after the last run (a partial batch's rows first).")
       .def("get_param", &Session::getParam, nb::arg("name"), nb::arg("out"))
       .def("save_params", [](Session &s, const std::string &p) {
         check(tcc_session_save_params(s.get(), p.c_str()));

@@ -109,6 +109,13 @@ class Artifact:
         """The artifact's metadata KEY ("loss", "labels", "grad_accum", ...), or None."""
         return self._impl.metadata(key)
 
+    @property
+    def batch(self) -> Optional[int]:
+        """The compiled batch when infer and eval_step take partial batches
+        (1 to this many samples), else None (full batches only)."""
+        value = self.metadata("batch")
+        return int(value) if value is not None else None
+
     def inputs(self, entry: str) -> List[TensorInfo]:
         return [t for t in self._entry(entry) if t.role == "input"]
 
@@ -173,9 +180,13 @@ class Session:
     def run(self, entry: str, inputs: Optional[Mapping[str, Any]] = None,
             **kwargs: Any) -> Dict[str, np.ndarray]:
         """Sets the inputs (by name, as keywords or a dict), runs ENTRY and
-        returns its outputs, name -> a new array (e.g. "loss", "grad_norm")."""
+        returns its outputs, name -> a new array (e.g. "loss", "grad_norm").
+        infer and eval_step also take a partial batch (1 to the compiled
+        batch samples) when the artifact allows it (Artifact.batch); its
+        outputs then hold those samples only."""
         given = dict(inputs or {}, **kwargs)
-        declared = {t.name: t for t in self.artifact.inputs(entry)}
+        # "valid" (eval_step's count of real samples) is the runtime's.
+        declared = {t.name: t for t in self.artifact.inputs(entry) if t.name != "valid"}
         missing = [n for n in declared if n not in given]
         if missing:
             raise Error(f"{self.artifact.path}: entry '{entry}' needs input(s) "
@@ -190,7 +201,7 @@ class Session:
         self._impl.run(entry)
         out = {}
         for t in self.artifact.outputs(entry):
-            buffer = np.empty(t.shape, dtype=t.dtype)
+            buffer = np.empty(self._impl.output_shape(t.name), dtype=t.dtype)
             self._impl.copy_output(t.name, buffer)
             out[t.name] = buffer
         return out

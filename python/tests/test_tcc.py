@@ -140,3 +140,30 @@ def test_inputs_need_not_be_contiguous(sgd, data):
     ref = s.run("infer", x=np.ascontiguousarray(data["x"][:16]))
     for name in out:
         np.testing.assert_array_equal(out[name], ref[name])
+
+
+def test_partial_batches_at_inference_and_evaluation(tmp_path):
+    """An artifact compiled for 32 runs infer and eval_step on 1 and 7
+    samples: the logits equal the rows of a full batch, the loss is the
+    float64 cross-entropy over the real samples only; train_step refuses."""
+    art = tcc.compile(REPO / "examples" / "mlp.onnxtxt", tmp_path / "mlp.so", batch=32,
+                      loss="cross_entropy")
+    assert art.batch == 32
+    s = art.session(threads=1)
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, (32, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 32).astype(np.int64)
+    full = s.run("infer", features=x)["logits"]
+    for n in (1, 7):
+        part = s.run("infer", features=x[:n])["logits"]
+        assert part.shape == (n, 3)
+        np.testing.assert_array_equal(part, full[:n])
+        out = s.run("eval_step", features=x[:n], y=y[:n])
+        z = full[:n].astype(np.float64)
+        lse = np.log(np.exp(z - z.max(1, keepdims=True)).sum(1)) + z.max(1)
+        want = float(np.mean(lse - z[np.arange(n), y[:n]]))
+        assert out["loss"].shape == ()
+        assert abs(float(out["loss"]) - want) <= 1e-5 * abs(want)
+        np.testing.assert_array_equal(out["logits"], full[:n])
+    with pytest.raises(tcc.Error, match="runs full batches of 32 samples only"):
+        s.run("train_step", features=x[:7], y=y[:7], lr=np.float32(0.1))

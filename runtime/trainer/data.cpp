@@ -185,12 +185,18 @@ void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {
   }
 }
 
-void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch) {
+void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch, int64_t samples) {
+  if (samples < 0)
+    samples = set.batch;
   for (size_t i = 0; i < set.inputs.size(); ++i) {
     const Samples &s = set.inputs[i];
-    if (s.feed)
-      check(tcc_session_set_input(session, s.name.c_str(), s.declared.dtype, s.declared.rank,
-                                  s.declared.shape, batch[i].data(), batch[i].size()));
+    if (!s.feed)
+      continue;
+    std::vector<int64_t> shape(s.declared.shape, s.declared.shape + s.declared.rank);
+    if (!shape.empty())
+      shape[0] = samples;
+    check(tcc_session_set_input(session, s.name.c_str(), s.declared.dtype, s.declared.rank,
+                                shape.data(), batch[i].data(), s.sampleBytes * size_t(samples)));
   }
 }
 

@@ -97,8 +97,11 @@ using Batch = std::vector<std::vector<uint8_t>>;
 /// naming the file if one changed since it was opened.
 void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch);
 
-/// Sets every fed input of BATCH on SESSION.
-void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch);
+/// Sets every fed input of BATCH on SESSION: all SAMPLES rows (the set's
+/// batch by default), or the first SAMPLES of them as a partial batch for an
+/// artifact that takes one (the runtime pads it).
+void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch,
+              int64_t samples = -1);
 
 /// Assembles batches BEGIN, BEGIN+1, ..., END-1 on a background thread, one
 /// ahead of the consumer (two host buffers). ROWS(k, rows) gives batch k's

@@ -38,7 +38,8 @@ struct Evaluation {
   int64_t correct = 0, seen = 0;
 };
 
-/// Evaluates on the full batches of --val DIR: the loss with `eval_step`
+/// Evaluates on --val DIR (its full batches, and the partial last one when
+/// the artifact takes partial batches): the loss with `eval_step`
 /// (inputs as train_step's but lr/step; outputs `loss`, then the model's),
 /// the accuracy of the first model output (f32[batch, classes]) against
 /// integer labels y, from eval_step's outputs or else from `infer`'s.
@@ -52,7 +53,11 @@ public:
     if (!hasLoss_ && !hasEntry(artifact, TCC_ENTRY_INFER))
       die(o.model + " has no eval_step or infer entry point to validate with");
     bool sawLoss = false;
+    // A partial last batch is evaluated when the artifact takes one.
+    partial_ = !artifactMetadata(artifact, TCC_METADATA_BATCH, "").empty();
     for (const tcc_tensor_info &t : entryTensors(artifact, entry_.c_str())) {
+      if (t.role == TCC_ROLE_INPUT && std::string(t.name) == TCC_INPUT_VALID)
+        continue; // written by the runtime
       if (t.role == TCC_ROLE_INPUT) {
         set_.add(source(), t, o.model);
       } else if (t.role == TCC_ROLE_OUTPUT) {
@@ -81,9 +86,10 @@ public:
     if (!hasLoss_ && !hasScores_)
       die(o.model + ": --val without an eval_step entry needs an infer entry whose first output "
                     "is f32[batch, classes] and int64 labels " + labels.name);
-    if (set_.samples < set_.batch)
+    if (!partial_ && set_.samples < set_.batch)
       die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
-          " samples, fewer than one batch of " + std::to_string(set_.batch));
+          " samples, fewer than one batch of " + std::to_string(set_.batch) +
+          " (this artifact evaluates full batches only)");
     if (hasScores_)
       checkLabels(set_, labels, scores_.shape[1]);
   }
@@ -95,30 +101,39 @@ public:
     Evaluation e;
     e.hasLoss = hasLoss_;
     e.hasAccuracy = hasScores_;
-    int64_t batch = set_.batch, batches = set_.samples / batch;
+    const int64_t batch = set_.batch, samples = set_.samples, full = samples / batch;
+    const int64_t batches = full + (partial_ && samples % batch != 0);
     int64_t classes = hasScores_ ? scores_.shape[1] : 0;
     std::vector<float> out(size_t(batch * classes));
     double lossSum = 0;
+    int64_t lossSamples = 0;
+    // The partial batch's rows past the data repeat its last sample; only
+    // the real ones are set.
     Prefetcher prefetcher(
         set_, 0, long(batches),
-        [batch](long k, std::vector<int64_t> &rows) {
-          std::iota(rows.begin(), rows.end(), int64_t(k) * batch);
+        [batch, samples](long k, std::vector<int64_t> &rows) {
+          for (int64_t r = 0; r < batch; ++r)
+            rows[size_t(r)] = std::min(int64_t(k) * batch + r, samples - 1);
         },
         prefetchInBackground(o_.threads));
     for (int64_t k = 0; k < batches; ++k) {
       const Batch &b = prefetcher.next();
-      setBatch(session, set_, b);
+      const int64_t n = std::min(batch, samples - k * batch);
+      setBatch(session, set_, b, n);
       check(tcc_session_run(session, entry_.c_str()));
       if (hasLoss_) {
+        // The mean over samples: a partial batch weighs what it holds.
         float loss;
         check(tcc_session_copy_output(session, TCC_OUTPUT_LOSS, &loss, sizeof loss));
-        lossSum += loss;
+        lossSum += double(loss) * double(n);
+        lossSamples += n;
       }
       if (!hasScores_)
         continue;
-      check(tcc_session_copy_output(session, scores_.name, out.data(), out.size() * sizeof(float)));
+      check(tcc_session_copy_output(session, scores_.name, out.data(),
+                                    size_t(n * classes) * sizeof(float)));
       const int64_t *y = reinterpret_cast<const int64_t *>(b[size_t(labels_)].data());
-      for (int64_t r = 0; r < batch; ++r) {
+      for (int64_t r = 0; r < n; ++r) {
         if (labelSpec_.ignored(y[r]))
           continue;
         const float *row = out.data() + r * classes;
@@ -126,7 +141,7 @@ public:
         ++e.seen;
       }
     }
-    e.loss = lossSum / double(std::max<int64_t>(batches, 1));
+    e.loss = lossSum / double(std::max<int64_t>(lossSamples, 1));
     e.accuracy = double(e.correct) / double(std::max<int64_t>(e.seen, 1));
     return e;
   }
@@ -141,8 +156,10 @@ public:
       say(o_, "%s accuracy %.2f%% (%lld of %lld samples", e.hasLoss ? "," : "",
           100.0 * e.accuracy, (long long)e.correct, (long long)e.seen);
     else
-      say(o_, " (%lld samples", (long long)(set_.samples / set_.batch * set_.batch));
-    say(o_, " in full batches of %s)\n", source().describe("validation").c_str());
+      say(o_, " (%lld samples",
+          (long long)(partial_ ? set_.samples : set_.samples / set_.batch * set_.batch));
+    say(o_, " %s %s)\n", partial_ ? "of" : "in full batches of",
+        source().describe("validation").c_str());
   }
 
 private:
@@ -153,6 +170,7 @@ private:
   DataSet set_;
   std::string entry_;
   bool hasLoss_ = false;
+  bool partial_ = false;
   tcc_tensor_info scores_{};
   bool hasScores_ = false;
   int labels_ = -1;

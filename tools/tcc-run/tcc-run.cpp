@@ -381,6 +381,11 @@ void list(tcc_artifact_t artifact) {
   std::printf("device: %s\n", device);
   std::printf("arena: %lld bytes\n", (long long)info.arena_size);
   std::printf("state: %lld bytes\n", (long long)info.state_size);
+  std::string batch = artifactMetadata(artifact, TCC_METADATA_BATCH, "");
+  if (batch.empty())
+    std::printf("partial batches: no (every run takes the compiled batch)\n");
+  else
+    std::printf("partial batches: infer and eval_step take 1 to %s samples\n", batch.c_str());
   std::printf("entries:");
   for (int32_t i = 0; i < info.num_entries; ++i) {
     tcc_entry_info entry;
@@ -394,8 +399,13 @@ void list(tcc_artifact_t artifact) {
     // A parameter's recorded initializer (what --init generates).
     std::string key = TCC_METADATA_INIT_PREFIX + std::string(t.name);
     std::string init = t.role == TCC_ROLE_PARAM ? artifactMetadata(artifact, key.c_str(), "") : "";
-    std::printf("  %-6s %s %s%s%s\n", roleString(t.role), t.name, typeString(t).c_str(),
-                init.empty() ? "" : "  init ", init.c_str());
+    std::string rowsKey = TCC_METADATA_BATCH_ROWS_PREFIX + std::string(t.name);
+    std::string rows = t.role == TCC_ROLE_INPUT || t.role == TCC_ROLE_OUTPUT
+                           ? artifactMetadata(artifact, rowsKey.c_str(), "")
+                           : "";
+    std::printf("  %-6s %s %s%s%s%s%s\n", roleString(t.role), t.name, typeString(t).c_str(),
+                init.empty() ? "" : "  init ", init.c_str(),
+                rows.empty() ? "" : "  batch rows/sample ", rows.c_str());
   }
 }
 
@@ -443,7 +453,8 @@ void infer(tcc_artifact_t artifact, const Options &o) {
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
-    if (t.role == TCC_ROLE_INPUT && !inputs.count(t.name))
+    if (t.role == TCC_ROLE_INPUT && !inputs.count(t.name) &&
+        std::string(t.name) != TCC_INPUT_VALID) // written by the runtime
       missing +=
           (missing.empty() ? "'" : ", '") + std::string(t.name) + "' (" + typeString(t) + ")";
   }
@@ -474,10 +485,13 @@ void infer(tcc_artifact_t artifact, const Options &o) {
     const void *data;
     size_t size;
     check(tcc_session_get_output(session, t.name, &data, &size));
+    // A partial batch's outputs hold its samples only.
+    std::vector<int64_t> shape(size_t(t.rank));
+    int32_t rank;
+    check(tcc_session_get_output_shape(session, t.name, t.rank, shape.data(), &rank));
     std::string path = o.outputDir + "/" + npyFileName(t.name);
     std::string error;
-    if (!tcc::rt::writeNpy(path, t.dtype, std::vector<int64_t>(t.shape, t.shape + t.rank), data,
-                           size, &error))
+    if (!tcc::rt::writeNpy(path, t.dtype, shape, data, size, &error))
       die(error);
   }
 }

@@ -179,11 +179,14 @@ typedef struct tcc_abi_library_call {
  *  data) writes before each call: the learning rate (f32), the optimizer
  *  step counting from 1 (f32; Adam's bias correction), the dropout
  *  generator's counter (i64) and, in accumulate_grad, the micro-batch index
- *  (f32). */
+ *  (f32). VALID (i64) is eval_step's count of real samples in a partial
+ *  batch: the runtime pads the batch to the compiled one and writes it
+ *  itself; the loss counts only the first VALID samples. */
 #define TCC_INPUT_LR "lr"
 #define TCC_INPUT_STEP "step"
 #define TCC_INPUT_RNG "rng"
 #define TCC_INPUT_MICRO "micro"
+#define TCC_INPUT_VALID "valid"
 
 /** Scalar outputs: the (mean) loss of the step, and in train_step the global
  *  gradient norm before clipping. */
@@ -197,13 +200,19 @@ typedef struct tcc_abi_library_call {
  *  GRAD_ACCUM K: call accumulate_grad with micro = 0 .. K-2, then train_step;
  *  INIT_PREFIX + parameter name: how its initial values are distributed
  *  ("constant V", "uniform LO HI" or "normal MEAN STD"), for generating
- *  weights on the machine instead of shipping them. */
+ *  weights on the machine instead of shipping them.
+ *  BATCH the compiled batch B, present when infer and eval_step take partial
+ *  batches; then BATCH_ROWS_PREFIX + tensor name = K for every input and
+ *  output whose leading dimension is K * B (K rows per sample): a run of
+ *  n <= B samples gets n * K rows of it, the rest padded by the runtime. */
 #define TCC_METADATA_LOSS "loss"
 #define TCC_METADATA_OPTIMIZER "optimizer"
 #define TCC_METADATA_LABELS "labels"
 #define TCC_METADATA_IGNORE_INDEX "ignore_index"
 #define TCC_METADATA_GRAD_ACCUM "grad_accum"
 #define TCC_METADATA_INIT_PREFIX "init."
+#define TCC_METADATA_BATCH "batch"
+#define TCC_METADATA_BATCH_ROWS_PREFIX "batch_rows."
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
  *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =

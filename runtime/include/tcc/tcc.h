@@ -352,6 +352,23 @@ TCC_API tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key
  *  is read during the call only and may be unaligned. SHAPE may be NULL when
  *  RANK is 0.
  *
+ *  Partial batches: when the artifact's metadata has TCC_METADATA_BATCH (B),
+ *  an input that follows the batch (metadata TCC_METADATA_BATCH_ROWS_PREFIX
+ *  + NAME = K rows per sample) also takes 1 <= n <= B samples: SHAPE[0] =
+ *  n * K, the other dimensions as declared, SIZE_BYTES for those rows. The
+ *  runtime pads the slot with copies of the last sample. Every input of one
+ *  run that follows the batch must hold the same n; "infer" and "eval_step"
+ *  run such a batch (eval_step's loss counts the n real samples only; the
+ *  runtime writes its input "valid" itself), the training entries refuse
+ *  it (TCC_ERROR_SHAPE at tcc_session_run). The outputs that follow the
+ *  batch then hold n * K rows (tcc_session_get_output's size,
+ *  tcc_session_get_output_shape). The padded rows are computed and thrown
+ *  away: a run of n costs as much as one of B. The compiler records the
+ *  metadata only for models whose samples are independent at inference (it
+ *  compares the model imported at two batch sizes and refuses models with
+ *  batch statistics at inference); an artifact without it takes full
+ *  batches only.
+ *
  *  Every input an entry point reads must be set again after each run: a run
  *  may reuse input slots for intermediate buffers. Setting an input
  *  invalidates any output whose bytes share its slot. On a CUDA session the
@@ -425,6 +442,16 @@ TCC_API tcc_status tcc_session_run(tcc_session_t session, const char *entry_name
  *  queued run it waits for failed; see tcc_session_run). */
 TCC_API tcc_status tcc_session_get_output(tcc_session_t session, const char *name,
                                           const void **out_data, size_t *out_size);
+
+/** Writes the shape of readable output NAME, as the last run computed it,
+ *  into SHAPE (room for CAPACITY entries) and its rank into *RANK: the
+ *  declared shape (tcc_artifact_tensor_info), except that an output that
+ *  follows the batch has a partial batch's rows first (see "Partial
+ *  batches"). SHAPE may be NULL when the rank is 0. Errors: those of
+ *  tcc_session_get_output, and TCC_ERROR_INVALID_ARGUMENT when CAPACITY is
+ *  below the rank. */
+TCC_API tcc_status tcc_session_get_output_shape(tcc_session_t session, const char *name,
+                                                int32_t capacity, int64_t *shape, int32_t *rank);
 
 /** Copies output NAME into DST, which has room for DST_SIZE bytes; DST_SIZE
  *  must equal the output's byte size. Errors: those of

@@ -223,6 +223,16 @@ public:
     check(tcc_session_copy_output(handle_, name.c_str(), out.data(), out.size() * sizeof(T)));
     return out;
   }
+  /// The shape output NAME has after the last run: its declared one, with a
+  /// partial batch's rows first (see tcc_session_set_input).
+  std::vector<int64_t> outputShape(const std::string &name) const {
+    std::vector<int64_t> shape(16);
+    int32_t rank = 0;
+    check(tcc_session_get_output_shape(handle_, name.c_str(), int32_t(shape.size()), shape.data(),
+                                       &rank));
+    shape.resize(size_t(rank));
+    return shape;
+  }
   /// A 0-d output such as "loss".
   template <typename T> T scalar(const std::string &name) const {
     T value;
