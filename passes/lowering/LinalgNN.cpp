@@ -10,11 +10,15 @@
 // adjoint: the input is zero-dilated by the stride (tensor.insert_slice with
 // strides into zeros) and padded by dilation * (kernel - 1), then convolved
 // with stride 1 with the spatially flipped filter, whose in / out channel
-// roles are swapped. The channel swap is folded into the generic's filter
-// map, and the flip and pad_low into its input map (the window is walked
-// backwards), so no filter copy and no final slice are materialized. This
-// wastes the multiplications by the inserted zeros (a factor stride^k); the
-// oneDNN path replaces it for f32.
+// roles are swapped. With one group (every convolution's data gradient in a
+// plain CNN) that is a named convolution of a flipped, transposed copy of
+// the filter, so it becomes a oneDNN call on the CPU like a forward one;
+// with stride 1 the input is a plain tensor.pad, which the call folds. With
+// groups, the channel swap is folded into a generic's filter map, and the
+// flip and pad_low into its input map (the window is walked backwards), so
+// no filter copy and no final slice are materialized. Both waste the
+// multiplications by the inserted zeros of a strided one (a factor
+// stride^k): oneDNN's backward-data primitive would not (issue 19).
 //
 //===----------------------------------------------------------------------===//
 
@@ -246,7 +250,89 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
   }
 };
 
-/// conv_transpose -> zero-dilated, padded input convolved with the flipped,
+/// The filter W [C, M, K...] of a one-group conv_transpose as the filter of
+/// the equivalent convolution: [M, C, K...], spatially flipped (one small
+/// linalg.generic over the filter; the transposed copy is what lets the
+/// convolution be a named op, and a library call).
+Value flippedConvFilter(OpBuilder &b, Location loc, Value w) {
+  MLIRContext *ctx = b.getContext();
+  auto wType = cast<RankedTensorType>(w.getType());
+  int64_t rank = wType.getRank();
+  SmallVector<int64_t> shape = {wType.getDimSize(1), wType.getDimSize(0)};
+  llvm::append_range(shape, wType.getShape().drop_front(2));
+  SmallVector<AffineExpr> in = {getAffineDimExpr(1, ctx), getAffineDimExpr(0, ctx)};
+  for (int64_t i = 2; i < rank; ++i)
+    in.push_back(getAffineConstantExpr(wType.getDimSize(i) - 1, ctx) - getAffineDimExpr(i, ctx));
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, in, ctx),
+                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  Value init = tensor::EmptyOp::create(b, loc, shape, wType.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{w}, ValueRange{init}, maps,
+      parallelIterators(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l, args[0]);
+      });
+  return generic.getResult(0);
+}
+
+/// A one-group conv_transpose as the named convolution (stride 1, the same
+/// dilation) of its zero-dilated, padded input by the flipped filter: the
+/// input is a tensor.pad where the stride is 1 and every pad is
+/// non-negative, else a slice of the zero buffer with the input inserted at
+/// the stride. The convolution then takes the path every forward one takes
+/// (oneDNN on the CPU).
+Value namedConvTranspose(OpBuilder &b, Location loc, ConvTransposeOp op, Value x, Value w,
+                         RankedTensorType outType, const ElemKind &k) {
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  ArrayRef<int64_t> padLow = op.getPadLow();
+  int64_t sp = strides.size();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  ArrayRef<int64_t> outShape = outType.getShape();
+  Value zero = scalarConst(b, loc, k.type, 0);
+  // Output o reads positions o + pad_low + kk * dilation of the buffer in
+  // which x[i] sits at P + i * stride, P = dilation * (K - 1): the conv's
+  // input is the buffer's [pad_low, pad_low + O + P).
+  SmallVector<int64_t> low, high, bufShape = {xType.getDimSize(0), xType.getDimSize(1)};
+  SmallVector<int64_t> insertAt = {0, 0}, insertStrides = {1, 1};
+  SmallVector<int64_t> sliceAt = {0, 0}, sliceShape = {xType.getDimSize(0), xType.getDimSize(1)};
+  bool padOnly = true;
+  for (int64_t i = 0; i < sp; ++i) {
+    int64_t p = dilations[i] * (wType.getDimSize(2 + i) - 1);
+    int64_t span = outShape[2 + i] + p;
+    int64_t written = (xType.getDimSize(2 + i) - 1) * strides[i] + 1;
+    low.push_back(p - padLow[i]);
+    high.push_back(span - low.back() - written);
+    padOnly &= strides[i] == 1 && low.back() >= 0 && high.back() >= 0;
+    bufShape.push_back(std::max(padLow[i] + span, p + written));
+    insertAt.push_back(p);
+    insertStrides.push_back(strides[i]);
+    sliceAt.push_back(padLow[i]);
+    sliceShape.push_back(span);
+  }
+  Value input;
+  if (padOnly) {
+    input = padSpatial(b, loc, x, low, high, zero);
+  } else {
+    Value zeros = filledTensor(b, loc, bufShape, zero);
+    Value dilated = tensor::InsertSliceOp::create(b, loc, x, zeros, indexAttrs(b, insertAt),
+                                                  indexAttrs(b, xType.getShape()),
+                                                  indexAttrs(b, insertStrides));
+    SmallVector<int64_t> ones(sp + 2, 1);
+    input = tensor::ExtractSliceOp::create(b, loc, dilated, indexAttrs(b, sliceAt),
+                                           indexAttrs(b, sliceShape), indexAttrs(b, ones));
+  }
+  Value filter = flippedConvFilter(b, loc, w);
+  Value init = filledTensor(b, loc, outShape, zero);
+  SmallVector<int64_t> unit(sp, 1);
+  if (sp == 1)
+    return namedConv<linalg::Conv1DNcwFcwOp>(b, loc, input, filter, init, unit, dilations);
+  if (sp == 2)
+    return namedConv<linalg::Conv2DNchwFchwOp>(b, loc, input, filter, init, unit, dilations);
+  return namedConv<linalg::Conv3DNcdhwFcdhwOp>(b, loc, input, filter, init, unit, dilations);
+}
+
+/// conv_transpose -> a named convolution for one group (namedConvTranspose);
+/// for groups, the zero-dilated, padded input convolved with the flipped,
 /// channel-swapped filter in one linalg.generic (see the file comment).
 struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -263,6 +349,10 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
     auto xType = cast<RankedTensorType>(x.getType());
     auto wType = cast<RankedTensorType>(w.getType());
     ArrayRef<int64_t> outShape = outType.getShape();
+    if (group == 1 && sp <= 3) {
+      rewriter.replaceOp(op, namedConvTranspose(rewriter, loc, op, x, w, outType, k));
+      return success();
+    }
     // Output o reads dilated-input positions o + pad_low + kk * dilation for
     // kk < K; the zero-dilated input x[i] sits at P + i * stride with
     // P = dilation * (K - 1). Size the buffer to the largest position read.

@@ -233,3 +233,36 @@ func.func @avg_pool_3d(%x: tensor<1x1x3x3x4xf32>) -> tensor<1x1x2x1x2xf32> {
   %0 = tcc.avg_pool %x {kernel = array<i64: 2, 2, 2>, strides = array<i64: 1, 2, 2>, dilations = array<i64: 1, 1, 1>, pad_low = array<i64: 0, 0, 0>, pad_high = array<i64: 0, 0, 0>} : tensor<1x1x3x3x4xf32> -> tensor<1x1x2x1x2xf32>
   return %0 : tensor<1x1x2x1x2xf32>
 }
+
+// -----
+
+// Tests that a one-group conv_transpose with stride 1 becomes the named
+// convolution (which the CPU pipeline hands to oneDNN) of its input padded
+// by dilation * (K - 1) - pad_low = 1 on each side, by the filter
+// transposed to [out, in, K...] and flipped (read at 2 - k).
+// CHECK-DAG:   #[[FLIP:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
+// CHECK-LABEL: func.func @conv_transpose_stride1
+//       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:   %[[F:.+]] = linalg.generic {indexing_maps = [#[[FLIP]], #{{.+}}]
+//  CHECK-SAME:     ins(%{{.+}} : tensor<4x6x3x3xf32>) outs(%{{.+}} : tensor<6x4x3x3xf32>)
+//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+//  CHECK-SAME:     ins(%[[P]], %[[F]] : tensor<2x4x7x7xf32>, tensor<6x4x3x3xf32>)
+func.func @conv_transpose_stride1(%x: tensor<2x4x5x5xf32>, %w: tensor<4x6x3x3xf32>) -> tensor<2x6x5x5xf32> {
+  %0 = tcc.conv_transpose %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x4x5x5xf32>, tensor<4x6x3x3xf32>) -> tensor<2x6x5x5xf32>
+  return %0 : tensor<2x6x5x5xf32>
+}
+
+// -----
+
+// Tests that a strided one-group conv_transpose zero-dilates its input into
+// a buffer (x at 2 + 2i), slices the window the output reads from pad_low,
+// and convolves it with stride 1 by the named convolution.
+// CHECK-LABEL: func.func @conv_transpose_stride2
+//       CHECK:   %[[D:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 2, 2] [1, 3, 4, 4] [1, 1, 2, 2]
+//       CHECK:   %[[S:.+]] = tensor.extract_slice %[[D]][0, 0, 1, 1] [1, 3, 10, 10] [1, 1, 1, 1]
+//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+//  CHECK-SAME:     ins(%[[S]], %{{.+}} : tensor<1x3x10x10xf32>, tensor<5x3x3x3xf32>)
+func.func @conv_transpose_stride2(%x: tensor<1x3x4x4xf32>, %w: tensor<3x5x3x3xf32>) -> tensor<1x5x8x8xf32> {
+  %0 = tcc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<3x5x3x3xf32>) -> tensor<1x5x8x8xf32>
+  return %0 : tensor<1x5x8x8xf32>
+}
