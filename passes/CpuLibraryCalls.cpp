@@ -194,6 +194,7 @@ struct Call {
   SmallVector<Value> operands;
   SmallVector<Operation *> dead;
   Operation *at = nullptr;
+  int64_t groups = 1; // CONV2D
 };
 
 /// What the elementwise op after a matmul applies to its product C, which
@@ -338,7 +339,32 @@ std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operand
   return e;
 }
 
-std::optional<Call> planCall(linalg::LinalgOp op) {
+/// A CONV2D call's geometry from a channels-first 2-D convolution: plain
+/// (x [N, C, H, W], w [F, C, KH, KW]), depthwise (w [C, KH, KW], one filter
+/// per channel) or grouped (x [N, G, C/G, H, W], w [G, F/G, C/G, KH, KW],
+/// y [N, G, F/G, OH, OW], views of the plain buffers). Params up to the
+/// padding (which the caller fills in) and the groups.
+struct ConvShape {
+  int64_t n, c, h, w, f, kh, kw, oh, ow, groups;
+};
+
+std::optional<ConvShape> convShape(linalg::LinalgOp op, ArrayRef<Value> operands, bool grouped) {
+  if (!isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp>(
+          op.getOperation()))
+    return std::nullopt;
+  ArrayRef<int64_t> x = shapeOf(operands[0]), w = shapeOf(operands[1]), y = shapeOf(operands[2]);
+  if (isa<linalg::Conv2DNchwFchwOp>(op))
+    return ConvShape{x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], 1};
+  if (!grouped)
+    return std::nullopt;
+  if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
+    return ConvShape{x[0], x[1], x[2], x[3], x[1], w[1], w[2], y[2], y[3], x[1]};
+  if (isa<linalg::Conv2DNgchwGfchwOp>(op))
+    return ConvShape{x[0], x[1] * x[2], x[3], x[4], w[0] * w[1], w[3], w[4], y[3], y[4], x[1]};
+  return std::nullopt;
+}
+
+std::optional<Call> planCall(linalg::LinalgOp op, bool grouped) {
   if (!op.hasPureBufferSemantics() || !llvm::all_of(op->getOperands(), isDenseF32))
     return std::nullopt;
   SmallVector<Value> operands(op->getOperands());
@@ -357,20 +383,31 @@ std::optional<Call> planCall(linalg::LinalgOp op) {
       return std::nullopt;
     ArrayRef<int64_t> a = shapeOf(operands[0]), c = shapeOf(operands[2]);
     call = {TCC_LIBRARY_CALL_MATMUL, {c[0], c[1], c[2], a[2], 0, 0}, operands, {}};
-  } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+  } else if (std::optional<ConvShape> g = convShape(op, operands, grouped)) {
     int64_t pads[4] = {0, 0, 0, 0};
-    if (std::optional<PaddedInput> p = paddedInput(op, operands[0])) {
-      operands[0] = p->source;
-      pads[0] = p->top, pads[1] = p->left, pads[2] = p->bottom, pads[3] = p->right;
-      call.dead = p->dead;
-    }
-    ArrayRef<int64_t> x = shapeOf(operands[0]), w = shapeOf(operands[1]),
-                      y = shapeOf(operands[2]);
-    SmallVector<int64_t> s(conv.getStrides().getValues<int64_t>());
-    SmallVector<int64_t> d(conv.getDilations().getValues<int64_t>());
+    if (shapeOf(operands[0]).size() == 4)
+      if (std::optional<PaddedInput> p = paddedInput(op, operands[0])) {
+        operands[0] = p->source;
+        pads[0] = p->top, pads[1] = p->left, pads[2] = p->bottom, pads[3] = p->right;
+        call.dead = p->dead;
+        g->h = shapeOf(p->source)[2];
+        g->w = shapeOf(p->source)[3];
+      }
+    SmallVector<int64_t> s, d;
+    auto read = [&](auto conv) {
+      s = llvm::to_vector(conv.getStrides().template getValues<int64_t>());
+      d = llvm::to_vector(conv.getDilations().template getValues<int64_t>());
+    };
+    if (auto c = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation()))
+      read(c);
+    else if (auto c = dyn_cast<linalg::DepthwiseConv2DNchwChwOp>(op.getOperation()))
+      read(c);
+    else
+      read(cast<linalg::Conv2DNgchwGfchwOp>(op.getOperation()));
     call.kind = TCC_LIBRARY_CALL_CONV2D;
-    call.params = {x[0], x[1], x[2], x[3], w[0], w[2], w[3], y[2], y[3], s[0], s[1],
+    call.params = {g->n, g->c, g->h, g->w, g->f, g->kh, g->kw, g->oh, g->ow, s[0], s[1],
                    d[0], d[1], pads[0], pads[1], pads[2], pads[3]};
+    call.groups = g->groups;
     call.operands = operands;
   } else {
     return std::nullopt;
@@ -381,8 +418,13 @@ std::optional<Call> planCall(linalg::LinalgOp op) {
     accumulate = 0;
   }
   call.params.push_back(accumulate);
-  if (call.kind != TCC_LIBRARY_CALL_MATMUL)
+  if (call.kind != TCC_LIBRARY_CALL_MATMUL) {
+    // Appended, and only when there are groups: a CONV2D of 18 parameters
+    // has one group (what older runtimes and the CUDA runtime read).
+    if (call.groups > 1)
+      call.params.push_back(call.groups);
     return call;
+  }
   // A matmul that overwrites its output may take the elementwise op after
   // it as its epilogue: operands {A, B, Y, bias[, D]}, at the op's place.
   int64_t epilogue = 0;
@@ -403,6 +445,7 @@ std::optional<Call> planCall(linalg::LinalgOp op) {
 
 struct CpuLibraryCallsPass
     : tcc::impl::CpuLibraryCallsPassBase<CpuLibraryCallsPass> {
+  using CpuLibraryCallsPassBase::CpuLibraryCallsPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(&getContext());
@@ -416,10 +459,11 @@ struct CpuLibraryCallsPass
       for (linalg::LinalgOp op : ops) {
         if (erased.contains(op))
           continue;
-        std::optional<Call> call = planCall(op);
+        std::optional<Call> call = planCall(op, grouped);
         if (!call) {
           LLVM_DEBUG({
-            if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op))
+            if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
+                    linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp>(op))
               llvm::dbgs() << "@" << func.getSymName() << ": " << op->getName() << " at "
                            << op.getLoc() << " stays generated code\n";
           });

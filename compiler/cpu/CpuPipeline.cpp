@@ -67,8 +67,10 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   // f32 matmuls and convolutions: oneDNN through the runtime. Before the
   // plan, so that a convolution reading an unpadded input keeps it live.
-  if (options.libraryCalls)
+  if (options.libraryCalls) {
+    // Grouped convolutions stay generated code (see the pass's `grouped`).
     pm.addPass(tcc::createCpuLibraryCallsPass());
+  }
   // A reduction with the fills and elementwise ops around it over the same
   // rows (softmax, layer norm): one loop over the rows (CPU; the GPU maps
   // one kernel per op). Before the plan, which then keeps the run's

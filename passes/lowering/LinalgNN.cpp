@@ -9,17 +9,14 @@
 // conv_transpose is lowered as the convolution that is its definition's
 // adjoint: the input is zero-dilated by the stride (tensor.insert_slice with
 // strides into zeros) and padded by dilation * (kernel - 1), then convolved
-// with stride 1 with the spatially flipped filter, whose in / out channel
-// roles are swapped. With one group (every convolution's data gradient in a
-// plain CNN) that is a named convolution of a flipped, transposed copy of
-// the filter, so it becomes a oneDNN call on the CPU like a forward one;
-// with stride 1 the input is a plain tensor.pad, which the call folds. With
-// groups, the channel swap is folded into a generic's filter map, and the
-// flip and pad_low into its input map (the window is walked backwards), so
-// no filter copy and no final slice are materialized. Both waste the
-// multiplications by the inserted zeros of a strided one (a factor
-// stride^k): oneDNN's backward-data primitive would not (issue 19).
-//
+// with stride 1, in the same groups, with the spatially flipped filter,
+// whose in / out channel roles are swapped within each group. The flipped
+// filter is a (filter-sized) copy, so that the convolution is the same
+// named op a forward one is (plain, depthwise, 2-D grouped) and becomes a
+// oneDNN call on the CPU; with stride 1 the input is a plain tensor.pad,
+// which the call folds. A strided one wastes the multiplications by the
+// inserted zeros (a factor stride^k): oneDNN's backward-data primitive
+// would not (issue 19).
 //===----------------------------------------------------------------------===//
 
 #include "passes/lowering/Patterns.h"
@@ -177,11 +174,59 @@ Value namedConv(OpBuilder &b, Location loc, Value x, Value w, Value init,
       ->getResult(0);
 }
 
-/// conv -> zero tensor.pad, then linalg.conv_{1d_ncw_fcw, 2d_nchw_fchw,
+/// The convolution of X (padded already) by W [F, C/G, K...] in GROUP
+/// groups into OUTTYPE: linalg.conv_{1d_ncw_fcw, 2d_nchw_fchw,
 /// 3d_ncdhw_fcdhw} for one group, linalg.depthwise_conv_* when every channel
 /// is its own group with one filter, linalg.conv_2d_ngchw_gfchw for other
 /// grouped 2-D convolutions, and a generic for the rest (grouped 1-D / 3-D,
 /// 4-D and beyond).
+Value convolve(OpBuilder &b, Location loc, Value x, Value w, RankedTensorType outType,
+               ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations, int64_t group,
+               const ElemKind &k) {
+  int64_t sp = strides.size();
+  Value zero = scalarConst(b, loc, k.type, 0);
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  int64_t channels = xType.getDimSize(1), filters = wType.getDimSize(0);
+  ArrayRef<int64_t> outShape = outType.getShape();
+  if (group == 1 && sp <= 3) {
+    Value init = filledTensor(b, loc, outShape, zero);
+    if (sp == 1)
+      return namedConv<linalg::Conv1DNcwFcwOp>(b, loc, x, w, init, strides, dilations);
+    if (sp == 2)
+      return namedConv<linalg::Conv2DNchwFchwOp>(b, loc, x, w, init, strides, dilations);
+    return namedConv<linalg::Conv3DNcdhwFcdhwOp>(b, loc, x, w, init, strides, dilations);
+  }
+  if (group == channels && filters == channels && sp <= 3) {
+    // Depthwise with multiplier 1: the filter [C, 1, K...] is [C, K...].
+    SmallVector<int64_t> wShape = {channels};
+    llvm::append_range(wShape, wType.getShape().drop_front(2));
+    Value wd = reshapeTo(b, loc, w, withShape(w, wShape));
+    Value init = filledTensor(b, loc, outShape, zero);
+    if (sp == 1)
+      return namedConv<linalg::DepthwiseConv1DNcwCwOp>(b, loc, x, wd, init, strides, dilations);
+    if (sp == 2)
+      return namedConv<linalg::DepthwiseConv2DNchwChwOp>(b, loc, x, wd, init, strides, dilations);
+    return namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(b, loc, x, wd, init, strides, dilations);
+  }
+  // Grouped: [N, G, Cg, ...] x [G, Mg, Cg, K...] -> [N, G, Mg, O...].
+  Value xg = splitDim(b, loc, x, 1, group);
+  Value wg = splitDim(b, loc, w, 0, group);
+  SmallVector<int64_t> outG = {outShape[0], group, filters / group};
+  llvm::append_range(outG, outShape.drop_front(2));
+  Value yg;
+  if (sp == 2) {
+    Value init = filledTensor(b, loc, outG, zero);
+    yg = namedConv<linalg::Conv2DNgchwGfchwOp>(b, loc, xg, wg, init, strides, dilations);
+  } else {
+    SmallVector<int64_t> offsets(sp, 0);
+    yg = genericGroupedConv(b, loc, xg, wg, outG, strides, dilations, offsets, k,
+                            /*swapChannels=*/false);
+  }
+  return reshapeTo(b, loc, yg, outType);
+}
+
+/// conv -> zero tensor.pad, then convolve().
 struct ConvLowering : OpConversionPattern<ConvOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -190,150 +235,61 @@ struct ConvLowering : OpConversionPattern<ConvOp> {
     Location loc = op.getLoc();
     auto outType = convertedTensorType(*getTypeConverter(), op.getType());
     ElemKind k = elemKind(op.getType());
-    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
-    int64_t sp = strides.size(), group = op.getGroup();
     Value zero = scalarConst(rewriter, loc, k.type, 0);
     Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadLow(),
                          op.getPadHigh(), zero);
-    Value w = adaptor.getFilter();
-    auto xType = cast<RankedTensorType>(x.getType());
-    auto wType = cast<RankedTensorType>(w.getType());
-    int64_t channels = xType.getDimSize(1), filters = wType.getDimSize(0);
-    ArrayRef<int64_t> outShape = outType.getShape();
-    Value result;
-    if (group == 1 && sp <= 3) {
-      Value init = filledTensor(rewriter, loc, outShape, zero);
-      if (sp == 1)
-        result = namedConv<linalg::Conv1DNcwFcwOp>(rewriter, loc, x, w, init,
-                                                   strides, dilations);
-      else if (sp == 2)
-        result = namedConv<linalg::Conv2DNchwFchwOp>(rewriter, loc, x, w, init,
-                                                     strides, dilations);
-      else
-        result = namedConv<linalg::Conv3DNcdhwFcdhwOp>(
-            rewriter, loc, x, w, init, strides, dilations);
-    } else if (group == channels && filters == channels && sp <= 3) {
-      // Depthwise with multiplier 1: the filter [C, 1, K...] is [C, K...].
-      SmallVector<int64_t> wShape = {channels};
-      llvm::append_range(wShape, wType.getShape().drop_front(2));
-      Value wd = reshapeTo(rewriter, loc, w, withShape(w, wShape));
-      Value init = filledTensor(rewriter, loc, outShape, zero);
-      if (sp == 1)
-        result = namedConv<linalg::DepthwiseConv1DNcwCwOp>(
-            rewriter, loc, x, wd, init, strides, dilations);
-      else if (sp == 2)
-        result = namedConv<linalg::DepthwiseConv2DNchwChwOp>(
-            rewriter, loc, x, wd, init, strides, dilations);
-      else
-        result = namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(
-            rewriter, loc, x, wd, init, strides, dilations);
-    } else {
-      // Grouped: [N, G, Cg, ...] x [G, Mg, Cg, K...] -> [N, G, Mg, O...].
-      Value xg = splitDim(rewriter, loc, x, 1, group);
-      Value wg = splitDim(rewriter, loc, w, 0, group);
-      SmallVector<int64_t> outG = {outShape[0], group, filters / group};
-      llvm::append_range(outG, outShape.drop_front(2));
-      Value yg;
-      if (sp == 2) {
-        Value init = filledTensor(rewriter, loc, outG, zero);
-        yg = namedConv<linalg::Conv2DNgchwGfchwOp>(rewriter, loc, xg, wg, init,
-                                                   strides, dilations);
-      } else {
-        SmallVector<int64_t> offsets(sp, 0);
-        yg = genericGroupedConv(rewriter, loc, xg, wg, outG, strides, dilations,
-                                offsets, k, /*swapChannels=*/false);
-      }
-      result = reshapeTo(rewriter, loc, yg, outType);
-    }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, convolve(rewriter, loc, x, adaptor.getFilter(), outType,
+                                    op.getStrides(), op.getDilations(), op.getGroup(), k));
     return success();
   }
 };
 
-/// The filter W [C, M, K...] of a one-group conv_transpose as the filter of
-/// the equivalent convolution: [M, C, K...], spatially flipped (one small
-/// linalg.generic over the filter; the transposed copy is what lets the
-/// convolution be a named op, and a library call).
-Value flippedConvFilter(OpBuilder &b, Location loc, Value w) {
+/// The filter W [C, M/G, K...] of a conv_transpose in GROUP groups as the
+/// filter of the equivalent convolution: [M, C/G, K...] (within each group,
+/// in and out channels swapped), spatially flipped. One small linalg.generic
+/// over the filter ([G, C/G, M/G, K...] read as [G, M/G, C/G, K...]); the
+/// copy is what lets the convolution be a named op, and a library call.
+Value flippedConvFilter(OpBuilder &b, Location loc, Value w, int64_t group) {
   MLIRContext *ctx = b.getContext();
   auto wType = cast<RankedTensorType>(w.getType());
-  int64_t rank = wType.getRank();
-  SmallVector<int64_t> shape = {wType.getDimSize(1), wType.getDimSize(0)};
-  llvm::append_range(shape, wType.getShape().drop_front(2));
-  SmallVector<AffineExpr> in = {getAffineDimExpr(1, ctx), getAffineDimExpr(0, ctx)};
-  for (int64_t i = 2; i < rank; ++i)
-    in.push_back(getAffineConstantExpr(wType.getDimSize(i) - 1, ctx) - getAffineDimExpr(i, ctx));
-  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, in, ctx),
-                                 AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  int64_t rank = wType.getRank(), cg = wType.getDimSize(0) / group, mg = wType.getDimSize(1);
+  // With groups, a leading group dimension ([G, C/G, M/G, K...]); without,
+  // the filter as it is.
+  int64_t lead = group > 1 ? 1 : 0, loops = rank + lead;
+  Value source = group > 1 ? splitDim(b, loc, w, 0, group) : w;
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> in;
+  if (group > 1) {
+    shape.push_back(group);
+    in.push_back(getAffineDimExpr(0, ctx));
+  }
+  shape.append({mg, cg});
+  in.append({getAffineDimExpr(lead + 1, ctx), getAffineDimExpr(lead, ctx)});
+  for (int64_t i = 2; i < rank; ++i) {
+    shape.push_back(wType.getDimSize(i));
+    in.push_back(getAffineConstantExpr(wType.getDimSize(i) - 1, ctx) -
+                 getAffineDimExpr(lead + i, ctx));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, in, ctx),
+                                 AffineMap::getMultiDimIdentityMap(loops, ctx)};
   Value init = tensor::EmptyOp::create(b, loc, shape, wType.getElementType());
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, ValueRange{w}, ValueRange{init}, maps,
-      parallelIterators(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+      b, loc, TypeRange{init.getType()}, ValueRange{source}, ValueRange{init}, maps,
+      parallelIterators(loops), [&](OpBuilder &nb, Location l, ValueRange args) {
         linalg::YieldOp::create(nb, l, args[0]);
       });
-  return generic.getResult(0);
+  if (group == 1)
+    return generic.getResult(0);
+  SmallVector<int64_t> merged = {group * mg, cg};
+  llvm::append_range(merged, wType.getShape().drop_front(2));
+  return reshapeTo(b, loc, generic.getResult(0), withShape(w, merged));
 }
 
-/// A one-group conv_transpose as the named convolution (stride 1, the same
-/// dilation) of its zero-dilated, padded input by the flipped filter: the
-/// input is a tensor.pad where the stride is 1 and every pad is
-/// non-negative, else a slice of the zero buffer with the input inserted at
-/// the stride. The convolution then takes the path every forward one takes
-/// (oneDNN on the CPU).
-Value namedConvTranspose(OpBuilder &b, Location loc, ConvTransposeOp op, Value x, Value w,
-                         RankedTensorType outType, const ElemKind &k) {
-  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
-  ArrayRef<int64_t> padLow = op.getPadLow();
-  int64_t sp = strides.size();
-  auto xType = cast<RankedTensorType>(x.getType());
-  auto wType = cast<RankedTensorType>(w.getType());
-  ArrayRef<int64_t> outShape = outType.getShape();
-  Value zero = scalarConst(b, loc, k.type, 0);
-  // Output o reads positions o + pad_low + kk * dilation of the buffer in
-  // which x[i] sits at P + i * stride, P = dilation * (K - 1): the conv's
-  // input is the buffer's [pad_low, pad_low + O + P).
-  SmallVector<int64_t> low, high, bufShape = {xType.getDimSize(0), xType.getDimSize(1)};
-  SmallVector<int64_t> insertAt = {0, 0}, insertStrides = {1, 1};
-  SmallVector<int64_t> sliceAt = {0, 0}, sliceShape = {xType.getDimSize(0), xType.getDimSize(1)};
-  bool padOnly = true;
-  for (int64_t i = 0; i < sp; ++i) {
-    int64_t p = dilations[i] * (wType.getDimSize(2 + i) - 1);
-    int64_t span = outShape[2 + i] + p;
-    int64_t written = (xType.getDimSize(2 + i) - 1) * strides[i] + 1;
-    low.push_back(p - padLow[i]);
-    high.push_back(span - low.back() - written);
-    padOnly &= strides[i] == 1 && low.back() >= 0 && high.back() >= 0;
-    bufShape.push_back(std::max(padLow[i] + span, p + written));
-    insertAt.push_back(p);
-    insertStrides.push_back(strides[i]);
-    sliceAt.push_back(padLow[i]);
-    sliceShape.push_back(span);
-  }
-  Value input;
-  if (padOnly) {
-    input = padSpatial(b, loc, x, low, high, zero);
-  } else {
-    Value zeros = filledTensor(b, loc, bufShape, zero);
-    Value dilated = tensor::InsertSliceOp::create(b, loc, x, zeros, indexAttrs(b, insertAt),
-                                                  indexAttrs(b, xType.getShape()),
-                                                  indexAttrs(b, insertStrides));
-    SmallVector<int64_t> ones(sp + 2, 1);
-    input = tensor::ExtractSliceOp::create(b, loc, dilated, indexAttrs(b, sliceAt),
-                                           indexAttrs(b, sliceShape), indexAttrs(b, ones));
-  }
-  Value filter = flippedConvFilter(b, loc, w);
-  Value init = filledTensor(b, loc, outShape, zero);
-  SmallVector<int64_t> unit(sp, 1);
-  if (sp == 1)
-    return namedConv<linalg::Conv1DNcwFcwOp>(b, loc, input, filter, init, unit, dilations);
-  if (sp == 2)
-    return namedConv<linalg::Conv2DNchwFchwOp>(b, loc, input, filter, init, unit, dilations);
-  return namedConv<linalg::Conv3DNcdhwFcdhwOp>(b, loc, input, filter, init, unit, dilations);
-}
-
-/// conv_transpose -> a named convolution for one group (namedConvTranspose);
-/// for groups, the zero-dilated, padded input convolved with the flipped,
-/// channel-swapped filter in one linalg.generic (see the file comment).
+/// conv_transpose -> convolve() (stride 1, the same dilation and groups) of
+/// its zero-dilated, padded input by the flipped filter (see the file
+/// comment): the input is a tensor.pad where the stride is 1 and every pad
+/// is non-negative, else a slice of a zero buffer with the input inserted at
+/// the stride.
 struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -344,52 +300,50 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
     ElemKind k = elemKind(op.getType());
     ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
     ArrayRef<int64_t> padLow = op.getPadLow();
-    int64_t sp = strides.size(), group = op.getGroup();
+    int64_t sp = strides.size();
     Value x = adaptor.getInput(), w = adaptor.getFilter();
     auto xType = cast<RankedTensorType>(x.getType());
     auto wType = cast<RankedTensorType>(w.getType());
     ArrayRef<int64_t> outShape = outType.getShape();
-    if (group == 1 && sp <= 3) {
-      rewriter.replaceOp(op, namedConvTranspose(rewriter, loc, op, x, w, outType, k));
-      return success();
-    }
-    // Output o reads dilated-input positions o + pad_low + kk * dilation for
-    // kk < K; the zero-dilated input x[i] sits at P + i * stride with
-    // P = dilation * (K - 1). Size the buffer to the largest position read.
+    Value zero = scalarConst(rewriter, loc, k.type, 0);
+    // Output o reads positions o + pad_low + kk * dilation of the buffer in
+    // which x[i] sits at P + i * stride, P = dilation * (K - 1): the
+    // convolution's input is the buffer's [pad_low, pad_low + O + P).
+    SmallVector<int64_t> low, high;
     SmallVector<int64_t> bufShape = {xType.getDimSize(0), xType.getDimSize(1)};
     SmallVector<int64_t> insertAt = {0, 0}, insertStrides = {1, 1};
+    SmallVector<int64_t> sliceAt = {0, 0}, sliceShape = {xType.getDimSize(0), xType.getDimSize(1)};
+    bool padOnly = true;
     for (int64_t i = 0; i < sp; ++i) {
-      int64_t kernel = wType.getDimSize(2 + i);
-      int64_t p = dilations[i] * (kernel - 1);
-      int64_t lastRead = outShape[2 + i] - 1 + padLow[i] + p;
-      int64_t lastWritten = p + (xType.getDimSize(2 + i) - 1) * strides[i];
-      bufShape.push_back(std::max(lastRead, lastWritten) + 1);
+      int64_t p = dilations[i] * (wType.getDimSize(2 + i) - 1);
+      int64_t span = outShape[2 + i] + p;
+      int64_t written = (xType.getDimSize(2 + i) - 1) * strides[i] + 1;
+      low.push_back(p - padLow[i]);
+      high.push_back(span - low.back() - written);
+      padOnly &= strides[i] == 1 && low.back() >= 0 && high.back() >= 0;
+      bufShape.push_back(std::max(padLow[i] + span, p + written));
       insertAt.push_back(p);
       insertStrides.push_back(strides[i]);
+      sliceAt.push_back(padLow[i]);
+      sliceShape.push_back(span);
     }
-    Value zeros = filledTensor(rewriter, loc, bufShape,
-                               scalarConst(rewriter, loc, k.type, 0));
-    Value dilated = tensor::InsertSliceOp::create(
-        rewriter, loc, x, zeros, indexAttrs(rewriter, insertAt),
-        indexAttrs(rewriter, xType.getShape()),
-        indexAttrs(rewriter, insertStrides));
-    // [N, G, Cg, L...] and the filter [C, Mg, K...] as [G, Cg, Mg, K...].
-    Value xg = splitDim(rewriter, loc, dilated, 1, group);
-    Value wg = splitDim(rewriter, loc, w, 0, group);
-    SmallVector<int64_t> outG = {outShape[0], group, outShape[1] / group};
-    llvm::append_range(outG, outShape.drop_front(2));
-    // The flip: filter tap kk meets the dilated input at
-    // o + pad_low + (K - 1 - kk) * dilation.
-    SmallVector<int64_t> unitStrides(sp, 1), negDilations, offsets;
-    for (int64_t i = 0; i < sp; ++i) {
-      negDilations.push_back(-dilations[i]);
-      offsets.push_back(padLow[i] +
-                        dilations[i] * (wType.getDimSize(2 + i) - 1));
+    Value input;
+    if (padOnly) {
+      input = padSpatial(rewriter, loc, x, low, high, zero);
+    } else {
+      Value zeros = filledTensor(rewriter, loc, bufShape, zero);
+      Value dilated = tensor::InsertSliceOp::create(
+          rewriter, loc, x, zeros, indexAttrs(rewriter, insertAt),
+          indexAttrs(rewriter, xType.getShape()), indexAttrs(rewriter, insertStrides));
+      SmallVector<int64_t> ones(sp + 2, 1);
+      input = tensor::ExtractSliceOp::create(rewriter, loc, dilated, indexAttrs(rewriter, sliceAt),
+                                             indexAttrs(rewriter, sliceShape),
+                                             indexAttrs(rewriter, ones));
     }
-    Value yg = genericGroupedConv(rewriter, loc, xg, wg, outG, unitStrides,
-                                  negDilations, offsets, k,
-                                  /*swapChannels=*/true);
-    rewriter.replaceOp(op, reshapeTo(rewriter, loc, yg, outType));
+    Value filter = flippedConvFilter(rewriter, loc, w, op.getGroup());
+    SmallVector<int64_t> unit(sp, 1);
+    rewriter.replaceOp(op, convolve(rewriter, loc, input, filter, outType, unit, dilations,
+                                    op.getGroup(), k));
     return success();
   }
 };

@@ -105,7 +105,13 @@ const Api &api() {
 
 /// MATMUL has 8 parameters since the epilogue was appended; 7 in older
 /// artifacts (epilogue 0).
-constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kConvParams = 18;
+constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kConvParams = 18,
+                  kGroupedConvParams = 19;
+
+/// A CONV2D's groups: its 19th parameter, 1 when it has 18.
+int64_t convGroups(const tcc_abi_library_call &call) {
+  return call.num_params == kGroupedConvParams ? call.params[18] : 1;
+}
 constexpr int64_t kEpilogueBits =
     TCC_MATMUL_EPILOGUE_BIAS | TCC_MATMUL_EPILOGUE_RESIDUAL | TCC_MATMUL_EPILOGUE_RELU;
 
@@ -135,11 +141,12 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
            (isValidDtype(call.dtype) ? dtypeName(call.dtype) : std::to_string(call.dtype).c_str()) +
            (matmul ? " is not f32, bf16 or f16" : " is not f32");
   bool paramsOk = matmul ? call.num_params == kMatmulParams || call.num_params == kOldMatmulParams
-                         : call.num_params == kConvParams;
+                         : call.num_params == kConvParams || call.num_params == kGroupedConvParams;
   if (!paramsOk || !call.params)
     return std::to_string(call.num_params) + " parameters, expected " +
            (matmul ? std::to_string(kMatmulParams) + " (or " + std::to_string(kOldMatmulParams) + ")"
-                   : std::to_string(kConvParams));
+                   : std::to_string(kConvParams) + " (or " + std::to_string(kGroupedConvParams) +
+                         ")");
   const int64_t *p = call.params;
   auto flag = [](int64_t v) { return v == 0 || v == 1; };
   int64_t epilogue = matmul ? matmulEpilogue(call) : 0;
@@ -167,6 +174,10 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
       return "convolution padding " + std::to_string(p[i]) + " is negative";
   if (!flag(p[17]))
     return "convolution accumulate flag must be 0 or 1";
+  int64_t groups = convGroups(call);
+  if (groups < 1 || p[1] % groups != 0 || p[4] % groups != 0)
+    return "convolution groups " + std::to_string(groups) + " do not divide " +
+           std::to_string(p[1]) + " input and " + std::to_string(p[4]) + " output channels";
   for (int axis = 0; axis < 2; ++axis) {
     int64_t in = p[2 + axis] + p[13 + axis] + p[15 + axis], k = p[5 + axis], out = p[7 + axis],
             stride = p[9 + axis], dilation = p[11 + axis];
@@ -447,15 +458,20 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
       // The convolution picks its own layouts (blocked, for its JIT
       // kernels); reorders convert the plain operands in and the result
       // out, through scratch memory.
+      // Grouped: the filter [F, C/G, KH, KW] is oneDNN's [G, F/G, C/G, KH, KW]
+      // (the same bytes).
+      const int64_t groups = convGroups(c);
       std::vector<dnnl_dim_t> x = {p[0], p[1], p[2], p[3]}, w = {p[4], p[1], p[5], p[6]},
                               y = {p[0], p[4], p[7], p[8]};
+      if (groups > 1)
+        w = {groups, p[4] / groups, p[1] / groups, p[5], p[6]};
       dnnl_memory_desc_t plainMd[3] = {b.plain(x, denseStrides(x)), b.plain(w, denseStrides(w)),
                                        b.plain(y, denseStrides(y))};
       dnnl_memory_desc_t anyMd[3];
       const std::vector<dnnl_dim_t> *dims[3] = {&x, &w, &y};
       for (int k = 0; k < 3; ++k)
-        b.check(a.dnnl_memory_desc_init_by_tag(&anyMd[k], 4, dims[k]->data(), dnnl_f32,
-                                               dnnl_format_tag_any),
+        b.check(a.dnnl_memory_desc_init_by_tag(&anyMd[k], int(dims[k]->size()), dims[k]->data(),
+                                               dnnl_f32, dnnl_format_tag_any),
                 "memory descriptor");
       dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1},
                   padLow = {p[13], p[14]}, padHigh = {p[15], p[16]};

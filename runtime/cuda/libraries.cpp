@@ -277,6 +277,11 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
     std::string where = what + ": " + c->name;
     Call &cr = *c;
     calls_.push_back(std::move(c)); // owned from here: destroyed on failure
+    // TODO(issue 19): cudnnSetConvolutionGroupCount; the compiler emits
+    // grouped calls only for the CPU.
+    if (!matmul && call.num_params > 18 && p[18] != 1)
+      fail(TCC_ERROR_UNSUPPORTED, where + ": a grouped convolution (" + std::to_string(p[18]) +
+                                      " groups) is not a cuDNN call yet");
 
     cudaDataType_t type = CUDA_R_32F;
     if (call.dtype == TCC_DTYPE_BF16 && matmul)

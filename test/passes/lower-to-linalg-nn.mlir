@@ -123,20 +123,22 @@ func.func @conv1d_grouped(%x: tensor<1x4x9xf32>, %w: tensor<4x2x3xf32>) -> tenso
 
 // -----
 
-// Tests that conv_transpose zero-dilates the input by the stride into a
-// zero buffer padded by dilation * (K - 1) = 2, then convolves with stride 1:
-// the window walks backwards (the flipped filter) from o + pad_low + 2, and
-// the filter is read as [G, C/G, M/G, K] (channels swapped).
-// CHECK-DAG:   #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d3 - d5 + 3)>
-// CHECK-DAG:   #[[FILTER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d4, d2, d5)>
+// Tests that a grouped conv_transpose zero-dilates the input by the stride
+// into a zero buffer (x at dilation * (K - 1) = 2, every 2nd position),
+// slices the window the output reads from pad_low = 1, and convolves it with
+// stride 1 in the same 2 groups by the filter flipped (read at 2 - k) and
+// transposed within each group ([G, C/G, M/G, K] read as [G, M/G, C/G, K]).
+// CHECK-DAG:   #[[FLIP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, -d3 + 2)>
 // CHECK-LABEL: func.func @conv_transpose_1d
 //  CHECK-SAME:   (%[[X:.+]]: tensor<1x4x5xf32>, %[[W:.+]]: tensor<4x3x3xf32>)
 //       CHECK:   %[[Z:.+]] = linalg.fill {{.+}} -> tensor<1x4x14xf32>
 //       CHECK:   %[[D:.+]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 2] [1, 4, 5] [1, 1, 2]
-//       CHECK:   %[[XG:.+]] = tensor.expand_shape %[[D]] {{\[\[}}0], [1, 2], [3]] output_shape [1, 2, 2, 14]
+//       CHECK:   %[[S:.+]] = tensor.extract_slice %[[D]][0, 0, 1] [1, 4, 13] [1, 1, 1]
 //       CHECK:   %[[WG:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 2, 3, 3]
-//       CHECK:   %[[Y:.+]] = linalg.generic {indexing_maps = [#[[IN]], #[[FILTER]], #{{.+}}]
-//  CHECK-SAME:     ins(%[[XG]], %[[WG]] : tensor<1x2x2x14xf32>, tensor<2x2x3x3xf32>)
+//       CHECK:   %[[F:.+]] = linalg.generic {indexing_maps = [#[[FLIP]], #{{.+}}]
+//  CHECK-SAME:     ins(%[[WG]] : tensor<2x2x3x3xf32>) outs(%{{.+}} : tensor<2x3x2x3xf32>)
+//       CHECK:   %[[Y:.+]] = linalg.generic
+//  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<1x2x2x13xf32>, tensor<2x3x2x3xf32>)
 //       CHECK:   tensor.collapse_shape %[[Y]] {{\[\[}}0], [1, 2], [3]] : tensor<1x2x3x11xf32> into tensor<1x6x11xf32>
 func.func @conv_transpose_1d(%x: tensor<1x4x5xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x6x11xf32> {
   %0 = tcc.conv_transpose %x, %w {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 1>, pad_high = array<i64: 0>, output_padding = array<i64: 1>, group = 2 : i64} : (tensor<1x4x5xf32>, tensor<4x3x3xf32>) -> tensor<1x6x11xf32>

@@ -135,6 +135,10 @@ typedef struct tcc_abi_runtime {
  *    dilation_w, pad_top, pad_left, pad_bottom, pad_right, accumulate};
  *    operands {X [N,C,H,W], W [F,C,KH,KW], Y [N,F,OH,OW]}:
  *    Y (+)= convolution of X, zero-padded as given, with W; no bias. F32.
+ *    A 19th parameter, groups G (appended; 18 parameters mean G = 1), makes
+ *    it a grouped convolution: W is [F, C/G, KH, KW] and output channel f
+ *    reads the input channels of its group f / (F/G) (depthwise: G = C = F).
+ *    The CUDA runtime refuses G > 1 for now.
  *  With accumulate = 0 the result overwrites the output; with 1 it is added
  *  to what the output holds. A runtime refuses, when a session is created,
  *  a call whose dtype its library cannot run (the CPU runtime: F32 only). */
