@@ -208,6 +208,8 @@ public:
     o.lr_schedule = text("lr_schedule");
     o.checkpoint_dir = text("checkpoint_dir");
     o.resume = text("resume");
+    o.tensorboard = text("tensorboard");
+    o.trace = text("trace");
     o.steps = integer("steps", 0);
     o.lr = real("lr", 0);
     o.shuffle = int32_t(integer("shuffle", 1));

@@ -57,6 +57,9 @@ struct Options {
   long evalEvery = 0;
   long patience = 0;
   double minDelta = 0;
+  // Monitoring: TensorBoard event files into this folder; a Chrome trace.
+  std::string tensorboard;
+  std::string trace;
   // Embedding.
   bool handleSignals = false;
   tcc_trainer_log_callback log = nullptr;

@@ -194,9 +194,10 @@ void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch) {
   }
 }
 
-Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded)
+Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded,
+                       TraceWriter *trace)
     : set_(set), begin_(begin), end_(end), next_(begin), rows_(std::move(rows)),
-      threaded_(threaded) {
+      threaded_(threaded), trace_(trace && trace->active() ? trace : nullptr) {
   if (threaded_)
     worker_ = std::thread([this] { work(); });
   else
@@ -233,8 +234,7 @@ void Prefetcher::work() {
         if (stop_)
           return;
       }
-      rows_(k, rows);
-      fillBatch(set_, rows.data(), buffers_[slot]);
+      fill(k, rows, buffers_[slot]);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ready_[slot] = true;
@@ -250,12 +250,19 @@ void Prefetcher::work() {
   }
 }
 
+void Prefetcher::fill(long k, std::vector<int64_t> &rows, Batch &buffer) {
+  double start = trace_ ? trace_->now() : 0;
+  rows_(k, rows);
+  fillBatch(set_, rows.data(), buffer);
+  if (trace_)
+    trace_->span(Track::Data, "batch " + std::to_string(k), start, trace_->now());
+}
+
 const Batch &Prefetcher::next() {
   if (next_ >= end_)
     die("internal error: the prefetcher ran past its last batch");
   if (!threaded_) {
-    rows_(next_++, rows_buffer_);
-    fillBatch(set_, rows_buffer_.data(), buffers_[0]);
+    fill(next_++, rows_buffer_, buffers_[0]);
     return buffers_[0];
   }
   int slot = int(next_ & 1);

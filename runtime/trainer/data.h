@@ -16,6 +16,7 @@
 
 #include "runtime/data/npy.h"
 #include "runtime/trainer/common.h"
+#include "runtime/trainer/trace.h"
 
 #include <condition_variable>
 #include <exception>
@@ -111,8 +112,10 @@ public:
   using RowsFn = std::function<void(long k, std::vector<int64_t> &rows)>;
   /// Batches BEGIN .. END-1; THREADED: assembled ahead by a background
   /// thread, else by next() itself (when the step's threads take every core,
-  /// a background thread would only preempt them).
-  Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded);
+  /// a background thread would only preempt them). TRACE, if given and
+  /// active, gets a span per batch assembled on its data-loading track.
+  Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded,
+             TraceWriter *trace = nullptr);
   ~Prefetcher();
   Prefetcher(const Prefetcher &) = delete;
   Prefetcher &operator=(const Prefetcher &) = delete;
@@ -123,6 +126,8 @@ public:
 
 private:
   void work();
+  /// Assembles batch K into BUFFER from ROWS (traced).
+  void fill(long k, std::vector<int64_t> &rows, Batch &buffer);
 
   const DataSet &set_;
   long begin_, end_, next_;
@@ -138,6 +143,7 @@ private:
   std::thread worker_;
   bool threaded_;
   std::vector<int64_t> rows_buffer_;
+  TraceWriter *trace_;
 };
 
 /// Whether a prefetch thread pays: only when the step leaves a core free

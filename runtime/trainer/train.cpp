@@ -13,7 +13,13 @@
 #include "runtime/trainer/train.h"
 #include "runtime/trainer/data.h"
 #include "runtime/trainer/outputs.h"
+#include "runtime/trainer/nvml.h"
 #include "runtime/trainer/schedule.h"
+#include "runtime/trainer/tensorboard.h"
+#include "runtime/trainer/trace.h"
+
+#include "runtime/cuda/driver.h"
+#include "runtime/error.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -173,6 +179,9 @@ std::string shortString(double v) {
   return text;
 }
 
+/// V as a JSON number: nine significant digits, null when not finite.
+std::string jsonNumber(double v) { return std::isfinite(v) ? shortString(v) : "null"; }
+
 /// Reads the metadata KEY of the checkpoint PATH into OUT; false if absent.
 bool getMetadata(const std::string &path, const std::string &key, std::string &out) {
   char value[128];
@@ -278,6 +287,14 @@ struct StepSignature {
 class TrainingRun {
 public:
   TrainingRun(tcc_artifact_t artifact, const Options &o) : artifact_(artifact), o_(o), schedule_(o) {}
+  /// The trace is written however the run ends (an error too).
+  ~TrainingRun() {
+    try {
+      trace_.finish();
+    } catch (const UsageError &e) {
+      std::fprintf(stderr, "tcc-run: %s\n", e.message.c_str());
+    }
+  }
 
   /// What needs no session: the step's signature, the data and validation
   /// sets (opened and checked), the output paths and the checkpoint lock.
@@ -301,6 +318,13 @@ private:
   std::optional<Evaluation> evaluateIfDue(long stepsDone, std::string *stopReason);
   void writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                     const std::optional<Evaluation> &evaluation);
+  /// --tensorboard: the step's scalars (train/..., val/... when it
+  /// evaluated, gpu/... on a device NVML sees). SECONDS: the step's time.
+  void writeTensorBoard(long stepsDone, float loss, float lr, float gradNorm, double seconds,
+                        const std::optional<Evaluation> &evaluation);
+  /// Opens --tensorboard at the run's first step: the options as text, the
+  /// device monitor on a CUDA artifact.
+  void openTensorBoard();
   /// Calls the step callback; true when it asks to stop.
   bool reportStep(long stepsDone, float loss, float lr, float gradNorm,
                   const std::optional<Evaluation> &evaluation);
@@ -344,6 +368,11 @@ private:
   bool overlapUploads_ = false;
   bool staged_ = false; // the micro-batch about to run is set already
   long stepsDone_ = 0;
+  // Monitoring.
+  TensorBoardWriter tensorboard_;
+  std::unique_ptr<DeviceMonitor> device_;
+  TraceWriter trace_;
+  double waitSeconds_ = 0; // waiting for batches, since the last progress line
 };
 
 void TrainingRun::readSignature() {
@@ -430,6 +459,12 @@ void TrainingRun::checkOutputs() {
     checkWritableFile(o_.metrics, "--metrics");
   if (!o_.checkpointDir.empty())
     checkpoints_.open(o_.checkpointDir, o_.resume, o_.overwrite);
+  if (!o_.tensorboard.empty()) {
+    makeDirectory(o_.tensorboard);
+    checkWritableFolder(o_.tensorboard, "--tensorboard");
+  }
+  if (!o_.trace.empty())
+    trace_.open(o_.trace);
 }
 
 void TrainingRun::restore() {
@@ -481,8 +516,12 @@ std::string TrainingRun::writeCheckpoint(const std::string &file, long stepsDone
     values.push_back(v.c_str());
   }
   std::string path = checkpoints_.dir() + "/" + file;
+  double start = trace_.now();
   check(tcc_session_save_checkpoint(session_, path.c_str(), int32_t(keys.size()), keys.data(),
                                     values.data()));
+  if (trace_.active())
+    trace_.span(Track::Checkpoints, file, start, trace_.now(),
+                "\"step\": " + std::to_string(stepsDone));
   return path;
 }
 
@@ -502,7 +541,14 @@ void TrainingRun::stopAt(long stepsDone, const std::string &why, tcc_status stat
 
 const Batch &TrainingRun::nextBatch(long step) {
   try {
-    return batches_->next();
+    // The time the step waits for its batch: the data loading is behind.
+    auto start = std::chrono::steady_clock::now();
+    double traceStart = trace_.now();
+    const Batch &batch = batches_->next();
+    waitSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (trace_.active())
+      trace_.span(Track::Steps, "wait for data", traceStart, trace_.now());
+    return batch;
   } catch (const UsageError &e) {
     stopAt(step, e.message, e.status);
   }
@@ -571,7 +617,11 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
   std::optional<Evaluation> evaluation;
   bool improved = false;
   if (validator_) {
+    double start = trace_.now();
     evaluation = validator_->run(session_);
+    if (trace_.active())
+      trace_.span(Track::Evaluation, "validation", start, trace_.now(),
+                  "\"step\": " + std::to_string(stepsDone));
     validator_->print(*evaluation, stepsDone);
     double metric = judgeLoss_ ? evaluation->loss : evaluation->accuracy;
     improved = std::isnan(state_.bestMetric) || better(metric, state_.bestMetric, 0);
@@ -648,6 +698,78 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
   metrics_.write(text);
 }
 
+void TrainingRun::openTensorBoard() {
+  tensorboard_.open(o_.tensorboard, first_);
+  // The run's settings, as a Markdown table on the text tab.
+  std::string table = "| option | value |\n|---|---|\n";
+  auto row = [&](const char *flag, const std::string &value) {
+    table += std::string("| ") + flag + " | " + value + " |\n";
+  };
+  row("model", o_.model);
+  row("--data", o_.data.empty() ? o_.dataDir : "(arrays)");
+  row("--steps", std::to_string(o_.steps));
+  row("--lr", shortString(o_.lr));
+  row("--lr-schedule", o_.schedule);
+  if (o_.warmup)
+    row("--warmup", std::to_string(o_.warmup));
+  if (o_.minLr > 0)
+    row("--min-lr", shortString(o_.minLr));
+  if (o_.schedule == "step" || o_.schedule == "plateau")
+    row("--gamma", shortString(o_.gamma));
+  if (o_.stepSize)
+    row("--step-size", std::to_string(o_.stepSize));
+  if (o_.cycleSteps)
+    row("--cycle-steps", std::to_string(o_.cycleSteps));
+  row("--seed", std::to_string(o_.seed));
+  row("--shuffle", o_.shuffle ? "yes" : "no (--no-shuffle)");
+  row("batch", std::to_string(set_.batch) + (accum_ > 1 ? " x " + std::to_string(accum_) : ""));
+  if (o_.hasVal())
+    row("--val", o_.val.empty() ? o_.valDir : "(arrays)");
+  if (o_.evalEvery)
+    row("--eval-every", std::to_string(o_.evalEvery));
+  if (o_.patience)
+    row("--patience", std::to_string(o_.patience));
+  if (!o_.checkpointDir.empty())
+    row("--checkpoint-dir", o_.checkpointDir);
+  if (!o_.resume.empty())
+    row("--resume", o_.resume);
+  row("threads", o_.threads > 0 ? std::to_string(o_.threads) : "every core");
+  tensorboard_.text(first_, "options", table);
+  if (!overlapUploads_)
+    return;
+  // A CUDA artifact: the device's memory and utilization, where NVML is.
+  try {
+    device_ = std::make_unique<DeviceMonitor>(tcc::rt::cuda::deviceOrdinalFromEnv());
+  } catch (const tcc::rt::Error &e) {
+    say(o_, "tensorboard: no device scalars: %s\n", e.what());
+    return;
+  }
+  if (!device_->active()) {
+    say(o_, "tensorboard: no device scalars: %s\n", device_->why().c_str());
+    device_.reset();
+  }
+}
+
+void TrainingRun::writeTensorBoard(long stepsDone, float loss, float lr, float gradNorm,
+                                   double seconds, const std::optional<Evaluation> &evaluation) {
+  std::vector<std::pair<std::string, double>> values = {{"train/loss", loss}, {"train/lr", lr}};
+  if (sig_.hasGradNorm)
+    values.push_back({"train/grad_norm", gradNorm});
+  values.push_back(
+      {"train/samples_per_s", double(accum_ * set_.batch) / std::max(seconds, 1e-9)});
+  if (evaluation && evaluation->hasLoss)
+    values.push_back({"val/loss", evaluation->loss});
+  if (evaluation && evaluation->hasAccuracy)
+    values.push_back({"val/accuracy", evaluation->accuracy});
+  DeviceMonitor::Sample sample;
+  if (device_ && device_->sample(sample)) {
+    values.push_back({"gpu/memory_used_bytes", double(sample.usedBytes)});
+    values.push_back({"gpu/memory_peak_bytes", double(sample.peakBytes)});
+    values.push_back({"gpu/utilization_percent", double(sample.utilization)});
+  }
+  tensorboard_.scalars(stepsDone, values);
+}
+
 void TrainingRun::run(tcc_session_t session) {
   session_ = session;
   restore();
@@ -678,10 +800,12 @@ void TrainingRun::run(tcc_session_t session) {
           std::shuffle(order.begin(), order.end(), rng);
         std::copy_n(order.begin() + b * batch, batch, rows.begin());
       },
-      prefetchInBackground(o_.threads));
+      prefetchInBackground(o_.threads), &trace_);
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact_, &device));
   overlapUploads_ = std::strcmp(device, "cpu") != 0;
+  if (!o_.tensorboard.empty())
+    openTensorBoard();
 
   double windowLoss = 0;
   long windowSteps = 0;
@@ -696,10 +820,17 @@ void TrainingRun::run(tcc_session_t session) {
       stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
              TCC_ERROR_INTERRUPTED);
     float lr = float(schedule_.at(step));
+    auto stepStart = std::chrono::steady_clock::now();
+    double traceStart = trace_.now();
     float loss = runStep(step, lr);
     float gradNorm = std::nanf("");
     if (sig_.hasGradNorm)
       check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
+    double stepSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();
+    if (trace_.active())
+      trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
+                  "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
     // The step has applied its update: a non-finite loss or gradient norm
     // means the parameters may be ruined, so they are not saved (the last
     // checkpoint stays as it was).
@@ -725,12 +856,13 @@ void TrainingRun::run(tcc_session_t session) {
     // Evaluate every --eval-every steps and after the last one.
     std::string stopReason;
     std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
-    if (metrics_.active()) {
-      try {
+    try {
+      if (metrics_.active())
         writeMetrics(stepsDone, loss, lr, gradNorm, evaluation);
-      } catch (const UsageError &e) {
-        stopAt(stepsDone, e.message, e.status);
-      }
+      if (tensorboard_.active())
+        writeTensorBoard(stepsDone, loss, lr, gradNorm, stepSeconds, evaluation);
+    } catch (const UsageError &e) {
+      stopAt(stepsDone, e.message, e.status);
     }
     if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
       stopReason = "the step callback asked to stop";
@@ -745,11 +877,18 @@ void TrainingRun::run(tcc_session_t session) {
       say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps, windowLoss / double(windowSteps));
       if (windowSteps > 1)
         say(o_, " (mean of %ld)", windowSteps);
-      say(o_, " lr %g epoch %.2f %.0f samples/s eta %s\n", double(lr),
+      say(o_, " lr %g epoch %.2f %.0f samples/s eta %s", double(lr),
           double(stepsDone * accum_ * batch) / double(samples),
           double(windowSteps * accum_ * batch) / std::max(seconds, 1e-9),
           clockString(perStep * double(o_.steps - stepsDone)).c_str());
+      // When the steps wait for their batches, the data loading is the
+      // bottleneck (more --threads left to the prefetch, or faster storage).
+      double waited = waitSeconds_ / std::max(seconds, 1e-9);
+      if (waited >= 0.01)
+        say(o_, ", waiting for data %.0f%%", 100.0 * std::min(waited, 1.0));
+      say(o_, "\n");
       flush(o_);
+      waitSeconds_ = 0;
       windowLoss = 0;
       windowSteps = 0;
       windowStart = now;
@@ -765,8 +904,22 @@ void TrainingRun::run(tcc_session_t session) {
   if (!o_.save.empty())
     check(tcc_session_save_params(session_, o_.save.c_str()));
   // Without --eval-every, --val evaluates once, after training.
-  if (validator_ && o_.evalEvery == 0)
-    validator_->print(validator_->run(session_), stepsDone);
+  if (validator_ && o_.evalEvery == 0) {
+    double start = trace_.now();
+    Evaluation evaluation = validator_->run(session_);
+    if (trace_.active())
+      trace_.span(Track::Evaluation, "validation", start, trace_.now());
+    validator_->print(evaluation, stepsDone);
+    if (tensorboard_.active()) {
+      std::vector<std::pair<std::string, double>> values;
+      if (evaluation.hasLoss)
+        values.push_back({"val/loss", evaluation.loss});
+      if (evaluation.hasAccuracy)
+        values.push_back({"val/accuracy", evaluation.accuracy});
+      tensorboard_.scalars(stepsDone, values);
+    }
+  }
+  trace_.finish();
 }
 
 Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(options)) {

@@ -68,6 +68,9 @@ struct Options {
   long patience = 0;
   double minDelta = 0;
   bool hasMinDelta = false;
+  // Monitoring.
+  std::string tensorboard;
+  std::string trace;
 };
 
 /// Owns a session; destroys it when it goes out of scope.

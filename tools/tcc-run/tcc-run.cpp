@@ -113,6 +113,14 @@ const char kUsage[] =
     "  --patience P         Stop when the validation loss (the accuracy without\n"
     "                       eval_step) has not improved by more than --min-delta D\n"
     "                       (default 0) for P evaluations in a row\n"
+    "  --tensorboard DIR    Write a TensorBoard event file into DIR: train/loss,\n"
+    "                       train/lr, train/grad_norm, train/samples_per_s every step,\n"
+    "                       val/loss and val/accuracy at each evaluation (the\n"
+    "                       metrics' values), gpu/memory_used_bytes, memory_peak_bytes\n"
+    "                       and utilization_percent on CUDA (NVML), the options as text\n"
+    "  --trace FILE.json    Write a Chrome / Perfetto trace of the run: a span per\n"
+    "                       step and per wait for data, data loading, evaluations and\n"
+    "                       checkpoint writes on their own tracks\n"
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
@@ -262,6 +270,9 @@ const OptionSpec kOptions[] = {
      [](Options &o, Arg option, Arg v) { o.saveEvery = parseCount(option, v); }},
     {"--resume", true, [](Options &o, Arg, Arg v) { o.resume = v; }},
     {"--overwrite", false, [](Options &o, Arg, Arg) { o.overwrite = true; }},
+    // Monitoring.
+    {"--tensorboard", true, [](Options &o, Arg, Arg v) { o.tensorboard = v; }},
+    {"--trace", true, [](Options &o, Arg, Arg v) { o.trace = v; }},
 };
 
 const OptionSpec *findOption(const std::string &name) {

@@ -588,6 +588,15 @@ typedef struct tcc_trainer_options {
   void *log_user;
   tcc_trainer_step_callback on_step;
   void *on_step_user;
+  /* Monitoring (appended): --tensorboard DIR, a folder that gets a
+   * TensorBoard event file (scalars train/loss, train/lr, train/grad_norm,
+   * train/samples_per_s every step, val/loss and val/accuracy at each
+   * evaluation, gpu/... memory and utilization on a CUDA device where NVML
+   * is present, the options as text); --trace FILE, a Chrome / Perfetto
+   * trace-event JSON of the run (steps, waits for data, data loading,
+   * evaluations, checkpoint writes), written when the run ends. */
+  const char *tensorboard;
+  const char *trace;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
