@@ -210,6 +210,7 @@ public:
     o.resume = text("resume");
     o.tensorboard = text("tensorboard");
     o.trace = text("trace");
+    o.on_nonfinite = text("on_nonfinite");
     o.steps = integer("steps", 0);
     o.lr = real("lr", 0);
     o.shuffle = int32_t(integer("shuffle", 1));

@@ -107,6 +107,8 @@ Options convert(const tcc_trainer_options *c) {
   o.onStepUser = full.on_step_user;
   o.tensorboard = text(full.tensorboard);
   o.trace = text(full.trace);
+  if (full.on_nonfinite)
+    o.onNonfinite = full.on_nonfinite;
   return o;
 }
 

@@ -52,6 +52,8 @@ void checkRanges(const Options &o) {
       kind != "cyclic" && kind != "plateau")
     die("--lr-schedule must be constant, warmup, cosine, step, cyclic or plateau, not '" + kind +
         "'");
+  if (o.onNonfinite != "stop" && o.onNonfinite != "skip" && o.onNonfinite != "continue")
+    die("--on-nonfinite must be stop, skip or continue, not '" + o.onNonfinite + "'");
   if (!o.dataDir.empty() && !o.data.empty())
     die("training takes --data DIR or data arrays, not both");
   if (!o.valDir.empty() && !o.val.empty())

@@ -60,6 +60,8 @@ struct Options {
   // Monitoring: TensorBoard event files into this folder; a Chrome trace.
   std::string tensorboard;
   std::string trace;
+  // What a non-finite loss or gradient norm does: stop, skip or continue.
+  std::string onNonfinite = "stop";
   // Embedding.
   bool handleSignals = false;
   tcc_trainer_log_callback log = nullptr;

@@ -246,6 +246,7 @@ struct LoopState {
   long stopBad = 0;        // evaluations without improvement
   double windowSum = 0;    // training losses since the last
   long windowCount = 0;    //   evaluation (plateau without val)
+  long nonfinite = 0;      // steps with a non-finite loss (--on-nonfinite=continue)
 
   void save(std::map<std::string, std::string> &metadata) const {
     metadata["best_metric"] = exactString(bestMetric);
@@ -253,6 +254,7 @@ struct LoopState {
     metadata["stop_bad"] = std::to_string(stopBad);
     metadata["window_loss_sum"] = exactString(windowSum);
     metadata["window_loss_count"] = std::to_string(windowCount);
+    metadata["nonfinite_steps"] = std::to_string(nonfinite);
   }
 
   void restore(const std::function<bool(const std::string &, std::string &)> &get) {
@@ -272,6 +274,8 @@ struct LoopState {
       stopBad = metadataCount("stop_bad", value);
     if (get("window_loss_count", value))
       windowCount = metadataCount("window_loss_count", value);
+    if (get("nonfinite_steps", value))
+      nonfinite = metadataCount("nonfinite_steps", value);
   }
 };
 
@@ -310,6 +314,11 @@ private:
   void readSignature();
   void checkOutputs();
   void restore();
+  /// The guard after STEP (0-based): a non-finite LOSS or GRADNORM stops
+  /// the run (--on-nonfinite=stop) or is counted and warned about
+  /// (continue); a finite loss more than 10x the mean of the recent ones
+  /// warns. Returns whether the loss is finite.
+  bool checkFinite(long step, float loss, float gradNorm);
   /// Runs the K micro-batches of STEP (0-based); returns its mean loss.
   float runStep(long step, float lr);
   /// Evaluates after STEPSDONE steps when due: reports, updates the best
@@ -373,6 +382,9 @@ private:
   std::unique_ptr<DeviceMonitor> device_;
   TraceWriter trace_;
   double waitSeconds_ = 0; // waiting for batches, since the last progress line
+  // The loss-spike warning's reference: the last finite losses.
+  std::vector<double> recent_;
+  size_t recentNext_ = 0;
 };
 
 void TrainingRun::readSignature() {
@@ -431,6 +443,12 @@ void TrainingRun::readSignature() {
   }
   if (!sig_.hasLr || !sig_.hasLoss)
     die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
+  // Skipping must happen inside the compiled step (the update is applied
+  // in place before the host sees the loss); no artifact does that yet.
+  if (o_.onNonfinite == "skip")
+    die("--on-nonfinite=skip is not supported by this artifact: " + o_.model +
+        "'s train_step applies its update whatever the loss (skipping it inside the step comes "
+        "with fp16 loss scaling, issue 17); use stop or continue");
   if (set_.inputs.empty())
     die(o_.model + ": train_step has no data inputs");
   // Labels must name a class of the model's output: the last dimension of
@@ -552,6 +570,44 @@ const Batch &TrainingRun::nextBatch(long step) {
   } catch (const UsageError &e) {
     stopAt(step, e.message, e.status);
   }
+}
+
+bool TrainingRun::checkFinite(long step, float loss, float gradNorm) {
+  bool badLoss = !std::isfinite(loss), badNorm = sig_.hasGradNorm && !std::isfinite(gradNorm);
+  std::string where = "step " + std::to_string(step + 1) + ": ";
+  if (badLoss || badNorm) {
+    std::string what = badLoss ? "the loss is " + shortString(loss)
+                               : "the gradient norm is " + shortString(gradNorm) + " (the loss " +
+                                     shortString(loss) + ")";
+    if (o_.onNonfinite == "continue") {
+      ++state_.nonfinite;
+      say(o_, "warning: %s%s; continuing (--on-nonfinite=continue)\n", where.c_str(),
+          what.c_str());
+      return !badLoss;
+    }
+    // The step has applied its update, so the parameters may be ruined:
+    // they are not saved, and the last checkpoint stays as it was.
+    std::string last = lastSaved_ < 0 ? std::string()
+                                      : "; the last checkpoint, of step " +
+                                            std::to_string(lastSaved_) + ", is " +
+                                            checkpoints_.dir() + "/checkpoint.safetensors";
+    die(where + what + "; stopping (the parameters are not saved" + last + ")");
+  }
+  // A spike: more than 10x the mean of up to the last 50 finite losses
+  // (at least 10 of them: the first steps' losses fall fast).
+  constexpr size_t kWindow = 50, kLeast = 10;
+  if (recent_.size() >= kLeast) {
+    double mean = std::accumulate(recent_.begin(), recent_.end(), 0.0) / double(recent_.size());
+    if (mean > 0 && loss > 10 * mean)
+      say(o_, "warning: %sthe loss %s is %.1fx the mean of the last %zu steps (%s)\n",
+          where.c_str(), shortString(loss).c_str(), double(loss) / mean, recent_.size(),
+          shortString(mean).c_str());
+  }
+  if (recent_.size() < kWindow)
+    recent_.push_back(loss);
+  else
+    recent_[recentNext_++ % kWindow] = loss;
+  return true;
 }
 
 float TrainingRun::runStep(long step, float lr) {
@@ -683,11 +739,12 @@ bool TrainingRun::reportStep(long stepsDone, float loss, float lr, float gradNor
 void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                                const std::optional<Evaluation> &evaluation) {
   char text[512];
-  int n = std::snprintf(text, sizeof text, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g",
-                        stepsDone, double(loss), double(lr));
+  // Non-finite values (--on-nonfinite=continue) are JSON's null.
+  int n = std::snprintf(text, sizeof text, "{\"step\": %ld, \"loss\": %s, \"lr\": %.9g",
+                        stepsDone, jsonNumber(loss).c_str(), double(lr));
   if (sig_.hasGradNorm)
-    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %.9g",
-                       double(gradNorm));
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %s",
+                       jsonNumber(gradNorm).c_str());
   if (evaluation && evaluation->hasLoss)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.9g",
                        evaluation->loss);
@@ -808,7 +865,8 @@ void TrainingRun::run(tcc_session_t session) {
     openTensorBoard();
 
   double windowLoss = 0;
-  long windowSteps = 0;
+  long windowSteps = 0; // finite losses in the progress window
+  long windowTaken = 0; // steps in it
   auto runStart = std::chrono::steady_clock::now();
   auto windowStart = runStart;
   long stepsDone = first_;
@@ -831,27 +889,17 @@ void TrainingRun::run(tcc_session_t session) {
     if (trace_.active())
       trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
                   "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
-    // The step has applied its update: a non-finite loss or gradient norm
-    // means the parameters may be ruined, so they are not saved (the last
-    // checkpoint stays as it was).
-    auto last = [&] {
-      return lastSaved_ < 0 ? std::string()
-                            : "; the last checkpoint, of step " + std::to_string(lastSaved_) +
-                                  ", is " + checkpoints_.dir() + "/checkpoint.safetensors";
-    };
-    if (!std::isfinite(loss))
-      die("step " + std::to_string(step + 1) + ": the loss is " + shortString(loss) +
-          "; stopping (the parameters are not saved" + last() + ")");
-    if (sig_.hasGradNorm && !std::isfinite(gradNorm))
-      die("step " + std::to_string(step + 1) + ": the gradient norm is " + shortString(gradNorm) +
-          " (the loss " + shortString(loss) + "); stopping (the parameters are not saved" +
-          last() + ")");
+    bool finite = checkFinite(step, loss, gradNorm);
     stepsDone = step + 1;
     stepsDone_ = stepsDone;
-    windowLoss += loss;
-    ++windowSteps;
-    state_.windowSum += loss;
-    ++state_.windowCount;
+    ++windowTaken;
+    // A non-finite loss (--on-nonfinite=continue) is counted, not averaged.
+    if (finite) {
+      windowLoss += loss;
+      ++windowSteps;
+      state_.windowSum += loss;
+      ++state_.windowCount;
+    }
 
     // Evaluate every --eval-every steps and after the last one.
     std::string stopReason;
@@ -874,12 +922,13 @@ void TrainingRun::run(tcc_session_t session) {
       double seconds = std::chrono::duration<double>(now - windowStart).count();
       double perStep =
           std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
-      say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps, windowLoss / double(windowSteps));
+      say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps,
+          windowSteps ? windowLoss / double(windowSteps) : double(loss));
       if (windowSteps > 1)
         say(o_, " (mean of %ld)", windowSteps);
       say(o_, " lr %g epoch %.2f %.0f samples/s eta %s", double(lr),
           double(stepsDone * accum_ * batch) / double(samples),
-          double(windowSteps * accum_ * batch) / std::max(seconds, 1e-9),
+          double(windowTaken * accum_ * batch) / std::max(seconds, 1e-9),
           clockString(perStep * double(o_.steps - stepsDone)).c_str());
       // When the steps wait for their batches, the data loading is the
       // bottleneck (more --threads left to the prefetch, or faster storage).
@@ -891,6 +940,7 @@ void TrainingRun::run(tcc_session_t session) {
       waitSeconds_ = 0;
       windowLoss = 0;
       windowSteps = 0;
+      windowTaken = 0;
       windowStart = now;
     }
     if (!stopReason.empty()) {
@@ -900,6 +950,9 @@ void TrainingRun::run(tcc_session_t session) {
     }
   }
   batches_.reset();
+  if (state_.nonfinite > 0)
+    say(o_, "warning: %ld of the steps had a non-finite loss or gradient norm "
+            "(--on-nonfinite=continue)\n", state_.nonfinite);
   saveCheckpoint(stepsDone);
   if (!o_.save.empty())
     check(tcc_session_save_params(session_, o_.save.c_str()));

@@ -47,6 +47,7 @@ tcc_trainer_options trainerOptions(const Options &o) {
   t.min_delta = o.minDelta;
   t.tensorboard = text(o.tensorboard);
   t.trace = text(o.trace);
+  t.on_nonfinite = o.onNonfinite.c_str();
   // Ctrl-C, a closed terminal or a scheduler's SIGTERM checkpoint and exit 1.
   t.handle_signals = 1;
   return t;

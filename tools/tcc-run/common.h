@@ -71,6 +71,7 @@ struct Options {
   // Monitoring.
   std::string tensorboard;
   std::string trace;
+  std::string onNonfinite = "stop";
 };
 
 /// Owns a session; destroys it when it goes out of scope.

@@ -121,6 +121,11 @@ const char kUsage[] =
     "  --trace FILE.json    Write a Chrome / Perfetto trace of the run: a span per\n"
     "                       step and per wait for data, data loading, evaluations and\n"
     "                       checkpoint writes on their own tracks\n"
+    "  --on-nonfinite MODE  What a non-finite loss or gradient norm does: stop\n"
+    "                       (default: exit 1 naming the step, the last checkpoint kept),\n"
+    "                       continue (warn and go on; the metrics get null), skip (not\n"
+    "                       applying the step's update: needs an artifact that can).\n"
+    "                       A loss above 10x the mean of the last 50 steps warns\n"
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
@@ -273,6 +278,12 @@ const OptionSpec kOptions[] = {
     // Monitoring.
     {"--tensorboard", true, [](Options &o, Arg, Arg v) { o.tensorboard = v; }},
     {"--trace", true, [](Options &o, Arg, Arg v) { o.trace = v; }},
+    {"--on-nonfinite", true,
+     [](Options &o, Arg, Arg v) {
+       if (v != "stop" && v != "skip" && v != "continue")
+         die("--on-nonfinite must be stop, skip or continue, not '" + v + "'");
+       o.onNonfinite = v;
+     }},
 };
 
 const OptionSpec *findOption(const std::string &name) {

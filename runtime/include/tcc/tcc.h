@@ -597,6 +597,13 @@ typedef struct tcc_trainer_options {
    * evaluations, checkpoint writes), written when the run ends. */
   const char *tensorboard;
   const char *trace;
+  /* --on-nonfinite: what a non-finite loss or gradient norm does. "stop"
+   * (NULL, the default): the run fails (TCC_ERROR_INVALID_ARGUMENT) naming
+   * the step; nothing is saved over the last checkpoint. "continue": a
+   * warning, the run goes on (the metrics get null), and a count at the end.
+   * "skip": the step's update not applied, which needs an artifact whose
+   * step can skip it; none can yet, so it fails naming the artifact. */
+  const char *on_nonfinite;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,

@@ -82,11 +82,30 @@ def poison(src, dst, sample, value):
     write_npy(dst + '/y.npy', '<i8', list(shape), ys)
 
 
+def read_safetensors(path):
+    data = open(path, 'rb').read()
+    size, = struct.unpack('<Q', data[:8])
+    header = json.loads(data[8:8 + size])
+    base = 8 + size
+    return {name: (t['dtype'], t['shape'], data[base + t['data_offsets'][0]:base + t['data_offsets'][1]])
+            for name, t in header.items() if name != '__metadata__'}
+
+
+def same_params(checkpoint, params):
+    a, b = read_safetensors(checkpoint), read_safetensors(params)
+    for name, tensor in b.items():
+        assert name in a, name + ' is not in ' + checkpoint
+        assert a[name] == tensor, name + ' differs'
+    print('OK: %d parameters are bitwise equal' % len(b))
+
+
 def main(argv):
     if argv[1] == 'trace':
         check_trace(argv[2], int(argv[3]), int(argv[4]), int(argv[5]))
     elif argv[1] == 'records':
         check_records(argv[2])
+    elif argv[1] == 'same-params':
+        same_params(argv[2], argv[3])
     elif argv[1] == 'poison':
         poison(argv[2], argv[3], int(argv[4]), float(argv[5]))
     else:
