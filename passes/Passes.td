@@ -50,7 +50,13 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     `step` written by the runtime before each step, like `lr`. `@forward`
     stays, as the `infer` entry point. The step also outputs `grad_norm`, the
     global L2 norm of the gradients (before clipping), and with `grad-clip`
-    scales the gradients as PyTorch's clip_grad_norm_ does.
+    scales the gradients as PyTorch's clip_grad_norm_ does. The
+    hyperparameters are 0-d f32 inputs too (`weight_decay`; `momentum` when
+    SGD has a momentum buffer; Adam's `beta1`, `beta2`, `eps`,
+    `one_minus_beta1`, `one_minus_beta2`; `grad_clip` with clipping), their
+    option values recorded as the metadata `default.NAME`: sweeps need no
+    recompilation. Momentum 0 versus > 0 and clipping on or off stay
+    compile-time choices (they decide the step's state and ops).
 
     Also built: `@eval_step` (the labels and the model's inputs -> the loss
     and the model's outputs, batch norms with their running statistics, no

@@ -227,6 +227,13 @@ public:
     o.eval_every = integer("eval_every", 0);
     o.patience = integer("patience", 0);
     o.min_delta = real("min_delta", 0);
+    // The hyperparameters: NaN keeps the artifact's compile-time values.
+    o.weight_decay = real("weight_decay", NAN);
+    o.momentum = real("momentum", NAN);
+    o.beta1 = real("beta1", NAN);
+    o.beta2 = real("beta2", NAN);
+    o.eps = real("eps", NAN);
+    o.grad_clip = real("grad_clip", NAN);
     o.handle_signals = 0; // Python's own SIGINT handling stays in charge
     takeArrays(data, data_);
     takeArrays(val, val_);

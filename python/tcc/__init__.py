@@ -290,12 +290,14 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
     keywords are tcc-run's training flags: seed, log_every, warmup, min_lr,
     step_size, gamma, cycle_steps, plateau_patience, checkpoint_dir,
     save_every, resume, overwrite, eval_every, patience, min_delta, metrics,
-    save, tensorboard, trace, on_nonfinite. verbose prints the progress lines; CALLBACK(step_dict) runs after
+    save, tensorboard, trace, on_nonfinite, weight_decay, momentum, beta1,
+    beta2, eps, grad_clip. verbose prints the progress lines; CALLBACK(step_dict) runs after
     every step and stops the run (as early stopping does) by returning True.
     """
     known = {"seed", "log_every", "warmup", "min_lr", "step_size", "gamma", "cycle_steps",
              "plateau_patience", "checkpoint_dir", "save_every", "resume", "overwrite",
-             "eval_every", "patience", "min_delta", "metrics", "save", "tensorboard", "trace", "on_nonfinite"}
+             "eval_every", "patience", "min_delta", "metrics", "save", "tensorboard", "trace", "on_nonfinite",
+             "weight_decay", "momentum", "beta1", "beta2", "eps", "grad_clip"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"tcc.train: unknown option(s) {', '.join(unknown)}")

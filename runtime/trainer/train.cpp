@@ -279,10 +279,25 @@ struct LoopState {
   }
 };
 
+/// One hyperparameter input of train_step and the value the run writes.
+struct HyperInput {
+  std::string name;
+  float value;
+};
+
 /// The runtime inputs and outputs of train_step beside the data.
 struct StepSignature {
   bool hasLr = false, hasStep = false, hasRng = false, hasLoss = false, hasGradNorm = false;
+  std::vector<HyperInput> hyper;
 };
+
+/// Whether NAME is a hyperparameter input.
+const Hyperparameter *findHyperparameter(const std::string &name) {
+  for (const Hyperparameter &h : kHyperparameters)
+    if (name == h.input)
+      return &h;
+  return nullptr;
+}
 
 } // namespace
 
@@ -312,6 +327,9 @@ public:
 
 private:
   void readSignature();
+  /// The value of hyperparameter H for this run: its option, else the
+  /// artifact's compile-time default.
+  double hyperValue(const Hyperparameter &h) const;
   void checkOutputs();
   void restore();
   /// The guard after STEP (0-based): a non-finite LOSS or GRADNORM stops
@@ -433,6 +451,21 @@ void TrainingRun::readSignature() {
       (name == TCC_INPUT_LR ? sig_.hasLr : sig_.hasStep) = true;
       continue;
     }
+    if (name == TCC_INPUT_ONE_MINUS_BETA1 || name == TCC_INPUT_ONE_MINUS_BETA2) {
+      // PyTorch's coefficient: the difference in double, then f32.
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      const Hyperparameter *beta =
+          findHyperparameter(name == TCC_INPUT_ONE_MINUS_BETA1 ? TCC_INPUT_BETA1 : TCC_INPUT_BETA2);
+      sig_.hyper.push_back({name, float(1.0 - hyperValue(*beta))});
+      continue;
+    }
+    if (const Hyperparameter *h = findHyperparameter(name)) {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      sig_.hyper.push_back({name, float(hyperValue(*h))});
+      continue;
+    }
     if (name == TCC_INPUT_RNG) { // [seed, counter] of the step's dropouts
       if (t.dtype != TCC_DTYPE_I64 || t.rank != 1 || t.shape[0] != 2)
         die(o_.model + ": input 'rng' is " + typeString(t) + ", expected i64[2]");
@@ -443,6 +476,22 @@ void TrainingRun::readSignature() {
   }
   if (!sig_.hasLr || !sig_.hasLoss)
     die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
+  // A hyperparameter set for an artifact that has no such input: say why.
+  for (const Hyperparameter &h : kHyperparameters) {
+    bool present = std::any_of(sig_.hyper.begin(), sig_.hyper.end(),
+                               [&](const HyperInput &in) { return in.name == h.input; });
+    if (std::isnan(o_.*h.value) || present)
+      continue;
+    std::string optimizer = artifactMetadata(artifact_, TCC_METADATA_OPTIMIZER, "?");
+    std::string flag = h.flag;
+    die(flag + ": " + o_.model + "'s train_step has no '" + h.input + "' input (" +
+        (flag == "--momentum" && optimizer == "sgd"
+             ? "compiled without --momentum, so without a momentum buffer; recompile with "
+               "--momentum=M"
+         : flag == "--grad-clip" ? "compiled without --grad-clip; recompile with --grad-clip=N"
+         : "the optimizer is " + optimizer + ", which has none") +
+        ")");
+  }
   // Skipping must happen inside the compiled step (the update is applied
   // in place before the host sees the loss); no artifact does that yet.
   if (o_.onNonfinite == "skip")
@@ -468,6 +517,20 @@ void TrainingRun::readSignature() {
     validator_.emplace(artifact_, o_, labels_, y ? &y->declared : nullptr);
     judgeLoss_ = validator_->hasLoss();
   }
+}
+
+double TrainingRun::hyperValue(const Hyperparameter &h) const {
+  if (!std::isnan(o_.*h.value))
+    return o_.*h.value;
+  // The compile-time value, which the compiler recorded.
+  std::string key = std::string(TCC_METADATA_DEFAULT_PREFIX) + h.input;
+  std::string text = artifactMetadata(artifact_, key.c_str(), "");
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end)
+    die(o_.model + ": the artifact's metadata " + key + " '" + text +
+        "' is not a number; recompile the model");
+  return v;
 }
 
 void TrainingRun::checkOutputs() {
@@ -627,6 +690,9 @@ float TrainingRun::runStep(long step, float lr) {
     bool last = micro == accum_ - 1;
     if (last) {
       check(tcc_session_set_input(session, TCC_INPUT_LR, TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+      for (const HyperInput &h : sig_.hyper)
+        check(tcc_session_set_input(session, h.name.c_str(), TCC_DTYPE_F32, 0, nullptr, &h.value,
+                                    sizeof h.value));
       if (sig_.hasStep) {
         float count = float(step + 1); // 1-based, as PyTorch's optimizers count
         check(tcc_session_set_input(session, TCC_INPUT_STEP, TCC_DTYPE_F32, 0, nullptr, &count,
@@ -777,6 +843,9 @@ void TrainingRun::openTensorBoard() {
     row("--step-size", std::to_string(o_.stepSize));
   if (o_.cycleSteps)
     row("--cycle-steps", std::to_string(o_.cycleSteps));
+  for (const HyperInput &h : sig_.hyper)
+    if (findHyperparameter(h.name))
+      row(h.name.c_str(), shortString(h.value));
   row("--seed", std::to_string(o_.seed));
   row("--shuffle", o_.shuffle ? "yes" : "no (--no-shuffle)");
   row("batch", std::to_string(set_.batch) + (accum_ > 1 ? " x " + std::to_string(accum_) : ""));

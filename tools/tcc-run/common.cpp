@@ -48,6 +48,12 @@ tcc_trainer_options trainerOptions(const Options &o) {
   t.tensorboard = text(o.tensorboard);
   t.trace = text(o.trace);
   t.on_nonfinite = o.onNonfinite.c_str();
+  t.weight_decay = o.weightDecay;
+  t.momentum = o.momentum;
+  t.beta1 = o.beta1;
+  t.beta2 = o.beta2;
+  t.eps = o.eps;
+  t.grad_clip = o.gradClip;
   // Ctrl-C, a closed terminal or a scheduler's SIGTERM checkpoint and exit 1.
   t.handle_signals = 1;
   return t;

@@ -12,6 +12,7 @@
 #include "runtime/include/tcc/tcc.h"
 #include "runtime/trainer/support.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -72,6 +73,8 @@ struct Options {
   std::string tensorboard;
   std::string trace;
   std::string onNonfinite = "stop";
+  // The optimizer's hyperparameters; NaN: the artifact's compile-time value.
+  double weightDecay = NAN, momentum = NAN, beta1 = NAN, beta2 = NAN, eps = NAN, gradClip = NAN;
 };
 
 /// Owns a session; destroys it when it goes out of scope.

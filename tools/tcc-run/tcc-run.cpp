@@ -121,6 +121,12 @@ const char kUsage[] =
     "  --trace FILE.json    Write a Chrome / Perfetto trace of the run: a span per\n"
     "                       step and per wait for data, data loading, evaluations and\n"
     "                       checkpoint writes on their own tracks\n"
+    "  --weight-decay W, --momentum M, --beta1 B, --beta2 B, --eps E, --grad-clip N\n"
+    "                       The optimizer's hyperparameters, runtime inputs of the\n"
+    "                       step (default: the values tcc compiled it with); the\n"
+    "                       artifact must have the input (--momentum needs SGD\n"
+    "                       compiled with a momentum, --grad-clip one compiled with\n"
+    "                       clipping, --beta1/2 and --eps Adam or AdamW)\n"
     "  --on-nonfinite MODE  What a non-finite loss or gradient norm does: stop\n"
     "                       (default: exit 1 naming the step, the last checkpoint kept),\n"
     "                       continue (warn and go on; the metrics get null), skip (not\n"
@@ -278,6 +284,15 @@ const OptionSpec kOptions[] = {
     // Monitoring.
     {"--tensorboard", true, [](Options &o, Arg, Arg v) { o.tensorboard = v; }},
     {"--trace", true, [](Options &o, Arg, Arg v) { o.trace = v; }},
+    {"--weight-decay", true,
+     [](Options &o, Arg option, Arg v) { o.weightDecay = parseNumber(option, v); }},
+    {"--momentum", true,
+     [](Options &o, Arg option, Arg v) { o.momentum = parseNumber(option, v); }},
+    {"--beta1", true, [](Options &o, Arg option, Arg v) { o.beta1 = parseNumber(option, v); }},
+    {"--beta2", true, [](Options &o, Arg option, Arg v) { o.beta2 = parseNumber(option, v); }},
+    {"--eps", true, [](Options &o, Arg option, Arg v) { o.eps = parseNumber(option, v); }},
+    {"--grad-clip", true,
+     [](Options &o, Arg option, Arg v) { o.gradClip = parseNumber(option, v); }},
     {"--on-nonfinite", true,
      [](Options &o, Arg, Arg v) {
        if (v != "stop" && v != "skip" && v != "continue")

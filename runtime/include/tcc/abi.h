@@ -185,6 +185,25 @@ typedef struct tcc_abi_library_call {
 #define TCC_INPUT_RNG "rng"
 #define TCC_INPUT_MICRO "micro"
 
+/** The optimizer's hyperparameters, 0-d f32 inputs of train_step beside the
+ *  learning rate, so that sweeps and schedules never recompile: the weight
+ *  decay (always), SGD's momentum (when compiled with a momentum buffer),
+ *  Adam's beta1, beta2 and eps, and the clipping norm (when compiled with
+ *  --grad-clip). Each one's compile-time value is the metadata
+ *  TCC_METADATA_DEFAULT_PREFIX + its name, which a caller that does not
+ *  choose writes. */
+#define TCC_INPUT_WEIGHT_DECAY "weight_decay"
+#define TCC_INPUT_MOMENTUM "momentum"
+#define TCC_INPUT_BETA1 "beta1"
+#define TCC_INPUT_BETA2 "beta2"
+#define TCC_INPUT_EPS "eps"
+#define TCC_INPUT_GRAD_CLIP "grad_clip"
+/** Adam's 1 - beta1 and 1 - beta2, which the runtime writes as the f32 of
+ *  the difference computed in double (PyTorch's coefficients; 1 - f32(beta)
+ *  in f32 differs in the last bit); no default of their own. */
+#define TCC_INPUT_ONE_MINUS_BETA1 "one_minus_beta1"
+#define TCC_INPUT_ONE_MINUS_BETA2 "one_minus_beta2"
+
 /** Scalar outputs: the (mean) loss of the step, and in train_step the global
  *  gradient norm before clipping. */
 #define TCC_OUTPUT_LOSS "loss"
@@ -204,6 +223,9 @@ typedef struct tcc_abi_library_call {
 #define TCC_METADATA_IGNORE_INDEX "ignore_index"
 #define TCC_METADATA_GRAD_ACCUM "grad_accum"
 #define TCC_METADATA_INIT_PREFIX "init."
+/** DEFAULT_PREFIX + a hyperparameter input's name: its compile-time value
+ *  (decimal, "%.17g"), e.g. "default.weight_decay" = "0.01". */
+#define TCC_METADATA_DEFAULT_PREFIX "default."
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
  *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =

@@ -604,10 +604,18 @@ typedef struct tcc_trainer_options {
    * "skip": the step's update not applied, which needs an artifact whose
    * step can skip it; none can yet, so it fails naming the artifact. */
   const char *on_nonfinite;
+  /* The optimizer's hyperparameters (--weight-decay, --momentum, --beta1,
+   * --beta2, --eps, --grad-clip), runtime inputs of train_step; NaN (what
+   * tcc_trainer_options_init sets) keeps the value the artifact was
+   * compiled with. Setting one the artifact has no input for (--momentum
+   * on SGD compiled without momentum, --beta1 on SGD, --grad-clip compiled
+   * without clipping) fails tcc_trainer_create naming the option. */
+  double weight_decay, momentum, beta1, beta2, eps, grad_clip;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
- *  log_every 1, plateau_patience 10, gamma 0.1, all else 0 / NULL. NULL is
+ *  log_every 1, plateau_patience 10, gamma 0.1, the hyperparameters NaN,
+ *  all else 0 / NULL. NULL is
  *  ignored. Does not change the last error. */
 TCC_API void tcc_trainer_options_init(tcc_trainer_options *out_options);
 
