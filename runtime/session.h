@@ -146,6 +146,10 @@ private:
   std::string pendingRun_;
   /// Per descriptor tensor: an input set since the last run.
   std::vector<bool> inputSet_;
+  /// The compile-time value of each hyperparameter input (NaN: none), which
+  /// run() writes when the caller did not set the input.
+  std::vector<float> inputDefault_;
+  void findInputDefaults();
   /// Per descriptor tensor: an output that may be read; and, once an input
   /// overwrote it, that input's index.
   std::vector<bool> outputReadable_;

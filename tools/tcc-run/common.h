@@ -102,6 +102,14 @@ SessionHandle createSession(tcc_artifact_t artifact, const Options &o);
 void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, int64_t *outParams,
                 int64_t *outValues);
 
+/// Parses tcc-run's options ARGS (ARGS[0] is the program) and checks them
+/// against each other; dies naming the option.
+Options parseArgs(const std::vector<std::string> &args);
+
+/// `tcc-run sweep MODEL.so ...` (ARGS after "sweep"): hyperparameter trials
+/// of one artifact (tools/tcc-run/sweep.cpp).
+int sweepMain(const std::vector<std::string> &args);
+
 /// The trainer's options for a --data invocation, pointing into O's strings
 /// (valid while O is).
 tcc_trainer_options trainerOptions(const Options &o);

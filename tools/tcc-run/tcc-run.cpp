@@ -41,6 +41,10 @@ const char kUsage[] =
     "usage: tcc-run MODEL.so --list\n"
     "       tcc-run MODEL.so --infer --input NAME=FILE ... --output-dir DIR [options]\n"
     "       tcc-run MODEL.so --data DIR --steps N --lr X [options]   (a training artifact)\n"
+    "       tcc-run sweep MODEL.so --data DIR --steps N --lr X,Y,... [--weight-decay A,B,...]\n"
+    "               [--momentum|--beta1|--beta2|--eps|--grad-clip LIST] [--seeds K]\n"
+    "               [--random N] [--jobs J] [--halving] [--trial-dir DIR] --out FILE.jsonl\n"
+    "               [training options]\n"
     "\n"
     "  --list               Print the artifact's entry points, tensors (role, name, dtype,\n"
     "                       shape) and its arena and state sizes\n"
@@ -132,6 +136,20 @@ const char kUsage[] =
     "                       continue (warn and go on; the metrics get null), skip (not\n"
     "                       applying the step's update: needs an artifact that can).\n"
     "                       A loss above 10x the mean of the last 50 steps warns\n"
+    "\n"
+    "sweep (trials of one artifact; every other training option applies to all):\n"
+    "  --lr, --weight-decay, ... LIST   Comma-separated values: the grid of every\n"
+    "                       combination; with --random N, N draws where a value may\n"
+    "                       be a range LO:HI (uniform) or LO:HI:log (log-uniform)\n"
+    "  --seeds K            Each setting with seeds S .. S+K-1 (S = --seed)\n"
+    "  --jobs J             Trials at a time, the cores split between them\n"
+    "  --halving            Successive halving: every trial to the first rung, the\n"
+    "                       better half (validation loss at the rung, else the mean\n"
+    "                       training loss of its last quarter) on to the next\n"
+    "  --trial-dir DIR      DIR/trial-N.jsonl: each trial's metrics (and, with\n"
+    "                       --halving, its checkpoints)\n"
+    "  --out FILE.jsonl     One line per trial: its settings, steps, final_loss,\n"
+    "                       best_val_loss (or best_val_accuracy) and best_step\n"
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
@@ -346,7 +364,10 @@ void checkOptions(const Options &o) {
     die("--output-dir is required to write the outputs");
 }
 
-Options parseArgs(int argc, char **argv) {
+} // namespace
+
+Options parseArgs(const std::vector<std::string> &argv) {
+  int argc = int(argv.size());
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -389,6 +410,8 @@ Options parseArgs(int argc, char **argv) {
   checkOptions(o);
   return o;
 }
+
+namespace {
 
 const char *roleString(tcc_role role) {
   switch (role) {
@@ -534,7 +557,9 @@ void train(tcc_artifact_t artifact, const Options &o) {
 }
 
 int runMain(int argc, char **argv) {
-  Options o = parseArgs(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "sweep")
+    return sweepMain(std::vector<std::string>(argv + 2, argv + argc));
+  Options o = parseArgs(std::vector<std::string>(argv, argv + argc));
   tcc_artifact_t artifact;
   check(tcc_artifact_load(o.model.c_str(), &artifact));
   struct ArtifactGuard {

@@ -399,7 +399,10 @@ TCC_API tcc_status tcc_session_get_param(tcc_session_t session, const char *name
  *
  *  Before calling the entry, checks that every input the entry reads has been
  *  set since the previous run (TCC_ERROR_INVALID_STATE naming the ones that
- *  were not). After the call, successful or not, every input counts as unset.
+ *  were not), except the optimizer's hyperparameter inputs (TCC_INPUT_
+ *  WEIGHT_DECAY, ...), which, when not set, take the value the artifact was
+ *  compiled with (its metadata TCC_METADATA_DEFAULT_PREFIX + name). After the
+ *  call, successful or not, every input counts as unset.
  *  On success the outputs the entry writes become readable.
  *  Errors: TCC_ERROR_NOT_FOUND (no such entry; the message lists them),
  *  TCC_ERROR_INVALID_STATE, TCC_ERROR_RUNTIME (the entry returned a nonzero
