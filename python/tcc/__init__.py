@@ -173,10 +173,17 @@ class Session:
     def run(self, entry: str, inputs: Optional[Mapping[str, Any]] = None,
             **kwargs: Any) -> Dict[str, np.ndarray]:
         """Sets the inputs (by name, as keywords or a dict), runs ENTRY and
-        returns its outputs, name -> a new array (e.g. "loss", "grad_norm")."""
+        returns its outputs, name -> a new array (e.g. "loss", "grad_norm").
+        The optimizer's hyperparameter inputs may be left out: they then
+        take the values the artifact was compiled with."""
         given = dict(inputs or {}, **kwargs)
         declared = {t.name: t for t in self.artifact.inputs(entry)}
-        missing = [n for n in declared if n not in given]
+        # The optimizer's hyperparameters (weight_decay, beta1, ...) default
+        # to their compile-time values in the runtime itself.
+        defaulted = {n for n in declared
+                     if self.artifact.metadata("default." + n) is not None
+                     or n in ("one_minus_beta1", "one_minus_beta2")}
+        missing = [n for n in declared if n not in given and n not in defaulted]
         if missing:
             raise Error(f"{self.artifact.path}: entry '{entry}' needs input(s) "
                         f"{', '.join(missing)}")

@@ -283,6 +283,9 @@ struct LoopState {
 struct HyperInput {
   std::string name;
   float value;
+  /// Whether the run writes it: an option set it. Otherwise the session
+  /// writes the artifact's compile-time value itself (tcc_session_run).
+  bool overridden;
 };
 
 /// The runtime inputs and outputs of train_step beside the data.
@@ -457,13 +460,13 @@ void TrainingRun::readSignature() {
         die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
       const Hyperparameter *beta =
           findHyperparameter(name == TCC_INPUT_ONE_MINUS_BETA1 ? TCC_INPUT_BETA1 : TCC_INPUT_BETA2);
-      sig_.hyper.push_back({name, float(1.0 - hyperValue(*beta))});
+      sig_.hyper.push_back({name, float(1.0 - hyperValue(*beta)), !std::isnan(o_.*beta->value)});
       continue;
     }
     if (const Hyperparameter *h = findHyperparameter(name)) {
       if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
         die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
-      sig_.hyper.push_back({name, float(hyperValue(*h))});
+      sig_.hyper.push_back({name, float(hyperValue(*h)), !std::isnan(o_.*h->value)});
       continue;
     }
     if (name == TCC_INPUT_RNG) { // [seed, counter] of the step's dropouts
@@ -691,7 +694,8 @@ float TrainingRun::runStep(long step, float lr) {
     if (last) {
       check(tcc_session_set_input(session, TCC_INPUT_LR, TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
       for (const HyperInput &h : sig_.hyper)
-        check(tcc_session_set_input(session, h.name.c_str(), TCC_DTYPE_F32, 0, nullptr, &h.value,
+        if (h.overridden)
+          check(tcc_session_set_input(session, h.name.c_str(), TCC_DTYPE_F32, 0, nullptr, &h.value,
                                     sizeof h.value));
       if (sig_.hasStep) {
         float count = float(step + 1); // 1-based, as PyTorch's optimizers count

@@ -503,7 +503,12 @@ void infer(tcc_artifact_t artifact, const Options &o) {
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
-    if (t.role == TCC_ROLE_INPUT && !inputs.count(t.name))
+    // The optimizer's hyperparameters default to their compile-time values.
+    std::string name = t.name;
+    bool defaulted =
+        !artifactMetadata(artifact, (TCC_METADATA_DEFAULT_PREFIX + name).c_str(), "").empty() ||
+        name == TCC_INPUT_ONE_MINUS_BETA1 || name == TCC_INPUT_ONE_MINUS_BETA2;
+    if (t.role == TCC_ROLE_INPUT && !inputs.count(t.name) && !defaulted)
       missing +=
           (missing.empty() ? "'" : ", '") + std::string(t.name) + "' (" + typeString(t) + ")";
   }
