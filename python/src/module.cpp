@@ -234,6 +234,12 @@ public:
     o.beta2 = real("beta2", NAN);
     o.eps = real("eps", NAN);
     o.grad_clip = real("grad_clip", NAN);
+    o.workers = int32_t(integer("workers", 0));
+    o.random_crop = int32_t(integer("random_crop", 0));
+    o.flip = int32_t(integer("flip", 0));
+    o.normalize = text("normalize");
+    o.augment_input = text("augment_input");
+    o.image_shape = text("image_shape");
     o.handle_signals = 0; // Python's own SIGINT handling stays in charge
     takeArrays(data, data_);
     takeArrays(val, val_);

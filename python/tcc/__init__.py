@@ -298,21 +298,24 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
     step_size, gamma, cycle_steps, plateau_patience, checkpoint_dir,
     save_every, resume, overwrite, eval_every, patience, min_delta, metrics,
     save, tensorboard, trace, on_nonfinite, weight_decay, momentum, beta1,
-    beta2, eps, grad_clip. verbose prints the progress lines; CALLBACK(step_dict) runs after
+    beta2, eps, grad_clip, workers, random_crop, flip, normalize,
+    augment_input, image_shape. verbose prints the progress lines; CALLBACK(step_dict) runs after
     every step and stops the run (as early stopping does) by returning True.
     """
     known = {"seed", "log_every", "warmup", "min_lr", "step_size", "gamma", "cycle_steps",
              "plateau_patience", "checkpoint_dir", "save_every", "resume", "overwrite",
              "eval_every", "patience", "min_delta", "metrics", "save", "tensorboard", "trace", "on_nonfinite",
-             "weight_decay", "momentum", "beta1", "beta2", "eps", "grad_clip"}
+             "weight_decay", "momentum", "beta1", "beta2", "eps", "grad_clip",
+             "workers", "random_crop", "flip", "normalize", "augment_input", "image_shape"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"tcc.train: unknown option(s) {', '.join(unknown)}")
     o: Dict[str, Any] = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
                          for k, v in options.items() if v is not None}
     o.update(steps=int(steps), lr=float(lr), lr_schedule=schedule, shuffle=int(bool(shuffle)))
-    if "overwrite" in o:
-        o["overwrite"] = int(bool(o["overwrite"]))
+    for flag in ("overwrite", "flip"):
+        if flag in o:
+            o[flag] = int(bool(o[flag]))
     arrays, val_arrays = [], []
     if isinstance(data, Mapping):
         arrays = _arrays(data)

@@ -116,6 +116,12 @@ Options convert(const tcc_trainer_options *c) {
   o.beta2 = full.beta2;
   o.eps = full.eps;
   o.gradClip = full.grad_clip;
+  o.workers = long(full.workers);
+  o.augmentInput = text(full.augment_input);
+  o.imageShape = text(full.image_shape);
+  o.randomCrop = long(full.random_crop);
+  o.flip = full.flip != 0;
+  o.normalize = text(full.normalize);
   return o;
 }
 

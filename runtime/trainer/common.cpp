@@ -70,6 +70,10 @@ void checkRanges(const Options &o) {
   count("--save-every", o.saveEvery, 0);
   count("--eval-every", o.evalEvery, 0);
   count("--patience", o.patience, 0);
+  count("--workers", o.workers, 0);
+  count("--random-crop", o.randomCrop, 0);
+  if (o.workers > 256)
+    die("--workers needs at most 256 threads, got " + std::to_string(o.workers));
   const std::string &kind = o.schedule;
   if (kind != "constant" && kind != "warmup" && kind != "cosine" && kind != "step" &&
       kind != "cyclic" && kind != "plateau")

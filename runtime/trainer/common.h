@@ -64,6 +64,13 @@ struct Options {
   // The optimizer's hyperparameters, overriding the artifact's compile-time
   // values (its metadata defaults); NaN: not set.
   double weightDecay = NAN, momentum = NAN, beta1 = NAN, beta2 = NAN, eps = NAN, gradClip = NAN;
+  // Data workers and augmentation.
+  long workers = 0;        // 0: one prefetch thread when a core is free
+  std::string augmentInput; // default: the data's one f32 input
+  std::string imageShape;   // "CxHxW", default: the input's own
+  long randomCrop = 0;      // padding of the random crop (0: none)
+  bool flip = false;        // random horizontal flip
+  std::string normalize;    // "MEAN/STD" (per channel: "M1:M2/S1:S2")
   // What a non-finite loss or gradient norm does: stop, skip or continue.
   std::string onNonfinite = "stop";
   // Embedding.

@@ -5,6 +5,7 @@
 
 #include "runtime/support/file_io.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tcc::train {
@@ -48,6 +49,8 @@ void TraceWriter::span(Track track, const std::string &name, double start, doubl
   event += "}";
   std::lock_guard<std::mutex> lock(mutex_);
   events_.push_back(std::move(event));
+  if (int(track) > int(Track::Checkpoints))
+    workers_ = std::max(workers_, (int(track) - int(Track::Data)) / 10);
 }
 
 void TraceWriter::finish() {
@@ -64,6 +67,11 @@ void TraceWriter::finish() {
   for (const auto &[track, name] : tracks)
     json += ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " +
             std::to_string(int(track)) + ", \"args\": {\"name\": \"" + name + "\"}}";
+  // The tracks of further data workers.
+  for (int w = 1; w <= workers_; ++w)
+    json += ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " +
+            std::to_string(int(dataTrack(w))) + ", \"args\": {\"name\": \"data loading " +
+            std::to_string(w + 1) + "\"}}";
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const std::string &event : events_)

@@ -19,8 +19,12 @@
 
 namespace tcc::train {
 
-/// The tracks of a trace (its "threads").
+/// The tracks of a trace (its "threads"); data worker w loads on track
+/// Data + 10 w (the first on Data itself).
 enum class Track { Steps = 1, Data = 2, Evaluation = 3, Checkpoints = 4 };
+
+/// The data-loading track of worker WORKER.
+inline Track dataTrack(int worker) { return Track(int(Track::Data) + 10 * worker); }
 
 class TraceWriter {
 public:
@@ -46,6 +50,7 @@ private:
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
   std::vector<std::string> events_;
+  int workers_ = 0; // the highest data worker seen
 };
 
 } // namespace tcc::train

@@ -94,6 +94,13 @@ public:
       checkLabels(set_, labels, scores_.shape[1]);
   }
 
+  /// Validation batches get the training's normalization (no crop or flip).
+  void setAugment(const AugmentSpec &spec, const std::string &input) {
+    set_.augment = spec;
+    set_.augmentIndex = set_.indexOf(input);
+    set_.augmentRandom = false;
+  }
+
   /// Whether evaluations measure the loss (an eval_step entry).
   bool hasLoss() const { return hasLoss_; }
 
@@ -110,7 +117,7 @@ public:
         [batch](long k, std::vector<int64_t> &rows) {
           std::iota(rows.begin(), rows.end(), int64_t(k) * batch);
         },
-        prefetchInBackground(o_.threads));
+        prefetchInBackground(o_.threads) ? 1 : 0);
     for (int64_t k = 0; k < batches; ++k) {
       const Batch &b = prefetcher.next();
       setBatch(session, set_, b);
@@ -333,6 +340,8 @@ private:
   /// The value of hyperparameter H for this run: its option, else the
   /// artifact's compile-time default.
   double hyperValue(const Hyperparameter &h) const;
+  /// The augmentation options: the image input and its geometry.
+  void readAugmentation();
   void checkOutputs();
   void restore();
   /// The guard after STEP (0-based): a non-finite LOSS or GRADNORM stops
@@ -514,12 +523,100 @@ void TrainingRun::readSignature() {
   if (set_.samples < set_.batch)
     die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
         " samples, fewer than one batch of " + std::to_string(set_.batch));
+  readAugmentation();
   // The validation set is checked before the first step too.
   if (o_.hasVal()) {
     const Samples *y = set_.find(labels_.name);
     validator_.emplace(artifact_, o_, labels_, y ? &y->declared : nullptr);
     judgeLoss_ = validator_->hasLoss();
+    if (set_.augmentIndex >= 0)
+      validator_->setAugment(set_.augment, set_.inputs[size_t(set_.augmentIndex)].name);
   }
+}
+
+void TrainingRun::readAugmentation() {
+  AugmentSpec &a = set_.augment;
+  a.pad = o_.randomCrop;
+  a.flip = o_.flip;
+  auto numbers = [&](const std::string &text, const char *what) {
+    std::vector<float> out;
+    size_t begin = 0;
+    for (;;) {
+      size_t end = text.find(':', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      double v = std::strtod(part.c_str(), &stop);
+      if (part.empty() || *stop || !std::isfinite(v))
+        die("--normalize " + o_.normalize + ": the " + what + " '" + part + "' is not a number");
+      out.push_back(float(v));
+      if (end == std::string::npos)
+        return out;
+      begin = end + 1;
+    }
+  };
+  if (!o_.normalize.empty()) {
+    size_t slash = o_.normalize.find('/');
+    if (slash == std::string::npos)
+      die("--normalize needs MEAN/STD (per channel: M1:M2:M3/S1:S2:S3), got '" + o_.normalize + "'");
+    a.mean = numbers(o_.normalize.substr(0, slash), "mean");
+    a.std = numbers(o_.normalize.substr(slash + 1), "standard deviation");
+    if (a.mean.size() != a.std.size())
+      die("--normalize " + o_.normalize + ": as many means as standard deviations");
+    for (float sd : a.std)
+      if (!(sd > 0))
+        die("--normalize " + o_.normalize + ": a standard deviation must be > 0");
+  }
+  if (!a.active())
+    return;
+  // The image input: --augment-input, else the one f32 input of the data.
+  int index = -1;
+  for (size_t i = 0; i < set_.inputs.size(); ++i) {
+    const Samples &s = set_.inputs[i];
+    bool named = o_.augmentInput.empty() ? s.name != labels_.name && s.dtype == TCC_DTYPE_F32
+                                         : s.name == o_.augmentInput;
+    if (!named)
+      continue;
+    if (index >= 0)
+      die("augmentation: the data has several f32 inputs; name the image with --augment-input");
+    index = int(i);
+  }
+  if (index < 0)
+    die("augmentation: " + (o_.augmentInput.empty() ? std::string("the data has no f32 input")
+                                                    : "no data input '" + o_.augmentInput + "'"));
+  const Samples &image = set_.inputs[size_t(index)];
+  if (image.dtype != TCC_DTYPE_F32)
+    die("augmentation: input '" + image.name + "' is not f32");
+  // The image geometry: --image-shape CxHxW, else the input's own C x H x W.
+  std::vector<int64_t> dims(image.declared.shape + 1, image.declared.shape + image.declared.rank);
+  if (!o_.imageShape.empty()) {
+    dims.clear();
+    std::string text = o_.imageShape;
+    for (size_t begin = 0;;) {
+      size_t end = text.find('x', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      long v = std::strtol(part.c_str(), &stop, 10);
+      if (part.empty() || *stop || v < 1)
+        die("--image-shape needs CxHxW (positive integers), got '" + text + "'");
+      dims.push_back(v);
+      if (end == std::string::npos)
+        break;
+      begin = end + 1;
+    }
+  }
+  if (dims.size() != 3 || dims[0] * dims[1] * dims[2] * 4 != int64_t(image.sampleBytes))
+    die("augmentation: input '" + image.name + "' is " + typeString(image.declared) +
+        "; pass --image-shape CxHxW with C*H*W its values per sample");
+  a.channels = dims[0];
+  a.height = dims[1];
+  a.width = dims[2];
+  if (a.mean.size() > 1 && int64_t(a.mean.size()) != a.channels)
+    die("--normalize " + o_.normalize + ": " + std::to_string(a.mean.size()) +
+        " values for " + std::to_string(a.channels) + " channels");
+  if (a.pad >= a.height || a.pad >= a.width)
+    die("--random-crop " + std::to_string(a.pad) + " is not below the image's height and width");
+  set_.augmentIndex = index;
+  set_.seed = o_.seed;
 }
 
 double TrainingRun::hyperValue(const Hyperparameter &h) const {
@@ -558,6 +655,8 @@ void TrainingRun::restore() {
             {"batch", std::to_string(set_.batch)}};
   if (accum_ > 1)
     order_["grad_accum"] = std::to_string(accum_);
+  if (set_.augmentIndex >= 0)
+    order_["augment"] = set_.augment.describe();
   if (o_.resume.empty())
     return;
   const std::string &path = o_.resume;
@@ -851,6 +950,10 @@ void TrainingRun::openTensorBoard() {
     if (findHyperparameter(h.name))
       row(h.name.c_str(), shortString(h.value));
   row("--seed", std::to_string(o_.seed));
+  if (set_.augmentIndex >= 0)
+    row("augmentation", set_.augment.describe());
+  if (o_.workers > 0)
+    row("--workers", std::to_string(o_.workers));
   row("--shuffle", o_.shuffle ? "yes" : "no (--no-shuffle)");
   row("batch", std::to_string(set_.batch) + (accum_ > 1 ? " x " + std::to_string(accum_) : ""));
   if (o_.hasVal())
@@ -930,7 +1033,7 @@ void TrainingRun::run(tcc_session_t session) {
           std::shuffle(order.begin(), order.end(), rng);
         std::copy_n(order.begin() + b * batch, batch, rows.begin());
       },
-      prefetchInBackground(o_.threads), &trace_);
+      o_.workers > 0 ? int(o_.workers) : prefetchInBackground(o_.threads) ? 1 : 0, &trace_);
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact_, &device));
   overlapUploads_ = std::strcmp(device, "cpu") != 0;

@@ -54,6 +54,12 @@ tcc_trainer_options trainerOptions(const Options &o) {
   t.beta2 = o.beta2;
   t.eps = o.eps;
   t.grad_clip = o.gradClip;
+  t.workers = int32_t(o.workers);
+  t.augment_input = text(o.augmentInput);
+  t.image_shape = text(o.imageShape);
+  t.random_crop = int32_t(o.randomCrop);
+  t.flip = o.flip;
+  t.normalize = text(o.normalize);
   // Ctrl-C, a closed terminal or a scheduler's SIGTERM checkpoint and exit 1.
   t.handle_signals = 1;
   return t;

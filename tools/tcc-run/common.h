@@ -75,6 +75,11 @@ struct Options {
   std::string onNonfinite = "stop";
   // The optimizer's hyperparameters; NaN: the artifact's compile-time value.
   double weightDecay = NAN, momentum = NAN, beta1 = NAN, beta2 = NAN, eps = NAN, gradClip = NAN;
+  // Data workers and augmentation.
+  long workers = 0;
+  std::string augmentInput, imageShape, normalize;
+  long randomCrop = 0;
+  bool flip = false;
 };
 
 /// Owns a session; destroys it when it goes out of scope.

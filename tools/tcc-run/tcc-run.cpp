@@ -131,6 +131,18 @@ const char kUsage[] =
     "                       artifact must have the input (--momentum needs SGD\n"
     "                       compiled with a momentum, --grad-clip one compiled with\n"
     "                       clipping, --beta1/2 and --eps Adam or AdamW)\n"
+    "  --workers N          Threads that read (and augment) batches ahead of the step\n"
+    "                       (default: one when a core is free); the batches are the\n"
+    "                       same for any N\n"
+    "  --random-crop P      Augment the image input: a random crop of the image padded\n"
+    "                       by P zeros on each side, back to its size\n"
+    "  --flip               Augment: a random horizontal flip (probability 1/2)\n"
+    "  --normalize M/S      (x - M) / S after the crop and flip, on the validation data\n"
+    "                       too; per channel M1:M2:M3/S1:S2:S3\n"
+    "  --augment-input NAME The image input (default: the data's one f32 input)\n"
+    "  --image-shape CxHxW  Its geometry when the input is flat (28x28 as 784)\n"
+    "                       Crops and flips draw from Philox keyed by --seed and\n"
+    "                       counted by (micro-batch, sample): reproducible, resumable\n"
     "  --on-nonfinite MODE  What a non-finite loss or gradient norm does: stop\n"
     "                       (default: exit 1 naming the step, the last checkpoint kept),\n"
     "                       continue (warn and go on; the metrics get null), skip (not\n"
@@ -311,6 +323,14 @@ const OptionSpec kOptions[] = {
     {"--eps", true, [](Options &o, Arg option, Arg v) { o.eps = parseNumber(option, v); }},
     {"--grad-clip", true,
      [](Options &o, Arg option, Arg v) { o.gradClip = parseNumber(option, v); }},
+    {"--workers", true,
+     [](Options &o, Arg option, Arg v) { o.workers = parseCount(option, v); }},
+    {"--random-crop", true,
+     [](Options &o, Arg option, Arg v) { o.randomCrop = parseCount(option, v); }},
+    {"--flip", false, [](Options &o, Arg, Arg) { o.flip = true; }},
+    {"--normalize", true, [](Options &o, Arg, Arg v) { o.normalize = v; }},
+    {"--augment-input", true, [](Options &o, Arg, Arg v) { o.augmentInput = v; }},
+    {"--image-shape", true, [](Options &o, Arg, Arg v) { o.imageShape = v; }},
     {"--on-nonfinite", true,
      [](Options &o, Arg, Arg v) {
        if (v != "stop" && v != "skip" && v != "continue")

@@ -614,6 +614,19 @@ typedef struct tcc_trainer_options {
    * on SGD compiled without momentum, --beta1 on SGD, --grad-clip compiled
    * without clipping) fails tcc_trainer_create naming the option. */
   double weight_decay, momentum, beta1, beta2, eps, grad_clip;
+  /* Data workers and augmentation: WORKERS threads assemble batches ahead
+   * (0: one when a core is free); on the image input AUGMENT_INPUT (NULL:
+   * the data's one f32 input) of geometry IMAGE_SHAPE "CxHxW" (NULL: its
+   * declared shape) a random crop with RANDOM_CROP pixels of zero padding,
+   * a random horizontal flip (FLIP nonzero) and NORMALIZE "MEAN/STD" (per
+   * channel "M1:M2:M3/S1:S2:S3"; the validation set is normalized too),
+   * drawn from Philox keyed by SEED: reproducible and resumable exactly. */
+  int32_t workers;
+  const char *augment_input;
+  const char *image_shape;
+  int32_t random_crop;
+  int32_t flip;
+  const char *normalize;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,

@@ -5,7 +5,7 @@
       the trace is JSON with traceEvents; the steps track holds exactly the
       spans 'step 1' .. 'step STEPS' in order (each with the step's loss),
       the evaluation track EVALS spans, the checkpoint track CHECKPOINTS,
-      the data-loading track at least one span per step; every span has a
+      the data-loading tracks (one per worker) at least one span per step; every span has a
       non-negative start and duration. Prints a summary.
   monitoring.py records DIR
       every TFRecord frame of DIR's one event file has a length and masked
@@ -49,9 +49,10 @@ def check_trace(path, steps, evals, checkpoints):
     assert all('loss' in e['args'] for e in step_spans)
     assert len(by_track.get('evaluation', [])) == evals, by_track.get('evaluation')
     assert len(by_track.get('checkpoint writes', [])) == checkpoints
-    assert len(by_track.get('data loading', [])) >= steps
+    loaded = sum(len(v) for k, v in by_track.items() if k.startswith('data loading'))
+    assert loaded >= steps, loaded
     print('OK: %d step spans, %d evaluations, %d checkpoint writes, %d batches loaded' % (
-        steps, evals, checkpoints, len(by_track['data loading'])))
+        steps, evals, checkpoints, loaded))
 
 
 def check_records(folder):
