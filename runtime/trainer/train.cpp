@@ -311,6 +311,16 @@ const Hyperparameter *findHyperparameter(const std::string &name) {
 
 } // namespace
 
+using Clock = std::chrono::steady_clock;
+
+/// The progress line's window: the steps since the previous line.
+struct ProgressWindow {
+  double loss = 0; // the sum of the finite losses
+  long finite = 0; // their count
+  long steps = 0;  // the steps
+  Clock::time_point start;
+};
+
 /// One training run: the data, the step's signature, the state that goes
 /// into checkpoints, and the loop.
 class TrainingRun {
@@ -364,6 +374,10 @@ private:
   /// Opens --tensorboard at the run's first step: the options as text, the
   /// device monitor on a CUDA artifact.
   void openTensorBoard();
+  /// The progress line after STEPSDONE steps, for the window W (then
+  /// restarted).
+  void printProgress(long stepsDone, float loss, float lr, ProgressWindow &w,
+                     Clock::time_point runStart);
   /// Calls the step callback; true when it asks to stop.
   bool reportStep(long stepsDone, float loss, float lr, float gradNorm,
                   const std::optional<Evaluation> &evaluation);
@@ -924,6 +938,33 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
   metrics_.write(text);
 }
 
+void TrainingRun::printProgress(long stepsDone, float loss, float lr, ProgressWindow &w,
+                                Clock::time_point runStart) {
+  auto now = Clock::now();
+  double seconds = std::chrono::duration<double>(now - w.start).count();
+  double perStep =
+      std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
+  int64_t batch = set_.batch;
+  say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps,
+      w.finite ? w.loss / double(w.finite) : double(loss));
+  if (w.finite > 1)
+    say(o_, " (mean of %ld)", w.finite);
+  say(o_, " lr %g epoch %.2f %.0f samples/s eta %s", double(lr),
+      double(stepsDone * accum_ * batch) / double(set_.samples),
+      double(w.steps * accum_ * batch) / std::max(seconds, 1e-9),
+      clockString(perStep * double(o_.steps - stepsDone)).c_str());
+  // When the steps wait for their batches, the data loading is the
+  // bottleneck (more --workers, or faster storage).
+  double waited = waitSeconds_ / std::max(seconds, 1e-9);
+  if (waited >= 0.01)
+    say(o_, ", waiting for data %.0f%%", 100.0 * std::min(waited, 1.0));
+  say(o_, "\n");
+  flush(o_);
+  waitSeconds_ = 0;
+  w = ProgressWindow();
+  w.start = now;
+}
+
 void TrainingRun::openTensorBoard() {
   tensorboard_.open(o_.tensorboard, first_);
   // The run's settings, as a Markdown table on the text tab.
@@ -1040,11 +1081,9 @@ void TrainingRun::run(tcc_session_t session) {
   if (!o_.tensorboard.empty())
     openTensorBoard();
 
-  double windowLoss = 0;
-  long windowSteps = 0; // finite losses in the progress window
-  long windowTaken = 0; // steps in it
   auto runStart = std::chrono::steady_clock::now();
-  auto windowStart = runStart;
+  ProgressWindow window;
+  window.start = runStart;
   long stepsDone = first_;
   for (long step = first_; step < o_.steps; ++step) {
     if (const char *signal = signals ? StopSignals::pending() : nullptr)
@@ -1068,11 +1107,11 @@ void TrainingRun::run(tcc_session_t session) {
     bool finite = checkFinite(step, loss, gradNorm);
     stepsDone = step + 1;
     stepsDone_ = stepsDone;
-    ++windowTaken;
+    ++window.steps;
     // A non-finite loss (--on-nonfinite=continue) is counted, not averaged.
     if (finite) {
-      windowLoss += loss;
-      ++windowSteps;
+      window.loss += loss;
+      ++window.finite;
       state_.windowSum += loss;
       ++state_.windowCount;
     }
@@ -1093,32 +1132,8 @@ void TrainingRun::run(tcc_session_t session) {
     if (o_.saveEvery > 0 && stepsDone % o_.saveEvery == 0 && stepsDone < o_.steps &&
         stopReason.empty())
       saveCheckpoint(stepsDone);
-    if (stepsDone % o_.logEvery == 0 || stepsDone == o_.steps || !stopReason.empty()) {
-      auto now = std::chrono::steady_clock::now();
-      double seconds = std::chrono::duration<double>(now - windowStart).count();
-      double perStep =
-          std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
-      say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps,
-          windowSteps ? windowLoss / double(windowSteps) : double(loss));
-      if (windowSteps > 1)
-        say(o_, " (mean of %ld)", windowSteps);
-      say(o_, " lr %g epoch %.2f %.0f samples/s eta %s", double(lr),
-          double(stepsDone * accum_ * batch) / double(samples),
-          double(windowTaken * accum_ * batch) / std::max(seconds, 1e-9),
-          clockString(perStep * double(o_.steps - stepsDone)).c_str());
-      // When the steps wait for their batches, the data loading is the
-      // bottleneck (more --threads left to the prefetch, or faster storage).
-      double waited = waitSeconds_ / std::max(seconds, 1e-9);
-      if (waited >= 0.01)
-        say(o_, ", waiting for data %.0f%%", 100.0 * std::min(waited, 1.0));
-      say(o_, "\n");
-      flush(o_);
-      waitSeconds_ = 0;
-      windowLoss = 0;
-      windowSteps = 0;
-      windowTaken = 0;
-      windowStart = now;
-    }
+    if (stepsDone % o_.logEvery == 0 || stepsDone == o_.steps || !stopReason.empty())
+      printProgress(stepsDone, loss, lr, window, runStart);
     if (!stopReason.empty()) {
       say(o_, "early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps,
           stopReason.c_str());
