@@ -263,14 +263,9 @@ void Sweep::runTrial(Trial &t, long until, bool resume, int threads) {
   options.on_step_user = &context;
   options.log = &onTrialLog;
   try {
-    tcc_trainer_t trainer;
-    check(tcc_trainer_create(artifact_, &options, &trainer));
-    struct TrainerGuard {
-      tcc_trainer_t t;
-      ~TrainerGuard() { tcc_trainer_destroy(t); }
-    } guard{trainer};
+    TrainerHandle trainer(artifact_, options);
     SessionHandle session = createSession(artifact_, o);
-    check(tcc_trainer_run(trainer, session.s));
+    check(tcc_trainer_run(trainer.t, session.s));
   } catch (const UsageError &e) {
     t.error = e.message;
   }
@@ -490,13 +485,8 @@ int sweepMain(const std::vector<std::string> &args) {
                       "--out " + s.out);
 
   std::vector<Trial> trials = makeTrials(s, base.seed);
-  tcc_artifact_t artifact;
-  check(tcc_artifact_load(base.model.c_str(), &artifact));
-  struct ArtifactGuard {
-    tcc_artifact_t a;
-    ~ArtifactGuard() { tcc_artifact_destroy(a); }
-  } guard{artifact};
-  Sweep sweep(artifact, base, s);
+  ArtifactHandle artifact(base.model);
+  Sweep sweep(artifact.a, base, s);
   std::vector<int> alive(trials.size());
   for (size_t k = 0; k < trials.size(); ++k)
     alive[k] = int(k);

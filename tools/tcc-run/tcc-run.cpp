@@ -570,27 +570,17 @@ void infer(tcc_artifact_t artifact, const Options &o) {
 /// Trains with the runtime's trainer: it checks the data and the outputs and
 /// locks the checkpoint folder before the session is made.
 void train(tcc_artifact_t artifact, const Options &o) {
-  tcc_trainer_options options = trainerOptions(o);
-  tcc_trainer_t trainer;
-  check(tcc_trainer_create(artifact, &options, &trainer));
-  struct TrainerGuard {
-    tcc_trainer_t t;
-    ~TrainerGuard() { tcc_trainer_destroy(t); }
-  } guard{trainer};
+  TrainerHandle trainer(artifact, trainerOptions(o));
   SessionHandle session = createSession(artifact, o);
-  check(tcc_trainer_run(trainer, session.s));
+  check(tcc_trainer_run(trainer.t, session.s));
 }
 
 int runMain(int argc, char **argv) {
   if (argc > 1 && std::string(argv[1]) == "sweep")
     return sweepMain(std::vector<std::string>(argv + 2, argv + argc));
   Options o = parseArgs(std::vector<std::string>(argv, argv + argc));
-  tcc_artifact_t artifact;
-  check(tcc_artifact_load(o.model.c_str(), &artifact));
-  struct ArtifactGuard {
-    tcc_artifact_t a;
-    ~ArtifactGuard() { tcc_artifact_destroy(a); }
-  } guard{artifact};
+  ArtifactHandle loaded(o.model);
+  tcc_artifact_t artifact = loaded.a;
   if (o.list)
     list(artifact);
   else if (o.train)

@@ -14,26 +14,16 @@
       float64, the step's W and b from it, and compares them with SAVED
       (relative 1e-5 of the largest value).
 """
-import json
 import struct
 import sys
 
-from npy_io import read_npy
+from npy_io import read_npy, read_safetensors
+from train_reference import philox
 
 M32 = 0xFFFFFFFF
 
-
-def philox(counter, key):
-    c, k = list(counter), list(key)
-    for r in range(10):
-        if r:
-            k = [(k[0] + 0x9E3779B9) & M32, (k[1] + 0xBB67AE85) & M32]
-        p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
-        c = [(p1 >> 32) ^ c[1] ^ k[0], p1 & M32, (p0 >> 32) ^ c[3] ^ k[1], p0 & M32]
-    return c
-
-
-# Random123's known answers for Philox4x32-10.
+# Random123's known answers for all four words (train_reference checks the
+# first words of these too).
 assert philox([0, 0, 0, 0], [0, 0]) == [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]
 assert philox([M32] * 4, [M32] * 2) == [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]
 
@@ -62,18 +52,9 @@ def augment(image, side, seed, k, s, pad, flip, mean, std):
     return out
 
 
-def read_safetensors(path):
-    data = open(path, 'rb').read()
-    size, = struct.unpack('<Q', data[:8])
-    header = json.loads(data[8:8 + size])
-    out = {}
-    for name, t in header.items():
-        if name == '__metadata__':
-            continue
-        a, b = t['data_offsets']
-        raw = data[8 + size + a:8 + size + b]
-        out[name] = struct.unpack('<%df' % (len(raw) // 4), raw)
-    return out
+def float_tensors(path):
+    return {name: struct.unpack('<%df' % (len(raw) // 4), raw)
+            for name, (_, _, raw) in read_safetensors(path).items()}
 
 
 def check(folder, saved, seed, pad, flip, mean, std, batch, lr):
@@ -81,7 +62,7 @@ def check(folder, saved, seed, pad, flip, mean, std, batch, lr):
     _, ys = read_npy(folder + '/y.npy')
     pixels = shape[1]
     side = int(round(pixels ** 0.5))
-    weights = read_safetensors(saved)
+    weights = float_tensors(saved)
     classes = len(weights['b'])
     W = [[0.0] * classes for _ in range(pixels)]
     b = [0.0] * classes

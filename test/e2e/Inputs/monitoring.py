@@ -17,7 +17,7 @@ import json
 import struct
 import sys
 
-from npy_io import read_npy, write_npy
+from npy_io import read_npy, read_safetensors, write_npy
 
 
 def crc32c(data):
@@ -81,15 +81,6 @@ def poison(src, dst, sample, value):
     write_npy(dst + '/features.npy', '<f4', list(shape), xs)
     shape, ys = read_npy(src + '/y.npy')
     write_npy(dst + '/y.npy', '<i8', list(shape), ys)
-
-
-def read_safetensors(path):
-    data = open(path, 'rb').read()
-    size, = struct.unpack('<Q', data[:8])
-    header = json.loads(data[8:8 + size])
-    base = 8 + size
-    return {name: (t['dtype'], t['shape'], data[base + t['data_offsets'][0]:base + t['data_offsets'][1]])
-            for name, t in header.items() if name != '__metadata__'}
 
 
 def same_params(checkpoint, params):
