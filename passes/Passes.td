@@ -443,8 +443,19 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
     unfused 2000-op graph: 15 s as one function, 9 s outlined); with
     `--profile` each kernel keeps its node's name, so that `perf` attributes
     time to kernels by symbol. The calls cost a few nanoseconds each.
+
+    With `profile-marks` (CPU `--profile`), every kernel call is bracketed by
+    calls of the runtime's `profile_kernel` (abi.h) with 2 k and 2 k + 1,
+    through the runtime argument that `tcc-cpu-lower-library-calls` added,
+    and the metadata `profile.kernels` lists the names: the runtime can
+    time each kernel of a run (tcc-run --trace).
   }];
-  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
+  let options = [
+    Option<"profileMarks", "profile-marks", "bool", /*default=*/"false",
+           "Call the runtime's profile_kernel around every kernel">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def DedupKernelsPass : Pass<"tcc-dedup-kernels", "mlir::ModuleOp"> {

@@ -135,12 +135,20 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   runtime_.struct_size = sizeof(tcc_abi_runtime);
   runtime_.parallel_for = &Session::parallelFor;
   runtime_.pool = &numThreads_;
+  runtime_.profile_kernel = &Session::profileKernel;
+  runtime_.profile_context = this;
 
   size_t n = size_t(d.num_tensors);
   inputSet_.assign(n, false);
   outputReadable_.assign(n, false);
   outputClobberedBy_.assign(n, -1);
   findInputDefaults();
+}
+
+void Session::profileKernel(void *context, int32_t index, void *const *) {
+  auto *self = static_cast<Session *>(context);
+  if (self->kernelObserver_)
+    self->kernelObserver_(self->kernelObserverUser_, index >> 1, index & 1);
 }
 
 void Session::findInputDefaults() {

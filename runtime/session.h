@@ -73,6 +73,12 @@ public:
   /// Runs ENTRY_NAME. On a device it returns once the run is queued; what
   /// reads its results (outputs, parameters) waits for it (finishRun).
   void run(const char *entryName);
+  /// tcc_session_set_kernel_observer: FN(USER, kernel, end) around every
+  /// kernel of --profile CPU artifacts; FN NULL removes it.
+  void setKernelObserver(tcc_kernel_observer fn, void *user) {
+    kernelObserver_ = fn;
+    kernelObserverUser_ = user;
+  }
   /// The bytes of a readable output.
   const uint8_t *output(const char *name, size_t *outSize);
 
@@ -106,6 +112,10 @@ private:
   int32_t findParam(const char *name) const;
   void saveTensors(const std::string &path, bool checkpoint,
                    const std::map<std::string, std::string> &extra);
+  /// The ABI's profile_kernel; `context` is the session.
+  static void profileKernel(void *context, int32_t index, void *const *unused);
+  tcc_kernel_observer kernelObserver_ = nullptr;
+  void *kernelObserverUser_ = nullptr;
   /// The ABI's parallel_for; `pool` points to numThreads_.
   static void parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context);

@@ -49,8 +49,9 @@ void TraceWriter::span(Track track, const std::string &name, double start, doubl
   event += "}";
   std::lock_guard<std::mutex> lock(mutex_);
   events_.push_back(std::move(event));
-  if (int(track) > int(Track::Checkpoints))
-    workers_ = std::max(workers_, (int(track) - int(Track::Data)) / 10);
+  int data = int(track) - int(Track::Data);
+  if (data >= 10 && data % 10 == 0)
+    workers_ = std::max(workers_, data / 10);
 }
 
 void TraceWriter::finish() {
@@ -63,7 +64,8 @@ void TraceWriter::finish() {
   const std::pair<Track, const char *> tracks[] = {{Track::Steps, "steps"},
                                                    {Track::Data, "data loading"},
                                                    {Track::Evaluation, "evaluation"},
-                                                   {Track::Checkpoints, "checkpoint writes"}};
+                                                   {Track::Checkpoints, "checkpoint writes"},
+                                                   {Track::Kernels, "kernels"}};
   for (const auto &[track, name] : tracks)
     json += ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " +
             std::to_string(int(track)) + ", \"args\": {\"name\": \"" + name + "\"}}";

@@ -20,8 +20,9 @@
 namespace tcc::train {
 
 /// The tracks of a trace (its "threads"); data worker w loads on track
-/// Data + 10 w (the first on Data itself).
-enum class Track { Steps = 1, Data = 2, Evaluation = 3, Checkpoints = 4 };
+/// Data + 10 w (the first on Data itself). Kernels: the kernels of --profile
+/// CPU artifacts.
+enum class Track { Steps = 1, Data = 2, Evaluation = 3, Checkpoints = 4, Kernels = 5 };
 
 /// The data-loading track of worker WORKER.
 inline Track dataTrack(int worker) { return Track(int(Track::Data) + 10 * worker); }

@@ -286,6 +286,39 @@ struct LoopState {
   }
 };
 
+/// --trace on a --profile CPU artifact: a span per kernel, from the
+/// session's kernel observer (called around every kernel of a run).
+struct KernelTracer {
+  TraceWriter *trace = nullptr;
+  std::vector<std::string> names;
+  double start = 0;
+};
+
+extern "C" void onKernel(void *user, int32_t kernel, int32_t end) {
+  auto *k = static_cast<KernelTracer *>(user);
+  if (!end) {
+    k->start = k->trace->now();
+    return;
+  }
+  const std::string &name = size_t(kernel) < k->names.size() ? k->names[size_t(kernel)]
+                                                             : std::to_string(kernel);
+  k->trace->span(Track::Kernels, name, k->start, k->trace->now());
+}
+
+/// Installs the tracer on a session for a scope (a run that fails too).
+class KernelObserverScope {
+public:
+  KernelObserverScope(tcc_session_t session, KernelTracer *tracer) : session_(session) {
+    check(tcc_session_set_kernel_observer(session, &onKernel, tracer));
+  }
+  ~KernelObserverScope() { tcc_session_set_kernel_observer(session_, nullptr, nullptr); }
+  KernelObserverScope(const KernelObserverScope &) = delete;
+  KernelObserverScope &operator=(const KernelObserverScope &) = delete;
+
+private:
+  tcc_session_t session_;
+};
+
 /// One hyperparameter input of train_step and the value the run writes.
 struct HyperInput {
   std::string name;
@@ -426,6 +459,7 @@ private:
   std::unique_ptr<DeviceMonitor> device_;
   TraceWriter trace_;
   double waitSeconds_ = 0; // waiting for batches, since the last progress line
+  KernelTracer kernels_;
   // The loss-spike warning's reference: the last finite losses.
   std::vector<double> recent_;
   size_t recentNext_ = 0;
@@ -1080,6 +1114,20 @@ void TrainingRun::run(tcc_session_t session) {
   overlapUploads_ = std::strcmp(device, "cpu") != 0;
   if (!o_.tensorboard.empty())
     openTensorBoard();
+  // A --profile artifact names its kernels: a span each in the trace.
+  std::optional<KernelObserverScope> observer;
+  std::string kernelNames = artifactMetadata(artifact_, TCC_METADATA_PROFILE_KERNELS, "");
+  if (trace_.active() && !kernelNames.empty()) {
+    kernels_.trace = &trace_;
+    for (size_t begin = 0;;) {
+      size_t end = kernelNames.find(';', begin);
+      kernels_.names.push_back(kernelNames.substr(begin, end == std::string::npos ? end : end - begin));
+      if (end == std::string::npos)
+        break;
+      begin = end + 1;
+    }
+    observer.emplace(session_, &kernels_);
+  }
 
   auto runStart = std::chrono::steady_clock::now();
   ProgressWindow window;

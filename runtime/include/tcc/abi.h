@@ -108,6 +108,13 @@ typedef struct tcc_abi_runtime {
    *  addresses: generated host code only forms addresses from them. */
   void (*launch_kernel)(void *device_context, int32_t index, void **params);
   void *device_context;
+  /* Appended for CPU artifacts compiled with --profile. */
+  /** Called by the host schedule right before (INDEX = 2 k) and right after
+   *  (INDEX = 2 k + 1) kernel k, k counting the names of the metadata
+   *  TCC_METADATA_PROFILE_KERNELS; UNUSED is NULL. For timing only: it must
+   *  not touch the arena. */
+  void (*profile_kernel)(void *profile_context, int32_t index, void *const *unused);
+  void *profile_context;
 } tcc_abi_runtime;
 
 /** Kinds of library calls (stable values). Every operand is a dense,
@@ -226,6 +233,9 @@ typedef struct tcc_abi_library_call {
 /** DEFAULT_PREFIX + a hyperparameter input's name: its compile-time value
  *  (decimal, "%.17g"), e.g. "default.weight_decay" = "0.01". */
 #define TCC_METADATA_DEFAULT_PREFIX "default."
+/** --profile CPU artifacts: the names of the kernels the host schedule marks
+ *  (tcc_abi_runtime.profile_kernel), in index order, separated by ';'. */
+#define TCC_METADATA_PROFILE_KERNELS "profile.kernels"
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
  *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =

@@ -417,6 +417,19 @@ TCC_API tcc_status tcc_session_get_param(tcc_session_t session, const char *name
  *  call as TCC_ERROR_RUNTIME, after which its outputs are unreadable. */
 TCC_API tcc_status tcc_session_run(tcc_session_t session, const char *entry_name);
 
+/** Called on the thread of tcc_session_run right before (END 0) and right
+ *  after (END 1) kernel KERNEL of a CPU artifact compiled with --profile;
+ *  KERNEL indexes the ';'-separated names of the artifact's metadata
+ *  "profile.kernels" (TCC_METADATA_PROFILE_KERNELS). It must return quickly
+ *  and must not call into the session. */
+typedef void (*tcc_kernel_observer)(void *user, int32_t kernel, int32_t end);
+
+/** Installs OBSERVER (NULL: removes it) for the session's later runs; USER
+ *  is passed through. Artifacts without --profile never call it. Errors:
+ *  TCC_ERROR_INVALID_ARGUMENT (SESSION NULL). */
+TCC_API tcc_status tcc_session_set_kernel_observer(tcc_session_t session,
+                                                   tcc_kernel_observer observer, void *user);
+
 /** Points *out_data at output NAME inside the arena and sets *out_size to
  *  its byte size. The bytes are the output's dtype and shape (see
  *  tcc_artifact_tensor_info), C order, 64-byte aligned. The pointer is owned
@@ -597,7 +610,8 @@ typedef struct tcc_trainer_options {
    * evaluation, gpu/... memory and utilization on a CUDA device where NVML
    * is present, the options as text); --trace FILE, a Chrome / Perfetto
    * trace-event JSON of the run (steps, waits for data, data loading,
-   * evaluations, checkpoint writes), written when the run ends. */
+   * evaluations, checkpoint writes, and the kernels of a --profile CPU
+   * artifact), written when the run ends. */
   const char *tensorboard;
   const char *trace;
   /* --on-nonfinite: what a non-finite loss or gradient norm does. "stop"

@@ -7,6 +7,10 @@
       the evaluation track EVALS spans, the checkpoint track CHECKPOINTS,
       the data-loading tracks (one per worker) at least one span per step; every span has a
       non-negative start and duration. Prints a summary.
+  monitoring.py kernels TRACE.json STEPS
+      the kernels track holds spans named kernel_N_NODE, each inside a step
+      or an evaluation span, the same number in each of the STEPS steps;
+      prints that number.
   monitoring.py records DIR
       every TFRecord frame of DIR's one event file has a length and masked
       CRC-32C that check out (CRC-32C computed here, bit by bit, from the
@@ -55,6 +59,25 @@ def check_trace(path, steps, evals, checkpoints):
         steps, evals, checkpoints, loaded))
 
 
+def check_kernels(path, steps):
+    trace = json.load(open(path))
+    tracks = {e['tid']: e['args']['name'] for e in trace['traceEvents']
+              if e['ph'] == 'M' and e['name'] == 'thread_name'}
+    spans = [e for e in trace['traceEvents'] if e['ph'] == 'X']
+    kernels = [e for e in spans if tracks[e['tid']] == 'kernels']
+    outer = [e for e in spans if tracks[e['tid']] in ('steps', 'evaluation')
+             and e['name'] != 'wait for data']
+    per_step = {}
+    for k in kernels:
+        assert k['name'].startswith('kernel_'), k
+        inside = [o for o in outer if o['ts'] <= k['ts'] and k['ts'] + k['dur'] <= o['ts'] + o['dur']]
+        assert inside, 'kernel span outside every step: %r' % k
+        per_step[inside[0]['name']] = per_step.get(inside[0]['name'], 0) + 1
+    counts = {per_step.get('step %d' % (s + 1), 0) for s in range(steps)}
+    assert len(counts) == 1 and 0 not in counts, per_step
+    print('OK: %d kernel spans per step' % counts.pop())
+
+
 def check_records(folder):
     files = glob.glob(folder + '/events.out.tfevents.*')
     assert len(files) == 1, files
@@ -96,6 +119,8 @@ def main(argv):
         check_trace(argv[2], int(argv[3]), int(argv[4]), int(argv[5]))
     elif argv[1] == 'records':
         check_records(argv[2])
+    elif argv[1] == 'kernels':
+        check_kernels(argv[2], int(argv[3]))
     elif argv[1] == 'same-params':
         same_params(argv[2], argv[3])
     elif argv[1] == 'poison':
