@@ -140,7 +140,11 @@ class TccEngine:
                 feeds['step'] = self.t
             if self.rng is not None:
                 feeds['rng'] = self.rng
-            unknown = set(ins) - set(feeds)
+            # The optimizer's hyperparameters run at their compile-time
+            # values (the session writes them when they are not set).
+            unknown = {n for n in set(ins) - set(feeds)
+                       if self.artifact.metadata('default.' + n) is None
+                       and n not in ('one_minus_beta1', 'one_minus_beta2')}
             if unknown:
                 raise RuntimeError('train_step reads inputs the benchmark does not know: %s' % sorted(unknown))
             self.steps.append(self.session.prepare(feeds, 'train_step', outputs=['loss']))

@@ -2,6 +2,7 @@
 #
 #   bin/tcc, bin/tcc-run                 the compiler and the runner
 #   lib/libtcc_runtime.so*               the runtime (and trainer) C API
+#   lib/libtcc_tensorboard.so*           the trainer's --tensorboard plugin (protobuf-lite)
 #   include/tcc/{tcc.h,abi.h,tcc.hpp}    its headers; tcc.hpp is the C++ wrapper
 #   lib/cmake/tcc/tccConfig*.cmake       find_package(tcc): tcc::runtime, ...
 #   lib/pkgconfig/tcc.pc                 pkg-config --cflags --libs tcc
@@ -12,7 +13,7 @@
 include(CMakePackageConfigHelpers)
 
 set(TCC_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tcc)
-set(TCC_COMPONENTS tcc_runtime tcc-run)
+set(TCC_COMPONENTS tcc_runtime tcc_tensorboard tcc-run)
 if(TARGET tcc)
   list(APPEND TCC_COMPONENTS tcc)
 endif()

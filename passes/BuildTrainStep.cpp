@@ -431,6 +431,17 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return optimizerKind == Optimizer::AdamW ? 0.01 : 0.0;
   }
 
+  /// Whether NAME is one of the runtime inputs the step adds.
+  static bool isStepInputName(StringRef name) {
+    for (const char *own : {TCC_INPUT_LR, TCC_INPUT_STEP, TCC_INPUT_RNG, TCC_INPUT_MICRO,
+                            TCC_INPUT_WEIGHT_DECAY, TCC_INPUT_MOMENTUM, TCC_INPUT_BETA1,
+                            TCC_INPUT_BETA2, TCC_INPUT_EPS, TCC_INPUT_GRAD_CLIP,
+                            TCC_INPUT_ONE_MINUS_BETA1, TCC_INPUT_ONE_MINUS_BETA2})
+      if (name == own)
+        return true;
+    return false;
+  }
+
   /// FORWARD can be trained: its first output is a float tensor, and no
   /// input takes a name that the step gives its own inputs.
   LogicalResult checkForward(func::FuncOp forward) {
@@ -441,9 +452,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       return forward.emitError("the model's first output is not a float tensor: ") << pred;
     for (unsigned i = 0; i < forward.getNumArguments(); ++i)
       if (auto n = forward.getArgAttrOfType<StringAttr>(i, attr::input))
-        if (n.getValue() == labels || n.getValue() == TCC_INPUT_LR ||
-            n.getValue() == TCC_INPUT_STEP || n.getValue() == TCC_INPUT_RNG ||
-            n.getValue() == TCC_INPUT_MICRO)
+        if (n.getValue() == labels || isStepInputName(n.getValue()))
           return forward.emitError("the model has an input named '")
                  << n.getValue() << "', a name the training step uses"
                  << (n.getValue() == labels ? "; choose another --labels name" : "");
@@ -681,13 +690,60 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return grads;
   }
 
+  /// The optimizer's hyperparameters as 0-d f32 runtime inputs of
+  /// train_step (null: not an input of this optimizer, or structurally off:
+  /// no momentum buffer, no clipping). Their compile-time values become the
+  /// metadata defaults (recordMetadata).
+  struct Hyper {
+    Value weightDecay, momentum, beta1, beta2, eps, gradClip;
+    Value oneMinusBeta1, oneMinusBeta2; // written by the runtime from beta1, beta2
+  };
+
+  FailureOr<Hyper> addHyperparameters(FunctionEditor &e) {
+    RankedTensorType scalar = scalarType();
+    Hyper h;
+    h.weightDecay = e.addArgument(scalar, attr::input, TCC_INPUT_WEIGHT_DECAY);
+    if (optimizerKind == Optimizer::Sgd) {
+      if (momentum > 0)
+        h.momentum = e.addArgument(scalar, attr::input, TCC_INPUT_MOMENTUM);
+    } else {
+      h.beta1 = e.addArgument(scalar, attr::input, TCC_INPUT_BETA1);
+      h.beta2 = e.addArgument(scalar, attr::input, TCC_INPUT_BETA2);
+      h.eps = e.addArgument(scalar, attr::input, TCC_INPUT_EPS);
+      h.oneMinusBeta1 = e.addArgument(scalar, attr::input, TCC_INPUT_ONE_MINUS_BETA1);
+      h.oneMinusBeta2 = e.addArgument(scalar, attr::input, TCC_INPUT_ONE_MINUS_BETA2);
+    }
+    if (gradClip > 0)
+      h.gradClip = e.addArgument(scalar, attr::input, TCC_INPUT_GRAD_CLIP);
+    if (!h.weightDecay || (optimizerKind == Optimizer::Sgd && momentum > 0 && !h.momentum) ||
+        (optimizerKind != Optimizer::Sgd &&
+         (!h.beta1 || !h.beta2 || !h.eps || !h.oneMinusBeta1 || !h.oneMinusBeta2)) ||
+        (gradClip > 0 && !h.gradClip))
+      return failure();
+    return h;
+  }
+
+  /// The compile-time value of every hyperparameter input, as metadata.
+  void hyperparameterDefaults(SmallVectorImpl<std::pair<std::string, double>> &out) const {
+    out.push_back({TCC_INPUT_WEIGHT_DECAY, effectiveWeightDecay()});
+    if (optimizerKind == Optimizer::Sgd && momentum > 0)
+      out.push_back({TCC_INPUT_MOMENTUM, momentum});
+    if (optimizerKind != Optimizer::Sgd) {
+      out.push_back({TCC_INPUT_BETA1, beta1});
+      out.push_back({TCC_INPUT_BETA2, beta2});
+      out.push_back({TCC_INPUT_EPS, eps});
+    }
+    if (gradClip > 0)
+      out.push_back({TCC_INPUT_GRAD_CLIP, gradClip});
+  }
+
   // Clipping.
 
   /// The global gradient norm (an output, for the metrics) and, with
   /// --grad-clip, PyTorch's clip_grad_norm_: every gradient times
   /// min(1, max_norm / (norm + 1e-6)). Computed in the step: nothing is
   /// read back to the host before the update. Returns the norm.
-  Value clipGradients(OpBuilder &sb, Location loc, MutableArrayRef<Value> grads) {
+  Value clipGradients(OpBuilder &sb, Location loc, MutableArrayRef<Value> grads, Value clip) {
     RankedTensorType scalar = scalarType();
     Value sumSq;
     for (Value g : grads) {
@@ -697,8 +753,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       sumSq = sumSq ? Value(AddOp::create(sb, loc, sumSq, sq)) : sq;
     }
     Value gradNorm = SqrtOp::create(sb, loc, sumSq);
-    if (gradClip > 0) {
-      Value clip = splat(sb, loc, scalar, gradClip);
+    if (clip) {
       Value coef = DivOp::create(sb, loc, clip,
                                  AddOp::create(sb, loc, gradNorm, splat(sb, loc, scalar, 1e-6)));
       coef = MinOp::create(sb, loc, coef, splat(sb, loc, scalar, 1.0));
@@ -729,20 +784,23 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value stepCount = needsStep ? e.addArgument(scalar, attr::input, TCC_INPUT_STEP) : Value();
     if (!lr || (needsStep && !stepCount))
       return failure();
+    FailureOr<Hyper> hyper = addHyperparameters(e);
+    if (failed(hyper))
+      return failure();
     e.output(stepRet.getOperand(0), TCC_OUTPUT_LOSS);
     FailureOr<SmallVector<Value>> grads = stepGradients(e, params, loc);
     if (failed(grads))
       return failure();
-    Value gradNorm = clipGradients(sb, loc, *grads);
+    Value gradNorm = clipGradients(sb, loc, *grads, hyper->gradClip);
     // Adam's bias corrections 1 - beta^t: once per step, as 0-d values (a
     // pow per parameter element would cost millions of libm calls).
     Value biasCorrection1, biasCorrection2;
     if (adam) {
       Value one = splat(sb, loc, scalar, 1.0);
-      biasCorrection1 = SubOp::create(
-          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalar, beta1), stepCount));
-      biasCorrection2 = SubOp::create(
-          sb, loc, one, PowOp::create(sb, loc, splat(sb, loc, scalar, beta2), stepCount));
+      biasCorrection1 =
+          SubOp::create(sb, loc, one, PowOp::create(sb, loc, hyper->beta1, stepCount));
+      biasCorrection2 =
+          SubOp::create(sb, loc, one, PowOp::create(sb, loc, hyper->beta2, stepCount));
     }
     Block &stepBody = step.getBody().front();
     for (auto [k, argIndex] : llvm::enumerate(params)) {
@@ -750,8 +808,9 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       std::string name = paramName(step, argIndex);
       TensorMath t{sb, loc, tensorType(p)};
       LogicalResult updated =
-          adam ? adamUpdate(e, t, p, (*grads)[k], name, lr, biasCorrection1, biasCorrection2)
-               : sgdUpdate(e, t, p, (*grads)[k], name, lr, stepCount);
+          adam ? adamUpdate(e, t, p, (*grads)[k], name, lr, *hyper, biasCorrection1,
+                            biasCorrection2)
+               : sgdUpdate(e, t, p, (*grads)[k], name, lr, *hyper, stepCount);
       if (failed(updated))
         return failure();
     }
@@ -763,17 +822,17 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
 
   /// PyTorch SGD: g += wd p; buf = mu buf + (1 - damp) g (buf = g at the
   /// first step); g = nesterov ? g + mu buf : buf; p -= lr g.
+  /// The hyperparameters are runtime scalars (Hyper); the weight decay term
+  /// is always there (0 adds 0).
   LogicalResult sgdUpdate(FunctionEditor &e, TensorMath &t, Value p, Value g, StringRef name,
-                          Value lr, Value stepCount) {
-    double decay = effectiveWeightDecay();
+                          Value lr, const Hyper &h, Value stepCount) {
     Value lrFull = t.full(lr);
-    if (decay > 0)
-      g = t.add(g, t.mul(t.constant(decay), p));
-    if (momentum > 0) {
+    g = t.add(g, t.mul(t.full(h.weightDecay), p));
+    if (h.momentum) {
       Value buf = e.addArgument(t.type, attr::state, name + ".momentum_buffer");
       if (!buf)
         return failure();
-      Value kept = t.mul(t.constant(momentum), buf);
+      Value kept = t.mul(t.full(h.momentum), buf);
       Value next = t.add(kept, t.mul(t.constant(1 - dampening), g));
       if (dampening != 0) {
         Value steps = t.full(stepCount);
@@ -781,7 +840,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         next = SelectOp::create(t.b, t.loc, first, g, next);
       }
       e.update(next, name + ".momentum_buffer");
-      g = nesterov ? t.add(g, t.mul(t.constant(momentum), next)) : next;
+      g = nesterov ? t.add(g, t.mul(t.full(h.momentum), next)) : next;
     }
     e.update(t.sub(p, t.mul(lrFull, g)), name);
     return success();
@@ -790,30 +849,34 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// PyTorch Adam / AdamW: (Adam) g += wd p; (AdamW) p *= 1 - lr wd;
   /// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
   /// p -= lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps).
+  /// beta1, beta2, 1 - beta1, 1 - beta2, eps and the decay are runtime
+  /// scalars (Hyper).
   LogicalResult adamUpdate(FunctionEditor &e, TensorMath &t, Value p, Value g, StringRef name,
-                           Value lr, Value biasCorrection1, Value biasCorrection2) {
-    double decay = effectiveWeightDecay();
+                           Value lr, const Hyper &h, Value biasCorrection1,
+                           Value biasCorrection2) {
     Value lrFull = t.full(lr);
+    Value decay = t.full(h.weightDecay);
     Value m = e.addArgument(t.type, attr::state, name + ".exp_avg");
     Value v = e.addArgument(t.type, attr::state, name + ".exp_avg_sq");
     if (!m || !v)
       return failure();
     Value param = p;
-    if (decay > 0 && optimizerKind == Optimizer::Adam)
-      g = t.add(g, t.mul(t.constant(decay), p));
-    if (decay > 0 && optimizerKind == Optimizer::AdamW) {
+    if (optimizerKind == Optimizer::Adam)
+      g = t.add(g, t.mul(decay, p));
+    if (optimizerKind == Optimizer::AdamW) {
       Value one = t.constant(1.0);
-      param = t.mul(p, t.sub(one, t.mul(lrFull, t.constant(decay))));
+      param = t.mul(p, t.sub(one, t.mul(lrFull, decay)));
     }
-    Value mKept = t.mul(t.constant(beta1), m);
-    Value m1 = t.add(mKept, t.mul(t.constant(1 - beta1), g));
-    Value vKept = t.mul(t.constant(beta2), v);
+    Value b1 = t.full(h.beta1), b2 = t.full(h.beta2);
+    Value mKept = t.mul(b1, m);
+    Value m1 = t.add(mKept, t.mul(t.full(h.oneMinusBeta1), g));
+    Value vKept = t.mul(b2, v);
     Value gSquared = t.mul(g, g);
-    Value v1 = t.add(vKept, t.mul(t.constant(1 - beta2), gSquared));
+    Value v1 = t.add(vKept, t.mul(t.full(h.oneMinusBeta2), gSquared));
     Value bc1 = t.full(biasCorrection1);
     Value bc2 = t.full(biasCorrection2);
     Value root = SqrtOp::create(t.b, t.loc, t.div(v1, bc2));
-    Value denom = t.add(root, t.constant(eps));
+    Value denom = t.add(root, t.full(h.eps));
     Value stepSize = t.div(lrFull, bc1);
     Value newP = t.sub(param, t.mul(stepSize, t.div(m1, denom)));
     e.update(newP, name);
@@ -848,6 +911,13 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       metadata.push_back(entry(TCC_METADATA_LABELS, labels));
     if (lossKind == Loss::CrossEntropy)
       metadata.push_back(entry(TCC_METADATA_IGNORE_INDEX, std::to_string(ignoreIndex)));
+    SmallVector<std::pair<std::string, double>> defaults;
+    hyperparameterDefaults(defaults);
+    for (const auto &[name, value] : defaults) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.17g", value);
+      metadata.push_back(entry(std::string(TCC_METADATA_DEFAULT_PREFIX) + name, text));
+    }
     NamedAttrList merged;
     if (auto existing = module->getAttrOfType<DictionaryAttr>(attr::metadata))
       merged.append(existing.getValue());

@@ -10,12 +10,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/RuntimeCalls.h"
 #include "passes/SourceNames.h"
+
+#include "runtime/include/tcc/abi.h"
 
 #include "dialects/TccNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -157,8 +161,46 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
         // The execute_region is left holding the call alone.
         call->moveBefore(region);
         rewriter.eraseOp(region);
+        if (profileMarks && failed(markKernel(fn, call, int32_t(profiled.size()))))
+          return signalPassFailure();
+        profiled.push_back(name);
       }
     }
+    if (profileMarks)
+      recordProfiledKernels(module);
+  }
+
+  /// The kernels marked so far, in index order.
+  SmallVector<std::string> profiled;
+
+  /// Brackets CALL (kernel INDEX of FN) with the runtime's profile_kernel:
+  /// 2 INDEX before, 2 INDEX + 1 after. FN's last argument is the runtime.
+  LogicalResult markKernel(func::FuncOp fn, func::CallOp call, int32_t index) {
+    auto ptrType = LLVM::LLVMPointerType::get(&getContext());
+    Value runtime = fn.getNumArguments() ? fn.getArgument(fn.getNumArguments() - 1) : Value();
+    if (!runtime || runtime.getType() != ptrType)
+      return fn.emitError("tcc-outline-kernels: profile-marks needs the runtime argument "
+                          "(run tcc-cpu-lower-library-calls first)");
+    OpBuilder b(call);
+    Value none = LLVM::ZeroOp::create(b, call.getLoc(), ptrType);
+    tcc::callRuntime(b, call.getLoc(), runtime, offsetof(tcc_abi_runtime, profile_kernel),
+                     offsetof(tcc_abi_runtime, profile_context), 2 * index, none);
+    b.setInsertionPointAfter(call);
+    tcc::callRuntime(b, call.getLoc(), runtime, offsetof(tcc_abi_runtime, profile_kernel),
+                     offsetof(tcc_abi_runtime, profile_context), 2 * index + 1, none);
+    return success();
+  }
+
+  /// The metadata that names the marked kernels.
+  void recordProfiledKernels(ModuleOp module) {
+    MLIRContext *ctx = &getContext();
+    SmallVector<NamedAttribute> entries;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>(tcc::attr::metadata))
+      llvm::append_range(entries, existing.getValue());
+    std::string names = llvm::join(profiled, ";");
+    entries.push_back(NamedAttribute(StringAttr::get(ctx, TCC_METADATA_PROFILE_KERNELS),
+                                     StringAttr::get(ctx, names)));
+    module->setAttr(tcc::attr::metadata, DictionaryAttr::get(ctx, entries));
   }
 };
 

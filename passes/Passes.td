@@ -50,7 +50,13 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     `step` written by the runtime before each step, like `lr`. `@forward`
     stays, as the `infer` entry point. The step also outputs `grad_norm`, the
     global L2 norm of the gradients (before clipping), and with `grad-clip`
-    scales the gradients as PyTorch's clip_grad_norm_ does.
+    scales the gradients as PyTorch's clip_grad_norm_ does. The
+    hyperparameters are 0-d f32 inputs too (`weight_decay`; `momentum` when
+    SGD has a momentum buffer; Adam's `beta1`, `beta2`, `eps`,
+    `one_minus_beta1`, `one_minus_beta2`; `grad_clip` with clipping), their
+    option values recorded as the metadata `default.NAME`: sweeps need no
+    recompilation. Momentum 0 versus > 0 and clipping on or off stay
+    compile-time choices (they decide the step's state and ops).
 
     Also built: `@eval_step` (the labels and the model's inputs -> the loss
     and the model's outputs, batch norms with their running statistics, no
@@ -447,8 +453,19 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
     unfused 2000-op graph: 15 s as one function, 9 s outlined); with
     `--profile` each kernel keeps its node's name, so that `perf` attributes
     time to kernels by symbol. The calls cost a few nanoseconds each.
+
+    With `profile-marks` (CPU `--profile`), every kernel call is bracketed by
+    calls of the runtime's `profile_kernel` (abi.h) with 2 k and 2 k + 1,
+    through the runtime argument that `tcc-cpu-lower-library-calls` added,
+    and the metadata `profile.kernels` lists the names: the runtime can
+    time each kernel of a run (tcc-run --trace).
   }];
-  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect"];
+  let options = [
+    Option<"profileMarks", "profile-marks", "bool", /*default=*/"false",
+           "Call the runtime's profile_kernel around every kernel">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def DedupKernelsPass : Pass<"tcc-dedup-kernels", "mlir::ModuleOp"> {

@@ -399,6 +399,11 @@ tcc_status tcc_session_get_param(tcc_session_t session, const char *name, void *
   });
 }
 
+tcc_status tcc_session_set_kernel_observer(tcc_session_t session, tcc_kernel_observer observer,
+                                           void *user) {
+  return guarded([&] { sessionOf(session).setKernelObserver(observer, user); });
+}
+
 tcc_status tcc_session_run(tcc_session_t session, const char *entry_name) {
   return guarded([&] {
     tcc::rt::Session &s = sessionOf(session);

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
@@ -134,12 +135,50 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   runtime_.struct_size = sizeof(tcc_abi_runtime);
   runtime_.parallel_for = &Session::parallelFor;
   runtime_.pool = &numThreads_;
+  runtime_.profile_kernel = &Session::profileKernel;
+  runtime_.profile_context = this;
 
   size_t n = size_t(d.num_tensors);
   inputSet_.assign(n, false);
   inputSamples_.assign(n, 0);
   outputReadable_.assign(n, false);
   outputClobberedBy_.assign(n, -1);
+  findInputDefaults();
+}
+
+void Session::profileKernel(void *context, int32_t index, void *const *) {
+  auto *self = static_cast<Session *>(context);
+  if (self->kernelObserver_)
+    self->kernelObserver_(self->kernelObserverUser_, index >> 1, index & 1);
+}
+
+void Session::findInputDefaults() {
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  // DEFAULT_PREFIX + NAME: the compile-time value of a hyperparameter.
+  auto metadataNumber = [&](const std::string &name) {
+    std::string key = TCC_METADATA_DEFAULT_PREFIX + name;
+    for (int32_t i = 0; i < numMetadata(d); ++i)
+      if (key == d.metadata[i].key) {
+        char *end = nullptr;
+        double v = std::strtod(d.metadata[i].value, &end);
+        return *end ? NAN : v;
+      }
+    return double(NAN);
+  };
+  inputDefault_.assign(size_t(d.num_tensors), NAN);
+  for (int32_t i = 0; i < d.num_tensors; ++i) {
+    const tcc_abi_tensor &t = artifact_->tensor(i);
+    if (t.role != TCC_ROLE_INPUT || t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+      continue;
+    std::string name = t.name;
+    // Adam's 1 - beta: the difference in double, as the trainer writes it.
+    if (name == TCC_INPUT_ONE_MINUS_BETA1 || name == TCC_INPUT_ONE_MINUS_BETA2)
+      inputDefault_[size_t(i)] =
+          float(1.0 - metadataNumber(name == TCC_INPUT_ONE_MINUS_BETA1 ? TCC_INPUT_BETA1
+                                                                       : TCC_INPUT_BETA2));
+    else
+      inputDefault_[size_t(i)] = float(metadataNumber(name));
+  }
 }
 
 void Session::allocateHostRegions(size_t alignment) {
@@ -456,8 +495,13 @@ void Session::run(const char *entryName) {
   for (int32_t k = 0; k < entry->num_tensors; ++k) {
     int32_t i = entry->tensor_indices[k];
     const tcc_abi_tensor &t = artifact_->tensor(i);
-    if (t.role == TCC_ROLE_INPUT && !inputSet_[size_t(i)] &&
-        std::strcmp(t.name, TCC_INPUT_VALID) != 0)
+    if (t.role != TCC_ROLE_INPUT || inputSet_[size_t(i)] ||
+        std::strcmp(t.name, TCC_INPUT_VALID) == 0)
+      continue;
+    // A hyperparameter the caller left alone runs at its compile-time value.
+    if (float v = inputDefault_[size_t(i)]; !std::isnan(v))
+      setInput(t.name, TCC_DTYPE_F32, 0, nullptr, &v, sizeof v);
+    else
       unset += (unset.empty() ? "'" : ", '") + std::string(t.name) + "'";
   }
   if (!unset.empty())

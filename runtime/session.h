@@ -73,6 +73,12 @@ public:
   /// Runs ENTRY_NAME. On a device it returns once the run is queued; what
   /// reads its results (outputs, parameters) waits for it (finishRun).
   void run(const char *entryName);
+  /// tcc_session_set_kernel_observer: FN(USER, kernel, end) around every
+  /// kernel of --profile CPU artifacts; FN NULL removes it.
+  void setKernelObserver(tcc_kernel_observer fn, void *user) {
+    kernelObserver_ = fn;
+    kernelObserverUser_ = user;
+  }
   /// The bytes of a readable output: for one that follows the batch, those of
   /// the samples the run had (a partial batch's leading rows).
   const uint8_t *output(const char *name, size_t *outSize);
@@ -117,6 +123,10 @@ private:
   int32_t findParam(const char *name) const;
   void saveTensors(const std::string &path, bool checkpoint,
                    const std::map<std::string, std::string> &extra);
+  /// The ABI's profile_kernel; `context` is the session.
+  static void profileKernel(void *context, int32_t index, void *const *unused);
+  tcc_kernel_observer kernelObserver_ = nullptr;
+  void *kernelObserverUser_ = nullptr;
   /// The ABI's parallel_for; `pool` points to numThreads_.
   static void parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context);
@@ -162,6 +172,10 @@ private:
   std::vector<int64_t> inputSamples_;
   /// The samples of the run whose outputs are readable.
   int64_t outputSamples_ = 0;
+  /// The compile-time value of each hyperparameter input (NaN: none), which
+  /// run() writes when the caller did not set the input.
+  std::vector<float> inputDefault_;
+  void findInputDefaults();
   /// Per descriptor tensor: an output that may be read; and, once an input
   /// overwrote it, that input's index.
   std::vector<bool> outputReadable_;

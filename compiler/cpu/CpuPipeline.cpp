@@ -101,7 +101,10 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // For --profile each keeps its node's name (a symbol per kernel);
   // otherwise equal kernels become one, named after its body.
   if (options.outlineKernels || !options.device) {
-    pm.addPass(tcc::createOutlineKernelsPass());
+    // --profile on the CPU: the runtime hears of every kernel's start and end.
+    tcc::OutlineKernelsPassOptions outline;
+    outline.profileMarks = options.outlineKernels && !options.device;
+    pm.addPass(tcc::createOutlineKernelsPass(outline));
     if (!options.outlineKernels) {
       tcc::DedupKernelsPassOptions dedup;
       dedup.report = options.reportFusion;

@@ -216,6 +216,9 @@ public:
     o.lr_schedule = text("lr_schedule");
     o.checkpoint_dir = text("checkpoint_dir");
     o.resume = text("resume");
+    o.tensorboard = text("tensorboard");
+    o.trace = text("trace");
+    o.on_nonfinite = text("on_nonfinite");
     o.steps = integer("steps", 0);
     o.lr = real("lr", 0);
     o.shuffle = int32_t(integer("shuffle", 1));
@@ -232,6 +235,19 @@ public:
     o.eval_every = integer("eval_every", 0);
     o.patience = integer("patience", 0);
     o.min_delta = real("min_delta", 0);
+    // The hyperparameters: NaN keeps the artifact's compile-time values.
+    o.weight_decay = real("weight_decay", NAN);
+    o.momentum = real("momentum", NAN);
+    o.beta1 = real("beta1", NAN);
+    o.beta2 = real("beta2", NAN);
+    o.eps = real("eps", NAN);
+    o.grad_clip = real("grad_clip", NAN);
+    o.workers = int32_t(integer("workers", 0));
+    o.random_crop = int32_t(integer("random_crop", 0));
+    o.flip = int32_t(integer("flip", 0));
+    o.normalize = text("normalize");
+    o.augment_input = text("augment_input");
+    o.image_shape = text("image_shape");
     o.handle_signals = 0; // Python's own SIGINT handling stays in charge
     takeArrays(data, data_);
     takeArrays(val, val_);

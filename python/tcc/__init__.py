@@ -183,11 +183,18 @@ class Session:
         returns its outputs, name -> a new array (e.g. "loss", "grad_norm").
         infer and eval_step also take a partial batch (1 to the compiled
         batch samples) when the artifact allows it (Artifact.batch); its
-        outputs then hold those samples only."""
+        outputs then hold those samples only. The optimizer's hyperparameter
+        inputs may be left out: they then take the values the artifact was
+        compiled with."""
         given = dict(inputs or {}, **kwargs)
         # "valid" (eval_step's count of real samples) is the runtime's.
         declared = {t.name: t for t in self.artifact.inputs(entry) if t.name != "valid"}
-        missing = [n for n in declared if n not in given]
+        # The optimizer's hyperparameters (weight_decay, beta1, ...) default
+        # to their compile-time values in the runtime itself.
+        defaulted = {n for n in declared
+                     if self.artifact.metadata("default." + n) is not None
+                     or n in ("one_minus_beta1", "one_minus_beta2")}
+        missing = [n for n in declared if n not in given and n not in defaulted]
         if missing:
             raise Error(f"{self.artifact.path}: entry '{entry}' needs input(s) "
                         f"{', '.join(missing)}")
@@ -301,20 +308,25 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
     keywords are tcc-run's training flags: seed, log_every, warmup, min_lr,
     step_size, gamma, cycle_steps, plateau_patience, checkpoint_dir,
     save_every, resume, overwrite, eval_every, patience, min_delta, metrics,
-    save. verbose prints the progress lines; CALLBACK(step_dict) runs after
+    save, tensorboard, trace, on_nonfinite, weight_decay, momentum, beta1,
+    beta2, eps, grad_clip, workers, random_crop, flip, normalize,
+    augment_input, image_shape. verbose prints the progress lines; CALLBACK(step_dict) runs after
     every step and stops the run (as early stopping does) by returning True.
     """
     known = {"seed", "log_every", "warmup", "min_lr", "step_size", "gamma", "cycle_steps",
              "plateau_patience", "checkpoint_dir", "save_every", "resume", "overwrite",
-             "eval_every", "patience", "min_delta", "metrics", "save"}
+             "eval_every", "patience", "min_delta", "metrics", "save", "tensorboard", "trace", "on_nonfinite",
+             "weight_decay", "momentum", "beta1", "beta2", "eps", "grad_clip",
+             "workers", "random_crop", "flip", "normalize", "augment_input", "image_shape"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"tcc.train: unknown option(s) {', '.join(unknown)}")
     o: Dict[str, Any] = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
                          for k, v in options.items() if v is not None}
     o.update(steps=int(steps), lr=float(lr), lr_schedule=schedule, shuffle=int(bool(shuffle)))
-    if "overwrite" in o:
-        o["overwrite"] = int(bool(o["overwrite"]))
+    for flag in ("overwrite", "flip"):
+        if flag in o:
+            o[flag] = int(bool(o[flag]))
     arrays, val_arrays = [], []
     if isinstance(data, Mapping):
         arrays = _arrays(data)

@@ -112,6 +112,18 @@ int deviceOrdinalFromEnv() {
   return int(v);
 }
 
+std::string pciBusId(int ordinal) {
+  const Driver &d = driver();
+  if (ordinal >= d.deviceCount)
+    fail(TCC_ERROR_INVALID_ARGUMENT, "CUDA device " + std::to_string(ordinal) + " does not exist");
+  CUdevice device;
+  check(d.cuDeviceGet(&device, ordinal), "cuDeviceGet", "the device monitor");
+  char bus[64] = "";
+  check(d.cuDeviceGetPCIBusId(bus, int(sizeof bus), device), "cuDeviceGetPCIBusId",
+        "the device monitor");
+  return bus;
+}
+
 Context::Context(int ordinal, const std::string &what) : what_(what), ordinal_(ordinal) {
   const Driver &d = driver();
   if (ordinal >= d.deviceCount)

@@ -29,6 +29,7 @@ namespace tcc::rt::cuda {
   X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000)                              \
   X(cuDeviceGet, PFN_cuDeviceGet_v2000)                                        \
   X(cuDeviceGetName, PFN_cuDeviceGetName_v2000)                                \
+  X(cuDeviceGetPCIBusId, PFN_cuDeviceGetPCIBusId_v4010)                        \
   X(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000)                      \
   X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000)              \
   X(cuDevicePrimaryCtxRelease, PFN_cuDevicePrimaryCtxRelease_v11000)           \
@@ -90,6 +91,10 @@ int parseCudaArch(const char *device);
 /// The device ordinal from TCC_CUDA_DEVICE (default 0); throws
 /// Error(TCC_ERROR_INVALID_ARGUMENT) when it is not a number.
 int deviceOrdinalFromEnv();
+
+/// The PCI bus id of device ORDINAL ("0000:3b:00.0"), which names it to
+/// NVML; throws Error as driver() does, or for an ordinal out of range.
+std::string pciBusId(int ordinal);
 
 /// The primary context of one device, current on the calling thread, and two
 /// non-blocking streams on it: one for the runs (kernels, library calls and

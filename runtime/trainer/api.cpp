@@ -13,6 +13,7 @@
 #include "runtime/trainer/train.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -105,6 +106,22 @@ Options convert(const tcc_trainer_options *c) {
   o.logUser = full.log_user;
   o.onStep = full.on_step;
   o.onStepUser = full.on_step_user;
+  o.tensorboard = text(full.tensorboard);
+  o.trace = text(full.trace);
+  if (full.on_nonfinite)
+    o.onNonfinite = full.on_nonfinite;
+  o.weightDecay = full.weight_decay;
+  o.momentum = full.momentum;
+  o.beta1 = full.beta1;
+  o.beta2 = full.beta2;
+  o.eps = full.eps;
+  o.gradClip = full.grad_clip;
+  o.workers = long(full.workers);
+  o.augmentInput = text(full.augment_input);
+  o.imageShape = text(full.image_shape);
+  o.randomCrop = long(full.random_crop);
+  o.flip = full.flip != 0;
+  o.normalize = text(full.normalize);
   return o;
 }
 
@@ -119,6 +136,8 @@ void tcc_trainer_options_init(tcc_trainer_options *out_options) {
   out_options->log_every = 1;
   out_options->plateau_patience = 10;
   out_options->gamma = 0.1;
+  out_options->weight_decay = out_options->momentum = out_options->beta1 = NAN;
+  out_options->beta2 = out_options->eps = out_options->grad_clip = NAN;
 }
 
 tcc_status tcc_trainer_check_options(const tcc_trainer_options *options) {

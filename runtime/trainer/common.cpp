@@ -14,6 +14,29 @@
 
 namespace tcc::train {
 
+const Hyperparameter kHyperparameters[6] = {
+    {TCC_INPUT_WEIGHT_DECAY, "--weight-decay", &Options::weightDecay},
+    {TCC_INPUT_MOMENTUM, "--momentum", &Options::momentum},
+    {TCC_INPUT_BETA1, "--beta1", &Options::beta1},
+    {TCC_INPUT_BETA2, "--beta2", &Options::beta2},
+    {TCC_INPUT_EPS, "--eps", &Options::eps},
+    {TCC_INPUT_GRAD_CLIP, "--grad-clip", &Options::gradClip},
+};
+
+void checkHyperparameter(const char *flag, double v) {
+  std::string f = flag;
+  // Written so that infinities fail every check; NaN means "not set".
+  bool ok = f == "--beta1" || f == "--beta2" ? v >= 0 && v < 1
+            : f == "--eps" || f == "--grad-clip" ? v > 0 && std::isfinite(v)
+                                                 : v >= 0 && std::isfinite(v);
+  if (!ok)
+    die(f + " must be " +
+        (f == "--beta1" || f == "--beta2" ? "in [0, 1)"
+         : f == "--eps" || f == "--grad-clip" ? "a finite number > 0"
+                                              : "a finite number >= 0") +
+        ", got " + std::to_string(v));
+}
+
 namespace {
 
 /// Range checks of the values that tcc-run's option parsers already make
@@ -47,11 +70,20 @@ void checkRanges(const Options &o) {
   count("--save-every", o.saveEvery, 0);
   count("--eval-every", o.evalEvery, 0);
   count("--patience", o.patience, 0);
+  count("--workers", o.workers, 0);
+  count("--random-crop", o.randomCrop, 0);
+  if (o.workers > 256)
+    die("--workers needs at most 256 threads, got " + std::to_string(o.workers));
   const std::string &kind = o.schedule;
   if (kind != "constant" && kind != "warmup" && kind != "cosine" && kind != "step" &&
       kind != "cyclic" && kind != "plateau")
     die("--lr-schedule must be constant, warmup, cosine, step, cyclic or plateau, not '" + kind +
         "'");
+  for (const Hyperparameter &h : kHyperparameters)
+    if (!std::isnan(o.*h.value))
+      checkHyperparameter(h.flag, o.*h.value);
+  if (o.onNonfinite != "stop" && o.onNonfinite != "skip" && o.onNonfinite != "continue")
+    die("--on-nonfinite must be stop, skip or continue, not '" + o.onNonfinite + "'");
   if (!o.dataDir.empty() && !o.data.empty())
     die("training takes --data DIR or data arrays, not both");
   if (!o.valDir.empty() && !o.val.empty())

@@ -14,6 +14,7 @@
 #include "runtime/trainer/support.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -57,6 +58,21 @@ struct Options {
   long evalEvery = 0;
   long patience = 0;
   double minDelta = 0;
+  // Monitoring: TensorBoard event files into this folder; a Chrome trace.
+  std::string tensorboard;
+  std::string trace;
+  // The optimizer's hyperparameters, overriding the artifact's compile-time
+  // values (its metadata defaults); NaN: not set.
+  double weightDecay = NAN, momentum = NAN, beta1 = NAN, beta2 = NAN, eps = NAN, gradClip = NAN;
+  // Data workers and augmentation.
+  long workers = 0;        // 0: one prefetch thread when a core is free
+  std::string augmentInput; // default: the data's one f32 input
+  std::string imageShape;   // "CxHxW", default: the input's own
+  long randomCrop = 0;      // padding of the random crop (0: none)
+  bool flip = false;        // random horizontal flip
+  std::string normalize;    // "MEAN/STD" (per channel: "M1:M2/S1:S2")
+  // What a non-finite loss or gradient norm does: stop, skip or continue.
+  std::string onNonfinite = "stop";
   // Embedding.
   bool handleSignals = false;
   tcc_trainer_log_callback log = nullptr;
@@ -69,6 +85,19 @@ struct Options {
   bool hasData() const { return !dataDir.empty() || !data.empty(); }
   bool hasVal() const { return !valDir.empty() || !val.empty(); }
 };
+
+/// The hyperparameter inputs of train_step and the options that set them:
+/// the input's name, the flag, the Options member.
+struct Hyperparameter {
+  const char *input;
+  const char *flag;
+  double Options::*value;
+};
+extern const Hyperparameter kHyperparameters[6];
+
+/// Dies unless V is in FLAG's range (the compiler's: --beta1/2 in [0, 1),
+/// --eps and --grad-clip > 0, the others >= 0; all finite).
+void checkHyperparameter(const char *flag, double v);
 
 /// Checks the options against each other and their ranges (what tcc-run's
 /// flags cannot express is checked too); dies naming the flag.

@@ -156,7 +156,7 @@ void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
   });
 }
 
-void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {
+void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch, long k) {
   batch.resize(set.inputs.size());
   for (size_t i = 0; i < set.inputs.size(); ++i) {
     const Samples &s = set.inputs[i];
@@ -183,6 +183,9 @@ void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch) {
       r += n;
     }
   }
+  if (set.augmentIndex >= 0)
+    augmentBatch(set.augment, set.seed, k, set.augmentRandom,
+                 reinterpret_cast<float *>(batch[size_t(set.augmentIndex)].data()), set.batch);
 }
 
 void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch, int64_t samples) {
@@ -200,13 +203,16 @@ void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch, int
   }
 }
 
-Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded)
-    : set_(set), begin_(begin), end_(end), next_(begin), rows_(std::move(rows)),
-      threaded_(threaded) {
-  if (threaded_)
-    worker_ = std::thread([this] { work(); });
-  else
-    rows_buffer_.resize(size_t(set_.batch));
+Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, int workers,
+                       TraceWriter *trace)
+    : set_(set), begin_(begin), end_(end), next_(begin), claim_(begin), rows_(std::move(rows)),
+      trace_(trace && trace->active() ? trace : nullptr) {
+  // One buffer per worker and the one the consumer holds.
+  buffers_.resize(size_t(std::max(workers, 0) + 1));
+  slots_.assign(buffers_.size(), Slot::Free);
+  rows_buffer_.resize(size_t(set_.batch));
+  for (int w = 0; w < workers; ++w)
+    workers_.emplace_back([this, w] { work(w); });
 }
 
 bool prefetchInBackground(int threads) {
@@ -217,66 +223,89 @@ bool prefetchInBackground(int threads) {
 }
 
 Prefetcher::~Prefetcher() {
-  if (!threaded_)
-    return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
   changed_.notify_all();
-  worker_.join();
+  for (std::thread &w : workers_)
+    w.join();
 }
 
-void Prefetcher::work() {
-  try {
-    std::vector<int64_t> rows(size_t(set_.batch));
-    for (long k = begin_; k < end_; ++k) {
-      int slot = int(k & 1);
-      {
-        // Wait until the consumer has released this buffer (batch k-2).
-        std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [&] { return stop_ || !ready_[slot]; });
-        if (stop_)
-          return;
+void Prefetcher::work(int worker) {
+  std::vector<int64_t> rows(size_t(set_.batch));
+  const long slots = long(buffers_.size());
+  for (;;) {
+    long k;
+    {
+      // Claim the next batch once its buffer is free (the consumer has
+      // released batch k - slots); its rows are drawn here, in order of k.
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] {
+        return stop_ || error_ || claim_ >= end_ || slots_[size_t(claim_ % slots)] == Slot::Free;
+      });
+      if (stop_ || error_ || claim_ >= end_)
+        return;
+      k = claim_++;
+      slots_[size_t(k % slots)] = Slot::Filling;
+      try {
+        rows_(k, rows);
+      } catch (...) {
+        error_ = std::current_exception();
+        errorBatch_ = k;
+        changed_.notify_all();
+        return;
       }
-      rows_(k, rows);
-      fillBatch(set_, rows.data(), buffers_[slot]);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        ready_[slot] = true;
+    }
+    try {
+      fill(k, rows, buffers_[size_t(k % slots)], worker);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_ || k < errorBatch_) {
+        error_ = std::current_exception();
+        errorBatch_ = k;
       }
       changed_.notify_all();
+      return;
     }
-  } catch (...) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      error_ = std::current_exception();
+      slots_[size_t(k % slots)] = Slot::Ready;
     }
     changed_.notify_all();
   }
+}
+
+void Prefetcher::fill(long k, const std::vector<int64_t> &rows, Batch &buffer, int worker) {
+  double start = trace_ ? trace_->now() : 0;
+  fillBatch(set_, rows.data(), buffer, k);
+  if (trace_)
+    trace_->span(dataTrack(worker), "batch " + std::to_string(k), start, trace_->now());
 }
 
 const Batch &Prefetcher::next() {
   if (next_ >= end_)
     die("internal error: the prefetcher ran past its last batch");
-  if (!threaded_) {
-    rows_(next_++, rows_buffer_);
-    fillBatch(set_, rows_buffer_.data(), buffers_[0]);
+  if (workers_.empty()) {
+    rows_(next_, rows_buffer_);
+    fill(next_, rows_buffer_, buffers_[0], 0);
+    ++next_;
     return buffers_[0];
   }
-  int slot = int(next_ & 1);
+  const long slots = long(buffers_.size());
+  int slot = int(next_ % slots);
   std::unique_lock<std::mutex> lock(mutex_);
   if (held_ >= 0) {
-    ready_[held_] = false;
+    slots_[size_t(held_)] = Slot::Free;
     held_ = -1;
     changed_.notify_all();
   }
-  changed_.wait(lock, [&] { return ready_[slot] || error_; });
-  if (!ready_[slot])
+  changed_.wait(lock, [&] { return slots_[size_t(slot)] == Slot::Ready || (error_ && errorBatch_ <= next_); });
+  if (slots_[size_t(slot)] != Slot::Ready)
     std::rethrow_exception(error_);
   held_ = slot;
   ++next_;
-  return buffers_[slot];
+  return buffers_[size_t(slot)];
 }
 
 } // namespace tcc::train

@@ -15,7 +15,9 @@
 #define TCC_RUNTIME_TRAINER_DATA_H
 
 #include "runtime/data/npy.h"
+#include "runtime/trainer/augment.h"
 #include "runtime/trainer/common.h"
+#include "runtime/trainer/trace.h"
 
 #include <condition_variable>
 #include <exception>
@@ -65,6 +67,13 @@ struct DataSet {
   std::vector<Samples> inputs;
   int64_t samples = -1, batch = -1;
   std::string firstFile;
+  /// The augmentation of input AUGMENTINDEX (-1: none), its random part
+  /// drawn from SEED when AUGMENTRANDOM (training; validation only
+  /// normalizes).
+  AugmentSpec augment;
+  int augmentIndex = -1;
+  bool augmentRandom = true;
+  uint64_t seed = 0;
 
   /// Opens DIR/NAME.npy (or takes the array NAME) for the tensor T of MODEL
   /// and checks it: dtype and per-sample shape as declared, the same sample
@@ -93,9 +102,10 @@ void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes);
 /// One batch: a host buffer per input of its DataSet, in the same order.
 using Batch = std::vector<std::vector<uint8_t>>;
 
-/// Reads the samples ROWS[0, set.batch) of every input into BATCH; dies
-/// naming the file if one changed since it was opened.
-void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch);
+/// Reads the samples ROWS[0, set.batch) of every input into BATCH and
+/// applies the set's augmentation as micro-batch K; dies naming the file if
+/// one changed since it was opened.
+void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch, long k);
 
 /// Sets every fed input of BATCH on SESSION: all SAMPLES rows (the set's
 /// batch by default), or the first SAMPLES of them as a partial batch for an
@@ -103,19 +113,22 @@ void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch);
 void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch,
               int64_t samples = -1);
 
-/// Assembles batches BEGIN, BEGIN+1, ..., END-1 on a background thread, one
-/// ahead of the consumer (two host buffers). ROWS(k, rows) gives batch k's
-/// sample indices; it runs on the worker thread, in order of k, so it may
-/// keep state (the shuffle's generator). The destructor stops and joins the
-/// worker whatever it is doing; an exception on the worker is rethrown by
-/// next().
+/// Assembles batches BEGIN, BEGIN+1, ..., END-1 ahead of the consumer on
+/// WORKERS background threads (batch k into buffer k mod (WORKERS + 1)), or
+/// with 0 workers in next() itself. ROWS(k, rows) gives batch k's sample
+/// indices; it runs under the lock, in order of k, so it may keep state (the
+/// shuffle's generator); reading the rows and augmenting them (fillBatch)
+/// run in parallel. A batch's contents depend on k only, so the batches are
+/// the same for every worker count. The destructor stops and joins the
+/// workers whatever they are doing; an exception of a worker is rethrown by
+/// the next() that asks for its batch.
 class Prefetcher {
 public:
   using RowsFn = std::function<void(long k, std::vector<int64_t> &rows)>;
-  /// Batches BEGIN .. END-1; THREADED: assembled ahead by a background
-  /// thread, else by next() itself (when the step's threads take every core,
-  /// a background thread would only preempt them).
-  Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, bool threaded);
+  /// TRACE, if given and active, gets a span per batch assembled, on a
+  /// data-loading track per worker.
+  Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, int workers,
+             TraceWriter *trace = nullptr);
   ~Prefetcher();
   Prefetcher(const Prefetcher &) = delete;
   Prefetcher &operator=(const Prefetcher &) = delete;
@@ -125,22 +138,26 @@ public:
   const Batch &next();
 
 private:
-  void work();
+  enum class Slot { Free, Filling, Ready };
+  void work(int worker);
+  /// Assembles batch K into BUFFER from ROWS (traced on WORKER's track).
+  void fill(long k, const std::vector<int64_t> &rows, Batch &buffer, int worker);
 
   const DataSet &set_;
-  long begin_, end_, next_;
+  long begin_, end_, next_, claim_;
   RowsFn rows_;
-  Batch buffers_[2];
-  bool ready_[2] = {false, false};
+  std::vector<Batch> buffers_;
+  std::vector<Slot> slots_;
   bool stop_ = false;
   /// The buffer next() returned last, released at the following call.
   int held_ = -1;
   std::exception_ptr error_;
+  long errorBatch_ = -1; // the batch whose assembly failed
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::thread worker_;
-  bool threaded_;
+  std::vector<std::thread> workers_;
   std::vector<int64_t> rows_buffer_;
+  TraceWriter *trace_;
 };
 
 /// Whether a prefetch thread pays: only when the step leaves a core free

@@ -13,7 +13,13 @@
 #include "runtime/trainer/train.h"
 #include "runtime/trainer/data.h"
 #include "runtime/trainer/outputs.h"
+#include "runtime/trainer/nvml.h"
 #include "runtime/trainer/schedule.h"
+#include "runtime/trainer/tensorboard.h"
+#include "runtime/trainer/trace.h"
+
+#include "runtime/cuda/driver.h"
+#include "runtime/error.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -94,6 +100,13 @@ public:
       checkLabels(set_, labels, scores_.shape[1]);
   }
 
+  /// Validation batches get the training's normalization (no crop or flip).
+  void setAugment(const AugmentSpec &spec, const std::string &input) {
+    set_.augment = spec;
+    set_.augmentIndex = set_.indexOf(input);
+    set_.augmentRandom = false;
+  }
+
   /// Whether evaluations measure the loss (an eval_step entry).
   bool hasLoss() const { return hasLoss_; }
 
@@ -115,7 +128,7 @@ public:
           for (int64_t r = 0; r < batch; ++r)
             rows[size_t(r)] = std::min(int64_t(k) * batch + r, samples - 1);
         },
-        prefetchInBackground(o_.threads));
+        prefetchInBackground(o_.threads) ? 1 : 0);
     for (int64_t k = 0; k < batches; ++k) {
       const Batch &b = prefetcher.next();
       const int64_t n = std::min(batch, samples - k * batch);
@@ -191,6 +204,9 @@ std::string shortString(double v) {
   return text;
 }
 
+/// V as a JSON number: nine significant digits, null when not finite.
+std::string jsonNumber(double v) { return std::isfinite(v) ? shortString(v) : "null"; }
+
 /// Reads the metadata KEY of the checkpoint PATH into OUT; false if absent.
 bool getMetadata(const std::string &path, const std::string &key, std::string &out) {
   char value[128];
@@ -255,6 +271,7 @@ struct LoopState {
   long stopBad = 0;        // evaluations without improvement
   double windowSum = 0;    // training losses since the last
   long windowCount = 0;    //   evaluation (plateau without val)
+  long nonfinite = 0;      // steps with a non-finite loss (--on-nonfinite=continue)
 
   void save(std::map<std::string, std::string> &metadata) const {
     metadata["best_metric"] = exactString(bestMetric);
@@ -262,6 +279,7 @@ struct LoopState {
     metadata["stop_bad"] = std::to_string(stopBad);
     metadata["window_loss_sum"] = exactString(windowSum);
     metadata["window_loss_count"] = std::to_string(windowCount);
+    metadata["nonfinite_steps"] = std::to_string(nonfinite);
   }
 
   void restore(const std::function<bool(const std::string &, std::string &)> &get) {
@@ -281,21 +299,92 @@ struct LoopState {
       stopBad = metadataCount("stop_bad", value);
     if (get("window_loss_count", value))
       windowCount = metadataCount("window_loss_count", value);
+    if (get("nonfinite_steps", value))
+      nonfinite = metadataCount("nonfinite_steps", value);
   }
+};
+
+/// --trace on a --profile CPU artifact: a span per kernel, from the
+/// session's kernel observer (called around every kernel of a run).
+struct KernelTracer {
+  TraceWriter *trace = nullptr;
+  std::vector<std::string> names;
+  double start = 0;
+};
+
+extern "C" void onKernel(void *user, int32_t kernel, int32_t end) {
+  auto *k = static_cast<KernelTracer *>(user);
+  if (!end) {
+    k->start = k->trace->now();
+    return;
+  }
+  const std::string &name = size_t(kernel) < k->names.size() ? k->names[size_t(kernel)]
+                                                             : std::to_string(kernel);
+  k->trace->span(Track::Kernels, name, k->start, k->trace->now());
+}
+
+/// Installs the tracer on a session for a scope (a run that fails too).
+class KernelObserverScope {
+public:
+  KernelObserverScope(tcc_session_t session, KernelTracer *tracer) : session_(session) {
+    check(tcc_session_set_kernel_observer(session, &onKernel, tracer));
+  }
+  ~KernelObserverScope() { tcc_session_set_kernel_observer(session_, nullptr, nullptr); }
+  KernelObserverScope(const KernelObserverScope &) = delete;
+  KernelObserverScope &operator=(const KernelObserverScope &) = delete;
+
+private:
+  tcc_session_t session_;
+};
+
+/// One hyperparameter input of train_step and the value the run writes.
+struct HyperInput {
+  std::string name;
+  float value;
+  /// Whether the run writes it: an option set it. Otherwise the session
+  /// writes the artifact's compile-time value itself (tcc_session_run).
+  bool overridden;
 };
 
 /// The runtime inputs and outputs of train_step beside the data.
 struct StepSignature {
   bool hasLr = false, hasStep = false, hasRng = false, hasLoss = false, hasGradNorm = false;
+  std::vector<HyperInput> hyper;
 };
 
+/// Whether NAME is a hyperparameter input.
+const Hyperparameter *findHyperparameter(const std::string &name) {
+  for (const Hyperparameter &h : kHyperparameters)
+    if (name == h.input)
+      return &h;
+  return nullptr;
+}
+
 } // namespace
+
+using Clock = std::chrono::steady_clock;
+
+/// The progress line's window: the steps since the previous line.
+struct ProgressWindow {
+  double loss = 0; // the sum of the finite losses
+  long finite = 0; // their count
+  long steps = 0;  // the steps
+  Clock::time_point start;
+};
 
 /// One training run: the data, the step's signature, the state that goes
 /// into checkpoints, and the loop.
 class TrainingRun {
 public:
   TrainingRun(tcc_artifact_t artifact, const Options &o) : artifact_(artifact), o_(o), schedule_(o) {}
+  /// The trace is written however the run ends (an error too).
+  ~TrainingRun() {
+    try {
+      trace_.finish();
+    } catch (const UsageError &e) {
+      std::fprintf(stderr, "tcc-run: %s\n", e.message.c_str());
+    }
+  }
 
   /// What needs no session: the step's signature, the data and validation
   /// sets (opened and checked), the output paths and the checkpoint lock.
@@ -309,8 +398,18 @@ public:
 
 private:
   void readSignature();
+  /// The value of hyperparameter H for this run: its option, else the
+  /// artifact's compile-time default.
+  double hyperValue(const Hyperparameter &h) const;
+  /// The augmentation options: the image input and its geometry.
+  void readAugmentation();
   void checkOutputs();
   void restore();
+  /// The guard after STEP (0-based): a non-finite LOSS or GRADNORM stops
+  /// the run (--on-nonfinite=stop) or is counted and warned about
+  /// (continue); a finite loss more than 10x the mean of the recent ones
+  /// warns. Returns whether the loss is finite.
+  bool checkFinite(long step, float loss, float gradNorm);
   /// Runs the K micro-batches of STEP (0-based); returns its mean loss.
   float runStep(long step, float lr);
   /// Evaluates after STEPSDONE steps when due: reports, updates the best
@@ -319,6 +418,17 @@ private:
   std::optional<Evaluation> evaluateIfDue(long stepsDone, std::string *stopReason);
   void writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                     const std::optional<Evaluation> &evaluation);
+  /// --tensorboard: the step's scalars (train/..., val/... when it
+  /// evaluated, gpu/... on a device NVML sees). SECONDS: the step's time.
+  void writeTensorBoard(long stepsDone, float loss, float lr, float gradNorm, double seconds,
+                        const std::optional<Evaluation> &evaluation);
+  /// Opens --tensorboard at the run's first step: the options as text, the
+  /// device monitor on a CUDA artifact.
+  void openTensorBoard();
+  /// The progress line after STEPSDONE steps, for the window W (then
+  /// restarted).
+  void printProgress(long stepsDone, float loss, float lr, ProgressWindow &w,
+                     Clock::time_point runStart);
   /// Calls the step callback; true when it asks to stop.
   bool reportStep(long stepsDone, float loss, float lr, float gradNorm,
                   const std::optional<Evaluation> &evaluation);
@@ -362,6 +472,15 @@ private:
   bool overlapUploads_ = false;
   bool staged_ = false; // the micro-batch about to run is set already
   long stepsDone_ = 0;
+  // Monitoring.
+  TensorBoardWriter tensorboard_;
+  std::unique_ptr<DeviceMonitor> device_;
+  TraceWriter trace_;
+  double waitSeconds_ = 0; // waiting for batches, since the last progress line
+  KernelTracer kernels_;
+  // The loss-spike warning's reference: the last finite losses.
+  std::vector<double> recent_;
+  size_t recentNext_ = 0;
 };
 
 void TrainingRun::readSignature() {
@@ -410,6 +529,21 @@ void TrainingRun::readSignature() {
       (name == TCC_INPUT_LR ? sig_.hasLr : sig_.hasStep) = true;
       continue;
     }
+    if (name == TCC_INPUT_ONE_MINUS_BETA1 || name == TCC_INPUT_ONE_MINUS_BETA2) {
+      // PyTorch's coefficient: the difference in double, then f32.
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      const Hyperparameter *beta =
+          findHyperparameter(name == TCC_INPUT_ONE_MINUS_BETA1 ? TCC_INPUT_BETA1 : TCC_INPUT_BETA2);
+      sig_.hyper.push_back({name, float(1.0 - hyperValue(*beta)), !std::isnan(o_.*beta->value)});
+      continue;
+    }
+    if (const Hyperparameter *h = findHyperparameter(name)) {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      sig_.hyper.push_back({name, float(hyperValue(*h)), !std::isnan(o_.*h->value)});
+      continue;
+    }
     if (name == TCC_INPUT_RNG) { // [seed, counter] of the step's dropouts
       if (t.dtype != TCC_DTYPE_I64 || t.rank != 1 || t.shape[0] != 2)
         die(o_.model + ": input 'rng' is " + typeString(t) + ", expected i64[2]");
@@ -420,6 +554,28 @@ void TrainingRun::readSignature() {
   }
   if (!sig_.hasLr || !sig_.hasLoss)
     die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
+  // A hyperparameter set for an artifact that has no such input: say why.
+  for (const Hyperparameter &h : kHyperparameters) {
+    bool present = std::any_of(sig_.hyper.begin(), sig_.hyper.end(),
+                               [&](const HyperInput &in) { return in.name == h.input; });
+    if (std::isnan(o_.*h.value) || present)
+      continue;
+    std::string optimizer = artifactMetadata(artifact_, TCC_METADATA_OPTIMIZER, "?");
+    std::string flag = h.flag;
+    die(flag + ": " + o_.model + "'s train_step has no '" + h.input + "' input (" +
+        (flag == "--momentum" && optimizer == "sgd"
+             ? "compiled without --momentum, so without a momentum buffer; recompile with "
+               "--momentum=M"
+         : flag == "--grad-clip" ? "compiled without --grad-clip; recompile with --grad-clip=N"
+         : "the optimizer is " + optimizer + ", which has none") +
+        ")");
+  }
+  // Skipping must happen inside the compiled step (the update is applied
+  // in place before the host sees the loss); no artifact does that yet.
+  if (o_.onNonfinite == "skip")
+    die("--on-nonfinite=skip is not supported by this artifact: " + o_.model +
+        "'s train_step applies its update whatever the loss (skipping it inside the step comes "
+        "with fp16 loss scaling, issue 17); use stop or continue");
   if (set_.inputs.empty())
     die(o_.model + ": train_step has no data inputs");
   // Labels must name a class of the model's output: the last dimension of
@@ -433,12 +589,114 @@ void TrainingRun::readSignature() {
   if (set_.samples < set_.batch)
     die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
         " samples, fewer than one batch of " + std::to_string(set_.batch));
+  readAugmentation();
   // The validation set is checked before the first step too.
   if (o_.hasVal()) {
     const Samples *y = set_.find(labels_.name);
     validator_.emplace(artifact_, o_, labels_, y ? &y->declared : nullptr);
     judgeLoss_ = validator_->hasLoss();
+    if (set_.augmentIndex >= 0)
+      validator_->setAugment(set_.augment, set_.inputs[size_t(set_.augmentIndex)].name);
   }
+}
+
+void TrainingRun::readAugmentation() {
+  AugmentSpec &a = set_.augment;
+  a.pad = o_.randomCrop;
+  a.flip = o_.flip;
+  auto numbers = [&](const std::string &text, const char *what) {
+    std::vector<float> out;
+    size_t begin = 0;
+    for (;;) {
+      size_t end = text.find(':', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      double v = std::strtod(part.c_str(), &stop);
+      if (part.empty() || *stop || !std::isfinite(v))
+        die("--normalize " + o_.normalize + ": the " + what + " '" + part + "' is not a number");
+      out.push_back(float(v));
+      if (end == std::string::npos)
+        return out;
+      begin = end + 1;
+    }
+  };
+  if (!o_.normalize.empty()) {
+    size_t slash = o_.normalize.find('/');
+    if (slash == std::string::npos)
+      die("--normalize needs MEAN/STD (per channel: M1:M2:M3/S1:S2:S3), got '" + o_.normalize + "'");
+    a.mean = numbers(o_.normalize.substr(0, slash), "mean");
+    a.std = numbers(o_.normalize.substr(slash + 1), "standard deviation");
+    if (a.mean.size() != a.std.size())
+      die("--normalize " + o_.normalize + ": as many means as standard deviations");
+    for (float sd : a.std)
+      if (!(sd > 0))
+        die("--normalize " + o_.normalize + ": a standard deviation must be > 0");
+  }
+  if (!a.active())
+    return;
+  // The image input: --augment-input, else the one f32 input of the data.
+  int index = -1;
+  for (size_t i = 0; i < set_.inputs.size(); ++i) {
+    const Samples &s = set_.inputs[i];
+    bool named = o_.augmentInput.empty() ? s.name != labels_.name && s.dtype == TCC_DTYPE_F32
+                                         : s.name == o_.augmentInput;
+    if (!named)
+      continue;
+    if (index >= 0)
+      die("augmentation: the data has several f32 inputs; name the image with --augment-input");
+    index = int(i);
+  }
+  if (index < 0)
+    die("augmentation: " + (o_.augmentInput.empty() ? std::string("the data has no f32 input")
+                                                    : "no data input '" + o_.augmentInput + "'"));
+  const Samples &image = set_.inputs[size_t(index)];
+  if (image.dtype != TCC_DTYPE_F32)
+    die("augmentation: input '" + image.name + "' is not f32");
+  // The image geometry: --image-shape CxHxW, else the input's own C x H x W.
+  std::vector<int64_t> dims(image.declared.shape + 1, image.declared.shape + image.declared.rank);
+  if (!o_.imageShape.empty()) {
+    dims.clear();
+    std::string text = o_.imageShape;
+    for (size_t begin = 0;;) {
+      size_t end = text.find('x', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      long v = std::strtol(part.c_str(), &stop, 10);
+      if (part.empty() || *stop || v < 1)
+        die("--image-shape needs CxHxW (positive integers), got '" + text + "'");
+      dims.push_back(v);
+      if (end == std::string::npos)
+        break;
+      begin = end + 1;
+    }
+  }
+  if (dims.size() != 3 || dims[0] * dims[1] * dims[2] * 4 != int64_t(image.sampleBytes))
+    die("augmentation: input '" + image.name + "' is " + typeString(image.declared) +
+        "; pass --image-shape CxHxW with C*H*W its values per sample");
+  a.channels = dims[0];
+  a.height = dims[1];
+  a.width = dims[2];
+  if (a.mean.size() > 1 && int64_t(a.mean.size()) != a.channels)
+    die("--normalize " + o_.normalize + ": " + std::to_string(a.mean.size()) +
+        " values for " + std::to_string(a.channels) + " channels");
+  if (a.pad >= a.height || a.pad >= a.width)
+    die("--random-crop " + std::to_string(a.pad) + " is not below the image's height and width");
+  set_.augmentIndex = index;
+  set_.seed = o_.seed;
+}
+
+double TrainingRun::hyperValue(const Hyperparameter &h) const {
+  if (!std::isnan(o_.*h.value))
+    return o_.*h.value;
+  // The compile-time value, which the compiler recorded.
+  std::string key = std::string(TCC_METADATA_DEFAULT_PREFIX) + h.input;
+  std::string text = artifactMetadata(artifact_, key.c_str(), "");
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end)
+    die(o_.model + ": the artifact's metadata " + key + " '" + text +
+        "' is not a number; recompile the model");
+  return v;
 }
 
 void TrainingRun::checkOutputs() {
@@ -448,6 +706,12 @@ void TrainingRun::checkOutputs() {
     checkWritableFile(o_.metrics, "--metrics");
   if (!o_.checkpointDir.empty())
     checkpoints_.open(o_.checkpointDir, o_.resume, o_.overwrite);
+  if (!o_.tensorboard.empty()) {
+    makeDirectory(o_.tensorboard);
+    checkWritableFolder(o_.tensorboard, "--tensorboard");
+  }
+  if (!o_.trace.empty())
+    trace_.open(o_.trace);
 }
 
 void TrainingRun::restore() {
@@ -457,6 +721,8 @@ void TrainingRun::restore() {
             {"batch", std::to_string(set_.batch)}};
   if (accum_ > 1)
     order_["grad_accum"] = std::to_string(accum_);
+  if (set_.augmentIndex >= 0)
+    order_["augment"] = set_.augment.describe();
   if (o_.resume.empty())
     return;
   const std::string &path = o_.resume;
@@ -499,8 +765,12 @@ std::string TrainingRun::writeCheckpoint(const std::string &file, long stepsDone
     values.push_back(v.c_str());
   }
   std::string path = checkpoints_.dir() + "/" + file;
+  double start = trace_.now();
   check(tcc_session_save_checkpoint(session_, path.c_str(), int32_t(keys.size()), keys.data(),
                                     values.data()));
+  if (trace_.active())
+    trace_.span(Track::Checkpoints, file, start, trace_.now(),
+                "\"step\": " + std::to_string(stepsDone));
   return path;
 }
 
@@ -520,10 +790,55 @@ void TrainingRun::stopAt(long stepsDone, const std::string &why, tcc_status stat
 
 const Batch &TrainingRun::nextBatch(long step) {
   try {
-    return batches_->next();
+    // The time the step waits for its batch: the data loading is behind.
+    auto start = std::chrono::steady_clock::now();
+    double traceStart = trace_.now();
+    const Batch &batch = batches_->next();
+    waitSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (trace_.active())
+      trace_.span(Track::Steps, "wait for data", traceStart, trace_.now());
+    return batch;
   } catch (const UsageError &e) {
     stopAt(step, e.message, e.status);
   }
+}
+
+bool TrainingRun::checkFinite(long step, float loss, float gradNorm) {
+  bool badLoss = !std::isfinite(loss), badNorm = sig_.hasGradNorm && !std::isfinite(gradNorm);
+  std::string where = "step " + std::to_string(step + 1) + ": ";
+  if (badLoss || badNorm) {
+    std::string what = badLoss ? "the loss is " + shortString(loss)
+                               : "the gradient norm is " + shortString(gradNorm) + " (the loss " +
+                                     shortString(loss) + ")";
+    if (o_.onNonfinite == "continue") {
+      ++state_.nonfinite;
+      say(o_, "warning: %s%s; continuing (--on-nonfinite=continue)\n", where.c_str(),
+          what.c_str());
+      return !badLoss;
+    }
+    // The step has applied its update, so the parameters may be ruined:
+    // they are not saved, and the last checkpoint stays as it was.
+    std::string last = lastSaved_ < 0 ? std::string()
+                                      : "; the last checkpoint, of step " +
+                                            std::to_string(lastSaved_) + ", is " +
+                                            checkpoints_.dir() + "/checkpoint.safetensors";
+    die(where + what + "; stopping (the parameters are not saved" + last + ")");
+  }
+  // A spike: more than 10x the mean of up to the last 50 finite losses
+  // (at least 10 of them: the first steps' losses fall fast).
+  constexpr size_t kWindow = 50, kLeast = 10;
+  if (recent_.size() >= kLeast) {
+    double mean = std::accumulate(recent_.begin(), recent_.end(), 0.0) / double(recent_.size());
+    if (mean > 0 && loss > 10 * mean)
+      say(o_, "warning: %sthe loss %s is %.1fx the mean of the last %zu steps (%s)\n",
+          where.c_str(), shortString(loss).c_str(), double(loss) / mean, recent_.size(),
+          shortString(mean).c_str());
+  }
+  if (recent_.size() < kWindow)
+    recent_.push_back(loss);
+  else
+    recent_[recentNext_++ % kWindow] = loss;
+  return true;
 }
 
 float TrainingRun::runStep(long step, float lr) {
@@ -543,6 +858,10 @@ float TrainingRun::runStep(long step, float lr) {
     bool last = micro == accum_ - 1;
     if (last) {
       check(tcc_session_set_input(session, TCC_INPUT_LR, TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+      for (const HyperInput &h : sig_.hyper)
+        if (h.overridden)
+          check(tcc_session_set_input(session, h.name.c_str(), TCC_DTYPE_F32, 0, nullptr, &h.value,
+                                    sizeof h.value));
       if (sig_.hasStep) {
         float count = float(step + 1); // 1-based, as PyTorch's optimizers count
         check(tcc_session_set_input(session, TCC_INPUT_STEP, TCC_DTYPE_F32, 0, nullptr, &count,
@@ -589,7 +908,11 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
   std::optional<Evaluation> evaluation;
   bool improved = false;
   if (validator_) {
+    double start = trace_.now();
     evaluation = validator_->run(session_);
+    if (trace_.active())
+      trace_.span(Track::Evaluation, "validation", start, trace_.now(),
+                  "\"step\": " + std::to_string(stepsDone));
     validator_->print(*evaluation, stepsDone);
     double metric = judgeLoss_ ? evaluation->loss : evaluation->accuracy;
     improved = std::isnan(state_.bestMetric) || better(metric, state_.bestMetric, 0);
@@ -651,11 +974,12 @@ bool TrainingRun::reportStep(long stepsDone, float loss, float lr, float gradNor
 void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                                const std::optional<Evaluation> &evaluation) {
   char text[512];
-  int n = std::snprintf(text, sizeof text, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g",
-                        stepsDone, double(loss), double(lr));
+  // Non-finite values (--on-nonfinite=continue) are JSON's null.
+  int n = std::snprintf(text, sizeof text, "{\"step\": %ld, \"loss\": %s, \"lr\": %.9g",
+                        stepsDone, jsonNumber(loss).c_str(), double(lr));
   if (sig_.hasGradNorm)
-    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %.9g",
-                       double(gradNorm));
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %s",
+                       jsonNumber(gradNorm).c_str());
   if (evaluation && evaluation->hasLoss)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.9g",
                        evaluation->loss);
@@ -664,6 +988,112 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
                        evaluation->accuracy);
   std::snprintf(text + n, sizeof text - size_t(n), "}");
   metrics_.write(text);
+}
+
+void TrainingRun::printProgress(long stepsDone, float loss, float lr, ProgressWindow &w,
+                                Clock::time_point runStart) {
+  auto now = Clock::now();
+  double seconds = std::chrono::duration<double>(now - w.start).count();
+  double perStep =
+      std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
+  int64_t batch = set_.batch;
+  say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps,
+      w.finite ? w.loss / double(w.finite) : double(loss));
+  if (w.finite > 1)
+    say(o_, " (mean of %ld)", w.finite);
+  say(o_, " lr %g epoch %.2f %.0f samples/s eta %s", double(lr),
+      double(stepsDone * accum_ * batch) / double(set_.samples),
+      double(w.steps * accum_ * batch) / std::max(seconds, 1e-9),
+      clockString(perStep * double(o_.steps - stepsDone)).c_str());
+  // When the steps wait for their batches, the data loading is the
+  // bottleneck (more --workers, or faster storage).
+  double waited = waitSeconds_ / std::max(seconds, 1e-9);
+  if (waited >= 0.01)
+    say(o_, ", waiting for data %.0f%%", 100.0 * std::min(waited, 1.0));
+  say(o_, "\n");
+  flush(o_);
+  waitSeconds_ = 0;
+  w = ProgressWindow();
+  w.start = now;
+}
+
+void TrainingRun::openTensorBoard() {
+  tensorboard_.open(o_.tensorboard, first_);
+  // The run's settings, as a Markdown table on the text tab.
+  std::string table = "| option | value |\n|---|---|\n";
+  auto row = [&](const char *flag, const std::string &value) {
+    table += std::string("| ") + flag + " | " + value + " |\n";
+  };
+  row("model", o_.model);
+  row("--data", o_.data.empty() ? o_.dataDir : "(arrays)");
+  row("--steps", std::to_string(o_.steps));
+  row("--lr", shortString(o_.lr));
+  row("--lr-schedule", o_.schedule);
+  if (o_.warmup)
+    row("--warmup", std::to_string(o_.warmup));
+  if (o_.minLr > 0)
+    row("--min-lr", shortString(o_.minLr));
+  if (o_.schedule == "step" || o_.schedule == "plateau")
+    row("--gamma", shortString(o_.gamma));
+  if (o_.stepSize)
+    row("--step-size", std::to_string(o_.stepSize));
+  if (o_.cycleSteps)
+    row("--cycle-steps", std::to_string(o_.cycleSteps));
+  for (const HyperInput &h : sig_.hyper)
+    if (findHyperparameter(h.name))
+      row(h.name.c_str(), shortString(h.value));
+  row("--seed", std::to_string(o_.seed));
+  if (set_.augmentIndex >= 0)
+    row("augmentation", set_.augment.describe());
+  if (o_.workers > 0)
+    row("--workers", std::to_string(o_.workers));
+  row("--shuffle", o_.shuffle ? "yes" : "no (--no-shuffle)");
+  row("batch", std::to_string(set_.batch) + (accum_ > 1 ? " x " + std::to_string(accum_) : ""));
+  if (o_.hasVal())
+    row("--val", o_.val.empty() ? o_.valDir : "(arrays)");
+  if (o_.evalEvery)
+    row("--eval-every", std::to_string(o_.evalEvery));
+  if (o_.patience)
+    row("--patience", std::to_string(o_.patience));
+  if (!o_.checkpointDir.empty())
+    row("--checkpoint-dir", o_.checkpointDir);
+  if (!o_.resume.empty())
+    row("--resume", o_.resume);
+  row("threads", o_.threads > 0 ? std::to_string(o_.threads) : "every core");
+  tensorboard_.text(first_, "options", table);
+  if (!overlapUploads_)
+    return;
+  // A CUDA artifact: the device's memory and utilization, where NVML is.
+  try {
+    device_ = std::make_unique<DeviceMonitor>(tcc::rt::cuda::deviceOrdinalFromEnv());
+  } catch (const tcc::rt::Error &e) {
+    say(o_, "tensorboard: no device scalars: %s\n", e.what());
+    return;
+  }
+  if (!device_->active()) {
+    say(o_, "tensorboard: no device scalars: %s\n", device_->why().c_str());
+    device_.reset();
+  }
+}
+
+void TrainingRun::writeTensorBoard(long stepsDone, float loss, float lr, float gradNorm,
+                                   double seconds, const std::optional<Evaluation> &evaluation) {
+  std::vector<std::pair<std::string, double>> values = {{"train/loss", loss}, {"train/lr", lr}};
+  if (sig_.hasGradNorm)
+    values.push_back({"train/grad_norm", gradNorm});
+  values.push_back(
+      {"train/samples_per_s", double(accum_ * set_.batch) / std::max(seconds, 1e-9)});
+  if (evaluation && evaluation->hasLoss)
+    values.push_back({"val/loss", evaluation->loss});
+  if (evaluation && evaluation->hasAccuracy)
+    values.push_back({"val/accuracy", evaluation->accuracy});
+  DeviceMonitor::Sample sample;
+  if (device_ && device_->sample(sample)) {
+    values.push_back({"gpu/memory_used_bytes", double(sample.usedBytes)});
+    values.push_back({"gpu/memory_peak_bytes", double(sample.peakBytes)});
+    values.push_back({"gpu/utilization_percent", double(sample.utilization)});
+  }
+  tensorboard_.scalars(stepsDone, values);
 }
 
 void TrainingRun::run(tcc_session_t session) {
@@ -696,15 +1126,30 @@ void TrainingRun::run(tcc_session_t session) {
           std::shuffle(order.begin(), order.end(), rng);
         std::copy_n(order.begin() + b * batch, batch, rows.begin());
       },
-      prefetchInBackground(o_.threads));
+      o_.workers > 0 ? int(o_.workers) : prefetchInBackground(o_.threads) ? 1 : 0, &trace_);
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact_, &device));
   overlapUploads_ = std::strcmp(device, "cpu") != 0;
+  if (!o_.tensorboard.empty())
+    openTensorBoard();
+  // A --profile artifact names its kernels: a span each in the trace.
+  std::optional<KernelObserverScope> observer;
+  std::string kernelNames = artifactMetadata(artifact_, TCC_METADATA_PROFILE_KERNELS, "");
+  if (trace_.active() && !kernelNames.empty()) {
+    kernels_.trace = &trace_;
+    for (size_t begin = 0;;) {
+      size_t end = kernelNames.find(';', begin);
+      kernels_.names.push_back(kernelNames.substr(begin, end == std::string::npos ? end : end - begin));
+      if (end == std::string::npos)
+        break;
+      begin = end + 1;
+    }
+    observer.emplace(session_, &kernels_);
+  }
 
-  double windowLoss = 0;
-  long windowSteps = 0;
   auto runStart = std::chrono::steady_clock::now();
-  auto windowStart = runStart;
+  ProgressWindow window;
+  window.start = runStart;
   long stepsDone = first_;
   for (long step = first_; step < o_.steps; ++step) {
     if (const char *signal = signals ? StopSignals::pending() : nullptr)
@@ -714,64 +1159,47 @@ void TrainingRun::run(tcc_session_t session) {
       stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
              TCC_ERROR_INTERRUPTED);
     float lr = float(schedule_.at(step));
+    auto stepStart = std::chrono::steady_clock::now();
+    double traceStart = trace_.now();
     float loss = runStep(step, lr);
     float gradNorm = std::nanf("");
     if (sig_.hasGradNorm)
       check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
-    // The step has applied its update: a non-finite loss or gradient norm
-    // means the parameters may be ruined, so they are not saved (the last
-    // checkpoint stays as it was).
-    auto last = [&] {
-      return lastSaved_ < 0 ? std::string()
-                            : "; the last checkpoint, of step " + std::to_string(lastSaved_) +
-                                  ", is " + checkpoints_.dir() + "/checkpoint.safetensors";
-    };
-    if (!std::isfinite(loss))
-      die("step " + std::to_string(step + 1) + ": the loss is " + shortString(loss) +
-          "; stopping (the parameters are not saved" + last() + ")");
-    if (sig_.hasGradNorm && !std::isfinite(gradNorm))
-      die("step " + std::to_string(step + 1) + ": the gradient norm is " + shortString(gradNorm) +
-          " (the loss " + shortString(loss) + "); stopping (the parameters are not saved" +
-          last() + ")");
+    double stepSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();
+    if (trace_.active())
+      trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
+                  "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
+    bool finite = checkFinite(step, loss, gradNorm);
     stepsDone = step + 1;
     stepsDone_ = stepsDone;
-    windowLoss += loss;
-    ++windowSteps;
-    state_.windowSum += loss;
-    ++state_.windowCount;
+    ++window.steps;
+    // A non-finite loss (--on-nonfinite=continue) is counted, not averaged.
+    if (finite) {
+      window.loss += loss;
+      ++window.finite;
+      state_.windowSum += loss;
+      ++state_.windowCount;
+    }
 
     // Evaluate every --eval-every steps and after the last one.
     std::string stopReason;
     std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
-    if (metrics_.active()) {
-      try {
+    try {
+      if (metrics_.active())
         writeMetrics(stepsDone, loss, lr, gradNorm, evaluation);
-      } catch (const UsageError &e) {
-        stopAt(stepsDone, e.message, e.status);
-      }
+      if (tensorboard_.active())
+        writeTensorBoard(stepsDone, loss, lr, gradNorm, stepSeconds, evaluation);
+    } catch (const UsageError &e) {
+      stopAt(stepsDone, e.message, e.status);
     }
     if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
       stopReason = "the step callback asked to stop";
     if (o_.saveEvery > 0 && stepsDone % o_.saveEvery == 0 && stepsDone < o_.steps &&
         stopReason.empty())
       saveCheckpoint(stepsDone);
-    if (stepsDone % o_.logEvery == 0 || stepsDone == o_.steps || !stopReason.empty()) {
-      auto now = std::chrono::steady_clock::now();
-      double seconds = std::chrono::duration<double>(now - windowStart).count();
-      double perStep =
-          std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
-      say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps, windowLoss / double(windowSteps));
-      if (windowSteps > 1)
-        say(o_, " (mean of %ld)", windowSteps);
-      say(o_, " lr %g epoch %.2f %.0f samples/s eta %s\n", double(lr),
-          double(stepsDone * accum_ * batch) / double(samples),
-          double(windowSteps * accum_ * batch) / std::max(seconds, 1e-9),
-          clockString(perStep * double(o_.steps - stepsDone)).c_str());
-      flush(o_);
-      windowLoss = 0;
-      windowSteps = 0;
-      windowStart = now;
-    }
+    if (stepsDone % o_.logEvery == 0 || stepsDone == o_.steps || !stopReason.empty())
+      printProgress(stepsDone, loss, lr, window, runStart);
     if (!stopReason.empty()) {
       say(o_, "early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps,
           stopReason.c_str());
@@ -779,12 +1207,29 @@ void TrainingRun::run(tcc_session_t session) {
     }
   }
   batches_.reset();
+  if (state_.nonfinite > 0)
+    say(o_, "warning: %ld of the steps had a non-finite loss or gradient norm "
+            "(--on-nonfinite=continue)\n", state_.nonfinite);
   saveCheckpoint(stepsDone);
   if (!o_.save.empty())
     check(tcc_session_save_params(session_, o_.save.c_str()));
   // Without --eval-every, --val evaluates once, after training.
-  if (validator_ && o_.evalEvery == 0)
-    validator_->print(validator_->run(session_), stepsDone);
+  if (validator_ && o_.evalEvery == 0) {
+    double start = trace_.now();
+    Evaluation evaluation = validator_->run(session_);
+    if (trace_.active())
+      trace_.span(Track::Evaluation, "validation", start, trace_.now());
+    validator_->print(evaluation, stepsDone);
+    if (tensorboard_.active()) {
+      std::vector<std::pair<std::string, double>> values;
+      if (evaluation.hasLoss)
+        values.push_back({"val/loss", evaluation.loss});
+      if (evaluation.hasAccuracy)
+        values.push_back({"val/accuracy", evaluation.accuracy});
+      tensorboard_.scalars(stepsDone, values);
+    }
+  }
+  trace_.finish();
 }
 
 Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(options)) {

@@ -45,6 +45,21 @@ tcc_trainer_options trainerOptions(const Options &o) {
   t.eval_every = o.evalEvery;
   t.patience = o.patience;
   t.min_delta = o.minDelta;
+  t.tensorboard = text(o.tensorboard);
+  t.trace = text(o.trace);
+  t.on_nonfinite = o.onNonfinite.c_str();
+  t.weight_decay = o.weightDecay;
+  t.momentum = o.momentum;
+  t.beta1 = o.beta1;
+  t.beta2 = o.beta2;
+  t.eps = o.eps;
+  t.grad_clip = o.gradClip;
+  t.workers = int32_t(o.workers);
+  t.augment_input = text(o.augmentInput);
+  t.image_shape = text(o.imageShape);
+  t.random_crop = int32_t(o.randomCrop);
+  t.flip = o.flip;
+  t.normalize = text(o.normalize);
   // Ctrl-C, a closed terminal or a scheduler's SIGTERM checkpoint and exit 1.
   t.handle_signals = 1;
   return t;

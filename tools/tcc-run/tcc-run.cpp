@@ -41,6 +41,10 @@ const char kUsage[] =
     "usage: tcc-run MODEL.so --list\n"
     "       tcc-run MODEL.so --infer --input NAME=FILE ... --output-dir DIR [options]\n"
     "       tcc-run MODEL.so --data DIR --steps N --lr X [options]   (a training artifact)\n"
+    "       tcc-run sweep MODEL.so --data DIR --steps N --lr X,Y,... [--weight-decay A,B,...]\n"
+    "               [--momentum|--beta1|--beta2|--eps|--grad-clip LIST] [--seeds K]\n"
+    "               [--random N] [--jobs J] [--halving] [--trial-dir DIR] --out FILE.jsonl\n"
+    "               [training options]\n"
     "\n"
     "  --list               Print the artifact's entry points, tensors (role, name, dtype,\n"
     "                       shape) and its arena and state sizes\n"
@@ -113,6 +117,52 @@ const char kUsage[] =
     "  --patience P         Stop when the validation loss (the accuracy without\n"
     "                       eval_step) has not improved by more than --min-delta D\n"
     "                       (default 0) for P evaluations in a row\n"
+    "  --tensorboard DIR    Write a TensorBoard event file into DIR: train/loss,\n"
+    "                       train/lr, train/grad_norm, train/samples_per_s every step,\n"
+    "                       val/loss and val/accuracy at each evaluation (the\n"
+    "                       metrics' values), gpu/memory_used_bytes, memory_peak_bytes\n"
+    "                       and utilization_percent on CUDA (NVML), the options as text\n"
+    "  --trace FILE.json    Write a Chrome / Perfetto trace of the run: a span per\n"
+    "                       step and per wait for data, data loading, evaluations and\n"
+    "                       checkpoint writes on their own tracks, and for a CPU\n"
+    "                       artifact compiled with --profile a span per kernel\n"
+    "  --weight-decay W, --momentum M, --beta1 B, --beta2 B, --eps E, --grad-clip N\n"
+    "                       The optimizer's hyperparameters, runtime inputs of the\n"
+    "                       step (default: the values tcc compiled it with); the\n"
+    "                       artifact must have the input (--momentum needs SGD\n"
+    "                       compiled with a momentum, --grad-clip one compiled with\n"
+    "                       clipping, --beta1/2 and --eps Adam or AdamW)\n"
+    "  --workers N          Threads that read (and augment) batches ahead of the step\n"
+    "                       (default: one when a core is free); the batches are the\n"
+    "                       same for any N\n"
+    "  --random-crop P      Augment the image input: a random crop of the image padded\n"
+    "                       by P zeros on each side, back to its size\n"
+    "  --flip               Augment: a random horizontal flip (probability 1/2)\n"
+    "  --normalize M/S      (x - M) / S after the crop and flip, on the validation data\n"
+    "                       too; per channel M1:M2:M3/S1:S2:S3\n"
+    "  --augment-input NAME The image input (default: the data's one f32 input)\n"
+    "  --image-shape CxHxW  Its geometry when the input is flat (28x28 as 784)\n"
+    "                       Crops and flips draw from Philox keyed by --seed and\n"
+    "                       counted by (micro-batch, sample): reproducible, resumable\n"
+    "  --on-nonfinite MODE  What a non-finite loss or gradient norm does: stop\n"
+    "                       (default: exit 1 naming the step, the last checkpoint kept),\n"
+    "                       continue (warn and go on; the metrics get null), skip (not\n"
+    "                       applying the step's update: needs an artifact that can).\n"
+    "                       A loss above 10x the mean of the last 50 steps warns\n"
+    "\n"
+    "sweep (trials of one artifact; every other training option applies to all):\n"
+    "  --lr, --weight-decay, ... LIST   Comma-separated values: the grid of every\n"
+    "                       combination; with --random N, N draws where a value may\n"
+    "                       be a range LO:HI (uniform) or LO:HI:log (log-uniform)\n"
+    "  --seeds K            Each setting with seeds S .. S+K-1 (S = --seed)\n"
+    "  --jobs J             Trials at a time, the cores split between them\n"
+    "  --halving            Successive halving: every trial to the first rung, the\n"
+    "                       better half (validation loss at the rung, else the mean\n"
+    "                       training loss of its last quarter) on to the next\n"
+    "  --trial-dir DIR      DIR/trial-N.jsonl: each trial's metrics (and, with\n"
+    "                       --halving, its checkpoints)\n"
+    "  --out FILE.jsonl     One line per trial: its settings, steps, final_loss,\n"
+    "                       best_val_loss (or best_val_accuracy) and best_step\n"
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
@@ -262,6 +312,32 @@ const OptionSpec kOptions[] = {
      [](Options &o, Arg option, Arg v) { o.saveEvery = parseCount(option, v); }},
     {"--resume", true, [](Options &o, Arg, Arg v) { o.resume = v; }},
     {"--overwrite", false, [](Options &o, Arg, Arg) { o.overwrite = true; }},
+    // Monitoring.
+    {"--tensorboard", true, [](Options &o, Arg, Arg v) { o.tensorboard = v; }},
+    {"--trace", true, [](Options &o, Arg, Arg v) { o.trace = v; }},
+    {"--weight-decay", true,
+     [](Options &o, Arg option, Arg v) { o.weightDecay = parseNumber(option, v); }},
+    {"--momentum", true,
+     [](Options &o, Arg option, Arg v) { o.momentum = parseNumber(option, v); }},
+    {"--beta1", true, [](Options &o, Arg option, Arg v) { o.beta1 = parseNumber(option, v); }},
+    {"--beta2", true, [](Options &o, Arg option, Arg v) { o.beta2 = parseNumber(option, v); }},
+    {"--eps", true, [](Options &o, Arg option, Arg v) { o.eps = parseNumber(option, v); }},
+    {"--grad-clip", true,
+     [](Options &o, Arg option, Arg v) { o.gradClip = parseNumber(option, v); }},
+    {"--workers", true,
+     [](Options &o, Arg option, Arg v) { o.workers = parseCount(option, v); }},
+    {"--random-crop", true,
+     [](Options &o, Arg option, Arg v) { o.randomCrop = parseCount(option, v); }},
+    {"--flip", false, [](Options &o, Arg, Arg) { o.flip = true; }},
+    {"--normalize", true, [](Options &o, Arg, Arg v) { o.normalize = v; }},
+    {"--augment-input", true, [](Options &o, Arg, Arg v) { o.augmentInput = v; }},
+    {"--image-shape", true, [](Options &o, Arg, Arg v) { o.imageShape = v; }},
+    {"--on-nonfinite", true,
+     [](Options &o, Arg, Arg v) {
+       if (v != "stop" && v != "skip" && v != "continue")
+         die("--on-nonfinite must be stop, skip or continue, not '" + v + "'");
+       o.onNonfinite = v;
+     }},
 };
 
 const OptionSpec *findOption(const std::string &name) {
@@ -309,7 +385,10 @@ void checkOptions(const Options &o) {
     die("--output-dir is required to write the outputs");
 }
 
-Options parseArgs(int argc, char **argv) {
+} // namespace
+
+Options parseArgs(const std::vector<std::string> &argv) {
+  int argc = int(argv.size());
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -352,6 +431,8 @@ Options parseArgs(int argc, char **argv) {
   checkOptions(o);
   return o;
 }
+
+namespace {
 
 const char *roleString(tcc_role role) {
   switch (role) {
@@ -453,8 +534,14 @@ void infer(tcc_artifact_t artifact, const Options &o) {
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
-    if (t.role == TCC_ROLE_INPUT && !inputs.count(t.name) &&
-        std::string(t.name) != TCC_INPUT_VALID) // written by the runtime
+    // The optimizer's hyperparameters default to their compile-time values;
+    // eval_step's "valid" is written by the runtime.
+    std::string name = t.name;
+    bool defaulted =
+        !artifactMetadata(artifact, (TCC_METADATA_DEFAULT_PREFIX + name).c_str(), "").empty() ||
+        name == TCC_INPUT_ONE_MINUS_BETA1 || name == TCC_INPUT_ONE_MINUS_BETA2 ||
+        name == TCC_INPUT_VALID;
+    if (t.role == TCC_ROLE_INPUT && !inputs.count(t.name) && !defaulted)
       missing +=
           (missing.empty() ? "'" : ", '") + std::string(t.name) + "' (" + typeString(t) + ")";
   }
@@ -499,25 +586,17 @@ void infer(tcc_artifact_t artifact, const Options &o) {
 /// Trains with the runtime's trainer: it checks the data and the outputs and
 /// locks the checkpoint folder before the session is made.
 void train(tcc_artifact_t artifact, const Options &o) {
-  tcc_trainer_options options = trainerOptions(o);
-  tcc_trainer_t trainer;
-  check(tcc_trainer_create(artifact, &options, &trainer));
-  struct TrainerGuard {
-    tcc_trainer_t t;
-    ~TrainerGuard() { tcc_trainer_destroy(t); }
-  } guard{trainer};
+  TrainerHandle trainer(artifact, trainerOptions(o));
   SessionHandle session = createSession(artifact, o);
-  check(tcc_trainer_run(trainer, session.s));
+  check(tcc_trainer_run(trainer.t, session.s));
 }
 
 int runMain(int argc, char **argv) {
-  Options o = parseArgs(argc, argv);
-  tcc_artifact_t artifact;
-  check(tcc_artifact_load(o.model.c_str(), &artifact));
-  struct ArtifactGuard {
-    tcc_artifact_t a;
-    ~ArtifactGuard() { tcc_artifact_destroy(a); }
-  } guard{artifact};
+  if (argc > 1 && std::string(argv[1]) == "sweep")
+    return sweepMain(std::vector<std::string>(argv + 2, argv + argc));
+  Options o = parseArgs(std::vector<std::string>(argv, argv + argc));
+  ArtifactHandle loaded(o.model);
+  tcc_artifact_t artifact = loaded.a;
   if (o.list)
     list(artifact);
   else if (o.train)

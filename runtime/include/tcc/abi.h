@@ -108,6 +108,13 @@ typedef struct tcc_abi_runtime {
    *  addresses: generated host code only forms addresses from them. */
   void (*launch_kernel)(void *device_context, int32_t index, void **params);
   void *device_context;
+  /* Appended for CPU artifacts compiled with --profile. */
+  /** Called by the host schedule right before (INDEX = 2 k) and right after
+   *  (INDEX = 2 k + 1) kernel k, k counting the names of the metadata
+   *  TCC_METADATA_PROFILE_KERNELS; UNUSED is NULL. For timing only: it must
+   *  not touch the arena. */
+  void (*profile_kernel)(void *profile_context, int32_t index, void *const *unused);
+  void *profile_context;
 } tcc_abi_runtime;
 
 /** Kinds of library calls (stable values). Every operand is a dense,
@@ -192,6 +199,25 @@ typedef struct tcc_abi_library_call {
 #define TCC_INPUT_MICRO "micro"
 #define TCC_INPUT_VALID "valid"
 
+/** The optimizer's hyperparameters, 0-d f32 inputs of train_step beside the
+ *  learning rate, so that sweeps and schedules never recompile: the weight
+ *  decay (always), SGD's momentum (when compiled with a momentum buffer),
+ *  Adam's beta1, beta2 and eps, and the clipping norm (when compiled with
+ *  --grad-clip). Each one's compile-time value is the metadata
+ *  TCC_METADATA_DEFAULT_PREFIX + its name, which a caller that does not
+ *  choose writes. */
+#define TCC_INPUT_WEIGHT_DECAY "weight_decay"
+#define TCC_INPUT_MOMENTUM "momentum"
+#define TCC_INPUT_BETA1 "beta1"
+#define TCC_INPUT_BETA2 "beta2"
+#define TCC_INPUT_EPS "eps"
+#define TCC_INPUT_GRAD_CLIP "grad_clip"
+/** Adam's 1 - beta1 and 1 - beta2, which the runtime writes as the f32 of
+ *  the difference computed in double (PyTorch's coefficients; 1 - f32(beta)
+ *  in f32 differs in the last bit); no default of their own. */
+#define TCC_INPUT_ONE_MINUS_BETA1 "one_minus_beta1"
+#define TCC_INPUT_ONE_MINUS_BETA2 "one_minus_beta2"
+
 /** Scalar outputs: the (mean) loss of the step, and in train_step the global
  *  gradient norm before clipping. */
 #define TCC_OUTPUT_LOSS "loss"
@@ -217,6 +243,12 @@ typedef struct tcc_abi_library_call {
 #define TCC_METADATA_INIT_PREFIX "init."
 #define TCC_METADATA_BATCH "batch"
 #define TCC_METADATA_BATCH_ROWS_PREFIX "batch_rows."
+/** DEFAULT_PREFIX + a hyperparameter input's name: its compile-time value
+ *  (decimal, "%.17g"), e.g. "default.weight_decay" = "0.01". */
+#define TCC_METADATA_DEFAULT_PREFIX "default."
+/** --profile CPU artifacts: the names of the kernels the host schedule marks
+ *  (tcc_abi_runtime.profile_kernel), in index order, separated by ';'. */
+#define TCC_METADATA_PROFILE_KERNELS "profile.kernels"
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
  *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =

@@ -416,7 +416,10 @@ TCC_API tcc_status tcc_session_get_param(tcc_session_t session, const char *name
  *
  *  Before calling the entry, checks that every input the entry reads has been
  *  set since the previous run (TCC_ERROR_INVALID_STATE naming the ones that
- *  were not). After the call, successful or not, every input counts as unset.
+ *  were not), except the optimizer's hyperparameter inputs (TCC_INPUT_
+ *  WEIGHT_DECAY, ...), which, when not set, take the value the artifact was
+ *  compiled with (its metadata TCC_METADATA_DEFAULT_PREFIX + name). After the
+ *  call, successful or not, every input counts as unset.
  *  On success the outputs the entry writes become readable.
  *  Errors: TCC_ERROR_NOT_FOUND (no such entry; the message lists them),
  *  TCC_ERROR_INVALID_STATE, TCC_ERROR_RUNTIME (the entry returned a nonzero
@@ -430,6 +433,19 @@ TCC_API tcc_status tcc_session_get_param(tcc_session_t session, const char *name
  *  and a failure of its device work (a kernel fault) is reported by that
  *  call as TCC_ERROR_RUNTIME, after which its outputs are unreadable. */
 TCC_API tcc_status tcc_session_run(tcc_session_t session, const char *entry_name);
+
+/** Called on the thread of tcc_session_run right before (END 0) and right
+ *  after (END 1) kernel KERNEL of a CPU artifact compiled with --profile;
+ *  KERNEL indexes the ';'-separated names of the artifact's metadata
+ *  "profile.kernels" (TCC_METADATA_PROFILE_KERNELS). It must return quickly
+ *  and must not call into the session. */
+typedef void (*tcc_kernel_observer)(void *user, int32_t kernel, int32_t end);
+
+/** Installs OBSERVER (NULL: removes it) for the session's later runs; USER
+ *  is passed through. Artifacts without --profile never call it. Errors:
+ *  TCC_ERROR_INVALID_ARGUMENT (SESSION NULL). */
+TCC_API tcc_status tcc_session_set_kernel_observer(tcc_session_t session,
+                                                   tcc_kernel_observer observer, void *user);
 
 /** Points *out_data at output NAME inside the arena and sets *out_size to
  *  its byte size. The bytes are the output's dtype and shape (see
@@ -615,10 +631,48 @@ typedef struct tcc_trainer_options {
   void *log_user;
   tcc_trainer_step_callback on_step;
   void *on_step_user;
+  /* Monitoring (appended): --tensorboard DIR, a folder that gets a
+   * TensorBoard event file (scalars train/loss, train/lr, train/grad_norm,
+   * train/samples_per_s every step, val/loss and val/accuracy at each
+   * evaluation, gpu/... memory and utilization on a CUDA device where NVML
+   * is present, the options as text); --trace FILE, a Chrome / Perfetto
+   * trace-event JSON of the run (steps, waits for data, data loading,
+   * evaluations, checkpoint writes, and the kernels of a --profile CPU
+   * artifact), written when the run ends. */
+  const char *tensorboard;
+  const char *trace;
+  /* --on-nonfinite: what a non-finite loss or gradient norm does. "stop"
+   * (NULL, the default): the run fails (TCC_ERROR_INVALID_ARGUMENT) naming
+   * the step; nothing is saved over the last checkpoint. "continue": a
+   * warning, the run goes on (the metrics get null), and a count at the end.
+   * "skip": the step's update not applied, which needs an artifact whose
+   * step can skip it; none can yet, so it fails naming the artifact. */
+  const char *on_nonfinite;
+  /* The optimizer's hyperparameters (--weight-decay, --momentum, --beta1,
+   * --beta2, --eps, --grad-clip), runtime inputs of train_step; NaN (what
+   * tcc_trainer_options_init sets) keeps the value the artifact was
+   * compiled with. Setting one the artifact has no input for (--momentum
+   * on SGD compiled without momentum, --beta1 on SGD, --grad-clip compiled
+   * without clipping) fails tcc_trainer_create naming the option. */
+  double weight_decay, momentum, beta1, beta2, eps, grad_clip;
+  /* Data workers and augmentation: WORKERS threads assemble batches ahead
+   * (0: one when a core is free); on the image input AUGMENT_INPUT (NULL:
+   * the data's one f32 input) of geometry IMAGE_SHAPE "CxHxW" (NULL: its
+   * declared shape) a random crop with RANDOM_CROP pixels of zero padding,
+   * a random horizontal flip (FLIP nonzero) and NORMALIZE "MEAN/STD" (per
+   * channel "M1:M2:M3/S1:S2:S3"; the validation set is normalized too),
+   * drawn from Philox keyed by SEED: reproducible and resumable exactly. */
+  int32_t workers;
+  const char *augment_input;
+  const char *image_shape;
+  int32_t random_crop;
+  int32_t flip;
+  const char *normalize;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
- *  log_every 1, plateau_patience 10, gamma 0.1, all else 0 / NULL. NULL is
+ *  log_every 1, plateau_patience 10, gamma 0.1, the hyperparameters NaN,
+ *  all else 0 / NULL. NULL is
  *  ignored. Does not change the last error. */
 TCC_API void tcc_trainer_options_init(tcc_trainer_options *out_options);
 

@@ -1,5 +1,6 @@
 """npy_io.py - .npy files for the e2e oracles, with the standard library only
 (NumPy is not guaranteed on test machines). Little-endian, C order."""
+import json
 import re
 import struct
 
@@ -27,3 +28,14 @@ def write_npy(path, descr, shape, values):
     with open(path, 'wb') as f:
         f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode('latin1'))
         f.write(struct.pack('<%d%s' % (len(values), FORMATS[descr]), *values))
+
+
+def read_safetensors(path):
+    """name -> (dtype, shape list, raw bytes) of every tensor of a safetensors
+    file (not its metadata)."""
+    data = open(path, 'rb').read()
+    size, = struct.unpack('<Q', data[:8])
+    header = json.loads(data[8:8 + size])
+    base = 8 + size
+    return {name: (t['dtype'], t['shape'], data[base + t['data_offsets'][0]:base + t['data_offsets'][1]])
+            for name, t in header.items() if name != '__metadata__'}

@@ -45,15 +45,19 @@ TOLERANCE = 1e-4
 M32 = 0xffffffff
 
 
-def philox_first_word(counter, key):
-    """Philox4x32-10 (Salmon et al., SC'11): the first output word."""
+def philox(counter, key):
+    """Philox4x32-10 (Salmon et al., SC'11): the four output words."""
     c, k = list(counter), list(key)
     for r in range(10):
         if r:
             k = [(k[0] + 0x9E3779B9) & M32, (k[1] + 0xBB67AE85) & M32]
         p0, p1 = 0xD2511F53 * c[0], 0xCD9E8D57 * c[2]
         c = [(p1 >> 32) ^ c[1] ^ k[0], p1 & M32, (p0 >> 32) ^ c[3] ^ k[1], p0 & M32]
-    return c[0]
+    return c
+
+
+def philox_first_word(counter, key):
+    return philox(counter, key)[0]
 
 
 # The known-answer tests of Random123 for Philox4x32-10.

@@ -6,13 +6,14 @@ Every command takes TCC_RUN (the binary), MODEL (a training artifact), DATA (its
 data folder, NAME.npy per input) and WORK (an empty scratch folder), and prints one
 "OK: ..." line or exits 1 saying what went wrong.
 
-  faults.py kill9 TCC_RUN MODEL DATA WORK STEPS KILLS SEED
+  faults.py kill9 TCC_RUN MODEL DATA WORK STEPS KILLS SEED [-- TCC-RUN OPTIONS...]
       A reference run of STEPS steps, then the same run killed with SIGKILL
       KILLS times, each soon after a random step (SEED; checkpoints every
       step, so many kills land inside a checkpoint write) and resumed from its checkpoint
       each time: every checkpoint found must load, the final parameters must
       equal the reference bit for bit, the metrics file must equal the
-      reference's line for line, and no temporary file may be left.
+      reference's line for line, and no temporary file may be left. The
+      options after -- go to every run (augmentation, data workers).
   faults.py signal SIGNAL TCC_RUN MODEL DATA WORK
       Sends SIGNAL (TERM, HUP, INT) to a long run after a few steps: exit
       status 1, the message, a checkpoint of the step it names, metrics up to
@@ -106,11 +107,12 @@ def wait_for_lines(path, count, proc, seconds=60):
     fail("the run took no %d steps in %d s" % (count, seconds))
 
 
-def kill9(tcc_run, model, data, work, steps, kills, seed):
+def kill9(tcc_run, model, data, work, steps, kills, seed, *extra):
     steps, kills = int(steps), int(kills)
     rng = random.Random(int(seed))
     ref = os.path.join(work, "ref")
-    base = train_args(tcc_run, model, data, steps) + ["--save-every", "1"]
+    base = (train_args(tcc_run, model, data, steps) + ["--save-every", "1"] +
+            [a for a in extra if a != "--"])
     subprocess.run(base + ["--checkpoint-dir", ref, "--metrics", ref + ".jsonl",
                            "--save", ref + ".safetensors"],
                    check=True, stdout=subprocess.DEVNULL)
