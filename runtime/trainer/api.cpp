@@ -105,6 +105,8 @@ Options convert(const tcc_trainer_options *c) {
   o.logUser = full.log_user;
   o.onStep = full.on_step;
   o.onStepUser = full.on_step_user;
+  if (full.loss_scale_init != 0)
+    o.lossScaleInit = full.loss_scale_init;
   return o;
 }
 

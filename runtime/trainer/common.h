@@ -57,6 +57,8 @@ struct Options {
   long evalEvery = 0;
   long patience = 0;
   double minDelta = 0;
+  // fp16 loss scaling: the scale a fresh run starts from (GradScaler's).
+  double lossScaleInit = 65536;
   // Embedding.
   bool handleSignals = false;
   tcc_trainer_log_callback log = nullptr;

@@ -269,6 +269,9 @@ struct LoopState {
 /// The runtime inputs and outputs of train_step beside the data.
 struct StepSignature {
   bool hasLr = false, hasStep = false, hasRng = false, hasLoss = false, hasGradNorm = false;
+  /// fp16 loss scaling: the input loss_scale_init, the outputs loss_scale
+  /// and skipped.
+  bool hasLossScale = false;
 };
 
 } // namespace
@@ -299,6 +302,9 @@ private:
   /// checkpoint, early stopping and the plateau schedule. Returns the
   /// evaluation and sets *STOPREASON when early stopping ends the run.
   std::optional<Evaluation> evaluateIfDue(long stepsDone, std::string *stopReason);
+  /// The last step's loss scale and whether it skipped its update (fp16).
+  float lossScale_ = 0;
+  bool skipped_ = false;
   void writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                     const std::optional<Evaluation> &evaluation);
   /// Calls the step callback; true when it asks to stop.
@@ -390,6 +396,12 @@ void TrainingRun::readSignature() {
       if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
         die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
       (name == TCC_INPUT_LR ? sig_.hasLr : sig_.hasStep) = true;
+      continue;
+    }
+    if (name == TCC_INPUT_LOSS_SCALE_INIT) {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      sig_.hasLossScale = true;
       continue;
     }
     if (name == TCC_INPUT_RNG) { // [seed, counter] of the step's dropouts
@@ -525,6 +537,11 @@ float TrainingRun::runStep(long step, float lr) {
     bool last = micro == accum_ - 1;
     if (last) {
       check(tcc_session_set_input(session, TCC_INPUT_LR, TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
+      if (sig_.hasLossScale) {
+        float init = float(o_.lossScaleInit);
+        check(tcc_session_set_input(session, TCC_INPUT_LOSS_SCALE_INIT, TCC_DTYPE_F32, 0, nullptr,
+                                    &init, sizeof init));
+      }
       if (sig_.hasStep) {
         float count = float(step + 1); // 1-based, as PyTorch's optimizers count
         check(tcc_session_set_input(session, TCC_INPUT_STEP, TCC_DTYPE_F32, 0, nullptr, &count,
@@ -638,6 +655,9 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
   if (sig_.hasGradNorm)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %.9g",
                        double(gradNorm));
+  if (sig_.hasLossScale)
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"loss_scale\": %.9g, \"skipped\": %d",
+                       double(lossScale_), skipped_ ? 1 : 0);
   if (evaluation && evaluation->hasLoss)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.9g",
                        evaluation->loss);
@@ -708,10 +728,20 @@ void TrainingRun::run(tcc_session_t session) {
                             : "; the last checkpoint, of step " + std::to_string(lastSaved_) +
                                   ", is " + checkpoints_.dir() + "/checkpoint.safetensors";
     };
-    if (!std::isfinite(loss))
+    skipped_ = false;
+    if (sig_.hasLossScale) {
+      float skipped = 0;
+      check(tcc_session_copy_output(session_, TCC_OUTPUT_LOSS_SCALE, &lossScale_, sizeof lossScale_));
+      check(tcc_session_copy_output(session_, TCC_OUTPUT_SKIPPED, &skipped, sizeof skipped));
+      skipped_ = skipped != 0;
+    }
+    // A step that skipped its update (loss scaling found an inf or NaN)
+    // left the parameters as they were: the run goes on with a smaller
+    // scale.
+    if (!skipped_ && !std::isfinite(loss))
       die("step " + std::to_string(step + 1) + ": the loss is " + shortString(loss) +
           "; stopping (the parameters are not saved" + last() + ")");
-    if (sig_.hasGradNorm && !std::isfinite(gradNorm))
+    if (!skipped_ && sig_.hasGradNorm && !std::isfinite(gradNorm))
       die("step " + std::to_string(step + 1) + ": the gradient norm is " + shortString(gradNorm) +
           " (the loss " + shortString(loss) + "); stopping (the parameters are not saved" +
           last() + ")");

@@ -45,6 +45,7 @@ tcc_trainer_options trainerOptions(const Options &o) {
   t.eval_every = o.evalEvery;
   t.patience = o.patience;
   t.min_delta = o.minDelta;
+  t.loss_scale_init = o.lossScaleInit;
   // Ctrl-C, a closed terminal or a scheduler's SIGTERM checkpoint and exit 1.
   t.handle_signals = 1;
   return t;

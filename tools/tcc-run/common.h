@@ -68,6 +68,7 @@ struct Options {
   long patience = 0;
   double minDelta = 0;
   bool hasMinDelta = false;
+  double lossScaleInit = 65536; // --loss-scale-init (fp16 artifacts)
 };
 
 /// Owns a session; destroys it when it goes out of scope.

@@ -113,6 +113,11 @@ const char kUsage[] =
     "  --patience P         Stop when the validation loss (the accuracy without\n"
     "                       eval_step) has not improved by more than --min-delta D\n"
     "                       (default 0) for P evaluations in a row\n"
+    "  --loss-scale-init S  fp16 artifacts (tcc --precision=fp16): the loss scale a\n"
+    "                       fresh run starts from (default 65536); it halves on a\n"
+    "                       step whose gradients overflow (that step is skipped)\n"
+    "                       and doubles after 2000 finite steps; metrics get\n"
+    "                       loss_scale and skipped\n"
     "  --help               Print this help\n"
     "  --version            Print the version\n";
 
@@ -251,6 +256,8 @@ const OptionSpec kOptions[] = {
      [](Options &o, Arg option, Arg v) {
        o.patience = parsePositive(option, v, "evaluations");
      }},
+    {"--loss-scale-init", true,
+     [](Options &o, Arg option, Arg v) { o.lossScaleInit = parseNumber(option, v); }},
     {"--min-delta", true,
      [](Options &o, Arg option, Arg v) {
        o.minDelta = parseNumber(option, v);
