@@ -652,9 +652,13 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
   char text[512];
   int n = std::snprintf(text, sizeof text, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g",
                         stepsDone, double(loss), double(lr));
-  if (sig_.hasGradNorm)
+  // A step that loss scaling skipped may have an infinite or NaN norm,
+  // which JSON cannot spell: null.
+  if (sig_.hasGradNorm && std::isfinite(gradNorm))
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %.9g",
                        double(gradNorm));
+  else if (sig_.hasGradNorm)
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": null");
   if (sig_.hasLossScale)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"loss_scale\": %.9g, \"skipped\": %d",
                        double(lossScale_), skipped_ ? 1 : 0);

@@ -257,7 +257,14 @@ const OptionSpec kOptions[] = {
        o.patience = parsePositive(option, v, "evaluations");
      }},
     {"--loss-scale-init", true,
-     [](Options &o, Arg option, Arg v) { o.lossScaleInit = parseNumber(option, v); }},
+     [](Options &o, Arg option, Arg v) {
+       // 0 is the C API's "default": refused here, as any scale that is not
+       // a positive f32.
+       o.lossScaleInit = parseNumber(option, v);
+       if (!(o.lossScaleInit > 0) || !std::isfinite(float(o.lossScaleInit)) ||
+           float(o.lossScaleInit) == 0)
+         die(option + " must be a positive finite f32, got '" + v + "'");
+     }},
     {"--min-delta", true,
      [](Options &o, Arg option, Arg v) {
        o.minDelta = parseNumber(option, v);
