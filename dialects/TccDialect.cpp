@@ -30,6 +30,8 @@ llvm::StringRef tcc::precisionClassName(PrecisionClass c) {
     return "low";
   case PrecisionClass::Follow:
     return "follow";
+  case PrecisionClass::Widened:
+    return "widened";
   case PrecisionClass::Fp32:
     return "fp32";
   case PrecisionClass::Explicit:

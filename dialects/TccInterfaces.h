@@ -12,6 +12,8 @@ namespace tcc {
 enum class PrecisionClass {
   Low,      ///< computes in 16 bits: its f32 operands are cast down
   Follow,   ///< computes in its operands' type: 16 bits when any float operand is
+  Widened,  ///< typed as Follow, but computes in f32 inside and rounds once (the
+            ///< lowering widens it): softmax, transcendental functions
   Fp32,     ///< keeps f32: 16-bit operands are cast up
   Explicit, ///< its types are its own (casts, constants): left as they are
 };
@@ -29,6 +31,10 @@ struct PrecisionLow : mlir::OpTrait::TraitBase<T, PrecisionLow> {
 template <typename T>
 struct PrecisionFollow : mlir::OpTrait::TraitBase<T, PrecisionFollow> {
   static constexpr PrecisionClass kPrecisionClass = PrecisionClass::Follow;
+};
+template <typename T>
+struct PrecisionWidened : mlir::OpTrait::TraitBase<T, PrecisionWidened> {
+  static constexpr PrecisionClass kPrecisionClass = PrecisionClass::Widened;
 };
 template <typename T>
 struct PrecisionFp32 : mlir::OpTrait::TraitBase<T, PrecisionFp32> {

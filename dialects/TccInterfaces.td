@@ -42,8 +42,11 @@ def Tcc_PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
     | fp16`, pass `tcc-precision`), and why: `low` ops compute in 16 bits
     (their f32 operands are cast down; matmuls and convolutions accumulate in
     f32 inside), `follow` ops compute in the type of their operands (16 bits
-    when any float operand is 16 bits), `fp32` ops keep f32 (16-bit operands
-    are cast up), `explicit` ops have types of their own (casts, constants).
+    when any float operand is 16 bits), `widened` ops are typed like `follow`
+    ones but compute in f32 inside and round their result once (softmax,
+    transcendental functions: 16-bit storage, f32 arithmetic), `fp32` ops
+    keep f32 (16-bit operands are cast up), `explicit` ops have types of
+    their own (casts, constants).
     Ops declare it with `Tcc_Precision<"class", "why">` in their traits.
   }];
   let methods = [

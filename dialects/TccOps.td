@@ -54,25 +54,25 @@ class Tcc_UnaryOp<string mnemonic, Type type, string math,
 def Tcc_NegOp : Tcc_UnaryOp<"neg", Tcc_NumTensor, "-x", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_AbsOp : Tcc_UnaryOp<"abs", Tcc_NumTensor, "|x|", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_SignOp : Tcc_UnaryOp<"sign", Tcc_NumTensor, "sign(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
-def Tcc_ExpOp : Tcc_UnaryOp<"exp", Tcc_FloatTensor, "exp(x)", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
-def Tcc_LogOp : Tcc_UnaryOp<"log", Tcc_FloatTensor, "log(x)", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
+def Tcc_ExpOp : Tcc_UnaryOp<"exp", Tcc_FloatTensor, "exp(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_LogOp : Tcc_UnaryOp<"log", Tcc_FloatTensor, "log(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
 def Tcc_SqrtOp : Tcc_UnaryOp<"sqrt", Tcc_FloatTensor, "sqrt(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_RsqrtOp : Tcc_UnaryOp<"rsqrt", Tcc_FloatTensor, "1/sqrt(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_ReciprocalOp : Tcc_UnaryOp<"reciprocal", Tcc_FloatTensor, "1/x", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
-def Tcc_TanhOp : Tcc_UnaryOp<"tanh", Tcc_FloatTensor, "tanh(x)", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
-def Tcc_SigmoidOp : Tcc_UnaryOp<"sigmoid", Tcc_FloatTensor, "1/(1+exp(-x))", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
+def Tcc_TanhOp : Tcc_UnaryOp<"tanh", Tcc_FloatTensor, "tanh(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SigmoidOp : Tcc_UnaryOp<"sigmoid", Tcc_FloatTensor, "1/(1+exp(-x))", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
 def Tcc_ReluOp : Tcc_UnaryOp<"relu", Tcc_NumTensor, "max(x, 0)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
-def Tcc_ErfOp : Tcc_UnaryOp<"erf", Tcc_FloatTensor, "erf(x)", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
-def Tcc_SoftplusOp : Tcc_UnaryOp<"softplus", Tcc_FloatTensor, "log(1+exp(x))", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
-def Tcc_SinOp : Tcc_UnaryOp<"sin", Tcc_FloatTensor, "sin(x)", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
-def Tcc_CosOp : Tcc_UnaryOp<"cos", Tcc_FloatTensor, "cos(x)", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]>;
+def Tcc_ErfOp : Tcc_UnaryOp<"erf", Tcc_FloatTensor, "erf(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SoftplusOp : Tcc_UnaryOp<"softplus", Tcc_FloatTensor, "log(1+exp(x))", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SinOp : Tcc_UnaryOp<"sin", Tcc_FloatTensor, "sin(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_CosOp : Tcc_UnaryOp<"cos", Tcc_FloatTensor, "cos(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
 def Tcc_FloorOp : Tcc_UnaryOp<"floor", Tcc_FloatTensor, "floor(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_CeilOp : Tcc_UnaryOp<"ceil", Tcc_FloatTensor, "ceil(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_RoundOp : Tcc_UnaryOp<"round", Tcc_FloatTensor,
                               "x rounded half to even", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_NotOp : Tcc_UnaryOp<"not", Tcc_BoolTensor, "logical not", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 
-def Tcc_GeluOp : Tcc_Op<"gelu", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">, Pure, Elementwise, SameOperandsAndResultType]> {
+def Tcc_GeluOp : Tcc_Op<"gelu", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">, Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)`, exactly (with erf) or with the tanh approximation.
@@ -101,7 +101,7 @@ class Tcc_ParamUnaryOp<string mnemonic, string math, Trait precision>
 def Tcc_LeakyReluOp : Tcc_ParamUnaryOp<"leaky_relu", "x >= 0 ? x : alpha*x",
     Tcc_Precision<"Follow", "elementwise: rounds once per op">>;
 def Tcc_EluOp : Tcc_ParamUnaryOp<"elu", "x > 0 ? x : alpha*(exp(x)-1)",
-    Tcc_Precision<"Fp32", "transcendental: range and accuracy">>;
+    Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">>;
 
 def Tcc_ClampOp : Tcc_Op<"clamp", [Tcc_Precision<"Follow", "elementwise: rounds once per op">, Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise clamp to constant bounds";
@@ -162,7 +162,7 @@ def Tcc_DivOp : Tcc_BinaryOp<"div", Tcc_NumTensor,
                              "x / y (integers truncate toward zero)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]> {
   let hasCanonicalizer = 1;
 }
-def Tcc_PowOp : Tcc_BinaryOp<"pow", Tcc_NumTensor, "x ^ y", [Tcc_Precision<"Fp32", "transcendental: range and accuracy">]> {
+def Tcc_PowOp : Tcc_BinaryOp<"pow", Tcc_NumTensor, "x ^ y", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]> {
   let hasCanonicalizer = 1;
 }
 def Tcc_MaxOp : Tcc_BinaryOp<"max", Tcc_NumTensor, "max(x, y)", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
@@ -612,8 +612,8 @@ def Tcc_LayerNormOp : Tcc_Op<"layer_norm", [Tcc_Precision<"Fp32", "normalization
                        "`->` type($result) `,` type($mean) `,` type($inv_std_dev)";
 }
 
-class Tcc_SoftmaxOp<string mnemonic, string what>
-    : Tcc_Op<mnemonic, [Tcc_Precision<"Fp32", "exp and a row sum">, Pure, SameOperandsAndResultType]> {
+class Tcc_SoftmaxOp<string mnemonic, string what, Trait precision>
+    : Tcc_Op<mnemonic, [precision, Pure, SameOperandsAndResultType]> {
   let summary = what # " along one axis";
   let description = "Numerically stable " # what # " along `axis`.\n\n"
       # "```mlir\n%y = tcc." # mnemonic
@@ -624,8 +624,10 @@ class Tcc_SoftmaxOp<string mnemonic, string what>
   let hasVerifier = 1;
 }
 
-def Tcc_SoftmaxOp : Tcc_SoftmaxOp<"softmax", "softmax">;
-def Tcc_LogSoftmaxOp : Tcc_SoftmaxOp<"log_softmax", "log-softmax">;
+def Tcc_SoftmaxOp : Tcc_SoftmaxOp<"softmax", "softmax",
+    Tcc_Precision<"Widened", "exp and a row sum: f32 inside, 16-bit probabilities">>;
+def Tcc_LogSoftmaxOp : Tcc_SoftmaxOp<"log_softmax", "log-softmax",
+    Tcc_Precision<"Fp32", "log-probabilities for the loss">>;
 
 //===----------------------------------------------------------------------===//
 // Randomness, resampling, losses

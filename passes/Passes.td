@@ -104,8 +104,10 @@ def PrecisionPass : Pass<"tcc-precision", "mlir::ModuleOp"> {
     convolutions) compute in `precision` (bf16 or fp16) and cast their f32
     operands down; `follow` ops (elementwise arithmetic, data movement,
     max / min) compute in 16 bits when any float operand is 16 bits;
-    `fp32` ops (softmax, log-softmax, the loss, normalization, sums and
-    scatter-adds, transcendental functions) and ops marked `tcc.keep_fp32`
+    `widened` ops (softmax, transcendental functions) too, but compute in
+    f32 inside and round their result once (the lowering widens them);
+    `fp32` ops (log-softmax, the loss, normalization statistics, sums and
+    scatter-adds) and ops marked `tcc.keep_fp32`
     by tcc-build-train-step (the optimizer, the gradient norm, loss scaling)
     cast 16-bit operands up and stay f32. Casts sit at class boundaries only,
     one per value and type; the canonicalizer folds those of constants and

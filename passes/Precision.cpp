@@ -122,8 +122,9 @@ struct FunctionPrecision {
       return;
     }
     PrecisionClass cls = iface.getPrecisionClass();
+    bool follows = cls == PrecisionClass::Follow || cls == PrecisionClass::Widened;
     bool low = cls == PrecisionClass::Low ||
-               (cls == PrecisionClass::Follow &&
+               (follows &&
                 llvm::any_of(op->getOperands(), [&](Value v) { return isLow(v); }));
     if (low)
       computeLow(op);

@@ -496,8 +496,9 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
   }
 };
 
-/// A matmul or convolution of 16-bit floats (the precision policy's
-/// products) as the f32 op on widened operands, rounded once at the end:
+/// A matmul, convolution or softmax of 16-bit floats (the precision policy's
+/// products, and its widened softmax: the row max and sum accumulate in f32)
+/// as the f32 op on widened operands, rounded once at the end:
 /// f32 accumulation, and the same values as a 16-bit GEMM that accumulates
 /// in f32 (a product of two 16-bit floats is exact in f32). The f32 op is
 /// then lowered like any other (on the CPU: oneDNN's f32 primitive; the
@@ -531,7 +532,8 @@ void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc,
                                              RewritePatternSet &patterns) {
   patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering,
                MaxPoolLowering, AvgPoolLowering, WidenSixteenBitProduct<MatmulOp>,
-               WidenSixteenBitProduct<ConvOp>, WidenSixteenBitProduct<ConvTransposeOp>>(
+               WidenSixteenBitProduct<ConvOp>, WidenSixteenBitProduct<ConvTransposeOp>,
+               WidenSixteenBitProduct<SoftmaxOp>>(
       tc, patterns.getContext());
 }
 

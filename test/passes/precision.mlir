@@ -24,22 +24,22 @@ func.func @dense(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>, %b: tensor<4x2xf32>) 
 
 // -----
 
-// Tests that softmax between two products runs in f32 (its 16-bit input is
-// cast up) and that its f32 result is cast down once for the next product,
-// while a second reader of the product (a follow op) stays 16-bit.
+// Tests that softmax between two products keeps the product's 16-bit type
+// (widened: the lowering computes it in f32 inside and rounds once), so its
+// probabilities are stored in 16 bits, while log-softmax (fp32, it feeds
+// the loss) reads the product cast up once.
 // CHECK-LABEL: func.func @attention
 //       CHECK: %[[S:.*]] = tcc.matmul {{.*}} -> tensor<4x4xbf16>
 //       CHECK: %[[S32:.*]] = tcc.cast %[[S]] : tensor<4x4xbf16> to tensor<4x4xf32>
-//       CHECK: %[[P:.*]] = tcc.softmax %[[S32]] {axis = 1 : i64} : tensor<4x4xf32>
-//       CHECK: %[[PB:.*]] = tcc.cast %[[P]] : tensor<4x4xf32> to tensor<4x4xbf16>
-//       CHECK: tcc.matmul %[[PB]], {{.*}} -> tensor<4x8xbf16>
-//       CHECK: tcc.neg %[[S]] : tensor<4x4xbf16>
+//       CHECK: %[[P:.*]] = tcc.softmax %[[S]] {axis = 1 : i64} : tensor<4x4xbf16>
+//       CHECK: tcc.matmul %[[P]], {{.*}} -> tensor<4x8xbf16>
+//       CHECK: tcc.log_softmax %[[S32]] {axis = 1 : i64} : tensor<4x4xf32>
 //   CHECK-NOT: tcc.cast %[[P]]
 func.func @attention(%q: tensor<4x8xf32>, %k: tensor<8x4xf32>, %v: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x4xf32>) {
   %s = tcc.matmul %q, %k : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
   %p = tcc.softmax %s {axis = 1 : i64} : tensor<4x4xf32>
   %o = tcc.matmul %p, %v : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %n = tcc.neg %s : tensor<4x4xf32>
+  %n = tcc.log_softmax %s {axis = 1 : i64} : tensor<4x4xf32>
   return %o, %n : tensor<4x8xf32>, tensor<4x4xf32>
 }
 
