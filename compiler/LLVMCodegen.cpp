@@ -175,8 +175,9 @@ void selectBf16Bits(Module &m) {
         return cast->getOperand(0);
       return b.CreateBitCast(v, bits);
     };
-    Value *picked = b.CreateSelect(s->getCondition(), bitsOf(s->getTrueValue()),
-                                   bitsOf(s->getFalseValue()));
+    Value *onTrue = bitsOf(s->getTrueValue());
+    Value *onFalse = bitsOf(s->getFalseValue());
+    Value *picked = b.CreateSelect(s->getCondition(), onTrue, onFalse);
     for (User *u : llvm::make_early_inc_range(s->users()))
       if (auto *cast = dyn_cast<BitCastInst>(u); cast && !cast->getDestTy()->isFPOrFPVectorTy()) {
         IRBuilder<> at(cast);

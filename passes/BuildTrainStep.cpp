@@ -697,13 +697,15 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       return e.fn.emitError("tcc-build-train-step: internal error: the loss scale placeholder "
                             "is not an argument of the gradient function");
     OpBuilder start = OpBuilder::atBlockBegin(&body);
-    Value fresh = CompareOp::create(start, loc, CmpPredicate::eq, state, splat(start, loc, scalar, 0.0));
+    Value zero = splat(start, loc, scalar, 0.0);
+    Value fresh = CompareOp::create(start, loc, CmpPredicate::eq, state, zero);
     Value scale = SelectOp::create(start, loc, fresh, init, state);
     body.getArgument(placeholder).replaceAllUsesWith(scale);
     if (failed(e.fn.eraseArgument(placeholder)))
       return failure();
     OpBuilder &b = e.b;
-    Value inverse = DivOp::create(b, loc, splat(b, loc, scalar, 1.0), scale);
+    Value one = splat(b, loc, scalar, 1.0);
+    Value inverse = DivOp::create(b, loc, one, scale);
     Value loss = scaledLoss;
     if (tensorType(loss) != scalar)
       loss = CastOp::create(b, loc, scalar, loss);
@@ -726,8 +728,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     auto nonFinite = [&](Value x) {
       auto t = tensorType(x);
       Value limit = splat(b, loc, t, double(std::numeric_limits<float>::max()));
-      Value finite = CompareOp::create(b, loc, CmpPredicate::le, AbsOp::create(b, loc, x), limit);
-      Value count = SelectOp::create(b, loc, finite, splat(b, loc, t, 0.0), splat(b, loc, t, 1.0));
+      Value magnitude = AbsOp::create(b, loc, x);
+      Value finite = CompareOp::create(b, loc, CmpPredicate::le, magnitude, limit);
+      Value zero = splat(b, loc, t, 0.0);
+      Value one = splat(b, loc, t, 1.0);
+      Value count = SelectOp::create(b, loc, finite, zero, one);
       Value sum = sumAll(b, loc, count);
       if (tensorType(sum) != scalar)
         sum = CastOp::create(b, loc, scalar, sum);
@@ -736,7 +741,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value total = nonFinite(loss);
     for (Value g : grads)
       total = AddOp::create(b, loc, total, nonFinite(g));
-    return CompareOp::create(b, loc, CmpPredicate::gt, total, splat(b, loc, scalar, 0.0));
+    Value zero = splat(b, loc, scalar, 0.0);
+    return CompareOp::create(b, loc, CmpPredicate::gt, total, zero);
   }
 
   /// GradScaler.update with its defaults: a skipped step halves the scale,
@@ -746,16 +752,20 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     OpBuilder &b = e.b;
     RankedTensorType scalar = scalarType();
     auto c = [&](double v) { return splat(b, loc, scalar, v); };
-    Value counted = AddOp::create(b, loc, s.growth, c(1.0));
-    Value grow = CompareOp::create(b, loc, CmpPredicate::ge, counted, c(2000.0));
-    Value kept = SelectOp::create(b, loc, grow, MulOp::create(b, loc, s.scale, c(2.0)), s.scale);
-    Value scale = SelectOp::create(b, loc, e.skip, MulOp::create(b, loc, s.scale, c(0.5)), kept);
-    Value growth = SelectOp::create(b, loc, grow, c(0.0), counted);
-    growth = SelectOp::create(b, loc, e.skip, c(0.0), growth);
+    Value one = c(1.0), interval = c(2000.0), growthFactor = c(2.0), backoff = c(0.5);
+    Value zero = c(0.0);
+    Value counted = AddOp::create(b, loc, s.growth, one);
+    Value grow = CompareOp::create(b, loc, CmpPredicate::ge, counted, interval);
+    Value grown = MulOp::create(b, loc, s.scale, growthFactor);
+    Value kept = SelectOp::create(b, loc, grow, grown, s.scale);
+    Value halved = MulOp::create(b, loc, s.scale, backoff);
+    Value scale = SelectOp::create(b, loc, e.skip, halved, kept);
+    Value growth = SelectOp::create(b, loc, grow, zero, counted);
+    growth = SelectOp::create(b, loc, e.skip, zero, growth);
     e.update(scale, TCC_STATE_LOSS_SCALE);
     e.update(growth, TCC_STATE_GROWTH_TRACKER);
     e.output(s.scale, TCC_OUTPUT_LOSS_SCALE);
-    e.output(SelectOp::create(b, loc, e.skip, c(1.0), c(0.0)), TCC_OUTPUT_SKIPPED);
+    e.output(SelectOp::create(b, loc, e.skip, one, zero), TCC_OUTPUT_SKIPPED);
   }
 
   // Clipping.
