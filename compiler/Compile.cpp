@@ -187,6 +187,8 @@ LogicalResult Compilation::checkOptions() {
   if (options.report == tcc::Report::Fusion && stage < Stage::Linalg)
     return error() << "--report=fusion needs compilation through fusion (--emit=linalg or "
                       "later, or -o model.so)";
+  if (options.report == tcc::Report::Precision && (training.precision == "fp32" || !train))
+    return error() << "--report=precision needs a training step with --precision=bf16 or fp16";
   if (stage == Stage::Ptx && !device)
     return error() << "--emit=ptx needs --target=cuda";
   return success();
@@ -576,7 +578,7 @@ LogicalResult Compilation::compileStages() {
     return failure();
   if (train && stage != Stage::MlirRaw &&
       failed(runStage("training step", [&](OpPassManager &pm) {
-        tcc::buildTrainingPipeline(pm, training);
+        tcc::buildTrainingPipeline(pm, training, options.report == tcc::Report::Precision);
       })))
     return failure();
   // Which inputs and outputs a partial batch pads, read while the entry

@@ -52,7 +52,7 @@ enum class Fusion {
 };
 
 /// What to print on the report stream (`tcc --report`).
-enum class Report { None, Memory, Fusion };
+enum class Report { None, Memory, Fusion, Precision };
 
 struct CompileOptions {
   // Input.

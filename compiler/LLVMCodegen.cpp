@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -148,6 +150,45 @@ std::string groupBitcode(const Module &m, Grouping &grouping, unsigned g) {
   return bitcode;
 }
 
+/// Selects of bf16 values (the NaN pick of MLIR's bf16 truncation, which
+/// InstCombine turns back into a bf16 select whatever MLIR emits) as selects
+/// of their i16 bits. x86 without AVX512-BF16 promotes a bf16 vector select
+/// to f32 and rounds back with a call of libgcc's __truncsfbf2 per element,
+/// which an artifact may not import; the bits are the values, so this is
+/// exact. Runs after the optimizer, which would fold it back.
+void selectBf16Bits(Module &m) {
+  SmallVector<SelectInst *> selects;
+  for (Function &f : m)
+    for (Instruction &i : instructions(f))
+      if (auto *s = dyn_cast<SelectInst>(&i); s && s->getType()->getScalarType()->isBFloatTy())
+        selects.push_back(s);
+  // A bf16 value in a register is an f32 to the x86 backend: going back to
+  // its bits costs the same call. So the operands' bits are taken from the
+  // integers they were cast from, and the result's integer readers read
+  // the select's bits directly.
+  for (SelectInst *s : selects) {
+    Type *type = s->getType();
+    Type *bits = type->getWithNewType(Type::getInt16Ty(m.getContext()));
+    IRBuilder<> b(s);
+    auto bitsOf = [&](Value *v) -> Value * {
+      if (auto *cast = dyn_cast<BitCastInst>(v); cast && cast->getSrcTy() == bits)
+        return cast->getOperand(0);
+      return b.CreateBitCast(v, bits);
+    };
+    Value *onTrue = bitsOf(s->getTrueValue());
+    Value *onFalse = bitsOf(s->getFalseValue());
+    Value *picked = b.CreateSelect(s->getCondition(), onTrue, onFalse);
+    for (User *u : llvm::make_early_inc_range(s->users()))
+      if (auto *cast = dyn_cast<BitCastInst>(u); cast && !cast->getDestTy()->isFPOrFPVectorTy()) {
+        IRBuilder<> at(cast);
+        cast->replaceAllUsesWith(at.CreateBitCast(picked, cast->getDestTy()));
+        cast->eraseFromParent();
+      }
+    s->replaceAllUsesWith(b.CreateBitCast(picked, type));
+    s->eraseFromParent();
+  }
+}
+
 /// One group from bitcode to an object file, in a context of its own. The
 /// host group is straight-line code that calls each kernel once per step:
 /// O1 folds its constants, and the fast instruction selector and register
@@ -168,6 +209,7 @@ Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions 
     return createStringError(error);
   if (options.optimize)
     tcc::optimizeModule(**m, *tm, host ? OptimizationLevel::O1 : OptimizationLevel::O3);
+  selectBf16Bits(**m);
   SmallString<0> object;
   raw_svector_ostream os(object);
   legacy::PassManager pm;

@@ -15,11 +15,23 @@ void tcc::buildImportPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
-void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options) {
+void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options,
+                                bool reportPrecision) {
   // Composite activations as primitives: the gradient rules cover those.
   pm.addNestedPass<mlir::func::FuncOp>(tcc::createExpandCompositesPass());
   pm.addPass(tcc::createBuildTrainStepPass(options));
   // The backward pass repeats forward subexpressions and multiplies by ones.
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (options.precision == "fp32")
+    return;
+  // On the joint graph after CSE: one cast per value, and the backward's
+  // reads of forward values see the forward's 16-bit types.
+  PrecisionPassOptions precision;
+  precision.precision = options.precision;
+  precision.report = reportPrecision;
+  pm.addPass(tcc::createPrecisionPass(precision));
+  // Casts of constants fold; bf16 -> f32 -> bf16 round trips go.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }

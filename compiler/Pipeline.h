@@ -20,8 +20,11 @@ void buildImportPipeline(mlir::OpPassManager &pm);
 /// documents each field and its default).
 using TrainingOptions = BuildTrainStepPassOptions;
 
-/// Adds `@train_step` next to `@forward` (tcc-build-train-step).
-void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options);
+/// Adds `@train_step` next to `@forward` (tcc-build-train-step), then, with
+/// a 16-bit `options.precision`, the precision policy (tcc-precision; its
+/// table on stderr with REPORT_PRECISION).
+void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options,
+                           bool reportPrecision = false);
 
 } // namespace tcc
 

@@ -23,3 +23,19 @@ Operation *TccDialect::materializeConstant(OpBuilder &builder, Attribute value,
     return nullptr;
   return ConstantOp::create(builder, loc, type, elements);
 }
+
+llvm::StringRef tcc::precisionClassName(PrecisionClass c) {
+  switch (c) {
+  case PrecisionClass::Low:
+    return "low";
+  case PrecisionClass::Follow:
+    return "follow";
+  case PrecisionClass::Widened:
+    return "widened";
+  case PrecisionClass::Fp32:
+    return "fp32";
+  case PrecisionClass::Explicit:
+    return "explicit";
+  }
+  return "?";
+}

@@ -41,6 +41,10 @@ inline constexpr llvm::StringLiteral runningStats = "tcc.running_stats";
 /// ONNX's momentum of the running statistics.
 inline constexpr llvm::StringLiteral momentum = "tcc.momentum";
 
+// On an op (tcc-build-train-step -> tcc-precision): computes in f32 under any
+// precision policy (the optimizer, the gradient norm, loss scaling).
+inline constexpr llvm::StringLiteral keepFp32 = "tcc.keep_fp32";
+
 // On the module (importer).
 inline constexpr llvm::StringLiteral opset = "tcc.opset";
 /// The node of a batch norm that an eval-mode export folded into a

@@ -9,6 +9,7 @@
 #define TCC_OPS_TD
 
 include "dialects/TccBase.td"
+include "dialects/TccInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -17,8 +18,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Tcc_ConstantOp : Tcc_Op<"constant",
-    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+def Tcc_ConstantOp : Tcc_Op<"constant", [Tcc_Precision<"Explicit", "types of its own">, ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
     A tensor whose value is known when the model is compiled: a folded shape
@@ -51,28 +51,28 @@ class Tcc_UnaryOp<string mnemonic, Type type, string math,
   let hasFolder = 1;
 }
 
-def Tcc_NegOp : Tcc_UnaryOp<"neg", Tcc_NumTensor, "-x">;
-def Tcc_AbsOp : Tcc_UnaryOp<"abs", Tcc_NumTensor, "|x|">;
-def Tcc_SignOp : Tcc_UnaryOp<"sign", Tcc_NumTensor, "sign(x)">;
-def Tcc_ExpOp : Tcc_UnaryOp<"exp", Tcc_FloatTensor, "exp(x)">;
-def Tcc_LogOp : Tcc_UnaryOp<"log", Tcc_FloatTensor, "log(x)">;
-def Tcc_SqrtOp : Tcc_UnaryOp<"sqrt", Tcc_FloatTensor, "sqrt(x)">;
-def Tcc_RsqrtOp : Tcc_UnaryOp<"rsqrt", Tcc_FloatTensor, "1/sqrt(x)">;
-def Tcc_ReciprocalOp : Tcc_UnaryOp<"reciprocal", Tcc_FloatTensor, "1/x">;
-def Tcc_TanhOp : Tcc_UnaryOp<"tanh", Tcc_FloatTensor, "tanh(x)">;
-def Tcc_SigmoidOp : Tcc_UnaryOp<"sigmoid", Tcc_FloatTensor, "1/(1+exp(-x))">;
-def Tcc_ReluOp : Tcc_UnaryOp<"relu", Tcc_NumTensor, "max(x, 0)">;
-def Tcc_ErfOp : Tcc_UnaryOp<"erf", Tcc_FloatTensor, "erf(x)">;
-def Tcc_SoftplusOp : Tcc_UnaryOp<"softplus", Tcc_FloatTensor, "log(1+exp(x))">;
-def Tcc_SinOp : Tcc_UnaryOp<"sin", Tcc_FloatTensor, "sin(x)">;
-def Tcc_CosOp : Tcc_UnaryOp<"cos", Tcc_FloatTensor, "cos(x)">;
-def Tcc_FloorOp : Tcc_UnaryOp<"floor", Tcc_FloatTensor, "floor(x)">;
-def Tcc_CeilOp : Tcc_UnaryOp<"ceil", Tcc_FloatTensor, "ceil(x)">;
+def Tcc_NegOp : Tcc_UnaryOp<"neg", Tcc_NumTensor, "-x", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_AbsOp : Tcc_UnaryOp<"abs", Tcc_NumTensor, "|x|", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_SignOp : Tcc_UnaryOp<"sign", Tcc_NumTensor, "sign(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_ExpOp : Tcc_UnaryOp<"exp", Tcc_FloatTensor, "exp(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_LogOp : Tcc_UnaryOp<"log", Tcc_FloatTensor, "log(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SqrtOp : Tcc_UnaryOp<"sqrt", Tcc_FloatTensor, "sqrt(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_RsqrtOp : Tcc_UnaryOp<"rsqrt", Tcc_FloatTensor, "1/sqrt(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_ReciprocalOp : Tcc_UnaryOp<"reciprocal", Tcc_FloatTensor, "1/x", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_TanhOp : Tcc_UnaryOp<"tanh", Tcc_FloatTensor, "tanh(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SigmoidOp : Tcc_UnaryOp<"sigmoid", Tcc_FloatTensor, "1/(1+exp(-x))", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_ReluOp : Tcc_UnaryOp<"relu", Tcc_NumTensor, "max(x, 0)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_ErfOp : Tcc_UnaryOp<"erf", Tcc_FloatTensor, "erf(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SoftplusOp : Tcc_UnaryOp<"softplus", Tcc_FloatTensor, "log(1+exp(x))", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SinOp : Tcc_UnaryOp<"sin", Tcc_FloatTensor, "sin(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_CosOp : Tcc_UnaryOp<"cos", Tcc_FloatTensor, "cos(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_FloorOp : Tcc_UnaryOp<"floor", Tcc_FloatTensor, "floor(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_CeilOp : Tcc_UnaryOp<"ceil", Tcc_FloatTensor, "ceil(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_RoundOp : Tcc_UnaryOp<"round", Tcc_FloatTensor,
-                              "x rounded half to even">;
-def Tcc_NotOp : Tcc_UnaryOp<"not", Tcc_BoolTensor, "logical not">;
+                              "x rounded half to even", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_NotOp : Tcc_UnaryOp<"not", Tcc_BoolTensor, "logical not", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 
-def Tcc_GeluOp : Tcc_Op<"gelu", [Pure, Elementwise, SameOperandsAndResultType]> {
+def Tcc_GeluOp : Tcc_Op<"gelu", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">, Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)`, exactly (with erf) or with the tanh approximation.
@@ -87,8 +87,8 @@ def Tcc_GeluOp : Tcc_Op<"gelu", [Pure, Elementwise, SameOperandsAndResultType]> 
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-class Tcc_ParamUnaryOp<string mnemonic, string math>
-    : Tcc_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+class Tcc_ParamUnaryOp<string mnemonic, string math, Trait precision>
+    : Tcc_Op<mnemonic, [precision, Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise " # math;
   let description = "Computes `" # math # "` for each element.\n\n"
       # "```mlir\n%y = tcc." # mnemonic
@@ -98,10 +98,12 @@ class Tcc_ParamUnaryOp<string mnemonic, string math>
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Tcc_LeakyReluOp : Tcc_ParamUnaryOp<"leaky_relu", "x >= 0 ? x : alpha*x">;
-def Tcc_EluOp : Tcc_ParamUnaryOp<"elu", "x > 0 ? x : alpha*(exp(x)-1)">;
+def Tcc_LeakyReluOp : Tcc_ParamUnaryOp<"leaky_relu", "x >= 0 ? x : alpha*x",
+    Tcc_Precision<"Follow", "elementwise: rounds once per op">>;
+def Tcc_EluOp : Tcc_ParamUnaryOp<"elu", "x > 0 ? x : alpha*(exp(x)-1)",
+    Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">>;
 
-def Tcc_ClampOp : Tcc_Op<"clamp", [Pure, Elementwise, SameOperandsAndResultType]> {
+def Tcc_ClampOp : Tcc_Op<"clamp", [Tcc_Precision<"Follow", "elementwise: rounds once per op">, Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise clamp to constant bounds";
   let description = [{
     `min(max(x, min), max)` with compile-time bounds (ONNX Clip with constant
@@ -118,7 +120,7 @@ def Tcc_ClampOp : Tcc_Op<"clamp", [Pure, Elementwise, SameOperandsAndResultType]
   let hasFolder = 1;
 }
 
-def Tcc_CastOp : Tcc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+def Tcc_CastOp : Tcc_Op<"cast", [Tcc_Precision<"Explicit", "types of its own">, Pure, Elementwise, SameOperandsAndResultShape]> {
   let summary = "element type conversion";
   let description = [{
     Converts each element to the result's element type: floats round to
@@ -153,23 +155,23 @@ class Tcc_BinaryOp<string mnemonic, Type type, string math,
   let hasFolder = 1;
 }
 
-def Tcc_AddOp : Tcc_BinaryOp<"add", Tcc_NumTensor, "x + y", [Commutative]>;
-def Tcc_SubOp : Tcc_BinaryOp<"sub", Tcc_NumTensor, "x - y">;
-def Tcc_MulOp : Tcc_BinaryOp<"mul", Tcc_NumTensor, "x * y", [Commutative]>;
+def Tcc_AddOp : Tcc_BinaryOp<"add", Tcc_NumTensor, "x + y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_SubOp : Tcc_BinaryOp<"sub", Tcc_NumTensor, "x - y", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_MulOp : Tcc_BinaryOp<"mul", Tcc_NumTensor, "x * y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_DivOp : Tcc_BinaryOp<"div", Tcc_NumTensor,
-                             "x / y (integers truncate toward zero)"> {
+                             "x / y (integers truncate toward zero)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]> {
   let hasCanonicalizer = 1;
 }
-def Tcc_PowOp : Tcc_BinaryOp<"pow", Tcc_NumTensor, "x ^ y"> {
+def Tcc_PowOp : Tcc_BinaryOp<"pow", Tcc_NumTensor, "x ^ y", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]> {
   let hasCanonicalizer = 1;
 }
-def Tcc_MaxOp : Tcc_BinaryOp<"max", Tcc_NumTensor, "max(x, y)", [Commutative]>;
-def Tcc_MinOp : Tcc_BinaryOp<"min", Tcc_NumTensor, "min(x, y)", [Commutative]>;
-def Tcc_AndOp : Tcc_BinaryOp<"and", Tcc_BoolTensor, "x and y", [Commutative]>;
-def Tcc_OrOp : Tcc_BinaryOp<"or", Tcc_BoolTensor, "x or y", [Commutative]>;
-def Tcc_XorOp : Tcc_BinaryOp<"xor", Tcc_BoolTensor, "x xor y", [Commutative]>;
+def Tcc_MaxOp : Tcc_BinaryOp<"max", Tcc_NumTensor, "max(x, y)", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_MinOp : Tcc_BinaryOp<"min", Tcc_NumTensor, "min(x, y)", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_AndOp : Tcc_BinaryOp<"and", Tcc_BoolTensor, "x and y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_OrOp : Tcc_BinaryOp<"or", Tcc_BoolTensor, "x or y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_XorOp : Tcc_BinaryOp<"xor", Tcc_BoolTensor, "x xor y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 
-def Tcc_CompareOp : Tcc_Op<"compare", [Pure, Elementwise,
+def Tcc_CompareOp : Tcc_Op<"compare", [Tcc_Precision<"Follow", "elementwise: rounds once per op">, Pure, Elementwise,
     SameTypeOperands, InferTypeOpAdaptor]> {
   let summary = "elementwise comparison";
   let description = [{
@@ -187,7 +189,7 @@ def Tcc_CompareOp : Tcc_Op<"compare", [Pure, Elementwise,
   let hasFolder = 1;
 }
 
-def Tcc_SelectOp : Tcc_Op<"select", [Pure, Elementwise,
+def Tcc_SelectOp : Tcc_Op<"select", [Tcc_Precision<"Follow", "elementwise: rounds once per op">, Pure, Elementwise,
     AllTypesMatch<["on_true", "on_false", "result"]>,
     AllShapesMatch<["cond", "result"]>]> {
   let summary = "elementwise choice (ONNX Where)";
@@ -210,8 +212,7 @@ def Tcc_SelectOp : Tcc_Op<"select", [Pure, Elementwise,
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Tcc_BroadcastInDimOp : Tcc_Op<"broadcast_in_dim",
-    [Pure, SameOperandsAndResultElementType]> {
+def Tcc_BroadcastInDimOp : Tcc_Op<"broadcast_in_dim", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, SameOperandsAndResultElementType]> {
   let summary = "explicit broadcast to a larger shape";
   let description = [{
     Operand dimension `i` becomes result dimension `dims[i]`; it must have the
@@ -232,7 +233,7 @@ def Tcc_BroadcastInDimOp : Tcc_Op<"broadcast_in_dim",
   let hasCanonicalizer = 1;
 }
 
-def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+def Tcc_ReshapeOp : Tcc_Op<"reshape", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, SameOperandsAndResultElementType]> {
   let summary = "reinterpretation with another shape";
   let description = [{
     Row-major reinterpretation; element counts must match. ONNX Reshape,
@@ -249,7 +250,7 @@ def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, SameOperandsAndResultElementType]> 
   let hasFolder = 1;
 }
 
-def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Tcc_TransposeOp : Tcc_Op<"transpose", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, InferTypeOpAdaptor]> {
   let summary = "permutation of dimensions";
   let description = [{
     Result dimension `i` is operand dimension `perm[i]`.
@@ -265,7 +266,7 @@ def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Tcc_ConcatOp : Tcc_Op<"concat", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, InferTypeOpAdaptor]> {
   let summary = "concatenation along one axis";
   let description = [{
     ```mlir
@@ -279,7 +280,7 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Tcc_SliceOp : Tcc_Op<"slice", [Pure, SameOperandsAndResultElementType]> {
+def Tcc_SliceOp : Tcc_Op<"slice", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, SameOperandsAndResultElementType]> {
   let summary = "strided window of a tensor";
   let description = [{
     Result element `i` along dimension `d` is operand element
@@ -300,7 +301,7 @@ def Tcc_SliceOp : Tcc_Op<"slice", [Pure, SameOperandsAndResultElementType]> {
   let hasFolder = 1;
 }
 
-def Tcc_PadOp : Tcc_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+def Tcc_PadOp : Tcc_Op<"pad", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, InferTypeOpAdaptor]> {
   let summary = "padding (constant, reflect, edge or wrap)";
   let description = [{
     Adds `low[d]` elements before and `high[d]` after dimension `d`; both are
@@ -320,7 +321,7 @@ def Tcc_PadOp : Tcc_Op<"pad", [Pure, InferTypeOpAdaptor]> {
                        "attr-dict `:` type($input) `->` type($result)";
 }
 
-def Tcc_GatherOp : Tcc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Tcc_GatherOp : Tcc_Op<"gather", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, InferTypeOpAdaptor]> {
   let summary = "take slices along an axis by index (ONNX Gather)";
   let description = [{
     Result shape: `input.shape[:axis] + indices.shape + input.shape[axis+1:]`.
@@ -337,7 +338,7 @@ def Tcc_GatherOp : Tcc_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Tcc_GatherElementsOp : Tcc_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
+def Tcc_GatherElementsOp : Tcc_Op<"gather_elements", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, InferTypeOpAdaptor]> {
   let summary = "elementwise gather along an axis (ONNX GatherElements)";
   let description = [{
     `result[i][j][k] = input[index[i][j][k]][j][k]` for axis 0, and so on.
@@ -352,8 +353,7 @@ def Tcc_GatherElementsOp : Tcc_Op<"gather_elements", [Pure, InferTypeOpAdaptor]>
                        "type($indices) `)` `->` type($result)";
 }
 
-def Tcc_ScatterElementsOp : Tcc_Op<"scatter_elements",
-    [Pure, AllTypesMatch<["input", "result"]>,
+def Tcc_ScatterElementsOp : Tcc_Op<"scatter_elements", [Tcc_Precision<"Fp32", "accumulates: f32 sums">, Pure, AllTypesMatch<["input", "result"]>,
      AllElementTypesMatch<["input", "updates"]>]> {
   let summary = "elementwise scatter along an axis (ONNX ScatterElements)";
   let description = [{
@@ -374,8 +374,7 @@ def Tcc_ScatterElementsOp : Tcc_Op<"scatter_elements",
   let hasVerifier = 1;
 }
 
-def Tcc_ScatterNdOp : Tcc_Op<"scatter_nd",
-    [Pure, AllTypesMatch<["input", "result"]>,
+def Tcc_ScatterNdOp : Tcc_Op<"scatter_nd", [Tcc_Precision<"Fp32", "accumulates: f32 sums">, Pure, AllTypesMatch<["input", "result"]>,
      AllElementTypesMatch<["input", "updates"]>]> {
   let summary = "scatter slices by index tuples (ONNX ScatterND)";
   let description = [{
@@ -397,7 +396,7 @@ def Tcc_ScatterNdOp : Tcc_Op<"scatter_nd",
   let hasVerifier = 1;
 }
 
-def Tcc_CumSumOp : Tcc_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+def Tcc_CumSumOp : Tcc_Op<"cumsum", [Tcc_Precision<"Fp32", "accumulates: f32 sums">, Pure, SameOperandsAndResultType]> {
   let summary = "cumulative sum along an axis";
   let description = [{
     ```mlir
@@ -416,8 +415,8 @@ def Tcc_CumSumOp : Tcc_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Tcc_ReduceOp<string mnemonic, string math>
-    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+class Tcc_ReduceOp<string mnemonic, string math, Trait precision>
+    : Tcc_Op<mnemonic, [precision, Pure, InferTypeOpAdaptor]> {
   let summary = math # " over the given axes";
   let description = "Reduces with `" # math # "` over `axes` (sorted, "
       # "non-negative, unique); reduced dimensions stay as size 1 when "
@@ -431,14 +430,14 @@ class Tcc_ReduceOp<string mnemonic, string math>
   let hasFolder = 1;
 }
 
-def Tcc_ReduceSumOp : Tcc_ReduceOp<"reduce_sum", "sum">;
-def Tcc_ReduceMeanOp : Tcc_ReduceOp<"reduce_mean", "mean">;
-def Tcc_ReduceMaxOp : Tcc_ReduceOp<"reduce_max", "max">;
-def Tcc_ReduceMinOp : Tcc_ReduceOp<"reduce_min", "min">;
-def Tcc_ReduceProdOp : Tcc_ReduceOp<"reduce_prod", "product">;
+def Tcc_ReduceSumOp : Tcc_ReduceOp<"reduce_sum", "sum", Tcc_Precision<"Fp32", "accumulates: f32 sums">>;
+def Tcc_ReduceMeanOp : Tcc_ReduceOp<"reduce_mean", "mean", Tcc_Precision<"Fp32", "accumulates: f32 sums">>;
+def Tcc_ReduceMaxOp : Tcc_ReduceOp<"reduce_max", "max", Tcc_Precision<"Follow", "a max / min: exact in any type">>;
+def Tcc_ReduceMinOp : Tcc_ReduceOp<"reduce_min", "min", Tcc_Precision<"Follow", "a max / min: exact in any type">>;
+def Tcc_ReduceProdOp : Tcc_ReduceOp<"reduce_prod", "product", Tcc_Precision<"Fp32", "accumulates: f32 sums">>;
 
 class Tcc_ArgReduceOp<string mnemonic, string what>
-    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Tcc_Op<mnemonic, [Tcc_Precision<"Follow", "a max / min: exact in any type">, Pure, InferTypeOpAdaptor]> {
   let summary = "index of the " # what # " along an axis";
   let description = "Index (i64) of the " # what # " along `axis`; ties "
       # "take the first index, or the last with `select_last_index`.\n\n"
@@ -458,7 +457,7 @@ def Tcc_ArgMinOp : Tcc_ArgReduceOp<"argmin", "minimum">;
 // Linear algebra and convolution
 //===----------------------------------------------------------------------===//
 
-def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure, InferTypeOpAdaptor,
+def Tcc_MatmulOp : Tcc_Op<"matmul", [Tcc_Precision<"Low", "a product: 16-bit operands, f32 accumulation">, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
   let summary = "batched matrix product";
   let description = [{
@@ -476,7 +475,7 @@ def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure, InferTypeOpAdaptor,
   let hasCanonicalizer = 1;
 }
 
-def Tcc_ConvOp : Tcc_Op<"conv", [Pure, InferTypeOpAdaptor,
+def Tcc_ConvOp : Tcc_Op<"conv", [Tcc_Precision<"Low", "a product: 16-bit operands, f32 accumulation">, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["input", "filter", "result"]>]> {
   let summary = "N-d grouped convolution, channels first";
   let description = [{
@@ -498,7 +497,7 @@ def Tcc_ConvOp : Tcc_Op<"conv", [Pure, InferTypeOpAdaptor,
                        "type($filter) `)` `->` type($result)";
 }
 
-def Tcc_ConvTransposeOp : Tcc_Op<"conv_transpose", [Pure, InferTypeOpAdaptor,
+def Tcc_ConvTransposeOp : Tcc_Op<"conv_transpose", [Tcc_Precision<"Low", "a product: 16-bit operands, f32 accumulation">, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["input", "filter", "result"]>]> {
   let summary = "N-d grouped transposed convolution, channels first";
   let description = [{
@@ -521,8 +520,8 @@ def Tcc_ConvTransposeOp : Tcc_Op<"conv_transpose", [Pure, InferTypeOpAdaptor,
                        "type($filter) `)` `->` type($result)";
 }
 
-class Tcc_PoolOp<string mnemonic, string what, dag extra>
-    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor,
+class Tcc_PoolOp<string mnemonic, string what, dag extra, Trait precision>
+    : Tcc_Op<mnemonic, [precision, Pure, InferTypeOpAdaptor,
                         SameOperandsAndResultElementType]> {
   let summary = what # " pooling over the spatial dimensions";
   let description = what # " pooling of `[N, C, D1..Dk]` over windows of "
@@ -540,15 +539,16 @@ class Tcc_PoolOp<string mnemonic, string what, dag extra>
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Tcc_MaxPoolOp : Tcc_PoolOp<"max_pool", "max", (ins)>;
+def Tcc_MaxPoolOp : Tcc_PoolOp<"max_pool", "max", (ins),
+    Tcc_Precision<"Follow", "moves or picks values: exact in any type">>;
 def Tcc_AvgPoolOp : Tcc_PoolOp<"avg_pool", "average",
-    (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
+    (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad), Tcc_Precision<"Fp32", "accumulates: f32 sums">>;
 
 //===----------------------------------------------------------------------===//
 // Normalization, softmax
 //===----------------------------------------------------------------------===//
 
-def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference", [Pure,
+def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference", [Tcc_Precision<"Fp32", "normalization statistics">, Pure,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
   let summary = "batch normalization with given statistics";
@@ -569,7 +569,7 @@ def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference", [Pure,
   let hasVerifier = 1;
 }
 
-def Tcc_BatchNormTrainingOp : Tcc_Op<"batch_norm_training", [Pure,
+def Tcc_BatchNormTrainingOp : Tcc_Op<"batch_norm_training", [Tcc_Precision<"Fp32", "normalization statistics">, Pure,
     InferTypeOpAdaptor, AllTypesMatch<["scale", "bias"]>]> {
   let summary = "batch normalization with batch statistics";
   let description = [{
@@ -588,7 +588,7 @@ def Tcc_BatchNormTrainingOp : Tcc_Op<"batch_norm_training", [Pure,
                        "type($input) `,` type($scale)";
 }
 
-def Tcc_LayerNormOp : Tcc_Op<"layer_norm", [Pure,
+def Tcc_LayerNormOp : Tcc_Op<"layer_norm", [Tcc_Precision<"Fp32", "normalization statistics">, Pure,
     InferTypeOpAdaptor]> {
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
@@ -612,8 +612,8 @@ def Tcc_LayerNormOp : Tcc_Op<"layer_norm", [Pure,
                        "`->` type($result) `,` type($mean) `,` type($inv_std_dev)";
 }
 
-class Tcc_SoftmaxOp<string mnemonic, string what>
-    : Tcc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+class Tcc_SoftmaxOp<string mnemonic, string what, Trait precision>
+    : Tcc_Op<mnemonic, [precision, Pure, SameOperandsAndResultType]> {
   let summary = what # " along one axis";
   let description = "Numerically stable " # what # " along `axis`.\n\n"
       # "```mlir\n%y = tcc." # mnemonic
@@ -624,14 +624,16 @@ class Tcc_SoftmaxOp<string mnemonic, string what>
   let hasVerifier = 1;
 }
 
-def Tcc_SoftmaxOp : Tcc_SoftmaxOp<"softmax", "softmax">;
-def Tcc_LogSoftmaxOp : Tcc_SoftmaxOp<"log_softmax", "log-softmax">;
+def Tcc_SoftmaxOp : Tcc_SoftmaxOp<"softmax", "softmax",
+    Tcc_Precision<"Widened", "exp and a row sum: f32 inside, 16-bit probabilities">>;
+def Tcc_LogSoftmaxOp : Tcc_SoftmaxOp<"log_softmax", "log-softmax",
+    Tcc_Precision<"Fp32", "log-probabilities for the loss">>;
 
 //===----------------------------------------------------------------------===//
 // Randomness, resampling, losses
 //===----------------------------------------------------------------------===//
 
-def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
+def Tcc_DropoutOp : Tcc_Op<"dropout", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, InferTypeOpAdaptor]> {
   let summary = "dropout (identity outside training)";
   let description = [{
     Without `rng` (a forward or inference function) this is the identity and
@@ -662,7 +664,7 @@ def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def Tcc_ResizeOp : Tcc_Op<"resize", [Pure, SameOperandsAndResultElementType]> {
+def Tcc_ResizeOp : Tcc_Op<"resize", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, SameOperandsAndResultElementType]> {
   let summary = "resampling by interpolation (ONNX Resize)";
   let description = [{
     Each output coordinate maps to the input through `scales` (output size /
@@ -688,7 +690,7 @@ def Tcc_ResizeOp : Tcc_Op<"resize", [Pure, SameOperandsAndResultElementType]> {
   let hasVerifier = 1;
 }
 
-def Tcc_NllLossOp : Tcc_Op<"nll_loss", [Pure,
+def Tcc_NllLossOp : Tcc_Op<"nll_loss", [Tcc_Precision<"Fp32", "the loss">, Pure,
     InferTypeOpAdaptor]> {
   let summary = "negative log-likelihood loss";
   let description = [{

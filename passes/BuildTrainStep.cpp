@@ -22,6 +22,7 @@
 #include "llvm/Support/GlobPattern.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace tcc {
@@ -164,6 +165,19 @@ struct FunctionEditor {
     results.push_back(v);
     resultAttrs.push_back(
         b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(name.str()))));
+  }
+  /// With loss scaling: true (i1, 0-d) when the step skips its update.
+  Value skip;
+  /// A new value of optimizer-updated NAME (old value OLD) that keeps OLD
+  /// when the step skips its update.
+  void updateUnlessSkipped(Value v, Value old, const Twine &name) {
+    if (skip) {
+      auto type = cast<RankedTensorType>(v.getType());
+      Value mask = BroadcastInDimOp::create(b, loc, type.clone(b.getI1Type()), skip,
+                                            b.getDenseI64ArrayAttr({}));
+      v = SelectOp::create(b, loc, mask, old, v);
+    }
+    update(v, name);
   }
   void finish() {
     func::ReturnOp ret = terminator();
@@ -356,6 +370,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     llvm::scope_exit eraseLoss([&] { lossFn->erase(); });
     if (failed(connectDropouts(*lossFn)))
       return signalPassFailure();
+    if (precision == "fp16" && failed(scaleLoss(*lossFn)))
+      return signalPassFailure();
     FailureOr<SmallVector<unsigned>> params = trainedParameters(*lossFn);
     if (failed(params))
       return signalPassFailure();
@@ -419,7 +435,27 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (gradAccum < 1)
       return emitError(loc, "--grad-accum must be at least 1, got ")
              << static_cast<int64_t>(gradAccum);
+    if (precision == "fp16" && gradAccum > 1)
+      return emitError(loc, "--precision=fp16 with --grad-accum > 1 is not supported yet "
+                            "(loss scaling covers train_step only)");
+    if (precision != "fp32" && precision != "bf16" && precision != "fp16")
+      return emitError(loc, "unknown precision '") << precision << "' (fp32, bf16 or fp16)";
     return success();
+  }
+
+  /// Under a 16-bit precision, marks the ops of FN after AFTER (from its
+  /// start when null) up to the return tcc.keep_fp32: what was just built
+  /// there (the optimizer, the gradient norm, accumulation, loss scaling)
+  /// computes in f32 whatever the precision of the gradients it reads.
+  /// Constants are left alone: they carry their own type.
+  void keepFp32After(func::FuncOp fn, Operation *after) {
+    if (precision == "fp32")
+      return;
+    Block &body = fn.getBody().front();
+    auto it = after ? std::next(after->getIterator()) : body.begin();
+    for (Operation &op : llvm::make_range(it, body.getTerminator()->getIterator()))
+      if (!op.hasTrait<mlir::OpTrait::ConstantLike>())
+        op.setAttr(attr::keepFp32, UnitAttr::get(op.getContext()));
   }
 
   /// --weight-decay, or the optimizer's default (0; AdamW 0.01) when it was
@@ -645,6 +681,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     acc.setSymName(TCC_ENTRY_ACCUMULATE_GRAD);
     FunctionEditor e(acc);
     func::ReturnOp ret = e.terminator();
+    Operation *built = ret->getPrevNode();
     Value micro = e.addArgument(scalar, attr::input, TCC_INPUT_MICRO);
     if (!micro)
       return failure();
@@ -665,6 +702,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     updateRunningStatistics(e);
     e.finish();
+    keepFp32After(acc, built);
     return success();
   }
 
@@ -737,6 +775,130 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       out.push_back({TCC_INPUT_GRAD_CLIP, gradClip});
   }
 
+  // Loss scaling (fp16), PyTorch's GradScaler in the step.
+
+  /// The scale of the loss function under construction, until
+  /// buildOptimizerStep computes it: a placeholder argument, last.
+  static constexpr StringLiteral scalePlaceholder = "__tcc_loss_scale";
+
+  /// FN's loss times a scale, the placeholder argument: the backward pass
+  /// then computes the gradients of the scaled loss (fp16 gradients that
+  /// would underflow to zero do not).
+  LogicalResult scaleLoss(func::FuncOp fn) {
+    FunctionEditor e(fn);
+    Value scale = e.addArgument(scalarType(), attr::input, scalePlaceholder);
+    if (!scale)
+      return failure();
+    func::ReturnOp ret = e.terminator();
+    Value loss = ret.getOperand(0);
+    Value s = scale;
+    if (tensorType(loss) != tensorType(s))
+      s = CastOp::create(e.b, e.loc, tensorType(loss), s);
+    ret.setOperand(0, MulOp::create(e.b, e.loc, loss, s));
+    return success();
+  }
+
+  struct LossScaler {
+    Value scale;        ///< this step's scale (f32, 0-d)
+    Value growth;       ///< finite steps since the last change
+    Value loss;         ///< the unscaled loss
+  };
+
+  /// The scale of this step, from the state (0 in a fresh session: the
+  /// runtime input loss_scale_init then), in place of the placeholder; the
+  /// loss and GRADS divided by it. Exact for the powers of two that the
+  /// scale takes from a power-of-two start.
+  FailureOr<LossScaler> unscale(FunctionEditor &e, Value scaledLoss, MutableArrayRef<Value> grads,
+                                Location loc) {
+    RankedTensorType scalar = scalarType();
+    Block &body = e.fn.getBody().front();
+    unsigned placeholder = 0;
+    auto isPlaceholder = [&](unsigned i) {
+      auto name = e.fn.getArgAttrOfType<StringAttr>(i, attr::input);
+      return name && name.getValue() == scalePlaceholder;
+    };
+    while (placeholder < body.getNumArguments() && !isPlaceholder(placeholder))
+      ++placeholder;
+    Value init = e.addArgument(scalar, attr::input, TCC_INPUT_LOSS_SCALE_INIT);
+    Value state = e.addArgument(scalar, attr::state, TCC_STATE_LOSS_SCALE);
+    Value growth = e.addArgument(scalar, attr::state, TCC_STATE_GROWTH_TRACKER);
+    if (!init || !state || !growth)
+      return failure();
+    if (placeholder == body.getNumArguments())
+      return e.fn.emitError("tcc-build-train-step: internal error: the loss scale placeholder "
+                            "is not an argument of the gradient function");
+    OpBuilder start = OpBuilder::atBlockBegin(&body);
+    Value zero = splat(start, loc, scalar, 0.0);
+    Value fresh = CompareOp::create(start, loc, CmpPredicate::eq, state, zero);
+    Value scale = SelectOp::create(start, loc, fresh, init, state);
+    body.getArgument(placeholder).replaceAllUsesWith(scale);
+    if (failed(e.fn.eraseArgument(placeholder)))
+      return failure();
+    OpBuilder &b = e.b;
+    Value one = splat(b, loc, scalar, 1.0);
+    Value inverse = DivOp::create(b, loc, one, scale);
+    Value loss = scaledLoss;
+    if (tensorType(loss) != scalar)
+      loss = CastOp::create(b, loc, scalar, loss);
+    loss = DivOp::create(b, loc, loss, scale);
+    for (Value &g : grads) {
+      TensorMath t{b, loc, tensorType(g)};
+      g = t.mul(g, t.full(inverse));
+    }
+    return LossScaler{scale, growth, loss};
+  }
+
+  /// Whether the step must skip its update: true (i1, 0-d) when the loss
+  /// or any element of GRADS is infinite or NaN (|x| <= max is false for
+  /// both). Nothing is read back to the host: the updates select the old
+  /// values (FunctionEditor::updateUnlessSkipped).
+  /// TODO(issue 23): the same piece behind a runtime input for fp32 runs
+  /// (tcc-run --on-nonfinite=skip).
+  Value skipOnNonFinite(OpBuilder &b, Location loc, Value loss, ArrayRef<Value> grads) {
+    RankedTensorType scalar = scalarType();
+    auto nonFinite = [&](Value x) {
+      auto t = tensorType(x);
+      Value limit = splat(b, loc, t, double(std::numeric_limits<float>::max()));
+      Value magnitude = AbsOp::create(b, loc, x);
+      Value finite = CompareOp::create(b, loc, CmpPredicate::le, magnitude, limit);
+      Value zero = splat(b, loc, t, 0.0);
+      Value one = splat(b, loc, t, 1.0);
+      Value count = SelectOp::create(b, loc, finite, zero, one);
+      Value sum = sumAll(b, loc, count);
+      if (tensorType(sum) != scalar)
+        sum = CastOp::create(b, loc, scalar, sum);
+      return sum;
+    };
+    Value total = nonFinite(loss);
+    for (Value g : grads)
+      total = AddOp::create(b, loc, total, nonFinite(g));
+    Value zero = splat(b, loc, scalar, 0.0);
+    return CompareOp::create(b, loc, CmpPredicate::gt, total, zero);
+  }
+
+  /// GradScaler.update with its defaults: a skipped step halves the scale,
+  /// 2000 finite steps in a row double it; both reset the count. Outputs
+  /// the scale this step used and whether it skipped (1 or 0).
+  void updateLossScale(FunctionEditor &e, const LossScaler &s, Location loc) {
+    OpBuilder &b = e.b;
+    RankedTensorType scalar = scalarType();
+    auto c = [&](double v) { return splat(b, loc, scalar, v); };
+    Value one = c(1.0), interval = c(2000.0), growthFactor = c(2.0), backoff = c(0.5);
+    Value zero = c(0.0);
+    Value counted = AddOp::create(b, loc, s.growth, one);
+    Value grow = CompareOp::create(b, loc, CmpPredicate::ge, counted, interval);
+    Value grown = MulOp::create(b, loc, s.scale, growthFactor);
+    Value kept = SelectOp::create(b, loc, grow, grown, s.scale);
+    Value halved = MulOp::create(b, loc, s.scale, backoff);
+    Value scale = SelectOp::create(b, loc, e.skip, halved, kept);
+    Value growth = SelectOp::create(b, loc, grow, zero, counted);
+    growth = SelectOp::create(b, loc, e.skip, zero, growth);
+    e.update(scale, TCC_STATE_LOSS_SCALE);
+    e.update(growth, TCC_STATE_GROWTH_TRACKER);
+    e.output(s.scale, TCC_OUTPUT_LOSS_SCALE);
+    e.output(SelectOp::create(b, loc, e.skip, one, zero), TCC_OUTPUT_SKIPPED);
+  }
+
   // Clipping.
 
   /// The global gradient norm (an output, for the metrics) and, with
@@ -778,6 +940,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     FunctionEditor e(step);
     OpBuilder &sb = e.b;
     func::ReturnOp stepRet = e.terminator();
+    Operation *built = stepRet->getPrevNode();
     Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
     bool adam = optimizerKind != Optimizer::Sgd;
     bool needsStep = adam || (momentum > 0 && dampening != 0);
@@ -787,10 +950,20 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     FailureOr<Hyper> hyper = addHyperparameters(e);
     if (failed(hyper))
       return failure();
-    e.output(stepRet.getOperand(0), TCC_OUTPUT_LOSS);
     FailureOr<SmallVector<Value>> grads = stepGradients(e, params, loc);
     if (failed(grads))
       return failure();
+    Value lossValue = stepRet.getOperand(0);
+    LossScaler scaler;
+    if (precision == "fp16") {
+      FailureOr<LossScaler> s = unscale(e, lossValue, *grads, loc);
+      if (failed(s))
+        return failure();
+      scaler = *s;
+      lossValue = scaler.loss;
+      e.skip = skipOnNonFinite(sb, loc, lossValue, *grads);
+    }
+    e.output(lossValue, TCC_OUTPUT_LOSS);
     Value gradNorm = clipGradients(sb, loc, *grads, hyper->gradClip);
     // Adam's bias corrections 1 - beta^t: once per step, as 0-d values (a
     // pow per parameter element would cost millions of libm calls).
@@ -816,7 +989,10 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     updateRunningStatistics(e);
     e.output(gradNorm, TCC_OUTPUT_GRAD_NORM);
+    if (scaler.scale)
+      updateLossScale(e, scaler, loc);
     e.finish();
+    keepFp32After(step, built);
     return success();
   }
 
@@ -839,10 +1015,10 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         Value first = CompareOp::create(t.b, t.loc, CmpPredicate::eq, steps, t.constant(1.0));
         next = SelectOp::create(t.b, t.loc, first, g, next);
       }
-      e.update(next, name + ".momentum_buffer");
+      e.updateUnlessSkipped(next, buf, name + ".momentum_buffer");
       g = nesterov ? t.add(g, t.mul(t.full(h.momentum), next)) : next;
     }
-    e.update(t.sub(p, t.mul(lrFull, g)), name);
+    e.updateUnlessSkipped(t.sub(p, t.mul(lrFull, g)), p, name);
     return success();
   }
 
@@ -879,9 +1055,9 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value denom = t.add(root, t.full(h.eps));
     Value stepSize = t.div(lrFull, bc1);
     Value newP = t.sub(param, t.mul(stepSize, t.div(m1, denom)));
-    e.update(newP, name);
-    e.update(m1, name + ".exp_avg");
-    e.update(v1, name + ".exp_avg_sq");
+    e.updateUnlessSkipped(newP, p, name);
+    e.updateUnlessSkipped(m1, m, name + ".exp_avg");
+    e.updateUnlessSkipped(v1, v, name + ".exp_avg_sq");
     return success();
   }
 

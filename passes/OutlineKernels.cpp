@@ -93,10 +93,19 @@ FailureOr<func::FuncOp> outlineKernel(RewriterBase &rewriter, Location loc, Regi
   }
   // Captured index constants are cloned at the top of the body (each before
   // the previous one, as upstream does), the other captures become arguments.
+  // bf16 constants are cloned too: x86 without AVX512-BF16 passes a bf16
+  // argument as an f32 and gets its bits back with a call of libgcc's
+  // __truncsfbf2, which an artifact may not import.
+  auto cloned = [](Value v) -> Operation * {
+    if (Operation *cst = v.getDefiningOp<arith::ConstantIndexOp>())
+      return cst;
+    auto cst = v.getDefiningOp<arith::ConstantOp>();
+    return cst && getElementTypeOrSelf(v.getType()).isBF16() ? cst : nullptr;
+  };
   DenseMap<Value, Value> replacement;
   for (auto [orig, arg] : llvm::zip(captures, body->getArguments().drop_front(numRegionArgs))) {
     Value repl = arg;
-    if (Operation *cst = orig.getDefiningOp<arith::ConstantIndexOp>()) {
+    if (Operation *cst = cloned(orig)) {
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(body);
       repl = rewriter.clone(*cst)->getResult(0);

@@ -93,7 +93,49 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
            "Micro-batches per optimizer step (adds @accumulate_grad)">,
     ListOption<"freeze", "freeze", "std::string",
-               "Glob patterns of parameters that are not trained">
+               "Glob patterns of parameters that are not trained">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32, bf16 or fp16; a 16-bit precision marks the optimizer "
+           "tcc.keep_fp32 (tcc-precision runs next); fp16 adds dynamic loss scaling">
+  ];
+  let dependentDialects = ["tcc::TccDialect"];
+}
+
+def PrecisionPass : Pass<"tcc-precision", "mlir::ModuleOp"> {
+  let summary = "Mixed precision: 16-bit compute, f32 where the ops need it";
+  let description = [{
+    On the joint training graph (after autodiff, canonicalize and CSE), gives
+    every f32 value the precision its producer's class asks for
+    (`PrecisionOpInterface`, stated in each op's ODS): `low` ops (matmul,
+    convolutions) compute in `precision` (bf16 or fp16) and cast their f32
+    operands down; `follow` ops (elementwise arithmetic, data movement,
+    max / min) compute in 16 bits when any float operand is 16 bits;
+    `widened` ops (softmax, transcendental functions) too, but compute in
+    f32 inside and round their result once (the lowering widens them);
+    `fp32` ops (log-softmax, the loss, normalization statistics, sums and
+    scatter-adds) and ops marked `tcc.keep_fp32`
+    by tcc-build-train-step (the optimizer, the gradient norm, loss scaling)
+    cast 16-bit operands up and stay f32. Casts sit at class boundaries only,
+    one per value and type; the canonicalizer folds those of constants and
+    round trips. Function signatures do not change: parameters, inputs and
+    outputs stay f32, and a result computed in 16 bits is cast back at the
+    return. Values the backward pass reads from the forward are 16-bit
+    wherever the forward computed them in 16 bits, which is what halves the
+    saved activations.
+
+    ```mlir
+    %y = tcc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    // becomes
+    %xb = tcc.cast %x : tensor<4x8xf32> to tensor<4x8xbf16>
+    %wb = tcc.cast %w : tensor<8x2xf32> to tensor<8x2xbf16>
+    %y = tcc.matmul %xb, %wb : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xbf16>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "The 16-bit type: bf16 or fp16">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print what runs in which precision and why (--report=precision)">
   ];
   let dependentDialects = ["tcc::TccDialect"];
 }

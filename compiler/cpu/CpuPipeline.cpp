@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -126,11 +127,19 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // exp, log, tanh, erf as polynomials (vectorizable, no libm call); the
   // remaining math ops: LLVM intrinsics where they exist, libm for the rest.
   pm.addPass(tcc::createApproximateMathPass());
+  // The other math ops on 16-bit floats compute in f32 (LLVM would promote
+  // them anyway, with a libcall to round bf16).
+  pm.addPass(math::createMathExtendToSupportedTypes());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // bf16 conversions as integer arithmetic: LLVM would call libgcc's
   // __truncsfbf2, which Debian 12's libgcc lacks, and an artifact imports
   // only libc/libm.
+  // 16-bit arithmetic (the precision policy's) as f32 arithmetic between
+  // exact conversions: one rounding per op, as the 16-bit op would round.
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16", "f16"};
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

@@ -540,12 +540,45 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
   }
 };
 
+/// A matmul, convolution or softmax of 16-bit floats (the precision policy's
+/// products, and its widened softmax: the row max and sum accumulate in f32)
+/// as the f32 op on widened operands, rounded once at the end:
+/// f32 accumulation, and the same values as a 16-bit GEMM that accumulates
+/// in f32 (a product of two 16-bit floats is exact in f32). The f32 op is
+/// then lowered like any other (on the CPU: oneDNN's f32 primitive; the
+/// widened operands are temporaries, the 16-bit values are what is kept).
+template <typename OpTy>
+struct WidenSixteenBitProduct : OpConversionPattern<OpTy> {
+  WidenSixteenBitProduct(const TypeConverter &tc, MLIRContext *ctx)
+      : OpConversionPattern<OpTy>(tc, ctx, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elem = type.getElementType();
+    if (!elem.isBF16() && !elem.isF16())
+      return failure();
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> wide;
+    for (Value v : adaptor.getOperands())
+      wide.push_back(CastOp::create(rewriter, loc, cast<RankedTensorType>(v.getType()).clone(f32), v));
+    OperationState state(loc, op->getName(), wide, TypeRange{type.clone(f32)}, op->getAttrs());
+    Operation *product = rewriter.create(state);
+    rewriter.replaceOpWithNewOp<CastOp>(op, type, product->getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc,
                                              RewritePatternSet &patterns) {
   patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering,
-               MaxPoolLowering, AvgPoolLowering>(tc, patterns.getContext());
+               MaxPoolLowering, AvgPoolLowering, WidenSixteenBitProduct<MatmulOp>,
+               WidenSixteenBitProduct<ConvOp>, WidenSixteenBitProduct<ConvTransposeOp>,
+               WidenSixteenBitProduct<SoftmaxOp>>(
+      tc, patterns.getContext());
 }
 
 SmallVector<int64_t> tcc::lowering::avgPoolDivisors(AvgPoolOp op, int64_t i) {

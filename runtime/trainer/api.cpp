@@ -122,6 +122,8 @@ Options convert(const tcc_trainer_options *c) {
   o.randomCrop = long(full.random_crop);
   o.flip = full.flip != 0;
   o.normalize = text(full.normalize);
+  if (full.loss_scale_init != 0)
+    o.lossScaleInit = full.loss_scale_init;
   return o;
 }
 

@@ -60,6 +60,9 @@ void checkRanges(const Options &o) {
   rate("--min-lr", o.minLr, /*zero=*/true);
   if (!(o.gamma >= 0) || !std::isfinite(o.gamma))
     die("--gamma needs a finite non-negative number, got " + std::to_string(o.gamma));
+  if (!(o.lossScaleInit > 0) || !std::isfinite(o.lossScaleInit) ||
+      !std::isfinite(float(o.lossScaleInit)) || float(o.lossScaleInit) == 0)
+    die("--loss-scale-init must be a positive finite f32, got " + std::to_string(o.lossScaleInit));
   if (!(o.minDelta >= 0) || !std::isfinite(o.minDelta))
     die("--min-delta needs a finite non-negative number, got " + std::to_string(o.minDelta));
   count("--log-every", o.logEvery, 1);

@@ -73,6 +73,8 @@ struct Options {
   std::string normalize;    // "MEAN/STD" (per channel: "M1:M2/S1:S2")
   // What a non-finite loss or gradient norm does: stop, skip or continue.
   std::string onNonfinite = "stop";
+  // fp16 loss scaling: the scale a fresh run starts from (GradScaler's).
+  double lossScaleInit = 65536;
   // Embedding.
   bool handleSignals = false;
   tcc_trainer_log_callback log = nullptr;

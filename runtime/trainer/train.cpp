@@ -350,6 +350,9 @@ struct HyperInput {
 struct StepSignature {
   bool hasLr = false, hasStep = false, hasRng = false, hasLoss = false, hasGradNorm = false;
   std::vector<HyperInput> hyper;
+  /// fp16 loss scaling: the input loss_scale_init, the outputs loss_scale
+  /// and skipped.
+  bool hasLossScale = false;
 };
 
 /// Whether NAME is a hyperparameter input.
@@ -416,6 +419,9 @@ private:
   /// checkpoint, early stopping and the plateau schedule. Returns the
   /// evaluation and sets *STOPREASON when early stopping ends the run.
   std::optional<Evaluation> evaluateIfDue(long stepsDone, std::string *stopReason);
+  /// The last step's loss scale and whether it skipped its update (fp16).
+  float lossScale_ = 0;
+  bool skipped_ = false;
   void writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                     const std::optional<Evaluation> &evaluation);
   /// --tensorboard: the step's scalars (train/..., val/... when it
@@ -542,6 +548,12 @@ void TrainingRun::readSignature() {
       if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
         die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
       sig_.hyper.push_back({name, float(hyperValue(*h)), !std::isnan(o_.*h->value)});
+      continue;
+    }
+    if (name == TCC_INPUT_LOSS_SCALE_INIT) {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      sig_.hasLossScale = true;
       continue;
     }
     if (name == TCC_INPUT_RNG) { // [seed, counter] of the step's dropouts
@@ -862,6 +874,11 @@ float TrainingRun::runStep(long step, float lr) {
         if (h.overridden)
           check(tcc_session_set_input(session, h.name.c_str(), TCC_DTYPE_F32, 0, nullptr, &h.value,
                                     sizeof h.value));
+      if (sig_.hasLossScale) {
+        float init = float(o_.lossScaleInit);
+        check(tcc_session_set_input(session, TCC_INPUT_LOSS_SCALE_INIT, TCC_DTYPE_F32, 0, nullptr,
+                                    &init, sizeof init));
+      }
       if (sig_.hasStep) {
         float count = float(step + 1); // 1-based, as PyTorch's optimizers count
         check(tcc_session_set_input(session, TCC_INPUT_STEP, TCC_DTYPE_F32, 0, nullptr, &count,
@@ -974,12 +991,16 @@ bool TrainingRun::reportStep(long stepsDone, float loss, float lr, float gradNor
 void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
                                const std::optional<Evaluation> &evaluation) {
   char text[512];
-  // Non-finite values (--on-nonfinite=continue) are JSON's null.
+  // Non-finite values (--on-nonfinite=continue, or a step that loss
+  // scaling skipped) are JSON's null.
   int n = std::snprintf(text, sizeof text, "{\"step\": %ld, \"loss\": %s, \"lr\": %.9g",
                         stepsDone, jsonNumber(loss).c_str(), double(lr));
   if (sig_.hasGradNorm)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %s",
                        jsonNumber(gradNorm).c_str());
+  if (sig_.hasLossScale)
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"loss_scale\": %.9g, \"skipped\": %d",
+                       double(lossScale_), skipped_ ? 1 : 0);
   if (evaluation && evaluation->hasLoss)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.9g",
                        evaluation->loss);
@@ -1170,7 +1191,17 @@ void TrainingRun::run(tcc_session_t session) {
     if (trace_.active())
       trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
                   "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
-    bool finite = checkFinite(step, loss, gradNorm);
+    skipped_ = false;
+    if (sig_.hasLossScale) {
+      float skipped = 0;
+      check(tcc_session_copy_output(session_, TCC_OUTPUT_LOSS_SCALE, &lossScale_, sizeof lossScale_));
+      check(tcc_session_copy_output(session_, TCC_OUTPUT_SKIPPED, &skipped, sizeof skipped));
+      skipped_ = skipped != 0;
+    }
+    // A step that loss scaling skipped (it found an inf or NaN) left the
+    // parameters as they were: the run goes on with a smaller scale.
+    // Otherwise --on-nonfinite decides.
+    bool finite = skipped_ ? std::isfinite(loss) : checkFinite(step, loss, gradNorm);
     stepsDone = step + 1;
     stepsDone_ = stepsDone;
     ++window.steps;

@@ -256,6 +256,20 @@ func.func @conv_transpose_stride1(%x: tensor<2x4x5x5xf32>, %w: tensor<4x6x3x3xf3
 
 // -----
 
+// Tests that a bf16 matmul (the precision policy's) is the f32 matmul of
+// its operands widened exactly, rounded once: f32 accumulation.
+// CHECK-LABEL: func.func @matmul_bf16
+//       CHECK:   arith.extf %{{.*}} : bf16 to f32
+//       CHECK:   arith.extf %{{.*}} : bf16 to f32
+//       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<3x5xf32>)
+//       CHECK:   arith.truncf %{{.*}} : f32 to bf16
+func.func @matmul_bf16(%a: tensor<3x4xbf16>, %b: tensor<4x5xbf16>) -> tensor<3x5xbf16> {
+  %0 = tcc.matmul %a, %b : (tensor<3x4xbf16>, tensor<4x5xbf16>) -> tensor<3x5xbf16>
+  return %0 : tensor<3x5xbf16>
+}
+
+// -----
+
 // Tests that a strided one-group conv_transpose zero-dilates its input into
 // a buffer (x at 2 + 2i), slices the window the output reads from pad_low,
 // and convolves it with stride 1 by the named convolution.
@@ -267,4 +281,17 @@ func.func @conv_transpose_stride1(%x: tensor<2x4x5x5xf32>, %w: tensor<4x6x3x3xf3
 func.func @conv_transpose_stride2(%x: tensor<1x3x4x4xf32>, %w: tensor<3x5x3x3xf32>) -> tensor<1x5x8x8xf32> {
   %0 = tcc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<3x5x3x3xf32>) -> tensor<1x5x8x8xf32>
   return %0 : tensor<1x5x8x8xf32>
+}
+
+// -----
+
+// Tests that an f16 softmax computes in f32 (its row max and sum) and
+// rounds its probabilities once.
+// CHECK-LABEL: func.func @softmax_f16
+//       CHECK:   arith.extf %{{.*}} : f16 to f32
+//       CHECK:   arith.maximumf %{{.*}} : f32
+//       CHECK:   arith.truncf %{{.*}} : f32 to f16
+func.func @softmax_f16(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
+  %0 = tcc.softmax %x {axis = 1 : i64} : tensor<2x8xf16>
+  return %0 : tensor<2x8xf16>
 }

@@ -60,6 +60,7 @@ tcc_trainer_options trainerOptions(const Options &o) {
   t.random_crop = int32_t(o.randomCrop);
   t.flip = o.flip;
   t.normalize = text(o.normalize);
+  t.loss_scale_init = o.lossScaleInit;
   // Ctrl-C, a closed terminal or a scheduler's SIGTERM checkpoint and exit 1.
   t.handle_signals = 1;
   return t;

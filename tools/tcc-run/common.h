@@ -80,6 +80,7 @@ struct Options {
   std::string augmentInput, imageShape, normalize;
   long randomCrop = 0;
   bool flip = false;
+  double lossScaleInit = 65536; // --loss-scale-init (fp16 artifacts)
 };
 
 /// Owns a session; destroys it when it goes out of scope.

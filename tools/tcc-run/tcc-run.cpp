@@ -149,6 +149,11 @@ const char kUsage[] =
     "                       continue (warn and go on; the metrics get null), skip (not\n"
     "                       applying the step's update: needs an artifact that can).\n"
     "                       A loss above 10x the mean of the last 50 steps warns\n"
+    "  --loss-scale-init S  fp16 artifacts (tcc --precision=fp16): the loss scale a\n"
+    "                       fresh run starts from (default 65536); it halves on a\n"
+    "                       step whose gradients overflow (that step is skipped)\n"
+    "                       and doubles after 2000 finite steps; metrics get\n"
+    "                       loss_scale and skipped\n"
     "\n"
     "sweep (trials of one artifact; every other training option applies to all):\n"
     "  --lr, --weight-decay, ... LIST   Comma-separated values: the grid of every\n"
@@ -300,6 +305,15 @@ const OptionSpec kOptions[] = {
     {"--patience", true,
      [](Options &o, Arg option, Arg v) {
        o.patience = parsePositive(option, v, "evaluations");
+     }},
+    {"--loss-scale-init", true,
+     [](Options &o, Arg option, Arg v) {
+       // 0 is the C API's "default": refused here, as any scale that is not
+       // a positive f32.
+       o.lossScaleInit = parseNumber(option, v);
+       if (!(o.lossScaleInit > 0) || !std::isfinite(float(o.lossScaleInit)) ||
+           float(o.lossScaleInit) == 0)
+         die(option + " must be a positive finite f32, got '" + v + "'");
      }},
     {"--min-delta", true,
      [](Options &o, Arg option, Arg v) {

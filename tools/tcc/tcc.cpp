@@ -170,6 +170,12 @@ static cl::opt<int64_t, true> ignoreIndexOpt(
     "ignore-index", cl::desc("cross_entropy: label positions with this label do not count "
                              "(default -100, as in PyTorch)"),
     cl::value_desc("N"), cl::location(training.ignoreIndex), cl::cat(trainingCategory));
+static cl::opt<std::string, true> precisionOpt(
+    "precision", cl::desc("Compute precision of the training step: fp32 (default), bf16 or fp16 "
+                          "(16-bit matmuls, convolutions and elementwise chains with f32 "
+                          "accumulation; softmax, normalization, the loss and the optimizer in "
+                          "f32 on f32 master weights; fp16 adds dynamic loss scaling)"),
+    cl::value_desc("fp32|bf16|fp16"), cl::location(training.precision), cl::cat(trainingCategory));
 static cl::opt<double, true> labelSmoothingOpt(
     "label-smoothing", cl::desc("cross_entropy: PyTorch's label smoothing (default 0)"),
     cl::value_desc("EPS"), cl::location(training.labelSmoothing), cl::cat(trainingCategory));
@@ -211,7 +217,10 @@ static cl::opt<tcc::Report, true> report(
                           "each entry point (compiles through the memory plan)"),
                clEnumValN(tcc::Report::Fusion, "fusion",
                           "kernels before and after fusion per function, and the source "
-                          "ops of each fused kernel")),
+                          "ops of each fused kernel"),
+               clEnumValN(tcc::Report::Precision, "precision",
+                          "what runs in which precision and why, per op and function "
+                          "(--precision=bf16|fp16)")),
     cl::location(options.report), cl::cat(reportCategory));
 
 static cl::opt<bool, true> timeReport(

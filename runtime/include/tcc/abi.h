@@ -217,11 +217,25 @@ typedef struct tcc_abi_library_call {
  *  in f32 differs in the last bit); no default of their own. */
 #define TCC_INPUT_ONE_MINUS_BETA1 "one_minus_beta1"
 #define TCC_INPUT_ONE_MINUS_BETA2 "one_minus_beta2"
+/** With fp16 dynamic loss scaling (tcc --precision=fp16): the initial loss
+ *  scale (f32), written before each train_step; the step uses it while its
+ *  scale state is still 0 (a fresh session). */
+#define TCC_INPUT_LOSS_SCALE_INIT "loss_scale_init"
 
 /** Scalar outputs: the (mean) loss of the step, and in train_step the global
  *  gradient norm before clipping. */
 #define TCC_OUTPUT_LOSS "loss"
 #define TCC_OUTPUT_GRAD_NORM "grad_norm"
+/** With fp16 dynamic loss scaling: the loss scale this step used (f32) and
+ *  whether it skipped its update because a gradient or the loss was not
+ *  finite (f32, 1 or 0). */
+#define TCC_OUTPUT_LOSS_SCALE "loss_scale"
+#define TCC_OUTPUT_SKIPPED "skipped"
+/** The loss scaler's state buffers (role state, in checkpoints): the scale
+ *  (0 until the first step) and the count of finite steps since the last
+ *  change, as PyTorch's GradScaler keeps them. */
+#define TCC_STATE_LOSS_SCALE "grad_scaler.scale"
+#define TCC_STATE_GROWTH_TRACKER "grad_scaler.growth_tracker"
 
 /** Keys of the descriptor's metadata:
  *  LOSS the loss ("mse", "cross_entropy", "none"); OPTIMIZER the update

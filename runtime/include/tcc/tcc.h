@@ -668,6 +668,10 @@ typedef struct tcc_trainer_options {
   int32_t random_crop;
   int32_t flip;
   const char *normalize;
+  /* --loss-scale-init: the initial loss scale of an artifact compiled with
+   * --precision=fp16 (its input "loss_scale_init"), > 0; 0 (the default)
+   * means 65536 = 2^16, PyTorch GradScaler's. Ignored by other artifacts. */
+  double loss_scale_init;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,

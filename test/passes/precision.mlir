@@ -1,0 +1,110 @@
+// RUN: tcc-opt --split-input-file --tcc-precision=precision=bf16 %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-precision=precision=fp16 --canonicalize %s | FileCheck %s --check-prefix=FOLD
+// RUN: not tcc-opt --tcc-precision=precision=fp8 %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Tests that a dense layer computes in 16 bits: its input and weight are cast
+// down once each, the bias add and the relu follow the product's 16-bit
+// type, and the result goes back to f32 at the return (signatures stay f32).
+// CHECK-LABEL: func.func @dense
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x2xf32>, %[[B:.*]]: tensor<4x2xf32>) -> tensor<4x2xf32>
+//   CHECK-DAG: %[[XB:.*]] = tcc.cast %[[X]] : tensor<4x8xf32> to tensor<4x8xbf16>
+//   CHECK-DAG: %[[WB:.*]] = tcc.cast %[[W]] : tensor<8x2xf32> to tensor<8x2xbf16>
+//   CHECK-DAG: %[[BB:.*]] = tcc.cast %[[B]] : tensor<4x2xf32> to tensor<4x2xbf16>
+//       CHECK: %[[P:.*]] = tcc.matmul %[[XB]], %[[WB]] : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xbf16>
+//       CHECK: %[[S:.*]] = tcc.add %[[P]], %[[BB]] : tensor<4x2xbf16>
+//       CHECK: %[[R:.*]] = tcc.relu %[[S]] : tensor<4x2xbf16>
+//       CHECK: %[[OUT:.*]] = tcc.cast %[[R]] : tensor<4x2xbf16> to tensor<4x2xf32>
+//       CHECK: return %[[OUT]] : tensor<4x2xf32>
+func.func @dense(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>, %b: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %p = tcc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %s = tcc.add %p, %b : tensor<4x2xf32>
+  %r = tcc.relu %s : tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+
+// -----
+
+// Tests that softmax between two products keeps the product's 16-bit type
+// (widened: the lowering computes it in f32 inside and rounds once), so its
+// probabilities are stored in 16 bits, while log-softmax (fp32, it feeds
+// the loss) reads the product cast up once.
+// CHECK-LABEL: func.func @attention
+//       CHECK: %[[S:.*]] = tcc.matmul {{.*}} -> tensor<4x4xbf16>
+//       CHECK: %[[S32:.*]] = tcc.cast %[[S]] : tensor<4x4xbf16> to tensor<4x4xf32>
+//       CHECK: %[[P:.*]] = tcc.softmax %[[S]] {axis = 1 : i64} : tensor<4x4xbf16>
+//       CHECK: tcc.matmul %[[P]], {{.*}} -> tensor<4x8xbf16>
+//       CHECK: tcc.log_softmax %[[S32]] {axis = 1 : i64} : tensor<4x4xf32>
+//   CHECK-NOT: tcc.cast %[[P]]
+func.func @attention(%q: tensor<4x8xf32>, %k: tensor<8x4xf32>, %v: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x4xf32>) {
+  %s = tcc.matmul %q, %k : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %p = tcc.softmax %s {axis = 1 : i64} : tensor<4x4xf32>
+  %o = tcc.matmul %p, %v : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = tcc.log_softmax %s {axis = 1 : i64} : tensor<4x4xf32>
+  return %o, %n : tensor<4x8xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Tests that a sum of a 16-bit value accumulates in f32 (reductions are in
+// the fp32 class) and that ops on f32 values alone stay f32.
+// CHECK-LABEL: func.func @sum
+//       CHECK: %[[P:.*]] = tcc.matmul {{.*}} -> tensor<4x2xbf16>
+//       CHECK: %[[P32:.*]] = tcc.cast %[[P]] : tensor<4x2xbf16> to tensor<4x2xf32>
+//       CHECK: %[[R:.*]] = tcc.reduce_sum %[[P32]] {{.*}} -> tensor<2xf32>
+//       CHECK: tcc.mul %[[R]], %[[R]] : tensor<2xf32>
+//       CHECK: tcc.exp %{{.*}} : tensor<4x8xf32>
+func.func @sum(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> (tensor<2xf32>, tensor<4x8xf32>) {
+  %p = tcc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %r = tcc.reduce_sum %p {axes = array<i64: 0>, keepdims = false} : tensor<4x2xf32> -> tensor<2xf32>
+  %q = tcc.mul %r, %r : tensor<2xf32>
+  %e = tcc.exp %x : tensor<4x8xf32>
+  return %q, %e : tensor<2xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that an op marked tcc.keep_fp32 (the optimizer) reads a 16-bit
+// gradient cast up, computes in f32, and loses the mark.
+// CHECK-LABEL: func.func @update
+//       CHECK: %[[G:.*]] = tcc.matmul {{.*}} -> tensor<8x2xbf16>
+//       CHECK: %[[G32:.*]] = tcc.cast %[[G]] : tensor<8x2xbf16> to tensor<8x2xf32>
+//       CHECK: tcc.sub %{{.*}}, %[[G32]] : tensor<8x2xf32>
+//   CHECK-NOT: tcc.keep_fp32
+func.func @update(%x: tensor<4x8xf32>, %d: tensor<4x2xf32>, %w: tensor<8x2xf32>) -> tensor<8x2xf32> {
+  %xt = tcc.transpose %x, perm = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %g = tcc.matmul %xt, %d : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  %n = tcc.sub %w, %g {tcc.keep_fp32} : tensor<8x2xf32>
+  return %n : tensor<8x2xf32>
+}
+
+// -----
+
+// Tests that f64 values and integer ops are left alone.
+// CHECK-LABEL: func.func @wide
+//       CHECK: tcc.matmul {{.*}} -> tensor<2x2xf64>
+//       CHECK: tcc.add {{.*}} : tensor<2xi64>
+//   CHECK-NOT: tcc.cast
+func.func @wide(%x: tensor<2x2xf64>, %i: tensor<2xi64>) -> (tensor<2x2xf64>, tensor<2xi64>) {
+  %p = tcc.matmul %x, %x : (tensor<2x2xf64>, tensor<2x2xf64>) -> tensor<2x2xf64>
+  %j = tcc.add %i, %i : tensor<2xi64>
+  return %p, %j : tensor<2x2xf64>, tensor<2xi64>
+}
+
+// -----
+
+// Tests that under fp16 the cast of a constant folds into an f16 constant
+// and a 16-bit -> f32 -> 16-bit round trip disappears.
+// CHECK-LABEL: func.func @folds
+// FOLD-LABEL: func.func @folds
+//   FOLD-DAG: %[[C:.*]] = tcc.constant dense<5.000000e-01> : tensor<4x2xf16>
+//       FOLD: %[[P:.*]] = tcc.matmul {{.*}} -> tensor<4x2xf16>
+//       FOLD: tcc.mul %[[P]], %[[C]] : tensor<4x2xf16>
+//   FOLD-NOT: tcc.cast %{{.*}} : tensor<4x2xf32> to tensor<4x2xf16>
+func.func @folds(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %c = tcc.constant dense<0.5> : tensor<4x2xf32>
+  %p = tcc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %m = tcc.mul %p, %c : tensor<4x2xf32>
+  return %m : tensor<4x2xf32>
+}
+
+// BAD: tcc-precision: precision must be bf16 or fp16, not 'fp8'
