@@ -53,6 +53,9 @@ public:
   LogicalResult run();
   /// The stages after the import, up to the one asked for.
   LogicalResult compileStages();
+  /// The training step and the plans, recomputing as `memoryBudget` and
+  /// `remat` say; fails with an explanation when the budget cannot hold.
+  LogicalResult planWithBudget();
 
 private:
   InFlightDiagnostic error() { return emitError(UnknownLoc::get(&context)); }
@@ -61,6 +64,15 @@ private:
   LogicalResult importDsl();
   void applyRecipe(const tcc::dsl::Recipe &recipe);
   LogicalResult runStage(StringRef name, llvm::function_ref<void(OpPassManager &)> build);
+  /// The training step (with REMAT), linalg and fusion, and, from
+  /// Bufferized on, the memory plan.
+  LogicalResult planStages(const tcc::RematOptions &remat);
+  /// The plans of MODULE (planned), and what they allocate.
+  FailureOr<tcc::MemoryFootprint> readFootprint();
+  /// The refusal of a budget: by how much, what is live at the peak, and
+  /// the least that recomputation reaches (LEAST; none for --remat=off).
+  LogicalResult refuseBudget(const tcc::MemoryFootprint &needed,
+                             std::optional<tcc::MemoryFootprint> least);
   tcc::CpuPipelineOptions cpuOptions() const;
   /// The CUDA kernels, then the plans (split reductions grow the arena by
   /// their scratch), then PTX output or the host code's LLVM dialect.
@@ -87,6 +99,9 @@ private:
   OwningOpRef<ModuleOp> module;
   std::vector<tcc::Weight> weights;
   std::vector<tcc::PlannedEntry> plans;
+  /// The plans without recomputation, when a budget made the compiler
+  /// recompute (for the report and the plot).
+  std::vector<tcc::PlannedEntry> plansWithoutRemat;
   DefaultTimingManager timing;
   TimingScope root;
   std::unique_ptr<tcc::CompileCache> cache;
@@ -125,6 +140,15 @@ LogicalResult Compilation::checkOptions() {
                       "later, or -o model.so)";
   if (stage == Stage::Ptx && !device)
     return error() << "--emit=ptx needs --target=cuda";
+  if (options.memoryBudget < 0)
+    return error() << "--memory-budget: expected a positive size";
+  if ((options.memoryBudget > 0 || options.autoBatch) && stage < Stage::Bufferized)
+    return error() << "--memory-budget and --batch=auto need compilation through the memory "
+                      "plan (--emit=bufferized or later, or -o model.so)";
+  if (options.autoBatch && options.memoryBudget == 0)
+    return error() << "--batch=auto needs --memory-budget=SIZE (the batch is chosen to fit it)";
+  if (options.globalBatch < 0 || (options.globalBatch > 0 && !options.autoBatch))
+    return error() << "--global-batch=N needs --batch=auto and a positive N";
   return success();
 }
 
@@ -282,7 +306,8 @@ std::string Compilation::canonicalOptions() const {
   llvm::raw_string_ostream os(text);
   os << "target=" << options.target << " library-calls=" << options.libraryCalls
      << " fusion=" << int(options.fusion) << " profile=" << options.profile
-     << " optimize=" << options.optimize << " train=" << train;
+     << " optimize=" << options.optimize << " train=" << train
+     << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat);
   if (train)
     tcc::createBuildTrainStepPass(training)->printAsTextualPipeline(os);
   return text;
@@ -488,17 +513,11 @@ LogicalResult Compilation::run() {
   return result;
 }
 
-LogicalResult Compilation::compileStages() {
+LogicalResult Compilation::planStages(const tcc::RematOptions &remat) {
   using tcc::Stage;
   Stage stage = options.stage;
-  // Reports print per function: in the functions' order, not the threads'.
-  if (options.report != tcc::Report::None)
-    context.disableMultithreading();
-  if (stage != Stage::MlirRaw && failed(runStage("import passes", tcc::buildImportPipeline)))
-    return failure();
-  if (train && stage != Stage::MlirRaw &&
-      failed(runStage("training step", [&](OpPassManager &pm) {
-        tcc::buildTrainingPipeline(pm, training);
+  if (train && failed(runStage("training step", [&](OpPassManager &pm) {
+        tcc::buildTrainingPipeline(pm, training, remat);
       })))
     return failure();
   tcc::CpuPipelineOptions cpu = cpuOptions();
@@ -510,13 +529,122 @@ LogicalResult Compilation::compileStages() {
       failed(runStage("bufferization and memory plan",
                       [&](OpPassManager &pm) { tcc::buildCpuBufferizePipeline(pm, cpu); })))
     return failure();
+  return success();
+}
+
+FailureOr<tcc::MemoryFootprint> Compilation::readFootprint() {
+  FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
+  if (failed(read))
+    return failure();
+  return tcc::memoryFootprint(*module, *read, device ? StringRef(cuda.chip) : StringRef());
+}
+
+LogicalResult Compilation::planWithBudget() {
+  int64_t budget = options.memoryBudget;
+  OwningOpRef<ModuleOp> base(module->clone());
+  // Each attempt compiles a copy of the imported program through the plan
+  // and measures what the real plan allocates, not the pass's estimate.
+  auto attempt = [&](const tcc::RematOptions &remat) -> FailureOr<tcc::MemoryFootprint> {
+    module = OwningOpRef<ModuleOp>(base->clone());
+    if (failed(planStages(remat)))
+      return failure();
+    return readFootprint();
+  };
+  tcc::RematOptions off, max;
+  off.mode = "off";
+  max.mode = "max";
+  if (options.remat == tcc::Remat::Max) {
+    FailureOr<tcc::MemoryFootprint> least = attempt(max);
+    if (failed(least))
+      return failure();
+    return least->total() <= budget ? success() : refuseBudget(*least, *least);
+  }
+  FailureOr<tcc::MemoryFootprint> plain = attempt(off);
+  if (failed(plain))
+    return failure();
+  if (plain->total() <= budget)
+    return success();
+  if (!train || options.remat == tcc::Remat::Off)
+    return refuseBudget(*plain, std::nullopt);
+  FailureOr<std::vector<tcc::PlannedEntry>> unremat = tcc::readPlans(*module);
+  if (succeeded(unremat))
+    plansWithoutRemat = std::move(*unremat);
+  // The pass plans the arena with a tensor-level model; the real plan
+  // differs (fusion removes buffers, alignment and packing add bytes):
+  // lower the model's target by what the plan overshot, a few times.
+  int64_t arenaTarget = budget - plain->state - plain->workspace;
+  int64_t target = arenaTarget;
+  for (int round = 0; round < 6 && target > 0; ++round) {
+    tcc::RematOptions remat;
+    remat.arenaBudget = target;
+    FailureOr<tcc::MemoryFootprint> got = attempt(remat);
+    if (failed(got))
+      return failure();
+    if (got->total() <= budget)
+      return success();
+    if (tcc::rematModelPeak(*module) > target)
+      break; // the pass reached its floor: only max can do better
+    target -= std::max<int64_t>(got->total() - budget, 4096);
+  }
+  FailureOr<tcc::MemoryFootprint> least = attempt(max);
+  if (failed(least))
+    return failure();
+  if (least->total() <= budget)
+    return success();
+  return refuseBudget(*plain, *least);
+}
+
+LogicalResult Compilation::refuseBudget(const tcc::MemoryFootprint &needed,
+                                        std::optional<tcc::MemoryFootprint> least) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t budget = options.memoryBudget;
+  const tcc::MemoryFootprint &best = least ? *least : needed;
+  os << "--memory-budget=" << tcc::humanBytes(budget) << " (" << budget
+     << " bytes) cannot hold this model: ";
+  if (least)
+    os << "with the most recomputation (--remat=max) it needs " << tcc::humanBytes(best.total())
+       << ", " << tcc::humanBytes(best.total() - budget) << " more";
+  else
+    os << "it needs " << tcc::humanBytes(best.total()) << ", "
+       << tcc::humanBytes(best.total() - budget) << " more"
+       << (train ? " (recomputation is off)" : " (an inference artifact recomputes nothing)");
+  os << " (arena " << tcc::humanBytes(best.arena) << " + state " << tcc::humanBytes(best.state);
+  if (best.workspace)
+    os << " + library workspace " << tcc::humanBytes(best.workspace);
+  os << ")\n";
+  FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
+  if (succeeded(read))
+    tcc::printPeak(*read, os, 8);
+  os << "the smallest budget that fits: " << tcc::humanBytes(best.total()) << " ("
+     << best.total() << " bytes)";
+  if (least)
+    os << "; or a smaller batch (--batch=auto chooses the largest that fits)";
+  return error() << text;
+}
+
+LogicalResult Compilation::compileStages() {
+  using tcc::Stage;
+  Stage stage = options.stage;
+  // Reports print per function: in the functions' order, not the threads'.
+  if (options.report != tcc::Report::None)
+    context.disableMultithreading();
+  if (stage != Stage::MlirRaw && failed(runStage("import passes", tcc::buildImportPipeline)))
+    return failure();
+  if (stage != Stage::MlirRaw) {
+    tcc::RematOptions remat;
+    remat.mode = options.remat == tcc::Remat::Max ? "max" : "off";
+    bool budgeted = stage >= Stage::Bufferized && options.memoryBudget > 0;
+    if (failed(budgeted ? planWithBudget() : planStages(remat)))
+      return failure();
+  }
   if (options.report == tcc::Report::Memory) {
     // Right after the plan: the library calls still carry their parameters.
     // The CPU's plans are final here; a device's grow by the kernels' scratch.
     FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
     if (failed(read))
       return failure();
-    tcc::printMemoryReport(*module, *read, *options.reportStream,
+    tcc::printMemoryReport(*module, *read, plansWithoutRemat, *options.reportStream,
                            device ? StringRef(cuda.chip) : StringRef());
     if (!device)
       plans = std::move(*read);

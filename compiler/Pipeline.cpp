@@ -15,11 +15,18 @@ void tcc::buildImportPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
-void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options) {
+void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options,
+                                const RematOptions &remat) {
   // Composite activations as primitives: the gradient rules cover those.
   pm.addNestedPass<mlir::func::FuncOp>(tcc::createExpandCompositesPass());
   pm.addPass(tcc::createBuildTrainStepPass(options));
   // The backward pass repeats forward subexpressions and multiplies by ones.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  // Recomputation after CSE, which would merge the clones back, and before
+  // fusion on linalg, which fuses recomputed elementwise chains into the
+  // backward kernels that read them (tcc-keep-recomputed keeps the rest
+  // apart through the CSE after fusion).
+  if (remat.mode != "off")
+    pm.addNestedPass<mlir::func::FuncOp>(tcc::createRematerializePass(remat));
 }

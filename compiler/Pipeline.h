@@ -20,8 +20,13 @@ void buildImportPipeline(mlir::OpPassManager &pm);
 /// documents each field and its default).
 using TrainingOptions = BuildTrainStepPassOptions;
 
-/// Adds `@train_step` next to `@forward` (tcc-build-train-step).
-void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options);
+/// Rematerialization's budget and mode: tcc-rematerialize's own options.
+using RematOptions = RematerializePassOptions;
+
+/// Adds `@train_step` next to `@forward` (tcc-build-train-step), then
+/// recomputes forward values in the backward pass as REMAT says.
+void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options,
+                           const RematOptions &remat = {});
 
 } // namespace tcc
 

@@ -36,6 +36,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
     fuse.siblingReductions = !options.device;
     pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass(fuse));
   }
+  // Recomputed ops (tcc-rematerialize) that did not fuse stay apart from
+  // the values they recompute: CSE compares attributes, not locations.
+  pm.addPass(tcc::createKeepRecomputedPass());
   pm.addPass(createCSEPass());
   // CSE shared the zero accumulators of equal shape; each writer gets its
   // own again (else a copy per writer after bufferization).
