@@ -240,7 +240,7 @@ private:
 static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
                          const DenseMap<Value, int64_t> &deadlines, unsigned depth,
                          Candidate &c) {
-  constexpr unsigned kMaxDepth = 8;
+  constexpr unsigned kMaxDepth = 12;
   for (Value operand : op->getOperands()) {
     auto deadline = deadlines.find(operand);
     if (deadline != deadlines.end() && deadline->second <= firstAt)
@@ -374,6 +374,8 @@ void RematerializePass::rematerialize(func::FuncOp func) {
       l.compute(func, base);
       continue;
     }
+    // The peak moved: what raised the old one may lower the new one.
+    refused.clear();
     flops += best->flops;
     Operation *def = best->value.getDefiningOp();
     NamedAttrList entry;
