@@ -43,7 +43,7 @@ class Compilation {
 public:
   Compilation(MLIRContext &context, const tcc::CompileOptions &options)
       : context(context), options(options), device(options.target != "cpu"),
-        train(options.train), training(options.training) {
+        train(options.train), training(options.training), batch(options.import.batch) {
     timing.setEnabled(options.timeReport);
     timing.setOutput(
         createOutputStrategy(DefaultTimingManager::OutputFormat::Text, *options.reportStream));
@@ -56,6 +56,10 @@ public:
   /// The training step and the plans, recomputing as `memoryBudget` and
   /// `remat` say; fails with an explanation when the budget cannot hold.
   LogicalResult planWithBudget();
+  /// --batch=auto: the largest batch (with --global-batch, the largest
+  /// divisor of it, and the accumulation reaching it) whose plan fits the
+  /// budget; leaves the module imported at that batch.
+  LogicalResult chooseBatch();
 
 private:
   InFlightDiagnostic error() { return emitError(UnknownLoc::get(&context)); }
@@ -108,6 +112,11 @@ private:
   std::string artifactFingerprint;
   tcc::CodegenStats codegen;
   bool artifactFromCache = false;
+  /// The batch the import binds (--batch, or the one chooseBatch tries).
+  std::optional<int64_t> batch;
+  /// While chooseBatch probes: a budget that does not hold fails quietly
+  /// and sets notFitting.
+  bool probing = false, notFitting = false;
 };
 
 LogicalResult Compilation::checkOptions() {
@@ -145,6 +154,9 @@ LogicalResult Compilation::checkOptions() {
   if ((options.memoryBudget > 0 || options.autoBatch) && stage < Stage::Bufferized)
     return error() << "--memory-budget and --batch=auto need compilation through the memory "
                       "plan (--emit=bufferized or later, or -o model.so)";
+  if (!options.memoryPlot.empty() && stage < Stage::Bufferized)
+    return error() << "--memory-plot needs compilation through the memory plan (--emit=bufferized "
+                      "or later, or -o model.so)";
   if (options.autoBatch && options.memoryBudget == 0)
     return error() << "--batch=auto needs --memory-budget=SIZE (the batch is chosen to fit it)";
   if (options.globalBatch < 0 || (options.globalBatch > 0 && !options.autoBatch))
@@ -180,7 +192,7 @@ void Compilation::applyRecipe(const tcc::dsl::Recipe &recipe) {
 
 LogicalResult Compilation::importDsl() {
   tcc::DslImportOptions import;
-  import.batch = options.import.batch;
+  import.batch = batch;
   for (const auto &d : options.import.dims)
     import.dims[d.getKey()] = d.getValue();
   import.functionName = options.import.functionName;
@@ -206,6 +218,7 @@ LogicalResult Compilation::importDsl() {
 }
 
 LogicalResult Compilation::importModel() {
+  weights.clear();
   if (llvm::sys::path::extension(options.input) == ".tcc")
     return importDsl();
   if (llvm::sys::path::extension(options.input) == ".mlir") {
@@ -219,6 +232,7 @@ LogicalResult Compilation::importModel() {
     return success(bool(module));
   }
   tcc::OnnxImportOptions import = options.import;
+  import.batch = batch;
   // Initial parameter values go beside the library; only an artifact needs
   // them.
   if (options.stage == tcc::Stage::SharedLibrary)
@@ -307,7 +321,8 @@ std::string Compilation::canonicalOptions() const {
   os << "target=" << options.target << " library-calls=" << options.libraryCalls
      << " fusion=" << int(options.fusion) << " profile=" << options.profile
      << " optimize=" << options.optimize << " train=" << train
-     << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat);
+     << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat)
+     << " auto-batch=" << options.autoBatch;
   if (train)
     tcc::createBuildTrainStepPass(training)->printAsTextualPipeline(os);
   return text;
@@ -350,6 +365,11 @@ LogicalResult Compilation::writeArtifact() {
       metadata.set(StringAttr::get(&context, TCC_METADATA_INIT_PREFIX + w.name),
                    StringAttr::get(&context, kind));
   }
+  auto text = [&](int64_t v) { return StringAttr::get(&context, std::to_string(v)); };
+  if (options.memoryBudget > 0)
+    metadata.set(StringAttr::get(&context, TCC_METADATA_MEMORY_BUDGET), text(options.memoryBudget));
+  if (options.autoBatch)
+    metadata.set(StringAttr::get(&context, TCC_METADATA_AUTO_BATCH), text(batch.value_or(0)));
   if (!metadata.empty())
     (*module)->setAttr(tcc::attr::metadata, metadata.getDictionary(&context));
   if (failed(tcc::writeArtifact(*module, plans, artifact, stage, options.output)))
@@ -422,7 +442,8 @@ FailureOr<bool> Compilation::reuseArtifact() {
 }
 
 void Compilation::storeArtifact() {
-  if (!cache || !cache->enabled() || options.report != tcc::Report::None)
+  if (!cache || !cache->enabled() || options.report != tcc::Report::None ||
+      !options.memoryPlot.empty())
     return;
   auto library = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,
                                              /*RequiresNullTerminator=*/false);
@@ -480,6 +501,8 @@ LogicalResult Compilation::run() {
     if (failed(importModel()))
       return failure();
   }
+  if (options.autoBatch && failed(chooseBatch()))
+    return failure();
   Stage stage = options.stage;
   if (stage >= Stage::LLVMIR) {
     TimingScope scope = root.nest("fingerprint");
@@ -493,7 +516,7 @@ LogicalResult Compilation::run() {
     cache = std::make_unique<tcc::CompileCache>(
         options.cacheDir.empty() ? tcc::defaultCacheDir() : options.cacheDir, *size);
     // Reports come from the passes: a compile that prints one runs them.
-    if (cache->enabled() && options.report == tcc::Report::None) {
+    if (cache->enabled() && options.report == tcc::Report::None && options.memoryPlot.empty()) {
       FailureOr<bool> reused = reuseArtifact();
       if (failed(reused))
         return failure();
@@ -554,10 +577,15 @@ LogicalResult Compilation::planWithBudget() {
   off.mode = "off";
   max.mode = "max";
   if (options.remat == tcc::Remat::Max) {
+    if (failed(attempt(off)))
+      return failure();
+    FailureOr<std::vector<tcc::PlannedEntry>> unremat = tcc::readPlans(*module);
+    if (succeeded(unremat))
+      plansWithoutRemat = std::move(*unremat);
     FailureOr<tcc::MemoryFootprint> least = attempt(max);
     if (failed(least))
       return failure();
-    return least->total() <= budget ? success() : refuseBudget(*least, *least);
+    return budget == 0 || least->total() <= budget ? success() : refuseBudget(*least, *least);
   }
   FailureOr<tcc::MemoryFootprint> plain = attempt(off);
   if (failed(plain))
@@ -594,8 +622,89 @@ LogicalResult Compilation::planWithBudget() {
   return refuseBudget(*plain, *least);
 }
 
+LogicalResult Compilation::chooseBatch() {
+  int64_t global = options.globalBatch;
+  auto accumulation = [&](int64_t b) { return global > 0 ? global / b : training.gradAccum; };
+  // Compiles the whole plan at batch B (a fresh import each time).
+  auto fits = [&](int64_t b) -> FailureOr<bool> {
+    batch = b;
+    training.gradAccum = accumulation(b);
+    if (failed(importModel()) || failed(runStage("import passes", tcc::buildImportPipeline)))
+      return failure();
+    probing = true;
+    notFitting = false;
+    LogicalResult planned = planWithBudget();
+    probing = false;
+    if (failed(planned) && !notFitting)
+      return failure();
+    return succeeded(planned);
+  };
+  // The candidates: every batch (doubling, then bisection), or with a
+  // global batch its divisors, largest first.
+  int64_t best = 0, tooLarge = 0;
+  if (global > 0) {
+    for (int64_t b = global; b >= 1 && !best; --b) {
+      if (global % b)
+        continue;
+      FailureOr<bool> ok = fits(b);
+      if (failed(ok))
+        return failure();
+      if (*ok)
+        best = b;
+      else
+        tooLarge = b;
+    }
+  } else {
+    constexpr int64_t kLargest = int64_t(1) << 20;
+    int64_t lo = 0, hi = 1;
+    for (;; hi *= 2) {
+      FailureOr<bool> ok = hi > kLargest ? FailureOr<bool>(false) : fits(hi);
+      if (failed(ok))
+        return failure();
+      if (!*ok)
+        break;
+      lo = hi;
+    }
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      FailureOr<bool> ok = fits(mid);
+      if (failed(ok))
+        return failure();
+      (*ok ? lo : hi) = mid;
+    }
+    best = lo;
+    tooLarge = hi;
+  }
+  if (best == 0) {
+    // Batch 1 does not fit: compile it once more, to say why.
+    batch = 1;
+    training.gradAccum = accumulation(1);
+    if (failed(importModel()) || failed(runStage("import passes", tcc::buildImportPipeline)))
+      return failure();
+    (void)planWithBudget();
+    return error() << "--batch=auto: not even batch 1 fits --memory-budget="
+                   << tcc::humanBytes(options.memoryBudget);
+  }
+  llvm::raw_ostream &os = *options.reportStream;
+  os << "tcc: --batch=auto: batch " << best;
+  if (global > 0)
+    os << " x " << accumulation(best) << " accumulated micro-batches = " << global;
+  os << " fits --memory-budget=" << tcc::humanBytes(options.memoryBudget);
+  if (tooLarge > best)
+    os << " (batch " << tooLarge << " does not)";
+  os << "\n";
+  os.flush();
+  batch = best;
+  training.gradAccum = accumulation(best);
+  return importModel();
+}
+
 LogicalResult Compilation::refuseBudget(const tcc::MemoryFootprint &needed,
                                         std::optional<tcc::MemoryFootprint> least) {
+  if (probing) {
+    notFitting = true;
+    return failure();
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   int64_t budget = options.memoryBudget;
@@ -634,7 +743,10 @@ LogicalResult Compilation::compileStages() {
   if (stage != Stage::MlirRaw) {
     tcc::RematOptions remat;
     remat.mode = options.remat == tcc::Remat::Max ? "max" : "off";
-    bool budgeted = stage >= Stage::Bufferized && options.memoryBudget > 0;
+    // The plan before recomputation is also wanted for the report and plot.
+    bool before = options.report == tcc::Report::Memory || !options.memoryPlot.empty();
+    bool budgeted = stage >= Stage::Bufferized &&
+                    (options.memoryBudget > 0 || (options.remat == tcc::Remat::Max && before));
     if (failed(budgeted ? planWithBudget() : planStages(remat)))
       return failure();
   }
@@ -648,6 +760,17 @@ LogicalResult Compilation::compileStages() {
                            device ? StringRef(cuda.chip) : StringRef());
     if (!device)
       plans = std::move(*read);
+  }
+  if (!options.memoryPlot.empty()) {
+    FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
+    if (failed(read))
+      return failure();
+    tcc::MemoryFootprint f =
+        tcc::memoryFootprint(*module, *read, device ? StringRef(cuda.chip) : StringRef());
+    std::string message;
+    if (!tcc::writeMemoryPlot(options.memoryPlot, *read, plansWithoutRemat, options.memoryBudget,
+                              f.state + f.workspace, message))
+      return error() << "--memory-plot: " << message;
   }
   if (stage >= Stage::Ptx && failed(lowerPlanned()))
     return failure();

@@ -262,3 +262,86 @@ void tcc::printMemoryReport(ModuleOp module, ArrayRef<PlannedEntry> plans,
          << llvm::right_justify(std::to_string(rows[i].offset), 8) << "  " << rows[i].what << "\n";
   }
 }
+
+namespace {
+
+const tcc::PlannedEntry *largestArena(ArrayRef<tcc::PlannedEntry> plans) {
+  const tcc::PlannedEntry *largest = nullptr;
+  for (const tcc::PlannedEntry &e : plans)
+    if (!largest || e.arenaSize > largest->arenaSize)
+      largest = &e;
+  return largest;
+}
+
+} // namespace
+
+bool tcc::writeMemoryPlot(StringRef path, ArrayRef<PlannedEntry> plans,
+                          ArrayRef<PlannedEntry> without, int64_t budget, int64_t state,
+                          std::string &message) {
+  const PlannedEntry *with = largestArena(plans), *before = largestArena(without);
+  if (!with) {
+    message = "no memory plan to draw";
+    return false;
+  }
+  std::vector<int64_t> after = liveBytes(*with), plain;
+  if (before)
+    plain = liveBytes(*before);
+  // State + live arena bytes: what the process holds at each op.
+  int64_t top = std::max<int64_t>(budget, 1);
+  for (const std::vector<int64_t> *series : {&after, &plain})
+    for (int64_t v : *series)
+      top = std::max(top, v + state);
+  const double width = 900, height = 420, left = 80, right = 20, bottom = 50, upper = 40;
+  double plotW = width - left - right, plotH = height - upper - bottom;
+  auto y = [&](double bytes) { return upper + plotH * (1.0 - bytes / double(top)); };
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+     << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+     << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\">Memory over the step of @"
+     << with->function << " (state + live arena bytes)</text>\n";
+  // Axes and a tick per fifth of the range.
+  os << "<line x1=\"" << left << "\" y1=\"" << upper << "\" x2=\"" << left << "\" y2=\""
+     << upper + plotH << "\" stroke=\"black\"/>\n<line x1=\"" << left << "\" y1=\"" << upper + plotH
+     << "\" x2=\"" << left + plotW << "\" y2=\"" << upper + plotH << "\" stroke=\"black\"/>\n";
+  for (int i = 0; i <= 5; ++i) {
+    double bytes = double(top) * i / 5;
+    os << "<text x=\"" << left - 6 << "\" y=\"" << y(bytes) + 4 << "\" text-anchor=\"end\">"
+       << human(int64_t(bytes)) << "</text>\n<line x1=\"" << left << "\" y1=\"" << y(bytes)
+       << "\" x2=\"" << left + plotW << "\" y2=\"" << y(bytes) << "\" stroke=\"#ddd\"/>\n";
+  }
+  os << "<text x=\"" << left + plotW / 2 << "\" y=\"" << height - 15
+     << "\" text-anchor=\"middle\">schedule (ops in order; each plan scaled to the width)</text>\n";
+  auto polyline = [&](const std::vector<int64_t> &series, StringRef color, StringRef label,
+                      int row) {
+    if (series.empty())
+      return;
+    os << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
+    for (size_t i = 0; i < series.size(); ++i)
+      os << llvm::format("%.1f,%.1f ", left + plotW * double(i) / double(series.size() - 1 + !(series.size() - 1)),
+                         y(double(series[i] + state)));
+    os << "\"/>\n<text x=\"" << left + plotW - 10 << "\" y=\"" << upper + 16 * row
+       << "\" text-anchor=\"end\" fill=\"" << color << "\">" << label << "</text>\n";
+  };
+  int64_t peakPlain = plain.empty() ? 0 : *std::max_element(plain.begin(), plain.end());
+  int64_t peakAfter = *std::max_element(after.begin(), after.end());
+  if (!plain.empty())
+    polyline(plain, "#c0392b", "without recomputation: peak " + human(peakPlain + state), 1);
+  polyline(after, "#2471a3",
+           (plain.empty() ? "peak " : "with recomputation: peak ") + human(peakAfter + state), 2);
+  if (budget > 0)
+    os << "<line x1=\"" << left << "\" y1=\"" << y(double(budget)) << "\" x2=\"" << left + plotW
+       << "\" y2=\"" << y(double(budget)) << "\" stroke=\"#27ae60\" stroke-dasharray=\"6,4\"/>\n"
+       << "<text x=\"" << left + 6 << "\" y=\"" << y(double(budget)) - 5 << "\" fill=\"#27ae60\">budget "
+       << human(budget) << "</text>\n";
+  os << "</svg>\n";
+  std::error_code ec;
+  llvm::raw_fd_ostream file(path, ec);
+  if (ec) {
+    message = path.str() + ": " + ec.message();
+    return false;
+  }
+  file << text;
+  return true;
+}

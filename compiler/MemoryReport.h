@@ -57,6 +57,15 @@ void printMemoryReport(mlir::ModuleOp module, llvm::ArrayRef<PlannedEntry> plans
                        llvm::ArrayRef<PlannedEntry> without, llvm::raw_ostream &os,
                        llvm::StringRef chip);
 
+/// Writes an SVG to PATH: the live arena bytes over the schedule of the
+/// entry point with the largest arena, for PLANS and (when not empty)
+/// WITHOUT, the plans before recomputation, each on its own schedule scaled
+/// to one width; BUDGET (0: none) as a line. False with MESSAGE on an I/O
+/// error.
+bool writeMemoryPlot(llvm::StringRef path, llvm::ArrayRef<PlannedEntry> plans,
+                     llvm::ArrayRef<PlannedEntry> without, int64_t budget, int64_t state,
+                     std::string &message);
+
 } // namespace tcc
 
 #endif // TCC_COMPILER_MEMORYREPORT_H

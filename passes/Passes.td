@@ -118,7 +118,8 @@ def AutodiffPass : Pass<"tcc-autodiff", "mlir::ModuleOp"> {
 def RematerializePass : Pass<"tcc-rematerialize", "mlir::func::FuncOp"> {
   let summary = "Recompute forward values in the backward pass to fit a memory budget";
   let description = [{
-    On the joint training graph (tcc dialect, after CSE), with the body as
+    On the joint training graph (tcc dialect, after CSE): functions that
+    update parameters (a result marked `tcc.update`), with the body as
     the schedule: a value's tensor-level live interval runs from its op to
     its last use, and the live bytes at each op are the function's inputs
     plus every interval over it (parameters, optimizer state and in-place

@@ -190,6 +190,13 @@ public:
     func::FuncOp func = getOperation();
     if (mode == "off" || func.getBody().empty() || (mode == "auto" && arenaBudget < 0))
       return;
+    // Only training entries (those that update parameters) have a backward
+    // pass to recompute in; inference keeps its forward as it is.
+    bool updates = false;
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      updates |= bool(func.getResultAttr(i, tcc::attr::update));
+    if (!updates)
+      return;
     rematerialize(func);
   }
 

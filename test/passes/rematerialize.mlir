@@ -21,13 +21,15 @@
 //  OFF-NOT: tcc.remat
 //      OFF:   tcc.exp
 // OFF-NEXT:   tcc.tanh
-func.func @across_the_peak(%x: tensor<1024xf32> {tcc.input = "x"}) -> (tensor<1024xf32> {tcc.output = "y"}) {
+func.func @across_the_peak(%x: tensor<1024xf32> {tcc.input = "x"}, %p: tensor<4xf32> {tcc.param = "p"})
+    -> (tensor<1024xf32> {tcc.output = "y"}, tensor<4xf32> {tcc.update = "p"}) {
   %h = tcc.exp %x : tensor<1024xf32> loc("h")
   %a = tcc.tanh %x : tensor<1024xf32>
   %b = tcc.mul %a, %a : tensor<1024xf32>
   %c = tcc.add %b, %a : tensor<1024xf32>
   %y = tcc.mul %c, %h : tensor<1024xf32>
-  return %y : tensor<1024xf32>
+  %q = tcc.neg %p : tensor<4xf32>
+  return %y, %q : tensor<1024xf32>, tensor<4xf32>
 }
 
 // -----
@@ -40,13 +42,32 @@ func.func @across_the_peak(%x: tensor<1024xf32> {tcc.input = "x"}) -> (tensor<10
 //       MAX:   %[[E:.+]] = tcc.exp %arg0
 //       MAX:   %[[N:.+]] = tcc.neg %[[E]]
 //       MAX:   tcc.mul %[[C]], %[[N]]
-func.func @chain(%x: tensor<1024xf32> {tcc.input = "x"}) -> (tensor<1024xf32> {tcc.output = "y"}) {
+func.func @chain(%x: tensor<1024xf32> {tcc.input = "x"}, %p: tensor<4xf32> {tcc.param = "p"})
+    -> (tensor<1024xf32> {tcc.output = "y"}, tensor<4xf32> {tcc.update = "p"}) {
   %e = tcc.exp %x : tensor<1024xf32>
   %n = tcc.neg %e : tensor<1024xf32>
   %a = tcc.tanh %x : tensor<1024xf32>
   %b = tcc.mul %a, %a : tensor<1024xf32>
   %c = tcc.add %b, %a : tensor<1024xf32>
   %y = tcc.mul %c, %n : tensor<1024xf32>
+  %q = tcc.neg %p : tensor<4xf32>
+  return %y, %q : tensor<1024xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that a function that updates no parameter (inference) is left as
+// it is, even with mode=max.
+// MAX-LABEL: func.func @inference
+//   MAX-NOT:   tcc.remat
+//       MAX:   tcc.exp
+//  MAX-NEXT:   tcc.tanh
+func.func @inference(%x: tensor<1024xf32> {tcc.input = "x"}) -> (tensor<1024xf32> {tcc.output = "y"}) {
+  %h = tcc.exp %x : tensor<1024xf32>
+  %a = tcc.tanh %x : tensor<1024xf32>
+  %b = tcc.mul %a, %a : tensor<1024xf32>
+  %c = tcc.add %b, %a : tensor<1024xf32>
+  %y = tcc.mul %c, %h : tensor<1024xf32>
   return %y : tensor<1024xf32>
 }
 

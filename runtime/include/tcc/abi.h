@@ -197,13 +197,17 @@ typedef struct tcc_abi_library_call {
  *  GRAD_ACCUM K: call accumulate_grad with micro = 0 .. K-2, then train_step;
  *  INIT_PREFIX + parameter name: how its initial values are distributed
  *  ("constant V", "uniform LO HI" or "normal MEAN STD"), for generating
- *  weights on the machine instead of shipping them. */
+ *  weights on the machine instead of shipping them; MEMORY_BUDGET the
+ *  budget the plan was compiled to fit (bytes), AUTO_BATCH the batch that
+ *  `tcc --batch=auto` chose for it. */
 #define TCC_METADATA_LOSS "loss"
 #define TCC_METADATA_OPTIMIZER "optimizer"
 #define TCC_METADATA_LABELS "labels"
 #define TCC_METADATA_IGNORE_INDEX "ignore_index"
 #define TCC_METADATA_GRAD_ACCUM "grad_accum"
 #define TCC_METADATA_INIT_PREFIX "init."
+#define TCC_METADATA_MEMORY_BUDGET "memory_budget"
+#define TCC_METADATA_AUTO_BATCH "auto_batch"
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
  *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =
