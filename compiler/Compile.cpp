@@ -498,11 +498,10 @@ LogicalResult Compilation::run() {
     return failure();
   {
     TimingScope scope = root.nest("import");
-    if (failed(importModel()))
+    // --batch=auto imports at every batch it tries, and last at its choice.
+    if (failed(options.autoBatch ? chooseBatch() : importModel()))
       return failure();
   }
-  if (options.autoBatch && failed(chooseBatch()))
-    return failure();
   Stage stage = options.stage;
   if (stage >= Stage::LLVMIR) {
     TimingScope scope = root.nest("fingerprint");

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
 
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -291,9 +292,11 @@ bool tcc::writeMemoryPlot(StringRef path, ArrayRef<PlannedEntry> plans,
   for (const std::vector<int64_t> *series : {&after, &plain})
     for (int64_t v : *series)
       top = std::max(top, v + state);
-  const double width = 900, height = 420, left = 80, right = 20, bottom = 50, upper = 40;
-  double plotW = width - left - right, plotH = height - upper - bottom;
-  auto y = [&](double bytes) { return upper + plotH * (1.0 - bytes / double(top)); };
+  const int64_t width = 900, height = 420, left = 80, right = 20, bottom = 50, upper = 40;
+  const int64_t plotW = width - left - right, plotH = height - upper - bottom;
+  auto y = [&](double bytes) {
+    return int64_t(std::lround(double(upper) + double(plotH) * (1.0 - bytes / double(top))));
+  };
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
@@ -319,7 +322,7 @@ bool tcc::writeMemoryPlot(StringRef path, ArrayRef<PlannedEntry> plans,
       return;
     os << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
     for (size_t i = 0; i < series.size(); ++i)
-      os << llvm::format("%.1f,%.1f ", left + plotW * double(i) / double(series.size() - 1 + !(series.size() - 1)),
+      os << llvm::format("%.1f,%.1f ", double(left) + double(plotW) * double(i) / double(std::max<size_t>(series.size() - 1, 1)),
                          y(double(series[i] + state)));
     os << "\"/>\n<text x=\"" << left + plotW - 10 << "\" y=\"" << upper + 16 * row
        << "\" text-anchor=\"end\" fill=\"" << color << "\">" << label << "</text>\n";

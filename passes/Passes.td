@@ -139,8 +139,11 @@ def RematerializePass : Pass<"tcc-rematerialize", "mlir::func::FuncOp"> {
     without a budget, changes nothing.
 
     A clone is the same op on the same operands, so it computes the same
-    bits (elementwise kernels are lowered without FMA contraction; library
-    calls and reductions are the same calls on the same shapes). Its
+    bits: elementwise kernels are lowered without FMA contraction, and
+    reductions and convolutions are the same loops and calls on the same
+    shapes. Matmuls are not recomputed: a recomputed matmul did not
+    reproduce the original's bits in a 2-layer GPT (the cause, oneDNN's
+    kernel choice or the operands' layout, is open). Its
     location is `fused<{tcc.recomputed = N}>[original]`: lowering keeps it,
     and `tcc-keep-recomputed` turns it into an attribute before the CSE
     after fusion, which would otherwise merge an unfused clone back into
