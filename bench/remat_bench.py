@@ -5,6 +5,7 @@ Run with Debian's Python (/usr/bin/python3: torch 1.13, numpy) from the
 repository root after scripts/build.sh:
 
     /usr/bin/python3 bench/remat_bench.py [--steps 5] [--threads 2] [--out DIR]
+        [--shares 75,50,35] [--models gpt,cnn]
 
 For the 6-layer GPT of docs/memory.md (d=256, 4 heads, seq 256, vocab 256,
 batch 8, AdamW) and a ResNet (test/e2e/Inputs/resnet.tcc at width 32, 32x32
@@ -40,14 +41,14 @@ def child_peak_kib(cmd):
     return float(out[0]), int(out[1])
 
 
-def tcc_rows(name, model, flags, data, steps, threads, work):
+def tcc_rows(name, model, flags, data, steps, threads, work, shares):
     plain = os.path.join(work, name + '-plain.so')
     subprocess.run([TCC, model] + flags + ['-o', plain], check=True, capture_output=True)
     listing = subprocess.run([TCC_RUN, plain, '--list'], check=True, capture_output=True, text=True).stdout
     arena = int(re.search(r'^arena: (\d+)', listing, re.M).group(1))
     state = int(re.search(r'^state: (\d+)', listing, re.M).group(1))
     configs = [('no budget', [])]
-    for share in (75, 50, 35):
+    for share in shares:
         configs.append(('state + %d%% arena' % share,
                         ['--memory-budget=%d' % (state + arena * share // 100)]))
     configs.append(('--remat=max', ['--remat=max']))
@@ -152,7 +153,11 @@ def main():
     ap.add_argument('--steps', type=int, default=5)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--out', default='/tmp/remat-bench')
+    ap.add_argument('--shares', default='75,50,35',
+                    help='budgets: state + these percentages of the plain arena')
+    ap.add_argument('--models', default='gpt,cnn')
     args = ap.parse_args()
+    shares = [int(x) for x in args.shares.split(',') if x]
     os.makedirs(args.out, exist_ok=True)
     gdata, cdata = os.path.join(args.out, 'gpt-data'), os.path.join(args.out, 'cnn-data')
     subprocess.run([sys.executable, os.path.join(ROOT, 'test/e2e/Inputs/lm_data.py'), gdata, '64',
@@ -161,13 +166,17 @@ def main():
                     str(3 * CNN['S'] ** 2), '10'], check=True)
     gflags = ['--batch=%d' % GPT['B']] + ['--dim=%s=%d' % (k, GPT[k]) for k in 'LDHTV']
     cflags = ['--batch=%d' % CNN['B']] + ['--dim=%s=%d' % (k, CNN[k]) for k in 'CSN']
-    rows = tcc_rows('GPT 6x256', os.path.join(ROOT, 'examples/gpt.tcc'), gflags, gdata,
-                    args.steps, args.threads, args.out)
-    rows += torch_rows('GPT 6x256', TORCH_GPT, [GPT[k] for k in 'LDHTVB'], args.steps, args.threads)
-    rows += tcc_rows('ResNet 4x32', os.path.join(ROOT, 'test/e2e/Inputs/resnet.tcc'), cflags, cdata,
-                     args.steps, args.threads, args.out)
-    rows += torch_rows('ResNet 4x32', TORCH_CNN, [CNN[k] for k in ('C', 'S', 'N', 'B')],
-                       args.steps, args.threads)
+    rows = []
+    if 'gpt' in args.models:
+        rows += tcc_rows('GPT 6x256', os.path.join(ROOT, 'examples/gpt.tcc'), gflags, gdata,
+                         args.steps, args.threads, args.out, shares)
+        rows += torch_rows('GPT 6x256', TORCH_GPT, [GPT[k] for k in 'LDHTVB'], args.steps,
+                           args.threads)
+    if 'cnn' in args.models:
+        rows += tcc_rows('ResNet 4x32', os.path.join(ROOT, 'test/e2e/Inputs/resnet.tcc'), cflags,
+                         cdata, args.steps, args.threads, args.out, shares)
+        rows += torch_rows('ResNet 4x32', TORCH_CNN, [CNN[k] for k in ('C', 'S', 'N', 'B')],
+                           args.steps, args.threads)
     print('| model | configuration | plan (arena + state) | peak RSS | step |')
     print('|---|---|---|---|---|')
     for r in rows:
