@@ -165,23 +165,24 @@ def main():
     subprocess.run([sys.executable, os.path.join(ROOT, 'test/e2e/Inputs/image_data.py'), cdata, '64',
                     str(3 * CNN['S'] ** 2), '10'], check=True)
     gflags = ['--batch=%d' % GPT['B']] + ['--dim=%s=%d' % (k, GPT[k]) for k in 'LDHTV']
-    cflags = ['--batch=%d' % CNN['B']] + ['--dim=%s=%d' % (k, CNN[k]) for k in 'CSN']
-    rows = []
-    if 'gpt' in args.models:
-        rows += tcc_rows('GPT 6x256', os.path.join(ROOT, 'examples/gpt.tcc'), gflags, gdata,
-                         args.steps, args.threads, args.out, shares)
-        rows += torch_rows('GPT 6x256', TORCH_GPT, [GPT[k] for k in 'LDHTVB'], args.steps,
-                           args.threads)
-    if 'cnn' in args.models:
-        rows += tcc_rows('ResNet 4x32', os.path.join(ROOT, 'test/e2e/Inputs/resnet.tcc'), cflags,
-                         cdata, args.steps, args.threads, args.out, shares)
-        rows += torch_rows('ResNet 4x32', TORCH_CNN, [CNN[k] for k in ('C', 'S', 'N', 'B')],
-                           args.steps, args.threads)
+    cflags = (['--batch=%d' % CNN['B']] + ['--dim=%s=%d' % (k, CNN[k]) for k in 'CSN'] +
+              ['--dim=F=%d' % (3 * CNN['S'] ** 2)])
     print('| model | configuration | plan (arena + state) | peak RSS | step |')
-    print('|---|---|---|---|---|')
-    for r in rows:
-        print('| ' + ' | '.join(r) + ' |')
+    print('|---|---|---|---|---|', flush=True)
 
+    def show(rows):
+        for r in rows:
+            print('| ' + ' | '.join(r) + ' |', flush=True)
+    if 'cnn' in args.models:
+        show(tcc_rows('ResNet 4x32', os.path.join(ROOT, 'test/e2e/Inputs/resnet.tcc'), cflags,
+                      cdata, args.steps, args.threads, args.out, shares))
+        show(torch_rows('ResNet 4x32', TORCH_CNN, [CNN[k] for k in ('C', 'S', 'N', 'B')],
+                        args.steps, args.threads))
+    if 'gpt' in args.models:
+        show(tcc_rows('GPT 6x256', os.path.join(ROOT, 'examples/gpt.tcc'), gflags, gdata,
+                      args.steps, args.threads, args.out, shares))
+        show(torch_rows('GPT 6x256', TORCH_GPT, [GPT[k] for k in 'LDHTVB'], args.steps,
+                        args.threads))
 
 if __name__ == '__main__':
     main()

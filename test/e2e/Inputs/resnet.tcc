@@ -5,6 +5,7 @@
 const C = 16
 const S = 16
 const N = 3
+const F = 768 # 3 * S * S
 
 fn conv3(x, c_in, c_out) {
   param weight: [c_out, c_in, 3, 3] = kaiming_uniform(a = sqrt(5))
@@ -25,7 +26,7 @@ fn block(x, c) {
   return relu(h + x)
 }
 
-model resnet(x: f32[B, 768]) {
+model resnet(x: f32[B, F]) {
   let img = reshape(x, [B, 3, S, S])
   let h = relu(bn(conv3(img, 3, C) as stem, C) as stem_bn)
   for i in 0..N {
