@@ -127,12 +127,14 @@ FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
                failure();
       e.tensors.push_back(std::move(t));
     }
+    auto names = func->getAttrOfType<ArrayAttr>(attr::planTempNames);
     if (auto temps = func->getAttrOfType<ArrayAttr>(attr::planTemps))
-      for (Attribute a : temps) {
+      for (auto [index, a] : llvm::enumerate(temps)) {
         auto v = dyn_cast<DenseI64ArrayAttr>(a);
         if (!v || v.size() != 4)
           return func.emitError("malformed ") << attr::planTemps << " entry " << a, failure();
-        e.temps.push_back({v[0], v[1], v[2], v[3]});
+        auto node = names && index < names.size() ? dyn_cast<StringAttr>(names[index]) : nullptr;
+        e.temps.push_back({v[0], v[1], v[2], v[3], node ? node.str() : std::string()});
       }
     entries.push_back(std::move(e));
   }

@@ -35,6 +35,7 @@ struct PlannedTensor {
 /// position in the function) between which it is live.
 struct PlannedTemp {
   int64_t offset = 0, size = 0, firstOp = 0, lastOp = 0;
+  std::string node; ///< the ONNX node it was allocated for
 };
 
 /// One entry point: the lowered function and its plan.

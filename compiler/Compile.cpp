@@ -44,7 +44,7 @@ class Compilation {
 public:
   Compilation(MLIRContext &context, const tcc::CompileOptions &options)
       : context(context), options(options), device(options.target != "cpu"),
-        train(options.train), training(options.training) {
+        train(options.train), training(options.training), batch(options.import.batch) {
     timing.setEnabled(options.timeReport);
     timing.setOutput(
         createOutputStrategy(DefaultTimingManager::OutputFormat::Text, *options.reportStream));
@@ -54,6 +54,13 @@ public:
   LogicalResult run();
   /// The stages after the import, up to the one asked for.
   LogicalResult compileStages();
+  /// The training step and the plans, recomputing as `memoryBudget` and
+  /// `remat` say; fails with an explanation when the budget cannot hold.
+  LogicalResult planWithBudget();
+  /// --batch=auto: the largest batch (with --global-batch, the largest
+  /// divisor of it, and the accumulation reaching it) whose plan fits the
+  /// budget; leaves the module imported at that batch.
+  LogicalResult chooseBatch();
 
 private:
   InFlightDiagnostic error() { return emitError(UnknownLoc::get(&context)); }
@@ -62,6 +69,15 @@ private:
   LogicalResult importDsl();
   void applyRecipe(const tcc::dsl::Recipe &recipe);
   LogicalResult runStage(StringRef name, llvm::function_ref<void(OpPassManager &)> build);
+  /// The training step (with REMAT), linalg and fusion, and, from
+  /// Bufferized on, the memory plan.
+  LogicalResult planStages(const tcc::RematOptions &remat);
+  /// The plans of MODULE (planned), and what they allocate.
+  FailureOr<tcc::MemoryFootprint> readFootprint();
+  /// The refusal of a budget: by how much, what is live at the peak, and
+  /// the least that recomputation reaches (LEAST; none for --remat=off).
+  LogicalResult refuseBudget(const tcc::MemoryFootprint &needed,
+                             std::optional<tcc::MemoryFootprint> least);
   tcc::CpuPipelineOptions cpuOptions() const;
   /// The CUDA kernels, then the plans (split reductions grow the arena by
   /// their scratch), then PTX output or the host code's LLVM dialect.
@@ -88,6 +104,9 @@ private:
   OwningOpRef<ModuleOp> module;
   std::vector<tcc::Weight> weights;
   std::vector<tcc::PlannedEntry> plans;
+  /// The plans without recomputation, when a budget made the compiler
+  /// recompute (for the report and the plot).
+  std::vector<tcc::PlannedEntry> plansWithoutRemat;
   DefaultTimingManager timing;
   TimingScope root;
   std::unique_ptr<tcc::CompileCache> cache;
@@ -98,6 +117,11 @@ private:
   /// message, tab-separated), stored with a cached artifact and replayed
   /// when it is reused: a warm compile says what a cold one said.
   std::string warnings;
+  /// The batch the import binds (--batch, or the one chooseBatch tries).
+  std::optional<int64_t> batch;
+  /// While chooseBatch probes: a budget that does not hold fails quietly
+  /// and sets notFitting.
+  bool probing = false, notFitting = false;
 };
 
 /// A line of Compilation::warnings: the name, file, line and column of the
@@ -191,6 +215,18 @@ LogicalResult Compilation::checkOptions() {
     return error() << "--report=precision needs a training step with --precision=bf16 or fp16";
   if (stage == Stage::Ptx && !device)
     return error() << "--emit=ptx needs --target=cuda";
+  if (options.memoryBudget < 0)
+    return error() << "--memory-budget: expected a positive size";
+  if ((options.memoryBudget > 0 || options.autoBatch) && stage < Stage::Bufferized)
+    return error() << "--memory-budget and --batch=auto need compilation through the memory "
+                      "plan (--emit=bufferized or later, or -o model.so)";
+  if (!options.memoryPlot.empty() && stage < Stage::Bufferized)
+    return error() << "--memory-plot needs compilation through the memory plan (--emit=bufferized "
+                      "or later, or -o model.so)";
+  if (options.autoBatch && options.memoryBudget == 0)
+    return error() << "--batch=auto needs --memory-budget=SIZE (the batch is chosen to fit it)";
+  if (options.globalBatch < 0 || (options.globalBatch > 0 && !options.autoBatch))
+    return error() << "--global-batch=N needs --batch=auto and a positive N";
   return success();
 }
 
@@ -222,7 +258,7 @@ void Compilation::applyRecipe(const tcc::dsl::Recipe &recipe) {
 
 LogicalResult Compilation::importDsl() {
   tcc::DslImportOptions import;
-  import.batch = options.import.batch;
+  import.batch = batch;
   for (const auto &d : options.import.dims)
     import.dims[d.getKey()] = d.getValue();
   import.functionName = options.import.functionName;
@@ -248,6 +284,7 @@ LogicalResult Compilation::importDsl() {
 }
 
 LogicalResult Compilation::importModel() {
+  weights.clear();
   if (llvm::sys::path::extension(options.input) == ".tcc")
     return importDsl();
   if (llvm::sys::path::extension(options.input) == ".mlir") {
@@ -261,6 +298,7 @@ LogicalResult Compilation::importModel() {
     return success(bool(module));
   }
   tcc::OnnxImportOptions import = options.import;
+  import.batch = batch;
   // Initial parameter values go beside the library; only an artifact needs
   // them.
   if (options.stage == tcc::Stage::SharedLibrary)
@@ -348,7 +386,9 @@ std::string Compilation::canonicalOptions() const {
   llvm::raw_string_ostream os(text);
   os << "target=" << options.target << " library-calls=" << options.libraryCalls
      << " fusion=" << int(options.fusion) << " profile=" << options.profile
-     << " optimize=" << options.optimize << " train=" << train;
+     << " optimize=" << options.optimize << " train=" << train
+     << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat)
+     << " auto-batch=" << options.autoBatch;
   if (train)
     tcc::createBuildTrainStepPass(training)->printAsTextualPipeline(os);
   return text;
@@ -391,6 +431,11 @@ LogicalResult Compilation::writeArtifact() {
       metadata.set(StringAttr::get(&context, TCC_METADATA_INIT_PREFIX + w.name),
                    StringAttr::get(&context, kind));
   }
+  auto text = [&](int64_t v) { return StringAttr::get(&context, std::to_string(v)); };
+  if (options.memoryBudget > 0)
+    metadata.set(StringAttr::get(&context, TCC_METADATA_MEMORY_BUDGET), text(options.memoryBudget));
+  if (options.autoBatch)
+    metadata.set(StringAttr::get(&context, TCC_METADATA_AUTO_BATCH), text(batch.value_or(0)));
   if (!metadata.empty())
     (*module)->setAttr(tcc::attr::metadata, metadata.getDictionary(&context));
   if (failed(tcc::writeArtifact(*module, plans, artifact, stage, options.output)))
@@ -467,7 +512,8 @@ FailureOr<bool> Compilation::reuseArtifact() {
 }
 
 void Compilation::storeArtifact() {
-  if (!cache || !cache->enabled() || options.report != tcc::Report::None)
+  if (!cache || !cache->enabled() || options.report != tcc::Report::None ||
+      !options.memoryPlot.empty())
     return;
   auto library = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,
                                              /*RequiresNullTerminator=*/false);
@@ -523,7 +569,8 @@ LogicalResult Compilation::run() {
     return failure();
   {
     TimingScope scope = root.nest("import");
-    if (failed(importModel()))
+    // --batch=auto imports at every batch it tries, and last at its choice.
+    if (failed(options.autoBatch ? chooseBatch() : importModel()))
       return failure();
   }
   Stage stage = options.stage;
@@ -539,7 +586,7 @@ LogicalResult Compilation::run() {
     cache = std::make_unique<tcc::CompileCache>(
         options.cacheDir.empty() ? tcc::defaultCacheDir() : options.cacheDir, *size);
     // Reports come from the passes: a compile that prints one runs them.
-    if (cache->enabled() && options.report == tcc::Report::None) {
+    if (cache->enabled() && options.report == tcc::Report::None && options.memoryPlot.empty()) {
       FailureOr<bool> reused = reuseArtifact();
       if (failed(reused))
         return failure();
@@ -568,17 +615,12 @@ LogicalResult Compilation::run() {
   return result;
 }
 
-LogicalResult Compilation::compileStages() {
+LogicalResult Compilation::planStages(const tcc::RematOptions &remat) {
   using tcc::Stage;
   Stage stage = options.stage;
-  // Reports print per function: in the functions' order, not the threads'.
-  if (options.report != tcc::Report::None)
-    context.disableMultithreading();
-  if (stage != Stage::MlirRaw && failed(runStage("import passes", tcc::buildImportPipeline)))
-    return failure();
-  if (train && stage != Stage::MlirRaw &&
-      failed(runStage("training step", [&](OpPassManager &pm) {
-        tcc::buildTrainingPipeline(pm, training, options.report == tcc::Report::Precision);
+  if (train && failed(runStage("training step", [&](OpPassManager &pm) {
+        tcc::buildTrainingPipeline(pm, training, remat,
+                                   options.report == tcc::Report::Precision);
       })))
     return failure();
   // Which inputs and outputs a partial batch pads, read while the entry
@@ -594,16 +636,225 @@ LogicalResult Compilation::compileStages() {
       failed(runStage("bufferization and memory plan",
                       [&](OpPassManager &pm) { tcc::buildCpuBufferizePipeline(pm, cpu); })))
     return failure();
+  return success();
+}
+
+FailureOr<tcc::MemoryFootprint> Compilation::readFootprint() {
+  FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
+  if (failed(read))
+    return failure();
+  return tcc::memoryFootprint(*module, *read, device ? StringRef(cuda.chip) : StringRef());
+}
+
+LogicalResult Compilation::planWithBudget() {
+  int64_t budget = options.memoryBudget;
+  OwningOpRef<ModuleOp> base(module->clone());
+  // Each attempt compiles a copy of the imported program through the plan
+  // and measures what the real plan allocates, not the pass's estimate.
+  auto attempt = [&](const tcc::RematOptions &remat) -> FailureOr<tcc::MemoryFootprint> {
+    module = OwningOpRef<ModuleOp>(base->clone());
+    if (failed(planStages(remat)))
+      return failure();
+    return readFootprint();
+  };
+  tcc::RematOptions off, max;
+  off.mode = "off";
+  max.mode = "max";
+  if (options.remat == tcc::Remat::Max) {
+    if (failed(attempt(off)))
+      return failure();
+    FailureOr<std::vector<tcc::PlannedEntry>> unremat = tcc::readPlans(*module);
+    if (succeeded(unremat))
+      plansWithoutRemat = std::move(*unremat);
+    FailureOr<tcc::MemoryFootprint> least = attempt(max);
+    if (failed(least))
+      return failure();
+    return budget == 0 || least->total() <= budget ? success() : refuseBudget(*least, *least);
+  }
+  FailureOr<tcc::MemoryFootprint> plain = attempt(off);
+  if (failed(plain))
+    return failure();
+  if (plain->total() <= budget)
+    return success();
+  if (!train || options.remat == tcc::Remat::Off)
+    return refuseBudget(*plain, std::nullopt);
+  FailureOr<std::vector<tcc::PlannedEntry>> unremat = tcc::readPlans(*module);
+  if (succeeded(unremat))
+    plansWithoutRemat = std::move(*unremat);
+  // The pass plans the arena with a tensor-level model; the real plan
+  // differs (fusion removes buffers, alignment and packing add bytes):
+  // lower the model's target by what the plan overshot, a few times.
+  int64_t arenaTarget = budget - plain->state - plain->workspace;
+  int64_t target = arenaTarget;
+  for (int round = 0; round < 6 && target > 0; ++round) {
+    tcc::RematOptions remat;
+    remat.arenaBudget = target;
+    FailureOr<tcc::MemoryFootprint> got = attempt(remat);
+    if (failed(got))
+      return failure();
+    if (got->total() <= budget)
+      return success();
+    if (tcc::rematModelPeak(*module) > target)
+      break; // the pass reached its floor: only max can do better
+    target -= std::max<int64_t>(got->total() - budget, 4096);
+  }
+  FailureOr<tcc::MemoryFootprint> least = attempt(max);
+  if (failed(least))
+    return failure();
+  if (least->total() <= budget)
+    return success();
+  return refuseBudget(*plain, *least);
+}
+
+LogicalResult Compilation::chooseBatch() {
+  int64_t global = options.globalBatch;
+  auto accumulation = [&](int64_t b) { return global > 0 ? global / b : training.gradAccum; };
+  // Compiles the whole plan at batch B (a fresh import each time).
+  auto fits = [&](int64_t b) -> FailureOr<bool> {
+    batch = b;
+    training.gradAccum = accumulation(b);
+    if (failed(importModel()) || failed(runStage("import passes", tcc::buildImportPipeline)))
+      return failure();
+    probing = true;
+    notFitting = false;
+    LogicalResult planned = planWithBudget();
+    probing = false;
+    if (failed(planned) && !notFitting)
+      return failure();
+    return succeeded(planned);
+  };
+  // The candidates: every batch (doubling, then bisection), or with a
+  // global batch its divisors, largest first.
+  int64_t best = 0, tooLarge = 0;
+  if (global > 0) {
+    for (int64_t b = global; b >= 1 && !best; --b) {
+      if (global % b)
+        continue;
+      FailureOr<bool> ok = fits(b);
+      if (failed(ok))
+        return failure();
+      if (*ok)
+        best = b;
+      else
+        tooLarge = b;
+    }
+  } else {
+    constexpr int64_t kLargest = int64_t(1) << 20;
+    int64_t lo = 0, hi = 1;
+    for (;; hi *= 2) {
+      FailureOr<bool> ok = hi > kLargest ? FailureOr<bool>(false) : fits(hi);
+      if (failed(ok))
+        return failure();
+      if (!*ok)
+        break;
+      lo = hi;
+    }
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      FailureOr<bool> ok = fits(mid);
+      if (failed(ok))
+        return failure();
+      (*ok ? lo : hi) = mid;
+    }
+    best = lo;
+    tooLarge = hi;
+  }
+  if (best == 0) {
+    // Batch 1 does not fit: compile it once more, to say why.
+    batch = 1;
+    training.gradAccum = accumulation(1);
+    if (failed(importModel()) || failed(runStage("import passes", tcc::buildImportPipeline)))
+      return failure();
+    (void)planWithBudget();
+    return error() << "--batch=auto: not even batch 1 fits --memory-budget="
+                   << tcc::humanBytes(options.memoryBudget);
+  }
+  llvm::raw_ostream &os = *options.reportStream;
+  os << "tcc: --batch=auto: batch " << best;
+  if (global > 0)
+    os << " x " << accumulation(best) << " accumulated micro-batches = " << global;
+  os << " fits --memory-budget=" << tcc::humanBytes(options.memoryBudget);
+  if (tooLarge > best)
+    os << " (batch " << tooLarge << " does not)";
+  os << "\n";
+  os.flush();
+  batch = best;
+  training.gradAccum = accumulation(best);
+  return importModel();
+}
+
+LogicalResult Compilation::refuseBudget(const tcc::MemoryFootprint &needed,
+                                        std::optional<tcc::MemoryFootprint> least) {
+  if (probing) {
+    notFitting = true;
+    return failure();
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t budget = options.memoryBudget;
+  const tcc::MemoryFootprint &best = least ? *least : needed;
+  os << "--memory-budget=" << tcc::humanBytes(budget) << " (" << budget
+     << " bytes) cannot hold this model: ";
+  if (least)
+    os << "with the most recomputation (--remat=max) it needs " << tcc::humanBytes(best.total())
+       << ", " << tcc::humanBytes(best.total() - budget) << " more";
+  else
+    os << "it needs " << tcc::humanBytes(best.total()) << ", "
+       << tcc::humanBytes(best.total() - budget) << " more"
+       << (train ? " (recomputation is off)" : " (an inference artifact recomputes nothing)");
+  os << " (arena " << tcc::humanBytes(best.arena) << " + state " << tcc::humanBytes(best.state);
+  if (best.workspace)
+    os << " + library workspace " << tcc::humanBytes(best.workspace);
+  os << ")\n";
+  FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
+  if (succeeded(read))
+    tcc::printPeak(*read, os, 8);
+  os << "the smallest budget that fits: " << tcc::humanBytes(best.total()) << " ("
+     << best.total() << " bytes)";
+  if (least)
+    os << "; or a smaller batch (--batch=auto chooses the largest that fits)";
+  return error() << text;
+}
+
+LogicalResult Compilation::compileStages() {
+  using tcc::Stage;
+  Stage stage = options.stage;
+  // Reports print per function: in the functions' order, not the threads'.
+  if (options.report != tcc::Report::None)
+    context.disableMultithreading();
+  if (stage != Stage::MlirRaw && failed(runStage("import passes", tcc::buildImportPipeline)))
+    return failure();
+  if (stage != Stage::MlirRaw) {
+    tcc::RematOptions remat;
+    remat.mode = options.remat == tcc::Remat::Max ? "max" : "off";
+    // The plan before recomputation is also wanted for the report and plot.
+    bool before = options.report == tcc::Report::Memory || !options.memoryPlot.empty();
+    bool budgeted = stage >= Stage::Bufferized &&
+                    (options.memoryBudget > 0 || (options.remat == tcc::Remat::Max && before));
+    if (failed(budgeted ? planWithBudget() : planStages(remat)))
+      return failure();
+  }
   if (options.report == tcc::Report::Memory) {
     // Right after the plan: the library calls still carry their parameters.
     // The CPU's plans are final here; a device's grow by the kernels' scratch.
     FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
     if (failed(read))
       return failure();
-    tcc::printMemoryReport(*module, *read, *options.reportStream,
+    tcc::printMemoryReport(*module, *read, plansWithoutRemat, *options.reportStream,
                            device ? StringRef(cuda.chip) : StringRef());
     if (!device)
       plans = std::move(*read);
+  }
+  if (!options.memoryPlot.empty()) {
+    FailureOr<std::vector<tcc::PlannedEntry>> read = tcc::readPlans(*module);
+    if (failed(read))
+      return failure();
+    tcc::MemoryFootprint f =
+        tcc::memoryFootprint(*module, *read, device ? StringRef(cuda.chip) : StringRef());
+    std::string message;
+    if (!tcc::writeMemoryPlot(options.memoryPlot, *read, plansWithoutRemat, options.memoryBudget,
+                              f.state + f.workspace, message))
+      return error() << "--memory-plot: " << message;
   }
   if (stage >= Stage::Ptx && failed(lowerPlanned()))
     return failure();

@@ -51,6 +51,14 @@ enum class Fusion {
   None,        ///< one kernel per op
 };
 
+/// Rematerialization (`tcc --remat`): recompute forward values in the
+/// backward pass when the step needs more memory than `memoryBudget`.
+enum class Remat {
+  Auto, ///< as much as the budget needs (nothing without a budget)
+  Off,  ///< never (a budget the step exceeds is refused)
+  Max,  ///< the least memory tcc-rematerialize reaches
+};
+
 /// What to print on the report stream (`tcc --report`).
 enum class Report { None, Memory, Fusion, Precision };
 
@@ -78,6 +86,22 @@ struct CompileOptions {
   /// `inferOnly`.
   std::set<std::string> trainingGiven;
   bool inferOnly = false;
+
+  // Memory.
+  /// Bytes the artifact may allocate on its target: the arena (inputs,
+  /// outputs, intermediates), the state region (parameters, gradients'
+  /// accumulators, optimizer state) and, on CUDA, the library workspace;
+  /// 0: no budget. A training step that needs more is compiled with
+  /// recomputation (`remat`), or refused with an explanation.
+  int64_t memoryBudget = 0;
+  Remat remat = Remat::Auto;
+  /// Choose the largest batch (the import's `batch`) whose plan fits the
+  /// budget; with `globalBatch`, also the gradient accumulation reaching it.
+  bool autoBatch = false;
+  int64_t globalBatch = 0;
+  /// An SVG of the live bytes over the step's schedule, without and with
+  /// recomputation (`tcc --memory-plot`); empty: none.
+  std::string memoryPlot;
 
   // Target and code generation.
   /// "cpu", or "cuda", "cuda:sm_80", "cuda:sm_90".

@@ -16,22 +16,28 @@ void tcc::buildImportPipeline(mlir::OpPassManager &pm) {
 }
 
 void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options,
-                                bool reportPrecision) {
+                                const RematOptions &remat, bool reportPrecision) {
   // Composite activations as primitives: the gradient rules cover those.
   pm.addNestedPass<mlir::func::FuncOp>(tcc::createExpandCompositesPass());
   pm.addPass(tcc::createBuildTrainStepPass(options));
   // The backward pass repeats forward subexpressions and multiplies by ones.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (options.precision == "fp32")
-    return;
-  // On the joint graph after CSE: one cast per value, and the backward's
-  // reads of forward values see the forward's 16-bit types.
-  PrecisionPassOptions precision;
-  precision.precision = options.precision;
-  precision.report = reportPrecision;
-  pm.addPass(tcc::createPrecisionPass(precision));
-  // Casts of constants fold; bf16 -> f32 -> bf16 round trips go.
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
+  if (options.precision != "fp32") {
+    // On the joint graph after CSE: one cast per value, and the backward's
+    // reads of forward values see the forward's 16-bit types.
+    PrecisionPassOptions precision;
+    precision.precision = options.precision;
+    precision.report = reportPrecision;
+    pm.addPass(tcc::createPrecisionPass(precision));
+    // Casts of constants fold; bf16 -> f32 -> bf16 round trips go.
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
+  }
+  // Recomputation after CSE, which would merge the clones back, and before
+  // fusion on linalg, which fuses recomputed elementwise chains into the
+  // backward kernels that read them (tcc-keep-recomputed keeps the rest
+  // apart through the CSE after fusion).
+  if (remat.mode != "off")
+    pm.addNestedPass<mlir::func::FuncOp>(tcc::createRematerializePass(remat));
 }

@@ -20,11 +20,16 @@ void buildImportPipeline(mlir::OpPassManager &pm);
 /// documents each field and its default).
 using TrainingOptions = BuildTrainStepPassOptions;
 
+/// Rematerialization's budget and mode: tcc-rematerialize's own options.
+using RematOptions = RematerializePassOptions;
+
 /// Adds `@train_step` next to `@forward` (tcc-build-train-step), then, with
 /// a 16-bit `options.precision`, the precision policy (tcc-precision; its
-/// table on stderr with REPORT_PRECISION).
+/// table on stderr with REPORT_PRECISION), then recomputes forward values in
+/// the backward pass as REMAT says (after precision: the values it weighs
+/// have their 16-bit sizes).
 void buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &options,
-                           bool reportPrecision = false);
+                           const RematOptions &remat = {}, bool reportPrecision = false);
 
 } // namespace tcc
 

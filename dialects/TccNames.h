@@ -57,9 +57,19 @@ inline constexpr llvm::StringLiteral metadata = "tcc.metadata";
 // of arguments before lowering widened them.
 inline constexpr llvm::StringLiteral declaredTypes = "tcc.declared_types";
 
+// Rematerialization (tcc-rematerialize -> tcc-keep-recomputed, the memory
+// report).
+/// In a clone's location (FusedLoc metadata) and then on the ops it lowers
+/// to: the clone's number, unique in its function.
+inline constexpr llvm::StringLiteral recomputed = "tcc.recomputed";
+/// On a function: what was recomputed and the model's peaks.
+inline constexpr llvm::StringLiteral remat = "tcc.remat";
+
 // The memory plan (tcc-plan-memory -> readPlans, the memory report).
 inline constexpr llvm::StringLiteral plan = "tcc.plan";
 inline constexpr llvm::StringLiteral planTemps = "tcc.plan_temps";
+/// The ONNX node each of tcc.plan_temps' buffers was allocated for.
+inline constexpr llvm::StringLiteral planTempNames = "tcc.plan_temp_names";
 inline constexpr llvm::StringLiteral arenaSize = "tcc.arena_size";
 inline constexpr llvm::StringLiteral stateSize = "tcc.state_size";
 

@@ -163,6 +163,59 @@ def AutodiffPass : Pass<"tcc-autodiff", "mlir::ModuleOp"> {
 // Linalg lowering and fusion, on tensors
 //===----------------------------------------------------------------------===//
 
+def RematerializePass : Pass<"tcc-rematerialize", "mlir::func::FuncOp"> {
+  let summary = "Recompute forward values in the backward pass to fit a memory budget";
+  let description = [{
+    On the joint training graph (tcc dialect, after CSE): functions that
+    update parameters (a result marked `tcc.update`), with the body as
+    the schedule: a value's tensor-level live interval runs from its op to
+    its last use, and the live bytes at each op are the function's inputs
+    plus every interval over it (parameters, optimizer state and in-place
+    updates live in the state region). While the peak exceeds
+    `arena-budget`, the pass looks at the values live across the peak and
+    not read there, whose op is pure, single-result and deterministic
+    (not dropout, not training-mode batch norm, not a constant): recomputing
+    one clones its op right before its first use after the peak (the uses
+    after the peak read the clone), which frees its bytes at the peak but
+    makes the op's operands live until the clone. It takes the value with
+    the most bytes freed per unit of recompute arithmetic (matmul and
+    convolution 2 per multiply-add, 16 per transcendental, 8 per division,
+    1 per element otherwise), and undoes a step that would raise the peak.
+    Chains build up by themselves: an operand made live across the peak is
+    a candidate of the next step. `mode=max` recomputes until no step
+    lowers the peak (the least memory this pass reaches); `off`, or `auto`
+    without a budget, changes nothing.
+
+    A clone is the same op on the same operands, so it computes the same
+    bits: elementwise kernels are lowered without FMA contraction, and
+    reductions and convolutions are the same loops and calls on the same
+    shapes. Matmuls are not recomputed: a recomputed matmul did not
+    reproduce the original's bits in a 2-layer GPT (the cause, oneDNN's
+    kernel choice or the operands' layout, is open). Its
+    location is `fused<{tcc.recomputed = N}>[original]`: lowering keeps it,
+    and `tcc-keep-recomputed` turns it into an attribute before the CSE
+    after fusion, which would otherwise merge an unfused clone back into
+    the value it recomputes.
+
+    Records on the function `tcc.remat`: the recomputed values (node name,
+    op, bytes freed, flops), the model's peak before and after, and the
+    recompute and step arithmetic, for `tcc --report=memory`.
+
+    ```mlir
+    %h = tcc.exp %x : tensor<1024xf32>     // forward; %h was kept for the backward
+    ...                                     // the peak
+    %h2 = tcc.exp %x {loc: recomputed}      // backward: recomputed from %x
+    %g = tcc.mul %dy, %h2 : tensor<1024xf32>
+    ```
+  }];
+  let options = [
+    Option<"arenaBudget", "arena-budget", "int64_t", /*default=*/"-1",
+           "The tensor-level arena peak to reach, in bytes (-1: none)">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto (recompute until the budget holds), max (the least memory), off">
+  ];
+}
+
 def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
   let summary = "Lower every tcc op to linalg, tensor, arith, math and scf";
   let description = [{
@@ -237,6 +290,20 @@ def FuseElementwisePass : Pass<"tcc-fuse-elementwise"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::affine::AffineDialect"];
+}
+
+def KeepRecomputedPass : Pass<"tcc-keep-recomputed"> {
+  let summary = "Keep recomputed values apart from the originals through CSE";
+  let description = [{
+    Every op whose location carries `tcc.recomputed = N` (a clone made by
+    `tcc-rematerialize`, as lowered and fused) gets the discardable
+    attribute `tcc.recomputed = N`. CSE compares attributes but not
+    locations: without it, a recomputed op that did not fuse into its
+    consumer (a library matmul, a shared reduction) would be merged back
+    into the original, which keeps the original's value live across the
+    peak again. Runs right before the CSE after fusion; the attribute is
+    ignored by everything after it.
+  }];
 }
 
 //===----------------------------------------------------------------------===//

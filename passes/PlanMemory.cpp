@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/SourceNames.h"
 #include "dialects/ByteSizes.h"
 
 #include "dialects/TccNames.h"
@@ -48,6 +49,7 @@ struct Buffer {
   int64_t start = 0, end = 0; // live range over top-level op indices
   int64_t offset = -1;
   Value value; // the argument or the alloc result
+  std::string node; // an intermediate's: the ONNX node it is allocated for
 };
 
 /// SIZE rounded up to ALIGNMENT, at least one unit (every buffer gets its
@@ -415,6 +417,7 @@ LogicalResult PlanMemoryPass::collectAllocations(FunctionPlan &p) {
     b.role = BufferRole::Temp;
     b.type = alloc.getType();
     b.value = alloc.getResult();
+    b.node = tcc::sourceName(alloc);
     if (failed(size(func, b)))
       return failure();
     b.start = p.index.lookup(alloc);
@@ -650,7 +653,7 @@ void PlanMemoryPass::record(FunctionPlan &p) {
   }
   // Intermediates, for `tcc --report=memory`: [offset, size, first, last]
   // (first and last are positions in the body), largest first.
-  SmallVector<Attribute> temps;
+  SmallVector<Attribute> temps, tempNames;
   SmallVector<const Buffer *> tempBuffers;
   for (const Buffer &buf : p.buffers)
     if (buf.role == BufferRole::Temp)
@@ -658,11 +661,14 @@ void PlanMemoryPass::record(FunctionPlan &p) {
   llvm::stable_sort(tempBuffers, [](const Buffer *x, const Buffer *y) {
     return x->size > y->size;
   });
-  for (const Buffer *buf : tempBuffers)
+  for (const Buffer *buf : tempBuffers) {
     temps.push_back(b.getDenseI64ArrayAttr(
         {buf->offset, buf->size, buf->start, buf->end}));
+    tempNames.push_back(b.getStringAttr(buf->node));
+  }
   func->setAttr(attr::plan, b.getArrayAttr(entries));
   func->setAttr(attr::planTemps, b.getArrayAttr(temps));
+  func->setAttr(attr::planTempNames, b.getArrayAttr(tempNames));
   func->setAttr(attr::arenaSize, b.getI64IntegerAttr(p.arenaSize));
   func->setAttr(attr::stateSize, b.getI64IntegerAttr(p.stateSize));
 }

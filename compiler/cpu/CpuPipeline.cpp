@@ -37,6 +37,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
     fuse.siblingReductions = !options.device;
     pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass(fuse));
   }
+  // Recomputed ops (tcc-rematerialize) that did not fuse stay apart from
+  // the values they recompute: CSE compares attributes, not locations.
+  pm.addPass(tcc::createKeepRecomputedPass());
   pm.addPass(createCSEPass());
   // CSE shared the zero accumulators of equal shape; each writer gets its
   // own again (else a copy per writer after bufferization).
@@ -47,9 +50,15 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
 
 void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
                                      const CpuPipelineOptions &options) {
-  // One-shot's analysis is cubic in the in-place writers of one empty
-  // tensor: an empty with very many writers is split into runs of 64.
-  pm.addNestedPass<func::FuncOp>(tcc::createSplitSharedEmptiesPass());
+  // CSE merged the empty destinations of one shape: every writer gets its
+  // own again, right before it. One-shot's analysis is cubic in the in-place
+  // writers of one empty; and a forward op and a backward op writing one
+  // empty in place become one buffer live from the forward to the backward
+  // (which the memory plan cannot split, and which undid recomputation).
+  tcc::SplitSharedEmptiesPassOptions split;
+  split.maxWriters = 1;
+  split.runLength = 1;
+  pm.addNestedPass<func::FuncOp>(tcc::createSplitSharedEmptiesPass(split));
   // Tensors to buffers across the whole function, including its signature;
   // identity layouts so that every argument is a plain contiguous buffer.
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -29,6 +29,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -101,9 +102,10 @@ static cl::SubCommand exportCommand(
               "checkpoint: its optimizer state is ignored): an ONNX model's initializers "
               "replaced, or a .tcc program written as ONNX");
 
-static cl::opt<int64_t> batch("batch",
-                              cl::desc("Bind the first dimension of every graph input that is symbolic"),
-                              cl::value_desc("N"), cl::init(-1), cl::cat(inputCategory),
+static cl::opt<std::string> batch("batch",
+                              cl::desc("Bind the first dimension of every graph input that is "
+                                       "symbolic; auto: the largest that fits --memory-budget"),
+                              cl::value_desc("N|auto"), cl::cat(inputCategory),
                               cl::sub(cl::SubCommand::getTopLevel()), cl::sub(exportCommand));
 
 static cl::list<std::string> dimBindings(
@@ -222,6 +224,53 @@ static cl::opt<tcc::Report, true> report(
                           "what runs in which precision and why, per op and function "
                           "(--precision=bf16|fp16)")),
     cl::location(options.report), cl::cat(reportCategory));
+
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Bytes the artifact may allocate on its target (arena, state, library workspace), "
+             "with an optional KiB/MiB/GiB (or K/M/G) suffix: a training step that needs more "
+             "recomputes forward values in the backward pass (--remat), or is refused"),
+    cl::value_desc("SIZE"), cl::cat(optimizationCategory));
+
+static cl::opt<tcc::Remat, true> remat(
+    "remat", cl::desc("Recompute forward values in the backward pass (rematerialization)"),
+    cl::values(clEnumValN(tcc::Remat::Auto, "auto",
+                          "as much as --memory-budget needs (default; nothing without one)"),
+               clEnumValN(tcc::Remat::Off, "off", "never: a budget the step exceeds is refused"),
+               clEnumValN(tcc::Remat::Max, "max", "the least memory recomputation reaches")),
+    cl::location(options.remat), cl::cat(optimizationCategory));
+
+static cl::opt<int64_t, true> globalBatch(
+    "global-batch",
+    cl::desc("With --batch=auto: the samples per optimizer step; the gradient accumulation "
+             "(--grad-accum) is chosen with the batch to reach it"),
+    cl::value_desc("N"), cl::location(options.globalBatch), cl::cat(optimizationCategory));
+
+static cl::opt<std::string, true> memoryPlot(
+    "memory-plot",
+    cl::desc("Draw the live arena bytes over the training step's schedule, without and with "
+             "recomputation, as an SVG file"),
+    cl::value_desc("FILE.svg"), cl::location(options.memoryPlot), cl::cat(reportCategory));
+
+[[noreturn]] static void fail(const llvm::Twine &message);
+
+/// SIZE as bytes: digits with an optional K/KiB, M/MiB, G/GiB suffix.
+static int64_t parseSize(llvm::StringRef flag, llvm::StringRef text) {
+  llvm::StringRef digits = text.take_while([](char c) { return c >= '0' && c <= '9'; });
+  llvm::StringRef suffix = text.drop_front(digits.size()).trim();
+  uint64_t n = 0, scale = 0;
+  if (!digits.empty() && !digits.getAsInteger(10, n))
+    scale = llvm::StringSwitch<uint64_t>(suffix.lower())
+                .Cases({"", "b"}, 1)
+                .Cases({"k", "kib", "kb"}, 1ull << 10)
+                .Cases({"m", "mib", "mb"}, 1ull << 20)
+                .Cases({"g", "gib", "gb"}, 1ull << 30)
+                .Default(0);
+  if (scale == 0 || n == 0 || n > uint64_t(INT64_MAX) / scale)
+    fail("--" + flag + "=" + text +
+         ": expected a positive size in bytes, with an optional KiB, MiB or GiB suffix");
+  return int64_t(n * scale);
+}
 
 static cl::opt<bool, true> timeReport(
     "time-report",
@@ -433,9 +482,15 @@ static tcc::Stage stageToEmit() {
 /// The import flags: --batch, --dim, --const-input.
 static void parseImportFlags(tcc::OnnxImportOptions &import) {
   if (batch.getNumOccurrences()) {
-    if (batch <= 0)
-      fail("--batch must be a positive integer");
-    import.batch = batch;
+    int64_t n = 0;
+    if (batch == "auto" && !exportCommand) {
+      options.autoBatch = true;
+    } else if (llvm::StringRef(batch).getAsInteger(10, n) || n <= 0) {
+      fail("--batch must be a positive integer" +
+           std::string(exportCommand ? "" : " or auto") + ", not '" + batch + "'");
+    } else {
+      import.batch = n;
+    }
   }
   for (const std::string &binding : dimBindings) {
     auto [name, value] = llvm::StringRef(binding).split('=');
@@ -560,6 +615,8 @@ int main(int argc, char **argv) {
   options.optimize = !noOptimize;
   parseImportFlags(options.import);
   parseTrainingFlags();
+  if (memoryBudget.getNumOccurrences())
+    options.memoryBudget = parseSize("memory-budget", memoryBudget);
   options.cache = !noCache && !foreignOptionGiven();
 
   DialectRegistry registry;

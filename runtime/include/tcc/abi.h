@@ -248,7 +248,10 @@ typedef struct tcc_abi_library_call {
  *  BATCH the compiled batch B, present when infer and eval_step take partial
  *  batches; then BATCH_ROWS_PREFIX + tensor name = K for every input and
  *  output whose leading dimension is K * B (K rows per sample): a run of
- *  n <= B samples gets n * K rows of it, the rest padded by the runtime. */
+ *  n <= B samples gets n * K rows of it, the rest padded by the runtime.
+ *  MEMORY_BUDGET the
+ *  budget the plan was compiled to fit (bytes), AUTO_BATCH the batch that
+ *  `tcc --batch=auto` chose for it. */
 #define TCC_METADATA_LOSS "loss"
 #define TCC_METADATA_OPTIMIZER "optimizer"
 #define TCC_METADATA_LABELS "labels"
@@ -263,6 +266,8 @@ typedef struct tcc_abi_library_call {
 /** --profile CPU artifacts: the names of the kernels the host schedule marks
  *  (tcc_abi_runtime.profile_kernel), in index order, separated by ';'. */
 #define TCC_METADATA_PROFILE_KERNELS "profile.kernels"
+#define TCC_METADATA_MEMORY_BUDGET "memory_budget"
+#define TCC_METADATA_AUTO_BATCH "auto_batch"
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
  *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =

@@ -1,0 +1,424 @@
+//===- Rematerialize.cpp - recompute forward values under a memory budget -===//
+//
+// On the joint training graph (tcc dialect, after CSE): values that stay live
+// across the step's memory peak without being used there are recomputed
+// right before their first use after it, from operands that are live there
+// anyway or recomputed in turn, until the step's tensor-level peak fits the
+// budget. Cheap-to-recompute, large-to-keep values go first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/ByteSizes.h"
+#include "dialects/TccNames.h"
+#include "dialects/TccOps.h"
+#include "passes/SourceNames.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-rematerialize"
+
+namespace tcc {
+#define GEN_PASS_DEF_REMATERIALIZEPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+
+namespace {
+
+int64_t numElements(Type type) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  return shaped && shaped.hasStaticShape() ? shaped.getNumElements() : 0;
+}
+
+/// The arithmetic of recomputing OP, weighted as KernelCost.td weighs a
+/// kernel's body: 16 per transcendental, 8 per division or square root, 1
+/// per simple op and element; matmul and convolution 2 per multiply-add.
+double recomputeFlops(Operation *op) {
+  Type result = op->getResult(0).getType();
+  double n = double(numElements(result));
+  if (auto mm = dyn_cast<tcc::MatmulOp>(op)) {
+    auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+    return 2.0 * n * double(lhs.getShape().back());
+  }
+  if (auto conv = dyn_cast<tcc::ConvOp>(op)) {
+    auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+    return 2.0 * n * double(filter.getNumElements() / filter.getShape().front());
+  }
+  if (isa<tcc::ExpOp, tcc::LogOp, tcc::TanhOp, tcc::SigmoidOp, tcc::ErfOp, tcc::SoftplusOp,
+          tcc::SinOp, tcc::CosOp, tcc::PowOp, tcc::GeluOp, tcc::EluOp>(op))
+    return 16 * n;
+  if (isa<tcc::DivOp, tcc::SqrtOp, tcc::RsqrtOp, tcc::ReciprocalOp>(op))
+    return 8 * n;
+  // Row and window ops: their input's elements, a few times.
+  double in = op->getNumOperands() ? double(numElements(op->getOperand(0).getType())) : n;
+  if (isa<tcc::SoftmaxOp, tcc::LogSoftmaxOp>(op))
+    return 20 * in;
+  if (isa<tcc::LayerNormOp>(op))
+    return 10 * in;
+  if (isa<tcc::ReshapeOp>(op))
+    return 0;
+  return std::max(n, in);
+}
+
+/// Whether OP may be recomputed: pure, one tensor result, no region, and
+/// deterministic in the bits it produces, the same in a clone. Constants
+/// need no buffer; dropout and training-mode batch norm carry more than
+/// their one value (the mask, the running statistics).
+bool recomputable(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()) || !isPure(op))
+    return false;
+  if (isa<tcc::ConstantOp, tcc::DropoutOp, tcc::BatchNormTrainingOp>(op))
+    return false;
+  // Matmuls are not recomputed: a recomputed matmul did not reproduce the
+  // original's bits (a 2-layer GPT's fc1 bias drifted after one step, with
+  // and without oneDNN epilogues; the cause is open). Convolutions did, on
+  // a ResNet with batch norm (test/e2e/remat.test).
+  if (isa<tcc::MatmulOp>(op))
+    return false;
+  return op->getDialect() && op->getDialect()->getNamespace() == "tcc";
+}
+
+/// Whether V was computed by a clone this pass made (its location says so).
+bool isClone(Value v) {
+  Operation *op = v.getDefiningOp();
+  auto fused = op ? dyn_cast<FusedLoc>(op->getLoc()) : nullptr;
+  auto mark = fused ? dyn_cast_or_null<DictionaryAttr>(fused.getMetadata()) : nullptr;
+  return mark && mark.get(tcc::attr::recomputed);
+}
+
+/// A function's body as a schedule: op positions and each value's live
+/// interval, and the tensor-level live bytes at every position.
+struct Liveness {
+  DenseMap<Operation *, int64_t> position;
+  /// The values in the arena (results of ops; not parameters or state,
+  /// which live in the state region, nor constants).
+  struct Interval {
+    Value value;
+    int64_t start, end, size;
+  };
+  std::vector<Interval> intervals;
+  DenseMap<Value, size_t> intervalOf;
+  std::vector<int64_t> live;
+  int64_t peak = 0, peakAt = 0;
+
+  void compute(func::FuncOp func, int64_t base) {
+    position.clear();
+    intervals.clear();
+    intervalOf.clear();
+    Block &body = func.getBody().front();
+    int64_t n = 0;
+    for (Operation &op : body)
+      position[&op] = n++;
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    for (Operation &op : body) {
+      if (isa<tcc::ConstantOp>(op))
+        continue;
+      for (Value r : op.getResults()) {
+        std::optional<int64_t> bytes = tcc::byteSize(r.getType());
+        if (!bytes || *bytes == 0)
+          continue;
+        int64_t start = position[&op], end = start;
+        for (OpOperand &use : r.getUses()) {
+          int64_t at = position[use.getOwner()];
+          // A parameter update lands in place, in the state region.
+          if (use.getOwner() == ret.getOperation() &&
+              func.getResultAttr(use.getOperandNumber(), tcc::attr::update))
+            continue;
+          end = std::max(end, at);
+        }
+        intervalOf[r] = intervals.size();
+        intervals.push_back({r, start, end, *bytes});
+      }
+    }
+    // Difference array over positions: a value is live from its definition
+    // through its last use.
+    std::vector<int64_t> delta(n + 1, 0);
+    for (const Interval &i : intervals) {
+      delta[i.start] += i.size;
+      delta[i.end + 1] -= i.size;
+    }
+    live.assign(n, 0);
+    int64_t running = base;
+    peak = 0;
+    peakAt = 0;
+    for (int64_t p = 0; p < n; ++p) {
+      running += delta[p];
+      live[p] = running;
+      if (running > peak) {
+        peak = running;
+        peakAt = p;
+      }
+    }
+  }
+
+  bool liveAt(Value v, int64_t p) const {
+    auto it = intervalOf.find(v);
+    if (it == intervalOf.end())
+      return true; // an argument or a constant: no arena bytes of its own
+    const Interval &i = intervals[it->second];
+    return i.start <= p && p <= i.end;
+  }
+};
+
+/// One way to lower the live bytes at the peak: recompute VALUE's op right
+/// before the first of its uses after the peak, which then read the clone.
+struct Candidate {
+  Value value;
+  /// The ops to clone, operands first: VALUE's op, and the ops of its
+  /// operands that are not live at the peak either (a chain).
+  SmallVector<Operation *> chain;
+  Operation *before = nullptr;
+  int64_t freed = 0;
+  double flops = 0;
+  double score() const { return double(freed) / (flops + 1.0); }
+};
+
+class RematerializePass : public tcc::impl::RematerializePassBase<RematerializePass> {
+public:
+  using RematerializePassBase::RematerializePassBase;
+
+  void runOnOperation() override {
+    if (mode != "auto" && mode != "max" && mode != "off") {
+      getOperation().emitError("tcc-rematerialize: mode must be auto, max or off, not '")
+          << mode << "'";
+      return signalPassFailure();
+    }
+    func::FuncOp func = getOperation();
+    if (mode == "off" || func.getBody().empty() || (mode == "auto" && arenaBudget < 0))
+      return;
+    // Only training entries (those that update parameters) have a backward
+    // pass to recompute in; inference keeps its forward as it is.
+    bool updates = false;
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      updates |= bool(func.getResultAttr(i, tcc::attr::update));
+    if (!updates)
+      return;
+    rematerialize(func);
+  }
+
+private:
+  /// Arena bytes of the function's inputs (always live; parameters and
+  /// state are in the state region).
+  static int64_t inputBytes(func::FuncOp func) {
+    int64_t bytes = 0;
+    for (BlockArgument arg : func.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), tcc::attr::input))
+        bytes += tcc::byteSize(arg.getType()).value_or(0);
+    return bytes;
+  }
+
+  /// The position of the op computing each updated argument's new value:
+  /// the old value must not be read after it (the update lands in place).
+  static DenseMap<Value, int64_t> updateDeadlines(func::FuncOp func, const Liveness &l) {
+    DenseMap<Value, int64_t> deadline;
+    llvm::StringMap<Value> byName;
+    for (BlockArgument arg : func.getArguments())
+      for (StringRef role : {tcc::attr::param, tcc::attr::state})
+        if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), role))
+          byName[name.getValue()] = arg;
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (OpOperand &r : ret->getOpOperands()) {
+      auto name = func.getResultAttrOfType<StringAttr>(r.getOperandNumber(), tcc::attr::update);
+      Operation *def = r.get().getDefiningOp();
+      if (!name || !def || !byName.count(name.getValue()))
+        continue;
+      int64_t at = l.position.lookup(def);
+      auto [it, inserted] = deadline.try_emplace(byName[name.getValue()], at);
+      if (!inserted)
+        it->second = std::min(it->second, at);
+    }
+    return deadline;
+  }
+
+  std::optional<Candidate> candidateFor(const Liveness::Interval &i, const Liveness &l,
+                                        const DenseMap<Value, int64_t> &deadlines) const;
+  void rematerialize(func::FuncOp func);
+  Value apply(const Candidate &c, int64_t peakAt, const Liveness &l, int64_t id);
+};
+
+/// Adds OP and, operands first, the recomputable producers of its operands
+/// that are dead at the peak (up to a depth) to C's chain; an operand that
+/// is neither live at the peak nor recomputed becomes live across it.
+/// False when an operand is a parameter updated before FIRSTAT.
+static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
+                         const DenseMap<Value, int64_t> &deadlines, unsigned depth,
+                         Candidate &c) {
+  constexpr unsigned kMaxDepth = 12;
+  for (Value operand : op->getOperands()) {
+    auto deadline = deadlines.find(operand);
+    if (deadline != deadlines.end() && deadline->second <= firstAt)
+      return false;
+    if (l.liveAt(operand, l.peakAt) || llvm::is_contained(c.chain, operand.getDefiningOp()))
+      continue;
+    Operation *def = operand.getDefiningOp();
+    if (def && depth < kMaxDepth && recomputable(def) && !isClone(operand)) {
+      if (!collectChain(def, firstAt, l, deadlines, depth + 1, c))
+        return false;
+      continue;
+    }
+    c.freed -= l.intervals[l.intervalOf.lookup(operand)].size;
+  }
+  c.chain.push_back(op);
+  c.flops += recomputeFlops(op);
+  return true;
+}
+
+std::optional<Candidate>
+RematerializePass::candidateFor(const Liveness::Interval &i, const Liveness &l,
+                                const DenseMap<Value, int64_t> &deadlines) const {
+  int64_t p = l.peakAt;
+  // Live across the peak, and not read there.
+  if (!(i.start < p && p < i.end))
+    return std::nullopt;
+  // A clone is not recomputed again: each value moves at most once, which
+  // bounds the steps and keeps two clones from trading one peak forever.
+  Operation *def = i.value.getDefiningOp();
+  if (!def || !recomputable(def) || isClone(i.value))
+    return std::nullopt;
+  Operation *first = nullptr;
+  int64_t firstAt = INT64_MAX;
+  for (OpOperand &use : i.value.getUses()) {
+    int64_t at = l.position.lookup(use.getOwner());
+    if (at == p)
+      return std::nullopt;
+    if (at > p && at < firstAt) {
+      firstAt = at;
+      first = use.getOwner();
+    }
+  }
+  if (!first || isa<func::ReturnOp>(first))
+    return std::nullopt;
+  Candidate c;
+  c.value = i.value;
+  c.before = first;
+  c.freed = i.size;
+  if (!collectChain(def, firstAt, l, deadlines, 0, c) || c.freed <= 0)
+    return std::nullopt;
+  return c;
+}
+
+Value RematerializePass::apply(const Candidate &c, int64_t peakAt, const Liveness &l,
+                               int64_t id) {
+  OpBuilder b(c.before);
+  IRMapping map;
+  // Marked in their locations (which lowering keeps): the ops they lower
+  // to get a distinct attribute (tcc-keep-recomputed) before the CSE after
+  // fusion, which would otherwise merge them back into the originals.
+  MLIRContext *ctx = c.before->getContext();
+  NamedAttrList mark;
+  mark.append(tcc::attr::recomputed, IntegerAttr::get(IntegerType::get(ctx, 64), id));
+  DictionaryAttr metadata = mark.getDictionary(ctx);
+  for (Operation *op : c.chain) {
+    Operation *clone = b.clone(*op, map);
+    clone->setLoc(FusedLoc::get(ctx, {op->getLoc()}, metadata));
+  }
+  Value copy = map.lookup(c.value);
+  Value original = c.value;
+  original.replaceUsesWithIf(copy, [&](OpOperand &use) {
+    return l.position.lookup(use.getOwner()) > peakAt;
+  });
+  return copy;
+}
+
+/// Erases OP if nothing reads it, then the producers of its operands that
+/// nothing reads any more (an undone or a replaced chain).
+static void eraseDeadClones(Operation *op) {
+  if (!op || !op->use_empty() || !recomputable(op))
+    return;
+  SmallVector<Value> operands(op->getOperands());
+  op->erase();
+  for (Value v : operands)
+    eraseDeadClones(v.getDefiningOp());
+}
+
+/// Erases the ops of FUNC that nothing reads any more (recomputed values
+/// whose every use moved to a clone); pure, so nothing else changes.
+static void eraseDead(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (!op.hasTrait<OpTrait::IsTerminator>() && op.use_empty() && isPure(&op) &&
+        op.getDialect() && op.getDialect()->getNamespace() == "tcc")
+      op.erase();
+}
+
+void RematerializePass::rematerialize(func::FuncOp func) {
+  int64_t base = inputBytes(func);
+  int64_t target = mode == "max" ? 0 : arenaBudget.getValue();
+  Liveness l;
+  l.compute(func, base);
+  int64_t before = l.peak;
+  DenseSet<Value> refused; // candidates whose recomputation raised the peak
+  SmallVector<Attribute> recomputed;
+  MLIRContext *ctx = &getContext();
+  double flops = 0;
+  // Each accepted step lowers the live bytes at the peak without raising
+  // the peak; the bound only guards against trading equal peaks forever.
+  int64_t steps = 0, maxSteps = 4 * int64_t(l.position.size()) + 16;
+  while (l.peak > target && steps++ < maxSteps) {
+    DenseMap<Value, int64_t> deadlines = updateDeadlines(func, l);
+    std::optional<Candidate> best;
+    for (const Liveness::Interval &i : l.intervals) {
+      if (refused.contains(i.value))
+        continue;
+      std::optional<Candidate> c = candidateFor(i, l, deadlines);
+      if (c && (!best || c->score() > best->score()))
+        best = c;
+    }
+    if (!best)
+      break;
+    int64_t oldPeak = l.peak, oldAt = l.peakAt, oldLive = l.live[l.peakAt];
+    Value copy = apply(*best, l.peakAt, l, int64_t(recomputed.size()));
+    l.compute(func, base);
+    if (l.peak > oldPeak || (l.peak == oldPeak && l.live[oldAt] >= oldLive)) {
+      // Worse: undo (the clone's uses back to the original) and never again.
+      copy.replaceAllUsesWith(best->value);
+      eraseDeadClones(copy.getDefiningOp());
+      refused.insert(best->value);
+      l.compute(func, base);
+      continue;
+    }
+    // The peak moved: what raised the old one may lower the new one.
+    refused.clear();
+    flops += best->flops;
+    Operation *def = best->value.getDefiningOp();
+    NamedAttrList entry;
+    entry.append("name", StringAttr::get(ctx, tcc::sourceName(def)));
+    entry.append("op", StringAttr::get(ctx, def->getName().getStringRef()));
+    entry.append("bytes", IntegerAttr::get(IntegerType::get(ctx, 64), best->freed));
+    entry.append("flops", FloatAttr::get(Float64Type::get(ctx), best->flops));
+    recomputed.push_back(entry.getDictionary(ctx));
+    LLVM_DEBUG(llvm::dbgs() << "recompute " << tcc::sourceName(def) << ": " << best->freed
+                            << " bytes for " << best->flops << " flops; peak " << oldPeak
+                            << " -> " << l.peak << "\n");
+    // An original that only the backward read is gone (its point interval
+    // would count at its old position otherwise).
+    eraseDeadClones(def);
+    l.compute(func, base);
+  }
+  eraseDead(func);
+  double stepFlops = 0;
+  for (Operation &op : func.getBody().front())
+    if (op.getNumResults() == 1 && isa<RankedTensorType>(op.getResult(0).getType()) &&
+        !isa<tcc::ConstantOp>(op))
+      stepFlops += recomputeFlops(&op);
+  // For the memory report: what was recomputed, the model's peaks.
+  NamedAttrList summary;
+  summary.append("recomputed", ArrayAttr::get(ctx, recomputed));
+  summary.append("peak_before", IntegerAttr::get(IntegerType::get(ctx, 64), before));
+  summary.append("peak_after", IntegerAttr::get(IntegerType::get(ctx, 64), l.peak));
+  summary.append("recompute_flops", FloatAttr::get(Float64Type::get(ctx), flops));
+  summary.append("step_flops", FloatAttr::get(Float64Type::get(ctx), stepFlops));
+  func->setAttr(tcc::attr::remat, summary.getDictionary(ctx));
+}
+
+} // namespace

@@ -1,0 +1,94 @@
+// RUN: tcc-opt --split-input-file --pass-pipeline='builtin.module(func.func(tcc-rematerialize{arena-budget=16384}))' %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --pass-pipeline='builtin.module(func.func(tcc-rematerialize{mode=max}))' %s | FileCheck %s --check-prefix=MAX
+// RUN: tcc-opt --split-input-file --pass-pipeline='builtin.module(func.func(tcc-rematerialize))' %s | FileCheck %s --check-prefix=OFF
+// RUN: not tcc-opt --pass-pipeline='builtin.module(func.func(tcc-rematerialize{mode=some}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: tcc-rematerialize: mode must be auto, max or off, not 'some'
+
+// Tests that a value kept across the peak (%h, 4 KiB, read only at the end)
+// is recomputed right before its last reader, from the input, which brings
+// the live bytes at the peak (x, h, a, b, c: 20 KiB) down to the budget of
+// 16 KiB; and that the function records what it recomputed.
+// CHECK-LABEL: func.func @across_the_peak
+//  CHECK-SAME: tcc.remat = {peak_after = 16384 : i64, peak_before = 20480 : i64, recompute_flops = 1.638400e+04 : f64, recomputed = [{bytes = 4096 : i64, flops = 1.638400e+04 : f64, name = "h", op = "tcc.exp"}]
+//   CHECK-NOT:   tcc.exp
+//       CHECK:   tcc.tanh
+//       CHECK:   %[[C:.+]] = tcc.add
+//       CHECK:   %[[H:.+]] = tcc.exp %arg0
+//       CHECK:   tcc.mul %[[C]], %[[H]]
+// Without a budget nothing changes.
+// OFF-LABEL: func.func @across_the_peak
+//  OFF-NOT: tcc.remat
+//      OFF:   tcc.exp
+// OFF-NEXT:   tcc.tanh
+func.func @across_the_peak(%x: tensor<1024xf32> {tcc.input = "x"}, %p: tensor<4xf32> {tcc.param = "p"})
+    -> (tensor<1024xf32> {tcc.output = "y"}, tensor<4xf32> {tcc.update = "p"}) {
+  %h = tcc.exp %x : tensor<1024xf32> loc("h")
+  %a = tcc.tanh %x : tensor<1024xf32>
+  %b = tcc.mul %a, %a : tensor<1024xf32>
+  %c = tcc.add %b, %a : tensor<1024xf32>
+  %y = tcc.mul %c, %h : tensor<1024xf32>
+  %q = tcc.neg %p : tensor<4xf32>
+  return %y, %q : tensor<1024xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that a chain kept across the peak is recomputed as a chain with
+// mode=max: the negation of the recomputed exponential, both after the peak.
+// MAX-LABEL: func.func @chain
+//       MAX:   tcc.tanh
+//       MAX:   %[[C:.+]] = tcc.add
+//       MAX:   %[[E:.+]] = tcc.exp %arg0
+//       MAX:   %[[N:.+]] = tcc.neg %[[E]]
+//       MAX:   tcc.mul %[[C]], %[[N]]
+func.func @chain(%x: tensor<1024xf32> {tcc.input = "x"}, %p: tensor<4xf32> {tcc.param = "p"})
+    -> (tensor<1024xf32> {tcc.output = "y"}, tensor<4xf32> {tcc.update = "p"}) {
+  %e = tcc.exp %x : tensor<1024xf32>
+  %n = tcc.neg %e : tensor<1024xf32>
+  %a = tcc.tanh %x : tensor<1024xf32>
+  %b = tcc.mul %a, %a : tensor<1024xf32>
+  %c = tcc.add %b, %a : tensor<1024xf32>
+  %y = tcc.mul %c, %n : tensor<1024xf32>
+  %q = tcc.neg %p : tensor<4xf32>
+  return %y, %q : tensor<1024xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that a function that updates no parameter (inference) is left as
+// it is, even with mode=max.
+// MAX-LABEL: func.func @inference
+//   MAX-NOT:   tcc.remat
+//       MAX:   tcc.exp
+//  MAX-NEXT:   tcc.tanh
+func.func @inference(%x: tensor<1024xf32> {tcc.input = "x"}) -> (tensor<1024xf32> {tcc.output = "y"}) {
+  %h = tcc.exp %x : tensor<1024xf32>
+  %a = tcc.tanh %x : tensor<1024xf32>
+  %b = tcc.mul %a, %a : tensor<1024xf32>
+  %c = tcc.add %b, %a : tensor<1024xf32>
+  %y = tcc.mul %c, %h : tensor<1024xf32>
+  return %y : tensor<1024xf32>
+}
+
+// -----
+
+// Tests that a value read of a parameter is not recomputed after the
+// parameter's in-place update (which would read the new value), and that a
+// dropout (its mask) is never recomputed: nothing moves, even with mode=max.
+// MAX-LABEL: func.func @pinned
+//       MAX:   tcc.exp %arg0
+//       MAX:   tcc.dropout
+//       MAX:   tcc.tanh
+func.func @pinned(%p: tensor<1024xf32> {tcc.param = "p"}, %x: tensor<1024xf32> {tcc.input = "x"})
+    -> (tensor<1024xf32> {tcc.output = "y"}, tensor<1024xf32> {tcc.update = "p"}) {
+  %h = tcc.exp %p : tensor<1024xf32>
+  %d:2 = tcc.dropout %x {ratio = 0.5 : f64, stream = 0 : i64} : tensor<1024xf32>
+  %a = tcc.tanh %x : tensor<1024xf32>
+  %b = tcc.mul %a, %a : tensor<1024xf32>
+  %c = tcc.add %b, %a : tensor<1024xf32>
+  %new = tcc.sub %p, %c : tensor<1024xf32>
+  %y0 = tcc.mul %c, %h : tensor<1024xf32>
+  %y = tcc.mul %y0, %d#0 : tensor<1024xf32>
+  return %y, %new : tensor<1024xf32>, tensor<1024xf32>
+}
