@@ -14,6 +14,8 @@ PACKAGES=(
   # the SDK's pkg-config test; venvs and headers for the Python package
   # (scripts/python-tests.sh pip-installs scikit-build-core, nanobind, pytest)
   pkg-config python3-venv python3-dev
+  # data-parallel training on CPUs (mpirun; the runtime dlopens libmpi.so.40)
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()
