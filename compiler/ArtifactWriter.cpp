@@ -214,10 +214,12 @@ struct LibraryCallRow {
   SmallVector<int64_t> params;
 };
 
-/// The module's `tcc.library_calls` table.
-FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
+/// The module's `tcc.library_calls` table, or (TABLE = tcc.collectives)
+/// its collectives, which have the same layout.
+FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module,
+                                                        StringRef tableName = attr::libraryCalls) {
   SmallVector<LibraryCallRow> rows;
-  auto table = module->getAttrOfType<ArrayAttr>(attr::libraryCalls);
+  auto table = module->getAttrOfType<ArrayAttr>(tableName);
   if (!table)
     return rows;
   for (Attribute a : table) {
@@ -226,7 +228,7 @@ FailureOr<SmallVector<LibraryCallRow>> readLibraryCalls(ModuleOp module) {
     auto operands = d ? d.getAs<IntegerAttr>("operands") : nullptr;
     auto params = d ? d.getAs<DenseI64ArrayAttr>("params") : nullptr;
     if (!kind || !operands || !params)
-      return module.emitError("malformed tcc.library_calls entry ") << a, failure();
+      return module.emitError("malformed ") << tableName << " entry " << a, failure();
     LibraryCallRow row;
     row.kind = int32_t(kind.getInt());
     row.operands = int32_t(operands.getInt());
@@ -445,7 +447,7 @@ FailureOr<AbiTypes> abiTypes(Location loc, llvm::Module &m) {
               F(entries, ptr), F(num_library_calls, i32), F(library_calls, ptr),
               F(num_metadata, i32), F(metadata, ptr), F(device, ptr), F(num_kernels, i32),
               F(kernels, ptr), F(ptx, ptr), F(cubin, ptr), F(cubin_size, i64),
-              F(device_scratch_size, i64)},
+              F(device_scratch_size, i64), F(num_collectives, i32), F(collectives, ptr)},
              sizeof(tcc_abi_descriptor)))
     return failure();
 #undef F
@@ -519,7 +521,8 @@ FailureOr<TensorTables> tensorTables(Location loc, llvm::Module &m, DescriptorBu
 }
 
 llvm::GlobalVariable *libraryCallTable(llvm::Module &m, DescriptorBuilder &d,
-                                       const AbiTypes &types, ArrayRef<LibraryCallRow> calls) {
+                                       const AbiTypes &types, ArrayRef<LibraryCallRow> calls,
+                                       StringRef name = ".tcc.library_calls") {
   auto *i32 = llvm::Type::getInt32Ty(m.getContext());
   auto *i64 = llvm::Type::getInt64Ty(m.getContext());
   SmallVector<llvm::Constant *> rows;
@@ -529,7 +532,7 @@ llvm::GlobalVariable *libraryCallTable(llvm::Module &m, DescriptorBuilder &d,
                      llvm::ConstantInt::get(i32, int32_t(c.params.size())),
                      llvm::ConstantInt::get(i32, c.operands),
                      d.array<int64_t>(i64, c.params, ".tcc.call_params")}));
-  return constantTable(m, types.call, rows, ".tcc.library_calls");
+  return constantTable(m, types.call, rows, name);
 }
 
 llvm::GlobalVariable *metadataTable(llvm::Module &m, DescriptorBuilder &d, const AbiTypes &types,
@@ -571,6 +574,7 @@ llvm::Constant *cubinGlobal(llvm::Module &m, ArrayRef<char> cubin) {
 
 LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry> entries,
                               ArrayRef<LibraryCallRow> calls,
+                              ArrayRef<LibraryCallRow> collectives,
                               ArrayRef<std::pair<std::string, std::string>> metadata,
                               const DeviceCode &deviceCode, const ArtifactOptions &options,
                               ArrayRef<llvm::Function *> wrappers) {
@@ -586,6 +590,15 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   if (failed(tables))
     return failure();
   llvm::GlobalVariable *callTable = libraryCallTable(m, d, *types, calls);
+  llvm::GlobalVariable *collectiveTable =
+      libraryCallTable(m, d, *types, collectives, ".tcc.collectives");
+  // The lowest ABI version that has every runtime service the code calls:
+  // version 2 added `collective` and made `profile_kernel` a versioned
+  // service (a version-1 runtime may not have it).
+  bool profiled = llvm::any_of(metadata, [](const auto &kv) {
+    return kv.first == TCC_METADATA_PROFILE_KERNELS;
+  });
+  uint32_t abiVersion = collectives.empty() && !profiled ? 1u : 2u;
   llvm::GlobalVariable *metadataRows = metadataTable(m, d, *types, metadata);
   // Device code: the kernel table, the PTX (NUL-terminated) and the cubin.
   llvm::GlobalVariable *kernels = kernelTable(m, d, *types, deviceCode.kernels);
@@ -608,7 +621,7 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   auto count = [&](size_t n) { return llvm::ConstantInt::get(i32, int32_t(n)); };
   llvm::Constant *desc = llvm::ConstantStruct::get(
       types->descriptor,
-      {llvm::ConstantInt::get(i32, TCC_ABI_VERSION),
+      {llvm::ConstantInt::get(i32, abiVersion),
        llvm::ConstantInt::get(i32, dl.getTypeAllocSize(types->descriptor)),
        d.string(options.fingerprint), d.string(producer), d.string("x86_64"),
        d.string(options.cpu == "x86-64-v3" ? features : ""),
@@ -618,7 +631,7 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
        metadataRows, device ? d.string(deviceCode.device) : null,
        count(deviceCode.kernels.size()), kernels, device ? d.string(deviceCode.ptx) : null, cubin,
        llvm::ConstantInt::get(i64, int64_t(deviceCode.cubin.size())),
-       llvm::ConstantInt::get(i64, deviceScratch)});
+       llvm::ConstantInt::get(i64, deviceScratch), count(collectives.size()), collectiveTable});
   auto *descGlobal = new llvm::GlobalVariable(m, types->descriptor, true,
                                               llvm::GlobalValue::PrivateLinkage, desc,
                                               ".tcc.descriptor");
@@ -646,6 +659,10 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   Location loc = module.getLoc();
   FailureOr<SmallVector<LibraryCallRow>> calls = readLibraryCalls(module);
   if (failed(calls))
+    return failure();
+  FailureOr<SmallVector<LibraryCallRow>> collectives =
+      readLibraryCalls(module, attr::collectives);
+  if (failed(collectives))
     return failure();
   auto metadata = readMetadata(module);
   if (failed(metadata))
@@ -708,7 +725,8 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
              << "' is missing or does not take (arena, state, runtime)";
     wrappers.push_back(buildWrapper(*m, e, lowered));
   }
-  if (failed(buildDescriptor(loc, *m, entries, *calls, *metadata, *deviceCode, options, wrappers)))
+  if (failed(buildDescriptor(loc, *m, entries, *calls, *collectives, *metadata, *deviceCode,
+                             options, wrappers)))
     return failure();
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);

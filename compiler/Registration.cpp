@@ -14,6 +14,7 @@
 #include "compiler/cpu/CpuPipeline.h"
 #include "compiler/cuda/CudaPipeline.h"
 
+#include "passes/Collectives.h"
 #include "passes/autodiff/GradientRules.h"
 
 #include "mlir/InitAllDialects.h"
@@ -26,6 +27,7 @@ void tcc::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   tcc::registerGradientRules(registry);
+  tcc::registerCollectiveBufferization(registry);
   tcc::registerKernelCostModels(registry);
   // gpu-module-to-binary translates kernels (LLVM + NVVM dialects) to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);

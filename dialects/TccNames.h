@@ -78,6 +78,12 @@ inline constexpr llvm::StringLiteral stateSize = "tcc.state_size";
 inline constexpr llvm::StringLiteral libraryCall = "tcc.library_call";
 /// On the module: the descriptor's library-call table.
 inline constexpr llvm::StringLiteral libraryCalls = "tcc.library_calls";
+/// A call of a collective declaration (tcc-schedule-collectives): its kind,
+/// its parameters and, for a START, the module-wide `id` its WAIT's
+/// `start` names; the module's table of them (the descriptor's
+/// collectives), as tcc.library_call / tcc.library_calls.
+inline constexpr llvm::StringLiteral collective = "tcc.collective";
+inline constexpr llvm::StringLiteral collectives = "tcc.collectives";
 
 // Device code (the CUDA pipeline -> the artifact writer), on the module.
 inline constexpr llvm::StringLiteral device = "tcc.device";

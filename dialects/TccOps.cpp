@@ -707,3 +707,47 @@ Value tcc::buildGatherNd(OpBuilder &b, Location loc, Value data, Value indices) 
   auto result = RankedTensorType::get(shape, dt.getElementType());
   return GatherOp::create(b, loc, result, table, offset, b.getI64IntegerAttr(0));
 }
+
+//===----------------------------------------------------------------------===//
+// AllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  if (getOperands().empty())
+    return emitOpError("needs at least one operand");
+  bool onTensors = isa<RankedTensorType>(getOperands().front().getType());
+  for (Value v : getOperands()) {
+    auto shaped = cast<ShapedType>(v.getType());
+    if (isa<RankedTensorType>(shaped) != onTensors)
+      return emitOpError("mixes tensor and buffer operands");
+    Type element = shaped.getElementType();
+    if (!element.isF32() && !element.isF16() && !element.isBF16())
+      return emitOpError("averages f32, f16 or bf16 values, not ") << element;
+  }
+  if (!onTensors) {
+    if (!getResults().empty())
+      return emitOpError("on buffers has no results (it averages them in place)");
+    return success();
+  }
+  if (getResults().size() != getOperands().size())
+    return emitOpError("has ") << getOperands().size() << " operands but " << getResults().size()
+                               << " results";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getOperands(), getResults())))
+    if (std::get<0>(pair).getType() != std::get<1>(pair).getType())
+      return emitOpError("result ") << i << " has type " << std::get<1>(pair).getType()
+                                    << ", its operand " << std::get<0>(pair).getType();
+  return success();
+}
+
+void AllReduceOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  // On buffers: reads every operand and writes it in place. On tensors:
+  // pure, like any value semantics op.
+  for (OpOperand &operand : getOperandsMutable())
+    if (isa<MemRefType>(operand.get().getType())) {
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    }
+}

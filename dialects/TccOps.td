@@ -714,4 +714,36 @@ def Tcc_NllLossOp : Tcc_Op<"nll_loss", [Tcc_Precision<"Fp32", "the loss">, Pure,
                        "`)` `->` type($result)";
 }
 
+def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [
+    Tcc_Precision<"Follow", "averages values over the ranks in their own type">,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "mean over the ranks of a data-parallel job (a gradient bucket)";
+  let description = [{
+    Each result is its operand averaged over the ranks that run the step:
+    the sum of every rank's value divided by the world size, which the
+    runtime knows (one artifact runs on any number of ranks; alone, the
+    op is the identity). `tcc-build-train-step --data-parallel` inserts one
+    per gradient bucket, right after the backward completes the bucket's
+    last gradient, so that the communication overlaps the rest of the
+    backward; clipping, loss scaling and the optimizer read the results.
+    `bucket` numbers the buckets in that order.
+
+    On tensors the op has results; bufferization turns it into the form on
+    buffers, which averages its operands in place and has no results, and
+    `tcc-schedule-collectives` splits that into a runtime collective that
+    starts the reduction and one that waits for it before the first reader
+    (abi.h, tcc_collective_kind).
+
+    ```mlir
+    %a, %b = tcc.all_reduce %ga, %gb {bucket = 0 : i64} : tensor<64x32xf32>, tensor<32xf32> -> tensor<64x32xf32>, tensor<32xf32>
+    tcc.all_reduce %ba, %bb {bucket = 0 : i64} : memref<64x32xf32>, memref<32xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTypeOf<[Tcc_FloatTensor, AnyStaticShapeMemRef]>>:$operands,
+                   I64Attr:$bucket);
+  let results = (outs Variadic<Tcc_FloatTensor>:$results);
+  let assemblyFormat = "$operands attr-dict `:` type($operands) (`->` type($results)^)?";
+  let hasVerifier = 1;
+}
+
 #endif // TCC_OPS_TD

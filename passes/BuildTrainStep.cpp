@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 namespace tcc {
@@ -349,6 +350,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// The parsed --loss and --optimizer (set by checkOptions).
   Loss lossKind = Loss::Mse;
   Optimizer optimizerKind = Optimizer::Sgd;
+  /// --data-parallel: the gradient buckets train_step reduces.
+  int64_t buckets = 0;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -440,6 +443,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
                             "(loss scaling covers train_step only)");
     if (precision != "fp32" && precision != "bf16" && precision != "fp16")
       return emitError(loc, "unknown precision '") << precision << "' (fp32, bf16 or fp16)";
+    if (!(bucketMb > 0) || !std::isfinite(bucketMb))
+      return emitError(loc, "--bucket-mb must be a finite size > 0, got ") << bucketMb;
     return success();
   }
 
@@ -720,6 +725,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
             e.addArgument(g.getType(), attr::state, paramName(e.fn, argIndex) + ".grad_accum");
         if (!buf)
           return failure();
+        // Data parallel: right after the gradient, so that its bucket's
+        // reduction can start where the backward completes it.
+        OpBuilder::InsertionGuard guard(sb);
+        if (Operation *def = g.getDefiningOp(); dataParallel && def)
+          sb.setInsertionPointAfter(def);
         Value sum = AddOp::create(sb, loc, buf, g);
         g = MulOp::create(sb, loc, sum, splat(sb, loc, tensorType(g), 1.0 / double(gradAccum)));
       }
@@ -899,6 +909,69 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     e.output(SelectOp::create(b, loc, e.skip, one, zero), TCC_OUTPUT_SKIPPED);
   }
 
+  // Data parallelism.
+
+  /// --data-parallel: replaces each of GRADS by its mean over the ranks,
+  /// through one tcc.all_reduce per bucket of --bucket-mb MB. The buckets
+  /// follow the order in which the backward completes the gradients (their
+  /// definitions in FN's body: the last layer's first), and each reduction
+  /// sits right after its bucket's last gradient, so that the rest of the
+  /// backward computes while it runs (tcc-schedule-collectives). A bucket
+  /// holds one element type.
+  void averageOverRanks(func::FuncOp fn, MutableArrayRef<Value> grads, Location loc) {
+    Block &body = fn.getBody().front();
+    DenseMap<Operation *, int64_t> position;
+    int64_t n = 0;
+    for (Operation &op : body)
+      position[&op] = n++;
+    auto where = [&](Value v) -> int64_t {
+      Operation *def = v.getDefiningOp();
+      return def && def->getBlock() == &body ? position.lookup(def) : -1;
+    };
+    SmallVector<unsigned> order(grads.size());
+    std::iota(order.begin(), order.end(), 0u);
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) { return where(grads[a]) < where(grads[b]); });
+
+    const double capacity = bucketMb * 1e6;
+    int64_t &bucket = buckets;
+    auto flush = [&](SmallVectorImpl<unsigned> &members) {
+      if (members.empty())
+        return;
+      Value last = grads[members.back()];
+      OpBuilder b(&getContext());
+      if (Operation *def = last.getDefiningOp(); def && def->getBlock() == &body)
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPointToStart(&body);
+      SmallVector<Value> operands;
+      for (unsigned k : members)
+        operands.push_back(grads[k]);
+      auto reduce = AllReduceOp::create(b, loc, ValueRange(operands).getTypes(), operands,
+                                        b.getI64IntegerAttr(bucket++));
+      // The average is f32 whatever the gradients' precision.
+      if (precision != "fp32")
+        reduce->setAttr(attr::keepFp32, b.getUnitAttr());
+      for (auto [k, r] : llvm::zip(members, reduce.getResults()))
+        grads[k] = r;
+      members.clear();
+    };
+    SmallVector<unsigned> members;
+    double bytes = 0;
+    Type element;
+    for (unsigned k : order) {
+      auto t = tensorType(grads[k]);
+      double size = double(t.getNumElements()) * double(t.getElementTypeBitWidth() / 8);
+      if (!members.empty() && (bytes + size > capacity || t.getElementType() != element)) {
+        flush(members);
+        bytes = 0;
+      }
+      members.push_back(k);
+      bytes += size;
+      element = t.getElementType();
+    }
+    flush(members);
+  }
+
   // Clipping.
 
   /// The global gradient norm (an output, for the metrics) and, with
@@ -953,6 +1026,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     FailureOr<SmallVector<Value>> grads = stepGradients(e, params, loc);
     if (failed(grads))
       return failure();
+    if (dataParallel)
+      averageOverRanks(step, *grads, loc);
     Value lossValue = stepRet.getOperand(0);
     LossScaler scaler;
     if (precision == "fp16") {
@@ -1087,6 +1162,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       metadata.push_back(entry(TCC_METADATA_LABELS, labels));
     if (lossKind == Loss::CrossEntropy)
       metadata.push_back(entry(TCC_METADATA_IGNORE_INDEX, std::to_string(ignoreIndex)));
+    if (dataParallel)
+      metadata.push_back(entry(TCC_METADATA_DATA_PARALLEL, std::to_string(buckets)));
     SmallVector<std::pair<std::string, double>> defaults;
     hyperparameterDefaults(defaults);
     for (const auto &[name, value] : defaults) {

@@ -55,6 +55,9 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<TccDialect>();
+    // The collectives of a data-parallel step stay until bufferization,
+    // which turns them into their in-place form on buffers.
+    target.addLegalOp<AllReduceOp>();
     // Everything else is legal once its types are: the lowered code and the
     // unrelated ops around it alike.
     target.markUnknownOpDynamicallyLegal(

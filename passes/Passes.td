@@ -67,7 +67,13 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     input `rng` = [seed, counter]. `freeze` patterns (`*`, `?`, `[...]`)
     exclude matching parameters from training. The module attribute
     `tcc.metadata` records what the runtime needs (loss, labels,
-    ignore_index, grad_accum, ...).
+    ignore_index, grad_accum, ...). With `data-parallel`, train_step
+    averages its gradients over the ranks of the job that runs it: the
+    gradients, in the order the backward completes them, go into buckets
+    of `bucket-mb` MB, and a `tcc.all_reduce` per bucket follows the
+    bucket's last gradient; clipping, loss scaling and the optimizer read
+    the averages (accumulate_grad accumulates locally: the reduction runs
+    once per optimizer step).
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
@@ -96,7 +102,12 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
                "Glob patterns of parameters that are not trained">,
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "fp32, bf16 or fp16; a 16-bit precision marks the optimizer "
-           "tcc.keep_fp32 (tcc-precision runs next); fp16 adds dynamic loss scaling">
+           "tcc.keep_fp32 (tcc-precision runs next); fp16 adds dynamic loss scaling">,
+    Option<"dataParallel", "data-parallel", "bool", /*default=*/"false",
+           "Average the gradients over the ranks of a data-parallel job "
+           "(tcc.all_reduce per bucket; the world size is the runtime's)">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "data-parallel: gradient bucket size in MB (10^6 bytes)">
   ];
   let dependentDialects = ["tcc::TccDialect"];
 }
@@ -497,6 +508,34 @@ def FuseRowsPass : Pass<"tcc-fuse-rows", "mlir::func::FuncOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def ScheduleCollectivesPass : Pass<"tcc-schedule-collectives", "mlir::ModuleOp"> {
+  let summary = "Split each tcc.all_reduce on buffers into a start and a wait";
+  let description = [{
+    Runs after bufferization and right before `tcc-plan-memory`. Each
+    `tcc.all_reduce` on buffers becomes a call of a private declaration
+    `@tcc_collective_N` (an ALL_REDUCE_START, abi.h) at its place and a call
+    of another (its WAIT) right before the first later op of the block that
+    reads or writes one of its buffers or a view of one (else before the
+    terminator); both take the buffers, so the memory plan keeps them live
+    and unshared across the reduction, which runs while the ops between
+    compute. `tcc-cpu-lower-library-calls` turns the calls into calls of
+    the runtime's `collective`. A buffer with a non-identity layout is
+    reduced through a contiguous copy.
+
+    ```mlir
+    tcc.all_reduce %g {bucket = 0 : i64} : memref<64xf32>
+    linalg.generic ... ins(%x ...)     // does not touch %g
+    linalg.generic ... ins(%g ...)     // the first reader
+    // becomes
+    call @tcc_collective_0(%g) {tcc.collective = {kind = 1 : i32, ...}}
+    linalg.generic ... ins(%x ...)
+    call @tcc_collective_1(%g) {tcc.collective = {kind = 2 : i32, ...}}
+    linalg.generic ... ins(%g ...)
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect"];
+}
+
 def CpuLowerLibraryCallsPass : Pass<"tcc-cpu-lower-library-calls", "mlir::ModuleOp"> {
   let summary = "Library calls to calls of the runtime's library_call";
   let description = [{
@@ -506,7 +545,9 @@ def CpuLowerLibraryCallsPass : Pass<"tcc-cpu-lower-library-calls", "mlir::Module
     runtime's `library_call` with the operands' addresses and the call's
     index in the module's `tcc.library_calls` table, which the artifact's
     descriptor carries so that the runtime creates each oneDNN primitive once
-    per session.
+    per session. Calls of `@tcc_collective_N` (tcc-schedule-collectives)
+    become calls of the runtime's `collective` with their row of the
+    module's `tcc.collectives` table; a WAIT's row names its START's.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect",
                            "mlir::memref::MemRefDialect",

@@ -13,6 +13,8 @@
 #include "runtime/handles.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <new>
@@ -402,6 +404,102 @@ tcc_status tcc_session_get_param(tcc_session_t session, const char *name, void *
 tcc_status tcc_session_set_kernel_observer(tcc_session_t session, tcc_kernel_observer observer,
                                            void *user) {
   return guarded([&] { sessionOf(session).setKernelObserver(observer, user); });
+}
+
+void tcc_communicator_options_init(tcc_communicator_options *out_options) {
+  if (!out_options)
+    return;
+  *out_options = {};
+  out_options->struct_size = sizeof(tcc_communicator_options);
+}
+
+tcc_status tcc_communicator_create(const tcc_communicator_options *options,
+                                   tcc_communicator_t *out_communicator) {
+  return guarded([&] {
+    require(out_communicator, "out_communicator");
+    *out_communicator = nullptr;
+    tcc_communicator_options o;
+    tcc_communicator_options_init(&o);
+    if (options) {
+      if (options->struct_size < offsetof(tcc_communicator_options, timeout_seconds) + sizeof(double))
+        fail(TCC_ERROR_INVALID_ARGUMENT, "tcc_communicator_options: struct_size " +
+                                             std::to_string(options->struct_size) +
+                                             " (use tcc_communicator_options_init)");
+      o.timeout_seconds = options->timeout_seconds;
+    }
+    if (!(o.timeout_seconds >= 0))
+      fail(TCC_ERROR_INVALID_ARGUMENT,
+           "timeout_seconds " + std::to_string(o.timeout_seconds) + " is negative");
+    auto handle = std::make_unique<tcc_communicator>();
+    handle->impl = tcc::rt::Communicator::fromEnvironment(o.timeout_seconds > 0 ? o.timeout_seconds
+                                                                                 : 60.0);
+    *out_communicator = handle.release();
+  });
+}
+
+tcc_status tcc_communicator_get_info(tcc_communicator_t communicator, int32_t *out_rank,
+                                     int32_t *out_size, int32_t *out_local_rank) {
+  return guarded([&] {
+    require(communicator, "communicator");
+    const tcc::rt::Communicator &c = *communicator->impl;
+    if (out_rank)
+      *out_rank = c.rank();
+    if (out_size)
+      *out_size = c.size();
+    if (out_local_rank)
+      *out_local_rank = c.localRank();
+  });
+}
+
+tcc_status tcc_communicator_sum(tcc_communicator_t communicator, double *values, int64_t count) {
+  return guarded([&] {
+    require(communicator, "communicator");
+    if (count < 0)
+      fail(TCC_ERROR_INVALID_ARGUMENT, "count " + std::to_string(count) + " is negative");
+    if (count > 0)
+      require(values, "values");
+    communicator->impl->sum(values, count, "sum of " + std::to_string(count) + " value(s)");
+  });
+}
+
+tcc_status tcc_communicator_broadcast(tcc_communicator_t communicator, void *data, int64_t bytes,
+                                      int32_t root) {
+  return guarded([&] {
+    require(communicator, "communicator");
+    tcc::rt::Communicator &c = *communicator->impl;
+    if (bytes < 0)
+      fail(TCC_ERROR_INVALID_ARGUMENT, "bytes " + std::to_string(bytes) + " is negative");
+    if (bytes > 0)
+      require(data, "data");
+    if (root < 0 || root >= c.size())
+      fail(TCC_ERROR_INVALID_ARGUMENT,
+           "root " + std::to_string(root) + " of " + std::to_string(c.size()) + " ranks");
+    c.broadcast(data, size_t(bytes), root, "broadcast of " + std::to_string(bytes) + " bytes");
+  });
+}
+
+void tcc_communicator_abort(tcc_communicator_t communicator, int32_t code) {
+  if (communicator)
+    communicator->impl->abort(code);
+  std::_Exit(code);
+}
+
+void tcc_communicator_destroy(tcc_communicator_t communicator) { delete communicator; }
+
+tcc_status tcc_session_set_communicator(tcc_session_t session, tcc_communicator_t communicator) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    tcc::rt::Session::Use use(s);
+    s.setCommunicator(communicator ? communicator->impl.get() : nullptr);
+  });
+}
+
+tcc_status tcc_session_broadcast_state(tcc_session_t session, int32_t root) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    tcc::rt::Session::Use use(s);
+    s.broadcastState(root);
+  });
 }
 
 tcc_status tcc_session_run(tcc_session_t session, const char *entry_name) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/artifact.h"
+#include "runtime/dist/collectives.h"
 
 #include "runtime/cpu/cpu_features.h"
 #include "runtime/cpu/onednn.h"
@@ -133,6 +134,10 @@ int32_t numLibraryCalls(const tcc_abi_descriptor &d) {
   return TCC_HAS_FIELD(d, library_calls) ? d.num_library_calls : 0;
 }
 
+int32_t numCollectives(const tcc_abi_descriptor &d) {
+  return TCC_HAS_FIELD(d, collectives) ? d.num_collectives : 0;
+}
+
 int32_t numMetadata(const tcc_abi_descriptor &d) {
   return TCC_HAS_FIELD(d, metadata) ? d.num_metadata : 0;
 }
@@ -142,9 +147,10 @@ bool isDeviceArtifact(const tcc_abi_descriptor &d) {
 }
 
 void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
-  if (d.abi_version != TCC_ABI_VERSION)
+  if (d.abi_version < TCC_ABI_MIN_VERSION || d.abi_version > TCC_ABI_VERSION)
     fail(TCC_ERROR_ABI, what + ": artifact ABI version " + std::to_string(d.abi_version) +
-                            ", but this runtime supports version " +
+                            ", but this runtime supports versions " +
+                            std::to_string(TCC_ABI_MIN_VERSION) + " to " +
                             std::to_string(TCC_ABI_VERSION) +
                             "; recompile the model with a matching tcc");
   // Descriptors from before the library-call table end at num_library_calls.
@@ -218,6 +224,15 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
     std::string problem = checkLibraryCall(d.library_calls[i]);
     if (!problem.empty())
       invalid(what, "library call #" + std::to_string(i) + ": " + problem);
+  }
+
+  int32_t collectives = numCollectives(d);
+  if (collectives < 0 || (collectives > 0 && !d.collectives))
+    invalid(what, "no table for " + std::to_string(collectives) + " collectives");
+  for (int32_t i = 0; i < collectives; ++i) {
+    std::string problem = checkCollective(d.collectives, collectives, i);
+    if (!problem.empty())
+      invalid(what, "collective #" + std::to_string(i) + ": " + problem);
   }
 
   int32_t metadata = numMetadata(d);

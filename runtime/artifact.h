@@ -85,6 +85,8 @@ void validateDescriptor(const tcc_abi_descriptor &descriptor, const std::string 
 
 /// The descriptor's library calls (0 for descriptors from before the table).
 int32_t numLibraryCalls(const tcc_abi_descriptor &descriptor);
+/// The descriptor's collectives (0 before ABI version 2).
+int32_t numCollectives(const tcc_abi_descriptor &descriptor);
 /// The descriptor's metadata entries (0 for descriptors from before them).
 int32_t numMetadata(const tcc_abi_descriptor &descriptor);
 

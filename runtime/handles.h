@@ -23,4 +23,8 @@ struct tcc_session {
   std::unique_ptr<tcc::rt::Session> impl;
 };
 
+struct tcc_communicator {
+  std::unique_ptr<tcc::rt::Communicator> impl;
+};
+
 #endif // TCC_RUNTIME_HANDLES_H

@@ -137,6 +137,10 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   runtime_.pool = &numThreads_;
   runtime_.profile_kernel = &Session::profileKernel;
   runtime_.profile_context = this;
+  if (int32_t n = numCollectives(d); n > 0)
+    collectives_ = std::make_unique<Collectives>(d.collectives, n, artifact_->path());
+  runtime_.collective = &Collectives::run;
+  runtime_.collective_context = collectives_.get();
 
   size_t n = size_t(d.num_tensors);
   inputSet_.assign(n, false);
@@ -575,7 +579,7 @@ int64_t Session::samplesOf(const tcc_abi_entry &entry, const char *entryName) co
   if (samples < batch && !takesValid && std::strcmp(entryName, TCC_ENTRY_INFER) != 0)
     fail(TCC_ERROR_SHAPE, artifact_->path() + ": entry '" + entryName + "' runs full batches of " +
                               std::to_string(batch) + " samples only; its inputs hold " +
-                              std::to_string(samples) +
+                              std::to_string(samples) + " (input '" + first + "')" +
                               " (infer and eval_step take partial batches)");
   return samples;
 }
@@ -590,6 +594,41 @@ void Session::runOnHost(const tcc_abi_entry &entry, const char *entryName) {
     if (!error.empty())
       fail(TCC_ERROR_RUNTIME, "entry '" + std::string(entryName) + "': " + error);
   }
+  if (collectives_) {
+    std::string error = collectives_->takeError();
+    if (!error.empty())
+      fail(TCC_ERROR_RUNTIME, artifact_->path() + ": entry '" + entryName + "': " + error);
+  }
+}
+
+void Session::setCommunicator(Communicator *communicator) {
+  const std::string &path = artifact_->path();
+  if (communicator && communicator->size() > 1) {
+    if (!collectives_)
+      fail(TCC_ERROR_INVALID_ARGUMENT,
+           path + " has no collectives: it cannot train on " +
+               std::to_string(communicator->size()) +
+               " ranks (compile it with --data-parallel)");
+    if (device_)
+      fail(TCC_ERROR_UNSUPPORTED, path + ": data-parallel training of a device artifact over " +
+                                      std::to_string(communicator->size()) +
+                                      " ranks (NCCL) is not supported by this runtime yet");
+  }
+  communicator_ = communicator;
+  if (collectives_)
+    collectives_->setCommunicator(communicator);
+}
+
+void Session::broadcastState(int root) {
+  if (!communicator_ || communicator_->size() == 1)
+    return;
+  if (root < 0 || root >= communicator_->size())
+    fail(TCC_ERROR_INVALID_ARGUMENT, "broadcast from rank " + std::to_string(root) + " of " +
+                                         std::to_string(communicator_->size()));
+  if (device_)
+    fail(TCC_ERROR_UNSUPPORTED, artifact_->path() + ": broadcasting a device artifact's state");
+  communicator_->broadcast(state_.data(), state_.size(), root,
+                           "broadcast of the parameters and optimizer state");
 }
 
 void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {

@@ -13,6 +13,7 @@
 #include "runtime/artifact.h"
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/dist/collectives.h"
 #include "runtime/include/tcc/tcc.h"
 
 #include <atomic>
@@ -86,6 +87,17 @@ public:
   /// declared shape, with a partial batch's rows in front. Returns the rank.
   int32_t outputShape(const char *name, int64_t *shape, int32_t capacity);
 
+  /// tcc_session_set_communicator: the ranks the artifact's collectives
+  /// run over (borrowed), or nullptr for none. Throws Error(UNSUPPORTED)
+  /// for a device artifact with collectives and more than one rank (NCCL
+  /// is not wired yet) and INVALID_ARGUMENT for an artifact without
+  /// collectives given several ranks.
+  void setCommunicator(Communicator *communicator);
+  Communicator *communicator() const { return communicator_; }
+  /// tcc_session_broadcast_state: every rank's parameters and optimizer
+  /// state become ROOT's (a no-op without a communicator).
+  void broadcastState(int root);
+
   const Artifact &artifact() const { return *artifact_; }
   /// The arena and state on the host (for a device artifact: the host
   /// mirrors, where outputs arrive; inputs are staged apart; the state
@@ -150,6 +162,9 @@ private:
   /// The artifact's library calls (null without any); their scratchpad is
   /// the arena's tail, past the planned buffers.
   std::unique_ptr<LibraryCalls> libraryCalls_;
+  /// The artifact's collectives (null without any) and the communicator.
+  std::unique_ptr<Collectives> collectives_;
+  Communicator *communicator_ = nullptr;
   /// Threads of every parallel region of a run, the caller included.
   int numThreads_ = 1;
   AlignedBuffer arena_;

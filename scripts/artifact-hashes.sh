@@ -31,15 +31,15 @@ compile() { # NAME MODEL FLAGS...
   "$TCC" "models/$model/model.onnx" -o "$name.so" "$@" 2>/dev/null || { echo "$name: compile failed"; return; }
   sha256sum "$name.so" "$name.safetensors"
 }
-compile mlp-sgd mlp --loss=cross_entropy --optimizer=sgd --momentum=0.9
-compile mlp-adamw mlp --loss=cross_entropy --optimizer=adamw --grad-clip=1
-compile cnn-sgd cnn_bn --loss=cross_entropy --optimizer=sgd --momentum=0.9 --weight-decay=5e-4
-compile cnn-adamw cnn_bn --loss=cross_entropy --optimizer=adamw
-compile gpt-sgd gpt --loss=cross_entropy --optimizer=sgd --momentum=0.9 --nesterov
-compile gpt-adamw gpt --loss=cross_entropy --optimizer=adamw --grad-accum=2
-compile gpt-infer gpt --mode=infer
-compile mlp-cuda mlp --loss=cross_entropy --optimizer=adamw --target=cuda
-compile cnn-cuda cnn_bn --loss=cross_entropy --optimizer=sgd --momentum=0.9 --target=cuda:sm_80
-compile gpt-cuda gpt --loss=cross_entropy --optimizer=adam --target=cuda
+compile mlp-sgd mlp --batch=16 --loss=cross_entropy --optimizer=sgd --momentum=0.9
+compile mlp-adamw mlp --batch=16 --loss=cross_entropy --optimizer=adamw --grad-clip=1
+compile cnn-sgd cnn_bn --batch=16 --loss=cross_entropy --optimizer=sgd --momentum=0.9 --weight-decay=5e-4
+compile cnn-adamw cnn_bn --batch=16 --loss=cross_entropy --optimizer=adamw
+compile gpt-sgd gpt --batch=16 --loss=cross_entropy --optimizer=sgd --momentum=0.9 --nesterov
+compile gpt-adamw gpt --batch=16 --loss=cross_entropy --optimizer=adamw --grad-accum=2
+compile gpt-infer gpt --batch=16 --mode=infer
+compile mlp-cuda mlp --batch=16 --loss=cross_entropy --optimizer=adamw --target=cuda
+compile cnn-cuda cnn_bn --batch=16 --loss=cross_entropy --optimizer=sgd --momentum=0.9 --target=cuda:sm_80
+compile gpt-cuda gpt --batch=16 --loss=cross_entropy --optimizer=adam --target=cuda
 compile lstm lstm --loss=cross_entropy --optimizer=adam
 compile resnet18 resnet18 --loss=cross_entropy --optimizer=sgd --momentum=0.9 --weight-decay=0.0005

@@ -28,6 +28,7 @@ NOT_DIFFERENTIABLE = {
     'compare': 'boolean result',
     'argmax': 'integer result',
     'argmin': 'integer result',
+    'all_reduce': 'a collective of the training step, built after the backward',
 }
 
 

@@ -26,6 +26,20 @@ if os.path.isdir(config.onnx_testdata_dir):
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")
 
+# Open MPI's launcher (scripts/setup.sh installs it): the data-parallel
+# tests run W ranks of tcc-run on this machine. As root it needs its consent;
+# --oversubscribe: more ranks than the cores are fine for a test; the
+# shared-memory transport without single-copy (CMA needs ptrace rights that
+# containers lack).
+import shutil
+
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", " ".join([
+        "mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+        "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
+        "-x", "TCC_POISON_ARENA", "-x", "TCC_CACHE_DIR"])))
+
 # A machine with the NVIDIA driver (libcuda.so.1); the tests here check the
 # refusal on machines without one, tcc-cuda-selftest checks a GPU.
 import ctypes

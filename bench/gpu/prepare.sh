@@ -96,7 +96,7 @@ fi
 CUDA_OK=0
 if [[ $TARGET == cpu ]]; then
   say "target cpu: a bundle for bash bench/gpu/run.sh --cpu-dry-run"
-elif err=$("$TCC" test/parity/mlp/model.onnx --loss=cross_entropy --target="$TARGET" \
+elif err=$("$TCC" test/parity/mlp/model.onnx --batch=16 --loss=cross_entropy --target="$TARGET" \
              -o "$WORK/probe.so" 2>&1); then
   CUDA_OK=1
 else

@@ -90,6 +90,10 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
     rows.report = options.reportFusion;
     pm.addNestedPass<func::FuncOp>(tcc::createFuseRowsPass(rows));
   }
+  // Data-parallel steps: each bucket's all-reduce starts where the bucket
+  // is complete and is waited for before its first reader. Right before
+  // the plan, which keeps the buckets' buffers live across the reduction.
+  pm.addPass(tcc::createScheduleCollectivesPass());
   // Every buffer becomes an offset in the arena or the state region.
   pm.addPass(tcc::createPlanMemoryPass());
   pm.addPass(createCanonicalizerPass());

@@ -25,7 +25,7 @@ def sgd(tmp_path_factory):
     """The parity MLP compiled for SGD with momentum 0.9."""
     out = tmp_path_factory.mktemp("sgd") / "mlp.so"
     return tcc.compile(PARITY / "model.onnx", out, loss="cross_entropy", optimizer="sgd",
-                       momentum=0.9)
+                       momentum=0.9, batch=16)
 
 
 @pytest.fixture(scope="module")

@@ -124,6 +124,7 @@ Options convert(const tcc_trainer_options *c) {
   o.normalize = text(full.normalize);
   if (full.loss_scale_init != 0)
     o.lossScaleInit = full.loss_scale_init;
+  o.communicator = full.communicator;
   return o;
 }
 
@@ -155,6 +156,12 @@ tcc_status tcc_trainer_create(tcc_artifact_t artifact, const tcc_trainer_options
     tcc_artifact_info info;
     tcc::train::check(tcc_artifact_get_info(artifact, &info));
     o.model = info.path;
+    if (o.communicator) {
+      int32_t rank = 0, size = 1;
+      tcc::train::check(tcc_communicator_get_info(o.communicator, &rank, &size, nullptr));
+      o.rank = rank;
+      o.worldSize = size;
+    }
     auto trainer = std::make_unique<tcc_trainer>();
     o.stopRequest = &trainer->stop;
     trainer->impl = std::make_unique<tcc::train::Trainer>(artifact, std::move(o));

@@ -116,6 +116,9 @@ void checkOptions(const Options &o) {
 }
 
 void say(const Options &o, const char *format, ...) {
+  // One voice for the job: rank 0's.
+  if (o.rank != 0)
+    return;
   va_list args;
   va_start(args, format);
   if (!o.log) {

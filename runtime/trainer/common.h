@@ -75,6 +75,11 @@ struct Options {
   std::string onNonfinite = "stop";
   // fp16 loss scaling: the scale a fresh run starts from (GradScaler's).
   double lossScaleInit = 65536;
+  // Data parallelism: the job's communicator (borrowed, or null), this
+  // process's rank and the world size. Ranks other than 0 print nothing and
+  // write no files.
+  tcc_communicator_t communicator = nullptr;
+  int rank = 0, worldSize = 1;
   // Embedding.
   bool handleSignals = false;
   tcc_trainer_log_callback log = nullptr;

@@ -733,6 +733,10 @@ void TrainingRun::restore() {
             {"batch", std::to_string(set_.batch)}};
   if (accum_ > 1)
     order_["grad_accum"] = std::to_string(accum_);
+  // Another world size takes other samples per step: a checkpoint of one
+  // resumes under the same one only (a missing key is a single process).
+  if (o_.worldSize > 1)
+    order_["world_size"] = std::to_string(o_.worldSize);
   if (set_.augmentIndex >= 0)
     order_["augment"] = set_.augment.describe();
   if (o_.resume.empty())
@@ -740,9 +744,16 @@ void TrainingRun::restore() {
   const std::string &path = o_.resume;
   check(tcc_session_load_checkpoint(session_, path.c_str()));
   std::string value;
+  if (!order_.count("world_size") && getMetadata(path, "world_size", value))
+    die(path + ": the checkpoint was made by " + value +
+        " ranks, this run has 1; resuming would change the batches");
   for (const auto &[key, expected] : order_) {
-    if (!getMetadata(path, key, value))
+    if (!getMetadata(path, key, value)) {
+      if (key == "world_size")
+        die(path + ": the checkpoint was made by a single process, this run has " + expected +
+            " ranks; resuming would change the batches");
       die(path + ": the checkpoint has no '" + key + "'; it was not written by tcc-run");
+    }
     if (expected != value)
       die(path + ": the checkpoint was made with " + key + " " + value + ", this run has " +
           expected + "; resuming would change the batches");
@@ -863,7 +874,8 @@ float TrainingRun::runStep(long step, float lr) {
     staged_ = false;
     if (sig_.hasRng) {
       // Dropout masks: Philox keyed by the seed, counted by micro-batch.
-      int64_t state[2] = {int64_t(o_.seed), step * accum_ + micro};
+      // Each rank its own masks: counters interleaved by rank.
+      int64_t state[2] = {int64_t(o_.seed), (step * accum_ + micro) * o_.worldSize + o_.rank};
       const int64_t shape[1] = {2};
       check(tcc_session_set_input(session, TCC_INPUT_RNG, TCC_DTYPE_I64, 1, shape, state, sizeof state));
     }
@@ -1017,7 +1029,8 @@ void TrainingRun::printProgress(long stepsDone, float loss, float lr, ProgressWi
   double seconds = std::chrono::duration<double>(now - w.start).count();
   double perStep =
       std::chrono::duration<double>(now - runStart).count() / double(stepsDone - first_);
-  int64_t batch = set_.batch;
+  // The job's batch: every rank's.
+  int64_t batch = set_.batch * o_.worldSize;
   say(o_, "step %ld/%ld loss %.6f", stepsDone, o_.steps,
       w.finite ? w.loss / double(w.finite) : double(loss));
   if (w.finite > 1)
@@ -1069,7 +1082,9 @@ void TrainingRun::openTensorBoard() {
   if (o_.workers > 0)
     row("--workers", std::to_string(o_.workers));
   row("--shuffle", o_.shuffle ? "yes" : "no (--no-shuffle)");
-  row("batch", std::to_string(set_.batch) + (accum_ > 1 ? " x " + std::to_string(accum_) : ""));
+  row("batch", std::to_string(set_.batch) + (accum_ > 1 ? " x " + std::to_string(accum_) : "") +
+                   (o_.worldSize > 1 ? " on each of " + std::to_string(o_.worldSize) + " ranks"
+                                     : ""));
   if (o_.hasVal())
     row("--val", o_.val.empty() ? o_.valDir : "(arrays)");
   if (o_.evalEvery)
@@ -1103,7 +1118,8 @@ void TrainingRun::writeTensorBoard(long stepsDone, float loss, float lr, float g
   if (sig_.hasGradNorm)
     values.push_back({"train/grad_norm", gradNorm});
   values.push_back(
-      {"train/samples_per_s", double(accum_ * set_.batch) / std::max(seconds, 1e-9)});
+      {"train/samples_per_s",
+       double(accum_ * set_.batch * o_.worldSize) / std::max(seconds, 1e-9)});
   if (evaluation && evaluation->hasLoss)
     values.push_back({"val/loss", evaluation->loss});
   if (evaluation && evaluation->hasAccuracy)
@@ -1119,13 +1135,26 @@ void TrainingRun::writeTensorBoard(long stepsDone, float loss, float lr, float g
 
 void TrainingRun::run(tcc_session_t session) {
   session_ = session;
+  const int world = o_.worldSize;
+  if (o_.communicator)
+    check(tcc_session_set_communicator(session_, o_.communicator));
   restore();
+  // Every rank starts from rank 0's parameters and optimizer state (as
+  // PyTorch's DistributedDataParallel does when it is constructed).
+  if (world > 1)
+    check(tcc_session_broadcast_state(session_, 0));
   if (!o_.metrics.empty())
     metrics_.open(o_.metrics, !o_.resume.empty(), first_);
 
   // Sample order: in order, or a fresh permutation every epoch; a resumed
-  // run replays the shuffles of the micro-batches already taken.
-  int64_t samples = set_.samples, batch = set_.batch, perEpoch = samples / batch;
+  // run replays the shuffles of the micro-batches already taken. With W
+  // ranks a micro-batch of the job is W batches, of which rank r takes the
+  // r-th; every rank draws the same permutations.
+  int64_t samples = set_.samples, batch = set_.batch, perEpoch = samples / (batch * world);
+  if (perEpoch == 0)
+    die(set_.firstFile + ": " + std::to_string(samples) + " samples are fewer than one batch of " +
+        std::to_string(world) + " ranks x " + std::to_string(batch));
+  const int64_t shard = int64_t(o_.rank) * batch;
   std::vector<int64_t> order(static_cast<size_t>(samples));
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o_.seed);
@@ -1140,12 +1169,12 @@ void TrainingRun::run(tcc_session_t session) {
   // the order and the generator from here.
   batches_ = std::make_unique<Prefetcher>(
       set_, first_ * accum_, o_.steps * accum_,
-      [this, perEpoch, batch, order = std::move(order),
+      [this, perEpoch, batch, world, shard, order = std::move(order),
        rng = std::move(rng)](long micro, std::vector<int64_t> &rows) mutable {
         int64_t b = micro % perEpoch;
         if (b == 0 && o_.shuffle)
           std::shuffle(order.begin(), order.end(), rng);
-        std::copy_n(order.begin() + b * batch, batch, rows.begin());
+        std::copy_n(order.begin() + b * batch * world + shard, batch, rows.begin());
       },
       o_.workers > 0 ? int(o_.workers) : prefetchInBackground(o_.threads) ? 1 : 0, &trace_);
   const char *device = nullptr;
@@ -1172,17 +1201,33 @@ void TrainingRun::run(tcc_session_t session) {
   ProgressWindow window;
   window.start = runStart;
   long stepsDone = first_;
+  // Data parallel: whether a rank was asked to stop (signal or
+  // tcc_trainer_request_stop) during the last step; the ranks agree on it
+  // through the step's sum, so that all stop at the same boundary.
+  bool stopAll = false;
   for (long step = first_; step < o_.steps; ++step) {
-    if (const char *signal = signals ? StopSignals::pending() : nullptr)
+    if (stopAll)
+      stopAt(step, "interrupted at step " + std::to_string(step) + " (a rank was asked to stop)",
+             TCC_ERROR_INTERRUPTED);
+    if (const char *signal = signals && world == 1 ? StopSignals::pending() : nullptr)
       stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step),
              TCC_ERROR_INTERRUPTED);
-    if (o_.stopRequest && o_.stopRequest->load())
+    if (world == 1 && o_.stopRequest && o_.stopRequest->load())
       stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
              TCC_ERROR_INTERRUPTED);
     float lr = float(schedule_.at(step));
     auto stepStart = std::chrono::steady_clock::now();
     double traceStart = trace_.now();
     float loss = runStep(step, lr);
+    if (world > 1) {
+      // The job's loss is the mean of the ranks' (each the mean of its
+      // batch): the loss of the whole W x B batch.
+      bool asked = (signals && StopSignals::pending()) || (o_.stopRequest && o_.stopRequest->load());
+      double sums[2] = {double(loss), asked ? 1.0 : 0.0};
+      check(tcc_communicator_sum(o_.communicator, sums, 2));
+      loss = float(sums[0] / world);
+      stopAll = sums[1] > 0;
+    }
     float gradNorm = std::nanf("");
     if (sig_.hasGradNorm)
       check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
@@ -1265,6 +1310,15 @@ void TrainingRun::run(tcc_session_t session) {
 
 Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(options)) {
   checkOptions(o_);
+  if (o_.rank != 0) {
+    // Rank 0 writes the job's files; the others only read (--resume).
+    o_.metrics.clear();
+    o_.save.clear();
+    o_.tensorboard.clear();
+    o_.trace.clear();
+    o_.checkpointDir.clear();
+    o_.saveEvery = 0;
+  }
   run_ = std::make_unique<TrainingRun>(artifact, o_);
   run_->prepare();
 }

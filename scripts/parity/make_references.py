@@ -7,7 +7,9 @@ For each model (an MLP, a CNN with batch norm, a two-layer GPT-style
 transformer) it writes into OUT/<model>/:
   model.onnx      exported BEFORE training, in training mode
                   (training=TrainingMode.TRAINING, do_constant_folding=False,
-                  opset 17), so its initializers are the initial weights;
+                  opset 17), so its initializers are the initial weights, with
+                  a symbolic batch axis (tcc --batch=16 binds it; the
+                  data-parallel test compiles it at 8 for each of two ranks);
   data/x.npy (or tokens.npy), data/y.npy
                   the training samples, seeded;
   <optimizer>.json
@@ -111,7 +113,8 @@ def run(out, name, make_model, inputs, labels, batch, input_name, optimizers):
     model = make_model()
     torch.onnx.export(model, (inputs[:batch],), os.path.join(d, 'model.onnx'),
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      opset_version=17, input_names=[input_name], output_names=['logits'])
+                      opset_version=17, input_names=[input_name], output_names=['logits'],
+                      dynamic_axes={input_name: {0: 'batch'}, 'logits': {0: 'batch'}})
     initial = {k: v.clone() for k, v in model.state_dict().items()}
     per_epoch = inputs.shape[0] // batch
     for opt_name, lr, make_opt in optimizers:

@@ -943,3 +943,53 @@ func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<?xf32> {
   %y = tcc.exp %x : tensor<?xf32>
   return %y : tensor<?xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Tests that an all-reduce averages floats only.
+func.func @all_reduce_integer(%a: tensor<4xi32>) {
+  // expected-error @+1 {{operand #0 must be variadic of}}
+  %0 = tcc.all_reduce %a {bucket = 0 : i64} : tensor<4xi32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+// Tests that an all-reduce of f64 values is refused (the runtimes sum f32,
+// f16 and bf16).
+func.func @all_reduce_f64(%a: tensor<4xf64>) {
+  // expected-error @+1 {{averages f32, f16 or bf16 values, not 'f64'}}
+  %0 = tcc.all_reduce %a {bucket = 0 : i64} : tensor<4xf64> -> tensor<4xf64>
+  return
+}
+
+// -----
+
+// Tests that the tensor form has one result per operand, of its type.
+func.func @all_reduce_result_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result 0 has type 'tensor<2x2xf32>', its operand 'tensor<4xf32>'}}
+  %0 = tcc.all_reduce %a {bucket = 0 : i64} : tensor<4xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// Tests that tensor and buffer operands do not mix.
+func.func @all_reduce_mixed(%a: tensor<4xf32>, %m: memref<4xf32>) {
+  // expected-error @+1 {{mixes tensor and buffer operands}}
+  "tcc.all_reduce"(%a, %m) {bucket = 0 : i64} : (tensor<4xf32>, memref<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that the form on buffers has no results.
+func.func @all_reduce_buffer_results(%m: memref<4xf32>) {
+  // expected-error @+1 {{result #0 must be variadic of}}
+  %0 = "tcc.all_reduce"(%m) {bucket = 0 : i64} : (memref<4xf32>) -> memref<4xf32>
+  return
+}

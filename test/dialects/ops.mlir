@@ -451,3 +451,16 @@ func.func @nll_loss(%lp: tensor<4x10xf32>, %t: tensor<4xi64>, %lp2: tensor<4x10x
   %2 = tcc.nll_loss %lp, %t {reduction = 1 : i32} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   return
 }
+
+// Collectives.
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xbf16>, %[[M:.*]]: memref<4x3xf32>)
+func.func @all_reduce(%a: tensor<4x3xf32>, %b: tensor<3xbf16>, %m: memref<4x3xf32>) {
+  // Tests a bucket of two tensors of different element types and shapes.
+  // CHECK: tcc.all_reduce %[[A]], %[[B]] {bucket = 0 : i64} : tensor<4x3xf32>, tensor<3xbf16> -> tensor<4x3xf32>, tensor<3xbf16>
+  %0:2 = tcc.all_reduce %a, %b {bucket = 0 : i64} : tensor<4x3xf32>, tensor<3xbf16> -> tensor<4x3xf32>, tensor<3xbf16>
+  // Tests the in-place form on buffers, without results.
+  // CHECK: tcc.all_reduce %[[M]] {bucket = 1 : i64} : memref<4x3xf32>
+  tcc.all_reduce %m {bucket = 1 : i64} : memref<4x3xf32>
+  return
+}

@@ -81,6 +81,7 @@ struct Options {
   long randomCrop = 0;
   bool flip = false;
   double lossScaleInit = 65536; // --loss-scale-init (fp16 artifacts)
+  double collectiveTimeout = 60; // --collective-timeout (data-parallel runs)
 };
 
 /// Owns a session; destroys it when it goes out of scope.
@@ -107,6 +108,20 @@ struct ArtifactHandle {
 
 /// A trainer of ARTIFACT with OPTIONS (tcc_trainer_create, which checks
 /// everything first); destroyed at scope exit.
+/// The job's communicator (a world of one outside mpirun / srun).
+struct CommunicatorHandle {
+  tcc_communicator_t c = nullptr;
+  explicit CommunicatorHandle(double timeout) {
+    tcc_communicator_options options;
+    tcc_communicator_options_init(&options);
+    options.timeout_seconds = timeout;
+    check(tcc_communicator_create(&options, &c));
+  }
+  ~CommunicatorHandle() { tcc_communicator_destroy(c); }
+  CommunicatorHandle(const CommunicatorHandle &) = delete;
+  CommunicatorHandle &operator=(const CommunicatorHandle &) = delete;
+};
+
 struct TrainerHandle {
   tcc_trainer_t t = nullptr;
   TrainerHandle(tcc_artifact_t artifact, const tcc_trainer_options &options) {

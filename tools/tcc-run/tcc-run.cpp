@@ -154,6 +154,10 @@ const char kUsage[] =
     "                       step whose gradients overflow (that step is skipped)\n"
     "                       and doubles after 2000 finite steps; metrics get\n"
     "                       loss_scale and skipped\n"
+    "  --collective-timeout S  Under mpirun / srun (an artifact compiled with tcc\n"
+    "                       --data-parallel): how long a rank waits for the others\n"
+    "                       in any collective before the job ends with an error\n"
+    "                       naming it (default 60 s)\n"
     "\n"
     "sweep (trials of one artifact; every other training option applies to all):\n"
     "  --lr, --weight-decay, ... LIST   Comma-separated values: the grid of every\n"
@@ -315,6 +319,12 @@ const OptionSpec kOptions[] = {
            float(o.lossScaleInit) == 0)
          die(option + " must be a positive finite f32, got '" + v + "'");
      }},
+    {"--collective-timeout", true,
+     [](Options &o, Arg option, Arg v) {
+       o.collectiveTimeout = parseNumber(option, v);
+       if (!(o.collectiveTimeout > 0) || !std::isfinite(o.collectiveTimeout))
+         die(option + " must be a positive number of seconds, got '" + v + "'");
+     }},
     {"--min-delta", true,
      [](Options &o, Arg option, Arg v) {
        o.minDelta = parseNumber(option, v);
@@ -421,8 +431,8 @@ Options parseArgs(const std::vector<std::string> &argv) {
       std::exit(0);
     }
     if (arg == "--version") {
-      std::printf("tcc-run %s (runtime %s, artifact ABI %u)\n", TCC_VERSION, tcc_runtime_version(),
-                  TCC_ABI_VERSION);
+      std::printf("tcc-run %s (runtime %s, artifact ABI %u to %u)\n", TCC_VERSION,
+                  tcc_runtime_version(), TCC_ABI_MIN_VERSION, TCC_ABI_VERSION);
       std::exit(0);
     }
     if (const OptionSpec *spec = findOption(arg)) {
@@ -481,6 +491,10 @@ void list(tcc_artifact_t artifact) {
     std::printf("partial batches: no (every run takes the compiled batch)\n");
   else
     std::printf("partial batches: infer and eval_step take 1 to %s samples\n", batch.c_str());
+  std::string buckets = artifactMetadata(artifact, TCC_METADATA_DATA_PARALLEL, "");
+  if (!buckets.empty())
+    std::printf("data parallel: train_step averages %s gradient bucket(s) over the ranks "
+                "(any number, under mpirun)\n", buckets.c_str());
   std::printf("entries:");
   for (int32_t i = 0; i < info.num_entries; ++i) {
     tcc_entry_info entry;
@@ -599,10 +613,26 @@ void infer(tcc_artifact_t artifact, const Options &o) {
 
 /// Trains with the runtime's trainer: it checks the data and the outputs and
 /// locks the checkpoint folder before the session is made.
+/// Under mpirun or srun each process is one rank of the job; a rank that
+/// fails ends the whole job (the others would wait for it in their next
+/// collective until --collective-timeout).
 void train(tcc_artifact_t artifact, const Options &o) {
-  TrainerHandle trainer(artifact, trainerOptions(o));
-  SessionHandle session = createSession(artifact, o);
-  check(tcc_trainer_run(trainer.t, session.s));
+  CommunicatorHandle communicator(o.collectiveTimeout);
+  int32_t rank = 0, size = 1;
+  check(tcc_communicator_get_info(communicator.c, &rank, &size, nullptr));
+  try {
+    tcc_trainer_options options = trainerOptions(o);
+    options.communicator = communicator.c;
+    TrainerHandle trainer(artifact, options);
+    SessionHandle session = createSession(artifact, o);
+    check(tcc_trainer_run(trainer.t, session.s));
+  } catch (const UsageError &e) {
+    if (size == 1)
+      throw;
+    std::fprintf(stderr, "tcc-run: error: rank %d of %d: %s\n", rank, size, e.message.c_str());
+    std::fflush(stderr);
+    tcc_communicator_abort(communicator.c, 1);
+  }
 }
 
 int runMain(int argc, char **argv) {

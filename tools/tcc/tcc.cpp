@@ -178,6 +178,14 @@ static cl::opt<std::string, true> precisionOpt(
                           "accumulation; softmax, normalization, the loss and the optimizer in "
                           "f32 on f32 master weights; fp16 adds dynamic loss scaling)"),
     cl::value_desc("fp32|bf16|fp16"), cl::location(training.precision), cl::cat(trainingCategory));
+static cl::opt<bool, true> dataParallelOpt(
+    "data-parallel", cl::desc("Train on several ranks (mpirun -np N tcc-run ...): train_step averages "
+                              "its gradients over the ranks with bucketed all-reduces that overlap "
+                              "the backward; one artifact runs on any world size, 1 included"),
+    cl::location(training.dataParallel), cl::cat(trainingCategory));
+static cl::opt<double, true> bucketMbOpt(
+    "bucket-mb", cl::desc("--data-parallel: gradient bucket size in MB (default 25, as PyTorch DDP)"),
+    cl::value_desc("MB"), cl::location(training.bucketMb), cl::cat(trainingCategory));
 static cl::opt<double, true> labelSmoothingOpt(
     "label-smoothing", cl::desc("cross_entropy: PyTorch's label smoothing (default 0)"),
     cl::value_desc("EPS"), cl::location(training.labelSmoothing), cl::cat(trainingCategory));

@@ -18,7 +18,10 @@
  *
  * Compatibility. The runtime refuses a descriptor whose abi_version it does not
  * know. Fields are only ever appended; struct_size tells how many a producer
- * filled in.
+ * filled in. Version 2 appended tcc_abi_runtime.collective: generated code
+ * calls runtime services without checking the runtime's struct_size, so an
+ * artifact that may call one a runtime does not have must carry a version
+ * that runtime refuses. A runtime accepts every version from 1 to its own.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -32,7 +35,9 @@ extern "C" {
 #endif
 
 /** Version of the structures below; bump on any incompatible change. */
-#define TCC_ABI_VERSION 1u
+#define TCC_ABI_VERSION 2u
+/** The oldest version this header's runtime still runs. */
+#define TCC_ABI_MIN_VERSION 1u
 
 /** Name of the one symbol an artifact exports. */
 #define TCC_ABI_DESCRIPTOR_SYMBOL "tcc_artifact_descriptor"
@@ -115,6 +120,13 @@ typedef struct tcc_abi_runtime {
    *  not touch the arena. */
   void (*profile_kernel)(void *profile_context, int32_t index, void *const *unused);
   void *profile_context;
+  /* Appended with ABI version 2, for data-parallel artifacts. */
+  /** Runs collective INDEX of the descriptor's collective table on
+   *  OPERANDS, the buffers the table's row lists (tcc_collective_kind). A
+   *  runtime without a communicator, or with one of a single rank, makes
+   *  every collective a no-op. Errors are recorded like library_call's. */
+  void (*collective)(void *collective_context, int32_t index, void *const *operands);
+  void *collective_context;
 } tcc_abi_runtime;
 
 /** Kinds of library calls (stable values). Every operand is a dense,
@@ -154,6 +166,31 @@ typedef enum tcc_library_call_kind {
   TCC_LIBRARY_CALL_CONV2D = 2
 } tcc_library_call_kind;
 
+/** Kinds of collectives (stable values): the communication of a
+ *  data-parallel training step between the ranks that run it, each on its
+ *  own batch. A row of the descriptor's collective table has the layout of
+ *  a library call (tcc_abi_collective); every operand is a dense buffer of
+ *  the row's dtype, and PARAMS per kind are:
+ *
+ *  ALL_REDUCE_START: {bucket, elements of operand 0, ..., of operand n-1};
+ *    starts replacing every operand, in place, by its mean over the ranks
+ *    (the sum divided by the world size). Non-blocking: the operands must
+ *    not be read or written until the WAIT of this collective returns.
+ *    BUCKET numbers the step's gradient buckets in the order the backward
+ *    completes them (for messages). dtype F32 on the CPU; F32, F16 or BF16 on
+ *    a device.
+ *  WAIT: {index of an ALL_REDUCE_START in this table}; the same operands.
+ *    Returns once that collective's results are in its operands (on a
+ *    device: once work queued after it is ordered after it). Fails (records
+ *    an error) when it does not complete within the communicator's timeout.
+ *
+ *  The world size is the runtime's: one artifact runs on any number of
+ *  ranks, a single process included. */
+typedef enum tcc_collective_kind {
+  TCC_COLLECTIVE_ALL_REDUCE_START = 1,
+  TCC_COLLECTIVE_WAIT = 2
+} tcc_collective_kind;
+
 /** Bits of a MATMUL's epilogue parameter (stable values): what is applied to
  *  the product before it is stored, in the order bias, residual, relu. */
 typedef enum tcc_matmul_epilogue {
@@ -179,6 +216,9 @@ typedef struct tcc_abi_library_call {
   int32_t num_operands;
   const int64_t *params;
 } tcc_abi_library_call;
+
+/** A row of the collective table: kind is a tcc_collective_kind. */
+typedef tcc_abi_library_call tcc_abi_collective;
 
 /** Names of the entry points a compiler emits. */
 #define TCC_ENTRY_INFER "infer"
@@ -267,6 +307,9 @@ typedef struct tcc_abi_library_call {
  *  (tcc_abi_runtime.profile_kernel), in index order, separated by ';'. */
 #define TCC_METADATA_PROFILE_KERNELS "profile.kernels"
 #define TCC_METADATA_MEMORY_BUDGET "memory_budget"
+/** tcc --data-parallel: the number of gradient buckets train_step averages
+ *  over the ranks (its collectives, tcc_abi_descriptor.collectives). */
+#define TCC_METADATA_DATA_PARALLEL "data_parallel"
 #define TCC_METADATA_AUTO_BATCH "auto_batch"
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
@@ -324,6 +367,11 @@ typedef struct tcc_abi_descriptor {
                                   (cuBLASLt, cuDNN), at the arena's tail:
                                   the largest of the calls' planned bounds;
                                   0 = the runtime's default (32 MiB) */
+  /* Appended with ABI version 2: the collectives of a data-parallel step
+     (tcc --data-parallel), which entries run through
+     tcc_abi_runtime.collective by index. */
+  int32_t num_collectives;
+  const tcc_abi_collective *collectives;
 } tcc_abi_descriptor;
 
 /** The signature of the exported symbol. */

@@ -476,6 +476,77 @@ TCC_API tcc_status tcc_session_get_output_shape(tcc_session_t session, const cha
 TCC_API tcc_status tcc_session_copy_output(tcc_session_t session, const char *name, void *dst,
                                            size_t dst_size);
 
+/*===--- Data-parallel training ------------------------------------------===*
+ *
+ * An artifact compiled with `tcc --data-parallel` averages its gradients over
+ * the ranks of a job inside train_step (bucketed all-reduces that overlap the
+ * backward). Each process of the job (started by mpirun, or srun) creates a
+ * communicator, gives it to its session, feeds the session its own shard of
+ * every batch and runs the entry points as usual; every rank must run the
+ * same entries in the same order. Without a communicator, or alone, the
+ * artifact trains as a single process. MPI (Open MPI) is loaded with dlopen
+ * only when the process was launched as one of several. See
+ * docs/distributed.md.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct tcc_communicator *tcc_communicator_t;
+
+typedef struct tcc_communicator_options {
+  /** sizeof(tcc_communicator_options) as the caller compiled it. */
+  uint32_t struct_size;
+  uint32_t reserved;
+  /** Seconds any collective may wait for the other ranks before it fails
+   *  naming itself (a rank that died or hangs); 0 means 60. */
+  double timeout_seconds;
+} tcc_communicator_options;
+
+/** Sets *out_options to the defaults (struct_size filled in, all else 0). */
+TCC_API void tcc_communicator_options_init(tcc_communicator_options *out_options);
+
+/** Joins the job this process was launched in: under mpirun (Open MPI's
+ *  OMPI_COMM_WORLD_SIZE) or srun (PMIx / Slurm's variables) with more than
+ *  one process, loads MPI (libmpi.so.40, or the file TCC_MPI_LIBRARY names)
+ *  and initializes it unless the application did; otherwise a world of one.
+ *  Errors: TCC_ERROR_UNSUPPORTED (MPI cannot be loaded or initialized),
+ *  TCC_ERROR_INVALID_ARGUMENT (a negative timeout). */
+TCC_API tcc_status tcc_communicator_create(const tcc_communicator_options *options,
+                                           tcc_communicator_t *out_communicator);
+
+/** This process's rank, the world size and the rank among the processes on
+ *  this host (any of the pointers may be NULL). */
+TCC_API tcc_status tcc_communicator_get_info(tcc_communicator_t communicator, int32_t *out_rank,
+                                             int32_t *out_size, int32_t *out_local_rank);
+
+/** Replaces VALUES[0, COUNT) on every rank by their sum over the ranks
+ *  (blocking, within the timeout): for losses and metrics. Errors:
+ *  TCC_ERROR_RUNTIME (a rank did not take part in time). */
+TCC_API tcc_status tcc_communicator_sum(tcc_communicator_t communicator, double *values,
+                                        int64_t count);
+
+/** Copies BYTES bytes at DATA from rank ROOT to every rank (blocking). */
+TCC_API tcc_status tcc_communicator_broadcast(tcc_communicator_t communicator, void *data,
+                                              int64_t bytes, int32_t root);
+
+/** Ends every process of the job with exit status CODE (MPI_Abort; alone:
+ *  exit). For a rank that failed and must not leave the others waiting. */
+TCC_API void tcc_communicator_abort(tcc_communicator_t communicator, int32_t code);
+
+/** Finalizes MPI if tcc_communicator_create initialized it. Destroy the
+ *  sessions that use it first. NULL is ignored. */
+TCC_API void tcc_communicator_destroy(tcc_communicator_t communicator);
+
+/** Runs SESSION's collectives over COMMUNICATOR (borrowed: it must outlive
+ *  the session's runs), or alone when COMMUNICATOR is NULL. Errors:
+ *  TCC_ERROR_INVALID_ARGUMENT (several ranks, but the artifact was compiled
+ *  without --data-parallel), TCC_ERROR_UNSUPPORTED (several ranks and a
+ *  device artifact: NCCL is not wired yet). */
+TCC_API tcc_status tcc_session_set_communicator(tcc_session_t session,
+                                                tcc_communicator_t communicator);
+
+/** Makes every rank's parameters and optimizer state those of rank ROOT
+ *  (collective: every rank calls it). A no-op without a communicator. */
+TCC_API tcc_status tcc_session_broadcast_state(tcc_session_t session, int32_t root);
+
 /*===--- The step protocol ------------------------------------------------===*
  *
  * How a training artifact (compiled with tcc --loss=...) is driven, whether by
@@ -672,6 +743,17 @@ typedef struct tcc_trainer_options {
    * --precision=fp16 (its input "loss_scale_init"), > 0; 0 (the default)
    * means 65536 = 2^16, PyTorch GradScaler's. Ignored by other artifacts. */
   double loss_scale_init;
+  /* Data-parallel training (appended): the job's communicator (borrowed;
+   * NULL: this process alone). The trainer gives it to the session and
+   * makes every rank start from rank 0's parameters; each optimizer step
+   * takes W x B samples (W ranks, B the compiled batch): global batch i is
+   * samples [i W B, (i+1) W B) of the epoch's order (one permutation from
+   * the shared seed), of which rank r trains on the r-th B. The reported
+   * losses are the means over the ranks; only rank 0 prints, writes the
+   * metrics, TensorBoard, the trace, --save and the checkpoints (every rank
+   * reads --resume, whose world size must be this run's). The artifact must
+   * be compiled with --data-parallel when W > 1. */
+  tcc_communicator_t communicator;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,

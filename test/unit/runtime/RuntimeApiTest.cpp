@@ -615,7 +615,7 @@ TEST_F(RuntimeApiTest, RejectsBadArtifacts) {
     break;
   }
   EXPECT_ERROR(tcc_artifact_load(fixture("add_artifact_abi99.so").c_str(), &artifact),
-               TCC_ERROR_ABI, "artifact ABI version 99, but this runtime supports version 1");
+               TCC_ERROR_ABI, "artifact ABI version 99, but this runtime supports versions 1 to 2");
   EXPECT_ERROR(tcc_artifact_load(fixture("add_artifact_bad_offset.so").c_str(), &artifact),
                TCC_ERROR_ABI, "invalid descriptor", "tensor 'y' at offset 1024",
                "outside the 128-byte arena");
@@ -723,8 +723,19 @@ struct DescriptorBuilder {
   tcc_abi_entry entries[1] = {{"infer", &entryFn, 3, indices}};
   tcc_abi_descriptor d = {
       TCC_ABI_VERSION, sizeof(tcc_abi_descriptor), "", "", "", "", 128, 64, 64, 3, 1, tensors,
-      entries, 0, nullptr, 0, nullptr, nullptr, 0, nullptr, nullptr, nullptr, 0, 0};
+      entries, 0, nullptr, 0, nullptr, nullptr, 0, nullptr, nullptr, nullptr, 0, 0, 0, nullptr};
   tcc_abi_kernel kernels[1] = {{"k", {1, 1, 1}, {32, 1, 1}, 0, 2}};
+  /// A bucket of y's 6 and b's 3 elements, and its wait.
+  int64_t startParams[3] = {0, 6, 3};
+  int64_t waitParams[1] = {0};
+  tcc_abi_collective collectives[2] = {
+      {TCC_COLLECTIVE_ALL_REDUCE_START, TCC_DTYPE_F32, 3, 2, startParams},
+      {TCC_COLLECTIVE_WAIT, TCC_DTYPE_F32, 1, 2, waitParams}};
+  /// Gives the descriptor the two collectives.
+  void addCollectives() {
+    d.num_collectives = 2;
+    d.collectives = collectives;
+  }
   /// Makes the descriptor a valid cuda:sm_90 artifact with one kernel.
   void makeDevice() {
     d.device = "cuda:sm_90";
@@ -806,6 +817,48 @@ TEST(DescriptorValidation, RejectsEachDefect) {
          b.d.device = nullptr;
        },
        "1 kernels but no device"},
+      {"collective table",
+       [](DescriptorBuilder &b) {
+         b.addCollectives();
+         b.d.collectives = nullptr;
+       },
+       "no table for 2 collectives"},
+      {"collective kind",
+       [](DescriptorBuilder &b) {
+         b.addCollectives();
+         b.collectives[0].kind = 7;
+       },
+       "collective #0: unknown kind 7"},
+      {"collective dtype",
+       [](DescriptorBuilder &b) {
+         b.addCollectives();
+         b.collectives[0].dtype = TCC_DTYPE_I64;
+       },
+       "ALL_REDUCE_START of dtype i64"},
+      {"collective counts",
+       [](DescriptorBuilder &b) {
+         b.addCollectives();
+         b.collectives[0].num_params = 2;
+       },
+       "ALL_REDUCE_START with 2 parameters for 2 operands"},
+      {"collective empty operand",
+       [](DescriptorBuilder &b) {
+         b.addCollectives();
+         b.startParams[2] = 0;
+       },
+       "operand 1 has 0 elements"},
+      {"wait target",
+       [](DescriptorBuilder &b) {
+         b.addCollectives();
+         b.waitParams[0] = 1;
+       },
+       "collective #1: WAIT for collective #1, which is not an earlier row"},
+      {"wait operands",
+       [](DescriptorBuilder &b) {
+         b.addCollectives();
+         b.collectives[1].num_operands = 1;
+       },
+       "not an ALL_REDUCE_START of as many operands"},
   };
   for (const Case &c : cases) {
     DescriptorBuilder builder;
@@ -815,8 +868,16 @@ TEST(DescriptorValidation, RejectsEachDefect) {
     EXPECT_EQ(error.rfind("m.so: ", 0), 0u) << c.what << ": " << error;
   }
   DescriptorBuilder other;
-  other.d.abi_version = 2;
-  EXPECT_TRUE(contains(other.error(), "artifact ABI version 2"));
+  other.d.abi_version = TCC_ABI_VERSION + 1;
+  EXPECT_TRUE(contains(other.error(), "artifact ABI version 3, but this runtime supports "
+                                      "versions 1 to 2"));
+  // Every version from the oldest on loads; collectives are well formed.
+  DescriptorBuilder first;
+  first.d.abi_version = TCC_ABI_MIN_VERSION;
+  EXPECT_EQ(first.error(), "");
+  DescriptorBuilder collective;
+  collective.addCollectives();
+  EXPECT_EQ(collective.error(), "");
   DescriptorBuilder device;
   device.makeDevice();
   EXPECT_EQ(device.error(), "");

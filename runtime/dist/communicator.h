@@ -1,0 +1,81 @@
+//===- communicator.h - the ranks of a data-parallel job, over MPI --------===//
+//
+// A Communicator is one process's membership in the job a launcher started
+// (mpirun, or srun through PMIx): its rank, the world size, and the
+// operations the training step and the trainer need, each with a deadline.
+// MPI is Open MPI, loaded with dlopen on first use (libmpi.so.40, or
+// TCC_MPI_LIBRARY), so a single-process run needs no MPI installed; outside
+// a launcher the communicator is a world of one and touches no library.
+//
+// Every operation is non-blocking underneath (MPI_I*) and waited for with
+// MPI_Test until the communicator's timeout: a rank that died or hangs ends
+// the wait with an Error naming the operation, never a silent hang. Open MPI
+// progresses non-blocking collectives inside MPI calls; waiting for one also
+// tests the others still in flight.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_DIST_COMMUNICATOR_H
+#define TCC_RUNTIME_DIST_COMMUNICATOR_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tcc::rt {
+
+class Communicator {
+public:
+  /// Joins the launcher's job: OMPI_COMM_WORLD_SIZE (mpirun), PMIX_RANK or
+  /// SLURM_NTASKS (srun) say there is one; a world of one otherwise. Throws
+  /// Error(TCC_ERROR_UNSUPPORTED) when MPI cannot be loaded or initialized.
+  /// TIMEOUT (seconds, > 0) bounds every wait.
+  static std::unique_ptr<Communicator> fromEnvironment(double timeout);
+  /// A world of one, whatever the environment says.
+  static std::unique_ptr<Communicator> single(double timeout);
+  ~Communicator();
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  /// The rank among those on this host (OMPI_COMM_WORLD_LOCAL_RANK, else
+  /// SLURM_LOCALID), 0 when unknown: which GPU a rank takes.
+  int localRank() const { return localRank_; }
+  double timeout() const { return timeout_; }
+  bool usesMpi() const { return api_ != nullptr; }
+
+  /// An operation in flight; wait() finishes it.
+  using Request = void *;
+  /// Starts the in-place sum over the ranks of COUNT elements at DATA, f32
+  /// (DOUBLE false) or f64.
+  Request startSum(void *data, int64_t count, bool isDouble);
+  /// Waits for REQUEST until the timeout; WHAT names it in the error
+  /// ("all-reduce of gradient bucket 2"). Throws Error(TCC_ERROR_RUNTIME).
+  void wait(Request request, const std::string &what);
+  /// Blocking in-place sum of f64 values (the trainer's losses, metrics).
+  void sum(double *values, int64_t count, const std::string &what);
+  /// Blocking broadcast of BYTES bytes at DATA from ROOT.
+  void broadcast(void *data, size_t bytes, int root, const std::string &what);
+  /// Ends every rank of the job with exit status CODE (MPI_Abort); a world
+  /// of one exits.
+  [[noreturn]] void abort(int code);
+
+  /// The loaded MPI functions and handles (communicator.cpp).
+  struct Api;
+
+private:
+  Communicator() = default;
+  const Api *api_ = nullptr;
+  int rank_ = 0, size_ = 1, localRank_ = 0;
+  double timeout_ = 60;
+  bool finalize_ = false; // this communicator initialized MPI
+  /// Requests started and not yet waited for (tested while waiting).
+  std::vector<Request> pending_;
+};
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_DIST_COMMUNICATOR_H
