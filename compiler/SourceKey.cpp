@@ -20,8 +20,10 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -182,8 +184,16 @@ std::optional<tcc::SourceKey> tcc::SourceKey::compute(StringRef path, StringRef 
   if (extension == ".onnxtxt" || extension == ".txt")
     return std::nullopt;
   bool onnx = extension != ".tcc" && extension != ".mlir";
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  // Regular files only, opened without blocking (a FIFO would wait for a
+  // writer): anything else is the importer's to refuse.
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  struct stat st;
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = std::make_error_code(std::errc::invalid_argument);
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    buffer = MemoryBuffer::getOpenFile(fd, path, st.st_size, /*RequiresNullTerminator=*/false);
+  ::close(fd);
   if (!buffer)
     return std::nullopt;
   StringRef bytes = (*buffer)->getBuffer();

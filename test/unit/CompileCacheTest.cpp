@@ -309,6 +309,11 @@ TEST_F(CompileCacheTest, SourceKeyFollowsTheModelAndItsExternalData) {
   EXPECT_NE(tcc::SourceKey::compute(model, "options")->key(), aged->key());
   EXPECT_FALSE(tcc::SourceKey::compute(folder + "/m.onnxtxt", "options"));
   EXPECT_FALSE(tcc::SourceKey::compute(folder + "/missing.onnx", "options"));
+  // Not a regular file: no key, and no wait for a FIFO's writer.
+  std::string fifo = folder + "/fifo.onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(tcc::SourceKey::compute(fifo, "options"));
+  EXPECT_FALSE(tcc::SourceKey::compute(folder, "options"));
 }
 
 TEST(CompileCacheKey, PartsAreLengthPrefixed) {
