@@ -13,6 +13,7 @@
 #include "compiler/BatchMetadata.h"
 #include "compiler/CompileCache.h"
 #include "compiler/MemoryReport.h"
+#include "compiler/SourceKey.h"
 #include "compiler/Weights.h"
 #include "compiler/cpu/CpuPipeline.h"
 #include "compiler/cuda/CudaPipeline.h"
@@ -89,8 +90,16 @@ private:
   /// identity it keys the artifact in the cache.
   std::string fingerprint() const;
   std::string canonicalOptions() const;
-  /// The artifact and its weights from the cache, when there.
-  FailureOr<bool> reuseArtifact();
+  /// canonicalOptions before the import, and the import's own options: the
+  /// rest of the source key (compiler/SourceKey.h).
+  std::string sourceOptions() const;
+  /// The fingerprint the source key maps to, then its artifact, when there.
+  FailureOr<bool> reuseBySource();
+  /// Maps the source key to the fingerprint (after a compile or a reuse).
+  void storeSource();
+  /// The artifact and its weights from the cache, when there; the
+  /// warnings of the compile that stored it, after EARLIER ones.
+  FailureOr<bool> reuseArtifact(StringRef earlier = "");
   void storeArtifact();
   void printTimeReport();
 
@@ -113,6 +122,13 @@ private:
   std::string artifactFingerprint;
   tcc::CodegenStats codegen;
   bool artifactFromCache = false;
+  /// The artifact's cache key taken before the import, when the model can
+  /// be keyed so; whether the artifact was found by it.
+  std::optional<tcc::SourceKey> source;
+  bool foundBySource = false;
+  /// The import's warnings, kept with the source key (a compile that
+  /// skips the import repeats them).
+  std::string importWarnings;
   /// The warnings of this compile, one line each (location fields and the
   /// message, tab-separated), stored with a cached artifact and replayed
   /// when it is reused: a warm compile says what a cold one said.
@@ -148,6 +164,14 @@ std::string warningLine(Diagnostic &diag) {
   }
   return escape(name) + "\t" + escape(file) + "\t" + std::to_string(line) + "\t" +
          std::to_string(col) + "\t" + escape(diag.str()) + "\n";
+}
+
+/// A diagnostic handler's body: a warning's line goes to INTO, and every
+/// diagnostic on to the caller's handler.
+LogicalResult recordWarning(Diagnostic &diag, std::string &into) {
+  if (diag.getSeverity() == DiagnosticSeverity::Warning)
+    into += warningLine(diag);
+  return failure();
 }
 
 /// Emits the warnings recorded by warningLine again.
@@ -466,10 +490,11 @@ std::string weightsPath(StringRef artifact) {
   return std::string(path);
 }
 
-/// Writes BYTES to PATH through a temporary file beside it.
+/// Writes BYTES to PATH through a temporary file of its own beside it
+/// (concurrent compiles may write one output).
 std::error_code writeAtomically(StringRef path, StringRef bytes) {
-  llvm::SmallString<256> tmp(path);
-  tmp += ".tmp";
+  llvm::SmallString<256> tmp;
+  llvm::sys::fs::createUniquePath(path + ".tmp-%%%%%%%%", tmp, /*MakeAbsolute=*/false);
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
@@ -489,24 +514,24 @@ std::error_code writeAtomically(StringRef path, StringRef bytes) {
 
 } // namespace
 
-FailureOr<bool> Compilation::reuseArtifact() {
+FailureOr<bool> Compilation::reuseArtifact(StringRef earlier) {
   std::string key = tcc::hashKey({"artifact", tcc::compilerIdentity(), artifactFingerprint});
   TimingScope scope = root.nest("artifact cache lookup");
   std::optional<std::string> library = cache->lookup(key, "so");
   if (!library)
     return false;
-  std::optional<std::string> parameters = cache->lookup(key, "safetensors");
-  if (!parameters)
-    return false;
   std::optional<std::string> recorded = cache->lookup(key, "warnings");
   if (!recorded)
     return false;
+  // The weights first (linked from the cache, not copied): an artifact is
+  // never there without its weights.
+  std::string message;
+  if (!cache->lookupFile(key, "weights", weightsPath(options.output), message))
+    return message.empty() ? FailureOr<bool>(false) : FailureOr<bool>(error() << message);
+  if (std::error_code ec = writeAtomically(options.output, *library))
+    return error() << "cannot write '" << options.output << "': " << ec.message();
+  replayWarnings(context, earlier);
   replayWarnings(context, *recorded);
-  // The weights first: an artifact is never there without its weights.
-  for (auto [path, bytes] : {std::pair<std::string, StringRef>(weightsPath(options.output), *parameters),
-                             std::pair<std::string, StringRef>(options.output, *library)})
-    if (std::error_code ec = writeAtomically(path, bytes))
-      return error() << "cannot write '" << path << "': " << ec.message();
   artifactFromCache = true;
   return true;
 }
@@ -517,14 +542,65 @@ void Compilation::storeArtifact() {
     return;
   auto library = llvm::MemoryBuffer::getFile(options.output, /*IsText=*/false,
                                              /*RequiresNullTerminator=*/false);
-  auto parameters = llvm::MemoryBuffer::getFile(weightsPath(options.output), /*IsText=*/false,
-                                                /*RequiresNullTerminator=*/false);
-  if (!library || !parameters)
+  if (!library)
     return;
   std::string key = tcc::hashKey({"artifact", tcc::compilerIdentity(), artifactFingerprint});
   cache->store(key, "warnings", warnings);
-  cache->store(key, "safetensors", (*parameters)->getBuffer());
+  cache->storeFile(key, "weights", weightsPath(options.output));
   cache->store(key, "so", (*library)->getBuffer());
+  storeSource();
+}
+
+std::string Compilation::sourceOptions() const {
+  // Before the import `train` and `training` are the caller's; a .tcc
+  // recipe then applies by `trainingGiven` and `inferOnly`.
+  std::string text = canonicalOptions();
+  llvm::raw_string_ostream os(text);
+  os << " infer-only=" << options.inferOnly << " given=";
+  for (const std::string &key : options.trainingGiven)
+    os << key << ',';
+  const tcc::OnnxImportOptions &import = options.import;
+  os << " batch=" << (batch ? std::to_string(*batch) : "none")
+     << " function=" << import.functionName << " dims=";
+  std::vector<std::pair<std::string, int64_t>> dims;
+  for (const auto &d : import.dims)
+    dims.push_back({d.getKey().str(), d.getValue()});
+  llvm::sort(dims);
+  for (const auto &[name, size] : dims)
+    os << name << '=' << size << ',';
+  std::vector<std::string> constants;
+  for (const auto &c : import.constantInputs)
+    constants.push_back(c.getKey().str());
+  llvm::sort(constants);
+  for (const std::string &name : constants) {
+    const tcc::ConstantInput &c = import.constantInputs.find(name)->second;
+    os << " const " << name << ' ' << c.dtype << ' ';
+    for (int64_t d : c.shape)
+      os << d << ',';
+    os << ' ' << tcc::hashKey({StringRef(c.bytes.data(), c.bytes.size())});
+  }
+  return text;
+}
+
+FailureOr<bool> Compilation::reuseBySource() {
+  TimingScope scope = root.nest("source key");
+  source = tcc::SourceKey::compute(options.input, sourceOptions());
+  if (!source)
+    return false;
+  std::optional<std::string> entry = cache->lookup(source->key(), "fingerprint");
+  if (!entry)
+    return false;
+  auto [fingerprint, recorded] = StringRef(*entry).split('\n');
+  artifactFingerprint = fingerprint.str();
+  scope.stop();
+  FailureOr<bool> reused = reuseArtifact(recorded);
+  foundBySource = succeeded(reused) && *reused;
+  return reused;
+}
+
+void Compilation::storeSource() {
+  if (source && source->storable())
+    cache->store(source->key(), "fingerprint", artifactFingerprint + "\n" + importWarnings);
 }
 
 void Compilation::printTimeReport() {
@@ -536,7 +612,8 @@ void Compilation::printTimeReport() {
   timing.setEnabled(false);
   llvm::raw_ostream &os = *options.reportStream;
   if (artifactFromCache) {
-    os << "tcc: the artifact came from the compile cache (" << cache->dir() << ")\n";
+    os << "tcc: the artifact came from the compile cache (" << cache->dir() << ")"
+       << (foundBySource ? ", found before the import" : "") << "\n";
     return;
   }
   if (codegen.groups)
@@ -567,17 +644,9 @@ LogicalResult Compilation::run() {
   using tcc::Stage;
   if (failed(checkOptions()))
     return failure();
-  {
-    TimingScope scope = root.nest("import");
-    // --batch=auto imports at every batch it tries, and last at its choice.
-    if (failed(options.autoBatch ? chooseBatch() : importModel()))
-      return failure();
-  }
   Stage stage = options.stage;
-  if (stage >= Stage::LLVMIR) {
-    TimingScope scope = root.nest("fingerprint");
-    artifactFingerprint = fingerprint();
-  }
+  // Reports come from the passes: a compile that prints one runs them.
+  bool reusable = options.report == tcc::Report::None && options.memoryPlot.empty();
   if (stage == Stage::SharedLibrary && options.cache) {
     std::optional<uint64_t> size = tcc::defaultCacheSize();
     if (!size)
@@ -585,9 +654,9 @@ LogicalResult Compilation::run() {
                         "suffix";
     cache = std::make_unique<tcc::CompileCache>(
         options.cacheDir.empty() ? tcc::defaultCacheDir() : options.cacheDir, *size);
-    // Reports come from the passes: a compile that prints one runs them.
-    if (cache->enabled() && options.report == tcc::Report::None && options.memoryPlot.empty()) {
-      FailureOr<bool> reused = reuseArtifact();
+    // --batch=auto reports its choice while it imports: it keeps the import.
+    if (cache->enabled() && reusable && !options.autoBatch) {
+      FailureOr<bool> reused = reuseBySource();
       if (failed(reused))
         return failure();
       if (*reused) {
@@ -596,14 +665,33 @@ LogicalResult Compilation::run() {
       }
     }
   }
+  {
+    TimingScope scope = root.nest("import");
+    ScopedDiagnosticHandler record(
+        &context, [&](Diagnostic &diag) { return recordWarning(diag, importWarnings); });
+    // --batch=auto imports at every batch it tries, and last at its choice.
+    if (failed(options.autoBatch ? chooseBatch() : importModel()))
+      return failure();
+  }
+  if (stage >= Stage::LLVMIR) {
+    TimingScope scope = root.nest("fingerprint");
+    artifactFingerprint = fingerprint();
+  }
+  if (cache && cache->enabled() && reusable) {
+    FailureOr<bool> reused = reuseArtifact();
+    if (failed(reused))
+      return failure();
+    if (*reused) {
+      storeSource();
+      printTimeReport();
+      return success();
+    }
+  }
   LogicalResult result = failure();
   {
     // Recorded, then passed on to the caller's handler.
-    ScopedDiagnosticHandler record(&context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Warning)
-        warnings += warningLine(diag);
-      return failure();
-    });
+    ScopedDiagnosticHandler record(
+        &context, [&](Diagnostic &diag) { return recordWarning(diag, warnings); });
     result = compileStages();
   }
   if (cache && cache->enabled()) {

@@ -20,8 +20,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace llvm;
@@ -42,6 +48,48 @@ std::optional<std::string> env(const char *name) {
   if (value && value->empty())
     return std::nullopt;
   return value;
+}
+
+/// A file entry's check: the payload's length, then its hash.
+std::string checkOf(StringRef bytes) {
+  std::string check(8, '\0');
+  support::endian::write64le(check.data(), bytes.size());
+  std::array<uint8_t, kHashBytes> hash = digest(bytes);
+  check.append(reinterpret_cast<const char *>(hash.data()), kHashBytes);
+  return check;
+}
+
+std::error_code lastError() { return std::error_code(errno, std::generic_category()); }
+
+/// Makes TO (which must not exist) a reflink of FROM: a copy that shares
+/// FROM's blocks until either is written (btrfs, XFS); fails elsewhere.
+std::error_code cloneFile(StringRef from, StringRef to) {
+  int in = ::open(from.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return lastError();
+  int out = ::open(to.str().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  std::error_code ec;
+  if (out < 0 || ::ioctl(out, FICLONE, in) != 0)
+    ec = lastError();
+  if (out >= 0)
+    ::close(out);
+  ::close(in);
+  if (ec && out >= 0)
+    ::unlink(to.str().c_str());
+  return ec;
+}
+
+/// Puts a file with FROM's bytes at TO (which must not exist): a reflink,
+/// else a hard link, else a copy.
+std::error_code placeFile(StringRef from, StringRef to, tcc::CompileCache::Placement &how) {
+  how = tcc::CompileCache::Placement::Reflink;
+  if (!cloneFile(from, to))
+    return std::error_code();
+  how = tcc::CompileCache::Placement::HardLink;
+  if (!sys::fs::create_hard_link(from, to))
+    return std::error_code();
+  how = tcc::CompileCache::Placement::Copy;
+  return sys::fs::copy_file(from, to);
 }
 
 } // namespace
@@ -133,16 +181,11 @@ std::string tcc::CompileCache::path(StringRef key, StringRef kind) const {
   return std::string(p);
 }
 
-std::optional<std::string> tcc::CompileCache::lookup(StringRef key, StringRef kind) {
-  if (!enabled())
-    return std::nullopt;
-  std::string file = path(key, kind);
+std::optional<std::string> tcc::CompileCache::read(StringRef file) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFile(file, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    ++stats_.misses;
+  if (!buffer)
     return std::nullopt;
-  }
   StringRef bytes = (*buffer)->getBuffer();
   bool good = bytes.size() >= kHeaderBytes && bytes.starts_with(kMagic);
   StringRef payload;
@@ -158,13 +201,109 @@ std::optional<std::string> tcc::CompileCache::lookup(StringRef key, StringRef ki
     // Whoever finds a bad entry removes it; the compile then rebuilds it.
     sys::fs::remove(file);
     ++stats_.corrupt;
-    ++stats_.misses;
     return std::nullopt;
   }
   // Least recently used goes first when the folder is trimmed.
-  ::utimes(file.c_str(), nullptr);
-  ++stats_.hits;
+  ::utimes(file.str().c_str(), nullptr);
   return payload.str();
+}
+
+std::optional<std::string> tcc::CompileCache::lookup(StringRef key, StringRef kind) {
+  if (!enabled())
+    return std::nullopt;
+  std::optional<std::string> payload = read(path(key, kind));
+  ++(payload ? stats_.hits : stats_.misses);
+  return payload;
+}
+
+bool tcc::CompileCache::lookupFile(StringRef key, StringRef kind, StringRef dest,
+                                   std::string &error, Placement *placement) {
+  if (!enabled())
+    return false;
+  std::string checkFile = path(key, (kind + ".check").str());
+  std::string file = path(key, kind);
+  std::optional<std::string> check = read(checkFile);
+  if (!check) {
+    ++stats_.misses;
+    return false;
+  }
+  // Placed beside DEST under a name of its own (concurrent compiles to one
+  // output), checked there, then renamed over DEST: the bytes checked are
+  // the bytes DEST gets, whatever happens to the entry meanwhile.
+  SmallString<256> tmp;
+  sys::fs::createUniquePath(dest + ".tmp-%%%%%%%%", tmp, /*MakeAbsolute=*/false);
+  Placement how;
+  if (std::error_code ec = placeFile(file, tmp, how)) {
+    ++stats_.misses;
+    // No data beside the check (trimmed): a miss. Else DEST's folder is
+    // the problem.
+    if (sys::fs::exists(file))
+      error = "cannot write '" + tmp.str().str() + "': " + ec.message();
+    return false;
+  }
+  ErrorOr<std::unique_ptr<MemoryBuffer>> placed =
+      MemoryBuffer::getFile(tmp, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!placed || checkOf((*placed)->getBuffer()) != *check) {
+    sys::fs::remove(tmp);
+    sys::fs::remove(file);
+    sys::fs::remove(checkFile);
+    ++stats_.corrupt;
+    ++stats_.misses;
+    return false;
+  }
+  ::utimes(file.c_str(), nullptr);
+  std::error_code ec = sys::fs::rename(tmp, dest);
+  // A rename onto another link of the same file (DEST was linked from this
+  // entry before) succeeds and leaves TMP.
+  sys::fs::remove(tmp);
+  if (ec) {
+    ++stats_.misses;
+    error = "cannot write '" + dest.str() + "': " + ec.message();
+    return false;
+  }
+  if (placement)
+    *placement = how;
+  ++stats_.hits;
+  return true;
+}
+
+void tcc::CompileCache::storeFile(StringRef key, StringRef kind, StringRef source) {
+  if (!enabled())
+    return;
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(source, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    ++stats_.failedStores;
+    return;
+  }
+  StringRef bytes = (*buffer)->getBuffer();
+  SmallString<256> model(dir_);
+  sys::path::append(model, "tmp-%%%%%%%%%%%%");
+  SmallString<256> tmp;
+  sys::fs::createUniquePath(model, tmp, /*MakeAbsolute=*/false);
+  // A reflink of SOURCE, or SOURCE itself (as a warm compile's output would
+  // be); else the bytes just hashed are the bytes written.
+  bool written = !cloneFile(source, tmp) || !sys::fs::create_hard_link(source, tmp);
+  if (!written) {
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << bytes;
+      os.close();
+      written = !os.has_error();
+      os.clear_error();
+    }
+  }
+  // Read-only: hard links to it (SOURCE, warm outputs) are files nobody
+  // should write into.
+  bool stored = written && ::chmod(tmp.c_str(), 0444) == 0 && !sys::fs::rename(tmp, path(key, kind));
+  // (A rename onto another link of the same file succeeds and leaves TMP.)
+  sys::fs::remove(tmp);
+  if (!stored) {
+    ++stats_.failedStores;
+    return;
+  }
+  store(key, (kind + ".check").str(), checkOf(bytes));
 }
 
 void tcc::CompileCache::store(StringRef key, StringRef kind, StringRef payload) {

@@ -14,6 +14,13 @@
 // by removing the entries used least recently (a hit refreshes the file's
 // modification time).
 //
+// Large payloads (an artifact's weights) are file entries instead: the
+// payload as a plain file, `<key>.<kind>`, read-only, with its size and
+// BLAKE3 hash in an ordinary entry `<key>.<kind>.check`. A hit puts the file
+// at its destination as a reflink, else a hard link, else a copy, and checks
+// the hash of what it put there before renaming it into place: a warm
+// compile writes no weights, and a damaged entry is still never used.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TCC_COMPILER_COMPILECACHE_H
@@ -69,6 +76,20 @@ public:
   /// read-only folder fails the store, never the compile). Thread-safe.
   void store(llvm::StringRef key, llvm::StringRef kind, llvm::StringRef payload);
 
+  /// Makes DEST a file holding the payload stored under KEY and KIND by
+  /// storeFile: a reflink of the entry, else a hard link to it (shared with
+  /// the cache and read-only: tcc replaces such files, never writes into
+  /// them), else a copy; checked, then renamed into place. False on a miss
+  /// (a bad entry is removed and counted); ERROR is set when the file could
+  /// be read but DEST not written. Thread-safe.
+  enum class Placement { Reflink, HardLink, Copy };
+  bool lookupFile(llvm::StringRef key, llvm::StringRef kind, llvm::StringRef dest,
+                  std::string &error, Placement *placement = nullptr);
+
+  /// Stores the file at SOURCE under KEY and KIND as a file entry (best
+  /// effort, as `store`). Thread-safe.
+  void storeFile(llvm::StringRef key, llvm::StringRef kind, llvm::StringRef source);
+
   /// Removes the least recently used entries until the folder holds at most
   /// the bound, and temporary files older than an hour (a writer that died).
   void trim();
@@ -77,6 +98,8 @@ public:
 
 private:
   std::string path(llvm::StringRef key, llvm::StringRef kind) const;
+  /// The payload of the entry FILE; a bad one is removed and counted.
+  std::optional<std::string> read(llvm::StringRef file);
 
   std::string dir_;
   uint64_t maxBytes_;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CompileCache.h"
+#include "compiler/SourceKey.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <fstream>
 #include <set>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <thread>
@@ -172,6 +174,146 @@ TEST_F(CompileCacheTest, UnusableFolderDisablesTheCache) {
   EXPECT_NE(cache.problem().find("a-file"), std::string::npos) << cache.problem();
   cache.store("k", "o", "payload");
   EXPECT_FALSE(cache.lookup("k", "o"));
+}
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(CompileCacheTest, FileEntriesArePlacedWithoutCopying) {
+  tcc::CompileCache cache(folder, 1 << 30);
+  std::string source = folder + "/out.safetensors", dest = folder + "/warm.safetensors";
+  std::string payload(3 << 20, 'w');
+  payload[12345] = 'x';
+  std::ofstream(source, std::ios::binary) << payload;
+  std::string error;
+  EXPECT_FALSE(cache.lookupFile("k", "weights", dest, error));
+  EXPECT_TRUE(error.empty()) << error;
+  cache.storeFile("k", "weights", source);
+  tcc::CompileCache::Placement how;
+  ASSERT_TRUE(cache.lookupFile("k", "weights", dest, error, &how)) << error;
+  EXPECT_EQ(readAll(dest), payload);
+  // Cache and destination share a file system here: a reflink or a hard
+  // link, never a copy; a hard link is the entry itself, read-only.
+  EXPECT_NE(how, tcc::CompileCache::Placement::Copy);
+  struct stat d, e;
+  ASSERT_EQ(::stat(dest.c_str(), &d), 0);
+  ASSERT_EQ(::stat(entry("k", "weights").c_str(), &e), 0);
+  if (how == tcc::CompileCache::Placement::HardLink) {
+    EXPECT_EQ(d.st_ino, e.st_ino);
+    EXPECT_EQ(d.st_mode & 0777, 0444u);
+  }
+  // Placed again over an existing destination: replaced, not written into.
+  ASSERT_TRUE(cache.lookupFile("k", "weights", dest, error)) << error;
+  EXPECT_EQ(readAll(dest), payload);
+  EXPECT_EQ(cache.stats().hits, 2u);
+  for (const std::string &name : files())
+    EXPECT_EQ(name.find("tmp"), std::string::npos) << name;
+}
+
+TEST_F(CompileCacheTest, DamagedFileEntryIsRemovedAndNotPlaced) {
+  tcc::CompileCache cache(folder, 1 << 30);
+  std::string source = folder + "/out.safetensors", dest = folder + "/warm.safetensors";
+  std::ofstream(source, std::ios::binary) << std::string(100000, 'w');
+  cache.storeFile("k", "weights", source);
+  std::string data = entry("k", "weights");
+  ASSERT_EQ(::chmod(data.c_str(), 0644), 0);
+  {
+    std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(500);
+    f.put('v');
+  }
+  std::string error;
+  EXPECT_FALSE(cache.lookupFile("k", "weights", dest, error));
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_EQ(cache.stats().corrupt, 1u);
+  EXPECT_FALSE(llvm::sys::fs::exists(dest));
+  EXPECT_FALSE(llvm::sys::fs::exists(data));
+  EXPECT_FALSE(llvm::sys::fs::exists(entry("k", "weights.check")));
+  // A truncated one, and one without its data: misses too.
+  cache.storeFile("k", "weights", source);
+  ASSERT_EQ(::truncate(data.c_str(), 99999), 0);
+  EXPECT_FALSE(cache.lookupFile("k", "weights", dest, error));
+  cache.storeFile("k", "weights", source);
+  llvm::sys::fs::remove(data);
+  EXPECT_FALSE(cache.lookupFile("k", "weights", dest, error));
+  EXPECT_TRUE(error.empty()) << error;
+  cache.storeFile("k", "weights", source);
+  EXPECT_TRUE(cache.lookupFile("k", "weights", dest, error)) << error;
+}
+
+TEST_F(CompileCacheTest, FileEntryToAnUnwritableFolderIsAnError) {
+  tcc::CompileCache cache(folder, 1 << 30);
+  std::string source = folder + "/out.safetensors";
+  std::ofstream(source, std::ios::binary) << std::string(1000, 'w');
+  cache.storeFile("k", "weights", source);
+  std::string error;
+  EXPECT_FALSE(cache.lookupFile("k", "weights", folder + "/no/such/folder/w.safetensors", error));
+  EXPECT_FALSE(error.empty());
+}
+
+/// Protobuf's wire format, for hand-made ModelProtos.
+std::string varint(uint64_t v) {
+  std::string out;
+  do {
+    out += char((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+  return out;
+}
+std::string field(unsigned number, const std::string &bytes) {
+  return varint(number << 3 | 2) + varint(bytes.size()) + bytes;
+}
+std::string externalTensor(const std::string &location) {
+  return field(8, "w") + varint(14 << 3) + varint(1) + // name, data_location = EXTERNAL
+         field(13, field(1, "location") + field(2, location)) +
+         field(13, field(1, "offset") + field(2, "0"));
+}
+
+TEST(SourceKey, FindsExternalDataEverywhereTheImporterLooks) {
+  std::string graph = field(5, externalTensor("weights.bin")) +          // initializer
+                      field(5, field(9, std::string(1000, '\0'))) +      // raw data, skipped
+                      field(1, field(5, field(5, externalTensor("const.bin")))) + // Constant's t
+                      field(15, field(1, externalTensor("sparse.bin")));  // sparse initializer
+  std::string subgraph = field(5, externalTensor("weights.bin"));
+  std::string model = varint(1 << 3) + varint(8) +                        // ir_version
+                      field(7, graph + field(1, field(5, field(6, subgraph))));
+  std::optional<std::vector<std::string>> found = tcc::onnxExternalDataLocations(model);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(*found, (std::vector<std::string>{"const.bin", "sparse.bin", "weights.bin"}));
+  EXPECT_EQ(tcc::onnxExternalDataLocations(""), std::vector<std::string>{});
+  // Truncated, or a length past the end: not a ModelProto.
+  EXPECT_FALSE(tcc::onnxExternalDataLocations(model.substr(0, model.size() - 3)));
+  EXPECT_FALSE(tcc::onnxExternalDataLocations(varint(7 << 3 | 2) + varint(100) + "x"));
+}
+
+TEST_F(CompileCacheTest, SourceKeyFollowsTheModelAndItsExternalData) {
+  std::string model = folder + "/m.onnx", data = folder + "/weights.bin";
+  std::ofstream(model, std::ios::binary)
+      << varint(1 << 3) + varint(8) + field(7, field(5, externalTensor("weights.bin")));
+  std::ofstream(data, std::ios::binary) << std::string(64, 'a');
+  std::optional<tcc::SourceKey> first = tcc::SourceKey::compute(model, "options");
+  ASSERT_TRUE(first);
+  // Just written: not settled, so not to be stored.
+  EXPECT_FALSE(first->storable());
+  age(data, 100);
+  std::optional<tcc::SourceKey> aged = tcc::SourceKey::compute(model, "options");
+  ASSERT_TRUE(aged);
+  EXPECT_NE(aged->key(), first->key()); // its time is in the key
+  // The ctime is now: aging sets the modification time only.
+  EXPECT_FALSE(aged->storable());
+  EXPECT_NE(tcc::SourceKey::compute(model, "other options")->key(), aged->key());
+  // The same bytes written again in place: another key.
+  std::ofstream(data, std::ios::binary) << std::string(64, 'a');
+  EXPECT_NE(tcc::SourceKey::compute(model, "options")->key(), aged->key());
+  EXPECT_FALSE(tcc::SourceKey::compute(folder + "/m.onnxtxt", "options"));
+  EXPECT_FALSE(tcc::SourceKey::compute(folder + "/missing.onnx", "options"));
+  // Not a regular file: no key, and no wait for a FIFO's writer.
+  std::string fifo = folder + "/fifo.onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(tcc::SourceKey::compute(fifo, "options"));
+  EXPECT_FALSE(tcc::SourceKey::compute(folder, "options"));
 }
 
 TEST(CompileCacheKey, PartsAreLengthPrefixed) {
