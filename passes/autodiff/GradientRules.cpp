@@ -146,14 +146,20 @@ Value dErf(OpBuilder &b, Location loc, Value x, Value) { // 2/sqrt(pi) exp(-x^2)
 }
 Value dSin(OpBuilder &b, Location loc, Value x, Value) { return CosOp::create(b, loc, x); }
 Value dCos(OpBuilder &b, Location loc, Value x, Value) { return neg(b, loc, SinOp::create(b, loc, x)); }
+// Operands are built one statement at a time: the order in which C++ evaluates
+// call arguments is unspecified, and with it the order of the ops.
 Value dTan(OpBuilder &b, Location loc, Value, Value y) { // 1 + tan^2
-  return add(b, loc, splat(b, loc, y, 1.0), mul(b, loc, y, y));
+  Value one = splat(b, loc, y, 1.0);
+  Value square = mul(b, loc, y, y);
+  return add(b, loc, one, square);
 }
 /// 1 - x^2 as (1 - x)(1 + x): no cancellation near |x| = 1, where asin, acos
 /// and atanh have their steepest slopes.
 Value oneMinusSquare(OpBuilder &b, Location loc, Value x) {
   Value one = splat(b, loc, x, 1.0);
-  return mul(b, loc, sub(b, loc, one, x), add(b, loc, one, x));
+  Value lo = sub(b, loc, one, x);
+  Value hi = add(b, loc, one, x);
+  return mul(b, loc, lo, hi);
 }
 Value dAsin(OpBuilder &b, Location loc, Value x, Value) { // 1 / sqrt(1 - x^2)
   return RsqrtOp::create(b, loc, oneMinusSquare(b, loc, x));
@@ -162,19 +168,27 @@ Value dAcos(OpBuilder &b, Location loc, Value x, Value) { // -1 / sqrt(1 - x^2)
   return neg(b, loc, dAsin(b, loc, x, Value()));
 }
 Value dAtan(OpBuilder &b, Location loc, Value x, Value) { // 1 / (1 + x^2)
-  return div(b, loc, splat(b, loc, x, 1.0), add(b, loc, splat(b, loc, x, 1.0), mul(b, loc, x, x)));
+  Value one = splat(b, loc, x, 1.0);
+  Value square = mul(b, loc, x, x);
+  Value denominator = add(b, loc, one, square);
+  return div(b, loc, one, denominator);
 }
 Value dSinh(OpBuilder &b, Location loc, Value x, Value) { return CoshOp::create(b, loc, x); }
 Value dCosh(OpBuilder &b, Location loc, Value x, Value) { return SinhOp::create(b, loc, x); }
 Value dAsinh(OpBuilder &b, Location loc, Value x, Value) { // 1 / sqrt(x^2 + 1)
-  return RsqrtOp::create(b, loc, add(b, loc, mul(b, loc, x, x), splat(b, loc, x, 1.0)));
+  Value square = mul(b, loc, x, x);
+  Value one = splat(b, loc, x, 1.0);
+  return RsqrtOp::create(b, loc, add(b, loc, square, one));
 }
 Value dAcosh(OpBuilder &b, Location loc, Value x, Value) { // 1 / sqrt((x - 1)(x + 1))
   Value one = splat(b, loc, x, 1.0);
-  return RsqrtOp::create(b, loc, mul(b, loc, sub(b, loc, x, one), add(b, loc, x, one)));
+  Value lo = sub(b, loc, x, one);
+  Value hi = add(b, loc, x, one);
+  return RsqrtOp::create(b, loc, mul(b, loc, lo, hi));
 }
 Value dAtanh(OpBuilder &b, Location loc, Value x, Value) { // 1 / (1 - x^2)
-  return div(b, loc, splat(b, loc, x, 1.0), oneMinusSquare(b, loc, x));
+  Value one = splat(b, loc, x, 1.0);
+  return div(b, loc, one, oneMinusSquare(b, loc, x));
 }
 
 struct NegRule {
