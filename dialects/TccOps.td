@@ -66,6 +66,16 @@ def Tcc_ErfOp : Tcc_UnaryOp<"erf", Tcc_FloatTensor, "erf(x)", [Tcc_Precision<"Wi
 def Tcc_SoftplusOp : Tcc_UnaryOp<"softplus", Tcc_FloatTensor, "log(1+exp(x))", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
 def Tcc_SinOp : Tcc_UnaryOp<"sin", Tcc_FloatTensor, "sin(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
 def Tcc_CosOp : Tcc_UnaryOp<"cos", Tcc_FloatTensor, "cos(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+// The rest of ONNX's trigonometric and hyperbolic functions (Tan ... Atanh).
+def Tcc_TanOp : Tcc_UnaryOp<"tan", Tcc_FloatTensor, "tan(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_AsinOp : Tcc_UnaryOp<"asin", Tcc_FloatTensor, "asin(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_AcosOp : Tcc_UnaryOp<"acos", Tcc_FloatTensor, "acos(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_AtanOp : Tcc_UnaryOp<"atan", Tcc_FloatTensor, "atan(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_SinhOp : Tcc_UnaryOp<"sinh", Tcc_FloatTensor, "sinh(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_CoshOp : Tcc_UnaryOp<"cosh", Tcc_FloatTensor, "cosh(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_AsinhOp : Tcc_UnaryOp<"asinh", Tcc_FloatTensor, "asinh(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_AcoshOp : Tcc_UnaryOp<"acosh", Tcc_FloatTensor, "acosh(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
+def Tcc_AtanhOp : Tcc_UnaryOp<"atanh", Tcc_FloatTensor, "atanh(x)", [Tcc_Precision<"Widened", "transcendental: f32 inside, rounded once">]>;
 def Tcc_FloorOp : Tcc_UnaryOp<"floor", Tcc_FloatTensor, "floor(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_CeilOp : Tcc_UnaryOp<"ceil", Tcc_FloatTensor, "ceil(x)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_RoundOp : Tcc_UnaryOp<"round", Tcc_FloatTensor,

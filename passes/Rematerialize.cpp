@@ -54,7 +54,9 @@ double recomputeFlops(Operation *op) {
     return 2.0 * n * double(filter.getNumElements() / filter.getShape().front());
   }
   if (isa<tcc::ExpOp, tcc::LogOp, tcc::TanhOp, tcc::SigmoidOp, tcc::ErfOp, tcc::SoftplusOp,
-          tcc::SinOp, tcc::CosOp, tcc::PowOp, tcc::GeluOp, tcc::EluOp>(op))
+          tcc::SinOp, tcc::CosOp, tcc::TanOp, tcc::AsinOp, tcc::AcosOp, tcc::AtanOp,
+          tcc::SinhOp, tcc::CoshOp, tcc::AsinhOp, tcc::AcoshOp, tcc::AtanhOp, tcc::PowOp,
+          tcc::GeluOp, tcc::EluOp>(op))
     return 16 * n;
   if (isa<tcc::DivOp, tcc::SqrtOp, tcc::RsqrtOp, tcc::ReciprocalOp>(op))
     return 8 * n;

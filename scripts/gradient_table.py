@@ -46,8 +46,8 @@ def table():
     ops = re.findall(r'^def Tcc_(\w+)Op : Tcc_\w*<"(\w+)"', read('dialects/TccOps.td'), re.M)
     rules = set(re.findall(r'attach<(\w+)Op,', read('passes/autodiff/GradientRules.cpp')))
     tested = set(re.findall(r'tcc\.(\w+) ', read('test/integration/Inputs/gen_gradients.py')))
-    unary = re.search(r'unary = \[(.*?)\]', read('test/integration/Inputs/gen_gradients.py'), re.S)
-    tested |= set(re.findall(r"\('(\w+)'", unary.group(1)))
+    for unary in re.findall(r'\bunary\w* = \[(.*?)\]', read('test/integration/Inputs/gen_gradients.py'), re.S):
+        tested |= set(re.findall(r"\('(\w+)'", unary))
     binary = re.search(r'binary = \[(.*?)\]\n', read('test/integration/Inputs/gen_gradients.py'), re.S)
     tested |= set(re.findall(r"\('(\w+)'", binary.group(1)))
     rows = []

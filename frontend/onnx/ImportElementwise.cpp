@@ -401,6 +401,15 @@ void tcc::onnx_frontend::registerElementwiseHandlers(HandlerTable &t) {
   t["Erf"] = floatUnary<ErfOp>;
   t["Sin"] = floatUnary<SinOp>;
   t["Cos"] = floatUnary<CosOp>;
+  t["Tan"] = floatUnary<TanOp>;
+  t["Asin"] = floatUnary<AsinOp>;
+  t["Acos"] = floatUnary<AcosOp>;
+  t["Atan"] = floatUnary<AtanOp>;
+  t["Sinh"] = floatUnary<SinhOp>;
+  t["Cosh"] = floatUnary<CoshOp>;
+  t["Asinh"] = floatUnary<AsinhOp>;
+  t["Acosh"] = floatUnary<AcoshOp>;
+  t["Atanh"] = floatUnary<AtanhOp>;
   t["Floor"] = floatUnary<FloorOp>;
   t["Ceil"] = floatUnary<CeilOp>;
   t["Round"] = floatUnary<RoundOp>;

@@ -146,6 +146,50 @@ Value dErf(OpBuilder &b, Location loc, Value x, Value) { // 2/sqrt(pi) exp(-x^2)
 }
 Value dSin(OpBuilder &b, Location loc, Value x, Value) { return CosOp::create(b, loc, x); }
 Value dCos(OpBuilder &b, Location loc, Value x, Value) { return neg(b, loc, SinOp::create(b, loc, x)); }
+// Operands are built one statement at a time: the order in which C++ evaluates
+// call arguments is unspecified, and with it the order of the ops.
+Value dTan(OpBuilder &b, Location loc, Value, Value y) { // 1 + tan^2
+  Value one = splat(b, loc, y, 1.0);
+  Value square = mul(b, loc, y, y);
+  return add(b, loc, one, square);
+}
+/// 1 - x^2 as (1 - x)(1 + x): no cancellation near |x| = 1, where asin, acos
+/// and atanh have their steepest slopes.
+Value oneMinusSquare(OpBuilder &b, Location loc, Value x) {
+  Value one = splat(b, loc, x, 1.0);
+  Value lo = sub(b, loc, one, x);
+  Value hi = add(b, loc, one, x);
+  return mul(b, loc, lo, hi);
+}
+Value dAsin(OpBuilder &b, Location loc, Value x, Value) { // 1 / sqrt(1 - x^2)
+  return RsqrtOp::create(b, loc, oneMinusSquare(b, loc, x));
+}
+Value dAcos(OpBuilder &b, Location loc, Value x, Value) { // -1 / sqrt(1 - x^2)
+  return neg(b, loc, dAsin(b, loc, x, Value()));
+}
+Value dAtan(OpBuilder &b, Location loc, Value x, Value) { // 1 / (1 + x^2)
+  Value one = splat(b, loc, x, 1.0);
+  Value square = mul(b, loc, x, x);
+  Value denominator = add(b, loc, one, square);
+  return div(b, loc, one, denominator);
+}
+Value dSinh(OpBuilder &b, Location loc, Value x, Value) { return CoshOp::create(b, loc, x); }
+Value dCosh(OpBuilder &b, Location loc, Value x, Value) { return SinhOp::create(b, loc, x); }
+Value dAsinh(OpBuilder &b, Location loc, Value x, Value) { // 1 / sqrt(x^2 + 1)
+  Value square = mul(b, loc, x, x);
+  Value one = splat(b, loc, x, 1.0);
+  return RsqrtOp::create(b, loc, add(b, loc, square, one));
+}
+Value dAcosh(OpBuilder &b, Location loc, Value x, Value) { // 1 / sqrt((x - 1)(x + 1))
+  Value one = splat(b, loc, x, 1.0);
+  Value lo = sub(b, loc, x, one);
+  Value hi = add(b, loc, x, one);
+  return RsqrtOp::create(b, loc, mul(b, loc, lo, hi));
+}
+Value dAtanh(OpBuilder &b, Location loc, Value x, Value) { // 1 / (1 - x^2)
+  Value one = splat(b, loc, x, 1.0);
+  return div(b, loc, one, oneMinusSquare(b, loc, x));
+}
 
 struct NegRule {
   LogicalResult operator()(OpBuilder &b, NegOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
@@ -1335,6 +1379,15 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<ErfOp, UnaryRule<ErfOp, dErf>>(ctx);
     attach<SinOp, UnaryRule<SinOp, dSin>>(ctx);
     attach<CosOp, UnaryRule<CosOp, dCos>>(ctx);
+    attach<TanOp, UnaryRule<TanOp, dTan>>(ctx);
+    attach<AsinOp, UnaryRule<AsinOp, dAsin>>(ctx);
+    attach<AcosOp, UnaryRule<AcosOp, dAcos>>(ctx);
+    attach<AtanOp, UnaryRule<AtanOp, dAtan>>(ctx);
+    attach<SinhOp, UnaryRule<SinhOp, dSinh>>(ctx);
+    attach<CoshOp, UnaryRule<CoshOp, dCosh>>(ctx);
+    attach<AsinhOp, UnaryRule<AsinhOp, dAsinh>>(ctx);
+    attach<AcoshOp, UnaryRule<AcoshOp, dAcosh>>(ctx);
+    attach<AtanhOp, UnaryRule<AtanhOp, dAtanh>>(ctx);
     attach<ReluOp, ReluRule>(ctx);
     attach<SignOp, ZeroRule<SignOp>>(ctx);
     attach<FloorOp, ZeroRule<FloorOp>>(ctx);

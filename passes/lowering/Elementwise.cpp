@@ -45,6 +45,15 @@ TCC_MATH_BODY(TanhOp, math::TanhOp)
 TCC_MATH_BODY(ErfOp, math::ErfOp)
 TCC_MATH_BODY(SinOp, math::SinOp)
 TCC_MATH_BODY(CosOp, math::CosOp)
+TCC_MATH_BODY(TanOp, math::TanOp)
+TCC_MATH_BODY(AsinOp, math::AsinOp)
+TCC_MATH_BODY(AcosOp, math::AcosOp)
+TCC_MATH_BODY(AtanOp, math::AtanOp)
+TCC_MATH_BODY(SinhOp, math::SinhOp)
+TCC_MATH_BODY(CoshOp, math::CoshOp)
+TCC_MATH_BODY(AsinhOp, math::AsinhOp)
+TCC_MATH_BODY(AcoshOp, math::AcoshOp)
+TCC_MATH_BODY(AtanhOp, math::AtanhOp)
 TCC_MATH_BODY(FloorOp, math::FloorOp)
 TCC_MATH_BODY(CeilOp, math::CeilOp)
 // Half to even, as the op says (math.round would round half away from 0).
@@ -420,6 +429,11 @@ void tcc::lowering::populateElementwisePatterns(const TypeConverter &tc,
                ElementwiseLowering<ReluOp>, ElementwiseLowering<ErfOp>,
                ElementwiseLowering<SoftplusOp>, ElementwiseLowering<SinOp>,
                ElementwiseLowering<CosOp>, ElementwiseLowering<FloorOp>,
+               ElementwiseLowering<TanOp>, ElementwiseLowering<AsinOp>,
+               ElementwiseLowering<AcosOp>, ElementwiseLowering<AtanOp>,
+               ElementwiseLowering<SinhOp>, ElementwiseLowering<CoshOp>,
+               ElementwiseLowering<AsinhOp>, ElementwiseLowering<AcoshOp>,
+               ElementwiseLowering<AtanhOp>,
                ElementwiseLowering<CeilOp>, ElementwiseLowering<RoundOp>,
                ElementwiseLowering<NotOp>, ElementwiseLowering<GeluOp>,
                ElementwiseLowering<LeakyReluOp>, ElementwiseLowering<EluOp>,

@@ -141,6 +141,114 @@ func.func @fold_cos() -> tensor<2xf32> {
 
 // -----
 
+// Tests that tan of a constant folds.
+// CHECK-LABEL: func.func @fold_tan
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[0.000000e+00, 0.546302497]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_tan() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.tan %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that asin of a constant folds.
+// CHECK-LABEL: func.func @fold_asin
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[0.000000e+00, 0.52359879]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_asin() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.asin %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that acos of a constant folds.
+// CHECK-LABEL: func.func @fold_acos
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[1.57079637, 1.04719758]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_acos() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.acos %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that atan of a constant folds.
+// CHECK-LABEL: func.func @fold_atan
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[0.000000e+00, 0.463647604]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_atan() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.atan %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that sinh of a constant folds.
+// CHECK-LABEL: func.func @fold_sinh
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[0.000000e+00, 0.521095276]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_sinh() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.sinh %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that cosh of a constant folds.
+// CHECK-LABEL: func.func @fold_cosh
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[1.000000e+00, 1.12762594]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_cosh() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.cosh %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that asinh of a constant folds.
+// CHECK-LABEL: func.func @fold_asinh
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[0.000000e+00, 0.481211811]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_asinh() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.asinh %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that acosh of a constant folds.
+// CHECK-LABEL: func.func @fold_acosh
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[0.000000e+00, 1.31695795]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_acosh() -> tensor<2xf32> {
+  %c = tcc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = tcc.acosh %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that atanh of a constant folds.
+// CHECK-LABEL: func.func @fold_atanh
+//       CHECK:   %[[C:.+]] = tcc.constant dense<[0.000000e+00, 0.549306154]> : tensor<2xf32>
+//  CHECK-NEXT:   return %[[C]]
+func.func @fold_atanh() -> tensor<2xf32> {
+  %c = tcc.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %0 = tcc.atanh %c : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 // Tests that floor of a constant folds, toward negative infinity.
 // CHECK-LABEL: func.func @fold_floor
 //       CHECK:   %[[C:.+]] = tcc.constant dense<[-2.000000e+00, 1.000000e+00]> : tensor<2xf32>

@@ -68,6 +68,25 @@ func.func @unary_float(%x: tensor<4xf32>, %h: tensor<2xbf16>) {
   // Tests round.
   // CHECK: tcc.round %[[X]] : tensor<4xf32>
   %13 = tcc.round %x : tensor<4xf32>
+  // Tests the trigonometric and hyperbolic functions after sin and cos.
+  // CHECK: tcc.tan %[[X]] : tensor<4xf32>
+  %t0 = tcc.tan %x : tensor<4xf32>
+  // CHECK: tcc.asin %[[X]] : tensor<4xf32>
+  %t1 = tcc.asin %x : tensor<4xf32>
+  // CHECK: tcc.acos %[[X]] : tensor<4xf32>
+  %t2 = tcc.acos %x : tensor<4xf32>
+  // CHECK: tcc.atan %[[X]] : tensor<4xf32>
+  %t3 = tcc.atan %x : tensor<4xf32>
+  // CHECK: tcc.sinh %[[X]] : tensor<4xf32>
+  %t4 = tcc.sinh %x : tensor<4xf32>
+  // CHECK: tcc.cosh %[[X]] : tensor<4xf32>
+  %t5 = tcc.cosh %x : tensor<4xf32>
+  // CHECK: tcc.asinh %[[X]] : tensor<4xf32>
+  %t6 = tcc.asinh %x : tensor<4xf32>
+  // CHECK: tcc.acosh %[[X]] : tensor<4xf32>
+  %t7 = tcc.acosh %x : tensor<4xf32>
+  // CHECK: tcc.atanh %[[X]] : tensor<4xf32>
+  %t8 = tcc.atanh %x : tensor<4xf32>
   // Tests that a unary op accepts a non-f32 float type (bf16).
   // CHECK: tcc.exp %[[H]] : tensor<2xbf16>
   %14 = tcc.exp %h : tensor<2xbf16>

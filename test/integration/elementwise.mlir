@@ -125,6 +125,150 @@ func.func @cos_f32() {
   return
 }
 
+// Tests that tcc.tan computes tan of each element.
+// Result #0 is printed rounded to q = 0.001.
+// CHECK-LABEL: case tan_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [3.01, 0, -0.255, -0.255, 1.795, 0.932, 0.468, -0.063]
+func.func @tan_f32() {
+  %a0 = tcc.constant dense<[[1.25, 0.0, -0.25, -0.25], [1.0625, 0.75, 0.4375, -0.0625]]> : tensor<2x4xf32>
+  %r0 = tcc.tan %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case tan_f32 #0\n"
+  %q0 = arith.constant 1000.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.asin computes asin of each element.
+// Result #0 is printed rounded to q = 0.001.
+// CHECK-LABEL: case asin_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [-0.384, -0.384, -0.189, 0.948, 1.215, -0.758, 0.125, 1.065]
+func.func @asin_f32() {
+  %a0 = tcc.constant dense<[[-0.375, -0.375, -0.1875, 0.8125], [0.9375, -0.6875, 0.125, 0.875]]> : tensor<2x4xf32>
+  %r0 = tcc.asin %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case asin_f32 #0\n"
+  %q0 = arith.constant 1000.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.acos computes acos of each element.
+// Result #0 is printed rounded to q = 0.001.
+// CHECK-LABEL: case acos_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [2.094, 1.382, 0.973, 2.786, 2.168, 1.823, 2.636, 2.094]
+func.func @acos_f32() {
+  %a0 = tcc.constant dense<[[-0.5, 0.1875, 0.5625, -0.9375], [-0.5625, -0.25, -0.875, -0.5]]> : tensor<2x4xf32>
+  %r0 = tcc.acos %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case acos_f32 #0\n"
+  %q0 = arith.constant 1000.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.atan computes atan of each element.
+// Result #0 is printed rounded to q = 0.001.
+// CHECK-LABEL: case atan_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [-1.326, -1.181, 1.378, 1.355, 1.336, -1.172, 0.124, 0.124]
+func.func @atan_f32() {
+  %a0 = tcc.constant dense<[[-4.0, -2.4375, 5.125, 4.5625], [4.1875, -2.375, 0.125, 0.125]]> : tensor<2x4xf32>
+  %r0 = tcc.atan %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case atan_f32 #0\n"
+  %q0 = arith.constant 1000.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.sinh computes sinh of each element.
+// Result #0 is printed rounded to q = 0.01.
+// CHECK-LABEL: case sinh_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [-1.49, 0.38, -3.63, 5.68, -1.6, -19.96, -1.72, 0.13]
+func.func @sinh_f32() {
+  %a0 = tcc.constant dense<[[-1.1875, 0.375, -2.0, 2.4375], [-1.25, -3.6875, -1.3125, 0.125]]> : tensor<2x4xf32>
+  %r0 = tcc.sinh %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case sinh_f32 #0\n"
+  %q0 = arith.constant 100.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.cosh computes cosh of each element.
+// Result #0 is printed rounded to q = 0.01.
+// CHECK-LABEL: case cosh_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [4.25, 17.64, 3.34, 6.13, 10.71, 1.29, 4.8, 6.94]
+func.func @cosh_f32() {
+  %a0 = tcc.constant dense<[[-2.125, 3.5625, 1.875, -2.5], [-3.0625, -0.75, 2.25, 2.625]]> : tensor<2x4xf32>
+  %r0 = tcc.cosh %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case cosh_f32 #0\n"
+  %q0 = arith.constant 100.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.asinh computes asinh of each element.
+// Result #0 is printed rounded to q = 0.001.
+// CHECK-LABEL: case asinh_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [-1.195, 2.182, 2.492, 1.895, 1.444, -1.415, 2.249, -2.064]
+func.func @asinh_f32() {
+  %a0 = tcc.constant dense<[[-1.5, 4.375, 6.0, 3.25], [2.0, -1.9375, 4.6875, -3.875]]> : tensor<2x4xf32>
+  %r0 = tcc.asinh %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case asinh_f32 #0\n"
+  %q0 = arith.constant 1000.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.acosh computes acosh of each element.
+// Result #0 is printed rounded to q = 0.001.
+// CHECK-LABEL: case acosh_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [2.478, 1.352, 1.906, 2.095, 2.185, 1.386, 2.014, 1.451]
+func.func @acosh_f32() {
+  %a0 = tcc.constant dense<[[6.0, 2.0625, 3.4375, 4.125], [4.5, 2.125, 3.8125, 2.25]]> : tensor<2x4xf32>
+  %r0 = tcc.acosh %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case acosh_f32 #0\n"
+  %q0 = arith.constant 1000.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
+// Tests that tcc.atanh computes atanh of each element.
+// Result #0 is printed rounded to q = 0.0001.
+// CHECK-LABEL: case atanh_f32 #0
+//  CHECK-NEXT: Unranked Memref {{.*}} data =
+//  CHECK-NEXT: [0.1897, -0.4691, -0.2554, 0.6365, 0, 0.5493, -0.2554, -0.8432]
+func.func @atanh_f32() {
+  %a0 = tcc.constant dense<[[0.1875, -0.4375, -0.25, 0.5625], [0.0, 0.5, -0.25, -0.6875]]> : tensor<2x4xf32>
+  %r0 = tcc.atanh %a0 : tensor<2x4xf32>
+  %p0f = tensor.collapse_shape %r0 [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %p0d = tensor.cast %p0f : tensor<8xf32> to tensor<?xf32>
+  vector.print str "case atanh_f32 #0\n"
+  %q0 = arith.constant 10000.0 : f32
+  call @show_rounded_f32(%p0d, %q0) : (tensor<?xf32>, f32) -> ()
+  return
+}
+
 // Tests that tcc.log computes log of each element.
 // Result #0 is printed rounded to q = 0.001.
 // CHECK-LABEL: case log_f32 #0
@@ -742,6 +886,15 @@ func.func @main() {
   call @erf_f32() : () -> ()
   call @sin_f32() : () -> ()
   call @cos_f32() : () -> ()
+  call @tan_f32() : () -> ()
+  call @asin_f32() : () -> ()
+  call @acos_f32() : () -> ()
+  call @atan_f32() : () -> ()
+  call @sinh_f32() : () -> ()
+  call @cosh_f32() : () -> ()
+  call @asinh_f32() : () -> ()
+  call @acosh_f32() : () -> ()
+  call @atanh_f32() : () -> ()
   call @log_f32() : () -> ()
   call @sqrt_f32() : () -> ()
   call @rsqrt_f32() : () -> ()

@@ -7345,6 +7345,465 @@ func.func @check_mlp() -> i1 {
   return %ok : i1
 }
 
+func.func @f_tan(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.tan %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[-8.76935427103668674e-01, 8.35017998107918658e-01, -7.90170681900958405e-01, 6.87584101585495988e-01, 9.58278701728136673e-01, -1.71625147997937599e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_tan_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_tan() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-1.03717432837562695e+00, -1.18545013256721177e-03, -3.49904609887397910e-01, 1.07266590383685934e+00, 1.20569850438620696e+00, 1.82261066217104917e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_tan_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_tan(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_tan(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_asin(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.asin %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[8.51015143214341574e-01, 2.87768596627971940e-01, 3.02544963012696844e-01, 2.58818669593434247e-01, -8.07429681794821663e-01, -4.57837097436863960e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_asin_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_asin() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-5.01254582574108598e-01, 6.10124161514727148e-01, 7.80475422882931480e-01, 5.58963490268429175e-01, -4.79196792531934701e-01, -1.89351019698138834e-01]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_asin_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_asin(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_asin(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_acos(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.acos %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[-9.97821906952451210e-01, -8.12285206660856351e-01, 7.45253306073738964e-01, -1.59191050249656518e-01, -4.51803163794935125e-01, 8.73947455686227670e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_acos_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_acos() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[2.90451986412548213e-01, -1.98223347181348486e-01, -3.52641571705492263e-01, 4.51726495641226244e-01, 6.85200185690315267e-01, 2.53496276843843127e-02]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_acos_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_acos(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_acos(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_atan(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.atan %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[-7.11943490490571707e-01, -2.31337598387094667e-01, 1.90233400296914379e-01, -7.28605329069538010e-01, -2.90500445108091920e-01, -7.72046503775439596e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_atan_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_atan() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-6.58930888683252114e-01, -1.46965354932472225e+00, 1.07438948013395486e-01, 1.01017391052759775e+00, -2.53786206817678828e-01, -6.22557085755532924e-02]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_atan_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_atan(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_atan(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_sinh(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.sinh %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[-4.55788212900717360e-01, 1.86614384098885422e-01, 3.07655565900552874e-01, 6.85703716349449710e-01, 3.79663068170244200e-01, -9.55367704736329593e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_sinh_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_sinh() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.27111162748236639e+00, -8.33910176046664731e-01, 1.65330945322579170e+00, -2.36382311206148277e-01, 4.15347372879855126e-01, -1.97913780175702136e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_sinh_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_sinh(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_sinh(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_cosh(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.cosh %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[6.47503431097530724e-01, -9.37735462415799415e-01, -7.83988065882304630e-01, -7.95288498912393838e-01, 7.40464086708222613e-01, -9.90814556803460311e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_cosh_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_cosh() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[-6.66082637473121242e-01, 1.14189777239898982e+00, 2.02246544051164268e-01, 9.54037312297963958e-02, -1.59720539295905839e+00, 9.62149411429951140e-01]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_cosh_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_cosh(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_cosh(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_asinh(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.asinh %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[6.93454952245465162e-01, -7.17394638305134169e-01, 9.52668083860520598e-01, -5.43343021285698669e-01, 4.49225508172412358e-01, -1.51370314098124847e-02]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_asinh_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_asinh() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.59340305629178225e+00, 1.00310351022806010e+00, 5.81272017737390456e-01, -3.89414224668254150e-02, 1.05623320841680535e+00, 3.21780705371688125e-01]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_asinh_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_asinh(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_asinh(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_acosh(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.acosh %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[5.14568666771790140e-01, 3.26908616042548283e-01, 8.34482421452535261e-01, -6.98565956111690367e-01, -8.28860247165148945e-01, -8.45042396789586148e-01]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_acosh_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_acosh() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[2.92642640339737259e+00, 1.68442368144368171e+00, 2.69505177913513139e+00, 1.27980745247433014e+00, 2.39021032190527150e+00, 2.45707947000200289e+00]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_acosh_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_acosh(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_acosh(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
+func.func @f_atanh(%a0: tensor<2x3xf64> {tcc.param = "p0"}) -> tensor<f64> {
+  %y = tcc.atanh %a0 : tensor<2x3xf64>
+  %wf = tcc.constant dense<[-5.80092815936686268e-01, -1.08456728455054607e-01, -8.08214163554173970e-01, -4.94802491764911645e-01, -6.97178759972662654e-01, 8.36105267895950188e-02]> : tensor<6xf64>
+  %w = tcc.reshape %wf : tensor<6xf64> -> tensor<2x3xf64>
+  %p = tcc.mul %y, %w : tensor<2x3xf64>
+  %l = tcc.reduce_sum %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x3xf64> -> tensor<f64>
+  return %l : tensor<f64>
+}
+
+func.func private @f_atanh_grad(tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+
+func.func @check_atanh() -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %h = arith.constant 9.9999999999999995e-07 : f64
+  %two_h = arith.addf %h, %h : f64
+  %one = arith.constant 1.0 : f64
+  %zero = arith.constant 0.0 : f64
+  %tol = arith.constant 9.9999999999999995e-07 : f64
+  %x0f = arith.constant dense<[1.02209246363151984e-01, -1.48514679688751983e-01, 3.49283120530937574e-01, 3.51875420748252288e-01, -4.42235222545832862e-01, 3.76360077574534713e-01]> : tensor<6xf64>
+  %x0 = tensor.expand_shape %x0f [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+  %loss, %g0 = call @f_atanh_grad(%x0) : (tensor<2x3xf64>) -> (tensor<f64>, tensor<2x3xf64>)
+  %gf0 = tensor.collapse_shape %g0 [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>
+  %n0 = arith.constant 6 : index
+  %err0 = scf.for %i = %c0 to %n0 step %c1 iter_args(%m = %zero) -> f64 {
+    %v = tensor.extract %x0f[%i] : tensor<6xf64>
+    %vp = arith.addf %v, %h : f64
+    %xp_flat = tensor.insert %vp into %x0f[%i] : tensor<6xf64>
+    %xp = tensor.expand_shape %xp_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lp_t = func.call @f_atanh(%xp) : (tensor<2x3xf64>) -> tensor<f64>
+    %lp = tensor.extract %lp_t[] : tensor<f64>
+    %vm = arith.subf %v, %h : f64
+    %xm_flat = tensor.insert %vm into %x0f[%i] : tensor<6xf64>
+    %xm = tensor.expand_shape %xm_flat [[0, 1]] output_shape [2, 3] : tensor<6xf64> into tensor<2x3xf64>
+    %lm_t = func.call @f_atanh(%xm) : (tensor<2x3xf64>) -> tensor<f64>
+    %lm = tensor.extract %lm_t[] : tensor<f64>
+    %d = arith.subf %lp, %lm : f64
+    %fd = arith.divf %d, %two_h : f64
+    %g = tensor.extract %gf0[%i] : tensor<6xf64>
+    %diff = arith.subf %fd, %g : f64
+    %adiff = math.absf %diff : f64
+    %ag = math.absf %g : f64
+    %scale = arith.maximumf %ag, %one : f64
+    %e = arith.divf %adiff, %scale : f64
+    %nm = arith.maximumf %m, %e : f64
+    scf.yield %nm : f64
+  }
+  %ok = arith.cmpf olt, %err0, %tol : f64
+  return %ok : i1
+}
+
 func.func @main() {
   %ok_neg = call @check_neg() : () -> i1
   vector.print str "neg "
@@ -7679,6 +8138,33 @@ func.func @main() {
   %ok_mlp = call @check_mlp() : () -> i1
   vector.print str "mlp "
   vector.print %ok_mlp : i1
+  %ok_tan = call @check_tan() : () -> i1
+  vector.print str "tan "
+  vector.print %ok_tan : i1
+  %ok_asin = call @check_asin() : () -> i1
+  vector.print str "asin "
+  vector.print %ok_asin : i1
+  %ok_acos = call @check_acos() : () -> i1
+  vector.print str "acos "
+  vector.print %ok_acos : i1
+  %ok_atan = call @check_atan() : () -> i1
+  vector.print str "atan "
+  vector.print %ok_atan : i1
+  %ok_sinh = call @check_sinh() : () -> i1
+  vector.print str "sinh "
+  vector.print %ok_sinh : i1
+  %ok_cosh = call @check_cosh() : () -> i1
+  vector.print str "cosh "
+  vector.print %ok_cosh : i1
+  %ok_asinh = call @check_asinh() : () -> i1
+  vector.print str "asinh "
+  vector.print %ok_asinh : i1
+  %ok_acosh = call @check_acosh() : () -> i1
+  vector.print str "acosh "
+  vector.print %ok_acosh : i1
+  %ok_atanh = call @check_atanh() : () -> i1
+  vector.print str "atanh "
+  vector.print %ok_atanh : i1
   return
 }
 
@@ -7793,3 +8279,12 @@ func.func @main() {
 // CHECK-NEXT: batch_norm_training_b3_1x1 1
 // CHECK-NEXT: clamp_on_bounds 1
 // CHECK-NEXT: mlp 1
+// CHECK-NEXT: tan 1
+// CHECK-NEXT: asin 1
+// CHECK-NEXT: acos 1
+// CHECK-NEXT: atan 1
+// CHECK-NEXT: sinh 1
+// CHECK-NEXT: cosh 1
+// CHECK-NEXT: asinh 1
+// CHECK-NEXT: acosh 1
+// CHECK-NEXT: atanh 1

@@ -438,6 +438,42 @@ func.func @cos_f32(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Tests that tan, asin, acos, atan, sinh, cosh, asinh, acosh and atanh become
+// the math op of the same name, one linalg.generic each.
+// CHECK-LABEL: func.func @trig_f32
+//       CHECK:   linalg.generic
+//       CHECK:     math.tan
+//       CHECK:   linalg.generic
+//       CHECK:     math.asin
+//       CHECK:   linalg.generic
+//       CHECK:     math.acos
+//       CHECK:   linalg.generic
+//       CHECK:     math.atan
+//       CHECK:   linalg.generic
+//       CHECK:     math.sinh
+//       CHECK:   linalg.generic
+//       CHECK:     math.cosh
+//       CHECK:   linalg.generic
+//       CHECK:     math.asinh
+//       CHECK:   linalg.generic
+//       CHECK:     math.acosh
+//       CHECK:   linalg.generic
+//       CHECK:     math.atanh
+func.func @trig_f32(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = tcc.tan %x : tensor<4xf32>
+  %1 = tcc.asin %x : tensor<4xf32>
+  %2 = tcc.acos %x : tensor<4xf32>
+  %3 = tcc.atan %x : tensor<4xf32>
+  %4 = tcc.sinh %x : tensor<4xf32>
+  %5 = tcc.cosh %x : tensor<4xf32>
+  %6 = tcc.asinh %x : tensor<4xf32>
+  %7 = tcc.acosh %x : tensor<4xf32>
+  %8 = tcc.atanh %x : tensor<4xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // Tests that tcc.floor becomes math.floor.
 // CHECK-LABEL: func.func @floor_f32
 //       CHECK:   linalg.generic

@@ -128,20 +128,10 @@ def data_text_cls(n=64, t=32):
     return {'input_ids': np.ascontiguousarray(ids), 'y': y}
 
 
-def data_text_cls_eos(n=64, t=32):
-    """data_text_cls with the last token replaced by T5's </s> (id 1): T5's
-    classification head reads the hidden state at the end-of-sequence token."""
-    ids, y = _text_cls_rows(n, t)
-    ids = ids.copy()
-    ids[:, -1] = 1
-    return {'input_ids': np.ascontiguousarray(ids), 'y': y}
-
-
 DATA = {
     'images': data_images,
     'text_lm': data_text_lm,
     'text_cls': data_text_cls,
-    'text_cls_eos': data_text_cls_eos,
 }
 
 # ----------------------------------------------------------------------------
@@ -274,13 +264,30 @@ def m_llama():
     return t.LlamaForCausalLM(cfg)
 
 
+class T5EncoderClassifier(nn.Module):
+    """Hugging Face's T5 encoder (transformers.T5EncoderModel: relative position
+    buckets, RMS layer norms, ReLU feed-forward) with a linear head on the
+    mean of its last hidden states. T5ForSequenceClassification reads the
+    hidden state at the </s> token, which its export selects with NonZero, a
+    data-dependent shape that a statically shaped compiler cannot take."""
+
+    def __init__(self, cfg, classes=2):
+        super().__init__()
+        t = hf()
+        self.encoder = t.T5EncoderModel(cfg)
+        self.head = nn.Linear(cfg.d_model, classes)
+
+    def forward(self, input_ids):
+        hidden = self.encoder(input_ids=input_ids)[0]
+        return self.head(hidden.mean(dim=1))
+
+
 def m_t5():
     t = hf()
-    cfg = hf_common(t.T5Config(vocab_size=256, d_model=64, d_kv=32, d_ff=128, num_layers=2, num_decoder_layers=2,
-                               num_heads=2, relative_attention_num_buckets=8, relative_attention_max_distance=32,
-                               dropout_rate=0.0, classifier_dropout=0.0, num_labels=2,
-                               pad_token_id=0, eos_token_id=1, decoder_start_token_id=0))
-    return t.T5ForSequenceClassification(cfg)
+    cfg = hf_common(t.T5Config(vocab_size=256, d_model=64, d_kv=32, d_ff=128, num_layers=2, num_heads=2,
+                               relative_attention_num_buckets=8, relative_attention_max_distance=32,
+                               dropout_rate=0.0, is_encoder_decoder=False))
+    return T5EncoderClassifier(cfg)
 
 
 def m_lstm():
@@ -353,11 +360,10 @@ MODELS = {
     'llama': (m_llama, 'transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=64, '
               'intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, '
               'max_position_embeddings=32, attention_dropout=0.0))', 'text_lm', 8, adamw(1e-3)),
-    't5': (m_t5, 'transformers.T5ForSequenceClassification(T5Config(vocab_size=256, d_model=64, d_kv=32, d_ff=128, '
-           'num_layers=2, num_decoder_layers=2, num_heads=2, relative_attention_num_buckets=8, '
-           'relative_attention_max_distance=32, dropout_rate=0.0, classifier_dropout=0.0, num_labels=2, pad_token_id=0, '
-           'eos_token_id=1, decoder_start_token_id=0))',
-           'text_cls_eos', 8, adamw(1e-4)),
+    't5': (m_t5, 'T5EncoderClassifier(transformers.T5EncoderModel(T5Config(vocab_size=256, d_model=64, d_kv=32, '
+           'd_ff=128, num_layers=2, num_heads=2, relative_attention_num_buckets=8, relative_attention_max_distance=32, '
+           'dropout_rate=0.0)), classes=2) (make_zoo.py: a linear head on the mean of the last hidden states)',
+           'text_cls', 8, adamw(1e-4)),
     'lstm': (m_lstm, 'RecurrentClassifier(torch.nn.LSTM, vocab=256, embed=32, hidden=64, classes=2) '
              '(make_zoo.py: Embedding -> LSTM(batch_first=True) -> Linear on the last step)', 'text_cls', 8,
              adam(1e-3)),
