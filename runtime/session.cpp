@@ -10,6 +10,7 @@
 
 #include "runtime/checkpoint/safetensors.h"
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/nccl.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 #include "runtime/support/file_io.h"
@@ -70,6 +71,9 @@ struct Session::DeviceRegions {
   cuda::DeviceBuffer state;
   cuda::HostRegistration arenaMirror, stateMirror;
   std::unique_ptr<cuda::InputStaging> inputs;
+  /// Data parallel over several ranks: the collectives on NCCL (before the
+  /// device in destruction order).
+  std::unique_ptr<cuda::NcclCollectives> nccl;
   /// Recorded on the run's stream after a run's last copy (its outputs).
   CUevent runDone = nullptr;
   ~DeviceRegions() {
@@ -305,6 +309,18 @@ void Session::finishRun() {
     return;
   runPending_ = false;
   device_->device->context().makeCurrent();
+  if (device_->nccl) {
+    // A run that waits for other ranks waits with the communicator's
+    // deadline; a hang ends in an error, not a wait forever.
+    try {
+      device_->nccl->waitForRun(device_->runDone, pendingRun_);
+    } catch (const Error &) {
+      std::fill(outputReadable_.begin(), outputReadable_.end(), false);
+      lastEntry_.clear();
+      throw;
+    }
+    return;
+  }
   CUresult r = cuda::driver().cuEventSynchronize(device_->runDone);
   if (r != CUDA_SUCCESS) {
     // Kernel faults surface here: nothing the run computed is readable.
@@ -609,10 +625,18 @@ void Session::setCommunicator(Communicator *communicator) {
            path + " has no collectives: it cannot train on " +
                std::to_string(communicator->size()) +
                " ranks (compile it with --data-parallel)");
-    if (device_)
-      fail(TCC_ERROR_UNSUPPORTED, path + ": data-parallel training of a device artifact over " +
-                                      std::to_string(communicator->size()) +
-                                      " ranks (NCCL) is not supported by this runtime yet");
+    if (device_) {
+      // The collectives go into the CUDA graphs an entry captures: they must
+      // be NCCL's from the first run on.
+      if (!lastEntry_.empty() || runPending_)
+        fail(TCC_ERROR_INVALID_STATE,
+             path + ": a device session gets its communicator before its first run");
+      const tcc_abi_descriptor &d = artifact_->descriptor();
+      device_->nccl = std::make_unique<cuda::NcclCollectives>(
+          d.collectives, numCollectives(d), *communicator, device_->device->context(), path);
+      runtime_.collective = &cuda::NcclCollectives::run;
+      runtime_.collective_context = device_->nccl.get();
+    }
   }
   communicator_ = communicator;
   if (collectives_)
@@ -625,10 +649,12 @@ void Session::broadcastState(int root) {
   if (root < 0 || root >= communicator_->size())
     fail(TCC_ERROR_INVALID_ARGUMENT, "broadcast from rank " + std::to_string(root) + " of " +
                                          std::to_string(communicator_->size()));
-  if (device_)
-    fail(TCC_ERROR_UNSUPPORTED, artifact_->path() + ": broadcasting a device artifact's state");
+  // On a device through the host mirror: once, before training.
+  downloadState();
   communicator_->broadcast(state_.data(), state_.size(), root,
                            "broadcast of the parameters and optimizer state");
+  if (device_ && state_.size() > 0)
+    uploadState(0, state_.size(), artifact_->path() + ": uploading the broadcast state");
 }
 
 void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
@@ -648,6 +674,8 @@ void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
   int32_t code =
       dev.execute(key, [&] { return entry.fn(deviceArena, deviceState, &runtime_); });
   std::string error = dev.takeError();
+  if (device_->nccl && error.empty())
+    error = device_->nccl->takeError();
   if (code != 0 || !error.empty()) {
     drv.cuStreamSynchronize(stream); // let what was enqueued finish
     runPending_ = false;

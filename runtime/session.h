@@ -88,10 +88,9 @@ public:
   int32_t outputShape(const char *name, int64_t *shape, int32_t capacity);
 
   /// tcc_session_set_communicator: the ranks the artifact's collectives
-  /// run over (borrowed), or nullptr for none. Throws Error(UNSUPPORTED)
-  /// for a device artifact with collectives and more than one rank (NCCL
-  /// is not wired yet) and INVALID_ARGUMENT for an artifact without
-  /// collectives given several ranks.
+  /// run over (borrowed), or nullptr for none: MPI on the host, NCCL on a
+  /// device (then before the first run). Throws INVALID_ARGUMENT for an
+  /// artifact without collectives given several ranks.
   void setCommunicator(Communicator *communicator);
   Communicator *communicator() const { return communicator_; }
   /// tcc_session_broadcast_state: every rank's parameters and optimizer

@@ -102,8 +102,19 @@ int parseCudaArch(const char *device) {
 
 int deviceOrdinalFromEnv() {
   const char *env = std::getenv("TCC_CUDA_DEVICE");
-  if (!env || !*env)
+  if (!env || !*env) {
+    // One rank of a data-parallel job per GPU: the rank among those on
+    // this host (mpirun, srun) picks its device.
+    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
+      if (const char *local = std::getenv(name); local && *local) {
+        char *end = nullptr;
+        long rank = std::strtol(local, &end, 10);
+        int count = driver().deviceCount;
+        if (*end == '\0' && rank >= 0 && count > 0)
+          return int(rank % count);
+      }
     return 0;
+  }
   char *end = nullptr;
   long v = std::strtol(env, &end, 10);
   if (*end != '\0' || v < 0 || v > 1024)

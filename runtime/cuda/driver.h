@@ -61,6 +61,7 @@ namespace tcc::rt::cuda {
   X(cuEventCreate, PFN_cuEventCreate_v2000)                                    \
   X(cuEventRecord, PFN_cuEventRecord_v2000)                                    \
   X(cuEventSynchronize, PFN_cuEventSynchronize_v2000)                          \
+  X(cuEventQuery, PFN_cuEventQuery_v2000)                                      \
   X(cuEventDestroy, PFN_cuEventDestroy_v4000)                                  \
   X(cuEventElapsedTime, PFN_cuEventElapsedTime_v12080)
 

@@ -88,10 +88,6 @@ bool tf32Enabled() {
   return env && std::strcmp(env, "1") == 0;
 }
 
-namespace {
-
-/// Opens the first loadable candidate for SONAMES (see librarySearchOrder).
-/// Throws Error(TCC_ERROR_UNSUPPORTED) naming LIBRARY and what was tried.
 void *openLibrary(const std::vector<std::string> &sonames, const std::string &library, int flags,
                   std::string *openedPath) {
   std::vector<std::string> candidates =
@@ -121,6 +117,8 @@ void *openLibrary(const std::vector<std::string> &sonames, const std::string &li
            "(site-packages/nvidia/*/lib)" +
            errors + "; set TCC_CUDA_LIB_PATH to the folder that holds it");
 }
+
+namespace {
 
 #define TCC_CUBLASLT_FUNCTIONS(X)                                              \
   X(cublasLtCreate)                                                            \

@@ -34,6 +34,12 @@ std::vector<std::string> librarySearchOrder(const std::vector<std::string> &sona
 /// /opt/*/.venv, /usr/local and /usr, that exist, in sorted order.
 std::vector<std::string> wheelLibraryDirs();
 
+/// Opens the first loadable candidate for SONAMES (librarySearchOrder with
+/// TCC_CUDA_LIB_PATH and the wheels) with dlopen FLAGS and sets *OPENED_PATH.
+/// Throws Error(TCC_ERROR_UNSUPPORTED) naming LIBRARY and what was tried.
+void *openLibrary(const std::vector<std::string> &sonames, const std::string &library, int flags,
+                  std::string *openedPath);
+
 /// True when TCC_CUDA_TF32=1: fp32 matmuls and convolutions may use TF32
 /// tensor cores (faster, about 1e-3 relative error).
 bool tf32Enabled();

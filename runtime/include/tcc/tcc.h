@@ -536,10 +536,14 @@ TCC_API void tcc_communicator_abort(tcc_communicator_t communicator, int32_t cod
 TCC_API void tcc_communicator_destroy(tcc_communicator_t communicator);
 
 /** Runs SESSION's collectives over COMMUNICATOR (borrowed: it must outlive
- *  the session's runs), or alone when COMMUNICATOR is NULL. Errors:
- *  TCC_ERROR_INVALID_ARGUMENT (several ranks, but the artifact was compiled
- *  without --data-parallel), TCC_ERROR_UNSUPPORTED (several ranks and a
- *  device artifact: NCCL is not wired yet). */
+ *  the session's runs), or alone when COMMUNICATOR is NULL: with MPI for a
+ *  CPU artifact, with NCCL (loaded with dlopen, joined through the
+ *  communicator) for a CUDA one, whose session must not have run yet (its
+ *  CUDA graphs hold the collectives). Collective: every rank calls it.
+ *  Errors: TCC_ERROR_INVALID_ARGUMENT (several ranks, but the artifact was
+ *  compiled without --data-parallel), TCC_ERROR_INVALID_STATE (a device
+ *  session that has run), TCC_ERROR_UNSUPPORTED (NCCL cannot be loaded or
+ *  joined). */
 TCC_API tcc_status tcc_session_set_communicator(tcc_session_t session,
                                                 tcc_communicator_t communicator);
 
