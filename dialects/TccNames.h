@@ -78,6 +78,11 @@ inline constexpr llvm::StringLiteral stateSize = "tcc.state_size";
 inline constexpr llvm::StringLiteral libraryCall = "tcc.library_call";
 /// On the module: the descriptor's library-call table.
 inline constexpr llvm::StringLiteral libraryCalls = "tcc.library_calls";
+/// On a linalg op that computes a convolution's gradient (tcc-lower-to-linalg
+/// -> tcc-cpu-library-calls): {kind, params} of the library call it is
+/// (abi.h's CONV2D_BACKWARD_DATA / _WEIGHTS, the parameters up to the
+/// padding). Fusion leaves such ops whole (passes/ConvBackward.h).
+inline constexpr llvm::StringLiteral convBackward = "tcc.conv_backward";
 
 // Device code (the CUDA pipeline -> the artifact writer), on the module.
 inline constexpr llvm::StringLiteral device = "tcc.device";
