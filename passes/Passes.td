@@ -450,16 +450,19 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
         subview) reads the unpadded tensor directly, with the padding as
         call parameters: no padded copy is made. Done before memory
         planning, so the unpadded buffer stays live until the call.
+    A linalg op that the lowering marked as a convolution's gradient
+    (`tcc.conv_backward`, passes/ConvBackward.h) becomes a
+    CONV2D_BACKWARD_DATA or CONV2D_BACKWARD_WEIGHTS call on the buffers the
+    call reads: a data gradient's dY behind the strided copy into zeros and
+    W behind the flipped copy, a filter gradient's X behind its padding;
+    the copies go. When they cannot be found, the op stays what it is.
     With `grouped`, `linalg.depthwise_conv_2d_nchw_chw` and
-    `linalg.conv_2d_ngchw_gfchw` become CONV2D calls too, with their groups
-    (the CUDA runtime has no grouped convolution yet). Off in the pipeline
-    for now: correct on every shape checked against float64, but it moves
-    zoo mobilenet_v2's first Adam update of one batch-norm weight 6.8e-3
-    from float64 where PyTorch's fp32 is 6.9e-4 off (issue 19).
+    `linalg.conv_2d_ngchw_gfchw` become CONV2D calls too, with their groups,
+    and grouped gradients become gradient calls.
     Other element types and layouts stay on the generated path.
   }];
   let options = [
-    Option<"grouped", "grouped", "bool", /*default=*/"false",
+    Option<"grouped", "grouped", "bool", /*default=*/"true",
            "Grouped and depthwise 2-D convolutions become calls too">
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
