@@ -456,14 +456,19 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
     call reads: a data gradient's dY behind the strided copy into zeros and
     W behind the flipped copy, a filter gradient's X behind its padding;
     the copies go. When they cannot be found, the op stays what it is.
-    With `grouped`, `linalg.depthwise_conv_2d_nchw_chw` and
-    `linalg.conv_2d_ngchw_gfchw` become CONV2D calls too, with their groups,
-    and grouped gradients become gradient calls.
+    Grouped and depthwise gradients become gradient calls (with their
+    groups) either way. With `grouped`, the forward
+    `linalg.depthwise_conv_2d_nchw_chw` and `linalg.conv_2d_ngchw_gfchw`
+    become CONV2D calls too. Off by default: correct on every shape checked
+    against float64 (OneDnnTest), but zoo mobilenet_v2's first Adam update
+    then misses the zoo's 1e-3 bound on 8 tensors (6.8e-3 at worst) where
+    the generated loops stay under it; the gradients of both, and PyTorch's
+    fp32 ones, are 1.0-1.4e-3 from float64 (docs/cpu-codegen.md).
     Other element types and layouts stay on the generated path.
   }];
   let options = [
-    Option<"grouped", "grouped", "bool", /*default=*/"true",
-           "Grouped and depthwise 2-D convolutions become calls too">
+    Option<"grouped", "grouped", "bool", /*default=*/"false",
+           "Forward grouped and depthwise 2-D convolutions become calls too">
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect"];
