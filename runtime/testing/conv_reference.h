@@ -30,6 +30,17 @@ inline ConvSizes convSizes(const std::vector<int64_t> &p) {
           size_t(p[0] * p[4] * p[7] * p[8])};
 }
 
+/// The element counts of a call of KIND's operands, in the kind's order:
+/// {X, W, Y}, {dY, W, dX} or {X, dY, dW}.
+inline std::vector<size_t> convOperandSizes(int32_t kind, const std::vector<int64_t> &p) {
+  ConvSizes n = convSizes(p);
+  if (kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA)
+    return {n.y, n.w, n.x};
+  if (kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS)
+    return {n.x, n.y, n.w};
+  return {n.x, n.w, n.y};
+}
+
 /// Y = CONV2D(X, W) of parameters P (abi.h; the accumulate flag is
 /// ignored), zero padding, groups, in float64.
 inline std::vector<double> conv2d(const std::vector<int64_t> &p, const std::vector<double> &x,

@@ -368,13 +368,9 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
            (params.size() == 7 ? " (7 params)" : "") + (epilogue & kBias ? " +bias" : "") +
            (epilogue & kResidual ? " +residual" : "") + (epilogue & kRelu ? " relu" : "");
   } else {
-    tcc::testing::ConvSizes n = tcc::testing::convSizes(params);
     int32_t kind = call.callKind();
-    na = n.x, nb = n.w, nc = n.y;
-    if (kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA)
-      na = n.y, nb = n.w, nc = n.x;
-    else if (kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS)
-      na = n.x, nb = n.y, nc = n.w;
+    std::vector<size_t> sizes = tcc::testing::convOperandSizes(kind, params);
+    na = sizes[0], nb = sizes[1], nc = sizes[2];
     name = std::string(kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA      ? "conv dX"
                        : kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS ? "conv dW"
                                                                           : "conv") +

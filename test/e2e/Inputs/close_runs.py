@@ -6,8 +6,11 @@ magnitude of that tensor in B; else the first difference. Standard library
 only (any Python 3)."""
 import array
 import json
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import same_tensors  # noqa: E402
 
 
 def metrics(path):
@@ -15,17 +18,12 @@ def metrics(path):
 
 
 def tensors(path):
-    data = open(path, 'rb').read()
-    n = struct.unpack('<Q', data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    header.pop('__metadata__', None)
-    body = data[8 + n:]
+    """{name: array('f')} of the F32 tensors of a safetensors file."""
     out = {}
-    for name, v in header.items():
-        if v['dtype'] == 'F32':
-            a = array.array('f')
-            a.frombytes(body[v['data_offsets'][0]:v['data_offsets'][1]])
-            out[name] = a
+    for name, (dtype, _, data) in same_tensors.tensors(path).items():
+        if dtype == 'F32':
+            out[name] = array.array('f')
+            out[name].frombytes(data)
     return out
 
 

@@ -108,6 +108,16 @@ TEST(OneDnnTest, RejectsHalfPrecision) {
   }
 }
 
+/// max |got - ref| over max |ref|: the tests' error measure.
+double relativeError(const std::vector<float> &got, const std::vector<double> &ref) {
+  double diff = 0, scale = 1e-30;
+  for (size_t k = 0; k < ref.size(); ++k) {
+    diff = std::max(diff, std::fabs(double(got[k]) - ref[k]));
+    scale = std::max(scale, std::fabs(ref[k]));
+  }
+  return diff / scale;
+}
+
 std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> v(n);
@@ -155,12 +165,7 @@ TEST(OneDnnTest, MatmulEpilogues) {
     LibraryCalls::run(library.get(), int32_t(i), operands.data());
     ASSERT_EQ(library->takeError(), "");
     std::vector<double> ref = tcc::testing::matmulReference(params[i], a, b, c, bias, d);
-    double diff = 0, scale = 1e-30;
-    for (size_t k = 0; k < ref.size(); ++k) {
-      diff = std::max(diff, std::fabs(double(c[k]) - ref[k]));
-      scale = std::max(scale, std::fabs(ref[k]));
-    }
-    EXPECT_LE(diff / scale, 1e-5) << "call #" << i << ": batch " << p[0] << ", trans_a " << p[4]
+    EXPECT_LE(relativeError(c, ref), 1e-5) << "call #" << i << ": batch " << p[0] << ", trans_a " << p[4]
                                   << ", epilogue " << epilogue;
     if (epilogue & kRelu) // relu really clamps: some inputs were negative
       EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x >= 0; }));
@@ -220,24 +225,14 @@ TEST(OneDnnTest, ConvolutionsAndGradients) {
   for (size_t i = 0; i < calls.size(); ++i) {
     const ConvCase &c = kConvCases[i / 3];
     int32_t kind = calls[i].kind;
-    tcc::testing::ConvSizes n = tcc::testing::convSizes(c.params);
-    size_t sizes[3] = {n.x, n.w, n.y};
-    if (kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA)
-      sizes[0] = n.y, sizes[1] = n.w, sizes[2] = n.x;
-    else if (kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS)
-      sizes[0] = n.x, sizes[1] = n.y, sizes[2] = n.w;
+    std::vector<size_t> sizes = tcc::testing::convOperandSizes(kind, c.params);
     std::vector<float> a = randomVector(sizes[0], rng), b = randomVector(sizes[1], rng),
                        out = randomVector(sizes[2], rng);
     std::vector<double> ref = tcc::testing::convCallReference(kind, c.params, a, b, out);
     void *operands[] = {a.data(), b.data(), out.data()};
     LibraryCalls::run(library.get(), int32_t(i), operands);
     ASSERT_EQ(library->takeError(), "");
-    double diff = 0, scale = 1e-30;
-    for (size_t k = 0; k < ref.size(); ++k) {
-      diff = std::max(diff, std::fabs(double(out[k]) - ref[k]));
-      scale = std::max(scale, std::fabs(ref[k]));
-    }
-    EXPECT_LE(diff / scale, 1e-5) << c.what << ", kind " << kind << " (" << impls[i] << ")";
+    EXPECT_LE(relativeError(out, ref), 1e-5) << c.what << ", kind " << kind << " (" << impls[i] << ")";
   }
 }
 
@@ -273,12 +268,7 @@ TEST(OneDnnTest, DepthwiseOnMobilenetShapes) {
     void *operands[] = {a.data(), b.data(), out.data()};
     LibraryCalls::run(library.get(), int32_t(i), operands);
     ASSERT_EQ(library->takeError(), "");
-    double diff = 0, scale = 1e-30;
-    for (size_t k = 0; k < ref.size(); ++k) {
-      diff = std::max(diff, std::fabs(double(out[k]) - ref[k]));
-      scale = std::max(scale, std::fabs(ref[k]));
-    }
-    EXPECT_LE(diff / scale, 1e-5) << "case " << i << " (" << library->implementations()[i] << ")";
+    EXPECT_LE(relativeError(out, ref), 1e-5) << "case " << i << " (" << library->implementations()[i] << ")";
   }
 }
 
