@@ -15,9 +15,12 @@ training step (forward, mean cross-entropy, backward, optimizer update) of:
                 (XLA CPU).
 
 Models: the three parity models of test/parity (mlp, cnn_bn, gpt; batch 16,
-SGD with momentum 0.9 at the parity tests' rates) and gpt4, a 4-layer GPT
+SGD with momentum 0.9 at the parity tests' rates), gpt4, a 4-layer GPT
 (d=256, 4 heads, sequence 128, vocabulary 512, batch 16) with AdamW, which
-bench/export_train_models.py exports. Every engine starts from the same
+bench/export_train_models.py exports, and the zoo's CNNs resnet18 and
+mobilenet_v2 (test/zoo: the committed ONNX with its regenerated weights,
+ref.json's optimizer and flags, the zoo's images, batch 16; torch builds
+the same torchvision model; no jax). Every engine starts from the same
 weights (the ONNX initializers, read from the model.safetensors tcc writes
 beside its .so) and steps through the same batches (the parity data in the
 parity tests' order; seeded random tokens for gpt4). The first losses of the
@@ -53,6 +56,7 @@ import tcc_runtime  # noqa: E402
 from export_train_models import GPT4, GPT4_BATCH  # noqa: E402
 
 PARITY = os.path.join(ROOT, 'test', 'parity')
+ZOO = os.path.join(ROOT, 'test', 'zoo')
 
 # name: ONNX, input name, optimizer and rate (the parity tests' for SGD), data.
 MODELS = {
@@ -65,6 +69,18 @@ MODELS = {
     'gpt4': dict(onnx=None, input='tokens', batch=GPT4_BATCH, optimizer='adamw', lr=1e-3,
                  data=None, heads=GPT4['heads']),
 }
+# The zoo's CNNs: torchvision constructors (test/zoo/make_zoo.py's) and the
+# optimizer of ref.json.
+ZOO_MODELS = {
+    'resnet18': lambda tv: tv.models.resnet18(num_classes=10),
+    'mobilenet_v2': lambda tv: tv.models.mobilenet_v2(num_classes=10, width_mult=0.5, dropout=0.0),
+}
+for _name in ZOO_MODELS:
+    with open(os.path.join(ZOO, _name, 'ref.json')) as _f:
+        _ref = json.load(_f)
+    MODELS[_name] = dict(onnx=None, zoo=_ref, input='x', batch=_ref['batch'],
+                         optimizer=_ref['optimizer']['kind'], lr=_ref['optimizer']['lr'],
+                         data=os.path.join(ZOO, _ref['data']))
 ENGINES = ['tcc', 'tcc-nofusion', 'torch', 'jax']
 NUM_BATCHES = 4  # the engines cycle through these batches
 LOSS_STEPS = 3  # first losses compared across engines
@@ -110,10 +126,25 @@ def read_safetensors(path):
 
 # --- engines ----------------------------------------------------------------
 
+def zoo_onnx(cfg, mdir):
+    """A zoo model's ONNX beside its regenerated weights.bin, in MDIR."""
+    sys.path.insert(0, ZOO)
+    import shutil
+    import zoo_common
+    onnx = os.path.join(mdir, 'model.onnx')
+    shutil.copyfile(os.path.join(ZOO, cfg['zoo']['name'], 'model.onnx'), onnx)
+    zoo_common.write_weights(cfg['zoo']['weights'], os.path.join(mdir, zoo_common.WEIGHTS_FILE))
+    return onnx
+
+
 def tcc_compile(tcc, onnx, out_so, cfg, optimizer, extra):
-    cmd = [tcc, onnx, '--batch=%d' % cfg['batch'], '--loss=cross_entropy', '--optimizer=' + optimizer]
-    if optimizer == 'sgd':
-        cmd.append('--momentum=0.9')
+    cmd = [tcc, onnx, '--batch=%d' % cfg['batch']]
+    if cfg.get('zoo'):
+        cmd += cfg['zoo']['tcc_flags']
+    else:
+        cmd += ['--loss=cross_entropy', '--optimizer=' + optimizer]
+        if optimizer == 'sgd':
+            cmd.append('--momentum=0.9')
     cmd += extra + ['-o', out_so]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -170,7 +201,10 @@ class TorchEngine:
         import torch.nn.functional as F
         import make_references as mr
         self.torch, self.F = torch, F
-        if name == 'mlp':
+        if cfg.get('zoo'):
+            import torchvision
+            model = ZOO_MODELS[name](torchvision)
+        elif name == 'mlp':
             model = mr.MLP()
         elif name == 'cnn_bn':
             model = mr.CNN()
@@ -186,7 +220,11 @@ class TorchEngine:
             raise RuntimeError('torch state_dict vs ONNX: missing %s, unexpected %s' % (missing, unexpected))
         model.train()
         self.model = model
-        if optimizer == 'sgd':
+        if cfg.get('zoo'):
+            kw = dict(cfg['zoo']['optimizer'])
+            cls = {'sgd': torch.optim.SGD, 'adam': torch.optim.Adam, 'adamw': torch.optim.AdamW}[kw.pop('kind')]
+            self.opt = cls(model.parameters(), **kw)
+        elif optimizer == 'sgd':
             self.opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
         else:
             self.opt = torch.optim.AdamW(model.parameters(), lr=lr)
@@ -415,11 +453,11 @@ def main():
         cfg = dict(MODELS[name])
         optimizer = args.optimizer or cfg['optimizer']
         lr = cfg['lr'] if optimizer == cfg['optimizer'] else (0.05 if optimizer == 'sgd' else 1e-3)
-        onnx = cfg['onnx'] or os.path.join(args.out, name, 'model.onnx')
-        if not os.path.exists(onnx):
-            sys.exit('bench/train: %s is missing; run bench/train_setup.sh' % onnx)
         mdir = os.path.join(args.out, name)
         os.makedirs(mdir, exist_ok=True)
+        onnx = cfg['onnx'] or (zoo_onnx(cfg, mdir) if cfg.get('zoo') else os.path.join(mdir, 'model.onnx'))
+        if not os.path.exists(onnx):
+            sys.exit('bench/train: %s is missing; run bench/train_setup.sh' % onnx)
         data = batches(name, cfg)
         row = dict(model=name, batch=cfg['batch'], optimizer=optimizer, lr=lr, engines={}, failures={})
         log('%s: batch %d, %s lr %g' % (name, cfg['batch'], optimizer, lr))
@@ -452,6 +490,8 @@ def main():
                         live[e] = TccEngine(rt, built[e], cfg, data, lr, args.threads)
                 elif e == 'torch':
                     live[e] = TorchEngine(name, cfg, weights, data, optimizer, lr)
+                elif cfg.get('zoo'):
+                    continue  # no JAX version of the zoo's torchvision models
                 else:
                     live[e] = JaxEngine(name, cfg, weights, data, optimizer, lr)
             except Exception as err:  # report and go on with the other engines

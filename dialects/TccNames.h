@@ -84,6 +84,11 @@ inline constexpr llvm::StringLiteral libraryCalls = "tcc.library_calls";
 /// collectives), as tcc.library_call / tcc.library_calls.
 inline constexpr llvm::StringLiteral collective = "tcc.collective";
 inline constexpr llvm::StringLiteral collectives = "tcc.collectives";
+/// On a linalg op that computes a convolution's gradient (tcc-lower-to-linalg
+/// -> tcc-cpu-library-calls): {kind, params} of the library call it is
+/// (abi.h's CONV2D_BACKWARD_DATA / _WEIGHTS, the parameters up to the
+/// padding). Fusion leaves such ops whole (passes/ConvBackward.h).
+inline constexpr llvm::StringLiteral convBackward = "tcc.conv_backward";
 
 // Device code (the CUDA pipeline -> the artifact writer), on the module.
 inline constexpr llvm::StringLiteral device = "tcc.device";

@@ -482,6 +482,39 @@ LogicalResult ConvTransposeOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult ConvBackwardFilterOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto x = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto g = cast<RankedTensorType>(adaptor.getGrad().getType());
+  int64_t spatial = x.getRank() - 2;
+  if (spatial < 1 || g.getRank() != x.getRank() || g.getDimSize(0) != x.getDimSize(0))
+    return emitOptionalError(loc, "input ", formatShape(x.getShape()), " and gradient ",
+                             formatShape(g.getShape()), " need one rank >= 3 and one batch");
+  if (failed(checkWindowAttrs(loc, spatial,
+                              {adaptor.getKernel(), adaptor.getStrides(), adaptor.getDilations(),
+                               adaptor.getPadLow(), adaptor.getPadHigh()})))
+    return failure();
+  int64_t group = adaptor.getGroup();
+  if (group < 1 || x.getDimSize(1) % group || g.getDimSize(1) % group)
+    return emitOptionalError(loc, "input channels ", x.getDimSize(1), " and gradient channels ",
+                             g.getDimSize(1), " are not multiples of group ", group);
+  SmallVector<int64_t> shape = {g.getDimSize(1), x.getDimSize(1) / group};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t k = adaptor.getKernel()[i], s = adaptor.getStrides()[i],
+            d = adaptor.getDilations()[i];
+    int64_t reach = (g.getDimSize(i + 2) - 1) * s + (k - 1) * d + 1;
+    if (k < 1 || s < 1 || d < 1 ||
+        reach > x.getDimSize(i + 2) + adaptor.getPadLow()[i] + adaptor.getPadHigh()[i])
+      return emitOptionalError(loc, "the windows of kernel ", k, " do not fit spatial dimension ",
+                               i, " of input ", formatShape(x.getShape()), " for gradient ",
+                               formatShape(g.getShape()));
+    shape.push_back(k);
+  }
+  types.push_back(tensorOf(shape, x.getElementType()));
+  return success();
+}
+
 template <typename Adaptor>
 static LogicalResult inferPool(std::optional<Location> loc, Adaptor adaptor,
                                SmallVectorImpl<Type> &types) {

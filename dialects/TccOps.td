@@ -530,6 +530,36 @@ def Tcc_ConvTransposeOp : Tcc_Op<"conv_transpose", [Tcc_Precision<"Low", "a prod
                        "type($filter) `)` `->` type($result)";
 }
 
+def Tcc_ConvBackwardFilterOp : Tcc_Op<"conv_backward_filter", [Tcc_Precision<"Low", "a product: 16-bit operands, f32 accumulation">, Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["input", "grad", "result"]>]> {
+  let summary = "Filter gradient of a grouped convolution, channels first";
+  let description = [{
+    The gradient of `tcc.conv` with respect to its filter: for the
+    convolution of `input` `[N, C, D1..Dk]` (padded by `pad_low` /
+    `pad_high`) by a filter `[M, C/group, K1..Kk]` (`kernel` gives the Ki)
+    whose result's gradient is `grad` `[N, M, O1..Ok]`, the result
+    `[M, C/group, K1..Kk]` is
+    `sum over n, o of input[n, c, o*stride + k*dilation - pad_low] * grad[n, m, o]`
+    with c in m's group. The windows must fit:
+    `(Oi-1)*stride + (Ki-1)*dilation + 1 <= Di + pad_low + pad_high`; input
+    rows no window reaches are ignored (as in the forward convolution). It
+    is its own op (not transposes around a `tcc.conv`) so that code
+    generation can hand it to a library's backward-weights convolution.
+
+    ```mlir
+    %dw = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<4x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$grad,
+                   DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$pad_low, DenseI64ArrayAttr:$pad_high,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` `(` type($input) `,` "
+                       "type($grad) `)` `->` type($result)";
+}
+
 class Tcc_PoolOp<string mnemonic, string what, dag extra, Trait precision>
     : Tcc_Op<mnemonic, [precision, Pure, InferTypeOpAdaptor,
                         SameOperandsAndResultElementType]> {

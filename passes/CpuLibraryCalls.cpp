@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/ConvBackward.h"
 #include "passes/LibraryCalls.h"
 #include "passes/Passes.h"
 #include "passes/ViewRoot.h"
@@ -87,16 +88,10 @@ bool touches(Operation *op, Value root) {
   return found;
 }
 
-/// True when an op strictly between FROM and TO uses a view of ROOT.
-bool touchedBetween(Operation *from, Operation *to, Value root) {
-  for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode())
-    if (touches(op, root))
-      return true;
-  return false;
-}
-
 /// True when an op strictly between FROM and TO may write a view of ROOT:
-/// any use other than taking a view or being a linalg op's input.
+/// any use other than taking a view, being a linalg op's input or an input
+/// of a library call this pass made (which writes only its operand #2, the
+/// output of every kind).
 bool writtenBetween(Operation *from, Operation *to, Value root) {
   for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
     bool writes = false;
@@ -104,9 +99,11 @@ bool writtenBetween(Operation *from, Operation *to, Value root) {
       if (isa<ViewLikeOpInterface>(inner))
         return;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(inner);
+      bool libraryCall = isa<func::CallOp>(inner) && inner->hasAttr(tcc::attr::libraryCall);
       for (OpOperand &use : inner->getOpOperands())
         if (isa<BaseMemRefType>(use.get().getType()) && tcc::viewRoot(use.get()) == root &&
-            (!linalgOp || linalgOp.isDpsInit(&use)))
+            (linalgOp ? linalgOp.isDpsInit(&use)
+                      : !libraryCall || use.getOperandNumber() == 2))
           writes = true;
     });
     if (writes)
@@ -117,54 +114,88 @@ bool writtenBetween(Operation *from, Operation *to, Value root) {
 
 /// A convolution input that is a zero-padded copy of another buffer: the
 /// allocation, its fill, the subview and the copy into it, and the source.
+/// With STRIDED the copy may be strided too (a zero-dilated copy: a data
+/// gradient's dY), at strides strideH, strideW.
 struct PaddedInput {
   Value source;
   int64_t top, left, bottom, right;
+  int64_t strideH = 1, strideW = 1;
   SmallVector<Operation *> dead; // erased once the call reads `source`
 };
 
-std::optional<PaddedInput> paddedInput(Operation *conv, Value input) {
+/// The copy into SUBVIEW when it is the subview's one use, else null.
+Operation *copyInto(memref::SubViewOp subview, Value *source) {
+  if (!subview->hasOneUse())
+    return nullptr;
+  Operation *copy = *subview->getUsers().begin();
+  if (auto c = dyn_cast<linalg::CopyOp>(copy); c && c.getOutputs()[0] == subview.getResult())
+    *source = c.getInputs()[0];
+  else if (auto c = dyn_cast<memref::CopyOp>(copy); c && c.getTarget() == subview.getResult())
+    *source = c.getSource();
+  else
+    return nullptr;
+  return copy;
+}
+
+/// The padded copy that CONV reads as INPUT: the allocation itself, or an
+/// expand_shape of it that only CONV reads (a grouped convolution's
+/// [N, G, C/G, H, W] view). Other ops may read the copy too (a forward
+/// convolution and its filter gradient share the padded input): it is then
+/// kept, and erasePaddedCopies drops it once the last reader is a call.
+std::optional<PaddedInput> paddedInput(Operation *conv, Value input, bool strided = false) {
+  Operation *via = nullptr;
+  if (auto expand = input.getDefiningOp<memref::ExpandShapeOp>(); expand && expand->hasOneUse()) {
+    via = expand;
+    input = expand.getSrc();
+  }
   auto alloc = input.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != conv->getBlock())
     return std::nullopt;
   Operation *fill = nullptr, *copy = nullptr;
   memref::SubViewOp subview;
+  Value source;
+  bool shared = false;
   for (Operation *user : alloc->getUsers()) {
-    if (user == conv)
+    if (user == conv || user == via)
       continue;
-    if (auto sv = dyn_cast<memref::SubViewOp>(user); sv && !subview)
+    auto sv = dyn_cast<memref::SubViewOp>(user);
+    if (sv && !subview && (copy = copyInto(sv, &source)))
       subview = sv;
     else if (!fill && isZeroFillOf(user, input))
       fill = user;
-    else
-      return std::nullopt;
+    else if (!isa<memref::DeallocOp>(user))
+      shared = true;
   }
-  if (!fill || !subview || !subview->hasOneUse())
-    return std::nullopt;
-  copy = *subview->getUsers().begin();
-  Value source;
-  if (auto c = dyn_cast<linalg::CopyOp>(copy); c && c.getOutputs()[0] == subview.getResult())
-    source = c.getInputs()[0];
-  else if (auto c = dyn_cast<memref::CopyOp>(copy); c && c.getTarget() == subview.getResult())
-    source = c.getSource();
-  if (!source || !isDenseF32(source) || fill->getBlock() != conv->getBlock() ||
+  // The call reads the source where CONV read the copy: neither may change
+  // in between.
+  if (!fill || !subview || !source || !isDenseF32(source) || fill->getBlock() != conv->getBlock() ||
       copy->getBlock() != conv->getBlock() || !fill->isBeforeInBlock(copy) ||
-      !copy->isBeforeInBlock(conv) || touchedBetween(copy, conv, tcc::viewRoot(source)))
+      !copy->isBeforeInBlock(conv) || writtenBetween(copy, conv, tcc::viewRoot(source)) ||
+      (shared && writtenBetween(copy, conv, input)))
     return std::nullopt;
-  // Only the spatial dimensions may be padded, with unit strides.
+  // Only the spatial dimensions may be padded (and, STRIDED, dilated).
   ArrayRef<int64_t> offsets = subview.getStaticOffsets();
   ArrayRef<int64_t> sizes = subview.getStaticSizes();
-  if (llvm::any_of(subview.getStaticStrides(), [](int64_t s) { return s != 1; }) ||
-      offsets.size() != 4 || offsets[0] != 0 || offsets[1] != 0 ||
-      llvm::any_of(offsets, ShapedType::isDynamic) || sizes != shapeOf(source))
+  ArrayRef<int64_t> strides = subview.getStaticStrides();
+  if (offsets.size() != 4 || offsets[0] != 0 || offsets[1] != 0 || strides[0] != 1 ||
+      strides[1] != 1 || llvm::any_of(offsets, ShapedType::isDynamic) ||
+      llvm::any_of(strides, [&](int64_t s) { return s < 1 || (!strided && s != 1); }) ||
+      sizes != shapeOf(source))
     return std::nullopt;
   ArrayRef<int64_t> padded = shapeOf(input);
-  return PaddedInput{source,
+  PaddedInput result{source,
                      offsets[2],
                      offsets[3],
-                     padded[2] - sizes[2] - offsets[2],
-                     padded[3] - sizes[3] - offsets[3],
-                     {copy, subview, fill}};
+                     padded[2] - (sizes[2] - 1) * strides[2] - 1 - offsets[2],
+                     padded[3] - (sizes[3] - 1) * strides[3] - 1 - offsets[3],
+                     strides[2],
+                     strides[3],
+                     {}};
+  if (!shared)
+    result.dead = {copy, subview, fill};
+  if (via)
+    result.dead.insert(result.dead.begin(), via);
+  return result;
 }
 
 /// Which operands of a 2-D matmul are read transposed, or nullopt for maps
@@ -364,7 +395,142 @@ std::optional<ConvShape> convShape(linalg::LinalgOp op, ArrayRef<Value> operands
   return std::nullopt;
 }
 
+/// The flipped filter copy that a data gradient's convolution reads as
+/// FILTER: the generic that writes it (one input, read by
+/// tcc::flippedFilterMap, yielded as it is) and the filter it reads; the
+/// generic and the views between it and CONV are dead once the call reads
+/// the filter itself, unless something else reads the copy.
+struct FlippedFilter {
+  Value filter;
+  SmallVector<Operation *> dead;
+};
+
+std::optional<FlippedFilter> flippedFilter(Operation *conv, Value filter, int64_t groups,
+                                           ArrayRef<int64_t> kernel) {
+  FlippedFilter result;
+  Value v = filter;
+  SmallVector<Operation *> views;
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>()) {
+    if (!v.hasOneUse())
+      return std::nullopt;
+    views.push_back(view);
+    v = view.getViewSource();
+  }
+  auto alloc = v.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return std::nullopt;
+  linalg::GenericOp flip;
+  bool othersRead = false;
+  for (Operation *user : alloc->getUsers()) {
+    if ((!views.empty() && user == views.back()) || (views.empty() && user == conv) ||
+        isa<memref::DeallocOp>(user))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (generic && !flip && generic.getNumDpsInits() == 1 && generic.getDpsInits()[0] == v)
+      flip = generic;
+    else
+      othersRead = true;
+  }
+  if (!flip || flip->getBlock() != conv->getBlock() || !flip->isBeforeInBlock(conv) ||
+      flip.getNumDpsInputs() != 1 || !flip.hasPureBufferSemantics())
+    return std::nullopt;
+  Block &body = flip.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  SmallVector<AffineMap> maps = flip.getIndexingMapsArray();
+  if (body.getOperations().size() != 1 || yield.getOperand(0) != body.getArgument(0) ||
+      maps[0] != tcc::flippedFilterMap(conv->getContext(), groups, kernel) ||
+      !maps[1].isIdentity())
+    return std::nullopt;
+  result.filter = flip.getDpsInputs()[0];
+  if (!isDenseF32(result.filter) || writtenBetween(flip, conv, tcc::viewRoot(result.filter)))
+    return std::nullopt;
+  if (!othersRead) {
+    result.dead = views;
+    result.dead.push_back(flip);
+    // The view of the filter that only the copy read (its group split).
+    if (auto view = result.filter.getDefiningOp<ViewLikeOpInterface>(); view && result.filter.hasOneUse())
+      result.dead.push_back(view);
+  }
+  return result;
+}
+
+/// A convolution gradient that the lowering marked (tcc.conv_backward):
+/// a CONV2D_BACKWARD_WEIGHTS generic reads {padded X, dY} into dW; a
+/// CONV2D_BACKWARD_DATA named convolution reads {dY zero-dilated and
+/// padded, W flipped} into dX. The call reads X, dY and W themselves, so
+/// the copies go. Nothing (the op stays generated code) unless every
+/// operand is found and dense and the copies' geometry is the marker's.
+std::optional<Call> planBackwardConv(linalg::LinalgOp op, const tcc::ConvBackwardMarker &m) {
+  SmallVector<Value> operands(op->getOperands());
+  if (operands.size() != 3 || !op.hasPureBufferSemantics())
+    return std::nullopt;
+  ArrayRef<int64_t> p = m.params;
+  int64_t sizeX = p[0] * p[1] * p[2] * p[3], sizeW = p[4] * (p[1] / m.groups) * p[5] * p[6],
+          sizeY = p[0] * p[4] * p[7] * p[8];
+  auto dense = [](Value v, int64_t elements) {
+    return isDenseF32(v) && numElements(v) == elements;
+  };
+  Call call;
+  call.kind = m.kind;
+  call.params.assign(p.begin(), p.end());
+  call.groups = m.groups;
+  bool padded = p[13] || p[14] || p[15] || p[16];
+  // A depthwise / grouped filter gradient whose kernel is larger than its
+  // input (3x3 on mobilenet's 2x2 and 1x1 maps) falls to oneDNN 2.6's gemm
+  // implementation: 3.9 ms where its depthwise kernel takes 0.04-0.07 ms on
+  // larger maps and the loops microseconds. Those stay loops.
+  if (m.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS && m.groups > 1 &&
+      (p[2] < p[5] || p[3] < p[6]))
+    return std::nullopt;
+  if (m.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS) {
+    // The padding may reach further than the windows (bottom / right).
+    if (std::optional<PaddedInput> x = paddedInput(op, operands[0])) {
+      if (x->top != p[13] || x->left != p[14] || x->bottom < p[15] || x->right < p[16])
+        return std::nullopt;
+      operands[0] = x->source;
+      call.dead = x->dead;
+    } else if (padded) {
+      return std::nullopt;
+    }
+    if (!dense(operands[0], sizeX) || !dense(operands[1], sizeY) || !dense(operands[2], sizeW))
+      return std::nullopt;
+  } else {
+    // dY sits at (dilation * (K - 1) - pad_low) in the zeros, at the stride.
+    int64_t at[2] = {p[11] * (p[5] - 1) - p[13], p[12] * (p[6] - 1) - p[14]};
+    if (std::optional<PaddedInput> dy = paddedInput(op, operands[0], /*strided=*/true)) {
+      if (dy->top != at[0] || dy->left != at[1] || dy->strideH != p[9] || dy->strideW != p[10])
+        return std::nullopt;
+      operands[0] = dy->source;
+      call.dead = dy->dead;
+    } else if (at[0] || at[1] || p[9] != 1 || p[10] != 1) {
+      return std::nullopt;
+    }
+    std::optional<FlippedFilter> w = flippedFilter(op, operands[1], m.groups, {p[5], p[6]});
+    if (!w)
+      return std::nullopt;
+    operands[1] = w->filter;
+    call.dead.append(w->dead);
+    if (!dense(operands[0], sizeY) || !dense(operands[1], sizeW) || !dense(operands[2], sizeX))
+      return std::nullopt;
+  }
+  call.operands = operands;
+  int64_t accumulate = 1;
+  if (Operation *fill = zeroFillBefore(op, operands[2])) {
+    call.dead.push_back(fill);
+    accumulate = 0;
+  }
+  call.params.push_back(accumulate);
+  if (call.groups > 1)
+    call.params.push_back(call.groups);
+  return call;
+}
+
 std::optional<Call> planCall(linalg::LinalgOp op, bool grouped) {
+  // Grouped convolutions' gradients too, whatever `grouped` says (which is
+  // about forward ones: see its description).
+  if (std::optional<tcc::ConvBackwardMarker> marker = tcc::getConvBackwardMarker(op))
+    if (std::optional<Call> call = planBackwardConv(op, *marker))
+      return call;
   if (!op.hasPureBufferSemantics() || !llvm::all_of(op->getOperands(), isDenseF32))
     return std::nullopt;
   SmallVector<Value> operands(op->getOperands());
@@ -385,14 +551,13 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped) {
     call = {TCC_LIBRARY_CALL_MATMUL, {c[0], c[1], c[2], a[2], 0, 0}, operands, {}};
   } else if (std::optional<ConvShape> g = convShape(op, operands, grouped)) {
     int64_t pads[4] = {0, 0, 0, 0};
-    if (shapeOf(operands[0]).size() == 4)
-      if (std::optional<PaddedInput> p = paddedInput(op, operands[0])) {
-        operands[0] = p->source;
-        pads[0] = p->top, pads[1] = p->left, pads[2] = p->bottom, pads[3] = p->right;
-        call.dead = p->dead;
-        g->h = shapeOf(p->source)[2];
-        g->w = shapeOf(p->source)[3];
-      }
+    if (std::optional<PaddedInput> p = paddedInput(op, operands[0])) {
+      operands[0] = p->source;
+      pads[0] = p->top, pads[1] = p->left, pads[2] = p->bottom, pads[3] = p->right;
+      call.dead = p->dead;
+      g->h = shapeOf(p->source)[2];
+      g->w = shapeOf(p->source)[3];
+    }
     SmallVector<int64_t> s, d;
     auto read = [&](auto conv) {
       s = llvm::to_vector(conv.getStrides().template getValues<int64_t>());
@@ -441,6 +606,33 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped) {
     }
   call.params.push_back(epilogue);
   return call;
+}
+
+/// Erases the zero-padded copies that nothing reads any more (their readers
+/// became calls that read the unpadded source): allocations used only by
+/// their zero fill and the one copy into a subview.
+void erasePaddedCopies(func::FuncOp func) {
+  SmallVector<memref::AllocOp> allocs;
+  func.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  for (memref::AllocOp alloc : allocs) {
+    SmallVector<Operation *> dead;
+    bool unread = !alloc->use_empty();
+    for (Operation *user : alloc->getUsers()) {
+      Value source;
+      auto sv = dyn_cast<memref::SubViewOp>(user);
+      if (Operation *copy = sv ? copyInto(sv, &source) : nullptr)
+        dead.append({copy, sv});
+      else if (isZeroFillOf(user, alloc.getResult()) || isa<memref::DeallocOp>(user))
+        dead.push_back(user);
+      else
+        unread = false;
+    }
+    if (!unread)
+      continue;
+    for (Operation *op : dead)
+      op->erase();
+    alloc->erase();
+  }
 }
 
 struct CpuLibraryCallsPass
@@ -495,6 +687,7 @@ struct CpuLibraryCallsPass
       }
       // Allocations that lost every use (padded copies, a matmul's result
       // that an epilogue now stores elsewhere) go too.
+      erasePaddedCopies(func);
       func.walk([](memref::AllocOp alloc) {
         if (alloc->use_empty())
           alloc->erase();

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/ByteSizes.h"
+#include "passes/ConvBackward.h"
 #include "passes/KernelCost.h"
 #include "passes/Passes.h"
 #include "passes/SourceNames.h"
@@ -125,8 +126,10 @@ bool mayFuse(OpOperand *fused, unsigned maxSize) {
   Operation *consumer = fused->getOwner();
   if (!producer)
     return false;
+  // A convolution gradient's generic stays whole, like a named op: it is
+  // a library call (passes/ConvBackward.h).
   auto isNamedLinalg = [](Operation *op) {
-    return isa<linalg::LinalgOp>(op) && !isa<linalg::GenericOp>(op);
+    return isa<linalg::LinalgOp>(op) && (!isa<linalg::GenericOp>(op) || tcc::isConvBackward(op));
   };
   if (isNamedLinalg(producer) || isNamedLinalg(consumer))
     return false;
@@ -258,7 +261,8 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
   /// is tried against every other reader of each of its inputs, and an
   /// input of a wide graph has thousands.
   bool compatible(linalg::GenericOp a, linalg::GenericOp b) const {
-    return a != b && a->getBlock() == b->getBlock() &&
+    return a != b && a->getBlock() == b->getBlock() && !tcc::isConvBackward(a) &&
+           !tcc::isConvBackward(b) &&
            a->getNumOperands() + b->getNumOperands() <= kMaxOperands &&
            a->isBeforeInBlock(b) && a.hasPureTensorSemantics() && a.getNumLoops() != 0 &&
            (reductions || a.getNumReductionLoops() == 0) && mergeFits(a, b, maxSize) &&

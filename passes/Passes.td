@@ -461,17 +461,25 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
         subview) reads the unpadded tensor directly, with the padding as
         call parameters: no padded copy is made. Done before memory
         planning, so the unpadded buffer stays live until the call.
-    With `grouped`, `linalg.depthwise_conv_2d_nchw_chw` and
-    `linalg.conv_2d_ngchw_gfchw` become CONV2D calls too, with their groups
-    (the CUDA runtime has no grouped convolution yet). Off in the pipeline
-    for now: correct on every shape checked against float64, but it moves
-    zoo mobilenet_v2's first Adam update of one batch-norm weight 6.8e-3
-    from float64 where PyTorch's fp32 is 6.9e-4 off (issue 19).
+    A linalg op that the lowering marked as a convolution's gradient
+    (`tcc.conv_backward`, passes/ConvBackward.h) becomes a
+    CONV2D_BACKWARD_DATA or CONV2D_BACKWARD_WEIGHTS call on the buffers the
+    call reads: a data gradient's dY behind the strided copy into zeros and
+    W behind the flipped copy, a filter gradient's X behind its padding;
+    the copies go. When they cannot be found, the op stays what it is.
+    Grouped and depthwise gradients become gradient calls (with their
+    groups) either way. With `grouped`, the forward
+    `linalg.depthwise_conv_2d_nchw_chw` and `linalg.conv_2d_ngchw_gfchw`
+    become CONV2D calls too. Off by default: correct on every shape checked
+    against float64 (OneDnnTest), but zoo mobilenet_v2's first Adam update
+    then misses the zoo's 1e-3 bound on 8 tensors (6.8e-3 at worst) where
+    the generated loops stay under it; the gradients of both, and PyTorch's
+    fp32 ones, are 1.0-1.4e-3 from float64 (docs/cpu-codegen.md).
     Other element types and layouts stay on the generated path.
   }];
   let options = [
     Option<"grouped", "grouped", "bool", /*default=*/"false",
-           "Grouped and depthwise 2-D convolutions become calls too">
+           "Forward grouped and depthwise 2-D convolutions become calls too">
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect"];

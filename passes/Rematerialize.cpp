@@ -53,6 +53,11 @@ double recomputeFlops(Operation *op) {
     auto filter = cast<RankedTensorType>(conv.getFilter().getType());
     return 2.0 * n * double(filter.getNumElements() / filter.getShape().front());
   }
+  if (auto filterGrad = dyn_cast<tcc::ConvBackwardFilterOp>(op)) {
+    // A multiply-add per filter element, batch row and output position.
+    auto grad = cast<RankedTensorType>(filterGrad.getGrad().getType());
+    return 2.0 * n * double(grad.getNumElements() / grad.getShape()[1]);
+  }
   if (isa<tcc::ExpOp, tcc::LogOp, tcc::TanhOp, tcc::SigmoidOp, tcc::ErfOp, tcc::SoftplusOp,
           tcc::SinOp, tcc::CosOp, tcc::TanOp, tcc::AsinOp, tcc::AcosOp, tcc::AtanOp,
           tcc::SinhOp, tcc::CoshOp, tcc::AsinhOp, tcc::AcoshOp, tcc::AtanhOp, tcc::PowOp,

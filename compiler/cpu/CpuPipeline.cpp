@@ -78,7 +78,6 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   // f32 matmuls and convolutions: oneDNN through the runtime. Before the
   // plan, so that a convolution reading an unpadded input keeps it live.
   if (options.libraryCalls) {
-    // Grouped convolutions stay generated code (see the pass's `grouped`).
     pm.addPass(tcc::createCpuLibraryCallsPass());
   }
   // A reduction with the fills and elementwise ops around it over the same

@@ -58,7 +58,10 @@ int64_t tcc::libraryWorkspaceBytes(int32_t kind, llvm::ArrayRef<int64_t> params,
       arch = 0;
     return arch >= 90 ? 32 * MiB : 4 * MiB;
   }
-  if (kind == TCC_LIBRARY_CALL_CONV2D && params.size() >= 9) {
+  if ((kind == TCC_LIBRARY_CALL_CONV2D || kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA ||
+       kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS) &&
+      params.size() >= 9) {
+    // The gradients' im2col matrices are no larger (one per direction).
     // cuDNN's workspace depends on the algorithm, known only on the device.
     // The im2col matrix (N*OH*OW x C*KH*KW floats) is what the explicit-GEMM
     // algorithm needs at most, more than implicit GEMM (none), precomputed

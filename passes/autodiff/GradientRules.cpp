@@ -548,47 +548,16 @@ struct GatherRule {
 
 /// The filter gradient of a convolution of X [N, C, D...] in GROUP groups by
 /// a filter of FILTER's type [F, C/G, K...] (stride s, dilation d, X padded
-/// by (pl, ph)), given the gradient G [N, F, O...] of its result:
-///   dW = conv(X', G^T) in G groups with stride d, dilation s and the same
-///        pads, where G^T [F, N, O...] swaps g's batch and channel
-///        dimensions, and X' [C/G, G*N, D...] puts the channel within a group
-///        first and (group, batch) as the channels, so that group j of the
-///        convolution pairs x's channels of group j with g's filters of group
-///        j (for one group, X' is X with batch and channels swapped). Its
-///        spatial extent can exceed the kernel's by the rows the forward
-///        windows never reached, which are cut off.
+/// by (pl, ph)), given the gradient G [N, F, O...] of its result: one
+/// tcc.conv_backward_filter, which code generation can hand to a library's
+/// backward-weights convolution whole.
 Value convFilterGradient(OpBuilder &b, Location loc, Value x, Value g, RankedTensorType filter,
                          int64_t group, ArrayRef<int64_t> s, ArrayRef<int64_t> d,
                          ArrayRef<int64_t> pl, ArrayRef<int64_t> ph) {
-  int64_t rank = filter.getRank();
-  RankedTensorType xt = tensorType(x);
-  SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(swap[0], swap[1]);
-  Value xT;
-  if (group == 1) {
-    xT = TransposeOp::create(b, loc, x, b.getDenseI64ArrayAttr(swap));
-  } else {
-    // [N, C, D...] -> [N, G, C/G, D...] -> [C/G, G, N, D...] -> [C/G, G*N, D...]
-    int64_t n = xt.getDimSize(0), cg = xt.getDimSize(1) / group;
-    SmallVector<int64_t> split = {n, group, cg}, perm = {2, 1, 0}, merged = {cg, group * n};
-    for (int64_t i = 2; i < rank; ++i) {
-      split.push_back(xt.getDimSize(i));
-      merged.push_back(xt.getDimSize(i));
-      perm.push_back(i + 1);
-    }
-    xT = ReshapeOp::create(b, loc, RankedTensorType::get(split, xt.getElementType()), x);
-    xT = TransposeOp::create(b, loc, xT, b.getDenseI64ArrayAttr(perm));
-    xT = ReshapeOp::create(b, loc, RankedTensorType::get(merged, xt.getElementType()), xT);
-  }
-  Value gT = TransposeOp::create(b, loc, g, b.getDenseI64ArrayAttr(swap));
-  Value dwT = ConvOp::create(b, loc, xT, gT, b.getDenseI64ArrayAttr(d), b.getDenseI64ArrayAttr(s),
-                             b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
-                             b.getI64IntegerAttr(group));
-  // [C/G, F, K'...] -> [C/G, F, K...] -> [F, C/G, K...]
-  SmallVector<int64_t> kernel = {filter.getDimSize(1), filter.getDimSize(0)};
-  llvm::append_range(kernel, filter.getShape().drop_front(2));
-  dwT = cropTo(b, loc, dwT, kernel);
-  return TransposeOp::create(b, loc, dwT, b.getDenseI64ArrayAttr(swap));
+  return ConvBackwardFilterOp::create(b, loc, x, g, b.getDenseI64ArrayAttr(filter.getShape().drop_front(2)),
+                                      b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
+                                      b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+                                      b.getI64IntegerAttr(group));
 }
 
 /// conv in G groups, with x padded by (pl, ph), stride s, dilation d:
@@ -596,7 +565,7 @@ Value convFilterGradient(OpBuilder &b, Location loc, Value x, Value g, RankedTen
 ///        and pads (w [F, C/G, K...] is conv_transpose's [in, out/G, K...]
 ///        filter layout for that direction), and output_padding = the input
 ///        rows the forward windows never reached;
-///   dW = convFilterGradient(x, g).
+///   dW = conv_backward_filter(x, g).
 struct ConvRule {
   LogicalResult operator()(OpBuilder &b, ConvOp op, ValueRange g, SmallVectorImpl<Value> &out) const {
     Location loc = op.getLoc();
@@ -627,7 +596,7 @@ struct ConvRule {
 /// result swapped:
 ///   dX = conv(g, w) in G groups, cut to x's extent (output_padding >=
 ///        stride leaves rows no input row reached);
-///   dW = convFilterGradient(g, x).
+///   dW = conv_backward_filter(g, x).
 /// output_padding needs no special case: conv(g, w) reads g over its whole
 /// extent, the output_padding rows included, where the forward wrote.
 struct ConvTransposeRule {
@@ -642,6 +611,35 @@ struct ConvTransposeRule {
                               op.getGroupAttr());
     out.push_back(cropTo(b, loc, dx, tensorType(x).getShape()));
     out.push_back(convFilterGradient(b, loc, g[0], x, tensorType(w), op.getGroup(), s, d, pl, ph));
+    return success();
+  }
+};
+
+/// conv_backward_filter dW = F(x, g) of x [N, C, D...] and g [N, M, O...] is
+/// bilinear: given the gradient gW [M, C/G, K...] of dW,
+///   dx = conv_transpose(g, gW) in G groups with the same stride, dilation
+///        and pads, its output_padding making the result x's extent D;
+///   dg = conv(x, gW), cut to g's extent O (the windows may fit more often).
+struct ConvBackwardFilterRule {
+  LogicalResult operator()(OpBuilder &b, ConvBackwardFilterOp op, ValueRange g,
+                           SmallVectorImpl<Value> &out) const {
+    Location loc = op.getLoc();
+    Value x = op.getInput(), dy = op.getGrad();
+    RankedTensorType xt = tensorType(x), gt = tensorType(dy);
+    ArrayRef<int64_t> k = op.getKernel(), s = op.getStrides(), d = op.getDilations(),
+                      pl = op.getPadLow(), ph = op.getPadHigh();
+    SmallVector<int64_t> outputPadding;
+    for (size_t i = 0; i < k.size(); ++i)
+      outputPadding.push_back(xt.getDimSize(2 + i) + pl[i] + ph[i] -
+                              s[i] * (gt.getDimSize(2 + i) - 1) - d[i] * (k[i] - 1) - 1);
+    out.push_back(ConvTransposeOp::create(
+        b, loc, dy, g[0], b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
+        b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+        b.getDenseI64ArrayAttr(outputPadding), op.getGroupAttr()));
+    Value dg = ConvOp::create(b, loc, x, g[0], b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(d),
+                              b.getDenseI64ArrayAttr(pl), b.getDenseI64ArrayAttr(ph),
+                              op.getGroupAttr());
+    out.push_back(cropTo(b, loc, dg, gt.getShape()));
     return success();
   }
 };
@@ -1417,6 +1415,7 @@ void tcc::registerGradientRules(DialectRegistry &registry) {
     attach<GatherOp, GatherRule>(ctx);
     attach<ConvOp, ConvRule>(ctx);
     attach<ConvTransposeOp, ConvTransposeRule>(ctx);
+    attach<ConvBackwardFilterOp, ConvBackwardFilterRule>(ctx);
     attach<MaxPoolOp, MaxPoolRule>(ctx);
     attach<AvgPoolOp, AvgPoolRule>(ctx);
     attach<LayerNormOp, LayerNormRule>(ctx);

@@ -12,14 +12,22 @@
 // with stride 1, in the same groups, with the spatially flipped filter,
 // whose in / out channel roles are swapped within each group. The flipped
 // filter is a (filter-sized) copy, so that the convolution is the same
-// named op a forward one is (plain, depthwise, 2-D grouped) and becomes a
-// oneDNN call on the CPU; with stride 1 the input is a plain tensor.pad,
-// which the call folds. A strided one wastes the multiplications by the
-// inserted zeros (a factor stride^k): oneDNN's backward-data primitive
-// would not (issue 19).
+// named op a forward one is (plain, depthwise, 2-D grouped). A 2-D one is
+// a convolution's data gradient: the named op carries tcc.conv_backward
+// (passes/ConvBackward.h), and tcc-cpu-library-calls makes it one
+// CONV2D_BACKWARD_DATA call on dY and W themselves, which never multiplies
+// the inserted zeros; the loops that stay elsewhere (no library, other
+// ranks) do, a factor stride^k.
+//
+// conv_backward_filter is one linalg.generic over the padded input and the
+// gradient (loops g, m, c, k..., then the reductions n, o...); a 2-D one
+// carries tcc.conv_backward too (a CONV2D_BACKWARD_WEIGHTS call).
 //===----------------------------------------------------------------------===//
 
+#include "passes/ConvBackward.h"
 #include "passes/lowering/Patterns.h"
+
+#include "runtime/include/tcc/abi.h"
 
 #include "mlir/IR/AffineExpr.h"
 
@@ -164,14 +172,19 @@ Value splitDim(OpBuilder &b, Location loc, Value v, int64_t d, int64_t parts) {
   return reshapeTo(b, loc, v, withShape(v, shape));
 }
 
-/// Creates the named channels-first convolution `OpTy`.
+/// Called on the named convolution convolve() creates (to mark it).
+using MarkConv = llvm::function_ref<void(Operation *)>;
+
+/// Creates the named channels-first convolution `OpTy`, and MARK's it.
 template <typename OpTy>
 Value namedConv(OpBuilder &b, Location loc, Value x, Value w, Value init,
-                ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
-  return OpTy::create(b, loc, TypeRange{init.getType()}, ValueRange{x, w},
-                      ValueRange{init}, b.getI64TensorAttr(strides),
-                      b.getI64TensorAttr(dilations))
-      ->getResult(0);
+                ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations, MarkConv mark) {
+  Operation *conv = OpTy::create(b, loc, TypeRange{init.getType()}, ValueRange{x, w},
+                                 ValueRange{init}, b.getI64TensorAttr(strides),
+                                 b.getI64TensorAttr(dilations));
+  if (mark)
+    mark(conv);
+  return conv->getResult(0);
 }
 
 /// The convolution of X (padded already) by W [F, C/G, K...] in GROUP
@@ -179,10 +192,10 @@ Value namedConv(OpBuilder &b, Location loc, Value x, Value w, Value init,
 /// 3d_ncdhw_fcdhw} for one group, linalg.depthwise_conv_* when every channel
 /// is its own group with one filter, linalg.conv_2d_ngchw_gfchw for other
 /// grouped 2-D convolutions, and a generic for the rest (grouped 1-D / 3-D,
-/// 4-D and beyond).
+/// 4-D and beyond). MARK is called on the named op, if one is made.
 Value convolve(OpBuilder &b, Location loc, Value x, Value w, RankedTensorType outType,
                ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations, int64_t group,
-               const ElemKind &k) {
+               const ElemKind &k, MarkConv mark = {}) {
   int64_t sp = strides.size();
   Value zero = scalarConst(b, loc, k.type, 0);
   auto xType = cast<RankedTensorType>(x.getType());
@@ -192,10 +205,10 @@ Value convolve(OpBuilder &b, Location loc, Value x, Value w, RankedTensorType ou
   if (group == 1 && sp <= 3) {
     Value init = filledTensor(b, loc, outShape, zero);
     if (sp == 1)
-      return namedConv<linalg::Conv1DNcwFcwOp>(b, loc, x, w, init, strides, dilations);
+      return namedConv<linalg::Conv1DNcwFcwOp>(b, loc, x, w, init, strides, dilations, mark);
     if (sp == 2)
-      return namedConv<linalg::Conv2DNchwFchwOp>(b, loc, x, w, init, strides, dilations);
-    return namedConv<linalg::Conv3DNcdhwFcdhwOp>(b, loc, x, w, init, strides, dilations);
+      return namedConv<linalg::Conv2DNchwFchwOp>(b, loc, x, w, init, strides, dilations, mark);
+    return namedConv<linalg::Conv3DNcdhwFcdhwOp>(b, loc, x, w, init, strides, dilations, mark);
   }
   if (group == channels && filters == channels && sp <= 3) {
     // Depthwise with multiplier 1: the filter [C, 1, K...] is [C, K...].
@@ -204,10 +217,10 @@ Value convolve(OpBuilder &b, Location loc, Value x, Value w, RankedTensorType ou
     Value wd = reshapeTo(b, loc, w, withShape(w, wShape));
     Value init = filledTensor(b, loc, outShape, zero);
     if (sp == 1)
-      return namedConv<linalg::DepthwiseConv1DNcwCwOp>(b, loc, x, wd, init, strides, dilations);
+      return namedConv<linalg::DepthwiseConv1DNcwCwOp>(b, loc, x, wd, init, strides, dilations, mark);
     if (sp == 2)
-      return namedConv<linalg::DepthwiseConv2DNchwChwOp>(b, loc, x, wd, init, strides, dilations);
-    return namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(b, loc, x, wd, init, strides, dilations);
+      return namedConv<linalg::DepthwiseConv2DNchwChwOp>(b, loc, x, wd, init, strides, dilations, mark);
+    return namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(b, loc, x, wd, init, strides, dilations, mark);
   }
   // Grouped: [N, G, Cg, ...] x [G, Mg, Cg, K...] -> [N, G, Mg, O...].
   Value xg = splitDim(b, loc, x, 1, group);
@@ -217,7 +230,7 @@ Value convolve(OpBuilder &b, Location loc, Value x, Value w, RankedTensorType ou
   Value yg;
   if (sp == 2) {
     Value init = filledTensor(b, loc, outG, zero);
-    yg = namedConv<linalg::Conv2DNgchwGfchwOp>(b, loc, xg, wg, init, strides, dilations);
+    yg = namedConv<linalg::Conv2DNgchwGfchwOp>(b, loc, xg, wg, init, strides, dilations, mark);
   } else {
     SmallVector<int64_t> offsets(sp, 0);
     yg = genericGroupedConv(b, loc, xg, wg, outG, strides, dilations, offsets, k,
@@ -258,19 +271,11 @@ Value flippedConvFilter(OpBuilder &b, Location loc, Value w, int64_t group) {
   int64_t lead = group > 1 ? 1 : 0, loops = rank + lead;
   Value source = group > 1 ? splitDim(b, loc, w, 0, group) : w;
   SmallVector<int64_t> shape;
-  SmallVector<AffineExpr> in;
-  if (group > 1) {
+  if (group > 1)
     shape.push_back(group);
-    in.push_back(getAffineDimExpr(0, ctx));
-  }
   shape.append({mg, cg});
-  in.append({getAffineDimExpr(lead + 1, ctx), getAffineDimExpr(lead, ctx)});
-  for (int64_t i = 2; i < rank; ++i) {
-    shape.push_back(wType.getDimSize(i));
-    in.push_back(getAffineConstantExpr(wType.getDimSize(i) - 1, ctx) -
-                 getAffineDimExpr(lead + i, ctx));
-  }
-  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, in, ctx),
+  llvm::append_range(shape, wType.getShape().drop_front(2));
+  SmallVector<AffineMap> maps = {flippedFilterMap(ctx, group, wType.getShape().drop_front(2)),
                                  AffineMap::getMultiDimIdentityMap(loops, ctx)};
   Value init = tensor::EmptyOp::create(b, loc, shape, wType.getElementType());
   auto generic = linalg::GenericOp::create(
@@ -287,9 +292,10 @@ Value flippedConvFilter(OpBuilder &b, Location loc, Value w, int64_t group) {
 
 /// conv_transpose -> convolve() (stride 1, the same dilation and groups) of
 /// its zero-dilated, padded input by the flipped filter (see the file
-/// comment): the input is a tensor.pad where the stride is 1 and every pad
-/// is non-negative, else a slice of a zero buffer with the input inserted at
-/// the stride.
+/// comment): where every pad is non-negative, a tensor.pad (stride 1) or a
+/// zero buffer the input is inserted into at the stride; else a slice of a
+/// larger such buffer. A 2-D one whose geometry a forward convolution's
+/// parameters describe is marked as that convolution's data gradient.
 struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -327,9 +333,19 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
       sliceAt.push_back(padLow[i]);
       sliceShape.push_back(span);
     }
+    bool inBounds = llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
+                    llvm::all_of(high, [](int64_t v) { return v >= 0; });
     Value input;
     if (padOnly) {
       input = padSpatial(rewriter, loc, x, low, high, zero);
+    } else if (inBounds) {
+      // The convolution reads the buffer whole: x sits at `low`, strided.
+      SmallVector<int64_t> at = {0, 0};
+      llvm::append_range(at, low);
+      Value zeros = filledTensor(rewriter, loc, sliceShape, zero);
+      input = tensor::InsertSliceOp::create(rewriter, loc, x, zeros, indexAttrs(rewriter, at),
+                                            indexAttrs(rewriter, xType.getShape()),
+                                            indexAttrs(rewriter, insertStrides));
     } else {
       Value zeros = filledTensor(rewriter, loc, bufShape, zero);
       Value dilated = tensor::InsertSliceOp::create(
@@ -342,8 +358,91 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
     }
     Value filter = flippedConvFilter(rewriter, loc, w, op.getGroup());
     SmallVector<int64_t> unit(sp, 1);
+    // dY = x [N, F, OH, OW], W = w [F, C/G, KH, KW], dX [N, C, H, W].
+    std::optional<SmallVector<int64_t>> params;
+    if (inBounds)
+      params = conv2dCallParams(outShape, wType.getShape(), xType.getShape(), strides, dilations,
+                                padLow);
+    auto mark = [&](Operation *conv) {
+      setConvBackwardMarker(conv, TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA, *params, op.getGroup());
+    };
     rewriter.replaceOp(op, convolve(rewriter, loc, input, filter, outType, unit, dilations,
-                                    op.getGroup(), k));
+                                    op.getGroup(), k, params ? MarkConv(mark) : MarkConv()));
+    return success();
+  }
+};
+
+/// conv_backward_filter -> a zero tensor.pad of the input, then one
+/// linalg.generic over (g, m, c, k..., n, o...) into [G, M/G, C/G, K...]
+/// (reshaped to [M, C/G, K...]) that reads the padded input
+/// [N, G, C/G, P...] at (n, g, c, o*stride + k*dilation) and the gradient
+/// [N, G, M/G, O...] at (n, g, m, o); without groups the g loop and the
+/// reshapes are left out. A 2-D one is marked as a CONV2D_BACKWARD_WEIGHTS
+/// call (on the unpadded input, which tcc-cpu-library-calls finds again).
+struct ConvBackwardFilterLowering : OpConversionPattern<ConvBackwardFilterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvBackwardFilterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
+    ElemKind k = elemKind(op.getType());
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+    int64_t sp = strides.size(), group = op.getGroup();
+    Value zero = scalarConst(rewriter, loc, k.type, 0);
+    Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadLow(), op.getPadHigh(), zero);
+    Value g = adaptor.getGrad();
+    auto gType = cast<RankedTensorType>(g.getType());
+    bool grouped = group > 1;
+    if (grouped) {
+      x = splitDim(rewriter, loc, x, 1, group);
+      g = splitDim(rewriter, loc, g, 1, group);
+    }
+    // Loops: [g,] m, c, k..., n, o...
+    int64_t lead = grouped ? 1 : 0, numLoops = lead + 3 + 2 * sp;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
+    AffineExpr m = dim(lead), c = dim(lead + 1), n = dim(lead + 2 + sp);
+    SmallVector<AffineExpr> xExprs = {n}, gExprs = {n}, outExprs;
+    if (grouped) {
+      xExprs.push_back(dim(0));
+      gExprs.push_back(dim(0));
+      outExprs.push_back(dim(0));
+    }
+    xExprs.push_back(c);
+    gExprs.push_back(m);
+    outExprs.append({m, c});
+    for (int64_t i = 0; i < sp; ++i) {
+      AffineExpr kk = dim(lead + 2 + i), o = dim(lead + 3 + sp + i);
+      xExprs.push_back(o * strides[i] + kk * dilations[i]);
+      gExprs.push_back(o);
+      outExprs.push_back(kk);
+    }
+    SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, xExprs, ctx),
+                                   AffineMap::get(numLoops, 0, gExprs, ctx),
+                                   AffineMap::get(numLoops, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iters = parallelIterators(numLoops);
+    for (int64_t i = lead + 2 + sp; i < numLoops; ++i)
+      iters[i] = utils::IteratorType::reduction;
+    SmallVector<int64_t> shape;
+    if (grouped)
+      shape.push_back(group);
+    shape.push_back(outType.getDimSize(0) / group);
+    llvm::append_range(shape, outType.getShape().drop_front(1));
+    Value init = filledTensor(rewriter, loc, shape, zero);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{init.getType()}, ValueRange{x, g}, ValueRange{init}, maps, iters,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value prod = mulScalar(nb, l, k, args[0], args[1]);
+          linalg::YieldOp::create(nb, l, addScalar(nb, l, k, args[2], prod));
+        });
+    auto xType = cast<RankedTensorType>(adaptor.getInput().getType());
+    if (std::optional<SmallVector<int64_t>> params =
+            conv2dCallParams(xType.getShape(), outType.getShape(), gType.getShape(), strides,
+                             dilations, op.getPadLow()))
+      setConvBackwardMarker(generic, TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS, *params, group);
+    Value result = generic.getResult(0);
+    rewriter.replaceOp(op, grouped ? reshapeTo(rewriter, loc, result, outType) : result);
     return success();
   }
 };
@@ -574,9 +673,10 @@ struct WidenSixteenBitProduct : OpConversionPattern<OpTy> {
 
 void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc,
                                              RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering,
+  patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering, ConvBackwardFilterLowering,
                MaxPoolLowering, AvgPoolLowering, WidenSixteenBitProduct<MatmulOp>,
                WidenSixteenBitProduct<ConvOp>, WidenSixteenBitProduct<ConvTransposeOp>,
+               WidenSixteenBitProduct<ConvBackwardFilterOp>,
                WidenSixteenBitProduct<SoftmaxOp>>(
       tc, patterns.getContext());
 }

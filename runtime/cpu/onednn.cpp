@@ -35,6 +35,8 @@ namespace {
   X(dnnl_memory_desc_get_size)                                                 \
   X(dnnl_matmul_desc_init)                                                     \
   X(dnnl_dilated_convolution_forward_desc_init)                                \
+  X(dnnl_dilated_convolution_backward_data_desc_init)                          \
+  X(dnnl_dilated_convolution_backward_weights_desc_init)                       \
   X(dnnl_primitive_attr_create)                                                \
   X(dnnl_primitive_attr_destroy)                                               \
   X(dnnl_primitive_attr_set_scratchpad_mode)                                   \
@@ -108,9 +110,16 @@ const Api &api() {
 constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kConvParams = 18,
                   kGroupedConvParams = 19;
 
-/// A CONV2D's groups: its 19th parameter, 1 when it has 18.
+/// A CONV2D's (or a backward convolution's) groups: its 19th parameter, 1
+/// when it has 18.
 int64_t convGroups(const tcc_abi_library_call &call) {
   return call.num_params == kGroupedConvParams ? call.params[18] : 1;
+}
+
+/// CONV2D and its two gradients share the parameters and their checks.
+bool isConvolution(int32_t kind) {
+  return kind == TCC_LIBRARY_CALL_CONV2D || kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA ||
+         kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS;
 }
 constexpr int64_t kEpilogueBits =
     TCC_MATMUL_EPILOGUE_BIAS | TCC_MATMUL_EPILOGUE_RESIDUAL | TCC_MATMUL_EPILOGUE_RELU;
@@ -131,7 +140,7 @@ int64_t matmulEpilogue(const tcc_abi_library_call &call) {
 
 std::string checkLibraryCall(const tcc_abi_library_call &call) {
   bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
-  if (!matmul && call.kind != TCC_LIBRARY_CALL_CONV2D)
+  if (!matmul && !isConvolution(call.kind))
     return "unknown kind " + std::to_string(call.kind) + " (a newer tcc made this artifact)";
   // Which dtypes a runtime can run is its own business (at session
   // creation); the ABI allows these.
@@ -289,8 +298,10 @@ public:
     bool empty() const { return !sum && !add && !relu; }
   };
 
-  /// A primitive descriptor for OP with a user scratchpad and POST_OPS.
-  dnnl_primitive_desc_t describe(const_dnnl_op_desc_t op, const PostOps &post) const {
+  /// A primitive descriptor for OP with a user scratchpad and POST_OPS
+  /// (HINT: the forward primitive descriptor of a backward OP).
+  dnnl_primitive_desc_t describe(const_dnnl_op_desc_t op, const PostOps &post,
+                                 const_dnnl_primitive_desc_t hint = nullptr) const {
     dnnl_primitive_attr_t attr = nullptr;
     check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
     dnnl_post_ops_t postOps = nullptr;
@@ -308,7 +319,7 @@ public:
     }
     dnnl_primitive_desc_t pd = nullptr;
     if (status == dnnl_success)
-      status = a.dnnl_primitive_desc_create(&pd, op, attr, a.engine, nullptr);
+      status = a.dnnl_primitive_desc_create(&pd, op, attr, a.engine, hint);
     if (postOps)
       a.dnnl_post_ops_destroy(postOps);
     a.dnnl_primitive_attr_destroy(attr);
@@ -338,15 +349,25 @@ public:
     }
   }
 
-  /// A reorder step from FROM to TO.
+  /// A reorder step from FROM to TO; with SUM it adds onto what TO holds.
   void addReorder(const dnnl_memory_desc_t &from, Binding fromAt, const dnnl_memory_desc_t &to,
-                  Binding toAt, size_t scratchpad) {
+                  Binding toAt, size_t scratchpad, bool sum = false) {
     dnnl_primitive_attr_t attr = nullptr;
     check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
     dnnl_status_t status = a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    dnnl_post_ops_t postOps = nullptr;
+    if (status == dnnl_success && sum) {
+      status = a.dnnl_post_ops_create(&postOps);
+      if (status == dnnl_success)
+        status = a.dnnl_post_ops_append_sum(postOps, 1.0f);
+      if (status == dnnl_success)
+        status = a.dnnl_primitive_attr_set_post_ops(attr, postOps);
+    }
     dnnl_primitive_desc_t pd = nullptr;
     if (status == dnnl_success)
       status = a.dnnl_reorder_primitive_desc_create(&pd, &from, a.engine, &to, a.engine, attr);
+    if (postOps)
+      a.dnnl_post_ops_destroy(postOps);
     a.dnnl_primitive_attr_destroy(attr);
     check(status, "reorder");
     fromAt.arg = DNNL_ARG_FROM;
@@ -366,6 +387,125 @@ public:
   const std::string &what;
   std::unique_ptr<LibraryCalls::Call> call = std::make_unique<LibraryCalls::Call>();
 };
+
+
+/// The steps of a CONV2D, CONV2D_BACKWARD_DATA or CONV2D_BACKWARD_WEIGHTS
+/// call. The primitive picks its own layouts (blocked, for its JIT
+/// kernels); reorders convert the plain operands in and the result out,
+/// through scratch memory. The two gradients are created with a forward
+/// (training) primitive descriptor as oneDNN's hint, as oneDNN requires,
+/// and have no post-ops: one that accumulates computes into scratch and
+/// adds its result onto the output in the reorder out (a sum post-op).
+void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
+  const Api &a = b.a;
+  const int64_t *p = c.params;
+  // Grouped: the filter [F, C/G, KH, KW] is oneDNN's [G, F/G, C/G, KH, KW]
+  // (the same bytes).
+  const int64_t groups = convGroups(c);
+  std::vector<dnnl_dim_t> x = {p[0], p[1], p[2], p[3]}, w = {p[4], p[1] / groups, p[5], p[6]},
+                          y = {p[0], p[4], p[7], p[8]};
+  if (groups > 1)
+    w = {groups, p[4] / groups, p[1] / groups, p[5], p[6]};
+  // Which tensor each operand is, and its role for the primitive: the
+  // operands are {inputs..., output} of the kind.
+  enum Tensor { kX, kW, kY };
+  Tensor order[3];
+  int args[3];
+  dnnl_query_t queries[3];
+  switch (c.kind) {
+  case TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA:
+    order[0] = kY, order[1] = kW, order[2] = kX;
+    args[0] = DNNL_ARG_DIFF_DST, args[1] = DNNL_ARG_WEIGHTS, args[2] = DNNL_ARG_DIFF_SRC;
+    queries[0] = dnnl_query_diff_dst_md, queries[1] = dnnl_query_weights_md,
+    queries[2] = dnnl_query_diff_src_md;
+    break;
+  case TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS:
+    order[0] = kX, order[1] = kY, order[2] = kW;
+    args[0] = DNNL_ARG_SRC, args[1] = DNNL_ARG_DIFF_DST, args[2] = DNNL_ARG_DIFF_WEIGHTS;
+    queries[0] = dnnl_query_src_md, queries[1] = dnnl_query_diff_dst_md,
+    queries[2] = dnnl_query_diff_weights_md;
+    break;
+  default:
+    order[0] = kX, order[1] = kW, order[2] = kY;
+    args[0] = DNNL_ARG_SRC, args[1] = DNNL_ARG_WEIGHTS, args[2] = DNNL_ARG_DST;
+    queries[0] = dnnl_query_src_md, queries[1] = dnnl_query_weights_md,
+    queries[2] = dnnl_query_dst_md;
+    break;
+  }
+  const std::vector<dnnl_dim_t> *dims[3] = {&x, &w, &y};
+  dnnl_memory_desc_t anyMd[3]; // by tensor
+  for (int k = 0; k < 3; ++k)
+    b.check(a.dnnl_memory_desc_init_by_tag(&anyMd[k], int(dims[k]->size()), dims[k]->data(),
+                                           dnnl_f32, dnnl_format_tag_any),
+            "memory descriptor");
+  dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1}, padLow = {p[13], p[14]},
+              padHigh = {p[15], p[16]};
+  bool accumulate = p[17];
+  bool forward = c.kind == TCC_LIBRARY_CALL_CONV2D;
+  dnnl_convolution_desc_t fwd;
+  b.check(a.dnnl_dilated_convolution_forward_desc_init(
+              &fwd, forward ? dnnl_forward_inference : dnnl_forward_training,
+              dnnl_convolution_direct, &anyMd[kX], &anyMd[kW], nullptr, &anyMd[kY], strides,
+              dilations, padLow, padHigh),
+          "convolution");
+  CallBuilder::PostOps post;
+  post.sum = forward && accumulate;
+  dnnl_primitive_desc_t pd = b.describe(&fwd, post);
+  if (!forward) {
+    dnnl_convolution_desc_t bwd;
+    if (c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA)
+      b.check(a.dnnl_dilated_convolution_backward_data_desc_init(
+                  &bwd, dnnl_convolution_direct, &anyMd[kX], &anyMd[kW], &anyMd[kY], strides,
+                  dilations, padLow, padHigh),
+              "convolution backward data");
+    else
+      b.check(a.dnnl_dilated_convolution_backward_weights_desc_init(
+                  &bwd, dnnl_convolution_direct, &anyMd[kX], &anyMd[kW], nullptr, &anyMd[kY],
+                  strides, dilations, padLow, padHigh),
+              "convolution backward weights");
+    dnnl_primitive_desc_t hint = pd;
+    pd = b.describe(&bwd, {}, hint);
+    a.dnnl_primitive_desc_destroy(hint);
+  }
+  b.call->implementation = b.implementationOf(pd);
+  // Scratch layout: the primitive's scratchpad, then a buffer for each
+  // operand whose chosen layout is not the plain one (and for an
+  // accumulating gradient's result), then the reorders' scratchpads (they
+  // run one at a time).
+  const dnnl_memory_desc_t *scratchMd = a.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  size_t offset = alignUp(scratchMd ? a.dnnl_memory_desc_get_size(scratchMd) : 0);
+  dnnl_memory_desc_t plainMd[3], chosen[3];
+  Binding at[3];
+  for (int k = 0; k < 3; ++k) {
+    const std::vector<dnnl_dim_t> &d = *dims[order[k]];
+    plainMd[k] = b.plain(d, denseStrides(d));
+    chosen[k] = *a.dnnl_primitive_desc_query_md(pd, queries[k], 0);
+    bool viaScratch = !a.dnnl_memory_desc_equal(&chosen[k], &plainMd[k]) ||
+                      (k == 2 && accumulate && !forward);
+    if (!viaScratch) {
+      at[k] = {args[k], k, 0, nullptr};
+    } else {
+      at[k] = {args[k], -1, offset, nullptr};
+      offset += alignUp(a.dnnl_memory_desc_get_size(&chosen[k]));
+    }
+  }
+  size_t reorderScratch = offset;
+  b.call->scratchBytes = std::max(b.call->scratchBytes, offset);
+  Binding plainAt[3] = {{0, 0, 0, nullptr}, {0, 1, 0, nullptr}, {0, 2, 0, nullptr}};
+  std::vector<std::pair<Binding, dnnl_memory_desc_t>> bindings;
+  for (int k = 0; k < 3; ++k)
+    bindings.push_back({at[k], chosen[k]});
+  // Inputs in (the output too when the forward convolution adds onto it).
+  std::vector<int> in = {0, 1};
+  if (forward && accumulate)
+    in.push_back(2);
+  for (int k : in)
+    if (at[k].operand < 0)
+      b.addReorder(plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
+  b.addStep(pd, bindings, 0);
+  if (at[2].operand < 0)
+    b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, accumulate && !forward);
+}
 
 } // namespace
 
@@ -389,7 +529,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     double flops = c.kind == TCC_LIBRARY_CALL_MATMUL
                        ? 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3])
                        : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *
-                             double(p[1]) * double(p[5]) * double(p[6]);
+                             double(p[1]) * double(p[5]) * double(p[6]) / double(convGroups(c));
     b.call->serial = flops < kSerialFlops;
     SerialScope scope(b.call->serial);
     if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
@@ -455,70 +595,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                         md[2]});
       b.addStep(pd, std::move(args), matmulScratch);
     } else {
-      // The convolution picks its own layouts (blocked, for its JIT
-      // kernels); reorders convert the plain operands in and the result
-      // out, through scratch memory.
-      // Grouped: the filter [F, C/G, KH, KW] is oneDNN's [G, F/G, C/G, KH, KW]
-      // (the same bytes).
-      const int64_t groups = convGroups(c);
-      std::vector<dnnl_dim_t> x = {p[0], p[1], p[2], p[3]}, w = {p[4], p[1], p[5], p[6]},
-                              y = {p[0], p[4], p[7], p[8]};
-      if (groups > 1)
-        w = {groups, p[4] / groups, p[1] / groups, p[5], p[6]};
-      dnnl_memory_desc_t plainMd[3] = {b.plain(x, denseStrides(x)), b.plain(w, denseStrides(w)),
-                                       b.plain(y, denseStrides(y))};
-      dnnl_memory_desc_t anyMd[3];
-      const std::vector<dnnl_dim_t> *dims[3] = {&x, &w, &y};
-      for (int k = 0; k < 3; ++k)
-        b.check(a.dnnl_memory_desc_init_by_tag(&anyMd[k], int(dims[k]->size()), dims[k]->data(),
-                                               dnnl_f32, dnnl_format_tag_any),
-                "memory descriptor");
-      dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1},
-                  padLow = {p[13], p[14]}, padHigh = {p[15], p[16]};
-      bool accumulate = p[17];
-      dnnl_convolution_desc_t desc;
-      b.check(a.dnnl_dilated_convolution_forward_desc_init(
-                  &desc, dnnl_forward_inference, dnnl_convolution_direct, &anyMd[0], &anyMd[1],
-                  nullptr, &anyMd[2], strides, dilations, padLow, padHigh),
-              "convolution");
-      CallBuilder::PostOps post;
-      post.sum = accumulate;
-      dnnl_primitive_desc_t pd = b.describe(&desc, post);
-      b.call->implementation = b.implementationOf(pd);
-      // Scratch layout: the convolution's scratchpad, then a buffer for
-      // each operand whose chosen layout is not the plain one, then the
-      // reorders' scratchpads (they run one at a time).
-      const dnnl_query_t queries[3] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md};
-      const int convArgs[3] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-      const dnnl_memory_desc_t *scratchMd = a.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-      size_t offset = alignUp(scratchMd ? a.dnnl_memory_desc_get_size(scratchMd) : 0);
-      dnnl_memory_desc_t chosen[3];
-      Binding at[3];
-      for (int k = 0; k < 3; ++k) {
-        chosen[k] = *a.dnnl_primitive_desc_query_md(pd, queries[k], 0);
-        if (a.dnnl_memory_desc_equal(&chosen[k], &plainMd[k])) {
-          at[k] = {convArgs[k], k, 0, nullptr};
-        } else {
-          at[k] = {convArgs[k], -1, offset, nullptr};
-          offset += alignUp(a.dnnl_memory_desc_get_size(&chosen[k]));
-        }
-      }
-      size_t reorderScratch = offset;
-      b.call->scratchBytes = std::max(b.call->scratchBytes, offset);
-      Binding plainAt[3] = {{0, 0, 0, nullptr}, {0, 1, 0, nullptr}, {0, 2, 0, nullptr}};
-      std::vector<std::pair<Binding, dnnl_memory_desc_t>> args;
-      for (int k = 0; k < 3; ++k)
-        args.push_back({at[k], chosen[k]});
-      // Inputs in (the output too when the convolution adds onto it).
-      std::vector<int> in = {0, 1};
-      if (accumulate)
-        in.push_back(2);
-      for (int k : in)
-        if (at[k].operand < 0)
-          b.addReorder(plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
-      b.addStep(pd, args, 0);
-      if (at[2].operand < 0)
-        b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch);
+      addConvolution(b, c);
     }
     scratchpadSize_ = std::max(scratchpadSize_, b.call->scratchBytes);
     calls_.push_back(std::move(b.call));

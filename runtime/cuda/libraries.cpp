@@ -8,8 +8,9 @@
 // CUBLASLT_EPILOGUE_BIAS wants), and the residual is cuBLASLt's C input
 // with beta = 1 while D is the call's output. f32, bf16 and f16 operands;
 // products are summed in fp32 (CUBLAS_COMPUTE_32F, f32 scale factors).
-// Convolutions use cuDNN's legacy descriptor API, which cuDNN 9 keeps in
-// libcudnn_cnn; its padding is symmetric.
+// Convolutions and their two gradients (cudnnConvolutionBackwardData /
+// BackwardFilter) use cuDNN's legacy descriptor API, which cuDNN 9 keeps in
+// libcudnn_cnn; its padding is symmetric; groups are its group count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,7 @@
 #include <glob.h>
 #include <mutex>
 #include <set>
+#include <type_traits>
 #include <sys/stat.h>
 
 namespace tcc::rt::cuda {
@@ -154,10 +156,17 @@ namespace {
   X(cudnnDestroyConvolutionDescriptor)                                         \
   X(cudnnSetConvolution2dDescriptor)                                           \
   X(cudnnSetConvolutionMathType)                                               \
+  X(cudnnSetConvolutionGroupCount)                                             \
   X(cudnnGetConvolution2dForwardOutputDim)                                     \
   X(cudnnGetConvolutionForwardAlgorithmMaxCount)                               \
   X(cudnnGetConvolutionForwardAlgorithm_v7)                                    \
-  X(cudnnConvolutionForward)
+  X(cudnnConvolutionForward)                                                   \
+  X(cudnnGetConvolutionBackwardDataAlgorithmMaxCount)                          \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)                               \
+  X(cudnnConvolutionBackwardData)                                              \
+  X(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount)                        \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)                             \
+  X(cudnnConvolutionBackwardFilter)
 
 #define TCC_LIB_POINTER(name) decltype(&::name) name = nullptr;
 struct CublasLtApi {
@@ -219,6 +228,42 @@ std::string ltStatus(cublasStatus_t s) {
   return std::string(lt.cublasLtGetStatusName(s)) + " (" + lt.cublasLtGetStatusString(s) + ")";
 }
 
+/// The first of PERF (cuDNN's algorithms for one convolution direction,
+/// sorted by expected speed) that works, fits WORKSPACE_LIMIT, does not use
+/// tensor cores unless TF32 and, with DETERMINISTIC, gives the same bits
+/// every run (the gradients' atomics-based algorithms do not); null if none.
+/// TOO_LARGE: the first one passed over only for its workspace.
+template <typename Perf>
+const Perf *chooseAlgorithm(const std::vector<Perf> &perf, int returned, size_t workspaceLimit,
+                            bool tf32, bool deterministic, const Perf **tooLarge) {
+  *tooLarge = nullptr;
+  for (int k = 0; k < returned; ++k) {
+    const Perf &a = perf[size_t(k)];
+    if (a.status != CUDNN_STATUS_SUCCESS || !(tf32 || a.mathType == CUDNN_FMA_MATH) ||
+        (deterministic && a.determinism != CUDNN_DETERMINISTIC))
+      continue;
+    if (a.memory <= workspaceLimit)
+      return &a;
+    if (!*tooLarge)
+      *tooLarge = &a;
+  }
+  return nullptr;
+}
+
+/// abi.h's name of a library-call kind.
+const char *kindName(int32_t kind) {
+  switch (kind) {
+  case TCC_LIBRARY_CALL_MATMUL:
+    return "MATMUL";
+  case TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA:
+    return "CONV2D_BACKWARD_DATA";
+  case TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS:
+    return "CONV2D_BACKWARD_WEIGHTS";
+  default:
+    return "CONV2D";
+  }
+}
+
 /// The largest power of two, up to 256, that divides BYTES (0 counts as 256).
 uint32_t alignmentOf(uint64_t bytes) {
   uint32_t a = 256;
@@ -240,11 +285,13 @@ struct LibraryCalls::Call {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr, layoutC = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  // CONV2D
+  // CONV2D and its gradients (the descriptors are the forward convolution's)
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnConvolutionFwdAlgo_t fwd = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnConvolutionBwdDataAlgo_t bwdData = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+  cudnnConvolutionBwdFilterAlgo_t bwdFilter = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
 };
 
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, size_t workspaceLimit,
@@ -271,15 +318,13 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       dims += std::string(" ") + dtypeName(call.dtype);
     dims += std::string(c->bias ? " +bias" : "") + (c->residual ? " +residual" : "") +
             (relu ? " relu" : "");
-    c->name = "library call #" + std::to_string(i) + (matmul ? " (MATMUL " : " (CONV2D ") + dims + ")";
+    int groups = !matmul && call.num_params > 18 ? int(p[18]) : 1;
+    if (groups > 1)
+      dims += " groups " + std::to_string(groups);
+    c->name = "library call #" + std::to_string(i) + " (" + kindName(call.kind) + " " + dims + ")";
     std::string where = what + ": " + c->name;
     Call &cr = *c;
     calls_.push_back(std::move(c)); // owned from here: destroyed on failure
-    // TODO(issue 19): cudnnSetConvolutionGroupCount; the compiler emits
-    // grouped calls only for the CPU.
-    if (!matmul && call.num_params > 18 && p[18] != 1)
-      fail(TCC_ERROR_UNSUPPORTED, where + ": a grouped convolution (" + std::to_string(p[18]) +
-                                      " groups) is not a cuDNN call yet");
 
     cudaDataType_t type = CUDA_R_32F;
     if (call.dtype == TCC_DTYPE_BF16 && matmul)
@@ -422,7 +467,8 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
     ck(dnn.cudnnSetTensor4dDescriptor(cr.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, h, w),
        "cudnnSetTensor4dDescriptor(X)");
     ck(dnn.cudnnCreateFilterDescriptor(&cr.w), "cudnnCreateFilterDescriptor");
-    ck(dnn.cudnnSetFilter4dDescriptor(cr.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f, ch, kh, kw),
+    ck(dnn.cudnnSetFilter4dDescriptor(cr.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f, ch / groups,
+                                      kh, kw),
        "cudnnSetFilter4dDescriptor(W)");
     ck(dnn.cudnnCreateConvolutionDescriptor(&cr.conv), "cudnnCreateConvolutionDescriptor");
     ck(dnn.cudnnSetConvolution2dDescriptor(cr.conv, pt, pl, sh, sw, dh, dw,
@@ -430,6 +476,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
        "cudnnSetConvolution2dDescriptor");
     ck(dnn.cudnnSetConvolutionMathType(cr.conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
        "cudnnSetConvolutionMathType");
+    ck(dnn.cudnnSetConvolutionGroupCount(cr.conv, groups), "cudnnSetConvolutionGroupCount");
     // The legacy API pads symmetrically (top and left on both sides). Other
     // bottom / right padding gives the same result exactly when it gives the
     // same output size: padding only decides how many windows there are.
@@ -448,43 +495,68 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
     ck(dnn.cudnnCreateTensorDescriptor(&cr.y), "cudnnCreateTensorDescriptor");
     ck(dnn.cudnnSetTensor4dDescriptor(cr.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f, oh, ow),
        "cudnnSetTensor4dDescriptor(Y)");
-    int maxCount = 0;
-    ck(dnn.cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &maxCount),
-       "cudnnGetConvolutionForwardAlgorithmMaxCount");
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
-    int returned = 0;
-    ck(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, cr.x, cr.w, cr.conv, cr.y,
-                                                  int(perf.size()), &returned, perf.data()),
-       "cudnnGetConvolutionForwardAlgorithm_v7");
-    // Sorted by expected speed: the first that works, fits the workspace the
-    // compiler planned and (without TF32) does not use tensor cores.
-    const cudnnConvolutionFwdAlgoPerf_t *chosen = nullptr, *tooLarge = nullptr;
-    for (int k = 0; k < returned && !chosen; ++k) {
-      const cudnnConvolutionFwdAlgoPerf_t &a = perf[size_t(k)];
-      if (a.status != CUDNN_STATUS_SUCCESS || !(tf32 || a.mathType == CUDNN_FMA_MATH))
-        continue;
-      if (a.memory <= workspaceLimit)
-        chosen = &a;
-      else if (!tooLarge)
-        tooLarge = &a;
-    }
-    if (!chosen)
+    // The algorithm of the call's direction: its index, math type and
+    // workspace, or the reason there is none. The gradients' algorithms
+    // must be deterministic (a training run gives the same bits every time).
+    int algo = -1;
+    cudnnMathType_t math = CUDNN_FMA_MATH;
+    size_t memory = 0;
+    std::string refusal;
+    auto pick = [&](const auto &perf, int returned, bool deterministic, const char *fn) {
+      using Perf = typename std::decay_t<decltype(perf)>::value_type;
+      const Perf *tooLarge = nullptr;
+      const Perf *chosen =
+          chooseAlgorithm(perf, returned, workspaceLimit, tf32, deterministic, &tooLarge);
+      if (chosen) {
+        algo = int(chosen->algo), math = chosen->mathType, memory = chosen->memory;
+        if (tooLarge && tooLarge < chosen)
+          refusal = "; algo " + std::to_string(int(tooLarge->algo)) + " would need " +
+                    std::to_string(tooLarge->memory);
+        return;
+      }
       fail(TCC_ERROR_UNSUPPORTED,
-           where + ": cudnnGetConvolutionForwardAlgorithm_v7 offers no algorithm" +
+           where + ": " + fn + " offers no algorithm" +
                (tf32 ? "" : " without tensor cores (TCC_CUDA_TF32=1 allows TF32)") +
-               " that fits the " + std::to_string(workspaceLimit) +
-               "-byte library workspace the artifact reserves" +
+               (deterministic ? ", deterministic," : "") + " that fits the " +
+               std::to_string(workspaceLimit) + "-byte library workspace the artifact reserves" +
                (tooLarge ? " (algo " + std::to_string(int(tooLarge->algo)) + " needs " +
                                std::to_string(tooLarge->memory) + " bytes)"
                          : std::string()));
-    cr.fwd = chosen->algo;
-    cr.workspaceBytes = chosen->memory;
-    ck(dnn.cudnnSetConvolutionMathType(cr.conv, chosen->mathType), "cudnnSetConvolutionMathType");
-    cr.implementation = "cudnn (algo " + std::to_string(int(chosen->algo)) + ", workspace " +
-                        std::to_string(chosen->memory) + ")";
-    if (tooLarge && tooLarge < chosen)
-      cr.implementation += "; algo " + std::to_string(int(tooLarge->algo)) + " would need " +
-                           std::to_string(tooLarge->memory);
+    };
+    int maxCount = 0, returned = 0;
+    if (call.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA) {
+      ck(dnn.cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &maxCount),
+         "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
+      ck(dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, cr.w, cr.y, cr.conv, cr.x,
+                                                         int(perf.size()), &returned, perf.data()),
+         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      pick(perf, returned, true, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      cr.bwdData = cudnnConvolutionBwdDataAlgo_t(algo);
+    } else if (call.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS) {
+      ck(dnn.cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &maxCount),
+         "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
+      ck(dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, cr.x, cr.y, cr.conv, cr.w,
+                                                           int(perf.size()), &returned,
+                                                           perf.data()),
+         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      pick(perf, returned, true, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      cr.bwdFilter = cudnnConvolutionBwdFilterAlgo_t(algo);
+    } else {
+      ck(dnn.cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &maxCount),
+         "cudnnGetConvolutionForwardAlgorithmMaxCount");
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
+      ck(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, cr.x, cr.w, cr.conv, cr.y,
+                                                    int(perf.size()), &returned, perf.data()),
+         "cudnnGetConvolutionForwardAlgorithm_v7");
+      pick(perf, returned, false, "cudnnGetConvolutionForwardAlgorithm_v7");
+      cr.fwd = cudnnConvolutionFwdAlgo_t(algo);
+    }
+    cr.workspaceBytes = memory;
+    ck(dnn.cudnnSetConvolutionMathType(cr.conv, math), "cudnnSetConvolutionMathType");
+    cr.implementation = "cudnn (algo " + std::to_string(algo) + ", workspace " +
+                        std::to_string(memory) + ")" + refusal;
   }
 }
 
@@ -546,13 +618,28 @@ std::string LibraryCalls::run(int32_t index, void *const *operands) {
       return what_ + ": " + c.name + ": cublasLtMatmul failed: " + ltStatus(s);
     return "";
   }
+  // Operands {X, W, Y}, {dY, W, dX} or {X, dY, dW} (abi.h).
   const CudnnApi &dnn = cudnn();
-  cudnnStatus_t s = dnn.cudnnConvolutionForward(
-      static_cast<cudnnHandle_t>(cudnn_), &c.alpha, c.x, operands[0], c.w, operands[1], c.conv,
-      c.fwd, workspace, c.workspaceBytes, &c.beta, c.y, operands[2]);
+  auto handle = static_cast<cudnnHandle_t>(cudnn_);
+  cudnnStatus_t s;
+  const char *fn;
+  if (c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA) {
+    fn = "cudnnConvolutionBackwardData";
+    s = dnn.cudnnConvolutionBackwardData(handle, &c.alpha, c.w, operands[1], c.y, operands[0],
+                                         c.conv, c.bwdData, workspace, c.workspaceBytes, &c.beta,
+                                         c.x, operands[2]);
+  } else if (c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS) {
+    fn = "cudnnConvolutionBackwardFilter";
+    s = dnn.cudnnConvolutionBackwardFilter(handle, &c.alpha, c.x, operands[0], c.y, operands[1],
+                                           c.conv, c.bwdFilter, workspace, c.workspaceBytes,
+                                           &c.beta, c.w, operands[2]);
+  } else {
+    fn = "cudnnConvolutionForward";
+    s = dnn.cudnnConvolutionForward(handle, &c.alpha, c.x, operands[0], c.w, operands[1], c.conv,
+                                    c.fwd, workspace, c.workspaceBytes, &c.beta, c.y, operands[2]);
+  }
   if (s != CUDNN_STATUS_SUCCESS)
-    return what_ + ": " + c.name + ": cudnnConvolutionForward failed: " +
-           dnn.cudnnGetErrorString(s);
+    return what_ + ": " + c.name + ": " + fn + " failed: " + dnn.cudnnGetErrorString(s);
   return "";
 }
 

@@ -1,7 +1,8 @@
 //===- libraries.h - cuBLASLt and cuDNN library calls of a device artifact -===//
 //
-// A device artifact's MATMUL calls run on cuBLASLt and its CONV2D calls on
-// cuDNN 9's convolution API, both loaded with dlopen only when the artifact
+// A device artifact's MATMUL calls run on cuBLASLt and its CONV2D calls
+// (and their gradients, CONV2D_BACKWARD_DATA / _WEIGHTS) on cuDNN 9's
+// convolution API, both loaded with dlopen only when the artifact
 // has such a call. Descriptors and algorithms are chosen once per session;
 // a call only enqueues work on the session's stream.
 //

@@ -571,6 +571,17 @@ func.func @conv_rank(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3xf32>) {
 
 // -----
 
+// Tests that conv_backward_filter refuses windows that reach past the padded
+// input: (3 - 1) * 2 + (3 - 1) + 1 = 7 rows of an input of 5 + 1.
+func.func @conv_backward_filter_windows(%x: tensor<1x4x5x5xf32>, %g: tensor<1x6x3x3xf32>) {
+  // expected-error @+2 {{the windows of kernel 3 do not fit spatial dimension 0 of input [1,4,5,5] for gradient [1,6,3,3]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3, 3>, dilations = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>, tensor<1x6x3x3xf32>) -> tensor<6x4x3x3xf32>
+  return
+}
+
+// -----
+
 // Tests that conv needs one window attribute entry per spatial dimension.
 func.func @conv_window_attrs(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
   // expected-error @+2 {{window attributes need 2 entries, one per spatial dimension}}

@@ -378,6 +378,10 @@ func.func @convolution(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %wg: te
   // Tests a grouped conv_transpose with padding and output padding.
   // CHECK: tcc.conv_transpose %[[Y]], %[[WT]] {dilations = array<i64: 1>, group = 2 : i64, output_padding = array<i64: 1>, pad_high = array<i64: 1>, pad_low = array<i64: 1>, strides = array<i64: 2>} : (tensor<1x2x3xf32>, tensor<2x4x3xf32>) -> tensor<1x8x6xf32>
   %3 = tcc.conv_transpose %y, %wt {dilations = array<i64: 1>, group = 2 : i64, output_padding = array<i64: 1>, pad_high = array<i64: 1>, pad_low = array<i64: 1>, strides = array<i64: 2>} : (tensor<1x2x3xf32>, tensor<2x4x3xf32>) -> tensor<1x8x6xf32>
+  // Tests a grouped, strided filter gradient whose windows leave input rows unread.
+  // CHECK: tcc.conv_backward_filter %[[X]], %{{.+}} {dilations = array<i64: 1, 1>, group = 2 : i64, kernel = array<i64: 2, 3>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 1, 0>, strides = array<i64: 3, 2>} : (tensor<1x4x8x8xf32>, tensor<1x6x3x3xf32>) -> tensor<6x2x2x3xf32>
+  %g = tcc.constant dense<1.0> : tensor<1x6x3x3xf32>
+  %4 = tcc.conv_backward_filter %x, %g {dilations = array<i64: 1, 1>, group = 2 : i64, kernel = array<i64: 2, 3>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 1, 0>, strides = array<i64: 3, 2>} : (tensor<1x4x8x8xf32>, tensor<1x6x3x3xf32>) -> tensor<6x2x2x3xf32>
   return
 }
 

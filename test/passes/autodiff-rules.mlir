@@ -4,15 +4,13 @@
 // differences in test/integration/gradients.mlir).
 
 // conv_transpose: dX is the convolution by the same filter with the same
-// stride; dW is conv's filter gradient with g as the input and x as the
-// result's gradient (batch and channels swapped, stride and dilation too).
+// stride; dW is conv's filter gradient (one conv_backward_filter) with g as
+// the input and x as the result's gradient.
 // CHECK-LABEL: func.func @conv_transpose_grad
 //  CHECK-SAME: (%[[X:.*]]: tensor<1x2x3xf32> {{.*}}, %[[W:.*]]: tensor<2x4x3xf32>
 //       CHECK: %[[DX:.*]] = tcc.conv %[[G:.*]], %[[W]] {dilations = array<i64: 1>, pad_high = array<i64: 0>, pad_low = array<i64: 0>, strides = array<i64: 2>} : (tensor<1x4x7xf32>, tensor<2x4x3xf32>) -> tensor<1x2x3xf32>
-//       CHECK: %[[GT:.*]] = tcc.transpose %[[G]], perm = [1, 0, 2] : tensor<1x4x7xf32> -> tensor<4x1x7xf32>
-//       CHECK: %[[XT:.*]] = tcc.transpose %[[X]], perm = [1, 0, 2] : tensor<1x2x3xf32> -> tensor<2x1x3xf32>
-//       CHECK: %[[DWT:.*]] = tcc.conv %[[GT]], %[[XT]] {dilations = array<i64: 2>, pad_high = array<i64: 0>, pad_low = array<i64: 0>, strides = array<i64: 1>} : (tensor<4x1x7xf32>, tensor<2x1x3xf32>) -> tensor<4x2x3xf32>
-//       CHECK: %[[DW:.*]] = tcc.transpose %[[DWT]], perm = [1, 0, 2] : tensor<4x2x3xf32> -> tensor<2x4x3xf32>
+//       CHECK: %[[DW:.*]] = tcc.conv_backward_filter %[[G]], %[[X]] {dilations = array<i64: 1>, kernel = array<i64: 3>, pad_high = array<i64: 0>, pad_low = array<i64: 0>, strides = array<i64: 2>} : (tensor<1x4x7xf32>, tensor<1x2x3xf32>) -> tensor<2x4x3xf32>
+//   CHECK-NOT: tcc.transpose
 //       CHECK: return %{{.*}}, %[[DX]], %[[DW]]
 func.func @conv_transpose(%x: tensor<1x2x3xf32> {tcc.param = "x"}, %w: tensor<2x4x3xf32> {tcc.param = "w"}) -> tensor<f32> {
   %y = tcc.conv_transpose %x, %w {strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, output_padding = array<i64: 0>, group = 1 : i64} : (tensor<1x2x3xf32>, tensor<2x4x3xf32>) -> tensor<1x4x7xf32>
@@ -64,15 +62,11 @@ func.func @resize(%x: tensor<1x2x3x4xf32> {tcc.param = "x"}) -> tensor<f32> {
 
 // -----
 
-// Depthwise conv: dX is one grouped conv_transpose, dW one grouped conv of
-// x with its group and batch dimensions interleaved ([N, G, 1, D] ->
-// [1, G, N, D] -> [1, G*N, D]) by g with batch and channels swapped.
+// Depthwise conv: dX is one grouped conv_transpose, dW one grouped
+// conv_backward_filter of x and g, in the same 3 groups.
 // CHECK-LABEL: func.func @conv_depthwise_grad
 //       CHECK: tcc.conv_transpose {{.*}}group = 3 : i64{{.*}} -> tensor<2x3x5xf32>
-//       CHECK: tcc.reshape %{{.*}} : tensor<2x3x5xf32> -> tensor<2x3x1x5xf32>
-//       CHECK: tcc.transpose %{{.*}}, perm = [2, 1, 0, 3] : tensor<2x3x1x5xf32> -> tensor<1x3x2x5xf32>
-//       CHECK: tcc.reshape %{{.*}} : tensor<1x3x2x5xf32> -> tensor<1x6x5xf32>
-//       CHECK: tcc.conv {{.*}}group = 3 : i64{{.*}} : (tensor<1x6x5xf32>, tensor<3x2x3xf32>) -> tensor<1x3x3xf32>
+//       CHECK: tcc.conv_backward_filter %arg0, %{{.*}}group = 3 : i64, kernel = array<i64: 3>{{.*}} : (tensor<2x3x5xf32>, tensor<2x3x3xf32>) -> tensor<3x1x3xf32>
 func.func @conv_depthwise(%x: tensor<2x3x5xf32> {tcc.param = "x"}, %w: tensor<3x1x3xf32> {tcc.param = "w"}) -> tensor<f32> {
   %y = tcc.conv %x, %w {strides = array<i64: 1>, dilations = array<i64: 1>, pad_low = array<i64: 0>, pad_high = array<i64: 0>, group = 3 : i64} : (tensor<2x3x5xf32>, tensor<3x1x3xf32>) -> tensor<2x3x3xf32>
   %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<2x3x3xf32> -> tensor<f32>

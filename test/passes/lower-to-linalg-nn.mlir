@@ -3,8 +3,9 @@
 
 // Matmul, convolution and pooling become named linalg ops where one computes
 // exactly the tcc op, and linalg.generic otherwise; padding is an explicit
-// tensor.pad. No tcc op survives anywhere:
-// NOTCC-NOT: tcc.
+// tensor.pad. No tcc op survives anywhere (convolution gradients carry a
+// tcc.conv_backward attribute):
+// NOTCC-NOT: {{^ *(%.* = )?}}tcc.
 
 // Tests that a 2-D matmul is linalg.matmul into a zero-filled result.
 // CHECK-LABEL: func.func @matmul_2d
@@ -124,20 +125,22 @@ func.func @conv1d_grouped(%x: tensor<1x4x9xf32>, %w: tensor<4x2x3xf32>) -> tenso
 // -----
 
 // Tests that a grouped conv_transpose zero-dilates the input by the stride
-// into a zero buffer (x at dilation * (K - 1) = 2, every 2nd position),
-// slices the window the output reads from pad_low = 1, and convolves it with
-// stride 1 in the same 2 groups by the filter flipped (read at 2 - k) and
-// transposed within each group ([G, C/G, M/G, K] read as [G, M/G, C/G, K]).
+// into a zero buffer that is the window the output reads (x at
+// dilation * (K - 1) - pad_low = 1, every 2nd position), and convolves it
+// with stride 1 in the same 2 groups by the filter flipped (read at 2 - k)
+// and transposed within each group ([G, C/G, M/G, K] read as [G, M/G, C/G,
+// K]); a 1-D one carries no library-call marker.
 // CHECK-DAG:   #[[FLIP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, -d3 + 2)>
 // CHECK-LABEL: func.func @conv_transpose_1d
 //  CHECK-SAME:   (%[[X:.+]]: tensor<1x4x5xf32>, %[[W:.+]]: tensor<4x3x3xf32>)
-//       CHECK:   %[[Z:.+]] = linalg.fill {{.+}} -> tensor<1x4x14xf32>
-//       CHECK:   %[[D:.+]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 2] [1, 4, 5] [1, 1, 2]
-//       CHECK:   %[[S:.+]] = tensor.extract_slice %[[D]][0, 0, 1] [1, 4, 13] [1, 1, 1]
+//       CHECK:   %[[Z:.+]] = linalg.fill {{.+}} -> tensor<1x4x13xf32>
+//       CHECK:   %[[D:.+]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 1] [1, 4, 5] [1, 1, 2]
+//   CHECK-NOT:   tensor.extract_slice
 //       CHECK:   %[[WG:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 2, 3, 3]
 //       CHECK:   %[[F:.+]] = linalg.generic {indexing_maps = [#[[FLIP]], #{{.+}}]
 //  CHECK-SAME:     ins(%[[WG]] : tensor<2x2x3x3xf32>) outs(%{{.+}} : tensor<2x3x2x3xf32>)
 //       CHECK:   %[[Y:.+]] = linalg.generic
+//  CHECK-NOT:      tcc.conv_backward
 //  CHECK-SAME:     ins(%{{.+}}, %{{.+}} : tensor<1x2x2x13xf32>, tensor<2x3x2x3xf32>)
 //       CHECK:   tensor.collapse_shape %[[Y]] {{\[\[}}0], [1, 2], [3]] : tensor<1x2x3x11xf32> into tensor<1x6x11xf32>
 func.func @conv_transpose_1d(%x: tensor<1x4x5xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x6x11xf32> {
@@ -239,15 +242,18 @@ func.func @avg_pool_3d(%x: tensor<1x1x3x3x4xf32>) -> tensor<1x1x2x1x2xf32> {
 // -----
 
 // Tests that a one-group conv_transpose with stride 1 becomes the named
-// convolution (which the CPU pipeline hands to oneDNN) of its input padded
-// by dilation * (K - 1) - pad_low = 1 on each side, by the filter
-// transposed to [out, in, K...] and flipped (read at 2 - k).
+// convolution of its input padded by dilation * (K - 1) - pad_low = 1 on
+// each side, by the filter transposed to [out, in, K...] and flipped (read
+// at 2 - k), marked as the data gradient of the convolution from
+// [2, 6, 5, 5] to [2, 4, 5, 5] by [4, 6, 3, 3] with pads 1 (a
+// CONV2D_BACKWARD_DATA call).
 // CHECK-DAG:   #[[FLIP:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
 // CHECK-LABEL: func.func @conv_transpose_stride1
 //       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 //       CHECK:   %[[F:.+]] = linalg.generic {indexing_maps = [#[[FLIP]], #{{.+}}]
 //  CHECK-SAME:     ins(%{{.+}} : tensor<4x6x3x3xf32>) outs(%{{.+}} : tensor<6x4x3x3xf32>)
-//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>,
+//  CHECK-SAME:     tcc.conv_backward = {groups = 1 : i64, kind = 5 : i32, params = array<i64: 2, 6, 5, 5, 4, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1>}}
 //  CHECK-SAME:     ins(%[[P]], %[[F]] : tensor<2x4x7x7xf32>, tensor<6x4x3x3xf32>)
 func.func @conv_transpose_stride1(%x: tensor<2x4x5x5xf32>, %w: tensor<4x6x3x3xf32>) -> tensor<2x6x5x5xf32> {
   %0 = tcc.conv_transpose %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x4x5x5xf32>, tensor<4x6x3x3xf32>) -> tensor<2x6x5x5xf32>
@@ -271,13 +277,16 @@ func.func @matmul_bf16(%a: tensor<3x4xbf16>, %b: tensor<4x5xbf16>) -> tensor<3x5
 // -----
 
 // Tests that a strided one-group conv_transpose zero-dilates its input into
-// a buffer (x at 2 + 2i), slices the window the output reads from pad_low,
-// and convolves it with stride 1 by the named convolution.
+// the buffer the output reads (x at 2 - pad_low + 2i) and convolves it with
+// stride 1 by the named convolution, marked as the data gradient of the
+// stride-2 convolution from [1, 5, 8, 8] to [1, 3, 4, 4] (pad_bottom /
+// pad_right 0: the windows reach no further).
 // CHECK-LABEL: func.func @conv_transpose_stride2
-//       CHECK:   %[[D:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 2, 2] [1, 3, 4, 4] [1, 1, 2, 2]
-//       CHECK:   %[[S:.+]] = tensor.extract_slice %[[D]][0, 0, 1, 1] [1, 3, 10, 10] [1, 1, 1, 1]
-//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-//  CHECK-SAME:     ins(%[[S]], %{{.+}} : tensor<1x3x10x10xf32>, tensor<5x3x3x3xf32>)
+//       CHECK:   %[[Z:.+]] = linalg.fill {{.+}} -> tensor<1x3x10x10xf32>
+//       CHECK:   %[[D:.+]] = tensor.insert_slice %{{.+}} into %[[Z]][0, 0, 1, 1] [1, 3, 4, 4] [1, 1, 2, 2]
+//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>,
+//  CHECK-SAME:     tcc.conv_backward = {groups = 1 : i64, kind = 5 : i32, params = array<i64: 1, 5, 8, 8, 3, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 0, 0>}}
+//  CHECK-SAME:     ins(%[[D]], %{{.+}} : tensor<1x3x10x10xf32>, tensor<5x3x3x3xf32>)
 func.func @conv_transpose_stride2(%x: tensor<1x3x4x4xf32>, %w: tensor<3x5x3x3xf32>) -> tensor<1x5x8x8xf32> {
   %0 = tcc.conv_transpose %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<3x5x3x3xf32>) -> tensor<1x5x8x8xf32>
   return %0 : tensor<1x5x8x8xf32>
@@ -294,4 +303,42 @@ func.func @conv_transpose_stride2(%x: tensor<1x3x4x4xf32>, %w: tensor<3x5x3x3xf3
 func.func @softmax_f16(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
   %0 = tcc.softmax %x {axis = 1 : i64} : tensor<2x8xf16>
   return %0 : tensor<2x8xf16>
+}
+
+// -----
+
+// Tests that a 2-D filter gradient is one generic over the padded input and
+// the gradient, loops (m, c, kh, kw, n, oh, ow): the input read at
+// (n, c, 2 oh + kh, 3 ow + kw), the gradient at (n, m, oh, ow), reductions
+// over n, oh, ow; marked as a CONV2D_BACKWARD_WEIGHTS call of the unpadded
+// geometry (pad_right 1 of the 2: the windows reach one column of it).
+//   CHECK-DAG:   #[[XM:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d1, d5 * 2 + d2, d6 * 3 + d3)>
+//   CHECK-DAG:   #[[GM:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>
+//   CHECK-DAG:   #[[WM:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @conv_backward_filter
+//       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 0] high[0, 0, 0, 2]
+//       CHECK:   linalg.generic {indexing_maps = [#[[XM]], #[[GM]], #[[WM]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+//  CHECK-SAME:     ins(%[[P]], %{{.+}} : tensor<1x2x7x9xf32>, tensor<1x3x3x3xf32>) outs(%{{.+}} : tensor<3x2x3x2xf32>)
+//  CHECK-SAME:     attrs = {tcc.conv_backward = {groups = 1 : i64, kind = 6 : i32, params = array<i64: 1, 2, 6, 7, 3, 3, 2, 3, 3, 2, 3, 1, 1, 1, 0, 0, 1>}}
+func.func @conv_backward_filter(%x: tensor<1x2x6x7xf32>, %g: tensor<1x3x3x3xf32>) -> tensor<3x2x3x2xf32> {
+  %0 = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3, 2>, strides = array<i64: 2, 3>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 2>, group = 1 : i64} : (tensor<1x2x6x7xf32>, tensor<1x3x3x3xf32>) -> tensor<3x2x3x2xf32>
+  return %0 : tensor<3x2x3x2xf32>
+}
+
+// -----
+
+// Tests that a grouped filter gradient reads [N, G, C/G, ...] and
+// [N, G, M/G, ...] views, writes [G, M/G, C/G, K...] (loops g, m, c, k...,
+// then n, o...) and reshapes it to [M, C/G, K...]; a 1-D one carries no
+// marker.
+// CHECK-LABEL: func.func @conv_backward_filter_grouped_1d
+//       CHECK:   tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2], [3]] output_shape [2, 2, 2, 9] : tensor<2x4x9xf32> into tensor<2x2x2x9xf32>
+//       CHECK:   tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2], [3]] output_shape [2, 2, 3, 4] : tensor<2x6x4xf32> into tensor<2x2x3x4xf32>
+//       CHECK:   %[[R:.+]] = linalg.generic
+//   CHECK-NOT:     tcc.conv_backward
+//  CHECK-SAME:     outs(%{{.+}} : tensor<2x3x2x3xf32>)
+//       CHECK:   tensor.collapse_shape %[[R]] {{\[\[}}0, 1], [2], [3]] : tensor<2x3x2x3xf32> into tensor<6x2x3xf32>
+func.func @conv_backward_filter_grouped_1d(%x: tensor<2x4x7xf32>, %g: tensor<2x6x4xf32>) -> tensor<6x2x3xf32> {
+  %0 = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 1>, pad_high = array<i64: 1>, group = 2 : i64} : (tensor<2x4x7xf32>, tensor<2x6x4xf32>) -> tensor<6x2x3xf32>
+  return %0 : tensor<6x2x3xf32>
 }

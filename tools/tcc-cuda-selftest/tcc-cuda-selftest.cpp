@@ -2,7 +2,7 @@
 //
 // Runs the runtime's own CUDA code paths (module load and launch_kernel,
 // cuBLASLt matmuls with their epilogues and in f32, bf16 and f16, cuDNN
-// convolutions, CUDA graph capture and replay, a session's input staging on
+// convolutions (grouped too) and their data and filter gradients, CUDA graph capture and replay, a session's input staging on
 // the copy stream) on random data against CPU references, and prints a
 // PASS/FAIL table.
 // Exit 0 only when everything passes; 1 (with "no CUDA device: ...") on a
@@ -15,6 +15,7 @@
 #include "runtime/cuda/driver.h"
 #include "runtime/error.h"
 #include "runtime/session.h"
+#include "runtime/testing/conv_reference.h"
 #include "runtime/testing/matmul_reference.h"
 
 #include <algorithm>
@@ -202,33 +203,6 @@ std::string errorText(double e) {
 
 using tcc::testing::matmulReference;
 
-/// Y (+)= conv(X, W), NCHW, zero padding, in float64.
-std::vector<double> convReference(const int64_t *p, const std::vector<float> &x,
-                                  const std::vector<float> &w, const std::vector<float> &y0) {
-  int64_t N = p[0], C = p[1], H = p[2], W = p[3], F = p[4], KH = p[5], KW = p[6], OH = p[7],
-          OW = p[8], sh = p[9], sw = p[10], dh = p[11], dw = p[12], pt = p[13], pl = p[14];
-  bool acc = p[17];
-  std::vector<double> y(size_t(N * F * OH * OW));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t f = 0; f < F; ++f)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          size_t at = size_t(((n * F + f) * OH + oh) * OW + ow);
-          double sum = acc ? y0[at] : 0.0;
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t kh = 0; kh < KH; ++kh)
-              for (int64_t kw = 0; kw < KW; ++kw) {
-                int64_t ih = oh * sh - pt + kh * dh, iw = ow * sw - pl + kw * dw;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                  continue;
-                sum += double(x[size_t(((n * C + c) * H + ih) * W + iw)]) *
-                       w[size_t(((f * C + c) * KH + kh) * KW + kw)];
-              }
-          y[at] = sum;
-        }
-  return y;
-}
-
 int32_t dummyEntry(uint8_t *, uint8_t *, const tcc_abi_runtime *) { return 0; }
 
 /// The session check's entry: sum += x (state), out = sum, then x's arena
@@ -274,10 +248,15 @@ std::vector<std::vector<float>> runSteps(const std::shared_ptr<Artifact> &artifa
 }
 
 /// A library call of the self-test's descriptor: its dtype and parameters
-/// (see abi.h; a matmul has 7 or 8, a convolution 18).
+/// (see abi.h; a matmul has 7 or 8, a convolution 18 or 19) and, for a
+/// convolution, its kind (CONV2D or one of its gradients).
 struct CallCase {
   int32_t dtype;
   std::vector<int64_t> params;
+  int32_t kind = 0; ///< 0: MATMUL or CONV2D, by the parameter count
+  int32_t callKind() const {
+    return kind ? kind : params.size() < 9 ? TCC_LIBRARY_CALL_MATMUL : TCC_LIBRARY_CALL_CONV2D;
+  }
 };
 
 /// The library calls: every matmul variant, matmuls with epilogues, in
@@ -321,6 +300,21 @@ CallCases callCases() {
   cases.push_back({TCC_DTYPE_F32, {2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 1}});
   cases.push_back({TCC_DTYPE_F32, {1, 5, 10, 12, 3, 3, 2, 10, 12, 1, 1, 2, 2, 2, 1, 2, 1, 0}});
   cases.push_back({TCC_DTYPE_F32, {3, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0}});
+  // Grouped and depthwise, then both gradients of strided, dilated, padded,
+  // grouped and depthwise convolutions (and accumulating ones).
+  const std::vector<int64_t> gradients[] = {
+      {2, 4, 6, 6, 6, 3, 3, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 0, 2},
+      {2, 8, 9, 9, 8, 3, 3, 5, 5, 2, 2, 1, 1, 1, 1, 1, 1, 0, 8},
+      {2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 0},
+      {1, 5, 10, 12, 3, 3, 2, 10, 12, 1, 1, 2, 2, 2, 1, 2, 1, 1},
+      {3, 8, 16, 16, 16, 1, 1, 8, 8, 2, 2, 1, 1, 0, 0, 0, 0, 0},
+  };
+  for (size_t g = 0; g < 2; ++g)
+    cases.push_back({TCC_DTYPE_F32, gradients[g]});
+  for (const auto &p : gradients)
+    for (int32_t kind : {TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA,
+                         TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS})
+      cases.push_back({TCC_DTYPE_F32, p, kind});
   all.numConvs = cases.size() - all.numMatmuls;
   cases.push_back({TCC_DTYPE_F32, {1, 64, 48, 96, 0, 0, 1, 0}});
   return all;
@@ -353,7 +347,8 @@ void checkKernel(cuda::Device &device, std::mt19937_64 &rng) {
 }
 
 /// (b), (c) Library call INDEX (CALL: a matmul when MATMUL, else a
-/// convolution) on random operands.
+/// convolution or a convolution gradient) on random operands; the
+/// gradients against float64 finite differences (conv_reference.h).
 void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index, bool matmul,
                       std::mt19937_64 &rng) {
   const std::vector<int64_t> &params = call.params;
@@ -373,14 +368,18 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
            (params.size() == 7 ? " (7 params)" : "") + (epilogue & kBias ? " +bias" : "") +
            (epilogue & kResidual ? " +residual" : "") + (epilogue & kRelu ? " relu" : "");
   } else {
-    na = size_t(p[0] * p[1] * p[2] * p[3]);
-    nb = size_t(p[4] * p[1] * p[5] * p[6]);
-    nc = size_t(p[0] * p[4] * p[7] * p[8]);
-    name = "conv N" + std::to_string(p[0]) + " C" + std::to_string(p[1]) + " " +
+    int32_t kind = call.callKind();
+    std::vector<size_t> sizes = tcc::testing::convOperandSizes(kind, params);
+    na = sizes[0], nb = sizes[1], nc = sizes[2];
+    name = std::string(kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA      ? "conv dX"
+                       : kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS ? "conv dW"
+                                                                          : "conv") +
+           " N" + std::to_string(p[0]) + " C" + std::to_string(p[1]) + " " +
            std::to_string(p[2]) + "x" + std::to_string(p[3]) + " F" + std::to_string(p[4]) +
            " k" + std::to_string(p[5]) + "x" + std::to_string(p[6]) + " s" +
            std::to_string(p[9]) + " d" + std::to_string(p[11]) + " pad" + std::to_string(p[13]) +
-           "," + std::to_string(p[14]) + " acc=" + std::to_string(p[17]);
+           "," + std::to_string(p[14]) + " acc=" + std::to_string(p[17]) +
+           (params.size() > 18 ? " g" + std::to_string(p[18]) : "");
   }
   std::vector<float> a = randomVector(na, rng), b = randomVector(nb, rng),
                      c = randomVector(nc, rng);
@@ -399,7 +398,8 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
   cuda::Device::libraryCall(&device, index, operands.data());
   std::string error = finish(device, name);
   std::vector<double> ref =
-      matmul ? matmulReference(params, a, b, c, bias, d) : convReference(p, a, b, c);
+      matmul ? matmulReference(params, a, b, c, bias, d)
+             : tcc::testing::convCallReference(call.callKind(), params, a, b, c);
   double e = error.empty() ? relativeError(download(dc, nc, "C", dtype), ref) : INFINITY;
   double tolerance = dtype == TCC_DTYPE_BF16  ? kBf16Tolerance
                      : dtype == TCC_DTYPE_F16 ? kF16Tolerance
@@ -525,11 +525,9 @@ int run() {
   const std::vector<CallCase> &cases = all.cases;
   std::vector<tcc_abi_library_call> calls;
   for (const CallCase &c : cases) {
-    bool matmul = c.params.size() < 9;
     int64_t epilogue = c.params.size() == 8 ? c.params[7] : 0;
-    calls.push_back({matmul ? TCC_LIBRARY_CALL_MATMUL : TCC_LIBRARY_CALL_CONV2D, c.dtype,
-                     int32_t(c.params.size()), 3 + !!(epilogue & kBias) + !!(epilogue & kResidual),
-                     c.params.data()});
+    calls.push_back({c.callKind(), c.dtype, int32_t(c.params.size()),
+                     3 + !!(epilogue & kBias) + !!(epilogue & kResidual), c.params.data()});
   }
   tcc_abi_kernel kernels[] = {
       {"tcc_saxpy", {int32_t((kSaxpyN + 127) / 128), 1, 1}, {128, 1, 1}, 0, 4}};

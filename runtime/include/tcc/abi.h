@@ -157,13 +157,27 @@ typedef struct tcc_abi_runtime {
  *    A 19th parameter, groups G (appended; 18 parameters mean G = 1), makes
  *    it a grouped convolution: W is [F, C/G, KH, KW] and output channel f
  *    reads the input channels of its group f / (F/G) (depthwise: G = C = F).
- *    The CUDA runtime refuses G > 1 for now.
+ *  CONV2D_BACKWARD_DATA: the parameters of the CONV2D whose input gradient
+ *    it is (18, or 19 with groups); operands {dY [N,F,OH,OW], W [F,C/G,KH,KW],
+ *    dX [N,C,H,W]}: dX (+)= the gradient of sum(CONV2D(X, W) * dY) with
+ *    respect to X, i.e. dX[n,c,ih,iw] = sum over f of c's group, kh, kw of
+ *    dY[n,f,oh,ow] W[f,c',kh,kw] where ih = oh*stride_h - pad_top +
+ *    kh*dilation_h (likewise for w) and c' = c mod C/G. No multiplication by
+ *    the zeros a strided transposed convolution would insert. F32.
+ *  CONV2D_BACKWARD_WEIGHTS: the same parameters; operands {X [N,C,H,W],
+ *    dY [N,F,OH,OW], dW [F,C/G,KH,KW]}: dW (+)= the gradient of
+ *    sum(CONV2D(X, W) * dY) with respect to W (a sum over N, OH, OW). F32.
+ *    For both, pad_bottom / pad_right are the ones that make OH / OW follow
+ *    exactly (rows the forward windows never read are not padding).
  *  With accumulate = 0 the result overwrites the output; with 1 it is added
  *  to what the output holds. A runtime refuses, when a session is created,
  *  a call whose dtype its library cannot run (the CPU runtime: F32 only). */
 typedef enum tcc_library_call_kind {
   TCC_LIBRARY_CALL_MATMUL = 1,
-  TCC_LIBRARY_CALL_CONV2D = 2
+  TCC_LIBRARY_CALL_CONV2D = 2,
+  /* 3 and 4 were never assigned (collectives have a table of their own). */
+  TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA = 5,
+  TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS = 6
 } tcc_library_call_kind;
 
 /** Kinds of collectives (stable values): the communication of a

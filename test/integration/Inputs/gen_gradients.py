@@ -254,6 +254,18 @@ def cases():
             ('conv_depthwise', [1, 3, 6, 6], [6, 1, 3, 3], [1, 6, 4, 6], ('1, 1', '2, 1', '1, 1', '1, 1', 3)),
             ('conv1d_depthwise', [2, 4, 7], [4, 1, 3], [2, 4, 4], ('2', '1', '1', '1', 4))):
         yield name, [(x, sym), (w, sym)], [conv_g(x, w, y, *attrs)], y
+    # The filter gradient as an op of its own (its gradient is the double
+    # backward): strided with asymmetric padding, grouped, depthwise, and
+    # stride 3 > kernel 2 with input rows no window reads.
+    def conv_bf(x, g, w, kernel, strides, dilations, low, high, group):
+        return ('%%y = tcc.conv_backward_filter %%a0, %%a1 {kernel = array<i64: %s>, strides = array<i64: %s>, dilations = array<i64: %s>, pad_low = array<i64: %s>, pad_high = array<i64: %s>, group = %d : i64} : (%s, %s) -> %s'
+                % (kernel, strides, dilations, low, high, group, ttype(x), ttype(g), ttype(w)))
+    for name, x, g, w, attrs in (
+            ('conv_backward_filter', [1, 2, 6, 7], [1, 3, 3, 3], [3, 2, 3, 2], ('3, 2', '2, 3', '1, 1', '1, 0', '0, 2', 1)),
+            ('conv_backward_filter_grouped', [2, 4, 5, 5], [2, 6, 2, 4], [6, 2, 3, 3], ('3, 3', '2, 1', '1, 1', '1, 0', '0, 1', 2)),
+            ('conv_backward_filter_depthwise', [1, 3, 6, 6], [1, 6, 4, 6], [6, 1, 3, 3], ('3, 3', '1, 1', '2, 1', '1, 1', '1, 1', 3)),
+            ('conv_backward_filter_unread_rows', [1, 2, 7, 6], [1, 2, 2, 2], [2, 2, 2, 2], ('2, 2', '3, 3', '1, 1', '0, 1', '0, 0', 1))):
+        yield name, [(x, sym), (g, sym)], [conv_bf(x, g, w, *attrs)], w
     yield 'conv_transpose_grouped', [([1, 4, 3, 3], sym), ([4, 3, 2, 2], sym)], [
         '%y = tcc.conv_transpose %a0, %a1 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 0>, pad_high = array<i64: 0, 0>, output_padding = array<i64: 1, 0>, group = 2 : i64} : (tensor<1x4x3x3xf64>, tensor<4x3x2x2xf64>) -> tensor<1x6x6x6xf64>'], [1, 6, 6, 6]
     # Pooling with overlapping, padded, dilated and ceil_mode windows. Max
