@@ -127,9 +127,15 @@ struct Reader {
     *out = v;
     return true;
   }
+  /// A length prefix, as protobuf reads one: at most 5 bytes, below 2^31
+  /// (an overlong encoding of a small length is refused too).
+  bool size(uint64_t *out) {
+    const uint8_t *start = p;
+    return varint(out) && p - start <= 5 && *out <= uint64_t(INT32_MAX);
+  }
   bool bytes(Reader *out) {
     uint64_t n;
-    if (!varint(&n) || n > uint64_t(end - p))
+    if (!size(&n) || n > uint64_t(end - p))
       return false;
     *out = {p, p + n};
     p += n;
