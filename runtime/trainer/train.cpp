@@ -798,7 +798,8 @@ std::string TrainingRun::writeCheckpoint(const std::string &file, long stepsDone
 }
 
 void TrainingRun::stopAt(long stepsDone, const std::string &why, tcc_status status) {
-  std::string where = " (no --checkpoint-dir: nothing saved)";
+  std::string where = o_.rank != 0 ? std::string(" (rank 0 writes the job's checkpoints)")
+                                   : std::string(" (no --checkpoint-dir: nothing saved)");
   if (checkpoints_.active()) {
     try {
       saveCheckpoint(stepsDone);
