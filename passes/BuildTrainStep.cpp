@@ -933,7 +933,6 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     llvm::stable_sort(order, [&](unsigned a, unsigned b) { return where(grads[a]) < where(grads[b]); });
 
     const double capacity = bucketMb * 1e6;
-    int64_t &bucket = buckets;
     auto flush = [&](SmallVectorImpl<unsigned> &members) {
       if (members.empty())
         return;
@@ -947,7 +946,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       for (unsigned k : members)
         operands.push_back(grads[k]);
       auto reduce = AllReduceOp::create(b, loc, ValueRange(operands).getTypes(), operands,
-                                        b.getI64IntegerAttr(bucket++));
+                                        b.getI64IntegerAttr(buckets++));
       // The average is f32 whatever the gradients' precision.
       if (precision != "fp32")
         reduce->setAttr(attr::keepFp32, b.getUnitAttr());

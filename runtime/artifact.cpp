@@ -230,7 +230,7 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
   if (collectives < 0 || (collectives > 0 && !d.collectives))
     invalid(what, "no table for " + std::to_string(collectives) + " collectives");
   for (int32_t i = 0; i < collectives; ++i) {
-    std::string problem = checkCollective(d.collectives, collectives, i);
+    std::string problem = checkCollective(d.collectives, i);
     if (!problem.empty())
       invalid(what, "collective #" + std::to_string(i) + ": " + problem);
   }

@@ -9,6 +9,8 @@
 
 #include "runtime/cuda/driver.h"
 
+#include "runtime/dist/communicator.h"
+
 #include "runtime/error.h"
 
 #include <algorithm>
@@ -105,15 +107,8 @@ int deviceOrdinalFromEnv() {
   if (!env || !*env) {
     // One rank of a data-parallel job per GPU: the rank among those on
     // this host (mpirun, srun) picks its device.
-    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
-      if (const char *local = std::getenv(name); local && *local) {
-        char *end = nullptr;
-        long rank = std::strtol(local, &end, 10);
-        int count = driver().deviceCount;
-        if (*end == '\0' && rank >= 0 && count > 0)
-          return int(rank % count);
-      }
-    return 0;
+    int rank = localRankFromEnvironment(), count = driver().deviceCount;
+    return rank >= 0 && count > 0 ? rank % count : 0;
   }
   char *end = nullptr;
   long v = std::strtol(env, &end, 10);

@@ -9,7 +9,7 @@
 
 namespace tcc::rt {
 
-std::string checkCollective(const tcc_abi_collective *table, int32_t count, int32_t index) {
+std::string checkCollective(const tcc_abi_collective *table, int32_t index) {
   const tcc_abi_collective &c = table[index];
   if (c.num_params < 0 || (c.num_params > 0 && !c.params))
     return "no parameter list for " + std::to_string(c.num_params) + " parameters";
@@ -38,7 +38,6 @@ std::string checkCollective(const tcc_abi_collective *table, int32_t count, int3
     if (start.kind != TCC_COLLECTIVE_ALL_REDUCE_START || start.num_operands != c.num_operands)
       return "WAIT for collective #" + std::to_string(s) +
              ", which is not an ALL_REDUCE_START of as many operands";
-    (void)count;
     return "";
   }
   default:

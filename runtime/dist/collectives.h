@@ -21,11 +21,11 @@
 
 namespace tcc::rt {
 
-/// "" when row INDEX of TABLE (COUNT rows) is well formed: a known kind,
+/// "" when row INDEX of TABLE is well formed: a known kind,
 /// its parameters (a START's element counts, positive, one per operand; a
 /// WAIT's START, an earlier row with as many operands), a dtype the ABI
 /// allows; otherwise what is wrong.
-std::string checkCollective(const tcc_abi_collective *table, int32_t count, int32_t index);
+std::string checkCollective(const tcc_abi_collective *table, int32_t index);
 
 /// The collectives of one session (the table validated by the artifact).
 class Collectives {

@@ -69,6 +69,17 @@ int envInt(const char *name, int fallback) {
   return *end || n < 0 ? fallback : int(n);
 }
 
+} // namespace
+
+int localRankFromEnvironment() {
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
+    if (int rank = envInt(name, -1); rank >= 0)
+      return rank;
+  return -1;
+}
+
+namespace {
+
 /// Whether a launcher started this process as one of several.
 bool launchedAsJob() {
   for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
@@ -152,7 +163,7 @@ std::unique_ptr<Communicator> Communicator::fromEnvironment(double timeout) {
   c->api_ = api;
   api->MPI_Comm_rank(api->world, &c->rank_);
   api->MPI_Comm_size(api->world, &c->size_);
-  c->localRank_ = envInt("OMPI_COMM_WORLD_LOCAL_RANK", envInt("SLURM_LOCALID", 0));
+  c->localRank_ = std::max(localRankFromEnvironment(), 0);
   return c;
 }
 
@@ -166,13 +177,11 @@ Communicator::~Communicator() {
 Communicator::Request Communicator::startSum(void *data, int64_t count, bool isDouble) {
   if (!api_)
     return nullptr;
-  auto *p = new Pending();
-  // MPI counts are ints: a larger buffer is split into pieces.
-  if (count > INT32_MAX) {
-    delete p;
+  // MPI counts are ints.
+  if (count > INT32_MAX)
     fail(TCC_ERROR_UNSUPPORTED, "an all-reduce of " + std::to_string(count) +
                                     " elements (more than 2^31 - 1 in one buffer)");
-  }
+  auto *p = new Pending();
   int code = api_->MPI_Iallreduce(MPI_IN_PLACE, data, int(count), isDouble ? api_->f64 : api_->f32,
                                   api_->sum, api_->world, &p->request);
   if (code != MPI_SUCCESS) {

@@ -26,6 +26,11 @@
 
 namespace tcc::rt {
 
+/// This process's rank among those of its job on this host, from the
+/// launcher's environment (OMPI_COMM_WORLD_LOCAL_RANK, else SLURM_LOCALID),
+/// or -1 outside a launcher: which GPU a rank takes.
+int localRankFromEnvironment();
+
 class Communicator {
 public:
   /// Joins the launcher's job: OMPI_COMM_WORLD_SIZE (mpirun), PMIX_RANK or
@@ -41,8 +46,8 @@ public:
 
   int rank() const { return rank_; }
   int size() const { return size_; }
-  /// The rank among those on this host (OMPI_COMM_WORLD_LOCAL_RANK, else
-  /// SLURM_LOCALID), 0 when unknown: which GPU a rank takes.
+  /// The rank among those on this host (localRankFromEnvironment), 0 when
+  /// unknown.
   int localRank() const { return localRank_; }
   double timeout() const { return timeout_; }
   bool usesMpi() const { return api_ != nullptr; }
