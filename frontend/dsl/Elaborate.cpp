@@ -409,9 +409,15 @@ static bool declaresParams(const Block &block) {
 }
 
 Val Elaborator::callFunction(CallExpr &call, const FnDecl &fn) {
+  // Every call counts against the budget, and runaway recursion ends the
+  // elaboration: a function that calls itself twice would otherwise fail
+  // 2^depth times at the depth limit (found by the fuzzer).
+  if (!charge(call.pos))
+    return Val::error();
   if (frames.size() > kMaxCallDepth) {
     error(call.pos) << "calls nested more than " << kMaxCallDepth
                     << " deep (is '" << fn.name.name << "' recursive?)";
+    outOfBudget = true;
     return Val::error();
   }
   std::string prefix = frames.back().prefix;
