@@ -167,8 +167,13 @@ struct FunctionEditor {
     resultAttrs.push_back(
         b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(name.str()))));
   }
-  /// With loss scaling: true (i1, 0-d) when the step skips its update.
+  /// With loss scaling or the non-finite guard: true (i1, 0-d) when the
+  /// step skips its update.
   Value skip;
+  /// Whether a skipped step keeps the running statistics too (the guard:
+  /// a NaN batch would poison them; loss scaling keeps PyTorch's behaviour,
+  /// whose forward updates them whatever the step does).
+  bool skipStatistics = false;
   /// A new value of optimizer-updated NAME (old value OLD) that keeps OLD
   /// when the step skips its update.
   void updateUnlessSkipped(Value v, Value old, const Twine &name) {
@@ -217,7 +222,11 @@ void updateRunningStatistics(FunctionEditor &e) {
       Value kept = MulOp::create(b, e.loc, running, splat(b, e.loc, rt, m));
       Value added = MulOp::create(b, e.loc, stat, splat(b, e.loc, rt, 1 - m));
       Value next = AddOp::create(b, e.loc, kept, added);
-      e.update(next, e.fn.getArgAttrOfType<StringAttr>(unsigned(stats[k]), attr::param).getValue());
+      StringRef name = e.fn.getArgAttrOfType<StringAttr>(unsigned(stats[k]), attr::param).getValue();
+      if (e.skipStatistics)
+        e.updateUnlessSkipped(next, running, name);
+      else
+        e.update(next, name);
     }
   }
 }
@@ -862,8 +871,6 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// or any element of GRADS is infinite or NaN (|x| <= max is false for
   /// both). Nothing is read back to the host: the updates select the old
   /// values (FunctionEditor::updateUnlessSkipped).
-  /// TODO(issue 23): the same piece behind a runtime input for fp32 runs
-  /// (tcc-run --on-nonfinite=skip).
   Value skipOnNonFinite(OpBuilder &b, Location loc, Value loss, ArrayRef<Value> grads) {
     RankedTensorType scalar = scalarType();
     auto nonFinite = [&](Value x) {
@@ -884,6 +891,31 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       total = AddOp::create(b, loc, total, nonFinite(g));
     Value zero = splat(b, loc, scalar, 0.0);
     return CompareOp::create(b, loc, CmpPredicate::gt, total, zero);
+  }
+
+  /// The non-finite guard (skip-nonfinite): the step skips when the runtime
+  /// input skip_nonfinite is > 0 and the loss or the gradient norm is not
+  /// finite (a gradient element's inf or NaN reaches the norm). With data
+  /// parallelism only the norm decides: it is the same on every rank, the
+  /// loss is the rank's own. Outputs skipped (1 or 0).
+  void guardNonFinite(FunctionEditor &e, Value loss, Value gradNorm, Location loc) {
+    OpBuilder &b = e.b;
+    RankedTensorType scalar = scalarType();
+    Value enabled = e.addArgument(scalar, attr::input, TCC_INPUT_SKIP_NONFINITE);
+    Value watched = gradNorm;
+    if (!dataParallel) {
+      if (tensorType(loss) != scalar)
+        loss = CastOp::create(b, loc, scalar, loss);
+      // |loss| + norm: NaN and inf carry through the sum.
+      watched = AddOp::create(b, loc, AbsOp::create(b, loc, loss), gradNorm);
+    }
+    Value limit = splat(b, loc, scalar, double(std::numeric_limits<float>::max()));
+    Value zero = splat(b, loc, scalar, 0.0), one = splat(b, loc, scalar, 1.0);
+    Value finite = CompareOp::create(b, loc, CmpPredicate::le, watched, limit);
+    Value asked = SelectOp::create(b, loc, finite, zero, enabled);
+    e.skip = CompareOp::create(b, loc, CmpPredicate::gt, asked, zero);
+    e.skipStatistics = true;
+    e.output(SelectOp::create(b, loc, e.skip, one, zero), TCC_OUTPUT_SKIPPED);
   }
 
   /// GradScaler.update with its defaults: a skipped step halves the scale,
@@ -1039,6 +1071,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     e.output(lossValue, TCC_OUTPUT_LOSS);
     Value gradNorm = clipGradients(sb, loc, *grads, hyper->gradClip);
+    if (skipNonFinite && !e.skip)
+      guardNonFinite(e, lossValue, gradNorm, loc);
     // Adam's bias corrections 1 - beta^t: once per step, as 0-d values (a
     // pow per parameter element would cost millions of libm calls).
     Value biasCorrection1, biasCorrection2;
@@ -1165,6 +1199,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       metadata.push_back(entry(TCC_METADATA_DATA_PARALLEL, std::to_string(buckets)));
     SmallVector<std::pair<std::string, double>> defaults;
     hyperparameterDefaults(defaults);
+    if (skipNonFinite && precision != "fp16")
+      defaults.push_back({TCC_INPUT_SKIP_NONFINITE, 0.0});
     for (const auto &[name, value] : defaults) {
       char text[32];
       std::snprintf(text, sizeof text, "%.17g", value);

@@ -73,7 +73,13 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     of `bucket-mb` MB, and a `tcc.all_reduce` per bucket follows the
     bucket's last gradient; clipping, loss scaling and the optimizer read
     the averages (accumulate_grad accumulates locally: the reduction runs
-    once per optimizer step).
+    once per optimizer step). With `skip-nonfinite`, train_step takes the
+    0-d f32 input `skip_nonfinite` and outputs `skipped` (1 or 0): with the
+    input 1 and a loss or gradient norm that is infinite or NaN, every
+    update (parameters, optimizer state, running statistics) selects the
+    old value. The decision needs every gradient before the first update,
+    so it is a compile-time choice (it lengthens gradients' lifetimes
+    where nothing else waits for the norm).
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"mse\"",
@@ -107,7 +113,11 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
            "Average the gradients over the ranks of a data-parallel job "
            "(tcc.all_reduce per bucket; the world size is the runtime's)">,
     Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
-           "data-parallel: gradient bucket size in MB (10^6 bytes)">
+           "data-parallel: gradient bucket size in MB (10^6 bytes)">,
+    Option<"skipNonFinite", "skip-nonfinite", "bool", /*default=*/"false",
+           "Add the runtime input skip_nonfinite: when it is 1, a step whose loss or "
+           "gradient norm is not finite keeps the parameters, the optimizer state and "
+           "the running statistics (output skipped = 1); fp16 steps always skip">
   ];
   let dependentDialects = ["tcc::TccDialect"];
 }

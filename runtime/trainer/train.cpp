@@ -272,6 +272,9 @@ struct LoopState {
   double windowSum = 0;    // training losses since the last
   long windowCount = 0;    //   evaluation (plateau without val)
   long nonfinite = 0;      // steps with a non-finite loss (--on-nonfinite=continue)
+  long skipped = 0;        // steps that skipped their update (the guard or
+                           //   loss scaling): the optimizers' step counter
+                           //   leaves them out, as PyTorch's
 
   void save(std::map<std::string, std::string> &metadata) const {
     metadata["best_metric"] = exactString(bestMetric);
@@ -280,6 +283,7 @@ struct LoopState {
     metadata["window_loss_sum"] = exactString(windowSum);
     metadata["window_loss_count"] = std::to_string(windowCount);
     metadata["nonfinite_steps"] = std::to_string(nonfinite);
+    metadata["skipped_steps"] = std::to_string(skipped);
   }
 
   void restore(const std::function<bool(const std::string &, std::string &)> &get) {
@@ -301,6 +305,8 @@ struct LoopState {
       windowCount = metadataCount("window_loss_count", value);
     if (get("nonfinite_steps", value))
       nonfinite = metadataCount("nonfinite_steps", value);
+    if (get("skipped_steps", value))
+      skipped = metadataCount("skipped_steps", value);
   }
 };
 
@@ -353,6 +359,9 @@ struct StepSignature {
   /// fp16 loss scaling: the input loss_scale_init, the outputs loss_scale
   /// and skipped.
   bool hasLossScale = false;
+  /// The non-finite guard (tcc --skip-nonfinite): the input skip_nonfinite;
+  /// the output skipped (also with loss scaling).
+  bool hasSkipInput = false, hasSkipped = false;
 };
 
 /// Whether NAME is a hyperparameter input.
@@ -527,6 +536,8 @@ void TrainingRun::readSignature() {
       sig_.hasLoss = true;
     if (t.role == TCC_ROLE_OUTPUT && name == TCC_OUTPUT_GRAD_NORM)
       sig_.hasGradNorm = true;
+    if (t.role == TCC_ROLE_OUTPUT && name == TCC_OUTPUT_SKIPPED)
+      sig_.hasSkipped = true;
     if (t.role != TCC_ROLE_INPUT)
       continue;
     if (name == TCC_INPUT_LR || name == TCC_INPUT_STEP) {
@@ -548,6 +559,12 @@ void TrainingRun::readSignature() {
       if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
         die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
       sig_.hyper.push_back({name, float(hyperValue(*h)), !std::isnan(o_.*h->value)});
+      continue;
+    }
+    if (name == TCC_INPUT_SKIP_NONFINITE) {
+      if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
+        die(o_.model + ": input '" + name + "' is " + typeString(t) + ", expected f32[]");
+      sig_.hasSkipInput = true;
       continue;
     }
     if (name == TCC_INPUT_LOSS_SCALE_INIT) {
@@ -583,11 +600,12 @@ void TrainingRun::readSignature() {
         ")");
   }
   // Skipping must happen inside the compiled step (the update is applied
-  // in place before the host sees the loss); no artifact does that yet.
-  if (o_.onNonfinite == "skip")
-    die("--on-nonfinite=skip is not supported by this artifact: " + o_.model +
-        "'s train_step applies its update whatever the loss (skipping it inside the step comes "
-        "with fp16 loss scaling, issue 17); use stop or continue");
+  // in place before the host sees the loss): the guard's input, or fp16
+  // loss scaling, which skips non-finite steps by itself.
+  if (o_.onNonfinite == "skip" && !sig_.hasSkipInput && !sig_.hasLossScale)
+    die("--on-nonfinite=skip: " + o_.model +
+        "'s train_step applies its update whatever the loss; recompile it with --skip-nonfinite "
+        "(or use --on-nonfinite=stop or continue)");
   if (set_.inputs.empty())
     die(o_.model + ": train_step has no data inputs");
   // Labels must name a class of the model's output: the last dimension of
@@ -892,8 +910,15 @@ float TrainingRun::runStep(long step, float lr) {
         check(tcc_session_set_input(session, TCC_INPUT_LOSS_SCALE_INIT, TCC_DTYPE_F32, 0, nullptr,
                                     &init, sizeof init));
       }
+      if (sig_.hasSkipInput) {
+        float skip = o_.onNonfinite == "skip" ? 1.0f : 0.0f;
+        check(tcc_session_set_input(session, TCC_INPUT_SKIP_NONFINITE, TCC_DTYPE_F32, 0, nullptr,
+                                    &skip, sizeof skip));
+      }
       if (sig_.hasStep) {
-        float count = float(step + 1); // 1-based, as PyTorch's optimizers count
+        // 1-based, as PyTorch's optimizers count, without the skipped steps
+        // (whose optimizer.step() PyTorch never calls).
+        float count = float(step + 1 - state_.skipped);
         check(tcc_session_set_input(session, TCC_INPUT_STEP, TCC_DTYPE_F32, 0, nullptr, &count,
                                     sizeof count));
       }
@@ -1012,8 +1037,10 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"grad_norm\": %s",
                        jsonNumber(gradNorm).c_str());
   if (sig_.hasLossScale)
-    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"loss_scale\": %.9g, \"skipped\": %d",
-                       double(lossScale_), skipped_ ? 1 : 0);
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"loss_scale\": %.9g",
+                       double(lossScale_));
+  if (sig_.hasSkipped)
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"skipped\": %d", skipped_ ? 1 : 0);
   if (evaluation && evaluation->hasLoss)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.9g",
                        evaluation->loss);
@@ -1118,6 +1145,10 @@ void TrainingRun::writeTensorBoard(long stepsDone, float loss, float lr, float g
   std::vector<std::pair<std::string, double>> values = {{"train/loss", loss}, {"train/lr", lr}};
   if (sig_.hasGradNorm)
     values.push_back({"train/grad_norm", gradNorm});
+  if (sig_.hasLossScale)
+    values.push_back({"train/loss_scale", lossScale_});
+  if (sig_.hasSkipped)
+    values.push_back({"train/skipped", skipped_ ? 1.0 : 0.0});
   values.push_back(
       {"train/samples_per_s",
        double(accum_ * set_.batch * o_.worldSize) / std::max(seconds, 1e-9)});
@@ -1238,15 +1269,23 @@ void TrainingRun::run(tcc_session_t session) {
       trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
                   "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
     skipped_ = false;
-    if (sig_.hasLossScale) {
-      float skipped = 0;
+    if (sig_.hasLossScale)
       check(tcc_session_copy_output(session_, TCC_OUTPUT_LOSS_SCALE, &lossScale_, sizeof lossScale_));
+    if (sig_.hasSkipped) {
+      float skipped = 0;
       check(tcc_session_copy_output(session_, TCC_OUTPUT_SKIPPED, &skipped, sizeof skipped));
       skipped_ = skipped != 0;
     }
-    // A step that loss scaling skipped (it found an inf or NaN) left the
-    // parameters as they were: the run goes on with a smaller scale.
-    // Otherwise --on-nonfinite decides.
+    // A step that skipped its update (loss scaling found an inf or NaN, or
+    // the guard did) left the parameters as they were: the run goes on
+    // (with a smaller scale). Otherwise --on-nonfinite decides.
+    if (skipped_) {
+      ++state_.skipped;
+      if (!sig_.hasLossScale)
+        say(o_, "warning: step %ld: the loss is %s, the gradient norm %s; update skipped "
+                "(--on-nonfinite=skip)\n",
+            step + 1, shortString(loss).c_str(), shortString(gradNorm).c_str());
+    }
     bool finite = skipped_ ? std::isfinite(loss) : checkFinite(step, loss, gradNorm);
     stepsDone = step + 1;
     stepsDone_ = stepsDone;
@@ -1287,6 +1326,9 @@ void TrainingRun::run(tcc_session_t session) {
   if (state_.nonfinite > 0)
     say(o_, "warning: %ld of the steps had a non-finite loss or gradient norm "
             "(--on-nonfinite=continue)\n", state_.nonfinite);
+  if (state_.skipped > 0 && !sig_.hasLossScale)
+    say(o_, "warning: %ld of the steps skipped their update: a non-finite loss or gradient norm "
+            "(--on-nonfinite=skip)\n", state_.skipped);
   saveCheckpoint(stepsDone);
   if (!o_.save.empty())
     check(tcc_session_save_params(session_, o_.save.c_str()));

@@ -186,6 +186,12 @@ static cl::opt<bool, true> dataParallelOpt(
 static cl::opt<double, true> bucketMbOpt(
     "bucket-mb", cl::desc("--data-parallel: gradient bucket size in MB (default 25, as PyTorch DDP)"),
     cl::value_desc("MB"), cl::location(training.bucketMb), cl::cat(trainingCategory));
+static cl::opt<bool, true> skipNonFiniteOpt(
+    "skip-nonfinite",
+    cl::desc("Let the step skip its update when the loss or the gradient norm is inf or NaN "
+             "(tcc-run --on-nonfinite=skip): parameters, optimizer state and running statistics "
+             "stay as they were; every update then waits for the gradient norm"),
+    cl::location(training.skipNonFinite), cl::cat(trainingCategory));
 static cl::opt<double, true> labelSmoothingOpt(
     "label-smoothing", cl::desc("cross_entropy: PyTorch's label smoothing (default 0)"),
     cl::value_desc("EPS"), cl::location(training.labelSmoothing), cl::cat(trainingCategory));

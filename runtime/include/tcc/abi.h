@@ -275,6 +275,11 @@ typedef tcc_abi_library_call tcc_abi_collective;
  *  scale (f32), written before each train_step; the step uses it while its
  *  scale state is still 0 (a fresh session). */
 #define TCC_INPUT_LOSS_SCALE_INIT "loss_scale_init"
+/** With tcc --skip-nonfinite: 1 (f32) makes a train_step whose loss or
+ *  gradient norm is infinite or NaN keep every parameter, optimizer buffer
+ *  and running statistic as it was and output SKIPPED = 1; 0 (the default,
+ *  metadata default.skip_nonfinite) applies every update. */
+#define TCC_INPUT_SKIP_NONFINITE "skip_nonfinite"
 
 /** Scalar outputs: the (mean) loss of the step, and in train_step the global
  *  gradient norm before clipping. */
@@ -282,7 +287,8 @@ typedef tcc_abi_library_call tcc_abi_collective;
 #define TCC_OUTPUT_GRAD_NORM "grad_norm"
 /** With fp16 dynamic loss scaling: the loss scale this step used (f32) and
  *  whether it skipped its update because a gradient or the loss was not
- *  finite (f32, 1 or 0). */
+ *  finite (f32, 1 or 0). SKIPPED is also an output of steps compiled with
+ *  --skip-nonfinite. */
 #define TCC_OUTPUT_LOSS_SCALE "loss_scale"
 #define TCC_OUTPUT_SKIPPED "skipped"
 /** The loss scaler's state buffers (role state, in checkpoints): the scale

@@ -720,8 +720,11 @@ typedef struct tcc_trainer_options {
    * (NULL, the default): the run fails (TCC_ERROR_INVALID_ARGUMENT) naming
    * the step; nothing is saved over the last checkpoint. "continue": a
    * warning, the run goes on (the metrics get null), and a count at the end.
-   * "skip": the step's update not applied, which needs an artifact whose
-   * step can skip it; none can yet, so it fails naming the artifact. */
+   * "skip": the step's update is not applied (parameters, optimizer state
+   * and running statistics stay; the optimizer's step counter leaves it
+   * out), which needs an artifact compiled with tcc --skip-nonfinite (or
+   * fp16, whose loss scaling skips such steps anyway); for another the
+   * trainer fails naming the artifact. */
   const char *on_nonfinite;
   /* The optimizer's hyperparameters (--weight-decay, --momentum, --beta1,
    * --beta2, --eps, --grad-clip), runtime inputs of train_step; NaN (what

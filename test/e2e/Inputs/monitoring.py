@@ -106,6 +106,14 @@ def poison(src, dst, sample, value):
     write_npy(dst + '/y.npy', '<i8', list(shape), ys)
 
 
+def drop(src, dst, first, end):
+    for name, dtype in (('features', '<f4'), ('y', '<i8')):
+        shape, xs = read_npy('%s/%s.npy' % (src, name))
+        width = len(xs) // shape[0]
+        xs = list(xs[:first * width]) + list(xs[end * width:])
+        write_npy('%s/%s.npy' % (dst, name), dtype, [shape[0] - (end - first)] + list(shape[1:]), xs)
+
+
 def same_params(checkpoint, params):
     a, b = read_safetensors(checkpoint), read_safetensors(params)
     for name, tensor in b.items():
@@ -123,6 +131,8 @@ def main(argv):
         check_kernels(argv[2], int(argv[3]))
     elif argv[1] == 'same-params':
         same_params(argv[2], argv[3])
+    elif argv[1] == 'drop':
+        drop(argv[2], argv[3], int(argv[4]), int(argv[5]))
     elif argv[1] == 'poison':
         poison(argv[2], argv[3], int(argv[4]), float(argv[5]))
     else:
