@@ -11,6 +11,7 @@
 
 #include "compiler/ArtifactWriter.h"
 #include "compiler/BatchMetadata.h"
+#include "compiler/LengthBuckets.h"
 #include "compiler/CompileCache.h"
 #include "compiler/MemoryReport.h"
 #include "compiler/SourceKey.h"
@@ -68,8 +69,15 @@ private:
   LogicalResult checkOptions();
   LogicalResult importModel();
   LogicalResult importDsl();
+  /// --length-buckets: the model again at each value but the largest
+  /// (lengthVariants), through the import passes when IMPORTPASSES.
+  LogicalResult importLengthVariants();
+  /// --length-buckets: each variant's training step, moved into the module.
+  LogicalResult mergeLengthVariants(const tcc::RematOptions &remat);
   void applyRecipe(const tcc::dsl::Recipe &recipe);
-  LogicalResult runStage(StringRef name, llvm::function_ref<void(OpPassManager &)> build);
+  /// Runs the passes BUILD adds on TARGET (default: the module).
+  LogicalResult runStage(StringRef name, llvm::function_ref<void(OpPassManager &)> build,
+                         ModuleOp target = nullptr);
   /// The training step (with REMAT), linalg and fusion, and, from
   /// Bufferized on, the memory plan.
   LogicalResult planStages(const tcc::RematOptions &remat);
@@ -112,6 +120,10 @@ private:
   tcc::CudaPipelineOptions cuda;
   OwningOpRef<ModuleOp> module;
   std::vector<tcc::Weight> weights;
+  /// --length-buckets: the model imported at each smaller value (after the
+  /// import passes), and while one is imported, that value.
+  std::vector<std::pair<int64_t, OwningOpRef<ModuleOp>>> lengthVariants;
+  std::optional<int64_t> variantLength;
   std::vector<tcc::PlannedEntry> plans;
   /// The plans without recomputation, when a budget made the compiler
   /// recompute (for the report and the plot).
@@ -249,6 +261,8 @@ LogicalResult Compilation::checkOptions() {
                       "or later, or -o model.so)";
   if (options.autoBatch && options.memoryBudget == 0)
     return error() << "--batch=auto needs --memory-budget=SIZE (the batch is chosen to fit it)";
+  if (!options.lengthBuckets.empty() && options.autoBatch)
+    return error() << "--length-buckets and --batch=auto cannot be combined yet";
   if (options.globalBatch < 0 || (options.globalBatch > 0 && !options.autoBatch))
     return error() << "--global-batch=N needs --batch=auto and a positive N";
   return success();
@@ -285,10 +299,12 @@ LogicalResult Compilation::importDsl() {
   import.batch = batch;
   for (const auto &d : options.import.dims)
     import.dims[d.getKey()] = d.getValue();
+  if (variantLength)
+    import.dims[options.lengthDim] = *variantLength;
   import.functionName = options.import.functionName;
   if (!options.import.constantInputs.empty())
     return error() << "--const-input is for ONNX models; a .tcc program computes its constants";
-  if (options.stage == tcc::Stage::SharedLibrary)
+  if (options.stage == tcc::Stage::SharedLibrary && !variantLength)
     import.onParameter = [&](StringRef name, Type elementType, ArrayRef<int64_t> shape,
                              ArrayRef<char> bytes, StringRef init) {
       weights.push_back({name.str(), tcc::abiDtypeOf(elementType),
@@ -323,9 +339,11 @@ LogicalResult Compilation::importModel() {
   }
   tcc::OnnxImportOptions import = options.import;
   import.batch = batch;
+  if (variantLength)
+    import.dims[options.lengthDim] = *variantLength;
   // Initial parameter values go beside the library; only an artifact needs
   // them.
-  if (options.stage == tcc::Stage::SharedLibrary)
+  if (options.stage == tcc::Stage::SharedLibrary && !variantLength)
     import.onParameter = [&](StringRef name, Type elementType, ArrayRef<int64_t> shape,
                              ArrayRef<char> bytes) {
       weights.push_back({name.str(), tcc::abiDtypeOf(elementType),
@@ -337,13 +355,54 @@ LogicalResult Compilation::importModel() {
 }
 
 LogicalResult Compilation::runStage(StringRef name,
-                                    llvm::function_ref<void(OpPassManager &)> build) {
+                                    llvm::function_ref<void(OpPassManager &)> build,
+                                    ModuleOp target) {
   TimingScope scope = root.nest(name);
   PassManager pm(&context);
   if (options.configurePassManager && failed(options.configurePassManager(pm)))
     return failure();
   build(pm);
-  return pm.run(*module);
+  return pm.run(target ? target : *module);
+}
+
+LogicalResult Compilation::importLengthVariants() {
+  OwningOpRef<ModuleOp> mainModule = std::move(module);
+  std::vector<tcc::Weight> mainWeights = std::move(weights);
+  LogicalResult result = success();
+  for (int64_t value : ArrayRef<int64_t>(options.lengthBuckets).drop_back()) {
+    variantLength = value;
+    if (failed(importModel())) {
+      result = failure();
+      break;
+    }
+    lengthVariants.emplace_back(value, std::move(module));
+  }
+  variantLength.reset();
+  module = std::move(mainModule);
+  weights = std::move(mainWeights);
+  return result;
+}
+
+LogicalResult Compilation::mergeLengthVariants(const tcc::RematOptions &remat) {
+  std::map<std::string, int64_t> axes;
+  for (auto &[value, imported] : lengthVariants) {
+    OwningOpRef<ModuleOp> variant(imported->clone());
+    std::string name = "training step at " + options.lengthDim + "=" + std::to_string(value);
+    if (failed(runStage(
+            name,
+            [&](OpPassManager &pm) {
+              tcc::buildTrainingPipeline(pm, training, remat, /*reportPrecision=*/false);
+            },
+            *variant)))
+      return failure();
+    if (failed(tcc::mergeLengthVariant(*module, *variant, options.lengthDim, value, axes)))
+      return failure();
+  }
+  if (axes.empty())
+    return error() << "--length-buckets: " << options.lengthDim
+                   << " changes no input of the training step";
+  tcc::recordLengthMetadata(*module, options.lengthDim, options.lengthBuckets, axes);
+  return success();
 }
 
 tcc::CpuPipelineOptions Compilation::cpuOptions() const {
@@ -413,6 +472,11 @@ std::string Compilation::canonicalOptions() const {
      << " optimize=" << options.optimize << " train=" << train
      << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat)
      << " auto-batch=" << options.autoBatch;
+  if (!options.lengthBuckets.empty()) {
+    os << " length-buckets=" << options.lengthDim;
+    for (int64_t v : options.lengthBuckets)
+      os << "," << v;
+  }
   if (train)
     tcc::createBuildTrainStepPass(training)->printAsTextualPipeline(os);
   return text;
@@ -672,6 +736,13 @@ LogicalResult Compilation::run() {
     // --batch=auto imports at every batch it tries, and last at its choice.
     if (failed(options.autoBatch ? chooseBatch() : importModel()))
       return failure();
+    // A .tcc recipe may make the compile train: checked after the import.
+    if (!options.lengthBuckets.empty() && !train)
+      return error() << "--length-buckets compiles the training step at several lengths; it "
+                        "needs training (--loss=...)";
+    if (!options.lengthBuckets.empty() && stage != Stage::MlirRaw &&
+        failed(importLengthVariants()))
+      return failure();
   }
   if (stage >= Stage::LLVMIR) {
     TimingScope scope = root.nest("fingerprint");
@@ -710,6 +781,8 @@ LogicalResult Compilation::planStages(const tcc::RematOptions &remat) {
         tcc::buildTrainingPipeline(pm, training, remat,
                                    options.report == tcc::Report::Precision);
       })))
+    return failure();
+  if (train && !lengthVariants.empty() && failed(mergeLengthVariants(remat)))
     return failure();
   // Which inputs and outputs a partial batch pads, read while the entry
   // points still carry their arguments' attributes.
@@ -912,6 +985,10 @@ LogicalResult Compilation::compileStages() {
     context.disableMultithreading();
   if (stage != Stage::MlirRaw && failed(runStage("import passes", tcc::buildImportPipeline)))
     return failure();
+  for (auto &[value, variant] : lengthVariants)
+    if (failed(runStage("import passes at " + options.lengthDim + "=" + std::to_string(value),
+                        tcc::buildImportPipeline, *variant)))
+      return failure();
   if (stage != Stage::MlirRaw) {
     tcc::RematOptions remat;
     remat.mode = options.remat == tcc::Remat::Max ? "max" : "off";

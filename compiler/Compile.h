@@ -87,6 +87,14 @@ struct CompileOptions {
   std::set<std::string> trainingGiven;
   bool inferOnly = false;
 
+  /// Length buckets (`tcc --length-buckets=DIM=V1,V2,...`): the symbolic
+  /// dimension DIM is bound to the largest value for every entry point,
+  /// and the training entries are compiled again at each smaller one
+  /// (train_step.DIM_V, accumulate_grad.DIM_V: compiler/LengthBuckets.h);
+  /// ascending, at least two values. Empty: none.
+  std::string lengthDim;
+  std::vector<int64_t> lengthBuckets;
+
   // Memory.
   /// Bytes the artifact may allocate on its target: the arena (inputs,
   /// outputs, intermediates), the state region (parameters, gradients'

@@ -12,6 +12,8 @@
 
 const V = 16      # vocabulary
 const T = 8       # context length
+const P = T       # positions the model has embeddings for (P >= T; set it
+                  # for length buckets: --dim P=256 --length-buckets T=64,128,256)
 const D = 32      # model width
 const H = 2       # attention heads
 const L = 2       # blocks
@@ -63,8 +65,8 @@ fn block(x, d, heads) {
 
 model gpt(tokens: i64[B, T]) {
   let emb = embed(tokens, V, D) as tok
-  param pos: [T, D] = normal(0, 0.02)
-  let x = emb + pos
+  param pos: [P, D] = normal(0, 0.02)
+  let x = emb + pos[0:T]
   for i in 0..L {
     x = block(x, D, H) as blocks[i]
   }

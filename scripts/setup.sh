@@ -9,6 +9,8 @@ PACKAGES=(
   clang-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libdnnl-dev libgtest-dev dataset-fashion-mnist python3-numpy
+  # test/frontend/dsl/export.test: onnx's checker on the models tcc export writes
+  python3-onnx
   # Boost.CRC (header-only): the CRC-32C of TensorBoard's event files
   libboost-dev
   # the SDK's pkg-config test; venvs and headers for the Python package

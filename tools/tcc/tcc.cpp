@@ -31,6 +31,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -113,6 +115,13 @@ static cl::list<std::string> dimBindings(
                     ".tcc program (repeatable)"),
     cl::value_desc("NAME=N"), cl::cat(inputCategory), cl::sub(cl::SubCommand::getTopLevel()),
     cl::sub(exportCommand));
+
+static cl::opt<std::string> lengthBucketsOpt(
+    "length-buckets",
+    cl::desc("Also compile the training step at these values of a symbolic dimension (a "
+             "sequence length); the largest binds it everywhere else. tcc-run then runs each "
+             "batch at the smallest that holds its samples (docs/training.md)"),
+    cl::value_desc("DIM=N1,N2,..."), cl::cat(inputCategory));
 
 enum class ModeKind { Default, Infer, Train };
 static cl::opt<ModeKind> mode(
@@ -515,6 +524,31 @@ static void parseImportFlags(tcc::OnnxImportOptions &import) {
     if (name.empty() || value.getAsInteger(10, n) || n < 0 || (n == 0 && !dsl))
       fail("--dim expects NAME=N with a positive N, got '" + binding + "'");
     import.dims[name] = n;
+  }
+  if (lengthBucketsOpt.getNumOccurrences()) {
+    auto [name, list] = llvm::StringRef(lengthBucketsOpt).split('=');
+    llvm::SmallVector<llvm::StringRef> values;
+    list.split(values, ',');
+    std::vector<int64_t> buckets;
+    for (llvm::StringRef v : values) {
+      int64_t n;
+      if (v.trim().getAsInteger(10, n) || n <= 0)
+        fail("--length-buckets expects DIM=N1,N2,... with positive Ns, got '" + lengthBucketsOpt +
+             "'");
+      buckets.push_back(n);
+    }
+    std::sort(buckets.begin(), buckets.end());
+    if (name.empty() || buckets.size() < 2 ||
+        std::adjacent_find(buckets.begin(), buckets.end()) != buckets.end())
+      fail("--length-buckets expects DIM=N1,N2,... with two or more different values, got '" +
+           lengthBucketsOpt + "'");
+    auto bound = import.dims.find(name);
+    if (bound != import.dims.end() && bound->second != buckets.back())
+      fail("--length-buckets " + lengthBucketsOpt + ": --dim " + name.str() + "=" +
+           std::to_string(bound->second) + " must be the largest bucket (or left out)");
+    import.dims[name] = buckets.back();
+    options.lengthDim = name.str();
+    options.lengthBuckets = std::move(buckets);
   }
   for (const std::string &binding : constInputs) {
     auto [name, file] = llvm::StringRef(binding).split('=');

@@ -320,6 +320,18 @@ typedef tcc_abi_library_call tcc_abi_collective;
 #define TCC_METADATA_INIT_PREFIX "init."
 #define TCC_METADATA_BATCH "batch"
 #define TCC_METADATA_BATCH_ROWS_PREFIX "batch_rows."
+/** tcc --length-buckets=DIM=V1,...,Vn: LENGTH_DIM the dimension's name,
+ *  LENGTH_BUCKETS the values, ascending, comma-separated ("32,64,128"); the
+ *  ordinary entries are compiled at Vn, and train_step (and accumulate_grad)
+ *  again at each smaller V as the entries NAME.DIM_V (tcc_length_entry_name
+ *  in the trainer: "train_step.T_32"). LENGTH_AXIS_PREFIX + input name = the
+ *  axis of that input (counting the batch axis) that is V in the variant
+ *  and Vn in train_step; such an input is named NAME.DIM_V in the variant,
+ *  with that axis V, and holds the first V positions of each sample. Inputs
+ *  without the key are the same tensor in every variant. */
+#define TCC_METADATA_LENGTH_DIM "length_dim"
+#define TCC_METADATA_LENGTH_BUCKETS "length_buckets"
+#define TCC_METADATA_LENGTH_AXIS_PREFIX "length_axis."
 /** DEFAULT_PREFIX + a hyperparameter input's name: its compile-time value
  *  (decimal, "%.17g"), e.g. "default.weight_decay" = "0.01". */
 #define TCC_METADATA_DEFAULT_PREFIX "default."
