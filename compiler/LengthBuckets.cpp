@@ -93,9 +93,10 @@ LogicalResult tcc::mergeLengthVariant(ModuleOp main, ModuleOp variant, StringRef
                       const std::map<std::pair<std::string, std::string>, Type> &in,
                       bool arg) -> FailureOr<std::string> {
       auto it = in.find(key);
+      StringRef kind = StringRef(key.first).drop_front(StringRef("tcc.").size());
       if (it == in.end())
         return fn.emitError("--length-buckets: ")
-                   << key.first << " '" << key.second << "' of @" << fn.getSymName()
+                   << kind << " '" << key.second << "' of @" << fn.getSymName()
                    << " exists only at " << dim << "=" << value,
                failure();
       if (it->second == type)
@@ -104,11 +105,13 @@ LogicalResult tcc::mergeLengthVariant(ModuleOp main, ModuleOp variant, StringRef
       int64_t axis = lengthAxis(it->second, type, value);
       if (!io || axis < 0)
         return fn.emitError("--length-buckets: ")
-                   << key.first << " '" << key.second << "' of @" << fn.getSymName() << " is "
+                   << kind << " '" << key.second << "' of @" << fn.getSymName() << " is "
                    << it->second << " at the largest " << dim << " but " << type << " at " << dim
                    << "=" << value
                    << (io ? ": only one axis may follow it"
-                          : ": parameters and state must not depend on the bucketed dimension"),
+                          : ": parameters and state must not depend on the bucketed dimension "
+                            "(give such a tensor a size of its own, e.g. a dimension bound "
+                            "with --dim)"),
                failure();
       if (arg) {
         auto [at, inserted] = axes.insert({key.second, axis});

@@ -210,6 +210,7 @@ Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, in
   // One buffer per worker and the one the consumer holds.
   buffers_.resize(size_t(std::max(workers, 0) + 1));
   slots_.assign(buffers_.size(), Slot::Free);
+  tags_.assign(buffers_.size(), 0);
   rows_buffer_.resize(size_t(set_.batch));
   for (int w = 0; w < workers; ++w)
     workers_.emplace_back([this, w] { work(w); });
@@ -249,7 +250,7 @@ void Prefetcher::work(int worker) {
       k = claim_++;
       slots_[size_t(k % slots)] = Slot::Filling;
       try {
-        rows_(k, rows);
+        tags_[size_t(k % slots)] = rows_(k, rows);
       } catch (...) {
         error_ = std::current_exception();
         errorBatch_ = k;
@@ -287,7 +288,7 @@ const Batch &Prefetcher::next() {
   if (next_ >= end_)
     die("internal error: the prefetcher ran past its last batch");
   if (workers_.empty()) {
-    rows_(next_, rows_buffer_);
+    tag_ = rows_(next_, rows_buffer_);
     fill(next_, rows_buffer_, buffers_[0], 0);
     ++next_;
     return buffers_[0];
@@ -304,6 +305,7 @@ const Batch &Prefetcher::next() {
   if (slots_[size_t(slot)] != Slot::Ready)
     std::rethrow_exception(error_);
   held_ = slot;
+  tag_ = tags_[size_t(slot)];
   ++next_;
   return buffers_[size_t(slot)];
 }

@@ -116,7 +116,7 @@ void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch,
 /// Assembles batches BEGIN, BEGIN+1, ..., END-1 ahead of the consumer on
 /// WORKERS background threads (batch k into buffer k mod (WORKERS + 1)), or
 /// with 0 workers in next() itself. ROWS(k, rows) gives batch k's sample
-/// indices; it runs under the lock, in order of k, so it may keep state (the
+/// indices and returns its tag (which entry runs it: tag()); it runs under the lock, in order of k, so it may keep state (the
 /// shuffle's generator); reading the rows and augmenting them (fillBatch)
 /// run in parallel. A batch's contents depend on k only, so the batches are
 /// the same for every worker count. The destructor stops and joins the
@@ -124,7 +124,7 @@ void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch,
 /// the next() that asks for its batch.
 class Prefetcher {
 public:
-  using RowsFn = std::function<void(long k, std::vector<int64_t> &rows)>;
+  using RowsFn = std::function<int(long k, std::vector<int64_t> &rows)>;
   /// TRACE, if given and active, gets a span per batch assembled, on a
   /// data-loading track per worker.
   Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, int workers,
@@ -136,6 +136,8 @@ public:
   /// Waits for the next batch and returns it; it stays valid until the next
   /// call (its buffer is refilled only then).
   const Batch &next();
+  /// The tag ROWS returned for the batch next() returned last.
+  int tag() const { return tag_; }
 
 private:
   enum class Slot { Free, Filling, Ready };
@@ -148,6 +150,8 @@ private:
   RowsFn rows_;
   std::vector<Batch> buffers_;
   std::vector<Slot> slots_;
+  std::vector<int> tags_; // per buffer
+  int tag_ = 0;
   bool stop_ = false;
   /// The buffer next() returned last, released at the following call.
   int held_ = -1;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/trainer/train.h"
+#include "runtime/trainer/buckets.h"
 #include "runtime/trainer/data.h"
 #include "runtime/trainer/outputs.h"
 #include "runtime/trainer/nvml.h"
@@ -127,6 +128,7 @@ public:
         [batch, samples](long k, std::vector<int64_t> &rows) {
           for (int64_t r = 0; r < batch; ++r)
             rows[size_t(r)] = std::min(int64_t(k) * batch + r, samples - 1);
+          return 0;
         },
         prefetchInBackground(o_.threads) ? 1 : 0);
     for (int64_t k = 0; k < batches; ++k) {
@@ -486,6 +488,20 @@ private:
   std::unique_ptr<Prefetcher> batches_;
   bool overlapUploads_ = false;
   bool staged_ = false; // the micro-batch about to run is set already
+  // Length buckets (tcc --length-buckets): each sample's bucket, the bucket
+  // of the micro-batch that is set (staged or about to run), the cut copies.
+  LengthBuckets buckets_;
+  std::vector<int> sampleBucket_;
+  int setTag_ = 0;
+  std::vector<std::vector<uint8_t>> cut_;
+  /// Sets BATCH (tagged with its bucket TAG) on the session.
+  void feed(tcc_session_t session, const Batch &batch, int tag) {
+    if (buckets_.active())
+      setBucketBatch(session, set_, batch, buckets_, tag, cut_);
+    else
+      setBatch(session, set_, batch);
+    setTag_ = tag;
+  }
   long stepsDone_ = 0;
   // Monitoring.
   TensorBoardWriter tensorboard_;
@@ -527,6 +543,11 @@ void TrainingRun::readSignature() {
   if (accum_ < 1 || (accum_ > 1 && !hasEntry(artifact_, TCC_ENTRY_ACCUMULATE_GRAD)))
     die(o_.model + ": grad_accum " + std::to_string(accum_) +
         " needs an accumulate_grad entry point; recompile the model");
+  buckets_ = LengthBuckets::read(artifact_, o_.model);
+  for (int b = 0; accum_ > 1 && b + 1 < int(buckets_.values.size()); ++b)
+    if (!hasEntry(artifact_, buckets_.entry(TCC_ENTRY_ACCUMULATE_GRAD, b).c_str()))
+      die(o_.model + ": grad_accum " + std::to_string(accum_) + " needs the entry point " +
+          buckets_.entry(TCC_ENTRY_ACCUMULATE_GRAD, b) + "; recompile the model");
 
   // Every input but the runtime scalars comes from DIR/NAME.npy; all share
   // the sample count.
@@ -888,9 +909,12 @@ float TrainingRun::runStep(long step, float lr) {
   // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
   float loss = 0;
   for (long micro = 0; micro < accum_; ++micro) {
-    if (!staged_)
-      setBatch(session, set_, nextBatch(step));
+    if (!staged_) {
+      const Batch &batch = nextBatch(step);
+      feed(session, batch, batches_->tag());
+    }
     staged_ = false;
+    const int tag = setTag_;
     if (sig_.hasRng) {
       // Dropout masks: Philox keyed by the seed, counted by micro-batch.
       // Each rank its own masks: counters interleaved by rank.
@@ -927,7 +951,10 @@ float TrainingRun::runStep(long step, float lr) {
       check(tcc_session_set_input(session, TCC_INPUT_MICRO, TCC_DTYPE_F32, 0, nullptr, &index,
                                   sizeof index));
     }
-    check(tcc_session_run(session, last ? TCC_ENTRY_TRAIN_STEP : TCC_ENTRY_ACCUMULATE_GRAD));
+    std::string entry = buckets_.active()
+                            ? buckets_.entry(last ? TCC_ENTRY_TRAIN_STEP : TCC_ENTRY_ACCUMULATE_GRAD, tag)
+                            : std::string(last ? TCC_ENTRY_TRAIN_STEP : TCC_ENTRY_ACCUMULATE_GRAD);
+    check(tcc_session_run(session, entry.c_str()));
     // On a device a run returns once it is queued: the next micro-batch is
     // set (its upload starts on the copy stream) before this one's loss is
     // read, so that it overlaps the step, unless an evaluation comes between
@@ -936,7 +963,8 @@ float TrainingRun::runStep(long step, float lr) {
     bool more = !last || (step + 1 < o_.steps && !evaluatesAfter(step + 1));
     if (overlapUploads_ && more) {
       try {
-        setBatch(session, set_, batches_->next());
+        const Batch &batch = batches_->next();
+        feed(session, batch, batches_->tag());
         staged_ = true;
       } catch (const UsageError &) {
       }
@@ -1190,9 +1218,38 @@ void TrainingRun::run(tcc_session_t session) {
   std::vector<int64_t> order(static_cast<size_t>(samples));
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o_.seed);
-  for (long micro = 0; micro < first_ * accum_; ++micro)
-    if (micro % perEpoch == 0 && o_.shuffle)
+  // With length buckets an epoch is its shuffle grouped into batches of one
+  // bucket each (buckets.h), the batches shuffled too.
+  BucketedEpoch epoch;
+  auto startEpoch = [this, batch, world](std::vector<int64_t> &order, std::mt19937_64 &rng,
+                                         BucketedEpoch &epoch) {
+    if (o_.shuffle)
       std::shuffle(order.begin(), order.end(), rng);
+    if (buckets_.active())
+      epoch = bucketEpoch(order, sampleBucket_, int(buckets_.values.size()), batch * world,
+                          o_.shuffle ? &rng : nullptr);
+  };
+  if (buckets_.active()) {
+    std::vector<int64_t> lengths = sampleLengths(set_, labels_, buckets_);
+    sampleBucket_.resize(lengths.size());
+    std::vector<int64_t> count(buckets_.values.size(), 0);
+    for (size_t s = 0; s < lengths.size(); ++s)
+      ++count[size_t(sampleBucket_[s] = buckets_.bucketOf(lengths[s]))];
+    perEpoch = int64_t(bucketEpoch(order, sampleBucket_, int(count.size()), batch * world,
+                                   nullptr).bucket.size());
+    std::string line;
+    for (size_t b = 0; b < count.size(); ++b)
+      line += (b ? ", " : "") + std::to_string(count[b]) + " at " + buckets_.dim + "<=" +
+              std::to_string(buckets_.values[b]);
+    say(o_, "length buckets: %s samples; %lld batches per epoch\n", line.c_str(),
+        (long long)perEpoch);
+    if (perEpoch == 0)
+      die(set_.firstFile + ": no length bucket holds a whole batch of " +
+          std::to_string(world) + " ranks x " + std::to_string(batch) + " samples");
+  }
+  for (long micro = 0; micro < first_ * accum_; ++micro)
+    if (micro % perEpoch == 0)
+      startEpoch(order, rng, epoch);
   std::optional<StopSignals> signals;
   if (o_.handleSignals)
     signals.emplace();
@@ -1201,12 +1258,15 @@ void TrainingRun::run(tcc_session_t session) {
   // the order and the generator from here.
   batches_ = std::make_unique<Prefetcher>(
       set_, first_ * accum_, o_.steps * accum_,
-      [this, perEpoch, batch, world, shard, order = std::move(order),
-       rng = std::move(rng)](long micro, std::vector<int64_t> &rows) mutable {
+      [this, perEpoch, batch, world, shard, startEpoch, order = std::move(order),
+       rng = std::move(rng), epoch = std::move(epoch)](long micro,
+                                                       std::vector<int64_t> &rows) mutable {
         int64_t b = micro % perEpoch;
-        if (b == 0 && o_.shuffle)
-          std::shuffle(order.begin(), order.end(), rng);
-        std::copy_n(order.begin() + b * batch * world + shard, batch, rows.begin());
+        if (b == 0)
+          startEpoch(order, rng, epoch);
+        const std::vector<int64_t> &from = buckets_.active() ? epoch.rows : order;
+        std::copy_n(from.begin() + b * batch * world + shard, batch, rows.begin());
+        return buckets_.active() ? epoch.bucket[size_t(b)] : 0;
       },
       o_.workers > 0 ? int(o_.workers) : prefetchInBackground(o_.threads) ? 1 : 0, &trace_);
   const char *device = nullptr;

@@ -495,6 +495,12 @@ void list(tcc_artifact_t artifact) {
   if (!buckets.empty())
     std::printf("data parallel: train_step averages %s gradient bucket(s) over the ranks "
                 "(any number, under mpirun)\n", buckets.c_str());
+  std::string lengths = artifactMetadata(artifact, TCC_METADATA_LENGTH_BUCKETS, "");
+  if (!lengths.empty())
+    std::printf("length buckets: %s = %s (train_step at the largest, train_step.%s_N at each "
+                "other; a batch runs the smallest that holds it)\n",
+                artifactMetadata(artifact, TCC_METADATA_LENGTH_DIM, "?").c_str(), lengths.c_str(),
+                artifactMetadata(artifact, TCC_METADATA_LENGTH_DIM, "?").c_str());
   std::printf("entries:");
   for (int32_t i = 0; i < info.num_entries; ++i) {
     tcc_entry_info entry;
