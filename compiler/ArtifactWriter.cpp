@@ -136,6 +136,12 @@ FailureOr<std::vector<PlannedEntry>> tcc::readPlans(ModuleOp module) {
         auto node = names && index < names.size() ? dyn_cast<StringAttr>(names[index]) : nullptr;
         e.temps.push_back({v[0], v[1], v[2], v[3], node ? node.str() : std::string()});
       }
+    // The runtime runs init_state between a caller's set_input and its run
+    // (tcc/abi.h): it must leave the arena alone.
+    if (e.name == TCC_ENTRY_INIT_STATE && e.arenaSize != 0)
+      return func.emitError("init_state needs ")
+                 << e.arenaSize << " arena bytes; it may read and write the state only",
+             failure();
     entries.push_back(std::move(e));
   }
   if (entries.empty())

@@ -105,6 +105,76 @@ bool duplicationPays(linalg::GenericOp producer) {
   return users * inputs < inputs + (1 + users) * result;
 }
 
+/// The intermediates that V stands for in a fused kernel: V itself, or,
+/// through the single-use elementwise generics that will fuse with their
+/// reader (a broadcast bias, a rounding), the values they read. Function
+/// arguments and constants are not intermediates.
+void collectSources(Value v, SmallVectorImpl<Value> &sources, unsigned depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->hasTrait<OpTrait::ConstantLike>())
+    return;
+  auto generic = dyn_cast<linalg::GenericOp>(def);
+  if (generic && depth < 4 && v.hasOneUse() && generic->getNumResults() == 1 &&
+      generic.getNumReductionLoops() == 0) {
+    for (OpOperand *in : generic.getDpsInputOperands())
+      collectSources(in->get(), sources, depth + 1);
+    return;
+  }
+  sources.push_back(v);
+}
+
+/// Whether V, or a reshape of it (the same buffer), is used at or after
+/// POINT, an op of BLOCK.
+bool usedAtOrAfter(Value v, Operation *point, Block *block) {
+  for (Operation *user : v.getUsers()) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user) &&
+        usedAtOrAfter(user->getResult(0), point, block))
+      return true;
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (!top || top == point || point->isBeforeInBlock(top))
+      return true;
+  }
+  return false;
+}
+
+/// Whether recomputing PRODUCER in every consumer keeps no larger buffer
+/// alive than its result would: each consumer then reads the producer's
+/// inputs instead of its result, so an input whose last use comes before
+/// the last consumer lives until that consumer. When such an input is larger
+/// than the result (a rounding of an f32 product to 16 bits, read again by
+/// the backward pass: the f32 product would live instead of the 16-bit
+/// value), the result is written once instead. Inputs no larger than the
+/// result keep the traffic rule (`duplicationPays`) alone: recomputing
+/// x - mean from x moves x's life, not more.
+bool duplicationKeepsMemory(linalg::GenericOp producer) {
+  int64_t result = tcc::byteSize(producer->getResult(0).getType()).value_or(0);
+  SmallVector<Value> sources;
+  for (OpOperand *in : producer.getDpsInputOperands())
+    collectSources(in->get(), sources);
+  auto larger = [&](Value v) { return tcc::byteSize(v.getType()).value_or(0) > result; };
+  llvm::erase_if(sources, [&](Value v) { return !larger(v); });
+  if (sources.empty()) // the common case: no program order needed
+    return true;
+  Block *block = producer->getBlock();
+  Operation *lastConsumer = producer;
+  for (Operation *user : producer->getResult(0).getUsers()) {
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (!top) // a user outside the block: no order to reason with
+      return false;
+    if (lastConsumer->isBeforeInBlock(top))
+      lastConsumer = top;
+  }
+  return llvm::all_of(sources, [&](Value v) {
+    Value root = v;
+    while (Operation *def = root.getDefiningOp())
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+        root = def->getOperand(0);
+      else
+        break;
+    return usedAtOrAfter(root, lastConsumer, block);
+  });
+}
+
 /// Whether the kernel that merges generics A and B stays within MAXSIZE
 /// body ops and MAXSIZE operands (an upper bound on what the merge holds).
 /// Fusing a chain copies the growing body at every step, so an unbounded
@@ -120,7 +190,7 @@ bool mergeFits(linalg::GenericOp a, linalg::GenericOp b, unsigned maxSize) {
 /// Fuse (or propagate a reshape) across FUSED only between generics, only
 /// when the fused kernel fits MAXSIZE, and only when the producer has no
 /// other use or is cheap to recompute in each (never duplicating an
-/// expensive producer).
+/// expensive producer, nor one whose recomputation keeps more alive).
 bool mayFuse(OpOperand *fused, unsigned maxSize) {
   Operation *producer = fused->get().getDefiningOp();
   Operation *consumer = fused->getOwner();
@@ -137,7 +207,7 @@ bool mayFuse(OpOperand *fused, unsigned maxSize) {
   auto consumerGeneric = dyn_cast<linalg::GenericOp>(consumer);
   if (!producer->hasOneUse() &&
       !(producerGeneric && consumerGeneric && isCheapToRecompute(producerGeneric) &&
-        duplicationPays(producerGeneric)))
+        duplicationPays(producerGeneric) && duplicationKeepsMemory(producerGeneric)))
     return false;
   // Last: the body sizes take a walk over both bodies, and a consumer is
   // asked about each of its operands every time it changes.

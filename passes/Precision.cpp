@@ -4,7 +4,11 @@
 // (PrecisionOpInterface, declared per op in ODS): products and the
 // elementwise chains around them in 16 bits, sums, normalizations, softmax,
 // the loss and the optimizer in f32. Casts are inserted only where a value
-// crosses from one class to the other, once per value and type.
+// crosses from one class to the other, once per value and type. In
+// train_step, the 16-bit copy of each parameter is a state buffer that the
+// optimizer's update writes (the forward reads it, no cast per step), and
+// @init_state computes the copies from the parameters for the runtime to
+// call before a step after the parameters changed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +16,7 @@
 
 #include "dialects/TccNames.h"
 #include "dialects/TccOps.h"
+#include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Debug.h"
@@ -134,6 +139,155 @@ struct FunctionPrecision {
   }
 };
 
+/// V (f32) rebuilt from the 16-bit cast of its parameter when V is a
+/// parameter moved by transposes, reshapes and broadcasts that nothing else
+/// reads (exact in any type): `cast(transpose(w))` becomes
+/// `transpose(cast(w))`, so the forward's `x @ w.T` reads the parameter's
+/// one 16-bit copy. Null when V is not such a chain.
+Value rebuildFromParamCast(Value v, FunctionPrecision &state) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return fn && fn.getArgAttr(arg.getArgNumber(), attr::param) ? state.castTo(v, state.low)
+                                                                : Value();
+  }
+  Operation *def = v.getDefiningOp();
+  if (!isa_and_nonnull<TransposeOp, ReshapeOp, BroadcastInDimOp>(def) || !v.hasOneUse() ||
+      def->getNumOperands() != 1)
+    return Value();
+  Value from = rebuildFromParamCast(def->getOperand(0), state);
+  if (!from)
+    return Value();
+  OpBuilder b(def);
+  Operation *moved = b.clone(*def);
+  moved->setOperand(0, from);
+  moved->getResult(0).setType(cast<RankedTensorType>(v.getType()).clone(state.low));
+  return moved->getResult(0);
+}
+
+/// Every 16-bit cast of a moved parameter (rebuildFromParamCast) replaced
+/// by the moved cast of the parameter; the f32 chains go.
+void castParamsFirst(func::FuncOp fn, FunctionPrecision &state) {
+  SmallVector<std::pair<Value, Type>> keys;
+  for (const auto &[key, cast] : state.casts)
+    if (key.second == state.low && !isa<BlockArgument>(key.first))
+      keys.push_back(key);
+  for (const auto &key : keys) {
+    Value cast = state.casts.lookup(key);
+    Value rebuilt = rebuildFromParamCast(key.first, state);
+    if (!rebuilt)
+      continue;
+    cast.replaceAllUsesWith(rebuilt);
+    cast.getDefiningOp()->erase();
+    state.casts.erase(key);
+    --state.castsMade;
+    // The f32 chain, from its end.
+    for (Operation *op = key.first.getDefiningOp(); op && op->use_empty();) {
+      Value operand = op->getOperand(0);
+      op->erase();
+      op = operand.getDefiningOp();
+    }
+  }
+}
+
+/// The 16-bit copies of train_step's parameters as state: each parameter
+/// that the pass cast to 16 bits gets a state argument NAME.<precision> that
+/// the forward reads instead of the cast, and (when the optimizer updates
+/// it) a result that writes the updated parameter's rounding into it, which
+/// fusion joins to the update's kernel. Returns the copies' names with
+/// their parameters' argument indices.
+SmallVector<std::pair<unsigned, std::string>>
+keepWeightCopies(func::FuncOp step, FunctionPrecision &state, StringRef suffix) {
+  SmallVector<std::pair<unsigned, std::string>> copies;
+  castParamsFirst(step, state);
+  auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+  // The optimizer's new value of each parameter, by name.
+  llvm::StringMap<Value> updated;
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    if (auto name = step.getResultAttrOfType<StringAttr>(i, attr::update))
+      updated[name.getValue()] = ret.getOperand(i);
+  SmallVector<Value> results(ret.getOperands());
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    resultAttrs.push_back(step.getResultAttrDict(i) ? step.getResultAttrDict(i)
+                                                    : DictionaryAttr::get(step.getContext()));
+  OpBuilder b(ret);
+  unsigned numParams = step.getNumArguments();
+  for (unsigned i = 0; i < numParams; ++i) {
+    auto name = step.getArgAttrOfType<StringAttr>(i, attr::param);
+    Value param = step.getArgument(i);
+    auto it = state.casts.find({param, state.low});
+    if (!name || it == state.casts.end())
+      continue;
+    Value cast = it->second;
+    Type copyType = cast.getType();
+    std::string copyName = (name.getValue() + "." + suffix).str();
+    unsigned index = step.getNumArguments();
+    if (failed(step.insertArgument(index, copyType,
+                                   b.getDictionaryAttr(b.getNamedAttr(
+                                       attr::state, b.getStringAttr(copyName))),
+                                   param.getLoc())))
+      continue;
+    cast.replaceAllUsesWith(step.getArgument(index));
+    cast.getDefiningOp()->erase();
+    state.casts.erase(it);
+    --state.castsMade;
+    copies.push_back({i, copyName});
+    if (Value next = updated.lookup(name.getValue())) {
+      // Right after the update (where fusion joins it to the update's
+      // kernel), not at the return: the kernel must not move past the
+      // in-place updates of the moments it reads.
+      OpBuilder at(ret);
+      if (Operation *def = next.getDefiningOp())
+        at.setInsertionPointAfter(def);
+      results.push_back(CastOp::create(at, next.getLoc(), copyType, next));
+      resultAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(copyName))));
+    }
+  }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  step.setFunctionType(FunctionType::get(step.getContext(), step.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  step.setAllResultAttrs(resultAttrs);
+  return copies;
+}
+
+/// @init_state: the parameters and state of STEP in its order (so every
+/// tensor has the offsets it has there), returning each of COPIES computed
+/// from its parameter (rounded to LOW). The runtime runs it before a step that follows a
+/// change of the parameters (session creation, loading, set_param).
+void buildInitState(func::FuncOp step, ArrayRef<std::pair<unsigned, std::string>> copies,
+                    FloatType low) {
+  OpBuilder b(step.getContext());
+  b.setInsertionPointAfter(step);
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  DenseMap<unsigned, unsigned> argOf; // step argument -> init_state argument
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    if (step.getArgAttr(i, attr::param) || step.getArgAttr(i, attr::state)) {
+      argOf[i] = argTypes.size();
+      argTypes.push_back(step.getArgument(i).getType());
+      argAttrs.push_back(step.getArgAttrDict(i));
+    }
+  auto init = func::FuncOp::create(b, step.getLoc(), TCC_ENTRY_INIT_STATE,
+                                   FunctionType::get(step.getContext(), argTypes, {}));
+  init.setAllArgAttrs(argAttrs);
+  Block *body = init.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (const auto &[paramIndex, name] : copies) {
+    Value param = body->getArgument(argOf.lookup(paramIndex));
+    auto type = cast<RankedTensorType>(param.getType());
+    results.push_back(CastOp::create(b, step.getLoc(), type.clone(low), param));
+    resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(name))));
+  }
+  func::ReturnOp::create(b, step.getLoc(), results);
+  init.setFunctionType(
+      FunctionType::get(step.getContext(), argTypes, ValueRange(results).getTypes()));
+  init.setAllResultAttrs(resultAttrs);
+}
+
 struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
   using Base::Base;
 
@@ -150,7 +304,9 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
                          << "'";
       return signalPassFailure();
     }
-    for (auto fn : module.getOps<func::FuncOp>()) {
+    // init_state joins the module below; it is not one to retype.
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    for (func::FuncOp fn : functions) {
       if (fn.isExternal())
         continue;
       FunctionPrecision state;
@@ -160,14 +316,25 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
       for (Operation &op : llvm::make_early_inc_range(fn.getBody().front()))
         state.visit(&op);
       fn.walk([](Operation *op) { op->removeAttr(attr::keepFp32); });
+      SmallVector<std::pair<unsigned, std::string>> copies;
+      if (fn.getSymName() == TCC_ENTRY_TRAIN_STEP &&
+          !module.lookupSymbol(TCC_ENTRY_INIT_STATE)) {
+        copies = keepWeightCopies(fn, state, precision);
+        if (!copies.empty())
+          buildInitState(fn, copies, low);
+      }
       if (report)
-        printReport(fn, state);
+        printReport(fn, state, copies.size());
     }
   }
 
-  void printReport(func::FuncOp fn, const FunctionPrecision &state) {
+  void printReport(func::FuncOp fn, const FunctionPrecision &state, size_t copies) {
     llvm::errs() << "precision @" << fn.getSymName() << " (" << precision << "): "
                  << state.castsMade << " casts at class boundaries\n";
+    if (copies)
+      llvm::errs() << "  " << copies << " parameters read through their " << precision
+                   << " copies (state, written by the optimizer's update; @"
+                   << TCC_ENTRY_INIT_STATE << " makes them from the parameters)\n";
     llvm::errs() << llvm::formatv("  {0,-26} {1,-8} {2,-5} {3}\n", "op", "class", "runs",
                                   "why");
     for (const auto &[key, n] : state.counts)

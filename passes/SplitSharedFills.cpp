@@ -3,7 +3,11 @@
 // A shared zero accumulator is cheap on tensors and expensive on buffers: one
 // fill, then a copy per writer. Duplicating the fill keeps every writer's
 // destination its own, so bufferization writes in place and the library-call
-// pass sees a fresh zero buffer (an overwriting product).
+// pass sees a fresh zero buffer (an overwriting product). The first writer
+// in program order keeps the original fill and each later one gets its copy
+// right before it: a copy placed at the original (CSE hoists a shared fill to
+// its first use, often in the forward pass) would keep a backward product's
+// buffer live from the forward pass on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +43,17 @@ struct SplitSharedFillsPass : tcc::impl::SplitSharedFillsPassBase<SplitSharedFil
             inits.push_back(&use);
       if (inits.size() < 2)
         continue;
+      // Use lists are in no program order; the writers' ancestors in the
+      // fill's block are.
+      Block *block = fill->getBlock();
+      auto position = [&](OpOperand *use) { return block->findAncestorOpInBlock(*use->getOwner()); };
+      if (llvm::any_of(inits, [&](OpOperand *use) { return !position(use); }))
+        continue;
+      llvm::stable_sort(inits, [&](OpOperand *x, OpOperand *y) {
+        return position(x)->isBeforeInBlock(position(y));
+      });
       for (OpOperand *use : llvm::drop_begin(inits)) {
-        OpBuilder b(use->getOwner());
+        OpBuilder b(position(use));
         Operation *newEmpty = b.clone(*empty);
         IRMapping map;
         map.map(empty.getResult(), newEmpty->getResult(0));

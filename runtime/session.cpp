@@ -289,6 +289,7 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   finishRun();
   for (const auto &[tensor, source] : copies)
     std::memcpy(state_.data() + tensor->offset, source->data, source->size);
+  derivedStale_ = true;
   if (device_) {
     // Upload what was loaded; the rest of the mirror may be stale.
     for (const auto &[tensor, source] : copies)
@@ -488,6 +489,7 @@ void Session::setParam(const char *name, int32_t dtype, int32_t rank, const int6
   if (device_)
     finishRun();
   std::memcpy(state_.data() + t.offset, data, size);
+  derivedStale_ = true;
   if (device_) // synchronous from page-locked memory: the next run sees it
     uploadState(size_t(t.offset), size, where + ": uploading it");
 }
@@ -549,7 +551,10 @@ void Session::run(const char *entryName) {
   // OpenMP's thread count is a per-thread setting: set it on the thread
   // that runs, for the generated loops and library calls alike.
   setParallelThreads(numThreads_);
+  bool initializes = std::strcmp(entryName, TCC_ENTRY_INIT_STATE) == 0;
   try {
+    if (!initializes)
+      refreshDerivedState();
     if (device_)
       runOnDevice(*entry, entryName);
     else
@@ -558,6 +563,8 @@ void Session::run(const char *entryName) {
     lastEntry_.clear();
     throw;
   }
+  if (initializes)
+    derivedStale_ = false;
   for (int32_t k = 0; k < entry->num_tensors; ++k) {
     int32_t i = entry->tensor_indices[k];
     if (artifact_->tensor(i).role == TCC_ROLE_OUTPUT)
@@ -598,6 +605,21 @@ int64_t Session::samplesOf(const tcc_abi_entry &entry, const char *entryName) co
                               std::to_string(samples) + " (input '" + first + "')" +
                               " (infer and eval_step take partial batches)");
   return samples;
+}
+
+void Session::refreshDerivedState() {
+  if (!derivedStale_)
+    return;
+  // init_state reads parameters and writes state only (no arena: the
+  // compiler refuses one that needs it), so the inputs already set for the
+  // entry about to run stay in place.
+  if (const tcc_abi_entry *init = artifact_->findEntry(TCC_ENTRY_INIT_STATE)) {
+    if (device_)
+      runOnDevice(*init, TCC_ENTRY_INIT_STATE);
+    else
+      runOnHost(*init, TCC_ENTRY_INIT_STATE);
+  }
+  derivedStale_ = false;
 }
 
 void Session::runOnHost(const tcc_abi_entry &entry, const char *entryName) {
@@ -653,6 +675,7 @@ void Session::broadcastState(int root) {
   downloadState();
   communicator_->broadcast(state_.data(), state_.size(), root,
                            "broadcast of the parameters and optimizer state");
+  derivedStale_ = true;
   if (device_ && state_.size() > 0)
     uploadState(0, state_.size(), artifact_->path() + ": uploading the broadcast state");
 }

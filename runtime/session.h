@@ -142,6 +142,10 @@ private:
   static void parallelFor(void *pool, int64_t begin, int64_t end,
                           void (*body)(void *context, int64_t i), void *context);
 
+  /// Runs the artifact's init_state (when it has one) if the parameters
+  /// changed since it last ran: the state derived from them (16-bit weight
+  /// copies) is current before any other entry point runs.
+  void refreshDerivedState();
   /// Device artifacts: waits for a pending run; throws Error(RUNTIME) naming
   /// it when its device work failed (its outputs are then unreadable).
   void finishRun();
@@ -174,6 +178,9 @@ private:
   /// page-locked host mirrors (arena_ and state_). Destroyed before them.
   struct DeviceRegions;
   std::unique_ptr<DeviceRegions> device_;
+  /// The parameters changed since init_state last ran (true from creation:
+  /// the parameters are loaded or set after it).
+  bool derivedStale_ = true;
   /// The device state changed since the host mirror was last downloaded.
   bool hostStateStale_ = false;
   /// Device artifacts: a run is queued and not yet waited for; what it is.

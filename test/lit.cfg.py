@@ -18,7 +18,7 @@ config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["tcc-opt", "tcc", "tcc-run", "tcc-two-artifacts", "tcc-cuda-selftest"], [config.tcc_tools_dir])
+    ["tcc-opt", "tcc", "tcc-run", "tcc-two-artifacts", "tcc-weight-copies", "tcc-cuda-selftest"], [config.tcc_tools_dir])
 
 if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")

@@ -207,6 +207,92 @@ func.func @no_duplication(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %c: tensor<4
 // -----
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// A cheap rounding of an f32 product to bf16 (plus a bias) read by a kernel
+// right after the product and again by a later one (as the backward pass
+// reads a forward activation) is not recomputed in the later one: that
+// would keep the f32 product (twice the bytes) alive until then. The first
+// kernel writes the 16-bit value too (multi-output), and the later kernel
+// reads it.
+// CHECK-LABEL: func.func @rounding_kept
+// CHECK: %[[P:.+]] = linalg.matmul
+// CHECK: %[[K:.+]]:2 = linalg.generic {{.*}} ins(%[[P]], %{{.+}} : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: %[[Q:.+]] = linalg.matmul
+// CHECK: linalg.generic {{.*}} ins(%[[K]]#{{[01]}}, %[[Q]] : tensor<4x8xbf16>, tensor<4x8xf32>)
+// The same in f32: the sum is no smaller than the product, so it is
+// recomputed from the product and the bias in the later kernel (the
+// traffic rule alone).
+// CHECK-LABEL: func.func @same_width_recomputed
+// CHECK: %[[P:.+]] = linalg.matmul
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.+}} : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: %[[Q:.+]] = linalg.matmul
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.+}}, %[[Q]] : tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>)
+func.func @rounding_kept(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %bias: tensor<8xf32>,
+                         %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %eh = tensor.empty() : tensor<4x8xbf16>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<4x8xf32>, tensor<8xf32>) outs(%eh : tensor<4x8xbf16>) {
+  ^bb0(%v: f32, %c: f32, %o: bf16):
+    %vh = arith.truncf %v : f32 to bf16
+    %ch = arith.truncf %c : f32 to bf16
+    %t = arith.addf %vh, %ch : bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<4x8xbf16>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %x = arith.extf %v : bf16 to f32
+    %t = math.exp %x : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %q = linalg.matmul ins(%y, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %z = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %q : tensor<4x8xbf16>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: bf16, %g: f32, %o: f32):
+    %x = arith.extf %v : bf16 to f32
+    %t = arith.mulf %x, %g : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+func.func @same_width_recomputed(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %bias: tensor<8xf32>,
+                                 %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<4x16xf32>, tensor<16x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %c: f32, %o: f32):
+    %t = arith.addf %v, %c : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.exp %v : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %q = linalg.matmul ins(%y, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %z = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %q : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %g: f32, %o: f32):
+    %t = arith.mulf %v, %g : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
 #tr = affine_map<(d0, d1) -> (d1, d0)>
 #rows = affine_map<(d0, d1) -> (d0)>
 

@@ -108,3 +108,37 @@ func.func @folds(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32> {
 }
 
 // BAD: tcc-precision: precision must be bf16 or fp16, not 'fp8'
+
+// -----
+
+// Tests that in train_step the forward reads each parameter's 16-bit copy, a
+// state argument (through a transpose: `x @ w.T` moves the copy, not the
+// f32 weight), that no cast of a parameter is left, and that the update
+// writes the new parameter's rounding into the copy; @init_state takes the
+// parameters and state in train_step's order and makes the copy from the
+// parameter.
+// CHECK-LABEL: func.func @train_step
+//  CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<4x8xf32> {tcc.input = "x"}, %[[W:[a-z0-9]+]]: tensor<2x8xf32> {tcc.param = "w"}, %[[M:[a-z0-9]+]]: tensor<2x8xf32> {tcc.state = "w.m"}, %[[C:[a-z0-9]+]]: tensor<2x8xbf16> {tcc.state = "w.bf16"})
+//  CHECK-SAME: tensor<2x8xbf16> {tcc.update = "w.bf16"})
+//   CHECK-NOT: tcc.cast %[[W]]
+//       CHECK: %[[T:.*]] = tcc.transpose %[[C]], perm = [1, 0] : tensor<2x8xbf16> -> tensor<8x2xbf16>
+//       CHECK: tcc.matmul %{{.*}}, %[[T]]
+//   CHECK-NOT: tcc.cast %[[W]]
+//       CHECK: %[[NEW:.*]] = tcc.sub %[[W]]
+//  CHECK-NEXT: %[[NEWC:.*]] = tcc.cast %[[NEW]] : tensor<2x8xf32> to tensor<2x8xbf16>
+//       CHECK: return {{.*}}, %[[NEW]], {{.*}}, %[[NEWC]] : {{.*}}, tensor<2x8xbf16>
+// CHECK-LABEL: func.func @init_state
+//  CHECK-SAME: (%[[P:[a-z0-9]+]]: tensor<2x8xf32> {tcc.param = "w"}, %{{.*}}: tensor<2x8xf32> {tcc.state = "w.m"}, %{{.*}}: tensor<2x8xbf16> {tcc.state = "w.bf16"})
+//  CHECK-SAME: -> (tensor<2x8xbf16> {tcc.update = "w.bf16"})
+//       CHECK: %[[R:.*]] = tcc.cast %[[P]] : tensor<2x8xf32> to tensor<2x8xbf16>
+//       CHECK: return %[[R]]
+func.func @train_step(%x: tensor<4x8xf32> {tcc.input = "x"}, %w: tensor<2x8xf32> {tcc.param = "w"},
+                      %m: tensor<2x8xf32> {tcc.state = "w.m"})
+    -> (tensor<f32> {tcc.output = "loss"}, tensor<2x8xf32> {tcc.update = "w"},
+        tensor<2x8xf32> {tcc.update = "w.m"}) {
+  %wt = tcc.transpose %w, perm = [1, 0] : tensor<2x8xf32> -> tensor<8x2xf32>
+  %y = tcc.matmul %x, %wt : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf32> -> tensor<f32>
+  %new = tcc.sub %w, %m {tcc.keep_fp32} : tensor<2x8xf32>
+  return %l, %new, %m : tensor<f32>, tensor<2x8xf32>, tensor<2x8xf32>
+}

@@ -239,6 +239,14 @@ typedef tcc_abi_library_call tcc_abi_collective;
 #define TCC_ENTRY_TRAIN_STEP "train_step"
 #define TCC_ENTRY_EVAL_STEP "eval_step"
 #define TCC_ENTRY_ACCUMULATE_GRAD "accumulate_grad"
+/** With --precision=bf16|fp16: computes the state that train_step keeps
+ *  derived from the parameters (each parameter's 16-bit copy, which the
+ *  forward reads and the optimizer's update rewrites) from the parameters.
+ *  Its tensors are parameters and state only, and it needs no arena; the
+ *  runtime runs it before the first entry point run after the parameters
+ *  changed (session creation, loading parameters or a checkpoint,
+ *  set_param, a state broadcast). */
+#define TCC_ENTRY_INIT_STATE "init_state"
 
 /** Scalar inputs of the training entry points, which the runtime (not the
  *  data) writes before each call: the learning rate (f32), the optimizer
