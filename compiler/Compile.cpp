@@ -247,8 +247,6 @@ LogicalResult Compilation::checkOptions() {
   if (options.report == tcc::Report::Fusion && stage < Stage::Linalg)
     return error() << "--report=fusion needs compilation through fusion (--emit=linalg or "
                       "later, or -o model.so)";
-  if (options.report == tcc::Report::Precision && (training.precision == "fp32" || !train))
-    return error() << "--report=precision needs a training step with --precision=bf16 or fp16";
   if (stage == Stage::Ptx && !device)
     return error() << "--emit=ptx needs --target=cuda";
   if (options.memoryBudget < 0)
@@ -737,6 +735,8 @@ LogicalResult Compilation::run() {
     if (failed(options.autoBatch ? chooseBatch() : importModel()))
       return failure();
     // A .tcc recipe may make the compile train: checked after the import.
+    if (options.report == tcc::Report::Precision && (training.precision == "fp32" || !train))
+      return error() << "--report=precision needs a training step with --precision=bf16 or fp16";
     if (!options.lengthBuckets.empty() && !train)
       return error() << "--length-buckets compiles the training step at several lengths; it "
                         "needs training (--loss=...)";
