@@ -117,6 +117,10 @@ public:
     e.hasAccuracy = hasScores_;
     const int64_t batch = set_.batch, samples = set_.samples, full = samples / batch;
     const int64_t batches = full + (partial_ && samples % batch != 0);
+    // Under mpirun rank r evaluates batches r, r + W, ...; the sums meet
+    // in one reduction.
+    const int64_t world = o_.worldSize, rank = o_.rank;
+    const int64_t mine = batches > rank ? (batches - rank + world - 1) / world : 0;
     int64_t classes = hasScores_ ? scores_.shape[1] : 0;
     std::vector<float> out(size_t(batch * classes));
     double lossSum = 0;
@@ -124,14 +128,16 @@ public:
     // The partial batch's rows past the data repeat its last sample; only
     // the real ones are set.
     Prefetcher prefetcher(
-        set_, 0, long(batches),
-        [batch, samples](long k, std::vector<int64_t> &rows) {
+        set_, 0, long(mine),
+        [batch, samples, world, rank](long j, std::vector<int64_t> &rows) {
+          const int64_t k = rank + int64_t(j) * world;
           for (int64_t r = 0; r < batch; ++r)
-            rows[size_t(r)] = std::min(int64_t(k) * batch + r, samples - 1);
+            rows[size_t(r)] = std::min(k * batch + r, samples - 1);
           return 0;
         },
         prefetchInBackground(o_.threads) ? 1 : 0);
-    for (int64_t k = 0; k < batches; ++k) {
+    for (int64_t j = 0; j < mine; ++j) {
+      const int64_t k = rank + j * world;
       const Batch &b = prefetcher.next();
       const int64_t n = std::min(batch, samples - k * batch);
       setBatch(session, set_, b, n);
@@ -155,6 +161,14 @@ public:
         e.correct += std::max_element(row, row + classes) - row == y[r];
         ++e.seen;
       }
+    }
+    if (world > 1) {
+      double sums[4] = {lossSum, double(lossSamples), double(e.correct), double(e.seen)};
+      check(tcc_communicator_sum(o_.communicator, sums, 4));
+      lossSum = sums[0];
+      lossSamples = int64_t(sums[1]);
+      e.correct = int64_t(sums[2]);
+      e.seen = int64_t(sums[3]);
     }
     e.loss = lossSum / double(std::max<int64_t>(lossSamples, 1));
     e.accuracy = double(e.correct) / double(std::max<int64_t>(e.seen, 1));
