@@ -187,13 +187,42 @@ std::optional<std::string> checkpointMetadata(const std::string &path, const std
   return std::string(buffer.data());
 }
 
+/// The job this process belongs to (tcc_communicator_create): a world of
+/// one unless launched by mpirun / srun with several processes.
+class Communicator {
+public:
+  explicit Communicator(double timeoutSeconds) {
+    tcc_communicator_options o;
+    tcc_communicator_options_init(&o);
+    o.timeout_seconds = timeoutSeconds;
+    check(tcc_communicator_create(&o, &handle_));
+    check(tcc_communicator_get_info(handle_, &rank_, &size_, &localRank_));
+  }
+  ~Communicator() { tcc_communicator_destroy(handle_); }
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
+  tcc_communicator_t get() const { return handle_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int localRank() const { return localRank_; }
+  std::vector<double> sum(std::vector<double> values) {
+    nb::gil_scoped_release released;
+    check(tcc_communicator_sum(handle_, values.data(), int64_t(values.size())));
+    return values;
+  }
+
+private:
+  tcc_communicator_t handle_ = nullptr;
+  int32_t rank_ = 0, size_ = 1, localRank_ = 0;
+};
+
 /// A training run. Keeps what the C trainer borrows alive: the artifact
 /// (a Python reference), the data arrays and their names and shapes.
 class Trainer {
 public:
   Trainer(nb::object artifact, nb::dict options, nb::list data, nb::list val,
-          nb::object log, nb::object onStep)
-      : artifact_(artifact), log_(log), onStep_(onStep) {
+          nb::object log, nb::object onStep, nb::object communicator)
+      : artifact_(artifact), log_(log), onStep_(onStep), communicator_(communicator) {
     tcc_trainer_options o;
     tcc_trainer_options_init(&o);
     strings_.reserve(16);
@@ -249,6 +278,8 @@ public:
     o.augment_input = text("augment_input");
     o.image_shape = text("image_shape");
     o.handle_signals = 0; // Python's own SIGINT handling stays in charge
+    if (!communicator_.is_none())
+      o.communicator = nb::cast<Communicator &>(communicator_).get();
     takeArrays(data, data_);
     takeArrays(val, val_);
     o.data = arrays_[0].data();
@@ -333,7 +364,7 @@ private:
     }
   }
 
-  nb::object artifact_, log_, onStep_;
+  nb::object artifact_, log_, onStep_, communicator_;
   std::vector<std::string> strings_; // reserved: pointers into it stay valid
   std::vector<std::unique_ptr<std::string>> names_;
   std::vector<std::unique_ptr<std::vector<int64_t>>> shapes_;
@@ -395,10 +426,20 @@ NB_MODULE(_tcc, m) {
 
   m.def("checkpoint_metadata", &checkpointMetadata, nb::arg("path"), nb::arg("key"));
 
+  nb::class_<Communicator>(m, "Communicator",
+                           "The job this process belongs to (tcc_communicator_create).")
+      .def(nb::init<double>(), nb::arg("timeout_seconds"))
+      .def_prop_ro("rank", &Communicator::rank)
+      .def_prop_ro("size", &Communicator::size)
+      .def_prop_ro("local_rank", &Communicator::localRank)
+      .def("sum", &Communicator::sum, nb::arg("values"),
+           "The sums over the ranks of VALUES (collective: every rank calls it).");
+
   nb::class_<Trainer>(m, "Trainer", "A training run (tcc_trainer_create).")
-      .def(nb::init<nb::object, nb::dict, nb::list, nb::list, nb::object, nb::object>(),
+      .def(nb::init<nb::object, nb::dict, nb::list, nb::list, nb::object, nb::object,
+                    nb::object>(),
            nb::arg("artifact"), nb::arg("options"), nb::arg("data"), nb::arg("val"),
-           nb::arg("log").none(), nb::arg("on_step").none())
+           nb::arg("log").none(), nb::arg("on_step").none(), nb::arg("communicator").none())
       .def("run", &Trainer::run, nb::arg("session"))
       .def("request_stop", &Trainer::requestStop)
       .def("steps_done", &Trainer::stepsDone);

@@ -19,15 +19,15 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _tcc
 from ._tcc import Error
 
-__all__ = ["Error", "CompileError", "Artifact", "Session", "TrainResult", "compile", "load",
-           "train", "runtime_version"]
+__all__ = ["Error", "CompileError", "Artifact", "Session", "TrainResult", "Communicator",
+           "compile", "load", "train", "runtime_version"]
 __version__ = "0.1.0"
 
 # tcc_dtype codes (abi.h) <-> NumPy. bf16 travels as its uint16 bit patterns.
@@ -283,6 +283,35 @@ class TrainResult:
         return [h["loss"] for h in self.history]
 
 
+class Communicator:
+    """The data-parallel job this process belongs to: under ``mpirun -np N``
+    (or srun) with several processes, the ranks of that job, joined through
+    MPI (loaded only then); otherwise a world of one. Give it to
+    :func:`train` (``communicator=``) to train an artifact compiled with
+    ``--data-parallel`` on every rank: each rank trains on its shard of
+    every global batch, rank 0 alone prints and writes (docs/distributed.md).
+    TIMEOUT: seconds any collective waits for the other ranks (0: 60)."""
+
+    def __init__(self, timeout: float = 0.0):
+        self._impl = _tcc.Communicator(float(timeout))
+
+    @property
+    def rank(self) -> int:
+        return self._impl.rank
+
+    @property
+    def size(self) -> int:
+        return self._impl.size
+
+    @property
+    def local_rank(self) -> int:
+        return self._impl.local_rank
+
+    def sum(self, values: Sequence[float]) -> List[float]:
+        """The sums over the ranks of VALUES (every rank must call it)."""
+        return list(self._impl.sum([float(v) for v in values]))
+
+
 def _arrays(data: Mapping[str, Any]) -> list:
     """A data set given as arrays, name -> array (samples first), as the
     module's (name, dtype code, array) triples; C-contiguous arrays are
@@ -299,6 +328,7 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
           val: Union[None, str, os.PathLike, Mapping[str, Any]] = None, threads: int = 0,
           shuffle: bool = True, verbose: bool = False,
           callback: Optional[Callable[[Dict[str, float]], Any]] = None,
+          communicator: Optional[Communicator] = None,
           **options: Any) -> TrainResult:
     """Trains ARTIFACT with the runtime's trainer, the loop of tcc-run.
 
@@ -312,6 +342,7 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
     beta2, eps, grad_clip, workers, random_crop, flip, normalize,
     augment_input, image_shape. verbose prints the progress lines; CALLBACK(step_dict) runs after
     every step and stops the run (as early stopping does) by returning True.
+    COMMUNICATOR: train as one rank of a data-parallel job (Communicator).
     """
     known = {"seed", "log_every", "warmup", "min_lr", "step_size", "gamma", "cycle_steps",
              "plateau_patience", "checkpoint_dir", "save_every", "resume", "overwrite",
@@ -345,7 +376,7 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
         return bool(callback(info)) if callback is not None else False
 
     trainer = _tcc.Trainer(artifact._impl, o, arrays, val_arrays, print if verbose else None,
-                           on_step)
+                           on_step, communicator._impl if communicator is not None else None)
     trainer.run(session._impl)
     result.steps_done = trainer.steps_done()
     return result

@@ -167,3 +167,43 @@ def test_partial_batches_at_inference_and_evaluation(tmp_path):
         np.testing.assert_array_equal(out["logits"], full[:n])
     with pytest.raises(tcc.Error, match="runs full batches of 32 samples only"):
         s.run("train_step", features=x[:7], y=y[:7], lr=np.float32(0.1))
+
+
+def test_communicator_alone():
+    """Outside mpirun a Communicator is a world of one."""
+    c = tcc.Communicator(timeout=5)
+    assert (c.rank, c.size, c.local_rank) == (0, 1, 0)
+    assert c.sum([1.5, -2.0]) == [1.5, -2.0]
+
+
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+          "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none"]
+
+RANK_SCRIPT = """
+import json, sys
+import tcc
+art = tcc.load(sys.argv[1])
+comm = tcc.Communicator(timeout=60)
+result = tcc.train(art, data=sys.argv[2], steps=20, lr=0.05, shuffle=False, threads=1,
+                   communicator=comm)
+if comm.rank == 0:
+    json.dump({"size": comm.size, "losses": result.losses}, open(sys.argv[3], "w"))
+"""
+
+
+@pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v mpirun"], capture_output=True)
+                    .returncode != 0, reason="no mpirun (Open MPI)")
+def test_train_data_parallel_under_mpirun(tcc_run_losses, tmp_path):
+    """Two ranks at batch 8 through tcc.train(communicator=...): the single
+    process's losses at batch 16 (tcc-run's), within rounding."""
+    art = tcc.compile(PARITY / "model.onnx", tmp_path / "dp.so", loss="cross_entropy",
+                      optimizer="sgd", momentum=0.9, batch=8, data_parallel=True)
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_SCRIPT)
+    out = tmp_path / "losses.json"
+    subprocess.run(MPIRUN + ["-np", "2", os.sys.executable, str(script), art.path,
+                             str(PARITY / "data"), str(out)], check=True, capture_output=True,
+                   timeout=300)
+    got = json.loads(out.read_text())
+    assert got["size"] == 2
+    np.testing.assert_allclose(got["losses"], tcc_run_losses[:20], rtol=1e-5)
