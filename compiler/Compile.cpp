@@ -413,6 +413,9 @@ std::string Compilation::canonicalOptions() const {
      << " optimize=" << options.optimize << " train=" << train
      << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat)
      << " auto-batch=" << options.autoBatch;
+  // The cubin is ptxas' (the PTX is this compiler's, in its identity).
+  if (device)
+    os << " ptxas=" << tcc::hashKey({tcc::findPtxas(cuda.toolkitPath).version});
   if (train)
     tcc::createBuildTrainStepPass(training)->printAsTextualPipeline(os);
   return text;
@@ -959,5 +962,12 @@ LogicalResult Compilation::compileStages() {
 } // namespace
 
 LogicalResult tcc::compile(MLIRContext &context, const CompileOptions &options) {
-  return Compilation(context, options).run();
+  // One thread means one for MLIR's passes too (its pool has every core).
+  bool threaded = context.isMultithreadingEnabled();
+  if (options.threads == 1 && threaded)
+    context.disableMultithreading();
+  LogicalResult result = Compilation(context, options).run();
+  if (options.threads == 1 && threaded)
+    context.enableMultithreading();
+  return result;
 }
