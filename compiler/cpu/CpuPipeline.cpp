@@ -25,7 +25,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
   // Every tcc op becomes linalg / tensor / arith / math / scf on tensors;
   // unsigned types become signless, signatures included.
   pm.addPass(tcc::createLowerToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
+  // Per function: the entry points (train_step, eval_step, infer) in
+  // parallel.
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   // Named elementwise ops (linalg.add, linalg.exp, ...) as generics, so that
   // the elementwise fusion below sees them; matmuls and convolutions keep
   // their names for the library calls, transposed operands folded in.
@@ -69,7 +71,7 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   // Its constants come out in an order that varies from run to run: the
   // order and names of their first use instead.
   pm.addPass(tcc::createOrderGlobalsPass());
@@ -96,8 +98,8 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   pm.addPass(tcc::createScheduleCollectivesPass());
   // Every buffer becomes an offset in the arena or the state region.
   pm.addPass(tcc::createPlanMemoryPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
 }
 
 void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
