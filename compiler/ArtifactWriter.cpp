@@ -297,20 +297,22 @@ FailureOr<DeviceCode> readDeviceCode(ModuleOp module) {
   return code;
 }
 
+/// ptxas --split-compile's thread count (its output depends on it).
+constexpr const char *kPtxasThreads = "8";
+
 /// Assembles PTX for CHIP ("sm_90") with the toolkit's ptxas, so that loading
 /// needs no JIT; the cubin's bytes, or failure with ptxas' messages.
 FailureOr<std::vector<char>> assemblePtx(Location loc, StringRef ptx, StringRef chip,
                                          StringRef toolkit) {
-  SmallString<256> ptxas(toolkit);
-  llvm::sys::path::append(ptxas, "bin", "ptxas");
-  if (!llvm::sys::fs::can_execute(ptxas)) {
-    auto found = llvm::sys::findProgramByName("ptxas");
-    if (!found)
-      return emitError(loc, "no ptxas at '")
-                 << ptxas << "' or on PATH (set TCC_CUDA_PATH to the CUDA toolkit)",
-             failure();
-    ptxas = *found;
+  const PtxasInfo &found = findPtxas(toolkit);
+  if (found.path.empty()) {
+    SmallString<256> expected(toolkit);
+    llvm::sys::path::append(expected, "bin", "ptxas");
+    return emitError(loc, "no ptxas at '")
+               << expected << "' or on PATH (set TCC_CUDA_PATH to the CUDA toolkit)",
+           failure();
   }
+  StringRef ptxas = found.path;
   SmallString<128> in, out, log;
   for (auto [path, ext] : {std::pair{&in, "ptx"}, {&out, "cubin"}, {&log, "log"}})
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tcc-kernels", ext, *path))
@@ -328,6 +330,10 @@ FailureOr<std::vector<char>> assemblePtx(Location loc, StringRef ptx, StringRef 
   }
   std::string arch = ("-arch=" + chip).str();
   SmallVector<StringRef> argv = {ptxas, arch, "-O3", in, "-o", out};
+  // Its optimizations on several threads: the cubin depends on the count, so
+  // the count is fixed, not -j (the same bytes for any -j, on any machine).
+  if (found.splitCompile)
+    argv.append({"--split-compile", kPtxasThreads});
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log), StringRef(log)};
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0, &error);

@@ -122,7 +122,8 @@ struct CompileOptions {
   bool profile = false;
   /// LLVM's O3 on the artifact (false: `--O0`).
   bool optimize = true;
-  /// Threads for LLVM's optimization and code generation (0: every core).
+  /// Threads for LLVM's optimization and code generation, and with 1 for
+  /// MLIR's passes too (0: every core).
   /// The artifact is the same bytes for any count.
   unsigned threads = 0;
 

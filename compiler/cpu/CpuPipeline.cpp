@@ -12,6 +12,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -24,7 +25,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
   // Every tcc op becomes linalg / tensor / arith / math / scf on tensors;
   // unsigned types become signless, signatures included.
   pm.addPass(tcc::createLowerToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
+  // Per function: the entry points (train_step, eval_step, infer) in
+  // parallel.
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   // Named elementwise ops (linalg.add, linalg.exp, ...) as generics, so that
   // the elementwise fusion below sees them; matmuls and convolutions keep
   // their names for the library calls, transposed operands folded in.
@@ -68,7 +71,7 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   // Its constants come out in an order that varies from run to run: the
   // order and names of their first use instead.
   pm.addPass(tcc::createOrderGlobalsPass());
@@ -95,8 +98,8 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   pm.addPass(tcc::createScheduleCollectivesPass());
   // Every buffer becomes an offset in the arena or the state region.
   pm.addPass(tcc::createPlanMemoryPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
 }
 
 void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
@@ -125,25 +128,36 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
     }
   }
   pm.addPass(createConvertSCFToOpenMPPass());
+  // From here on every pass that can is nested on func.func: the kernels are
+  // independent functions, so MLIR's thread pool lowers them in parallel
+  // (the same IR for any thread count), and each function's IR stays hot in
+  // the cache through a run of passes instead of one walk of the whole
+  // module per pass. The module passes between the runs are the ones that
+  // declare symbols (malloc, libm) or convert signatures and calls.
+  OpPassManager &loops = pm.nest<func::FuncOp>();
   // Vector transfers left n-D become loops of 1-D ones.
-  pm.addPass(createConvertVectorToSCFPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createCanonicalizerPass());
+  loops.addPass(createConvertVectorToSCFPass());
+  loops.addPass(createLowerAffinePass());
+  loops.addPass(createCanonicalizerPass());
   // memref.view / subview arithmetic must be explicit before memref-to-llvm.
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  loops.addPass(memref::createExpandStridedMetadataPass());
+  loops.addPass(createLowerAffinePass());
   // Before scf-to-cf: the memref.alloca_scope that scf-to-openmp puts around
   // each loop body must still hold a single block when it is lowered.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createSCFToControlFlowPass());
+  OpPassManager &mathOps = pm.nest<func::FuncOp>();
+  mathOps.addPass(createSCFToControlFlowPass());
   // exp, log, tanh, erf as polynomials (vectorizable, no libm call); the
   // remaining math ops: LLVM intrinsics where they exist, libm for the rest.
-  pm.addPass(tcc::createApproximateMathPass());
+  mathOps.addPass(tcc::createApproximateMathPass());
   // The other math ops on 16-bit floats compute in f32 (LLVM would promote
   // them anyway, with a libcall to round bf16).
-  pm.addPass(math::createMathExtendToSupportedTypes());
-  pm.addPass(createConvertMathToLLVMPass());
+  mathOps.addPass(math::createMathExtendToSupportedTypes());
+  mathOps.addPass(createConvertMathToLLVMPass());
+  // Before the vector and arith conversions: it scalarizes vector math ops
+  // into vector and arith ops that they then lower.
   pm.addPass(createConvertMathToLibmPass());
+  OpPassManager &arithOps = pm.nest<func::FuncOp>();
   // bf16 conversions as integer arithmetic: LLVM would call libgcc's
   // __truncsfbf2, which Debian 12's libgcc lacks, and an artifact imports
   // only libc/libm.
@@ -151,21 +165,24 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // exact conversions: one rounding per op, as the 16-bit op would round.
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16", "f16"};
-  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  arithOps.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
+  arithOps.addPass(arith::createArithExpandOpsPass(expand));
+  arithOps.addPass(createConvertVectorToLLVMPass());
+  arithOps.addPass(createArithToLLVMConversionPass());
   // Padding values of vector transfers (ub.poison) that outlining moved
   // out of the kernel they were folded into.
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  arithOps.addPass(createUBToLLVMConversionPass());
+  arithOps.addPass(createConvertIndexToLLVMPass());
+  // Branches, signatures and calls, and the OpenMP regions: module passes.
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  // Per function again (one walk of the whole module was an eighth of the
+  // MLIR time); module-level ops here are globals with constant values.
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createCanonicalizerPass());
 }
 
 void tcc::buildCpuCodegenPipeline(OpPassManager &pm) {

@@ -22,8 +22,16 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 
 using namespace mlir;
 
@@ -44,6 +52,48 @@ std::string tcc::defaultCudaToolkitPath() {
     if (const char *v = std::getenv(var); v && *v)
       return v;
   return "/usr/local/cuda";
+}
+
+namespace {
+/// PTXAS's output for ARG (stdout and stderr), or nothing when it fails.
+std::optional<std::string> runPtxas(llvm::StringRef ptxas, llvm::StringRef arg) {
+  llvm::SmallString<128> out;
+  if (llvm::sys::fs::createTemporaryFile("tcc-ptxas", "txt", out))
+    return std::nullopt;
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove(out); });
+  llvm::StringRef argv[] = {ptxas, arg};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(out),
+                                                llvm::StringRef(out)};
+  if (llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects) != 0)
+    return std::nullopt;
+  auto text = llvm::MemoryBuffer::getFile(out);
+  if (!text)
+    return std::nullopt;
+  return (*text)->getBuffer().str();
+}
+} // namespace
+
+const tcc::PtxasInfo &tcc::findPtxas(llvm::StringRef toolkit) {
+  static std::mutex mutex;
+  static llvm::StringMap<PtxasInfo> found;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = found.try_emplace(toolkit);
+  PtxasInfo &info = it->second;
+  if (!inserted)
+    return info;
+  llvm::SmallString<256> ptxas(toolkit);
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  if (llvm::sys::fs::can_execute(ptxas)) {
+    info.path = ptxas.str().str();
+  } else if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("ptxas")) {
+    info.path = *onPath;
+  } else {
+    return info;
+  }
+  info.version = runPtxas(info.path, "--version").value_or("");
+  std::optional<std::string> help = runPtxas(info.path, "--help");
+  info.splitCompile = help && llvm::StringRef(*help).contains("--split-compile");
+  return info;
 }
 
 int64_t tcc::libraryWorkspaceBytes(int32_t kind, llvm::ArrayRef<int64_t> params,

@@ -23,6 +23,20 @@ bool parseCudaTarget(llvm::StringRef target, CudaPipelineOptions &options);
 /// The CUDA toolkit: $TCC_CUDA_PATH, else $CUDA_PATH, else /usr/local/cuda.
 std::string defaultCudaToolkitPath();
 
+/// The ptxas that assembles an artifact's kernels, as found once per process
+/// and toolkit.
+struct PtxasInfo {
+  /// TOOLKIT/bin/ptxas, else the one on PATH; empty when there is none.
+  std::string path;
+  /// What `ptxas --version` prints ("...release 13.0, V13.0.88..."). Part of
+  /// a CUDA artifact's fingerprint: another ptxas makes another cubin.
+  std::string version;
+  /// It takes --split-compile N (CUDA 12.x and later): its optimizations on
+  /// N threads.
+  bool splitCompile = false;
+};
+const PtxasInfo &findPtxas(llvm::StringRef toolkit);
+
 /// After tcc-cpu-bufferize (library calls chosen, memory planned): every
 /// kernel through gpu.launch -> NVVM -> PTX (one module), launches and
 /// library calls as calls of the runtime; the host code is then lowered like
