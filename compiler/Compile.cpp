@@ -248,6 +248,11 @@ LogicalResult Compilation::checkOptions() {
   if (options.report == tcc::Report::Fusion && stage < Stage::Linalg)
     return error() << "--report=fusion needs compilation through fusion (--emit=linalg or "
                       "later, or -o model.so)";
+  // TF32 is a tensor-core mode; the CPU's oneDNN calls have no such mode,
+  // and running fp32 under the name would hide that the request did nothing.
+  if (training.precision == "tf32" && !device)
+    return error() << "--precision=tf32 needs --target=cuda (TF32 is a tensor-core mode of "
+                      "NVIDIA GPUs; on the CPU use --precision=fp32)";
   if (stage == Stage::Ptx && !device)
     return error() << "--emit=ptx needs --target=cuda";
   if (options.memoryBudget < 0)
@@ -421,6 +426,7 @@ tcc::CpuPipelineOptions Compilation::cpuOptions() const {
   cpu.reportFusion = options.report == tcc::Report::Fusion;
   cpu.outlineKernels = options.profile;
   cpu.device = device;
+  cpu.tf32 = training.precision == "tf32";
   return cpu;
 }
 
@@ -748,7 +754,8 @@ LogicalResult Compilation::run() {
     if (failed(options.autoBatch ? chooseBatch() : importModel()))
       return failure();
     // A .tcc recipe may make the compile train: checked after the import.
-    if (options.report == tcc::Report::Precision && (training.precision == "fp32" || !train))
+    if (options.report == tcc::Report::Precision &&
+        (training.precision == "fp32" || training.precision == "tf32" || !train))
       return error() << "--report=precision needs a training step with --precision=bf16 or fp16";
     if (!options.lengthBuckets.empty() && !train)
       return error() << "--length-buckets compiles the training step at several lengths; it "

@@ -23,7 +23,8 @@ void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &
   // The backward pass repeats forward subexpressions and multiplies by ones.
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (options.precision != "fp32") {
+  // tf32 stores and computes what fp32 does; only the library calls differ.
+  if (options.precision != "fp32" && options.precision != "tf32") {
     // On the joint graph after CSE: one cast per value, and the backward's
     // reads of forward values see the forward's 16-bit types.
     PrecisionPassOptions precision;

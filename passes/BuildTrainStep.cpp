@@ -450,8 +450,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (precision == "fp16" && gradAccum > 1)
       return emitError(loc, "--precision=fp16 with --grad-accum > 1 is not supported yet "
                             "(loss scaling covers train_step only)");
-    if (precision != "fp32" && precision != "bf16" && precision != "fp16")
-      return emitError(loc, "unknown precision '") << precision << "' (fp32, bf16 or fp16)";
+    if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16")
+      return emitError(loc, "unknown precision '") << precision << "' (fp32, tf32, bf16 or fp16)";
     if (!(bucketMb > 0) || !std::isfinite(bucketMb))
       return emitError(loc, "--bucket-mb must be a finite size > 0, got ") << bucketMb;
     return success();
@@ -463,7 +463,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// computes in f32 whatever the precision of the gradients it reads.
   /// Constants are left alone: they carry their own type.
   void keepFp32After(func::FuncOp fn, Operation *after) {
-    if (precision == "fp32")
+    if (precision == "fp32" || precision == "tf32")
       return;
     Block &body = fn.getBody().front();
     auto it = after ? std::next(after->getIterator()) : body.begin();
@@ -980,7 +980,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       auto reduce = AllReduceOp::create(b, loc, ValueRange(operands).getTypes(), operands,
                                         b.getI64IntegerAttr(buckets++));
       // The average is f32 whatever the gradients' precision.
-      if (precision != "fp32")
+      if (precision != "fp32" && precision != "tf32")
         reduce->setAttr(attr::keepFp32, b.getUnitAttr());
       for (auto [k, r] : llvm::zip(members, reduce.getResults()))
         grads[k] = r;

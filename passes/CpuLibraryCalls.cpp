@@ -35,11 +35,23 @@ using namespace mlir;
 
 namespace {
 
-/// A dense row-major f32 buffer of static shape.
-bool isDenseF32(Value v) {
+/// A dense row-major buffer of static shape (of element type ELEM when
+/// given).
+bool isDense(Value v, Type elem = {}) {
   auto t = dyn_cast<MemRefType>(v.getType());
   return t && t.hasStaticShape() && t.getLayout().isIdentity() &&
-         t.getElementType().isF32();
+         (!elem || t.getElementType() == elem);
+}
+
+/// A dense row-major f32 buffer of static shape.
+bool isDenseF32(Value v) {
+  return isDense(v) && cast<MemRefType>(v.getType()).getElementType().isF32();
+}
+
+/// The tcc_dtype of a float element type that library calls take (0 for
+/// others).
+int64_t callDtype(Type t) {
+  return t.isF32() ? TCC_DTYPE_F32 : t.isBF16() ? TCC_DTYPE_BF16 : t.isF16() ? TCC_DTYPE_F16 : 0;
 }
 
 ArrayRef<int64_t> shapeOf(Value v) {
@@ -226,6 +238,8 @@ struct Call {
   SmallVector<Operation *> dead;
   Operation *at = nullptr;
   int64_t groups = 1; // CONV2D
+  int64_t dtype = TCC_DTYPE_F32;
+  int64_t cDtype = 0; // MATMUL: C's dtype when not the call's (abi.h)
 };
 
 /// What the elementwise op after a matmul applies to its product C, which
@@ -264,23 +278,49 @@ Value otherAddend(Value v, Value x) {
 /// otherwise C must have no other reader (e.g. a backward op re-reading the
 /// pre-activation), since it is no longer computed. The call replaces the
 /// generic where it stands, so A and B must not be written in between.
-std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operands, int64_t n) {
-  Value c = operands[2], root = tcc::viewRoot(c);
+/// The next op after MATMUL to touch C, which must be all of a fresh
+/// allocation ROOT; the views of it taken on the way go to E's views. Null
+/// when C is not such a buffer or nothing touches it.
+Operation *nextTouching(Operation *matmul, Value c, Epilogue &e) {
+  Value root = tcc::viewRoot(c);
   auto alloc = root.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != matmul->getBlock() || numElements(c) != numElements(root))
-    return std::nullopt;
-  Epilogue e;
-  // The next op to touch C; views of C taken on the way are collected.
-  Operation *next = matmul->getNextNode();
-  for (; next; next = next->getNextNode()) {
+    return nullptr;
+  for (Operation *next = matmul->getNextNode(); next; next = next->getNextNode()) {
     auto view = dyn_cast<ViewLikeOpInterface>(next);
     if (view && tcc::viewRoot(view.getViewSource()) == root) {
       e.views.push_back(next);
       continue;
     }
     if (touches(next, root))
-      break;
+      return next;
   }
+  return nullptr;
+}
+
+/// True when nothing but MATMUL, GENERIC, deallocations and zero fills of C
+/// uses C's buffer (through views).
+bool onlyUsedBy(Value c, Operation *matmul, Operation *generic) {
+  SmallVector<Value> worklist = {tcc::viewRoot(c)};
+  while (!worklist.empty()) {
+    Value buffer = worklist.pop_back_val();
+    for (Operation *user : buffer.getUsers()) {
+      if (isa<ViewLikeOpInterface>(user)) {
+        llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      if (user != matmul && user != generic && !isa<memref::DeallocOp>(user) &&
+          !isZeroFillOf(user, c))
+        return false;
+    }
+  }
+  return true;
+}
+
+std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operands, int64_t n) {
+  Value c = operands[2], root = tcc::viewRoot(c);
+  Epilogue e;
+  Operation *next = nextTouching(matmul, c, e);
   auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!generic || !generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != generic.getNumParallelLoops())
@@ -354,19 +394,45 @@ std::optional<Epilogue> matchEpilogue(Operation *matmul, ArrayRef<Value> operand
   if (outRoot == root)
     return e;
   // Y is another buffer: C must have no reader but the generic.
-  SmallVector<Value> worklist = {root};
-  while (!worklist.empty()) {
-    Value buffer = worklist.pop_back_val();
-    for (Operation *user : buffer.getUsers()) {
-      if (isa<ViewLikeOpInterface>(user)) {
-        llvm::append_range(worklist, user->getResults());
-        continue;
-      }
-      if (user != matmul && user != generic && !isa<memref::DeallocOp>(user) &&
-          !isZeroFillOf(user, c))
-        return std::nullopt;
-    }
-  }
+  if (!onlyUsedBy(c, matmul, generic))
+    return std::nullopt;
+  return e;
+}
+
+/// The rounding of a 16-bit matmul's f32 sums C (operands A, B, C; C
+/// zero-filled before it) to its ELEM result, when the next op to touch C is
+/// a parallel linalg.generic that does only that: reads all of C (or a
+/// dense reshape of it) with an identity map and writes truncf of it to one
+/// dense ELEM output Y with an identity map, Y another buffer than A, B and
+/// C, and C has no other reader. The call then writes Y in ELEM itself (the
+/// library rounds its f32 sums once, as the generic did): Y is the result
+/// the tcc op had, and C is never stored.
+std::optional<Epilogue> matchRounding(Operation *matmul, ArrayRef<Value> operands, Type elem) {
+  Value c = operands[2], root = tcc::viewRoot(c);
+  Epilogue e;
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(nextTouching(matmul, c, e));
+  if (!generic || !generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
+      generic.getNumDpsInputs() != 1 || generic.getNumLoops() == 0 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return std::nullopt;
+  Value in = generic.getDpsInputs()[0];
+  e.output = generic.getDpsInits()[0];
+  if (tcc::viewRoot(in) != root || !isDense(in) || numElements(in) != numElements(c) ||
+      !isDense(e.output, elem) || numElements(e.output) != numElements(c))
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto trunc = yield.getOperand(0).getDefiningOp<arith::TruncFOp>();
+  if (body.getOperations().size() != 2 || !trunc || trunc.getIn() != body.getArgument(0))
+    return std::nullopt;
+  Value outRoot = tcc::viewRoot(e.output);
+  for (Value read : {operands[0], operands[1]})
+    if (tcc::viewRoot(read) == outRoot || writtenBetween(matmul, generic, tcc::viewRoot(read)))
+      return std::nullopt;
+  if (outRoot == root || !onlyUsedBy(c, matmul, generic))
+    return std::nullopt;
+  e.generic = generic;
   return e;
 }
 
@@ -525,30 +591,51 @@ std::optional<Call> planBackwardConv(linalg::LinalgOp op, const tcc::ConvBackwar
   return call;
 }
 
-std::optional<Call> planCall(linalg::LinalgOp op, bool grouped) {
+/// The dtypes of a matmul of 16-bit operands A and B with f32 sums C, when
+/// SIXTEENBIT allows such calls (device artifacts: cuBLASLt): the call's
+/// dtype and C's; nullopt for other operands.
+std::optional<std::pair<int64_t, int64_t>> sixteenBitMatmul(linalg::LinalgOp op, bool sixteenBit) {
+  if (!sixteenBit || !isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
+      op->getNumOperands() != 3)
+    return std::nullopt;
+  Value a = op->getOperand(0), b = op->getOperand(1), c = op->getOperand(2);
+  Type elem = isDense(a) ? cast<MemRefType>(a.getType()).getElementType() : Type();
+  if (!elem || (!elem.isBF16() && !elem.isF16()) || !isDense(b, elem) || !isDenseF32(c))
+    return std::nullopt;
+  return std::make_pair(callDtype(elem), int64_t(TCC_DTYPE_F32));
+}
+
+std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit) {
   // Grouped convolutions' gradients too, whatever `grouped` says (which is
   // about forward ones: see its description).
   if (std::optional<tcc::ConvBackwardMarker> marker = tcc::getConvBackwardMarker(op))
     if (std::optional<Call> call = planBackwardConv(op, *marker))
       return call;
-  if (!op.hasPureBufferSemantics() || !llvm::all_of(op->getOperands(), isDenseF32))
+  if (!op.hasPureBufferSemantics())
     return std::nullopt;
-  SmallVector<Value> operands(op->getOperands());
   Call call;
+  if (!llvm::all_of(op->getOperands(), isDenseF32)) {
+    auto dtypes = sixteenBitMatmul(op, sixteenBit);
+    if (!dtypes)
+      return std::nullopt;
+    std::tie(call.dtype, call.cDtype) = *dtypes;
+  }
+  SmallVector<Value> operands(op->getOperands());
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
     auto t = matmulTransposes(mm);
     if (!t)
       return std::nullopt;
     ArrayRef<int64_t> a = shapeOf(operands[0]), c = shapeOf(operands[2]);
-    call = {TCC_LIBRARY_CALL_MATMUL,
-            {1, c[0], c[1], t->first ? a[0] : a[1], t->first, t->second},
-            operands,
-            {}};
+    call.kind = TCC_LIBRARY_CALL_MATMUL;
+    call.params = {1, c[0], c[1], t->first ? a[0] : a[1], t->first, t->second};
+    call.operands = operands;
   } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation())) {
     if (bmm.hasUserDefinedMaps())
       return std::nullopt;
     ArrayRef<int64_t> a = shapeOf(operands[0]), c = shapeOf(operands[2]);
-    call = {TCC_LIBRARY_CALL_MATMUL, {c[0], c[1], c[2], a[2], 0, 0}, operands, {}};
+    call.kind = TCC_LIBRARY_CALL_MATMUL;
+    call.params = {c[0], c[1], c[2], a[2], 0, 0};
+    call.operands = operands;
   } else if (std::optional<ConvShape> g = convShape(op, operands, grouped)) {
     int64_t pads[4] = {0, 0, 0, 0};
     if (std::optional<PaddedInput> p = paddedInput(op, operands[0])) {
@@ -592,8 +679,18 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped) {
   }
   // A matmul that overwrites its output may take the elementwise op after
   // it as its epilogue: operands {A, B, Y, bias[, D]}, at the op's place.
+  // A 16-bit one may write its rounded result itself instead of f32 sums.
   int64_t epilogue = 0;
-  if (!accumulate)
+  if (call.cDtype) {
+    Type elem = cast<MemRefType>(operands[0].getType()).getElementType();
+    if (std::optional<Epilogue> e = accumulate ? std::nullopt : matchRounding(op, operands, elem)) {
+      call.operands[2] = e->output;
+      call.cDtype = 0;
+      call.at = e->generic;
+      call.dead.push_back(e->generic);
+      call.dead.append(e->views.rbegin(), e->views.rend());
+    }
+  } else if (!accumulate)
     if (std::optional<Epilogue> e = matchEpilogue(op, call.operands, call.params[2])) {
       epilogue = e->bits;
       call.operands[2] = e->output;
@@ -605,7 +702,26 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped) {
       call.dead.append(e->views.rbegin(), e->views.rend());
     }
   call.params.push_back(epilogue);
+  if (call.cDtype)
+    call.params.append({call.cDtype, TCC_LIBRARY_MATH_EXACT});
   return call;
+}
+
+/// Appends the TF32 math mode to an f32 CALL (abi.h: a matmul's C dtype
+/// and a convolution's groups come first).
+void requestTf32(Call &call) {
+  if (call.dtype != TCC_DTYPE_F32)
+    return;
+  if (call.kind == TCC_LIBRARY_CALL_MATMUL) {
+    if (call.params.size() == 8)
+      call.params.push_back(0);
+    call.params.resize(10, TCC_LIBRARY_MATH_EXACT);
+    call.params[9] = TCC_LIBRARY_MATH_TF32;
+    return;
+  }
+  if (call.params.size() == 18)
+    call.params.push_back(1);
+  call.params.push_back(TCC_LIBRARY_MATH_TF32);
 }
 
 /// Erases the zero-padded copies that nothing reads any more (their readers
@@ -651,7 +767,9 @@ struct CpuLibraryCallsPass
       for (linalg::LinalgOp op : ops) {
         if (erased.contains(op))
           continue;
-        std::optional<Call> call = planCall(op, grouped);
+        std::optional<Call> call = planCall(op, grouped, sixteenBit);
+        if (call && tf32)
+          requestTf32(*call);
         if (!call) {
           LLVM_DEBUG({
             if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
@@ -673,10 +791,12 @@ struct CpuLibraryCallsPass
         decl.setPrivate();
         b.setInsertionPoint(call->at ? call->at : op.getOperation());
         auto c = func::CallOp::create(b, op.getLoc(), decl, call->operands);
-        c->setAttr(tcc::attr::libraryCall,
-                   b.getDictionaryAttr(
-                       {b.getNamedAttr("kind", b.getI32IntegerAttr(call->kind)),
-                        b.getNamedAttr("params", b.getDenseI64ArrayAttr(call->params))}));
+        SmallVector<NamedAttribute> info = {
+            b.getNamedAttr("kind", b.getI32IntegerAttr(call->kind)),
+            b.getNamedAttr("params", b.getDenseI64ArrayAttr(call->params))};
+        if (call->dtype != TCC_DTYPE_F32)
+          info.push_back(b.getNamedAttr("dtype", b.getI32IntegerAttr(int32_t(call->dtype))));
+        c->setAttr(tcc::attr::libraryCall, b.getDictionaryAttr(info));
         op->erase();
         for (Operation *dead : call->dead) {
           if (!dead->use_empty())

@@ -9,8 +9,9 @@
 //     blocks of 256 threads; each thread runs the reduction loops (if any)
 //     with the accumulators in registers and stores once; an elementwise op
 //     whose buffers along the innermost loop are contiguous and 16-byte
-//     aligned gives each thread 4 innermost points instead, with one vector
-//     access per buffer (ld.global.v4 / st.global.v4 in PTX);
+//     aligned gives each thread 4 innermost points instead (8 when a buffer
+//     has 16-bit elements), with one vector access per buffer
+//     (ld.global.v4 / st.global.v4 in PTX);
 //   - block reduction: a reduction whose combiner is one arith op and whose
 //     output points are few, or whose reduction is the innermost loop, gets
 //     one block per output point: the 256 threads stride over the reduction,
@@ -63,8 +64,11 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kMaxSplit = 1024;
 constexpr int64_t kSplitChunk = 16384;
 /// Innermost points per thread of vectorized elementwise kernels: 16 bytes
-/// of f32, the widest global access (ld.global.v4).
-constexpr int64_t kVector = 4;
+/// of f32, the widest global access (ld.global.v4); kWideVector when a
+/// vectorized buffer has 16-bit (or narrower) elements: 16 bytes of bf16 /
+/// f16 (ld.global.v4.b32 of packed pairs), and two 16-byte accesses for an
+/// f32 buffer of the same kernel (a cast's wide side).
+constexpr int64_t kVector = 4, kWideVector = 8;
 
 Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -647,7 +651,7 @@ private:
     return std::nullopt;
   }
 
-  /// Whether the elementwise OP can run kVector innermost points per thread
+  /// Whether the elementwise OP can run LANES innermost points per thread
   /// with one vector access per buffer that the innermost loop indexes; on
   /// success ALIGNS holds, per operand, that access's alignment in bytes, or
   /// 0 for an operand read once per thread (a scalar operand, an unused
@@ -658,9 +662,9 @@ private:
   /// multiples of the access's size (up to 16 bytes). The device arena and
   /// state are 256-byte aligned allocations, so the base's offset in its
   /// region decides.
-  static bool canVectorize(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+  static bool canVectorize(linalg::LinalgOp op, ArrayRef<int64_t> ranges, int64_t lanes,
                            SmallVectorImpl<int64_t> &aligns) {
-    if (ranges.empty() || ranges.back() % kVector != 0)
+    if (ranges.empty() || ranges.back() % lanes != 0)
       return false;
     unsigned inner = unsigned(ranges.size() - 1);
     Block *body = op.getBlock();
@@ -684,7 +688,7 @@ private:
       if (bits < 8 || bits > 64 || !llvm::isPowerOf2_32(bits))
         return false;
       int64_t bytes = tcc::elementBytes(type.getElementType()),
-              align = std::min<int64_t>(16, kVector * bytes);
+              align = std::min<int64_t>(16, lanes * bytes);
       SmallVector<int64_t> strides;
       int64_t offset = 0;
       if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
@@ -701,22 +705,41 @@ private:
     return true;
   }
 
-  /// An elementwise op with kVector innermost points per thread (see
+  /// The points per thread of a vectorized elementwise OP: kWideVector
+  /// when a buffer the innermost loop indexes has elements of 2 bytes or
+  /// fewer (16 bytes of them per access), else kVector.
+  static int64_t vectorLanes(linalg::LinalgOp op) {
+    if (op.getNumLoops() == 0)
+      return kVector;
+    unsigned inner = op.getNumLoops() - 1;
+    for (OpOperand &o : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(o.get().getType());
+      if (!type || !type.getElementType().isIntOrFloat() || type.getElementTypeBitWidth() < 8 ||
+          tcc::elementBytes(type.getElementType()) > 2)
+        continue;
+      if (llvm::any_of(op.getMatchingIndexingMap(&o).getResults(),
+                       [&](AffineExpr e) { return e.isFunctionOfDim(inner); }))
+        return kWideVector;
+    }
+    return kVector;
+  }
+
+  /// An elementwise op with LANES innermost points per thread (see
   /// canVectorize): one vector load per buffer the innermost loop indexes
   /// and one scalar load per other buffer, the body once per point, one
   /// vector store per output.
-  LogicalResult mapVectorPerPoint(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
+  LogicalResult mapVectorPerPoint(linalg::LinalgOp op, ArrayRef<int64_t> ranges, int64_t lanes,
                                   ArrayRef<int64_t> aligns, int64_t points) {
     Location loc = op.getLoc();
     OpBuilder b(op);
-    auto [launch, lin] = createPointLaunch(b, loc, points / kVector);
+    auto [launch, lin] = createPointLaunch(b, loc, points / lanes);
     SmallVector<int64_t> groups(ranges);
-    groups.back() /= kVector;
+    groups.back() /= lanes;
     SmallVector<Value> ivs = delinearize(b, loc, lin, groups);
-    ivs.back() = arith::MulIOp::create(b, loc, ivs.back(), cIndex(b, loc, kVector));
+    ivs.back() = arith::MulIOp::create(b, loc, ivs.back(), cIndex(b, loc, lanes));
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     auto vectorType = [&](OpOperand &o) {
-      return VectorType::get({kVector}, cast<MemRefType>(o.get().getType()).getElementType());
+      return VectorType::get({lanes}, cast<MemRefType>(o.get().getType()).getElementType());
     };
     auto indices = [&](OpOperand &o) {
       return *affine::expandAffineMap(b, loc, maps[o.getOperandNumber()], ivs);
@@ -744,7 +767,7 @@ private:
       return vector::ExtractOp::create(b, loc, v, j);
     };
     SmallVector<SmallVector<Value>> results(op.getNumDpsInits());
-    for (int64_t j = 0; j < kVector; ++j) {
+    for (int64_t j = 0; j < lanes; ++j) {
       SmallVector<Value> pointIvs(ivs), pointIns, pointOuts;
       if (j > 0)
         pointIvs.back() = arith::AddIOp::create(b, loc, ivs.back(), cIndex(b, loc, j));
@@ -768,11 +791,14 @@ private:
   LogicalResult mapThreadPerPoint(linalg::LinalgOp op, ArrayRef<int64_t> ranges,
                                   ArrayRef<unsigned> parallel, ArrayRef<unsigned> reduction,
                                   int64_t points) {
-    // Elementwise ops with enough points for 128 threads of kVector points:
-    // 16-byte accesses where the buffers allow them.
+    // Elementwise ops with enough points for 128 threads of a vector of
+    // points: 16-byte accesses where the buffers allow them (8 points of a
+    // 16-bit kernel where they allow that, else 4).
     SmallVector<int64_t> aligns;
-    if (reduction.empty() && points >= 128 * kVector && canVectorize(op, ranges, aligns))
-      return mapVectorPerPoint(op, ranges, aligns, points);
+    if (reduction.empty())
+      for (int64_t lanes : {vectorLanes(op), kVector})
+        if (points >= 128 * lanes && canVectorize(op, ranges, lanes, aligns))
+          return mapVectorPerPoint(op, ranges, lanes, aligns, points);
     Location loc = op.getLoc();
     OpBuilder b(op);
     auto [launch, lin] = createPointLaunch(b, loc, points);

@@ -49,6 +49,7 @@ struct ConvertOtherOpTypes : ConversionPattern {
 };
 
 struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
+  using LowerToLinalgPassBase::LowerToLinalgPassBase;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     SignlessTypeConverter tc;
@@ -93,7 +94,7 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     populateElementwisePatterns(tc, patterns);
     populateDataMovementPatterns(tc, patterns);
     populateReductionPatterns(tc, patterns);
-    populateLinalgNNPatterns(tc, patterns);
+    populateLinalgNNPatterns(tc, patterns, sixteenBitMatmuls);
     populateNormalizationPatterns(tc, patterns);
     populateResizePatterns(tc, patterns);
     // Signatures, calls, returns, branches and scf regions follow the types.

@@ -107,8 +107,9 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     ListOption<"freeze", "freeze", "std::string",
                "Glob patterns of parameters that are not trained">,
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
-           "fp32, bf16 or fp16; a 16-bit precision marks the optimizer "
-           "tcc.keep_fp32 (tcc-precision runs next); fp16 adds dynamic loss scaling">,
+           "fp32, tf32, bf16 or fp16; a 16-bit precision marks the optimizer "
+           "tcc.keep_fp32 (tcc-precision runs next); fp16 adds dynamic loss scaling; "
+           "tf32 builds what fp32 does (the library calls take it)">,
     Option<"dataParallel", "data-parallel", "bool", /*default=*/"false",
            "Average the gradients over the ranks of a data-parallel job "
            "(tcc.all_reduce per bucket; the world size is the runtime's)">,
@@ -249,7 +250,17 @@ def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
     uitofp, ...). Out-of-range gather / scatter indices are clamped, so no
     access is ever out of bounds. Run on a module, signatures and calls stay
     consistent; the pass fails, naming the op, if any tcc op remains.
+    A bf16 / f16 product (matmul, convolution) is computed on its operands
+    widened to f32 and rounded once (f32 sums); with `sixteen-bit-matmuls` a
+    matmul instead reads its 16-bit operands as they are, into an f32
+    linalg matmul (linalg converts operands to the output's type), then one
+    rounding: the same numbers, for libraries that take 16-bit operands with
+    f32 sums (cuBLASLt; the CUDA pipeline sets it).
   }];
+  let options = [
+    Option<"sixteenBitMatmuls", "sixteen-bit-matmuls", "bool", /*default=*/"false",
+           "bf16 / f16 matmuls read their 16-bit operands into f32 sums (no widened copies)">
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect", "mlir::scf::SCFDialect",
@@ -485,11 +496,23 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
     then misses the zoo's 1e-3 bound on 8 tensors (6.8e-3 at worst) where
     the generated loops stay under it; the gradients of both, and PyTorch's
     fp32 ones, are 1.0-1.4e-3 from float64 (docs/cpu-codegen.md).
+    With `sixteen-bit` (the CUDA pipeline), a `linalg.matmul` /
+    `linalg.batch_matmul` of dense bf16 or f16 A and B into f32 sums C (what
+    `tcc-lower-to-linalg sixteen-bit-matmuls` makes of a 16-bit matmul)
+    becomes a call of that dtype whose C is f32 (abi.h's C_DTYPE); when the
+    next op to touch C only rounds all of it to the 16-bit type into another
+    buffer Y, and nothing else reads C, the call writes Y in 16 bits instead
+    (C and the rounding go). 16-bit calls take no epilogue. With `tf32`, every
+    f32 call carries abi.h's TF32 math mode (`--precision=tf32`).
     Other element types and layouts stay on the generated path.
   }];
   let options = [
     Option<"grouped", "grouped", "bool", /*default=*/"false",
-           "Forward grouped and depthwise 2-D convolutions become calls too">
+           "Forward grouped and depthwise 2-D convolutions become calls too">,
+    Option<"sixteenBit", "sixteen-bit", "bool", /*default=*/"false",
+           "bf16 / f16 matmuls with f32 sums become 16-bit calls (device artifacts)">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 calls may round operands to TF32 on tensor cores (device artifacts)">
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect"];

@@ -24,7 +24,11 @@ using namespace mlir;
 void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Every tcc op becomes linalg / tensor / arith / math / scf on tensors;
   // unsigned types become signless, signatures included.
-  pm.addPass(tcc::createLowerToLinalgPass());
+  // On a device, 16-bit matmuls keep their 16-bit operands (cuBLASLt takes
+  // them); the CPU widens them for oneDNN's f32 calls.
+  tcc::LowerToLinalgPassOptions lower;
+  lower.sixteenBitMatmuls = options.device;
+  pm.addPass(tcc::createLowerToLinalgPass(lower));
   // Per function: the entry points (train_step, eval_step, infer) in
   // parallel.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
@@ -81,7 +85,10 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   // f32 matmuls and convolutions: oneDNN through the runtime. Before the
   // plan, so that a convolution reading an unpadded input keeps it live.
   if (options.libraryCalls) {
-    pm.addPass(tcc::createCpuLibraryCallsPass());
+    tcc::CpuLibraryCallsPassOptions calls;
+    calls.sixteenBit = options.device;
+    calls.tf32 = options.tf32;
+    pm.addPass(tcc::createCpuLibraryCallsPass(calls));
   }
   // A reduction with the fills and elementwise ops around it over the same
   // rows (softmax, layer norm): one loop over the rows (CPU; the GPU maps

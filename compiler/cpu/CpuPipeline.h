@@ -31,6 +31,9 @@ struct CpuPipelineOptions {
   /// reduction carries one output); in the host code, library calls were
   /// lowered and every kernel outlined by the CUDA pipeline before.
   bool device = false;
+  /// f32 library calls may use TF32 tensor cores (--precision=tf32; device
+  /// artifacts only).
+  bool tf32 = false;
 };
 
 /// tcc dialect -> linalg on tensors, fused.

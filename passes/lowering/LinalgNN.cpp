@@ -63,47 +63,72 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
 // matmul
 //===----------------------------------------------------------------------===//
 
-/// matmul -> linalg.matmul (rank 2) or linalg.batch_matmul, with several batch
-/// dimensions collapsed into one and expanded again.
+/// A * B -> linalg.matmul (rank 2) or linalg.batch_matmul into a fresh
+/// zero-filled tensor of OUTTYPE, with several batch dimensions collapsed
+/// into one and expanded again. OUTTYPE's element type is the sums' type:
+/// linalg's matmuls convert each operand to it before multiplying, so 16-bit
+/// operands with an f32 OUTTYPE are f32 products summed in f32.
+Value lowerMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, RankedTensorType outType) {
+  int64_t rank = outType.getRank();
+  Value zero = scalarConst(b, loc, outType.getElementType(), 0);
+  if (rank == 2) {
+    Value init = filledTensor(b, loc, outType.getShape(), zero);
+    return linalg::MatmulOp::create(b, loc, TypeRange{outType}, ValueRange{lhs, rhs},
+                                    ValueRange{init})
+        ->getResult(0);
+  }
+  // Collapse the batch dimensions into one.
+  auto collapse = [&](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    int64_t batch = 1;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      batch *= t.getDimSize(d);
+    return reshapeTo(b, loc, v,
+                     withShape(v, {batch, t.getDimSize(rank - 2), t.getDimSize(rank - 1)}));
+  };
+  Value a3 = collapse(lhs), b3 = collapse(rhs);
+  auto a3t = cast<RankedTensorType>(a3.getType());
+  auto b3t = cast<RankedTensorType>(b3.getType());
+  SmallVector<int64_t> shape3 = {a3t.getDimSize(0), a3t.getDimSize(1), b3t.getDimSize(2)};
+  Value init = filledTensor(b, loc, shape3, zero);
+  auto bmm = linalg::BatchMatmulOp::create(b, loc, TypeRange{init.getType()}, ValueRange{a3, b3},
+                                           ValueRange{init});
+  return reshapeTo(b, loc, bmm->getResult(0), outType);
+}
+
+/// matmul -> lowerMatmul in the result's type.
 struct MatmulLowering : OpConversionPattern<MatmulOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     auto outType = convertedTensorType(*getTypeConverter(), op.getType());
-    ElemKind k = elemKind(op.getType());
-    Value a = adaptor.getLhs(), b = adaptor.getRhs();
-    int64_t rank = outType.getRank();
-    Value zero = scalarConst(rewriter, loc, k.type, 0);
-    if (rank == 2) {
-      Value init = filledTensor(rewriter, loc, outType.getShape(), zero);
-      auto mm = linalg::MatmulOp::create(rewriter, loc, TypeRange{outType},
-                                         ValueRange{a, b}, ValueRange{init});
-      rewriter.replaceOp(op, mm->getResults());
-      return success();
-    }
-    // Collapse the batch dimensions into one.
-    auto collapse = [&](Value v) {
-      auto t = cast<RankedTensorType>(v.getType());
-      int64_t batch = 1;
-      for (int64_t d = 0; d < rank - 2; ++d)
-        batch *= t.getDimSize(d);
-      return reshapeTo(rewriter, loc, v,
-                       withShape(v, {batch, t.getDimSize(rank - 2),
-                                     t.getDimSize(rank - 1)}));
-    };
-    Value a3 = collapse(a), b3 = collapse(b);
-    auto a3t = cast<RankedTensorType>(a3.getType());
-    auto b3t = cast<RankedTensorType>(b3.getType());
-    SmallVector<int64_t> shape3 = {a3t.getDimSize(0), a3t.getDimSize(1),
-                                   b3t.getDimSize(2)};
-    Value init = filledTensor(rewriter, loc, shape3, zero);
-    auto bmm =
-        linalg::BatchMatmulOp::create(rewriter, loc, TypeRange{init.getType()},
-                                      ValueRange{a3, b3}, ValueRange{init});
-    rewriter.replaceOp(op,
-                       reshapeTo(rewriter, loc, bmm->getResult(0), outType));
+    rewriter.replaceOp(op, lowerMatmul(rewriter, op.getLoc(), adaptor.getLhs(),
+                                       adaptor.getRhs(), outType));
+    return success();
+  }
+};
+
+/// A bf16 / f16 matmul of operands of its own type, for libraries that take
+/// 16-bit operands with f32 sums (cuBLASLt): the linalg matmul reads the
+/// 16-bit operands as they are into an f32 result, rounded once to the
+/// op's type. The same numbers as WidenSixteenBitProduct (a product of two
+/// 16-bit floats is exact in f32), without the widened copies.
+struct SixteenBitMatmul : OpConversionPattern<MatmulOp> {
+  SixteenBitMatmul(const TypeConverter &tc, MLIRContext *ctx)
+      : OpConversionPattern<MatmulOp>(tc, ctx, /*benefit=*/3) {}
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elem = type.getElementType();
+    auto elemOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType(); };
+    if ((!elem.isBF16() && !elem.isF16()) || elemOf(adaptor.getLhs()) != elem ||
+        elemOf(adaptor.getRhs()) != elem)
+      return failure();
+    Value sums = lowerMatmul(rewriter, op.getLoc(), adaptor.getLhs(), adaptor.getRhs(),
+                             type.clone(rewriter.getF32Type()));
+    rewriter.replaceOpWithNewOp<CastOp>(op, type, sums);
     return success();
   }
 };
@@ -671,8 +696,10 @@ struct WidenSixteenBitProduct : OpConversionPattern<OpTy> {
 
 } // namespace
 
-void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc,
-                                             RewritePatternSet &patterns) {
+void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc, RewritePatternSet &patterns,
+                                             bool sixteenBitMatmuls) {
+  if (sixteenBitMatmuls)
+    patterns.add<SixteenBitMatmul>(tc, patterns.getContext());
   patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering, ConvBackwardFilterLowering,
                MaxPoolLowering, AvgPoolLowering, WidenSixteenBitProduct<MatmulOp>,
                WidenSixteenBitProduct<ConvOp>, WidenSixteenBitProduct<ConvTransposeOp>,

@@ -148,9 +148,12 @@ void populateDataMovementPatterns(const mlir::TypeConverter &tc,
 /// reduce_*, argmax / argmin, cumsum.
 void populateReductionPatterns(const mlir::TypeConverter &tc,
                                mlir::RewritePatternSet &patterns);
-/// matmul, conv, conv_transpose, max_pool, avg_pool.
+/// matmul, conv, conv_transpose, max_pool, avg_pool. With
+/// SIXTEENBITMATMULS a bf16 / f16 matmul reads its 16-bit operands directly
+/// into f32 sums (for cuBLASLt); otherwise they are widened first.
 void populateLinalgNNPatterns(const mlir::TypeConverter &tc,
-                              mlir::RewritePatternSet &patterns);
+                              mlir::RewritePatternSet &patterns,
+                              bool sixteenBitMatmuls = false);
 /// softmax, log_softmax, layer_norm, batch_norm_*, nll_loss, dropout.
 void populateNormalizationPatterns(const mlir::TypeConverter &tc,
                                    mlir::RewritePatternSet &patterns);

@@ -105,15 +105,16 @@ const Api &api() {
   return *loaded;
 }
 
-/// MATMUL has 8 parameters since the epilogue was appended; 7 in older
-/// artifacts (epilogue 0).
-constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kConvParams = 18,
-                  kGroupedConvParams = 19;
+/// MATMUL has 8 parameters since the epilogue was appended, 7 in older
+/// artifacts (epilogue 0), 10 with C's dtype and the math mode; a
+/// convolution 18, 19 with its groups, 20 with the math mode.
+constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kMathMatmulParams = 10,
+                  kConvParams = 18, kGroupedConvParams = 19, kMathConvParams = 20;
 
 /// A CONV2D's (or a backward convolution's) groups: its 19th parameter, 1
 /// when it has 18.
 int64_t convGroups(const tcc_abi_library_call &call) {
-  return call.num_params == kGroupedConvParams ? call.params[18] : 1;
+  return call.num_params >= kGroupedConvParams ? call.params[18] : 1;
 }
 
 /// CONV2D and its two gradients share the parameters and their checks.
@@ -138,6 +139,17 @@ int64_t matmulEpilogue(const tcc_abi_library_call &call) {
   return call.num_params > kOldMatmulParams ? call.params[kOldMatmulParams] : 0;
 }
 
+int32_t matmulOutputDtype(const tcc_abi_library_call &call) {
+  return call.num_params == kMathMatmulParams && call.params[8] != 0 ? int32_t(call.params[8])
+                                                                     : call.dtype;
+}
+
+int64_t libraryCallMath(const tcc_abi_library_call &call) {
+  if (call.kind == TCC_LIBRARY_CALL_MATMUL)
+    return call.num_params == kMathMatmulParams ? call.params[9] : TCC_LIBRARY_MATH_EXACT;
+  return call.num_params == kMathConvParams ? call.params[19] : TCC_LIBRARY_MATH_EXACT;
+}
+
 std::string checkLibraryCall(const tcc_abi_library_call &call) {
   bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
   if (!matmul && !isConvolution(call.kind))
@@ -149,14 +161,27 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
     return std::string("dtype ") +
            (isValidDtype(call.dtype) ? dtypeName(call.dtype) : std::to_string(call.dtype).c_str()) +
            (matmul ? " is not f32, bf16 or f16" : " is not f32");
-  bool paramsOk = matmul ? call.num_params == kMatmulParams || call.num_params == kOldMatmulParams
-                         : call.num_params == kConvParams || call.num_params == kGroupedConvParams;
+  int32_t n = call.num_params;
+  bool paramsOk = matmul ? n == kMatmulParams || n == kOldMatmulParams || n == kMathMatmulParams
+                         : n == kConvParams || n == kGroupedConvParams || n == kMathConvParams;
   if (!paramsOk || !call.params)
     return std::to_string(call.num_params) + " parameters, expected " +
-           (matmul ? std::to_string(kMatmulParams) + " (or " + std::to_string(kOldMatmulParams) + ")"
+           (matmul ? std::to_string(kMatmulParams) + " (or " + std::to_string(kOldMatmulParams) +
+                         " or " + std::to_string(kMathMatmulParams) + ")"
                    : std::to_string(kConvParams) + " (or " + std::to_string(kGroupedConvParams) +
-                         ")");
+                         " or " + std::to_string(kMathConvParams) + ")");
   const int64_t *p = call.params;
+  int64_t math = libraryCallMath(call);
+  if (math != TCC_LIBRARY_MATH_EXACT && math != TCC_LIBRARY_MATH_TF32)
+    return "unknown math mode " + std::to_string(math);
+  if (math == TCC_LIBRARY_MATH_TF32 && call.dtype != TCC_DTYPE_F32)
+    return "TF32 math needs f32 operands";
+  if (matmul && n == kMathMatmulParams && p[8] != 0) {
+    // 16-bit A and B may write an f32 C (f32 sums, no rounding to 16 bits).
+    if (p[8] != call.dtype && !(half && p[8] == TCC_DTYPE_F32))
+      return "matmul output dtype " + std::to_string(p[8]) + " with " + dtypeName(call.dtype) +
+             " operands (expected the operands' dtype, or f32 for 16-bit ones)";
+  }
   auto flag = [](int64_t v) { return v == 0 || v == 1; };
   int64_t epilogue = matmul ? matmulEpilogue(call) : 0;
   if (epilogue & ~kEpilogueBits)
@@ -522,10 +547,15 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     const tcc_abi_library_call &c = calls[i];
     const int64_t *p = c.params;
     CallBuilder b(a, i, what);
-    if (c.dtype != TCC_DTYPE_F32)
+    if (c.dtype != TCC_DTYPE_F32 ||
+        (c.kind == TCC_LIBRARY_CALL_MATMUL && matmulOutputDtype(c) != TCC_DTYPE_F32))
       fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) + ": dtype " +
                                       dtypeName(c.dtype) +
                                       " is not supported on the CPU (oneDNN calls are f32 only)");
+    if (libraryCallMath(c) != TCC_LIBRARY_MATH_EXACT)
+      fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) +
+                                      ": TF32 math is a GPU mode (tensor cores); the CPU runs "
+                                      "fp32 only");
     double flops = c.kind == TCC_LIBRARY_CALL_MATMUL
                        ? 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3])
                        : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *

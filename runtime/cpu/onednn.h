@@ -31,6 +31,14 @@ std::string checkLibraryCall(const tcc_abi_library_call &call);
 /// A checked MATMUL's tcc_matmul_epilogue bits (0 for 7-parameter calls).
 int64_t matmulEpilogue(const tcc_abi_library_call &call);
 
+/// A checked MATMUL's dtype of C and D: its 9th parameter when it has one
+/// that is not 0, else the call's dtype.
+int32_t matmulOutputDtype(const tcc_abi_library_call &call);
+
+/// A checked call's tcc_library_math (its last parameter when it has the
+/// math mode, else TCC_LIBRARY_MATH_EXACT).
+int64_t libraryCallMath(const tcc_abi_library_call &call);
+
 /// The primitives of one session.
 class LibraryCalls {
 public:

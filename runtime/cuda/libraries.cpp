@@ -297,9 +297,12 @@ struct LibraryCalls::Call {
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, size_t workspaceLimit,
                            CUstream stream, const std::string &what)
     : stream_(stream), what_(what) {
-  bool tf32 = tf32Enabled();
+  bool tf32Env = tf32Enabled();
   for (int32_t i = 0; i < count; ++i) {
     const tcc_abi_library_call &call = calls[i];
+    // TF32 when the artifact asks for it (tcc --precision=tf32) or the
+    // environment does.
+    bool tf32 = tf32Env || libraryCallMath(call) == TCC_LIBRARY_MATH_TF32;
     const int64_t *p = call.params;
     auto c = std::make_unique<Call>();
     bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
@@ -316,6 +319,11 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       dims += (k ? "x" : "") + std::to_string(p[k]);
     if (call.dtype != TCC_DTYPE_F32)
       dims += std::string(" ") + dtypeName(call.dtype);
+    int32_t outDtype = matmul ? matmulOutputDtype(call) : call.dtype;
+    if (outDtype != call.dtype)
+      dims += std::string(" -> ") + dtypeName(outDtype);
+    if (libraryCallMath(call) == TCC_LIBRARY_MATH_TF32)
+      dims += " tf32";
     dims += std::string(c->bias ? " +bias" : "") + (c->residual ? " +residual" : "") +
             (relu ? " relu" : "");
     int groups = !matmul && call.num_params > 18 ? int(p[18]) : 1;
@@ -335,7 +343,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       fail(TCC_ERROR_UNSUPPORTED, where + ": dtype " + dtypeName(call.dtype) +
                                       " is not supported (cuBLASLt matmuls: f32, bf16, f16; "
                                       "cuDNN convolutions: f32)");
-    uint64_t elementBytes = call.dtype == TCC_DTYPE_F32 ? 4 : 2;
+    cudaDataType_t outType = outDtype == TCC_DTYPE_F32 ? CUDA_R_32F : type;
 
     if (matmul) {
       const CublasLtApi &lt = cublasLt();
@@ -371,11 +379,10 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &mode, sizeof mode),
          "cublasLtMatmulDescSetAttribute(EPILOGUE)");
       if (cr.bias) {
-        // The bias is of the operands' type (every operand of a call has
-        // the call's dtype). Its address is set per run; until then a
-        // stand-in tells the heuristic the alignment to expect (state and
-        // arena offsets are multiples of 64 bytes).
-        int32_t biasType = type;
+        // The bias is of C's type (abi.h). Its address is set per run;
+        // until then a stand-in tells the heuristic the alignment to expect
+        // (state and arena offsets are multiples of 64 bytes).
+        int32_t biasType = outType;
         const void *standIn = reinterpret_cast<const void *>(uintptr_t(64));
         ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
                                              sizeof biasType),
@@ -385,8 +392,10 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
            "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
       }
       uint32_t align = 64; // arena offsets are multiples of 64
-      auto layout = [&](cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols, int64_t ld) {
-        ck(lt.cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), ld),
+      auto layout = [&](cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols, int64_t ld,
+                        cudaDataType_t elementType) {
+        uint64_t elementBytes = elementType == CUDA_R_32F ? 4 : 2;
+        ck(lt.cublasLtMatrixLayoutCreate(l, elementType, uint64_t(rows), uint64_t(cols), ld),
            "cublasLtMatrixLayoutCreate");
         if (batch > 1) {
           int32_t b = int32_t(batch);
@@ -402,14 +411,14 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
       };
       // B first: cuBLASLt's "A" is op(B)^T.
       if (transB)
-        layout(&cr.layoutA, K, N, K);
+        layout(&cr.layoutA, K, N, K, type);
       else
-        layout(&cr.layoutA, N, K, N);
+        layout(&cr.layoutA, N, K, N, type);
       if (transA)
-        layout(&cr.layoutB, M, K, M);
+        layout(&cr.layoutB, M, K, M, type);
       else
-        layout(&cr.layoutB, K, M, K);
-      layout(&cr.layoutC, N, M, N);
+        layout(&cr.layoutB, K, M, K, type);
+      layout(&cr.layoutC, N, M, N, outType);
 
       cublasLtMatmulPreference_t pref = nullptr;
       ck(lt.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
@@ -442,6 +451,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
                                       : call.dtype == TCC_DTYPE_F32 ? "FP32"
                                       : call.dtype == TCC_DTYPE_BF16 ? "BF16, FP32 sums"
                                                                      : "FP16, FP32 sums") +
+                          (outType != type ? ", FP32 output" : "") +
                           ", workspace " + std::to_string(result.workspaceSize) + ")";
       continue;
     }

@@ -1,5 +1,6 @@
 // RUN: tcc-opt --split-input-file --tcc-build-train-step="loss=mse precision=fp16" %s | FileCheck %s
 // RUN: tcc-opt --split-input-file --tcc-build-train-step="loss=mse precision=bf16" %s | FileCheck %s --check-prefix=BF16
+// RUN: tcc-opt --split-input-file --tcc-build-train-step="loss=mse precision=tf32" %s | FileCheck %s --check-prefix=TF32
 // RUN: not tcc-opt --tcc-build-train-step="loss=mse precision=fp8" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests fp16's dynamic loss scaling (PyTorch GradScaler): the scale is the
@@ -34,7 +35,12 @@
 // BF16-LABEL: func.func @train_step
 //   BF16-NOT: loss_scale
 //       BF16: tcc.sub %{{.*}}, %{{.*}} {tcc.keep_fp32} : tensor<2x3xf32>
-// BAD: unknown precision 'fp8' (fp32, bf16 or fp16)
+// tf32 builds what fp32 does (only the library calls differ): no loss
+// scaling, nothing marked.
+// TF32-LABEL: func.func @train_step
+//   TF32-NOT: loss_scale
+//   TF32-NOT: tcc.keep_fp32
+// BAD: unknown precision 'fp8' (fp32, tf32, bf16 or fp16)
 func.func @forward(%x: tensor<4x2xf32> {tcc.input = "x"}, %w: tensor<2x3xf32> {tcc.param = "w"})
     -> (tensor<4x3xf32> {tcc.output = "pred"}) {
   %p = tcc.matmul %x, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>

@@ -1,5 +1,6 @@
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg %s | FileCheck %s
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg %s | FileCheck %s --check-prefix=NOTCC
+// RUN: tcc-opt --split-input-file --tcc-lower-to-linalg=sixteen-bit-matmuls=true %s | FileCheck %s --check-prefix=SIXTEEN
 
 // Matmul, convolution and pooling become named linalg ops where one computes
 // exactly the tcc op, and linalg.generic otherwise; padding is an explicit
@@ -269,9 +270,36 @@ func.func @conv_transpose_stride1(%x: tensor<2x4x5x5xf32>, %w: tensor<4x6x3x3xf3
 //       CHECK:   arith.extf %{{.*}} : bf16 to f32
 //       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<3x5xf32>)
 //       CHECK:   arith.truncf %{{.*}} : f32 to bf16
+// With sixteen-bit-matmuls (the CUDA pipeline), the matmul reads the bf16
+// operands as they are into f32 sums (linalg converts each to the output's
+// f32), then one rounding: no widened copies.
+// SIXTEEN-LABEL: func.func @matmul_bf16
+//   SIXTEEN-NOT:   arith.extf
+//       SIXTEEN:   %[[Z:.+]] = linalg.fill {{.*}} -> tensor<3x5xf32>
+//       SIXTEEN:   %[[M:.+]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x4xbf16>, tensor<4x5xbf16>) outs(%[[Z]] : tensor<3x5xf32>)
+//       SIXTEEN:   linalg.generic {{.*}} ins(%[[M]] : tensor<3x5xf32>) outs(%{{.*}} : tensor<3x5xbf16>)
+//       SIXTEEN:     arith.truncf %{{.*}} : f32 to bf16
 func.func @matmul_bf16(%a: tensor<3x4xbf16>, %b: tensor<4x5xbf16>) -> tensor<3x5xbf16> {
   %0 = tcc.matmul %a, %b : (tensor<3x4xbf16>, tensor<4x5xbf16>) -> tensor<3x5xbf16>
   return %0 : tensor<3x5xbf16>
+}
+
+// -----
+
+// Tests that a batched f16 matmul (batch dimensions collapsed into one)
+// widens its operands by default, and with sixteen-bit-matmuls reads them
+// as f16 into an f32 batch_matmul, expanded and rounded once.
+// CHECK-LABEL: func.func @batch_matmul_f16
+//       CHECK:   arith.extf %{{.*}} : f16 to f32
+//       CHECK:   linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<6x3x4xf32>, tensor<6x4x5xf32>)
+// SIXTEEN-LABEL: func.func @batch_matmul_f16
+//   SIXTEEN-NOT:   arith.extf
+//       SIXTEEN:   %[[M:.+]] = linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<6x3x4xf16>, tensor<6x4x5xf16>) outs(%{{.*}} : tensor<6x3x5xf32>)
+//       SIXTEEN:   tensor.expand_shape %[[M]] {{.*}} into tensor<2x3x3x5xf32>
+//       SIXTEEN:   arith.truncf %{{.*}} : f32 to f16
+func.func @batch_matmul_f16(%a: tensor<2x3x3x4xf16>, %b: tensor<2x3x4x5xf16>) -> tensor<2x3x3x5xf16> {
+  %0 = tcc.matmul %a, %b : (tensor<2x3x3x4xf16>, tensor<2x3x4x5xf16>) -> tensor<2x3x3x5xf16>
+  return %0 : tensor<2x3x3x5xf16>
 }
 
 // -----

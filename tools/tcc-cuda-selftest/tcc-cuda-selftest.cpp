@@ -100,7 +100,7 @@ const double kTolerance = cuda::tf32Enabled() ? 5e-3 : 1e-4;
 /// bf16 / f16 operands (the reference reads the same rounded inputs) with
 /// fp32 sums: the error is the output's rounding, half an ulp of 8 / 11
 /// significant bits (2e-3 / 2.4e-4 of the value), with margin.
-constexpr double kBf16Tolerance = 1e-2, kF16Tolerance = 2e-3;
+constexpr double kBf16Tolerance = 1e-2, kF16Tolerance = 2e-3, kTf32Tolerance = 5e-3;
 constexpr int64_t kBias = TCC_MATMUL_EPILOGUE_BIAS, kResidual = TCC_MATMUL_EPILOGUE_RESIDUAL,
                   kRelu = TCC_MATMUL_EPILOGUE_RELU;
 const std::string kWhat = "tcc-cuda-selftest";
@@ -248,8 +248,9 @@ std::vector<std::vector<float>> runSteps(const std::shared_ptr<Artifact> &artifa
 }
 
 /// A library call of the self-test's descriptor: its dtype and parameters
-/// (see abi.h; a matmul has 7 or 8, a convolution 18 or 19) and, for a
-/// convolution, its kind (CONV2D or one of its gradients).
+/// (see abi.h; a matmul has 7, 8 or 10, a convolution 18, 19 or 20) and its
+/// kind where the count does not tell (a convolution's gradient, a matmul
+/// of 10).
 struct CallCase {
   int32_t dtype;
   std::vector<int64_t> params;
@@ -292,7 +293,15 @@ CallCases callCases() {
     cases.push_back({dtype, {3, 37, 19, 53, 1, 0, 0, 0}});
     cases.push_back({dtype, {1, 64, 48, 96, 0, 1, 0, kBias | kRelu}});
     cases.push_back({dtype, {1, 64, 48, 96, 0, 1, 0, kBias | kResidual}});
+    // 16-bit A and B into f32 sums (C_DTYPE f32: what tcc emits for a
+    // 16-bit matmul whose sums feed more than their rounding).
+    cases.push_back({dtype, {1, 64, 48, 96, 0, 1, 0, 0, TCC_DTYPE_F32, 0}, TCC_LIBRARY_CALL_MATMUL});
+    cases.push_back({dtype, {3, 37, 19, 53, 1, 0, 1, 0, TCC_DTYPE_F32, 0}, TCC_LIBRARY_CALL_MATMUL});
   }
+  // TF32 math (tcc --precision=tf32), with and without an epilogue.
+  cases.push_back({TCC_DTYPE_F32, {1, 64, 48, 96, 0, 1, 0, 0, 0, 1}, TCC_LIBRARY_CALL_MATMUL});
+  cases.push_back({TCC_DTYPE_F32, {1, 64, 48, 96, 0, 0, 0, kBias | kRelu, 0, 1},
+                   TCC_LIBRARY_CALL_MATMUL});
   cases.push_back({TCC_DTYPE_F32, {1, 37, 19, 53, 1, 1, 0}}); // 7 parameters
   all.numMatmuls = cases.size();
   // N C H W F KH KW OH OW sh sw dh dw pt pl pb pr acc
@@ -300,6 +309,9 @@ CallCases callCases() {
   cases.push_back({TCC_DTYPE_F32, {2, 3, 11, 9, 4, 3, 3, 6, 5, 2, 2, 1, 1, 1, 1, 1, 1, 1}});
   cases.push_back({TCC_DTYPE_F32, {1, 5, 10, 12, 3, 3, 2, 10, 12, 1, 1, 2, 2, 2, 1, 2, 1, 0}});
   cases.push_back({TCC_DTYPE_F32, {3, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0}});
+  // TF32 math (20 parameters: groups 1, then the math mode).
+  cases.push_back(
+      {TCC_DTYPE_F32, {3, 8, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}});
   // Grouped and depthwise, then both gradients of strided, dilated, padded,
   // grouped and depthwise convolutions (and accumulating ones).
   const std::vector<int64_t> gradients[] = {
@@ -355,6 +367,10 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
   const int64_t *p = params.data();
   int32_t dtype = call.dtype;
   int64_t epilogue = matmul && params.size() > 7 ? p[7] : 0;
+  // C's (and the bias's and D's) dtype, and TF32 math (abi.h's appended
+  // parameters).
+  int32_t cDtype = matmul && params.size() == 10 && p[8] ? int32_t(p[8]) : dtype;
+  bool tf32 = params.size() == (matmul ? 10u : 20u) && params.back() == TCC_LIBRARY_MATH_TF32;
   size_t na, nb, nc;
   std::string name;
   if (matmul) {
@@ -366,7 +382,8 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
            std::to_string(p[2]) + "x" + std::to_string(p[3]) + " ta=" + std::to_string(p[4]) +
            " tb=" + std::to_string(p[5]) + " acc=" + std::to_string(p[6]) +
            (params.size() == 7 ? " (7 params)" : "") + (epilogue & kBias ? " +bias" : "") +
-           (epilogue & kResidual ? " +residual" : "") + (epilogue & kRelu ? " relu" : "");
+           (epilogue & kResidual ? " +residual" : "") + (epilogue & kRelu ? " relu" : "") +
+           (cDtype != dtype ? " -> f32" : "") + (tf32 ? " tf32" : "");
   } else {
     int32_t kind = call.callKind();
     std::vector<size_t> sizes = tcc::testing::convOperandSizes(kind, params);
@@ -379,18 +396,18 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
            " k" + std::to_string(p[5]) + "x" + std::to_string(p[6]) + " s" +
            std::to_string(p[9]) + " d" + std::to_string(p[11]) + " pad" + std::to_string(p[13]) +
            "," + std::to_string(p[14]) + " acc=" + std::to_string(p[17]) +
-           (params.size() > 18 ? " g" + std::to_string(p[18]) : "");
+           (params.size() > 18 ? " g" + std::to_string(p[18]) : "") + (tf32 ? " tf32" : "");
   }
   std::vector<float> a = randomVector(na, rng), b = randomVector(nb, rng),
                      c = randomVector(nc, rng);
   cuda::DeviceBuffer da = upload(a, "A", dtype), db = upload(b, "B", dtype),
-                     dc = upload(c, "C", dtype);
+                     dc = upload(c, "C", cDtype);
   std::vector<void *> operands = {da.data(), db.data(), dc.data()};
   // The epilogue's operands, when the call has them (1-element buffers
   // otherwise, never read).
   std::vector<float> bias = randomVector(epilogue & kBias ? size_t(p[2]) : 1, rng);
   std::vector<float> d = randomVector(epilogue & kResidual ? nc : 1, rng);
-  cuda::DeviceBuffer dbias = upload(bias, "bias", dtype), dd = upload(d, "D", dtype);
+  cuda::DeviceBuffer dbias = upload(bias, "bias", cDtype), dd = upload(d, "D", cDtype);
   if (epilogue & kBias)
     operands.push_back(dbias.data());
   if (epilogue & kResidual)
@@ -400,10 +417,14 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
   std::vector<double> ref =
       matmul ? matmulReference(params, a, b, c, bias, d)
              : tcc::testing::convCallReference(call.callKind(), params, a, b, c);
-  double e = error.empty() ? relativeError(download(dc, nc, "C", dtype), ref) : INFINITY;
-  double tolerance = dtype == TCC_DTYPE_BF16  ? kBf16Tolerance
-                     : dtype == TCC_DTYPE_F16 ? kF16Tolerance
-                                              : kTolerance;
+  double e = error.empty() ? relativeError(download(dc, nc, "C", cDtype), ref) : INFINITY;
+  // 16-bit operands are rounded on upload, so the reference sees what the
+  // library reads; the tolerance is the output's rounding (f32 sums: f32's),
+  // or TF32's rounding of the f32 operands (10-bit mantissas, 2^-11 each).
+  double tolerance = tf32                      ? kTf32Tolerance
+                     : cDtype == TCC_DTYPE_BF16 ? kBf16Tolerance
+                     : cDtype == TCC_DTYPE_F16  ? kF16Tolerance
+                                                : kTolerance;
   report(error.empty() && e <= tolerance, name, error.empty() ? errorText(e) : error);
 }
 
@@ -525,7 +546,8 @@ int run() {
   const std::vector<CallCase> &cases = all.cases;
   std::vector<tcc_abi_library_call> calls;
   for (const CallCase &c : cases) {
-    int64_t epilogue = c.params.size() == 8 ? c.params[7] : 0;
+    bool matmul = c.callKind() == TCC_LIBRARY_CALL_MATMUL;
+    int64_t epilogue = matmul && c.params.size() >= 8 ? c.params[7] : 0;
     calls.push_back({c.callKind(), c.dtype, int32_t(c.params.size()),
                      3 + !!(epilogue & kBias) + !!(epilogue & kResidual), c.params.data()});
   }

@@ -185,8 +185,10 @@ static cl::opt<std::string, true> precisionOpt(
     "precision", cl::desc("Compute precision of the training step: fp32 (default), bf16 or fp16 "
                           "(16-bit matmuls, convolutions and elementwise chains with f32 "
                           "accumulation; softmax, normalization, the loss and the optimizer in "
-                          "f32 on f32 master weights; fp16 adds dynamic loss scaling)"),
-    cl::value_desc("fp32|bf16|fp16"), cl::location(training.precision), cl::cat(trainingCategory));
+                          "f32 on f32 master weights; fp16 adds dynamic loss scaling), or tf32 "
+                          "(--target=cuda: fp32 storage, matmuls and convolutions on TF32 "
+                          "tensor cores)"),
+    cl::value_desc("fp32|tf32|bf16|fp16"), cl::location(training.precision), cl::cat(trainingCategory));
 static cl::opt<bool, true> dataParallelOpt(
     "data-parallel", cl::desc("Train on several ranks (mpirun -np N tcc-run ...): train_step averages "
                               "its gradients over the ranks with bucketed all-reduces that overlap "

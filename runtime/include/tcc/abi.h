@@ -149,7 +149,10 @@ typedef struct tcc_abi_runtime {
  *    overlap C. The epilogue parameter was appended: a MATMUL with 7
  *    parameters (older artifacts) has epilogue 0.
  *    dtype F32, or BF16 / F16 (every operand of that type, products summed
- *    in fp32; device artifacts only).
+ *    in fp32; device artifacts only). Two parameters may follow (10 in
+ *    all): C_DTYPE, the tcc_dtype of C, D and the bias when not 0 (F32 with BF16 /
+ *    F16 operands: the fp32 sums are stored unrounded), and MATH, a
+ *    tcc_library_math.
  *  CONV2D: {N, C, H, W, F, KH, KW, OH, OW, stride_h, stride_w, dilation_h,
  *    dilation_w, pad_top, pad_left, pad_bottom, pad_right, accumulate};
  *    operands {X [N,C,H,W], W [F,C,KH,KW], Y [N,F,OH,OW]}:
@@ -157,6 +160,8 @@ typedef struct tcc_abi_runtime {
  *    A 19th parameter, groups G (appended; 18 parameters mean G = 1), makes
  *    it a grouped convolution: W is [F, C/G, KH, KW] and output channel f
  *    reads the input channels of its group f / (F/G) (depthwise: G = C = F).
+ *    A 20th parameter (after G, which is then present even when 1) is the
+ *    MATH mode, a tcc_library_math; the gradients take it too.
  *  CONV2D_BACKWARD_DATA: the parameters of the CONV2D whose input gradient
  *    it is (18, or 19 with groups); operands {dY [N,F,OH,OW], W [F,C/G,KH,KW],
  *    dX [N,C,H,W]}: dX (+)= the gradient of sum(CONV2D(X, W) * dY) with
@@ -179,6 +184,15 @@ typedef enum tcc_library_call_kind {
   TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA = 5,
   TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS = 6
 } tcc_library_call_kind;
+
+/** How a library call may sum its products (stable values; the MATH
+ *  parameter of MATMUL and the convolutions). */
+typedef enum tcc_library_math {
+  TCC_LIBRARY_MATH_EXACT = 0, /* fp32 arithmetic (the default) */
+  TCC_LIBRARY_MATH_TF32 = 1   /* F32 operands rounded to TF32 (10-bit mantissa) on
+                                 tensor cores, fp32 sums (tcc --precision=tf32); devices
+                                 only: a CPU runtime refuses it */
+} tcc_library_math;
 
 /** Kinds of collectives (stable values): the communication of a
  *  data-parallel training step between the ranks that run it, each on its

@@ -185,3 +185,86 @@ func.func @unaligned_rows(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {
   }
   return
 }
+
+// -----
+
+// 16-bit elementwise kernels take 8 points per thread: 16 bytes of bf16 per
+// access (ld.global.v4.b32 of packed pairs). A bf16 bias add over 128 rows
+// of 64: 1024 groups of 8 points, 4 blocks of 256 threads.
+// IR-LABEL: func.func @bf16_add
+// IR: gpu.launch blocks({{.*}}) in ({{.*}} = %c4, {{.*}}) threads({{.*}}) in ({{.*}} = %c256,
+// IR: arith.cmpi ult, %{{.*}}, %c1024
+// IR: %[[COL:.*]] = arith.muli %{{.*}}, %c8
+// IR: vector.load %{{.*}}[%{{.*}}, %[[COL]]] {alignment = 16 : i64} : memref<128x64xbf16>, vector<8xbf16>
+// IR: vector.load %{{.*}}[%[[COL]]] {alignment = 16 : i64} : memref<64xbf16>, vector<8xbf16>
+// IR: vector.store %{{.*}} {alignment = 16 : i64} : memref<128x64xbf16>, vector<8xbf16>
+// PTX-LABEL: .entry bf16_add_0_op(
+// PTX-SAME: ld.global.v4.b32{{.*}}ld.global.v4.b32
+// PTX-SAME: st.global.v4.b32
+// PTX: func.func @bf16_add
+#xy = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @bf16_add(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 32768 : i64, tcc.state_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16384 = arith.constant 16384 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<128x64xbf16>
+  %y = memref.view %arg0[%c16384][] : memref<?xi8> to memref<128x64xbf16>
+  %bias = memref.view %arg1[%c0][] : memref<?xi8> to memref<64xbf16>
+  linalg.generic {indexing_maps = [#xy, #col, #xy], iterator_types = ["parallel", "parallel"]} ins(%x, %bias : memref<128x64xbf16>, memref<64xbf16>) outs(%y : memref<128x64xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %t = arith.addf %a, %b : bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
+// A widening cast (f16 in, f32 out): 8 points too, so the f16 load is 16
+// bytes and the f32 store two 16-byte stores.
+// IR-LABEL: func.func @widen
+// IR: vector.load %{{.*}} {alignment = 16 : i64} : memref<128x64xf16>, vector<8xf16>
+// IR: vector.store %{{.*}} {alignment = 16 : i64} : memref<128x64xf32>, vector<8xf32>
+// PTX-LABEL: .entry widen_0_op(
+// PTX-SAME: ld.global.v4.b32
+// PTX-SAME: st.global.v4.b32{{.*}}st.global.v4.b32
+// PTX: func.func @widen
+#xy = affine_map<(d0, d1) -> (d0, d1)>
+func.func @widen(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 49152 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16384 = arith.constant 16384 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<128x64xf16>
+  %y = memref.view %arg0[%c16384][] : memref<?xi8> to memref<128x64xf32>
+  linalg.generic {indexing_maps = [#xy, #xy], iterator_types = ["parallel", "parallel"]} ins(%x : memref<128x64xf16>) outs(%y : memref<128x64xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %t = arith.extf %a : f16 to f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of 60 bf16 (8 does not divide 60, 4 does): 4 points per thread,
+// 8-byte accesses.
+// IR-LABEL: func.func @bf16_rows_of_60
+// IR: arith.cmpi ult, %{{.*}}, %c1920
+// IR: vector.load %{{.*}} {alignment = 8 : i64} : memref<128x60xbf16>, vector<4xbf16>
+// IR: vector.store %{{.*}} {alignment = 8 : i64} : memref<128x60xbf16>, vector<4xbf16>
+// PTX-LABEL: .entry bf16_rows_of_60_0_op(
+// PTX-SAME: ld.global.v2.b32
+// PTX-SAME: st.global.v2.b32
+// PTX: func.func @bf16_rows_of_60
+#xy = affine_map<(d0, d1) -> (d0, d1)>
+func.func @bf16_rows_of_60(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 32768 : i64, tcc.state_size = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c16384 = arith.constant 16384 : index
+  %x = memref.view %arg0[%c0][] : memref<?xi8> to memref<128x60xbf16>
+  %y = memref.view %arg0[%c16384][] : memref<?xi8> to memref<128x60xbf16>
+  linalg.generic {indexing_maps = [#xy, #xy], iterator_types = ["parallel", "parallel"]} ins(%x : memref<128x60xbf16>) outs(%y : memref<128x60xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %t = arith.mulf %a, %a : bf16
+    linalg.yield %t : bf16
+  }
+  return
+}

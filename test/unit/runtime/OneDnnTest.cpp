@@ -53,7 +53,24 @@ TEST(OneDnnTest, CheckLibraryCall) {
   std::vector<int64_t> unknown = {1, 4, 5, 6, 0, 0, 0, 8};
   EXPECT_EQ(checkLibraryCall(matmulCall(unknown, 3)), "matmul epilogue 8 has unknown bits");
   std::vector<int64_t> six = {1, 4, 5, 6, 0, 0};
-  EXPECT_EQ(checkLibraryCall(matmulCall(six, 3)), "6 parameters, expected 8 (or 7)");
+  EXPECT_EQ(checkLibraryCall(matmulCall(six, 3)), "6 parameters, expected 8 (or 7 or 10)");
+  // C's dtype and the math mode (10 parameters): 16-bit operands into f32
+  // sums, TF32 for f32 operands only.
+  std::vector<int64_t> wide = {1, 4, 5, 6, 0, 0, 0, 0, TCC_DTYPE_F32, TCC_LIBRARY_MATH_EXACT};
+  EXPECT_EQ(checkLibraryCall(matmulCall(wide, 3, TCC_DTYPE_BF16)), "");
+  EXPECT_EQ(matmulOutputDtype(matmulCall(wide, 3, TCC_DTYPE_BF16)), TCC_DTYPE_F32);
+  EXPECT_EQ(matmulOutputDtype(matmulCall(plain, 3, TCC_DTYPE_BF16)), TCC_DTYPE_BF16);
+  std::vector<int64_t> narrow = {1, 4, 5, 6, 0, 0, 0, 0, TCC_DTYPE_F16, TCC_LIBRARY_MATH_EXACT};
+  EXPECT_EQ(checkLibraryCall(matmulCall(narrow, 3, TCC_DTYPE_BF16)),
+            "matmul output dtype 3 with bf16 operands (expected the operands' dtype, or f32 for "
+            "16-bit ones)");
+  std::vector<int64_t> tf32 = {1, 4, 5, 6, 0, 0, 0, 0, 0, TCC_LIBRARY_MATH_TF32};
+  EXPECT_EQ(checkLibraryCall(matmulCall(tf32, 3)), "");
+  EXPECT_EQ(libraryCallMath(matmulCall(tf32, 3)), TCC_LIBRARY_MATH_TF32);
+  EXPECT_EQ(libraryCallMath(matmulCall(plain, 3)), TCC_LIBRARY_MATH_EXACT);
+  EXPECT_EQ(checkLibraryCall(matmulCall(tf32, 3, TCC_DTYPE_BF16)), "TF32 math needs f32 operands");
+  std::vector<int64_t> math2 = {1, 4, 5, 6, 0, 0, 0, 0, 0, 2};
+  EXPECT_EQ(checkLibraryCall(matmulCall(math2, 3)), "unknown math mode 2");
   EXPECT_EQ(checkLibraryCall(matmulCall(plain, 3, TCC_DTYPE_BF16)), "");
   EXPECT_EQ(checkLibraryCall(matmulCall(plain, 3, TCC_DTYPE_F16)), "");
   EXPECT_EQ(checkLibraryCall(matmulCall(plain, 3, TCC_DTYPE_F64)), "dtype f64 is not f32, bf16 or f16");
@@ -62,6 +79,15 @@ TEST(OneDnnTest, CheckLibraryCall) {
   EXPECT_EQ(checkLibraryCall(c), "");
   c.dtype = TCC_DTYPE_BF16;
   EXPECT_EQ(checkLibraryCall(c), "dtype bf16 is not f32");
+  // A 20th parameter, after the groups, is the math mode.
+  std::vector<int64_t> convTf32 = conv;
+  convTf32.insert(convTf32.end(), {1, TCC_LIBRARY_MATH_TF32});
+  c = {TCC_LIBRARY_CALL_CONV2D, TCC_DTYPE_F32, 20, 3, convTf32.data()};
+  EXPECT_EQ(checkLibraryCall(c), "");
+  EXPECT_EQ(libraryCallMath(c), TCC_LIBRARY_MATH_TF32);
+  c.num_params = 21;
+  EXPECT_EQ(checkLibraryCall(c), "21 parameters, expected 18 (or 19 or 20)");
+  c = {TCC_LIBRARY_CALL_CONV2D, TCC_DTYPE_F32, 18, 3, conv.data()};
   // The gradient calls take the convolution's parameters and checks.
   for (int32_t kind : {TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA, TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS}) {
     tcc_abi_library_call g = {kind, TCC_DTYPE_F32, 18, 3, conv.data()};
@@ -105,6 +131,24 @@ TEST(OneDnnTest, RejectsHalfPrecision) {
                   "library call #0: dtype bf16 is not supported on the CPU (oneDNN calls are f32 only)"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Tests that the CPU runtime refuses TF32 math and 16-bit operands with an
+// f32 output (device modes) when the session's calls are created.
+TEST(OneDnnTest, RejectsDeviceModes) {
+  std::vector<int64_t> tf32 = {1, 4, 5, 6, 0, 0, 0, 0, 0, TCC_LIBRARY_MATH_TF32};
+  std::vector<int64_t> wide = {1, 4, 5, 6, 0, 0, 0, 0, TCC_DTYPE_F32, TCC_LIBRARY_MATH_EXACT};
+  for (auto [call, why] :
+       {std::pair{matmulCall(tf32, 3), "library call #0: TF32 math is a GPU mode"},
+        std::pair{matmulCall(wide, 3, TCC_DTYPE_F16), "library call #0: dtype f16 is not supported"}}) {
+    try {
+      create({call});
+      FAIL() << "accepted: " << why;
+    } catch (const Error &e) {
+      EXPECT_EQ(e.status(), TCC_ERROR_UNSUPPORTED);
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
   }
 }
 
