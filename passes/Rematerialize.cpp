@@ -79,18 +79,16 @@ double recomputeFlops(Operation *op) {
 /// Whether OP may be recomputed: pure, one tensor result, no region, and
 /// deterministic in the bits it produces, the same in a clone. Constants
 /// need no buffer; dropout and training-mode batch norm carry more than
-/// their one value (the mask, the running statistics).
+/// their one value (the mask, the running statistics). Matmuls and
+/// convolutions are the same library call on the same shapes; the
+/// reductions a clone fuses into sum in an order fixed by their trip count
+/// (compiler/LLVMCodegen.cpp, fixReductionOrder), whatever else their
+/// kernel computes.
 bool recomputable(Operation *op) {
   if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
       !isa<RankedTensorType>(op->getResult(0).getType()) || !isPure(op))
     return false;
   if (isa<tcc::ConstantOp, tcc::DropoutOp, tcc::BatchNormTrainingOp>(op))
-    return false;
-  // Matmuls are not recomputed: a recomputed matmul did not reproduce the
-  // original's bits (a 2-layer GPT's fc1 bias drifted after one step, with
-  // and without oneDNN epilogues; the cause is open). Convolutions did, on
-  // a ResNet with batch norm (test/e2e/remat.test).
-  if (isa<tcc::MatmulOp>(op))
     return false;
   return op->getDialect() && op->getDialect()->getNamespace() == "tcc";
 }

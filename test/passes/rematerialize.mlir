@@ -92,3 +92,28 @@ func.func @pinned(%p: tensor<1024xf32> {tcc.param = "p"}, %x: tensor<1024xf32> {
   %y = tcc.mul %y0, %d#0 : tensor<1024xf32>
   return %y, %new : tensor<1024xf32>, tensor<1024xf32>
 }
+
+// -----
+
+// Tests that a matmul kept across the peak (%h = x @ w, 16 KiB, read only
+// at the end) is recomputed with mode=max like any other op: the same
+// operands right before its reader (the library call it becomes sums in the
+// same order; compiler/LLVMCodegen.cpp fixes the order of the reductions a
+// clone fuses into).
+// MAX-LABEL: func.func @matmul
+//  MAX-SAME:   recomputed = [{bytes = 16384 : i64, flops = 5.242880e+05 : f64, {{.*}} op = "tcc.matmul"}]
+//   MAX-NOT:   tcc.matmul
+//       MAX:   tcc.tanh
+//       MAX:   %[[C:.+]] = tcc.add
+//       MAX:   %[[H:.+]] = tcc.matmul %arg0, %arg1
+//       MAX:   tcc.mul %[[C]], %[[H]]
+func.func @matmul(%x: tensor<64x64xf32> {tcc.input = "x"}, %w: tensor<64x64xf32> {tcc.param = "w"})
+    -> (tensor<64x64xf32> {tcc.output = "y"}, tensor<64x64xf32> {tcc.update = "w"}) {
+  %h = tcc.matmul %x, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %a = tcc.tanh %x : tensor<64x64xf32>
+  %b = tcc.mul %a, %a : tensor<64x64xf32>
+  %c = tcc.add %b, %a : tensor<64x64xf32>
+  %y = tcc.mul %c, %h : tensor<64x64xf32>
+  %q = tcc.neg %w : tensor<64x64xf32>
+  return %y, %q : tensor<64x64xf32>, tensor<64x64xf32>
+}
