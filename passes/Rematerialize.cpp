@@ -182,6 +182,11 @@ struct Candidate {
   /// The ops to clone, operands first: VALUE's op, and the ops of its
   /// operands that are not live at the peak either (a chain).
   SmallVector<Operation *> chain;
+  /// Operands that the chain reads from earlier clones (after the peak,
+  /// before BEFORE) instead of recomputing them again: a matmul whose
+  /// result several recomputed values need (a fused q, k, v projection) is
+  /// recomputed once.
+  DenseMap<Value, Value> reuse;
   Operation *before = nullptr;
   int64_t freed = 0;
   double flops = 0;
@@ -251,22 +256,62 @@ private:
   Value apply(const Candidate &c, int64_t peakAt, const Liveness &l, int64_t id);
 };
 
+/// How deep a chain of recomputed operands goes.
+constexpr unsigned kMaxDepth = 12;
+
+/// An earlier clone, after the peak and before FIRSTAT, that computes what
+/// DEF computes from the same operands (or from the clones C reuses for
+/// them), after trying the same for DEF's own operands that are dead at the
+/// peak (recorded in C.reuse when found). Null when there is none.
+static Value reuseOf(Operation *def, int64_t firstAt, const Liveness &l, unsigned depth,
+                     Candidate &c) {
+  if (def->getNumOperands() == 0 || depth >= kMaxDepth)
+    return {};
+  auto mapped = [&](Value v) { return c.reuse.lookup(v) ? c.reuse.lookup(v) : v; };
+  for (Value operand : def->getOperands()) {
+    Operation *producer = operand.getDefiningOp();
+    if (l.liveAt(operand, l.peakAt) || c.reuse.count(operand) || !producer ||
+        !recomputable(producer) || isClone(operand))
+      continue;
+    if (Value clone = reuseOf(producer, firstAt, l, depth + 1, c))
+      c.reuse[operand] = clone;
+  }
+  for (Operation *user : mapped(def->getOperand(0)).getUsers()) {
+    if (user == def || user->getName() != def->getName() || user->getNumResults() != 1 ||
+        !isClone(user->getResult(0)))
+      continue;
+    int64_t at = l.position.lookup(user);
+    if (at <= l.peakAt || at >= firstAt)
+      continue;
+    if (OperationEquivalence::isEquivalentTo(
+            def, user, [&](Value a, Value b) { return success(mapped(a) == b); }, nullptr,
+            OperationEquivalence::IgnoreLocations))
+      return user->getResult(0);
+  }
+  return {};
+}
+
 /// Adds OP and, operands first, the recomputable producers of its operands
 /// that are dead at the peak (up to a depth) to C's chain; an operand that
-/// is neither live at the peak nor recomputed becomes live across it.
+/// is neither live at the peak nor recomputed becomes live across it, and
+/// one that an earlier clone already recomputes is read from there.
 /// False when an operand is a parameter updated before FIRSTAT.
 static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
                          const DenseMap<Value, int64_t> &deadlines, unsigned depth,
                          Candidate &c) {
-  constexpr unsigned kMaxDepth = 12;
   for (Value operand : op->getOperands()) {
     auto deadline = deadlines.find(operand);
     if (deadline != deadlines.end() && deadline->second <= firstAt)
       return false;
-    if (l.liveAt(operand, l.peakAt) || llvm::is_contained(c.chain, operand.getDefiningOp()))
+    if (l.liveAt(operand, l.peakAt) || llvm::is_contained(c.chain, operand.getDefiningOp()) ||
+        c.reuse.count(operand))
       continue;
     Operation *def = operand.getDefiningOp();
     if (def && depth < kMaxDepth && recomputable(def) && !isClone(operand)) {
+      if (Value clone = reuseOf(def, firstAt, l, depth + 1, c)) {
+        c.reuse[operand] = clone;
+        continue;
+      }
       if (!collectChain(def, firstAt, l, deadlines, depth + 1, c))
         return false;
       continue;
@@ -323,6 +368,8 @@ Value RematerializePass::apply(const Candidate &c, int64_t peakAt, const Livenes
   NamedAttrList mark;
   mark.append(tcc::attr::recomputed, IntegerAttr::get(IntegerType::get(ctx, 64), id));
   DictionaryAttr metadata = mark.getDictionary(ctx);
+  for (auto [original, clone] : c.reuse)
+    map.map(original, clone);
   for (Operation *op : c.chain) {
     Operation *clone = b.clone(*op, map);
     clone->setLoc(FusedLoc::get(ctx, {op->getLoc()}, metadata));

@@ -117,3 +117,31 @@ func.func @matmul(%x: tensor<64x64xf32> {tcc.input = "x"}, %w: tensor<64x64xf32>
   %q = tcc.neg %w : tensor<64x64xf32>
   return %y, %q : tensor<64x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// Tests that two values recomputed from one matmul (%e and %t, both kept
+// across the peak) recompute it once with mode=max: the second chain reads
+// the first one's clone, which sits after the peak and before its reader.
+// MAX-LABEL: func.func @shared_operand
+//   MAX-NOT:   tcc.matmul
+//       MAX:   %[[C:.+]] = tcc.add
+//       MAX:   %[[M:.+]] = tcc.matmul %arg0, %arg1
+//       MAX:   %[[E:.+]] = tcc.exp %[[M]]
+//       MAX:   %[[Y0:.+]] = tcc.mul %[[C]], %[[E]]
+//   MAX-NOT:   tcc.matmul
+//       MAX:   %[[T:.+]] = tcc.tanh %[[M]]
+//       MAX:   tcc.mul %[[Y0]], %[[T]]
+func.func @shared_operand(%x: tensor<64x64xf32> {tcc.input = "x"}, %w: tensor<64x64xf32> {tcc.param = "w"})
+    -> (tensor<64x64xf32> {tcc.output = "y"}, tensor<64x64xf32> {tcc.update = "w"}) {
+  %m = tcc.matmul %x, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e = tcc.exp %m : tensor<64x64xf32>
+  %t = tcc.tanh %m : tensor<64x64xf32>
+  %a = tcc.neg %x : tensor<64x64xf32>
+  %b = tcc.mul %a, %a : tensor<64x64xf32>
+  %c = tcc.add %b, %a : tensor<64x64xf32>
+  %y0 = tcc.mul %c, %e : tensor<64x64xf32>
+  %y = tcc.mul %y0, %t : tensor<64x64xf32>
+  %q = tcc.neg %w : tensor<64x64xf32>
+  return %y, %q : tensor<64x64xf32>, tensor<64x64xf32>
+}
