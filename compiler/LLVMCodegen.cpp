@@ -258,13 +258,22 @@ void fixReductionOrder(Function &f, LoopInfo &loops, ScalarEvolution &se,
   for (Loop *l : loops.getLoopsInPreorder()) {
     if (!l->getSubLoops().empty() || !l->getLoopLatch())
       continue;
-    bool reassociates = false;
+    SmallVector<Instruction *> reassociating;
     for (BasicBlock *bb : l->blocks())
       for (Instruction &i : *bb)
-        reassociates |= isa<FPMathOperator>(i) && i.hasAllowReassoc();
-    if (!reassociates)
+        if (isa<FPMathOperator>(i) && i.hasAllowReassoc())
+          reassociating.push_back(&i);
+    if (reassociating.empty())
       continue;
+    // A header that runs TRIPS times: TRIPS - 1 iterations (the loops come
+    // with the exit test at the top).
     uint64_t trips = se.getSmallConstantTripCount(l);
+    if (trips && trips <= lanes) {
+      // Too short to vectorize: in order, however LLVM unrolls it.
+      for (Instruction *i : reassociating)
+        i->setHasAllowReassoc(false);
+      continue;
+    }
     uint64_t interleave =
         trips ? std::clamp<uint64_t>(trips / lanes, 1, kReductionInterleave) : kReductionInterleave;
     auto hint = [&](StringRef name, Metadata *value) {

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "tcc-rematerialize"
@@ -403,12 +404,139 @@ static void eraseDead(func::FuncOp func) {
       op.erase();
 }
 
+/// Results at most this large are "small": moving their computation to
+/// right after its inputs frees the inputs sooner and keeps next to nothing.
+constexpr int64_t kSmallResultBytes = 64;
+
+/// The tail of the step: pure tcc ops whose every result flows only into
+/// the function's results (the optimizer's updates, the gradient norm, the
+/// loss), through other tail ops.
+static DenseSet<Operation *> tailOps(Block &body) {
+  DenseSet<Operation *> tail;
+  for (Operation &op : llvm::reverse(body)) {
+    if (op.hasTrait<OpTrait::IsTerminator>() || op.getNumResults() == 0 || !isPure(&op) ||
+        op.getNumRegions() != 0 || !op.getDialect() || op.getDialect()->getNamespace() != "tcc")
+      continue;
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return tail.contains(user) || user->hasTrait<OpTrait::IsTerminator>();
+        }))
+      tail.insert(&op);
+  }
+  return tail;
+}
+
+/// Moves each update of a parameter or optimizer state, and each small
+/// value of the step's tail (a gradient's share of the norm), with the tail
+/// ops only it reads, to right after the last op it waits for: its inputs,
+/// and, for an update, every other read of the old value (the update lands
+/// in place). BuildTrainStep emits the optimizer after the whole backward,
+/// which keeps every gradient live to the end; moved up, a gradient dies
+/// where its update runs, as in PyTorch's optimizer-in-backward. The same
+/// ops on the same operands in the same order within each chain: the bits
+/// do not change, nor does any value live longer but small ones and the
+/// updates themselves (in the state region).
+static void scheduleUpdatesEarly(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::StringMap<BlockArgument> argOf;
+  for (BlockArgument arg : func.getArguments())
+    for (StringRef role : {tcc::attr::param, tcc::attr::state})
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), role))
+        argOf[name.getValue()] = arg;
+  DenseMap<Operation *, BlockArgument> updates; // update def -> the argument it replaces
+  for (OpOperand &r : ret->getOpOperands())
+    if (auto name = func.getResultAttrOfType<StringAttr>(r.getOperandNumber(), tcc::attr::update))
+      if (Operation *def = r.get().getDefiningOp(); def && argOf.count(name.getValue()))
+        updates[def] = argOf[name.getValue()];
+  DenseSet<Operation *> tail = tailOps(body), moved;
+  for (Operation *root : llvm::to_vector(llvm::make_pointer_range(body))) {
+    if (!tail.contains(root) || moved.contains(root))
+      continue;
+    bool small = llvm::all_of(root->getResults(), [](Value v) {
+      return tcc::byteSize(v.getType()).value_or(INT64_MAX) <= kSmallResultBytes;
+    });
+    if (!updates.count(root) && !small)
+      continue;
+    // The tree: ROOT and the tail ops that only it (through the tree) reads.
+    SetVector<Operation *> tree;
+    tree.insert(root);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 0; i < tree.size(); ++i)
+        for (OpOperand &use : tree[i]->getOpOperands()) {
+          Operation *def = use.get().getDefiningOp();
+          if (!def || !tail.contains(def) || tree.contains(def))
+            continue;
+          if (!moved.contains(def) &&
+              llvm::all_of(def->getUsers(), [&](Operation *u) { return tree.contains(u); })) {
+            grew |= tree.insert(def);
+            continue;
+          }
+          // A shared broadcast of the step's scalars (CSE merged those of
+          // one shape across parameters): each tree gets its own copy, which
+          // fusion folds into the update's kernel.
+          if (isa<tcc::BroadcastInDimOp>(def) && isa<BlockArgument>(def->getOperand(0))) {
+            OpBuilder b(tree[i]);
+            Operation *copy = b.clone(*def);
+            use.set(copy->getResult(0));
+            tail.insert(copy);
+            grew |= tree.insert(copy);
+          }
+        }
+    }
+    // The last op the tree waits for: its inputs, and the other readers of
+    // the old value it replaces.
+    Operation *anchor = nullptr;
+    auto later = [&](Operation *op) {
+      if (op && op->getBlock() == &body && (!anchor || anchor->isBeforeInBlock(op)))
+        anchor = op;
+    };
+    for (Operation *member : tree) {
+      for (Value operand : member->getOperands())
+        if (!tree.contains(operand.getDefiningOp()))
+          later(operand.getDefiningOp());
+      if (auto it = updates.find(member); it != updates.end())
+        for (Operation *reader : it->second.getUsers())
+          if (!tree.contains(reader))
+            later(reader);
+    }
+    if (anchor && !anchor->isBeforeInBlock(root))
+      continue;
+    // An old value that another update replaces must still be read before
+    // that update.
+    bool blocked = false;
+    for (Operation *member : tree)
+      for (Value operand : member->getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(operand))
+          for (auto [def, updated] : updates)
+            blocked |= updated == arg && !tree.contains(def) && anchor &&
+                        !anchor->isBeforeInBlock(def);
+    if (blocked)
+      continue;
+    SmallVector<Operation *> order(tree.begin(), tree.end());
+    llvm::sort(order, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    Operation *at = anchor;
+    for (Operation *op : order) {
+      if (at)
+        op->moveAfter(at);
+      else
+        op->moveBefore(&body.front());
+      at = op;
+      moved.insert(op);
+    }
+  }
+}
+
 void RematerializePass::rematerialize(func::FuncOp func) {
   int64_t base = inputBytes(func);
   int64_t target = mode == "max" ? 0 : arenaBudget.getValue();
   Liveness l;
   l.compute(func, base);
   int64_t before = l.peak;
+  if (l.peak > target) {
+    scheduleUpdatesEarly(func);
+    l.compute(func, base);
+  }
   DenseSet<Value> refused; // candidates whose recomputation raised the peak
   SmallVector<Attribute> recomputed;
   MLIRContext *ctx = &getContext();
