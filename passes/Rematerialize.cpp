@@ -534,8 +534,18 @@ void RematerializePass::rematerialize(func::FuncOp func) {
   l.compute(func, base);
   int64_t before = l.peak;
   if (l.peak > target) {
-    scheduleUpdatesEarly(func);
-    l.compute(func, base);
+    // On a copy first: moved only where that lowers the peak (the moves
+    // change the kernels' order and fusion, for nothing otherwise).
+    auto trial = cast<func::FuncOp>(func->clone());
+    scheduleUpdatesEarly(trial);
+    Liveness t;
+    t.compute(trial, base);
+    bool lower = t.peak < l.peak;
+    trial->erase();
+    if (lower) {
+      scheduleUpdatesEarly(func);
+      l.compute(func, base);
+    }
   }
   DenseSet<Value> refused; // candidates whose recomputation raised the peak
   SmallVector<Attribute> recomputed;
