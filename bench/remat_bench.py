@@ -60,14 +60,14 @@ def tcc_rows(name, model, flags, data, args, shares):
         configs.append(('state + %d%% arena' % share,
                         ['--memory-budget=%d' % (state + arena * share // 100)]))
     configs.append(('--remat=max', ['--remat=max']))
-    built = []
+    built = []  # (label, artifact or None when refused, plan bytes or the refusal, RSS, share)
     rows = []
     for label, extra in configs:
-        so = os.path.join(work, '%s-%d.so' % (name.split()[0], len(built) + len(rows)))
+        so = os.path.join(work, '%s-%d.so' % (name.split()[0], len(built)))
         p = subprocess.run([TCC, model] + flags + extra + ['-o', so, '--report=memory'],
                            capture_output=True, text=True)
         if p.returncode != 0:
-            rows.append((name, 'tcc ' + label, 'refused: ' + p.stderr.splitlines()[0][:90], '', '', ''))
+            built.append((label, None, p.stderr.splitlines()[0][:90], 0, ''))
             continue
         share = re.search(r'recomputed \d+ value\(s\).*?([0-9.]+)% of the step', p.stderr)
         listing = subprocess.run([TCC_RUN, so, '--list'], check=True, capture_output=True, text=True).stdout
@@ -79,12 +79,15 @@ def tcc_rows(name, model, flags, data, args, shares):
     rt = TccRuntime(os.path.join(ROOT, 'build/lib/libtcc_runtime.so'))
     import numpy as np
     rng = np.random.default_rng(0)
-    times = {so: [] for _, so, _, _, _ in built}
+    times = {so: [] for _, so, _, _, _ in built if so}
     for _ in range(args.rounds):
-        for _, so, _, _, _ in built:
+        for so in times:
             times[so] += [t[0] for t in step_time.time_steps(rt, so, args.steps, threads, rng)]
     base = statistics.median(times[built[0][1]])
     for label, so, planned, rss, share in built:
+        if not so:  # refused: PLANNED holds the message
+            rows.append((name, 'tcc ' + label, 'refused: ' + planned, '', '', ''))
+            continue
         m = statistics.median(times[so])
         rows.append((name, 'tcc ' + label, '%.1f MiB' % (planned / 2**20), '%.0f MiB' % (rss / 1024),
                      share, '%.0f ms (%.2fx)' % (1000 * m, m / base)))
