@@ -1,27 +1,34 @@
 """remat_bench.py - memory against step time under rematerialization, tcc and
-PyTorch (torch.utils.checkpoint per block), on the CPU.
+PyTorch 2.x (torch.utils.checkpoint per block), on the CPU.
 
-Run with Debian's Python (/usr/bin/python3: torch 1.13, numpy) from the
-repository root after scripts/build.sh:
+Run with Debian's Python (/usr/bin/python3, numpy) from the repository root
+after scripts/build.sh; PyTorch runs in --torch-python (default
+bench/.venv-torch2/bin/python: `python3 -m venv bench/.venv-torch2 &&
+bench/.venv-torch2/bin/pip install torch numpy`):
 
-    /usr/bin/python3 bench/remat_bench.py [--steps 5] [--threads 2] [--out DIR]
-        [--shares 75,50,35] [--models gpt,cnn]
+    /usr/bin/python3 bench/remat_bench.py [--steps 4] [--rounds 3] [--threads 2]
+        [--out DIR] [--shares 75,50,35] [--models gpt,cnn]
 
 For the 6-layer GPT of docs/memory.md (d=256, 4 heads, seq 256, vocab 256,
 batch 8, AdamW) and a ResNet (test/e2e/Inputs/resnet.tcc at width 32, 32x32
 images, 4 blocks, batch 16, SGD): tcc without a budget, with budgets of state
 + 75 / 50 / 35 % of the plain arena, and --remat=max; PyTorch with and without
-checkpointing every block. Memory: the plan (arena + state, tcc-run --list) and
-the peak resident set of the training process (ru_maxrss, which includes code
-and libraries); step time: the mean over --steps steps after one warm-up step.
-Prints a Markdown table."""
+checkpointing every block. Memory: the plan (arena + state, tcc-run --list)
+and the peak resident set of one poisoned training step (tcc-run --poison
+--steps 1: every arena byte written; ru_maxrss, which includes code and
+libraries); step time: the median of --rounds x --steps steps, timed one by
+one, tcc's artifacts interleaved round by round (bench/step_time.py), and
+PyTorch's after one warm-up step. Prints a Markdown table."""
 import argparse
 import os
 import re
-import resource
+import statistics
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import step_time  # noqa: E402
+from tcc_runtime import TccRuntime  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TCC = os.path.join(ROOT, 'build', 'bin', 'tcc')
@@ -41,8 +48,9 @@ def child_peak_kib(cmd):
     return float(out[0]), int(out[1])
 
 
-def tcc_rows(name, model, flags, data, steps, threads, work, shares):
-    plain = os.path.join(work, name + '-plain.so')
+def tcc_rows(name, model, flags, data, args, shares):
+    work, threads = args.out, args.threads
+    plain = os.path.join(work, name.split()[0] + '-plain.so')
     subprocess.run([TCC, model] + flags + ['-o', plain], check=True, capture_output=True)
     listing = subprocess.run([TCC_RUN, plain, '--list'], check=True, capture_output=True, text=True).stdout
     arena = int(re.search(r'^arena: (\d+)', listing, re.M).group(1))
@@ -52,21 +60,37 @@ def tcc_rows(name, model, flags, data, steps, threads, work, shares):
         configs.append(('state + %d%% arena' % share,
                         ['--memory-budget=%d' % (state + arena * share // 100)]))
     configs.append(('--remat=max', ['--remat=max']))
+    built = []  # (label, artifact or None when refused, plan bytes or the refusal, RSS, share)
     rows = []
     for label, extra in configs:
-        so = os.path.join(work, '%s-%d.so' % (name, len(rows)))
-        p = subprocess.run([TCC, model] + flags + extra + ['-o', so], capture_output=True, text=True)
+        so = os.path.join(work, '%s-%d.so' % (name.split()[0], len(built)))
+        p = subprocess.run([TCC, model] + flags + extra + ['-o', so, '--report=memory'],
+                           capture_output=True, text=True)
         if p.returncode != 0:
-            rows.append((name, 'tcc ' + label, 'refused: ' + p.stderr.splitlines()[0][:90], '', ''))
+            built.append((label, None, p.stderr.splitlines()[0][:90], 0, ''))
             continue
+        share = re.search(r'recomputed \d+ value\(s\).*?([0-9.]+)% of the step', p.stderr)
         listing = subprocess.run([TCC_RUN, so, '--list'], check=True, capture_output=True, text=True).stdout
         planned = sum(int(x) for x in re.findall(r'^(?:arena|state): (\d+)', listing, re.M))
-        run = [TCC_RUN, so, '--data', data, '--lr', '0.001', '--init', '1', '--no-shuffle',
-               '--threads', str(threads)]
-        t1, _ = child_peak_kib(run + ['--steps', '1'])
-        tn, rss = child_peak_kib(run + ['--steps', str(steps + 1)])
+        _, rss = child_peak_kib([TCC_RUN, so, '--data', data, '--lr', '0.001', '--init', '1',
+                                 '--no-shuffle', '--threads', str(threads), '--steps', '1', '--poison'])
+        built.append((label, so, planned, rss, share.group(1) + '%' if share else '0%'))
+    # Step times, the artifacts interleaved round by round.
+    rt = TccRuntime(os.path.join(ROOT, 'build/lib/libtcc_runtime.so'))
+    import numpy as np
+    rng = np.random.default_rng(0)
+    times = {so: [] for _, so, _, _, _ in built if so}
+    for _ in range(args.rounds):
+        for so in times:
+            times[so] += [t[0] for t in step_time.time_steps(rt, so, args.steps, threads, rng)]
+    base = statistics.median(times[built[0][1]])
+    for label, so, planned, rss, share in built:
+        if not so:  # refused: PLANNED holds the message
+            rows.append((name, 'tcc ' + label, 'refused: ' + planned, '', '', ''))
+            continue
+        m = statistics.median(times[so])
         rows.append((name, 'tcc ' + label, '%.1f MiB' % (planned / 2**20), '%.0f MiB' % (rss / 1024),
-                     '%.0f ms' % (1000 * (tn - t1) / steps)))
+                     share, '%.0f ms (%.2fx)' % (1000 * m, m / base)))
     return rows
 
 
@@ -100,9 +124,10 @@ m = GPT(); opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
 t = torch.randint(0, V, (B, T)); y = torch.randint(0, V, (B, T))
 def step():
     opt.zero_grad(); F.cross_entropy(m(t).reshape(-1, V), y.reshape(-1)).backward(); opt.step()
-step(); t0 = time.time()
-for _ in range(steps): step()
-print((time.time() - t0) / steps)
+step(); ts = []
+for _ in range(steps):
+    t0 = time.perf_counter(); step(); ts.append(time.perf_counter() - t0)
+print(sorted(ts)[len(ts) // 2])
 '''
 
 TORCH_CNN = r'''
@@ -129,28 +154,32 @@ m = Net(); opt = torch.optim.SGD(m.parameters(), lr=1e-3, momentum=0.9)
 x = torch.randn(B, 3, S, S); y = torch.randint(0, 10, (B,))
 def step():
     opt.zero_grad(); F.cross_entropy(m(x), y).backward(); opt.step()
-step(); t0 = time.time()
-for _ in range(steps): step()
-print((time.time() - t0) / steps)
+step(); ts = []
+for _ in range(steps):
+    t0 = time.perf_counter(); step(); ts.append(time.perf_counter() - t0)
+print(sorted(ts)[len(ts) // 2])
 '''
 
 
-def torch_rows(name, script, sizes, steps, threads):
+def torch_rows(name, script, sizes, args):
     rows = []
     for ckpt in (0, 1):
         code = ('import resource,subprocess,sys;p=subprocess.run(sys.argv[1:],check=True,capture_output=True,text=True);'
                 'print(p.stdout.strip(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
-        out = subprocess.run([sys.executable, '-c', code, sys.executable, '-c', script] +
-                             [str(v) for v in sizes] + [str(ckpt), str(steps), str(threads)],
+        out = subprocess.run([sys.executable, '-c', code, args.torch_python, '-c', script] +
+                             [str(v) for v in sizes] +
+                             [str(ckpt), str(args.steps * args.rounds), str(args.threads)],
                              check=True, capture_output=True, text=True).stdout.split()
         rows.append((name, 'PyTorch' + (' + checkpoint per block' if ckpt else ''), '',
-                     '%.0f MiB' % (int(out[1]) / 1024), '%.0f ms' % (1000 * float(out[0]))))
+                     '%.0f MiB' % (int(out[1]) / 1024), '', '%.0f ms' % (1000 * float(out[0]))))
     return rows
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--steps', type=int, default=5)
+    ap.add_argument('--steps', type=int, default=4)
+    ap.add_argument('--rounds', type=int, default=3)
+    ap.add_argument('--torch-python', default=os.path.join(ROOT, 'bench/.venv-torch2/bin/python'))
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--out', default='/tmp/remat-bench')
     ap.add_argument('--shares', default='75,50,35',
@@ -167,22 +196,20 @@ def main():
     gflags = ['--batch=%d' % GPT['B']] + ['--dim=%s=%d' % (k, GPT[k]) for k in 'LDHTV']
     cflags = (['--batch=%d' % CNN['B']] + ['--dim=%s=%d' % (k, CNN[k]) for k in 'CSN'] +
               ['--dim=F=%d' % (3 * CNN['S'] ** 2)])
-    print('| model | configuration | plan (arena + state) | peak RSS | step |')
-    print('|---|---|---|---|---|', flush=True)
+    print('| model | configuration | plan (arena + state) | peak RSS | recomputed | step (median) |')
+    print('|---|---|---|---|---|---|', flush=True)
 
     def show(rows):
         for r in rows:
             print('| ' + ' | '.join(r) + ' |', flush=True)
     if 'cnn' in args.models:
         show(tcc_rows('ResNet 4x32', os.path.join(ROOT, 'test/e2e/Inputs/resnet.tcc'), cflags,
-                      cdata, args.steps, args.threads, args.out, shares))
-        show(torch_rows('ResNet 4x32', TORCH_CNN, [CNN[k] for k in ('C', 'S', 'N', 'B')],
-                        args.steps, args.threads))
+                      cdata, args, shares))
+        show(torch_rows('ResNet 4x32', TORCH_CNN, [CNN[k] for k in ('C', 'S', 'N', 'B')], args))
     if 'gpt' in args.models:
-        show(tcc_rows('GPT 6x256', os.path.join(ROOT, 'examples/gpt.tcc'), gflags, gdata,
-                      args.steps, args.threads, args.out, shares))
-        show(torch_rows('GPT 6x256', TORCH_GPT, [GPT[k] for k in 'LDHTVB'], args.steps,
-                        args.threads))
+        show(tcc_rows('GPT 6x256', os.path.join(ROOT, 'examples/gpt.tcc'), gflags, gdata, args,
+                      shares))
+        show(torch_rows('GPT 6x256', TORCH_GPT, [GPT[k] for k in 'LDHTVB'], args))
 
 if __name__ == '__main__':
     main()

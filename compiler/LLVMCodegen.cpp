@@ -16,6 +16,8 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/TargetTransformInfo.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -221,17 +223,7 @@ uint64_t nestIterations(Loop &l, ScalarEvolution &se) {
 /// 1280-iteration one: mobilenet_v2's kernels grew 8x that way, for nothing
 /// at run time. Innermost loops, and outer loops around small ones (a
 /// convolution's 3x3 window), are left to LLVM.
-void limitUnrolling(Function &f) {
-  if (f.isDeclaration())
-    return;
-  DominatorTree dt(f);
-  LoopInfo loops(dt);
-  if (loops.empty())
-    return;
-  TargetLibraryInfoImpl tlii(Triple(f.getParent()->getTargetTriple()));
-  TargetLibraryInfo tli(tlii, &f);
-  AssumptionCache ac(f);
-  ScalarEvolution se(f, tli, ac, dt, loops);
+void limitUnrolling(LoopInfo &loops, ScalarEvolution &se) {
   for (Loop *l : loops.getLoopsInPreorder()) {
     if (l->getSubLoops().empty() || !l->getLoopLatch())
       continue;
@@ -240,6 +232,66 @@ void limitUnrolling(Function &f) {
       inner += nestIterations(*sub, se);
     if (inner >= kMinInnerIterations)
       addStringMetadataToLoop(l, "llvm.loop.unroll.disable", /*V=*/1);
+  }
+}
+
+/// The most partial sums of one vector each that a reduction loop keeps.
+constexpr uint64_t kReductionInterleave = 4;
+
+/// Fixes how LLVM vectorizes the reduction loops of F (innermost loops with
+/// a reassociable combiner: tcc-linalg-to-cpu-loops marks the accumulators
+/// of reductions it lowers so), so that the order of their additions is a
+/// function of the trip count and the target alone: VF lanes (the widest
+/// f32 vector), IC = min(4, trips / VF) partial vectors, no unrolling
+/// before vectorization. Left to its cost model, the vectorizer chooses the
+/// interleave count (and the unroller whether to unroll fully, then SLP how
+/// to pair the sums) by the size of the whole body, so one reduction fused
+/// with different producers summed in different orders: a recomputed value
+/// (tcc-rematerialize) fused into a backward reduction changed its bits.
+void fixReductionOrder(Function &f, LoopInfo &loops, ScalarEvolution &se,
+                       const TargetTransformInfo &tti) {
+  uint64_t lanes =
+      tti.getRegisterBitWidth(TargetTransformInfo::RGK_FixedWidthVector).getFixedValue() / 32;
+  if (lanes < 2)
+    return;
+  LLVMContext &ctx = f.getContext();
+  for (Loop *l : loops.getLoopsInPreorder()) {
+    if (!l->getSubLoops().empty() || !l->getLoopLatch())
+      continue;
+    SmallVector<Instruction *> reassociating;
+    for (BasicBlock *bb : l->blocks())
+      for (Instruction &i : *bb)
+        if (isa<FPMathOperator>(i) && i.hasAllowReassoc())
+          reassociating.push_back(&i);
+    if (reassociating.empty())
+      continue;
+    // A header that runs TRIPS times: TRIPS - 1 iterations (the loops come
+    // with the exit test at the top).
+    uint64_t trips = se.getSmallConstantTripCount(l);
+    if (trips && trips <= lanes) {
+      // Too short to vectorize: in order, however LLVM unrolls it.
+      for (Instruction *i : reassociating)
+        i->setHasAllowReassoc(false);
+      continue;
+    }
+    uint64_t interleave =
+        trips ? std::clamp<uint64_t>(trips / lanes, 1, kReductionInterleave) : kReductionInterleave;
+    auto hint = [&](StringRef name, Metadata *value) {
+      return MDNode::get(ctx, {MDString::get(ctx, name), value});
+    };
+    auto i32 = [&](uint64_t v) {
+      return ConstantAsMetadata::get(ConstantInt::get(Type::getInt32Ty(ctx), v));
+    };
+    SmallVector<MDNode *> hints = {
+        hint("llvm.loop.vectorize.enable",
+             ConstantAsMetadata::get(ConstantInt::getTrue(ctx))),
+        hint("llvm.loop.vectorize.width", i32(lanes)),
+        hint("llvm.loop.interleave.count", i32(interleave)),
+        MDNode::get(ctx, {MDString::get(ctx, "llvm.loop.unroll.disable")})};
+    // The vectorized loop keeps unroll.disable (no followup says otherwise):
+    // the interleaved partial sums are its unrolling.
+    MDNode *id = makePostTransformationMetadata(ctx, l->getLoopID(), {}, hints);
+    l->setLoopID(id);
   }
 }
 
@@ -299,8 +351,20 @@ void tcc::optimizeModule(Module &m, TargetMachine &tm, OptimizationLevel level) 
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  for (Function &f : m)
-    limitUnrolling(f);
+  for (Function &f : m) {
+    if (f.isDeclaration())
+      continue;
+    DominatorTree dt(f);
+    LoopInfo loops(dt);
+    if (loops.empty())
+      continue;
+    TargetLibraryInfoImpl tlii(Triple(m.getTargetTriple()));
+    TargetLibraryInfo tli(tlii, &f);
+    AssumptionCache ac(f);
+    ScalarEvolution se(f, tli, ac, dt, loops);
+    limitUnrolling(loops, se);
+    fixReductionOrder(f, loops, se, tm.getTargetTransformInfo(f));
+  }
   ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
   mpm.run(m, mam);
 }

@@ -6,12 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/ByteSizes.h"
+#include "dialects/TccNames.h"
 #include "passes/ConvBackward.h"
 #include "passes/KernelCost.h"
 #include "passes/Passes.h"
 #include "passes/SourceNames.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -187,14 +189,87 @@ bool mergeFits(linalg::GenericOp a, linalg::GenericOp b, unsigned maxSize) {
          bodyOps(a) + bodyOps(b) <= maxSize;
 }
 
+/// The arguments of a function that a result updates in place (a parameter
+/// or optimizer state named by a tcc.update result), by argument number:
+/// the result's number. Bufferization writes the new value over the
+/// argument where the op computing it runs.
+class InPlaceUpdates {
+public:
+  /// Whether moving OP's reads to TO (fusing OP into TO, or OP taking TO's
+  /// place) would read an argument after the op that writes its new value
+  /// over it: a recomputed value (tcc-rematerialize) that reads a
+  /// parameter right before its backward consumer must not move into a
+  /// consumer after the parameter's update.
+  bool readsPastUpdate(Operation *op, Operation *to) const {
+    auto func = dyn_cast_or_null<func::FuncOp>(to->getParentOp());
+    if (!func || !func.getBody().hasOneBlock())
+      return false;
+    const DenseMap<unsigned, unsigned> &result = resultsOf(func);
+    Operation *ret = to->getBlock()->getTerminator();
+    for (Value v : op->getOperands()) {
+      while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(v.getDefiningOp()))
+        v = v.getDefiningOp()->getOperand(0);
+      auto arg = dyn_cast<BlockArgument>(v);
+      auto it = arg && arg.getOwner() == to->getBlock() ? result.find(arg.getArgNumber())
+                                                        : result.end();
+      if (it == result.end())
+        continue;
+      Operation *update = ret->getOperand(it->second).getDefiningOp();
+      Operation *top = update ? to->getBlock()->findAncestorOpInBlock(*update) : nullptr;
+      if (top && top != to && top->isBeforeInBlock(to))
+        return true;
+    }
+    return false;
+  }
+
+  /// Whether a result of OP is a function result that updates an argument
+  /// in place (which must stay a fresh buffer of the argument's type).
+  bool isUpdate(Operation *op) const {
+    auto func = dyn_cast_or_null<func::FuncOp>(op->getParentOp());
+    if (!func || !func.getBody().hasOneBlock())
+      return false;
+    for (OpOperand &use : op->getUses())
+      if (use.getOwner() == op->getBlock()->getTerminator() &&
+          func.getResultAttr(use.getOperandNumber(), tcc::attr::update))
+        return true;
+    return false;
+  }
+
+private:
+  /// FUNC's updated arguments: argument number -> result number.
+  const DenseMap<unsigned, unsigned> &resultsOf(func::FuncOp func) const {
+    auto [it, inserted] = cache.try_emplace(func.getOperation());
+    if (!inserted)
+      return it->second;
+    llvm::StringMap<unsigned> resultOf;
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (auto name = func.getResultAttrOfType<StringAttr>(i, tcc::attr::update))
+        resultOf[name.getValue()] = i;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      for (StringRef role : {tcc::attr::param, tcc::attr::state})
+        if (auto name = func.getArgAttrOfType<StringAttr>(i, role))
+          if (auto r = resultOf.find(name.getValue()); r != resultOf.end())
+            it->second[i] = r->second;
+    return it->second;
+  }
+  mutable DenseMap<Operation *, DenseMap<unsigned, unsigned>> cache;
+};
+
 /// Fuse (or propagate a reshape) across FUSED only between generics, only
 /// when the fused kernel fits MAXSIZE, and only when the producer has no
 /// other use or is cheap to recompute in each (never duplicating an
-/// expensive producer, nor one whose recomputation keeps more alive).
-bool mayFuse(OpOperand *fused, unsigned maxSize) {
+/// expensive producer, nor one whose recomputation keeps more alive),
+/// never moving a read of an argument past its in-place update.
+bool mayFuse(OpOperand *fused, unsigned maxSize, const InPlaceUpdates &updates) {
   Operation *producer = fused->get().getDefiningOp();
   Operation *consumer = fused->getOwner();
-  if (!producer)
+  if (!producer || updates.readsPastUpdate(producer, consumer))
+    return false;
+  // A reshape is not propagated through an update: it would compute the
+  // new value in another shape and return a reshape of it.
+  bool reshape = isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(producer) ||
+                 isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(consumer);
+  if (reshape && (updates.isUpdate(producer) || updates.isUpdate(consumer)))
     return false;
   // A convolution gradient's generic stays whole, like a named op: it is
   // a library call (passes/ConvBackward.h).
@@ -243,9 +318,10 @@ bool usedOnlyAfter(Operation *op, Operation *after) {
 /// fused op replaces the producer there) and both index the value with the
 /// identity (the kept result has the consumer's layout).
 struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
-  FuseMultiUseProducer(MLIRContext *ctx, unsigned maxSize)
-      : OpRewritePattern(ctx), maxSize(maxSize) {}
+  FuseMultiUseProducer(MLIRContext *ctx, unsigned maxSize, const InPlaceUpdates &updates)
+      : OpRewritePattern(ctx), maxSize(maxSize), updates(updates) {}
   unsigned maxSize;
+  const InPlaceUpdates &updates;
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
@@ -260,7 +336,7 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
           !producer.hasPureTensorSemantics() || producer.getNumReductionLoops() != 0 ||
           !consumer.getMatchingIndexingMap(operand).isIdentity() ||
           !producer.getIndexingMapMatchingResult(producer->getResult(0)).isIdentity() ||
-          !mergeFits(producer, consumer, maxSize))
+          !mergeFits(producer, consumer, maxSize) || updates.readsPastUpdate(producer, consumer))
         continue;
       // The consumer reads the value through this operand only.
       if (llvm::count_if(consumer->getOperands(),
@@ -304,10 +380,11 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
 /// vectorizes wherever the two did. Reductions merge only with
 /// `reductions` (the CUDA block reduction carries one output).
 struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
-  FuseSiblings(MLIRContext *ctx, bool reductions, unsigned maxSize)
-      : OpRewritePattern(ctx), reductions(reductions), maxSize(maxSize) {}
+  FuseSiblings(MLIRContext *ctx, bool reductions, unsigned maxSize, const InPlaceUpdates &updates)
+      : OpRewritePattern(ctx), reductions(reductions), maxSize(maxSize), updates(updates) {}
   bool reductions;
   unsigned maxSize;
+  const InPlaceUpdates &updates;
 
   /// Whether every operand of OP that the innermost loop indexes has it as
   /// its last dimension (what CPU vectorization needs).
@@ -339,7 +416,8 @@ struct FuseSiblings : OpRewritePattern<linalg::GenericOp> {
            a.getIteratorTypesArray() == b.getIteratorTypesArray() && hasArithBody(a) &&
            a.getStaticLoopRanges() == b.getStaticLoopRanges() &&
            !llvm::any_of(a.getStaticLoopRanges(), ShapedType::isDynamic) &&
-           contiguous(a) == contiguous(b) && usedOnlyAfter(a, b);
+           contiguous(a) == contiguous(b) && usedOnlyAfter(a, b) &&
+           !updates.readsPastUpdate(a, b);
   }
 
   LogicalResult matchAndRewrite(linalg::GenericOp b,
@@ -446,8 +524,9 @@ struct FuseElementwisePass
         bytesBefore += bytesMoved(op);
         provenance.origins[op] = {tcc::sourceName(op)};
       });
+    InPlaceUpdates updates;
     auto control = [&](OpOperand *fused) {
-      if (!mayFuse(fused, maxKernelSize))
+      if (!mayFuse(fused, maxKernelSize, updates))
         return false;
       LLVM_DEBUG({
         Operation *producer = fused->get().getDefiningOp(), *consumer = fused->getOwner();
@@ -461,8 +540,8 @@ struct FuseElementwisePass
     };
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    patterns.add<FuseMultiUseProducer>(ctx, maxKernelSize);
-    patterns.add<FuseSiblings>(ctx, siblingReductions, maxKernelSize);
+    patterns.add<FuseMultiUseProducer>(ctx, maxKernelSize, updates);
+    patterns.add<FuseSiblings>(ctx, siblingReductions, maxKernelSize, updates);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, ctx);

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "tcc-rematerialize"
@@ -79,18 +80,16 @@ double recomputeFlops(Operation *op) {
 /// Whether OP may be recomputed: pure, one tensor result, no region, and
 /// deterministic in the bits it produces, the same in a clone. Constants
 /// need no buffer; dropout and training-mode batch norm carry more than
-/// their one value (the mask, the running statistics).
+/// their one value (the mask, the running statistics). Matmuls and
+/// convolutions are the same library call on the same shapes; the
+/// reductions a clone fuses into sum in an order fixed by their trip count
+/// (compiler/LLVMCodegen.cpp, fixReductionOrder), whatever else their
+/// kernel computes.
 bool recomputable(Operation *op) {
   if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
       !isa<RankedTensorType>(op->getResult(0).getType()) || !isPure(op))
     return false;
   if (isa<tcc::ConstantOp, tcc::DropoutOp, tcc::BatchNormTrainingOp>(op))
-    return false;
-  // Matmuls are not recomputed: a recomputed matmul did not reproduce the
-  // original's bits (a 2-layer GPT's fc1 bias drifted after one step, with
-  // and without oneDNN epilogues; the cause is open). Convolutions did, on
-  // a ResNet with batch norm (test/e2e/remat.test).
-  if (isa<tcc::MatmulOp>(op))
     return false;
   return op->getDialect() && op->getDialect()->getNamespace() == "tcc";
 }
@@ -184,6 +183,11 @@ struct Candidate {
   /// The ops to clone, operands first: VALUE's op, and the ops of its
   /// operands that are not live at the peak either (a chain).
   SmallVector<Operation *> chain;
+  /// Operands that the chain reads from earlier clones (after the peak,
+  /// before BEFORE) instead of recomputing them again: a matmul whose
+  /// result several recomputed values need (a fused q, k, v projection) is
+  /// recomputed once.
+  DenseMap<Value, Value> reuse;
   Operation *before = nullptr;
   int64_t freed = 0;
   double flops = 0;
@@ -253,22 +257,62 @@ private:
   Value apply(const Candidate &c, int64_t peakAt, const Liveness &l, int64_t id);
 };
 
+/// How deep a chain of recomputed operands goes.
+constexpr unsigned kMaxDepth = 12;
+
+/// An earlier clone, after the peak and before FIRSTAT, that computes what
+/// DEF computes from the same operands (or from the clones C reuses for
+/// them), after trying the same for DEF's own operands that are dead at the
+/// peak (recorded in C.reuse when found). Null when there is none.
+static Value reuseOf(Operation *def, int64_t firstAt, const Liveness &l, unsigned depth,
+                     Candidate &c) {
+  if (def->getNumOperands() == 0 || depth >= kMaxDepth)
+    return {};
+  auto mapped = [&](Value v) { return c.reuse.lookup(v) ? c.reuse.lookup(v) : v; };
+  for (Value operand : def->getOperands()) {
+    Operation *producer = operand.getDefiningOp();
+    if (l.liveAt(operand, l.peakAt) || c.reuse.count(operand) || !producer ||
+        !recomputable(producer) || isClone(operand))
+      continue;
+    if (Value clone = reuseOf(producer, firstAt, l, depth + 1, c))
+      c.reuse[operand] = clone;
+  }
+  for (Operation *user : mapped(def->getOperand(0)).getUsers()) {
+    if (user == def || user->getName() != def->getName() || user->getNumResults() != 1 ||
+        !isClone(user->getResult(0)))
+      continue;
+    int64_t at = l.position.lookup(user);
+    if (at <= l.peakAt || at >= firstAt)
+      continue;
+    if (OperationEquivalence::isEquivalentTo(
+            def, user, [&](Value a, Value b) { return success(mapped(a) == b); }, nullptr,
+            OperationEquivalence::IgnoreLocations))
+      return user->getResult(0);
+  }
+  return {};
+}
+
 /// Adds OP and, operands first, the recomputable producers of its operands
 /// that are dead at the peak (up to a depth) to C's chain; an operand that
-/// is neither live at the peak nor recomputed becomes live across it.
+/// is neither live at the peak nor recomputed becomes live across it, and
+/// one that an earlier clone already recomputes is read from there.
 /// False when an operand is a parameter updated before FIRSTAT.
 static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
                          const DenseMap<Value, int64_t> &deadlines, unsigned depth,
                          Candidate &c) {
-  constexpr unsigned kMaxDepth = 12;
   for (Value operand : op->getOperands()) {
     auto deadline = deadlines.find(operand);
     if (deadline != deadlines.end() && deadline->second <= firstAt)
       return false;
-    if (l.liveAt(operand, l.peakAt) || llvm::is_contained(c.chain, operand.getDefiningOp()))
+    if (l.liveAt(operand, l.peakAt) || llvm::is_contained(c.chain, operand.getDefiningOp()) ||
+        c.reuse.count(operand))
       continue;
     Operation *def = operand.getDefiningOp();
     if (def && depth < kMaxDepth && recomputable(def) && !isClone(operand)) {
+      if (Value clone = reuseOf(def, firstAt, l, depth + 1, c)) {
+        c.reuse[operand] = clone;
+        continue;
+      }
       if (!collectChain(def, firstAt, l, deadlines, depth + 1, c))
         return false;
       continue;
@@ -325,6 +369,8 @@ Value RematerializePass::apply(const Candidate &c, int64_t peakAt, const Livenes
   NamedAttrList mark;
   mark.append(tcc::attr::recomputed, IntegerAttr::get(IntegerType::get(ctx, 64), id));
   DictionaryAttr metadata = mark.getDictionary(ctx);
+  for (auto [original, clone] : c.reuse)
+    map.map(original, clone);
   for (Operation *op : c.chain) {
     Operation *clone = b.clone(*op, map);
     clone->setLoc(FusedLoc::get(ctx, {op->getLoc()}, metadata));
@@ -358,12 +404,149 @@ static void eraseDead(func::FuncOp func) {
       op.erase();
 }
 
+/// Results at most this large are "small": moving their computation to
+/// right after its inputs frees the inputs sooner and keeps next to nothing.
+constexpr int64_t kSmallResultBytes = 64;
+
+/// The tail of the step: pure tcc ops whose every result flows only into
+/// the function's results (the optimizer's updates, the gradient norm, the
+/// loss), through other tail ops.
+static DenseSet<Operation *> tailOps(Block &body) {
+  DenseSet<Operation *> tail;
+  for (Operation &op : llvm::reverse(body)) {
+    if (op.hasTrait<OpTrait::IsTerminator>() || op.getNumResults() == 0 || !isPure(&op) ||
+        op.getNumRegions() != 0 || !op.getDialect() || op.getDialect()->getNamespace() != "tcc")
+      continue;
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return tail.contains(user) || user->hasTrait<OpTrait::IsTerminator>();
+        }))
+      tail.insert(&op);
+  }
+  return tail;
+}
+
+/// Moves each update of a parameter or optimizer state, and each small
+/// value of the step's tail (a gradient's share of the norm), with the tail
+/// ops only it reads, to right after the last op it waits for: its inputs,
+/// and, for an update, every other read of the old value (the update lands
+/// in place). BuildTrainStep emits the optimizer after the whole backward,
+/// which keeps every gradient live to the end; moved up, a gradient dies
+/// where its update runs, as in PyTorch's optimizer-in-backward. The same
+/// ops on the same operands in the same order within each chain: the bits
+/// do not change, nor does any value live longer but small ones and the
+/// updates themselves (in the state region).
+static void scheduleUpdatesEarly(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::StringMap<BlockArgument> argOf;
+  for (BlockArgument arg : func.getArguments())
+    for (StringRef role : {tcc::attr::param, tcc::attr::state})
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), role))
+        argOf[name.getValue()] = arg;
+  DenseMap<Operation *, BlockArgument> updates; // update def -> the argument it replaces
+  for (OpOperand &r : ret->getOpOperands())
+    if (auto name = func.getResultAttrOfType<StringAttr>(r.getOperandNumber(), tcc::attr::update))
+      if (Operation *def = r.get().getDefiningOp(); def && argOf.count(name.getValue()))
+        updates[def] = argOf[name.getValue()];
+  DenseSet<Operation *> tail = tailOps(body), moved;
+  for (Operation *root : llvm::to_vector(llvm::make_pointer_range(body))) {
+    if (!tail.contains(root) || moved.contains(root))
+      continue;
+    bool small = llvm::all_of(root->getResults(), [](Value v) {
+      return tcc::byteSize(v.getType()).value_or(INT64_MAX) <= kSmallResultBytes;
+    });
+    if (!updates.count(root) && !small)
+      continue;
+    // The tree: ROOT and the tail ops that only it (through the tree) reads.
+    SetVector<Operation *> tree;
+    tree.insert(root);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t i = 0; i < tree.size(); ++i)
+        for (OpOperand &use : tree[i]->getOpOperands()) {
+          Operation *def = use.get().getDefiningOp();
+          if (!def || !tail.contains(def) || tree.contains(def))
+            continue;
+          if (!moved.contains(def) &&
+              llvm::all_of(def->getUsers(), [&](Operation *u) { return tree.contains(u); })) {
+            grew |= tree.insert(def);
+            continue;
+          }
+          // A shared broadcast of the step's scalars (CSE merged those of
+          // one shape across parameters): each tree gets its own copy, which
+          // fusion folds into the update's kernel.
+          if (isa<tcc::BroadcastInDimOp>(def) && isa<BlockArgument>(def->getOperand(0))) {
+            OpBuilder b(tree[i]);
+            Operation *copy = b.clone(*def);
+            use.set(copy->getResult(0));
+            tail.insert(copy);
+            grew |= tree.insert(copy);
+          }
+        }
+    }
+    // The last op the tree waits for: its inputs, and the other readers of
+    // the old value it replaces.
+    Operation *anchor = nullptr;
+    auto later = [&](Operation *op) {
+      if (op && op->getBlock() == &body && (!anchor || anchor->isBeforeInBlock(op)))
+        anchor = op;
+    };
+    for (Operation *member : tree) {
+      for (Value operand : member->getOperands())
+        if (!tree.contains(operand.getDefiningOp()))
+          later(operand.getDefiningOp());
+      if (auto it = updates.find(member); it != updates.end())
+        for (Operation *reader : it->second.getUsers())
+          if (!tree.contains(reader))
+            later(reader);
+    }
+    if (anchor && !anchor->isBeforeInBlock(root))
+      continue;
+    // An old value that another update replaces must still be read before
+    // that update.
+    bool blocked = false;
+    for (Operation *member : tree)
+      for (Value operand : member->getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(operand))
+          for (auto [def, updated] : updates)
+            blocked |= updated == arg && !tree.contains(def) && anchor &&
+                        !anchor->isBeforeInBlock(def);
+    if (blocked)
+      continue;
+    SmallVector<Operation *> order(tree.begin(), tree.end());
+    llvm::sort(order, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    Operation *at = anchor;
+    for (Operation *op : order) {
+      if (at)
+        op->moveAfter(at);
+      else
+        op->moveBefore(&body.front());
+      at = op;
+      moved.insert(op);
+    }
+  }
+}
+
 void RematerializePass::rematerialize(func::FuncOp func) {
   int64_t base = inputBytes(func);
   int64_t target = mode == "max" ? 0 : arenaBudget.getValue();
   Liveness l;
   l.compute(func, base);
   int64_t before = l.peak;
+  if (l.peak > target) {
+    // On a copy first: moved only where that lowers the peak (the moves
+    // change the kernels' order and fusion, for nothing otherwise).
+    auto trial = cast<func::FuncOp>(func->clone());
+    scheduleUpdatesEarly(trial);
+    Liveness t;
+    t.compute(trial, base);
+    bool lower = t.peak < l.peak;
+    trial->erase();
+    if (lower) {
+      scheduleUpdatesEarly(func);
+      l.compute(func, base);
+    }
+  }
   DenseSet<Value> refused; // candidates whose recomputation raised the peak
   SmallVector<Attribute> recomputed;
   MLIRContext *ctx = &getContext();

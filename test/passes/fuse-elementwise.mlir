@@ -482,3 +482,44 @@ func.func @bounded_chain(%a: tensor<8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %3 : tensor<8xf32>
 }
+
+// -----
+
+// Tests that a producer that reads a parameter does not fuse into a
+// consumer after the parameter's in-place update (the op computing the
+// tcc.update result, which bufferization writes over the parameter): the
+// fused kernel would read the new value. (A value recomputed right before
+// its backward reader, tcc-rematerialize, sits so.)
+#id1 = affine_map<(d0) -> (d0)>
+// The product may join the update's own kernel (which reads each element
+// before it writes it); the exponential stays a kernel of its own after it.
+// CHECK-LABEL: func.func @read_before_update
+// BOUND-LABEL: func.func @read_before_update
+//       CHECK:   %[[U:.+]]:2 = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<8xf32>, tensor<8xf32>)
+//       CHECK:   arith.mulf
+//       CHECK:   linalg.generic {{.*}} ins(%[[U]]#0 : tensor<8xf32>)
+//   CHECK-NOT:   arith.mulf
+//       CHECK:   math.exp
+func.func @read_before_update(%w: tensor<8xf32> {tcc.param = "w"}, %g: tensor<8xf32> {tcc.input = "g"})
+    -> (tensor<8xf32> {tcc.output = "y"}, tensor<8xf32> {tcc.update = "w"}) {
+  %e = tensor.empty() : tensor<8xf32>
+  %p = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%w : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.mulf %x, %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %u = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%w, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %d: f32, %o: f32):
+    %t = arith.subf %x, %d : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%p : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.exp %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  return %y, %u : tensor<8xf32>, tensor<8xf32>
+}

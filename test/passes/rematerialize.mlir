@@ -92,3 +92,114 @@ func.func @pinned(%p: tensor<1024xf32> {tcc.param = "p"}, %x: tensor<1024xf32> {
   %y = tcc.mul %y0, %d#0 : tensor<1024xf32>
   return %y, %new : tensor<1024xf32>, tensor<1024xf32>
 }
+
+// -----
+
+// Tests that a matmul kept across the peak (%h = x @ w, 16 KiB, read only
+// at the end; w's update needs the result) is recomputed with mode=max like
+// any other op: the same
+// operands right before its reader (the library call it becomes sums in the
+// same order; compiler/LLVMCodegen.cpp fixes the order of the reductions a
+// clone fuses into).
+// MAX-LABEL: func.func @matmul
+//  MAX-SAME:   recomputed = [{bytes = 16384 : i64, flops = 5.242880e+05 : f64, {{.*}} op = "tcc.matmul"}]
+//   MAX-NOT:   tcc.matmul
+//       MAX:   tcc.tanh
+//       MAX:   %[[C:.+]] = tcc.add
+//       MAX:   %[[H:.+]] = tcc.matmul %arg0, %arg1
+//       MAX:   tcc.mul %[[C]], %[[H]]
+func.func @matmul(%x: tensor<64x64xf32> {tcc.input = "x"}, %w: tensor<64x64xf32> {tcc.param = "w"})
+    -> (tensor<64x64xf32> {tcc.output = "y"}, tensor<64x64xf32> {tcc.update = "w"}) {
+  %h = tcc.matmul %x, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %a = tcc.tanh %x : tensor<64x64xf32>
+  %b = tcc.mul %a, %a : tensor<64x64xf32>
+  %c = tcc.add %b, %a : tensor<64x64xf32>
+  %y = tcc.mul %c, %h : tensor<64x64xf32>
+  %q = tcc.sub %w, %y : tensor<64x64xf32>
+  return %y, %q : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// Tests that two values recomputed from one matmul (%e and %t, both kept
+// across the peak) recompute it once with mode=max: the second chain reads
+// the first one's clone, which sits after the peak and before its reader.
+// MAX-LABEL: func.func @shared_operand
+//   MAX-NOT:   tcc.matmul
+//       MAX:   %[[C:.+]] = tcc.add
+//       MAX:   %[[M:.+]] = tcc.matmul %arg0, %arg1
+//       MAX:   %[[E:.+]] = tcc.exp %[[M]]
+//       MAX:   %[[Y0:.+]] = tcc.mul %[[C]], %[[E]]
+//   MAX-NOT:   tcc.matmul
+//       MAX:   %[[T:.+]] = tcc.tanh %[[M]]
+//       MAX:   tcc.mul %[[Y0]], %[[T]]
+func.func @shared_operand(%x: tensor<64x64xf32> {tcc.input = "x"}, %w: tensor<64x64xf32> {tcc.param = "w"})
+    -> (tensor<64x64xf32> {tcc.output = "y"}, tensor<64x64xf32> {tcc.update = "w"}) {
+  %m = tcc.matmul %x, %w : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e = tcc.exp %m : tensor<64x64xf32>
+  %t = tcc.tanh %m : tensor<64x64xf32>
+  %a = tcc.neg %x : tensor<64x64xf32>
+  %b = tcc.mul %a, %a : tensor<64x64xf32>
+  %c = tcc.add %b, %a : tensor<64x64xf32>
+  %y0 = tcc.mul %c, %e : tensor<64x64xf32>
+  %y = tcc.mul %y0, %t : tensor<64x64xf32>
+  %q = tcc.sub %w, %y : tensor<64x64xf32>
+  return %y, %q : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// Tests that, before recomputing anything, a parameter's update moves up to
+// right after what it reads (here the gradient %g, from the inputs): the
+// gradient no longer lives across the peak (tanh .. mul), nothing is
+// recomputed, and the update still follows every other read of %w.
+// MAX-LABEL: func.func @update_early
+//  MAX-SAME:   recomputed = []
+//       MAX:   %[[G:.+]] = tcc.mul %arg0, %arg1
+//       MAX:   %[[L:.+]] = tcc.broadcast_in_dim %arg2
+//       MAX:   %[[D:.+]] = tcc.mul %[[L]], %[[G]]
+//       MAX:   %[[NEW:.+]] = tcc.sub %arg1, %[[D]]
+//       MAX:   tcc.tanh %arg0
+//       MAX:   return %{{.+}}, %[[NEW]]
+func.func @update_early(%x: tensor<4096xf32> {tcc.input = "x"}, %w: tensor<4096xf32> {tcc.param = "w"},
+                        %lr: tensor<f32> {tcc.input = "lr"})
+    -> (tensor<4096xf32> {tcc.output = "y"}, tensor<4096xf32> {tcc.update = "w"}) {
+  %g = tcc.mul %x, %w : tensor<4096xf32>
+  %a = tcc.tanh %x : tensor<4096xf32>
+  %b = tcc.mul %a, %a : tensor<4096xf32>
+  %c = tcc.add %b, %a : tensor<4096xf32>
+  %y = tcc.mul %c, %a : tensor<4096xf32>
+  %l = tcc.broadcast_in_dim %lr, dims = [] : tensor<f32> -> tensor<4096xf32>
+  %d = tcc.mul %l, %g : tensor<4096xf32>
+  %new = tcc.sub %w, %d : tensor<4096xf32>
+  return %y, %new : tensor<4096xf32>, tensor<4096xf32>
+}
+
+// -----
+
+// Tests that an update waits for every other read of the old value (%w
+// read by %r after its gradient) and that a broadcast of a scalar shared by
+// two updates (as CSE leaves it) is copied into each, so that the first
+// update does not wait for the second's place.
+// MAX-LABEL: func.func @update_waits
+//       MAX:   tcc.mul %arg0, %arg1
+//       MAX:   tcc.broadcast_in_dim %arg3
+//       MAX:   tcc.sub %arg1
+//       MAX:   tcc.broadcast_in_dim %arg3
+//       MAX:   tcc.sub %arg2
+//       MAX:   return
+func.func @update_waits(%x: tensor<4096xf32> {tcc.input = "x"}, %w: tensor<4096xf32> {tcc.param = "w"},
+                        %v: tensor<4096xf32> {tcc.param = "v"}, %lr: tensor<f32> {tcc.input = "lr"})
+    -> (tensor<4096xf32> {tcc.output = "y"}, tensor<4096xf32> {tcc.update = "w"}, tensor<4096xf32> {tcc.update = "v"}) {
+  %gw = tcc.tanh %x : tensor<4096xf32>
+  %r = tcc.mul %x, %w : tensor<4096xf32>
+  %e = tcc.exp %r : tensor<4096xf32>
+  %gv = tcc.mul %e, %v : tensor<4096xf32>
+  %y = tcc.add %e, %gv : tensor<4096xf32>
+  %l = tcc.broadcast_in_dim %lr, dims = [] : tensor<f32> -> tensor<4096xf32>
+  %dw = tcc.mul %l, %gw : tensor<4096xf32>
+  %nw = tcc.sub %w, %dw : tensor<4096xf32>
+  %dv = tcc.mul %l, %gv : tensor<4096xf32>
+  %nv = tcc.sub %v, %dv : tensor<4096xf32>
+  return %y, %nw, %nv : tensor<4096xf32>, tensor<4096xf32>, tensor<4096xf32>
+}

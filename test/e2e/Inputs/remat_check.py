@@ -7,8 +7,9 @@ Rematerialization end to end, for one model: compiles it without a budget
 steps of A0, AB and AMAX give the same losses and gradient norms (exactly, as
 printed: 9 significant digits identify an f32) and the same parameters and
 optimizer state to the bit, and that a budget of state + 3/4 of AMAX's arena is refused
-with exit 1 and the explanation. Prints one line per check. Any Python 3,
-standard library only."""
+with exit 1 and the explanation. With --count OP, also how many more OP ops AMAX's
+training step runs than A0's (recomputed ones: matmuls, convolutions). Prints one
+line per check. Any Python 3, standard library only."""
 import argparse
 import json
 import os
@@ -48,12 +49,20 @@ def train(args, so, name):
     return [(r['loss'], r['grad_norm']) for r in rows if 'loss' in r], tensors(saved)
 
 
+def count_ops(args, model, op):
+    """The OP ops of the training step in MODEL's imported IR."""
+    ir = must([args.tcc] + model + ['--emit=mlir', '-o', '-'])
+    body = ir.split('func.func @train_step(')[1].split('\n  func.func ')[0]
+    return len(re.findall(r'= %s ' % re.escape(op), body))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--tcc', required=True)
     ap.add_argument('--tcc-run', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--data', required=True)
+    ap.add_argument('--count', action='append', default=[], metavar='OP')
     ap.add_argument('model', nargs=argparse.REMAINDER)
     args = ap.parse_args()
     model = [a for a in args.model if a != '--']
@@ -65,6 +74,9 @@ def main():
     print('PLAN: max recomputation arena %.0f%% of the plain one' % (100.0 * amax / a0))
     if not (amax < a0 and s0 == smax):
         sys.exit('FAILED: --remat=max did not shrink the arena (%d -> %d)' % (a0, amax))
+    for op in args.count:
+        print('RECOMPUTED %s: %d' % (op, count_ops(args, model + ['--remat=max'], op) -
+                                     count_ops(args, model, op)))
     budget = s0 + (a0 + amax) // 2
     report = must([args.tcc] + model + ['--memory-budget=%d' % budget, '-o', so['ab'],
                                         '--report=memory'])

@@ -1,0 +1,80 @@
+"""step_time.py - median training-step time of tcc artifacts, interleaved.
+
+    /usr/bin/python3 bench/step_time.py A.so B.so ... [--steps 5] [--rounds 3] [--threads 2]
+
+Each round opens a session per artifact in turn (the parameters that tcc
+wrote beside it; random inputs), runs one warm-up train_step,
+then times --steps steps one by one; the artifacts take turns round after
+round, so that a load that comes and goes (other jobs on a shared machine)
+falls on all of them. Prints each artifact's median, min and max wall time
+of a step and its median CPU time (the process's, all threads: with
+--threads 1 the least noisy measure on a loaded machine), each also over the
+first artifact's. Needs numpy and build/lib/libtcc_runtime.so."""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tcc_runtime import TccRuntime  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def inputs_of(artifact, rng):
+    """Every train_step input: random tokens / labels below 2 (a valid class
+    index for any classifier), lr 1e-4 and 0-d counters 1."""
+    arrays = {}
+    for t in artifact.entry_inputs('train_step'):
+        if t.dtype is None:
+            raise SystemExit('%s: input %s has no numpy dtype' % (artifact.path, t.name))
+        if not t.shape:
+            arrays[t.name] = np.array(1e-4 if t.name == 'lr' else 1, t.dtype)
+        elif np.issubdtype(t.dtype, np.integer):
+            arrays[t.name] = rng.integers(0, 2, t.shape).astype(t.dtype)
+        else:
+            arrays[t.name] = rng.standard_normal(t.shape).astype(t.dtype)
+    return arrays
+
+
+def time_steps(rt, path, steps, threads, rng):
+    with rt.load(path) as a, a.session(num_threads=threads) as s:
+        step = s.prepare(inputs_of(a, rng), 'train_step', outputs=[])
+        step()
+        times = []
+        for _ in range(steps):
+            t, c = time.perf_counter(), time.process_time()
+            step()
+            times.append((time.perf_counter() - t, time.process_time() - c))
+        return times
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('artifacts', nargs='+')
+    ap.add_argument('--steps', type=int, default=5)
+    ap.add_argument('--rounds', type=int, default=3)
+    ap.add_argument('--threads', type=int, default=2)
+    args = ap.parse_args()
+    rt = TccRuntime(os.path.join(ROOT, 'build/lib/libtcc_runtime.so'))
+    rng = np.random.default_rng(0)
+    times = {p: [] for p in args.artifacts}
+    for _ in range(args.rounds):
+        for p in args.artifacts:
+            times[p] += time_steps(rt, p, args.steps, args.threads, rng)
+    def median(p, k):
+        return statistics.median(t[k] for t in times[p])
+    base, cpu_base = median(args.artifacts[0], 0), median(args.artifacts[0], 1)
+    for p in args.artifacts:
+        wall = [t[0] for t in times[p]]
+        print('%-32s wall median %7.1f ms (min %7.1f, max %7.1f) %.3fx | cpu median %7.1f ms %.3fx'
+              ' | %d steps' % (os.path.basename(p), 1e3 * median(p, 0), 1e3 * min(wall),
+                               1e3 * max(wall), median(p, 0) / base, 1e3 * median(p, 1),
+                               median(p, 1) / cpu_base, len(wall)))
+
+
+if __name__ == '__main__':
+    main()
