@@ -1083,11 +1083,13 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
                        double(lossScale_));
   if (sig_.hasSkipped)
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"skipped\": %d", skipped_ ? 1 : 0);
+  // The validation numbers are doubles: 17 digits say them exactly (9
+  // would round twice on the way to TensorBoard's float).
   if (evaluation && evaluation->hasLoss)
-    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.9g",
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_loss\": %.17g",
                        evaluation->loss);
   if (evaluation && evaluation->hasAccuracy)
-    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_accuracy\": %.9g",
+    n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_accuracy\": %.17g",
                        evaluation->accuracy);
   std::snprintf(text + n, sizeof text - size_t(n), "}");
   metrics_.write(text);
