@@ -181,8 +181,7 @@ void setBucketBatch(tcc_session_t session, const DataSet &set, const Batch &batc
       std::memcpy(cut.data() + o * size_t(value) * inner,
                   batch[i].data() + o * size_t(length) * inner, size_t(value) * inner);
     shape[size_t(axis)] = value;
-    std::string name = s.name + "." + buckets.dim + "_" + std::to_string(value);
-    check(tcc_session_set_input(session, name.c_str(), s.declared.dtype, s.declared.rank,
+    check(tcc_session_set_input(session, buckets.entry(s.name, b).c_str(), s.declared.dtype, s.declared.rank,
                                 shape.data(), cut.data(), cut.size()));
   }
 }

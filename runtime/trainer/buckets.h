@@ -39,8 +39,9 @@ struct LengthBuckets {
   static LengthBuckets read(tcc_artifact_t artifact, const std::string &model);
   /// The index of the smallest bucket that holds LENGTH.
   int bucketOf(int64_t length) const;
-  /// ENTRY as bucket B runs it: ENTRY itself for the largest.
-  std::string entry(const std::string &entry, int b) const;
+  /// The name of the entry point or input NAME in bucket B's variant
+  /// (NAME.DIM_V): NAME itself for the largest.
+  std::string entry(const std::string &name, int b) const;
 };
 
 /// Each sample's length: one past the last position of the labels input
