@@ -300,7 +300,10 @@ void fixReductionOrder(Function &f, LoopInfo &loops, ScalarEvolution &se,
 /// O1 folds its constants, and the fast instruction selector and register
 /// allocator take it linearly (mobilenet_v2's train_step, 1720 calls in one
 /// block: 3 s in the selection DAG, 0.3 s fast; 40% more code, ~50 us a
-/// step).
+/// step). Kernels get the O2 middle end: O3's extra passes cost 15-20% of a
+/// CNN's compile and bought nothing measurable at run time (googlenet,
+/// mobilenet_v2, lstm, zoo gpt2 and a 4-layer d=256 GPT within noise,
+/// docs/compile.md); the vectorizers and the unroller run at O2 too.
 Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions &options,
                                    bool host) {
   LLVMContext context;
@@ -314,7 +317,7 @@ Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions 
   if (!tm)
     return createStringError(error);
   if (options.optimize)
-    tcc::optimizeModule(**m, *tm, host ? OptimizationLevel::O1 : OptimizationLevel::O3);
+    tcc::optimizeModule(**m, *tm, host ? OptimizationLevel::O1 : OptimizationLevel::O2);
   selectBf16Bits(**m);
   SmallString<0> object;
   raw_svector_ostream os(object);
