@@ -1228,8 +1228,9 @@ void TrainingRun::run(tcc_session_t session) {
   if (hasEntry(artifact_, TCC_ENTRY_ZERO_UPDATE)) {
     int64_t local = 0, total = 0;
     check(tcc_session_get_optimizer_state_bytes(session_, &local, &total));
-    say(o_, "ZeRO-1: optimizer state sharded over %d rank(s): %lld of %lld bytes on rank %d\n",
-        world, (long long)local, (long long)total, int(o_.rank));
+    say(o_, "ZeRO-1: optimizer state sharded over %d rank(s): %lld bytes on rank %d (%lld "
+            "unsharded)\n",
+        world, (long long)local, int(o_.rank), (long long)total);
   }
   if (!o_.metrics.empty())
     metrics_.open(o_.metrics, !o_.resume.empty(), first_);

@@ -548,7 +548,9 @@ TCC_API tcc_status tcc_session_set_communicator(tcc_session_t session,
                                                 tcc_communicator_t communicator);
 
 /** Makes every rank's parameters and optimizer state those of rank ROOT
- *  (collective: every rank calls it). A no-op without a communicator. */
+ *  (collective: every rank calls it). A no-op without a communicator. A
+ *  ZeRO-1 session's sharded optimizer state stays each owner's (a checkpoint
+ *  load gives every rank its own chunks). */
 TCC_API tcc_status tcc_session_broadcast_state(tcc_session_t session, int32_t root);
 
 /** ZeRO-1 (an artifact compiled with tcc --data-parallel --zero=1): each rank
