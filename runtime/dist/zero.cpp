@@ -155,8 +155,7 @@ float ZeroOptimizer::step(uint8_t *arena, uint8_t *state, const std::vector<Scal
     // mean: the all-reduce path's arithmetic (collectives.cpp), so both
     // give the same bits.
     communicator_->wait(communicator_->startReduceScatter(grads, grads_.data(), counts),
-                        describe("rank " + std::to_string(rank_) + ": reduce-scatter of the " +
-                                 "gradient"));
+                        describe("reduce-scatter of the gradient"));
     float inverse = 1.0f / float(world_);
     for (float &g : grads_)
       g *= inverse;
@@ -193,9 +192,8 @@ float ZeroOptimizer::step(uint8_t *arena, uint8_t *state, const std::vector<Scal
     Communicator::Request gathered = communicator_->startAllGather(flat_.data(), counts, displs);
     // The norm's sum travels while the parameters do.
     communicator_->sum(&gradSquares, 1,
-                       describe("rank " + std::to_string(rank_) + ": sum of the gradient norm"));
-    communicator_->wait(gathered, describe("rank " + std::to_string(rank_) +
-                                           ": all-gather of the parameters"));
+                       describe("sum of the gradient norm"));
+    communicator_->wait(gathered, describe("all-gather of the parameters"));
   }
   for (const Piece &p : params_)
     std::memcpy(state + artifact_.tensor(p.tensor).offset, flat_.data() + p.flatOffset,
@@ -217,8 +215,7 @@ void ZeroOptimizer::gather(int root) {
     if (rank_ == root)
       full[k].assign(size_t(chunks_ * chunkSize_), 0.0f);
     communicator_->gather(shards_[k].data(), full[k].data(), counts, displs, root,
-                          describe("rank " + std::to_string(rank_) + ": gather of the optimizer "
-                                   "state '" + suffixes_[k] + "'"));
+                          describe("gather of the optimizer state '" + suffixes_[k] + "'"));
   }
   if (rank_ == root)
     gathered_ = std::move(full);
