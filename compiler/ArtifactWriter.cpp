@@ -611,6 +611,10 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
     return kv.first == TCC_METADATA_PROFILE_KERNELS;
   });
   uint32_t abiVersion = collectives.empty() && !profiled ? 1u : 2u;
+  // Version 3: a ZeRO-1 train_step updates nothing itself; a runtime that
+  // does not run the sharded update (runtime/dist/zero.h) must refuse it.
+  if (llvm::any_of(metadata, [](const auto &kv) { return kv.first == TCC_METADATA_ZERO; }))
+    abiVersion = 3u;
   llvm::GlobalVariable *metadataRows = metadataTable(m, d, *types, metadata);
   // Device code: the kernel table, the PTX (NUL-terminated) and the cubin.
   llvm::GlobalVariable *kernels = kernelTable(m, d, *types, deviceCode.kernels);
