@@ -18,6 +18,8 @@ PACKAGES=(
   pkg-config python3-venv python3-dev
   # data-parallel training on CPUs (mpirun; the runtime dlopens libmpi.so.40)
   openmpi-bin libopenmpi-dev
+  # the compiler's allocator (tools/tcc/CMakeLists.txt): 12-15% less compile time
+  libjemalloc-dev
 )
 
 missing=()
