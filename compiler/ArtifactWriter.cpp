@@ -3,7 +3,7 @@
 // Builds, in LLVM IR, what runtime/include/tcc/abi.h describes: one wrapper
 // per entry point with the ABI's signature, and the descriptor (tensors,
 // sizes, entry points) returned by the only exported symbol. Then optimizes
-// (kernels at O2, the host code at O1), emits an object file with LLVM's target machine in-process, and links
+// (kernels at O3, or O2 in large programs; the host code at O1), emits an object file with LLVM's target machine in-process, and links
 // a shared library with the system C compiler driver.
 //
 //===----------------------------------------------------------------------===//
