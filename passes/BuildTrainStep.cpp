@@ -462,8 +462,6 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (zero != 0) {
       // What the sharded update does not do yet: refused, not computed wrong.
       const char *unsupported = !dataParallel        ? "without --data-parallel"
-                                : gradClip > 0       ? "with --grad-clip (the clip needs the "
-                                                       "global norm before any chunk updates)"
                                 : skipNonFinite      ? "with --skip-nonfinite"
                                 : precision != "fp32" ? "with a precision other than fp32"
                                                       : nullptr;

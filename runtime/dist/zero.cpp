@@ -166,7 +166,29 @@ float ZeroOptimizer::step(uint8_t *arena, uint8_t *state, const std::vector<Scal
     std::memcpy(flat_.data() + p.flatOffset, state + artifact_.tensor(p.tensor).offset,
                 size_t(p.count) * sizeof(float));
 
+  // --grad-clip (zero_update has the input): PyTorch's clip_grad_norm_ of
+  // the averaged gradient, whose norm needs every rank's chunks before any
+  // chunk updates; the same formula as the unsharded step's.
+  const ScalarInput *clip = nullptr;
+  for (const ScalarInput &s : scalars)
+    if (std::strcmp(artifact_.tensor(s.tensor).name, TCC_INPUT_GRAD_CLIP) == 0 &&
+        s.bytes.size() == sizeof(float))
+      clip = &s;
   double gradSquares = 0;
+  if (clip) {
+    for (float g : grads_)
+      gradSquares += double(g) * double(g);
+    if (communicator_)
+      communicator_->sum(&gradSquares, 1, describe("sum of the gradient norm"));
+    float maxNorm;
+    std::memcpy(&maxNorm, clip->bytes.data(), sizeof maxNorm);
+    float norm = float(std::sqrt(gradSquares));
+    if (maxNorm > 0) {
+      float coef = std::min(maxNorm / (norm + 1e-6f), 1.0f);
+      for (float &g : grads_)
+        g *= coef;
+    }
+  }
   for (int64_t c = 0; c < owned_; ++c) {
     // The run may reuse any input's slot once it has read it: every input
     // is written again for every chunk.
@@ -184,15 +206,17 @@ float ZeroOptimizer::step(uint8_t *arena, uint8_t *state, const std::vector<Scal
     for (size_t k = 0; k < suffixes_.size(); ++k)
       std::memcpy(shards_[k].data() + c * chunkSize_, arena + artifact_.tensor(outState_[k]).offset,
                   chunkBytes);
-    float sq;
-    std::memcpy(&sq, arena + artifact_.tensor(outGradSq_).offset, sizeof sq);
-    gradSquares += double(sq);
+    if (!clip) {
+      float sq;
+      std::memcpy(&sq, arena + artifact_.tensor(outGradSq_).offset, sizeof sq);
+      gradSquares += double(sq);
+    }
   }
   if (communicator_) {
     Communicator::Request gathered = communicator_->startAllGather(flat_.data(), counts, displs);
     // The norm's sum travels while the parameters do.
-    communicator_->sum(&gradSquares, 1,
-                       describe("sum of the gradient norm"));
+    if (!clip)
+      communicator_->sum(&gradSquares, 1, describe("sum of the gradient norm"));
     communicator_->wait(gathered, describe("all-gather of the parameters"));
   }
   for (const Piece &p : params_)
