@@ -1,0 +1,173 @@
+//===- blas.cpp - small matmul library calls, on a CBLAS ------------------===//
+//
+// Only cblas_sgemm (and OpenBLAS's thread-count calls), resolved with dlsym:
+// the runtime has no link-time dependency on a BLAS. A batched call is a
+// loop of sgemm calls (OpenBLAS 0.3.21 has no cblas_sgemm_batch, and the
+// calls that come here are small).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cpu/blas.h"
+
+#include "runtime/cpu/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <memory>
+#include <mutex>
+
+namespace tcc::rt {
+
+namespace {
+
+/// Products below this many flops go to BLAS: oneDNN's fixed cost per
+/// execution is larger than BLAS's there (bench/gemm, docs/cpu-gemm.md).
+constexpr double kBlasFlops = 4.0e6;
+
+/// A weight gradient A^T B of batch 1 summing over at least this many rows
+/// (K, the tokens of a dense layer) goes to BLAS at any size: oneDNN 2.6
+/// runs a transposed left operand at about half speed, even after the
+/// runtime's copy into plain layout (docs/cpu-gemm.md).
+constexpr int64_t kBlasTransposedRows = 1024;
+
+/// Debian's OpenMP build of OpenBLAS (libopenblas0-openmp): it runs on the
+/// process's one OpenMP pool. The generic soname comes second; it may be a
+/// pthreads build, whose pool is then sized per call.
+const char *const kDefaultLibraries[] = {
+    "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
+    "libopenblas.so.0",
+};
+
+/// CBLAS's enums (cblas.h), fixed by the standard.
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+/// OpenBLAS's openblas_get_parallel(): 1 for a pthreads build.
+constexpr int kOpenBlasPthreads = 1;
+
+/// Loads FILE; null (and WHY set) when it cannot be used.
+Blas *load(const std::string &file, std::string &why) {
+  // An OpenMP BLAS built for GNU OpenMP: its GOMP_* references must bind to
+  // our libomp, as oneDNN's do.
+  exposeOpenMPGlobally();
+  dlerror();
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *error = dlerror();
+    why = error ? error : "dlopen failed";
+    return nullptr;
+  }
+  auto blas = std::make_unique<Blas>();
+  blas->file = file;
+  blas->sgemm = reinterpret_cast<decltype(blas->sgemm)>(dlsym(handle, "cblas_sgemm"));
+  if (!blas->sgemm) {
+    why = "it has no cblas_sgemm";
+    dlclose(handle);
+    return nullptr;
+  }
+  std::string openmp = checkSingleOpenMP();
+  if (!openmp.empty()) {
+    why = "it would use a second OpenMP runtime: " + openmp;
+    return nullptr; // not closed: its initialization may have started threads
+  }
+  auto parallel = reinterpret_cast<int (*)()>(dlsym(handle, "openblas_get_parallel"));
+  if (parallel && parallel() == kOpenBlasPthreads)
+    blas->setThreads = reinterpret_cast<void (*)(int)>(dlsym(handle, "openblas_set_num_threads"));
+  return blas.release(); // lives as long as the process, like the library
+}
+
+const Blas *loadOnce() {
+  const char *env = std::getenv("TCC_BLAS_LIBRARY");
+  std::string named = env ? env : "";
+  if (named == "none")
+    return nullptr;
+  std::string why;
+  if (!named.empty()) {
+    // Asked for by name: say why it is not used rather than stay silent.
+    if (Blas *blas = load(named, why))
+      return blas;
+    std::fprintf(stderr, "tcc: TCC_BLAS_LIBRARY=%s is not used (%s); matmuls run on oneDNN\n",
+                 named.c_str(), why.c_str());
+    return nullptr;
+  }
+  for (const char *file : kDefaultLibraries)
+    if (Blas *blas = load(file, why))
+      return blas;
+  return nullptr; // no BLAS installed: every call on oneDNN, silently
+}
+
+/// C = relu((C + bias) + D) over ROWS rows of N columns, as the epilogue
+/// bits say (null BIAS / D: none). A NaN stays NaN through the relu, as in
+/// oneDNN's and the generated code's, so non-finite checks still see it.
+void applyEpilogue(float *c, const float *bias, const float *d, bool relu, int64_t rows,
+                   int64_t n) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = c + i * n;
+    const float *residual = d ? d + i * n : nullptr;
+    for (int64_t j = 0; j < n; ++j) {
+      float x = row[j];
+      if (bias)
+        x += bias[j];
+      if (residual)
+        x += residual[j];
+      row[j] = relu && x < 0.0f ? 0.0f : x;
+    }
+  }
+}
+
+} // namespace
+
+const Blas *blas() {
+  static std::once_flag once;
+  static const Blas *loaded = nullptr;
+  std::call_once(once, [] { loaded = loadOnce(); });
+  return loaded;
+}
+
+bool blasPrefers(const tcc_abi_library_call &call) {
+  const int64_t *p = call.params;
+  int64_t batch = p[0], m = p[1], n = p[2], k = p[3];
+  bool transA = p[4];
+  // CBLAS takes int sizes and leading dimensions.
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    return false;
+  double flops = 2.0 * double(batch) * double(m) * double(n) * double(k);
+  return flops < kBlasFlops || (batch == 1 && transA && k >= kBlasTransposedRows);
+}
+
+void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands) {
+  const int64_t batch = p[0], m = p[1], n = p[2], k = p[3];
+  const bool transA = p[4], transB = p[5], accumulate = p[6];
+  auto *a = static_cast<const float *>(operands[0]);
+  auto *b = static_cast<const float *>(operands[1]);
+  auto *c = static_cast<float *>(operands[2]);
+  int next = 3;
+  const float *bias =
+      epilogue & TCC_MATMUL_EPILOGUE_BIAS ? static_cast<const float *>(operands[next++]) : nullptr;
+  const float *d = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL
+                       ? static_cast<const float *>(operands[next++])
+                       : nullptr;
+  const int threads = parallelThreads();
+  if (blas.setThreads) {
+    // A pthreads OpenBLAS has its own pool: size it like ours, once per
+    // change (the setter is not free).
+    static std::atomic<int> current{0};
+    if (current.exchange(threads) != threads)
+      blas.setThreads(threads);
+  }
+  // Row-major: A is M x K (K x M stored when transposed), B K x N (N x K).
+  for (int64_t s = 0; s < batch; ++s)
+    blas.sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans, int(m), int(n),
+               int(k), 1.0f, a + s * m * k, int(transA ? m : k), b + s * k * n,
+               int(transB ? k : n), accumulate ? 1.0f : 0.0f, c + s * m * n, int(n));
+  if (!epilogue)
+    return;
+  // On the calling thread: epilogues come with forward dense layers
+  // (trans_a = 0), which come here only when they are small.
+  applyEpilogue(c, bias, d, epilogue & TCC_MATMUL_EPILOGUE_RELU, batch * m, n);
+}
+
+} // namespace tcc::rt
