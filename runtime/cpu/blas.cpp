@@ -2,8 +2,8 @@
 //
 // Only cblas_sgemm (and OpenBLAS's thread-count calls), resolved with dlsym:
 // the runtime has no link-time dependency on a BLAS. A batched call is a
-// loop of sgemm calls (OpenBLAS 0.3.21 has no cblas_sgemm_batch, and the
-// calls that come here are small).
+// loop of sgemm calls, across the threads (OpenBLAS 0.3.21 has no
+// cblas_sgemm_batch, and the matrices that come here are small).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,14 +24,18 @@ namespace tcc::rt {
 
 namespace {
 
-/// Products below this many flops go to BLAS: oneDNN's fixed cost per
-/// execution is larger than BLAS's there (bench/gemm, docs/cpu-gemm.md).
-constexpr double kBlasFlops = 4.0e6;
+/// A batched product whose matrices have at most this many multiply-adds
+/// (M N K; 16 x 16 x 16) goes to BLAS: oneDNN 2.6's batched matmul pays a
+/// cost per matrix that dwarfs such products (3.4-12x slower than a loop
+/// of sgemm calls with its AVX2 kernels; about even with its AVX-512
+/// ones). Larger matrices, and 2-D products of any size, are as fast or
+/// faster on oneDNN (docs/cpu-gemm.md).
+constexpr int64_t kBlasBatchedVolume = 16 * 16 * 16;
 
 /// A weight gradient A^T B of batch 1 summing over at least this many rows
-/// (K, the tokens of a dense layer) goes to BLAS at any size: oneDNN 2.6
-/// runs a transposed left operand at about half speed, even after the
-/// runtime's copy into plain layout (docs/cpu-gemm.md).
+/// (K: the tokens of a dense layer) goes to BLAS at any size: oneDNN 2.6
+/// runs a transposed left operand slowly, even after the runtime's copy
+/// into plain layout (docs/cpu-gemm.md).
 constexpr int64_t kBlasTransposedRows = 1024;
 
 /// Debian's OpenMP build of OpenBLAS (libopenblas0-openmp): it runs on the
@@ -134,8 +138,9 @@ bool blasPrefers(const tcc_abi_library_call &call) {
   // CBLAS takes int sizes and leading dimensions.
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
     return false;
-  double flops = 2.0 * double(batch) * double(m) * double(n) * double(k);
-  return flops < kBlasFlops || (batch == 1 && transA && k >= kBlasTransposedRows);
+  if (batch > 1)
+    return double(m) * double(n) * double(k) <= double(kBlasBatchedVolume);
+  return transA && k >= kBlasTransposedRows;
 }
 
 void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands) {
@@ -159,10 +164,30 @@ void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *cons
       blas.setThreads(threads);
   }
   // Row-major: A is M x K (K x M stored when transposed), B K x N (N x K).
-  for (int64_t s = 0; s < batch; ++s)
-    blas.sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans, int(m), int(n),
-               int(k), 1.0f, a + s * m * k, int(transA ? m : k), b + s * k * n,
-               int(transB ? k : n), accumulate ? 1.0f : 0.0f, c + s * m * n, int(n));
+  struct Product {
+    const Blas *blas;
+    const float *a, *b;
+    float *c;
+    int64_t m, n, k;
+    bool transA, transB, accumulate;
+    void operator()(int64_t s) const {
+      blas->sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans, int(m),
+                  int(n), int(k), 1.0f, a + s * m * k, int(transA ? m : k), b + s * k * n,
+                  int(transB ? k : n), accumulate ? 1.0f : 0.0f, c + s * m * n, int(n));
+    }
+  } product = {&blas, a, b, c, m, n, k, transA, transB, accumulate};
+  if (batch > 1 && threads > 1 && !blas.setThreads) {
+    // The matrices of a batch across the threads, one sgemm each (an OpenMP
+    // OpenBLAS runs one thread inside a parallel region; a pthreads one
+    // warns there, so it loops): each matrix is computed alone, so the
+    // result does not depend on the thread count.
+    parallelFor(
+        0, batch, threads,
+        [](void *context, int64_t s) { (*static_cast<const Product *>(context))(s); }, &product);
+  } else {
+    for (int64_t s = 0; s < batch; ++s)
+      product(s);
+  }
   if (!epilogue)
     return;
   // On the calling thread: epilogues come with forward dense layers

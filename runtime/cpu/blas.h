@@ -1,8 +1,9 @@
 //===- blas.h - small matmul library calls, on a CBLAS --------------------===//
 //
-// oneDNN's matmul primitive costs microseconds per execution whatever its
-// size, which dominates the small products of small models; a CBLAS sgemm
-// (OpenBLAS) costs far less per call. LibraryCalls (onednn.h) sends the
+// oneDNN 2.6's matmul primitive pays a fixed cost per matrix of a batch,
+// which dominates the tiny batched products of small attention layers, and
+// runs a transposed left operand slowly; a CBLAS sgemm (OpenBLAS) does
+// neither. LibraryCalls (onednn.h) sends the
 // MATMUL calls that blasPrefers() names here and the rest to oneDNN; the
 // shapes and the measurements behind the rule are in docs/cpu-gemm.md. The
 // CBLAS is loaded with dlopen on first use, like oneDNN: without one every
@@ -41,8 +42,9 @@ struct Blas {
 const Blas *blas();
 
 /// Whether a checked f32 MATMUL call runs faster on BLAS than on oneDNN
-/// (docs/cpu-gemm.md): a product of fewer than kBlasFlops flops, or a
-/// weight gradient A^T B (batch 1, trans_a) summing over many rows.
+/// (docs/cpu-gemm.md): a batch of tiny matrices (attention's products at
+/// small head sizes and sequences), or a weight gradient A^T B (batch 1,
+/// trans_a) summing over many rows.
 bool blasPrefers(const tcc_abi_library_call &call);
 
 /// Runs a checked f32 MATMUL (its parameters P, epilogue bits EPILOGUE) on

@@ -54,25 +54,28 @@ double relativeError(const std::vector<float> &got, const std::vector<double> &r
   return diff / scale;
 }
 
-// Tests the rule that picks BLAS: products under 4 MFLOP, and batch-1
-// A^T B weight gradients summing over 1024 rows or more, whatever their
-// size; everything else stays on oneDNN.
+// Tests the rule that picks BLAS: batches of matrices of at most 16^3
+// multiply-adds, and batch-1 A^T B weight gradients summing over 1024 rows
+// or more, whatever their size; everything else stays on oneDNN.
 TEST(BlasTest, RoutingRule) {
   struct Case {
     std::vector<int64_t> p;
     bool blas;
   } cases[] = {
-      {{1, 1, 1, 1, 0, 0, 0, 0}, true},
-      {{1, 128, 96, 32, 0, 1, 0, kBias}, true},          // parity GPT's QKV
-      {{32, 8, 8, 16, 0, 1, 0, 0}, true},                // its attention scores
-      {{1, 100, 100, 199, 0, 0, 0, 0}, true},            // 3.98 MFLOP
-      {{1, 100, 100, 200, 0, 0, 0, 0}, false},           // 4.0 MFLOP
-      {{1, 2048, 768, 256, 0, 1, 0, kBias}, false},      // gpt4's QKV
-      {{1, 768, 256, 2048, 1, 0, 0, 0}, true},           // its weight gradient
-      {{1, 768, 256, 1023, 1, 0, 0, 0}, false},          // fewer rows
-      {{2, 768, 256, 2048, 1, 0, 0, 0}, false},          // batched
-      {{1, 768, 256, 2048, 0, 0, 0, 0}, false},          // not transposed
-      {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false},  // K beyond CBLAS's int
+      {{32, 8, 8, 16, 0, 0, 0, 0}, true},               // the parity GPT's attention
+      {{32, 8, 16, 8, 0, 0, 0, 0}, true},
+      {{4096, 16, 16, 16, 1, 1, 0, 0}, true},           // 16^3, any batch, any transpose
+      {{2, 16, 16, 17, 0, 0, 0, 0}, false},             // larger matrices
+      {{64, 128, 128, 64, 0, 0, 0, 0}, false},          // gpt4's attention
+      {{1, 1, 1, 1, 0, 0, 0, 0}, false},                // 2-D: oneDNN, however small
+      {{1, 128, 96, 32, 0, 1, 0, kBias}, false},        // the parity GPT's QKV
+      {{1, 32, 96, 128, 1, 0, 0, 0}, false},            // its weight gradient: 128 rows
+      {{1, 768, 256, 2048, 1, 0, 0, 0}, true},          // gpt4's weight gradient
+      {{1, 16, 8, 1024, 1, 0, 1, 0}, true},             // 1024 rows
+      {{1, 768, 256, 1023, 1, 0, 0, 0}, false},         // fewer rows
+      {{2, 768, 256, 2048, 1, 0, 0, 0}, false},         // batched
+      {{1, 768, 256, 2048, 0, 0, 0, 0}, false},         // not transposed
+      {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false}, // K beyond CBLAS's int
   };
   for (const Case &c : cases)
     EXPECT_EQ(blasPrefers(matmulCall(c.p)), c.blas) << c.p[0] << "x" << c.p[1] << "x" << c.p[2]
@@ -163,24 +166,23 @@ TEST(BlasTest, ReluKeepsNaN) {
   }
 }
 
-// Tests that the routed session runs BLAS for the small calls and the
-// large weight gradient, oneDNN for the rest, and that each call gives
-// the same bits run after run at a fixed thread count (1 and 2), on the
-// shapes of a transformer layer's training step (gpt4's: 2048 tokens,
-// d = 256; the parity GPT's: 128 tokens, d = 32). Oracle for the values:
-// float64, tolerance 1e-5 relative (sums of up to 2048 products; fp32's
-// error grows like sqrt(K) on random data).
+// Tests that a routed session runs BLAS for the tiny batched products and
+// the long weight gradients, oneDNN for the rest, and that each call gives
+// the same bits run after run at a fixed thread count (1 and 2), on shapes
+// of the parity GPT (128 tokens, d = 32, 2 heads) and gpt4 (2048 tokens,
+// d = 256). Oracle for the values: float64, tolerance 1e-5 relative (sums
+// of up to 2048 products of random numbers in [-1, 1)).
 TEST(BlasTest, RoutedAndDeterministic) {
   if (!blas())
     GTEST_SKIP() << "no BLAS can be loaded";
   std::vector<std::vector<int64_t>> params = {
-      {1, 128, 96, 32, 0, 1, 0, kBias},   // small, epilogue: BLAS
-      {32, 8, 8, 16, 0, 1, 0, 0},         // small batched: BLAS
-      {1, 96, 32, 128, 1, 0, 1, 0},       // small weight gradient, accumulating: BLAS
+      {32, 8, 8, 16, 0, 0, 0, 0},         // attention scores: BLAS
+      {600, 16, 16, 16, 0, 1, 1, 0},      // 4.9 MFLOP: its matrices across the threads: BLAS
       {1, 256, 256, 2048, 1, 0, 0, 0},    // gpt4's projection weight gradient: BLAS
-      {1, 512, 256, 256, 0, 1, 0, kBias}, // 67 MFLOP forward: oneDNN
+      {1, 96, 32, 128, 1, 0, 1, 0},       // the parity GPT's weight gradient: oneDNN
+      {1, 128, 96, 32, 0, 1, 0, kBias},   // its QKV: oneDNN
   };
-  const bool onBlas[] = {true, true, true, true, false};
+  const bool onBlas[] = {true, true, true, false, false};
   std::vector<tcc_abi_library_call> calls;
   for (const auto &p : params)
     calls.push_back(matmulCall(p));
