@@ -48,8 +48,9 @@ struct Options {
 
 /// One distinct MATMUL call and how often a step makes it.
 struct Case {
+  Case(std::vector<int64_t> params, int count) : params(std::move(params)), count(count) {}
   std::vector<int64_t> params; // 8: batch M N K ta tb acc epilogue
-  int count = 1;
+  int count;
   double onednnUs = 0, blasUs = 0;
   bool routedToBlas = false;
   std::string onednnImpl;
@@ -161,7 +162,7 @@ std::vector<Case> casesOf(const std::string &path) {
   }
   std::vector<Case> cases;
   for (auto &p : order)
-    cases.push_back({p, counts[p]});
+    cases.emplace_back(p, counts[p]);
   return cases;
 }
 
@@ -246,7 +247,7 @@ int main(int argc, char **argv) {
     for (const std::string &item : items) {
       std::vector<int64_t> p;
       if (parseCall(item, p)) {
-        calls.push_back({p, 1});
+        calls.emplace_back(p, 1);
         continue;
       }
       std::vector<Case> cases = casesOf(item);

@@ -16,7 +16,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
+#include <iterator>
 #include <memory>
 #include <mutex>
 
@@ -100,7 +102,11 @@ const Blas *loadOnce() {
   for (const char *file : kDefaultLibraries)
     if (Blas *blas = load(file, why))
       return blas;
-  return nullptr; // no BLAS installed: every call on oneDNN, silently
+  // No BLAS installed: every call on oneDNN, silently unless asked.
+  if (blasVerbose())
+    std::fprintf(stderr, "tcc: no BLAS (%s: %s); matmuls run on oneDNN\n",
+                 kDefaultLibraries[std::size(kDefaultLibraries) - 1], why.c_str());
+  return nullptr;
 }
 
 /// C = relu((C + bias) + D) over ROWS rows of N columns, as the epilogue
@@ -123,6 +129,11 @@ void applyEpilogue(float *c, const float *bias, const float *d, bool relu, int64
 }
 
 } // namespace
+
+bool blasVerbose() {
+  const char *env = std::getenv("TCC_BLAS_VERBOSE");
+  return env && *env && std::strcmp(env, "0") != 0;
+}
 
 const Blas *blas() {
   static std::once_flag once;

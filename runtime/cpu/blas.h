@@ -37,9 +37,13 @@ struct Blas {
 /// The process's CBLAS, or null when there is none: TCC_BLAS_LIBRARY names
 /// the file to load ("none": no BLAS), by default Debian's OpenMP build of
 /// OpenBLAS (libopenblas0-openmp). A library that cannot be loaded, lacks
-/// cblas_sgemm or would bring a second OpenMP runtime is not used; with
-/// TCC_BLAS_VERBOSE set, one line on stderr says why.
+/// cblas_sgemm or would bring a second OpenMP runtime is not used: one line
+/// on stderr says why when TCC_BLAS_LIBRARY named it or blasVerbose().
 const Blas *blas();
+
+/// Whether TCC_BLAS_VERBOSE is set (and not "0"): sessions then print how
+/// many of their matmul calls run on BLAS, one line on stderr.
+bool blasVerbose();
 
 /// Whether a checked f32 MATMUL call runs faster on BLAS than on oneDNN
 /// (docs/cpu-gemm.md): a batch of tiny matrices (attention's products at

@@ -15,6 +15,7 @@
 #include "runtime/error.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -659,6 +660,15 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     }
     scratchpadSize_ = std::max(scratchpadSize_, b.call->scratchBytes);
     calls_.push_back(std::move(b.call));
+  }
+  if (blasVerbose() && anyMatmul) {
+    int onBlas = 0, matmulCalls = 0;
+    for (int32_t i = 0; i < count; ++i) {
+      matmulCalls += calls[i].kind == TCC_LIBRARY_CALL_MATMUL;
+      onBlas += calls_[size_t(i)]->blas != nullptr;
+    }
+    std::fprintf(stderr, "tcc: %s: %d of %d matmul calls on BLAS (%s)\n", what.c_str(), onBlas,
+                 matmulCalls, blasLibrary ? blasLibrary->file.c_str() : "none loaded");
   }
 }
 
