@@ -34,11 +34,14 @@ namespace {
 /// faster on oneDNN (docs/cpu-gemm.md).
 constexpr int64_t kBlasBatchedVolume = 16 * 16 * 16;
 
-/// A weight gradient A^T B of batch 1 summing over at least this many rows
-/// (K: the tokens of a dense layer) goes to BLAS at any size: oneDNN 2.6
-/// runs a transposed left operand slowly, even after the runtime's copy
-/// into plain layout (docs/cpu-gemm.md).
-constexpr int64_t kBlasTransposedRows = 1024;
+/// A weight gradient A^T B of batch 1 with at least kBlasTransposedRows
+/// rows (K: the tokens of a dense layer) and a result of at least
+/// kBlasTransposedOutput elements (M N: the weight) goes to BLAS: oneDNN
+/// 2.6 runs a transposed left operand slowly, even after the runtime's copy
+/// into plain layout (1.0-3.8x slower on gpt4's and GPT-2-small's weight
+/// gradients); on smaller weights it is the faster one (docs/cpu-gemm.md).
+constexpr int64_t kBlasTransposedRows = 512;
+constexpr int64_t kBlasTransposedOutput = 256 * 256;
 
 /// Debian's OpenMP build of OpenBLAS (libopenblas0-openmp): it runs on the
 /// process's one OpenMP pool. The generic soname comes second; it may be a
@@ -151,7 +154,7 @@ bool blasPrefers(const tcc_abi_library_call &call) {
     return false;
   if (batch > 1)
     return double(m) * double(n) * double(k) <= double(kBlasBatchedVolume);
-  return transA && k >= kBlasTransposedRows;
+  return transA && k >= kBlasTransposedRows && m * n >= kBlasTransposedOutput;
 }
 
 void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands) {

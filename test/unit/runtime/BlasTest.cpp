@@ -55,8 +55,8 @@ double relativeError(const std::vector<float> &got, const std::vector<double> &r
 }
 
 // Tests the rule that picks BLAS: batches of matrices of at most 16^3
-// multiply-adds, and batch-1 A^T B weight gradients summing over 1024 rows
-// or more, whatever their size; everything else stays on oneDNN.
+// multiply-adds, and batch-1 A^T B weight gradients summing over 512 rows
+// or more into 256 x 256 elements or more; everything else stays on oneDNN.
 TEST(BlasTest, RoutingRule) {
   struct Case {
     std::vector<int64_t> p;
@@ -69,10 +69,12 @@ TEST(BlasTest, RoutingRule) {
       {{64, 128, 128, 64, 0, 0, 0, 0}, false},          // gpt4's attention
       {{1, 1, 1, 1, 0, 0, 0, 0}, false},                // 2-D: oneDNN, however small
       {{1, 128, 96, 32, 0, 1, 0, kBias}, false},        // the parity GPT's QKV
-      {{1, 32, 96, 128, 1, 0, 0, 0}, false},            // its weight gradient: 128 rows
+      {{1, 32, 96, 128, 1, 0, 0, 0}, false},            // its weight gradient
       {{1, 768, 256, 2048, 1, 0, 0, 0}, true},          // gpt4's weight gradient
-      {{1, 16, 8, 1024, 1, 0, 1, 0}, true},             // 1024 rows
-      {{1, 768, 256, 1023, 1, 0, 0, 0}, false},         // fewer rows
+      {{1, 768, 3072, 512, 1, 0, 1, 0}, true},          // GPT-2 small's at 512 tokens
+      {{1, 256, 256, 512, 1, 0, 0, 0}, true},           // the smallest
+      {{1, 256, 256, 511, 1, 0, 0, 0}, false},          // fewer rows
+      {{1, 32, 128, 1024, 1, 0, 0, 0}, false},          // a smaller weight
       {{2, 768, 256, 2048, 1, 0, 0, 0}, false},         // batched
       {{1, 768, 256, 2048, 0, 0, 0, 0}, false},         // not transposed
       {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false}, // K beyond CBLAS's int
