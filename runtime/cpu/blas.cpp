@@ -1,4 +1,4 @@
-//===- blas.cpp - small matmul library calls, on a CBLAS ------------------===//
+//===- blas.cpp - matmul library calls on a CBLAS -------------------------===//
 //
 // Only cblas_sgemm (and OpenBLAS's thread-count calls), resolved with dlsym:
 // the runtime has no link-time dependency on a BLAS. A batched call is a
@@ -28,9 +28,8 @@ namespace {
 
 /// A batched product whose matrices have at most this many multiply-adds
 /// (M N K; 16 x 16 x 16) goes to BLAS: oneDNN 2.6's batched matmul pays a
-/// cost per matrix that dwarfs such products (3.4-12x slower than a loop
-/// of sgemm calls with its AVX2 kernels; about even with its AVX-512
-/// ones). Larger matrices, and 2-D products of any size, are as fast or
+/// cost per matrix that dwarfs such products (2-4x slower than a loop of
+/// sgemm calls with its AVX2 kernels; 0.8-1.35x with its AVX-512 ones). Larger matrices, and 2-D products of any size, are as fast or
 /// faster on oneDNN (docs/cpu-gemm.md).
 constexpr int64_t kBlasBatchedVolume = 16 * 16 * 16;
 
@@ -38,7 +37,7 @@ constexpr int64_t kBlasBatchedVolume = 16 * 16 * 16;
 /// rows (K: the tokens of a dense layer) and a result of at least
 /// kBlasTransposedOutput elements (M N: the weight) goes to BLAS: oneDNN
 /// 2.6 runs a transposed left operand slowly, even after the runtime's copy
-/// into plain layout (1.0-3.8x slower on gpt4's and GPT-2-small's weight
+/// into plain layout (1.0-3.1x slower on gpt4's and GPT-2-small's weight
 /// gradients); on smaller weights it is the faster one (docs/cpu-gemm.md).
 constexpr int64_t kBlasTransposedRows = 512;
 constexpr int64_t kBlasTransposedOutput = 256 * 256;

@@ -1,4 +1,4 @@
-//===- blas.h - small matmul library calls, on a CBLAS --------------------===//
+//===- blas.h - matmul library calls on a CBLAS ---------------------------===//
 //
 // oneDNN 2.6's matmul primitive pays a fixed cost per matrix of a batch,
 // which dominates the tiny batched products of small attention layers, and
