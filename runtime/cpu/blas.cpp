@@ -61,6 +61,15 @@ Blas *load(const std::string &file, std::string &why) {
   // An OpenMP BLAS built for GNU OpenMP: its GOMP_* references must bind to
   // our libomp, as oneDNN's do.
   exposeOpenMPGlobally();
+  // One loaded before (numpy's BLAS, when libblas.so.3 is this OpenBLAS)
+  // bound its OpenMP calls then, most likely to libgomp: a second thread
+  // pool beside libomp's, which oversubscribes the cores.
+  if (void *loaded = dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(loaded);
+    why = "it was loaded before the runtime, so its OpenMP calls may run on a second OpenMP "
+          "runtime";
+    return nullptr;
+  }
   dlerror();
   void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

@@ -37,7 +37,9 @@ struct Blas {
 /// The process's CBLAS, or null when there is none: TCC_BLAS_LIBRARY names
 /// the file to load ("none": no BLAS), by default Debian's OpenMP build of
 /// OpenBLAS (libopenblas0-openmp). A library that cannot be loaded, lacks
-/// cblas_sgemm or would bring a second OpenMP runtime is not used: one line
+/// cblas_sgemm, would bring a second OpenMP runtime or was loaded before
+/// the runtime (by numpy, say: its OpenMP calls are bound to whatever was
+/// there then) is not used: one line
 /// on stderr says why when TCC_BLAS_LIBRARY named it or blasVerbose().
 const Blas *blas();
 

@@ -546,12 +546,17 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                            const std::string &what, MatmulLibrary matmuls)
     : what_(what) {
-  // BLAS only where there are matmuls to run on it.
+  // BLAS is loaded only when a call would run on it.
+  auto onBlas = [matmuls](const tcc_abi_library_call &c) {
+    return c.kind == TCC_LIBRARY_CALL_MATMUL &&
+           (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
+  };
   bool anyMatmul = std::any_of(calls, calls + count, [](const tcc_abi_library_call &c) {
     return c.kind == TCC_LIBRARY_CALL_MATMUL;
   });
-  const Blas *blasLibrary = matmuls != MatmulLibrary::OneDnn && anyMatmul ? blas() : nullptr;
-  if (matmuls == MatmulLibrary::Blas && !blasLibrary)
+  bool wantBlas = std::any_of(calls, calls + count, onBlas);
+  const Blas *blasLibrary = wantBlas ? blas() : nullptr;
+  if (matmuls == MatmulLibrary::Blas && wantBlas && !blasLibrary)
     fail(TCC_ERROR_UNSUPPORTED, what + ": no BLAS could be loaded (Debian: apt-get install "
                                        "libopenblas0-openmp; TCC_BLAS_LIBRARY names another)");
   for (int32_t i = 0; i < count; ++i) {
@@ -571,8 +576,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                        : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *
                              double(p[1]) * double(p[5]) * double(p[6]) / double(convGroups(c));
     bool serial = flops < kSerialFlops;
-    if (c.kind == TCC_LIBRARY_CALL_MATMUL && blasLibrary &&
-        (matmuls == MatmulLibrary::Blas || blasPrefers(c))) {
+    if (blasLibrary && onBlas(c)) {
       auto call = std::make_unique<Call>();
       call->serial = serial;
       call->blas = blasLibrary;
@@ -668,7 +672,8 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
       onBlas += calls_[size_t(i)]->blas != nullptr;
     }
     std::fprintf(stderr, "tcc: %s: %d of %d matmul calls on BLAS (%s)\n", what.c_str(), onBlas,
-                 matmulCalls, blasLibrary ? blasLibrary->file.c_str() : "none loaded");
+                 matmulCalls,
+                 blasLibrary ? blasLibrary->file.c_str() : wantBlas ? "none loaded" : "none needed");
   }
 }
 
