@@ -35,6 +35,9 @@ endif()
 # find_package(tcc): the imported targets of the install tree...
 install(EXPORT tccTargets NAMESPACE tcc:: DESTINATION ${TCC_CMAKE_INSTALL_DIR})
 file(STRINGS runtime/include/tcc/abi.h TCC_ABI_LINE REGEX "^#define TCC_ABI_VERSION ")
+# A new ABI version reconfigures, so that the installed config says it.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${CMAKE_CURRENT_SOURCE_DIR}/runtime/include/tcc/abi.h)
 string(REGEX MATCH "[0-9]+" TCC_ABI_VERSION "${TCC_ABI_LINE}")
 configure_package_config_file(cmake/tccConfig.cmake.in
   ${CMAKE_BINARY_DIR}/cmake/tccConfig.cmake INSTALL_DESTINATION ${TCC_CMAKE_INSTALL_DIR})

@@ -3,7 +3,7 @@
 // Builds, in LLVM IR, what runtime/include/tcc/abi.h describes: one wrapper
 // per entry point with the ABI's signature, and the descriptor (tensors,
 // sizes, entry points) returned by the only exported symbol. Then optimizes
-// at O3, emits an object file with LLVM's target machine in-process, and links
+// (kernels at O3, or O2 in large programs; the host code at O1), emits an object file with LLVM's target machine in-process, and links
 // a shared library with the system C compiler driver.
 //
 //===----------------------------------------------------------------------===//
@@ -611,6 +611,10 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
     return kv.first == TCC_METADATA_PROFILE_KERNELS;
   });
   uint32_t abiVersion = collectives.empty() && !profiled ? 1u : 2u;
+  // Version 3: a ZeRO-1 train_step updates nothing itself; a runtime that
+  // does not run the sharded update (runtime/dist/zero.h) must refuse it.
+  if (llvm::any_of(metadata, [](const auto &kv) { return kv.first == TCC_METADATA_ZERO; }))
+    abiVersion = 3u;
   llvm::GlobalVariable *metadataRows = metadataTable(m, d, *types, metadata);
   // Device code: the kernel table, the PTX (NUL-terminated) and the cubin.
   llvm::GlobalVariable *kernels = kernelTable(m, d, *types, deviceCode.kernels);

@@ -3,7 +3,7 @@
 // The last stage for both targets: translate the lowered module (host code;
 // for CUDA with its PTX, assembled here by ptxas) to LLVM IR, add the
 // entry-point wrappers and the descriptor of runtime/include/tcc/abi.h,
-// optimize at O3, emit an object file in-process, link a shared library that
+// optimize (kernels O3 or O2, host O1), emit an object file in-process, link a shared library that
 // exports only the descriptor.
 //
 //===----------------------------------------------------------------------===//

@@ -100,6 +100,9 @@ private:
   /// weights and the options. The artifact carries it; with the compiler's
   /// identity it keys the artifact in the cache.
   std::string fingerprint() const;
+  /// --zero=1: the fingerprint of the same compile without it, as the
+  /// metadata TCC_METADATA_STATE_FINGERPRINT (its checkpoints' identity).
+  void recordStateFingerprint();
   std::string canonicalOptions() const;
   /// canonicalOptions before the import, and the import's own options: the
   /// rest of the source key (compiler/SourceKey.h).
@@ -257,6 +260,13 @@ LogicalResult Compilation::checkOptions() {
                       "NVIDIA GPUs; on the CPU use --precision=fp32)";
   if (stage == Stage::Ptx && !device)
     return error() << "--emit=ptx needs --target=cuda";
+  // ZeRO-1's update is a runtime loop over host memory for now.
+  if (training.zero != 0 && device)
+    return error() << "--zero=1 runs on the CPU only for now (the sharded update and its MPI "
+                      "collectives use host memory); drop --target=" << options.target;
+  if (training.zero != 0 && !options.lengthBuckets.empty())
+    return error() << "--zero=1 cannot be combined with --length-buckets yet (each variant "
+                      "would need its own flat gradient)";
   if (options.memoryBudget < 0)
     return error() << "--memory-budget: expected a positive size";
   if ((options.memoryBudget > 0 || options.autoBatch) && stage < Stage::Bufferized)
@@ -514,6 +524,22 @@ std::string Compilation::fingerprint() const {
   return tcc::hashKey({"fingerprint", canonicalOptions(), program.digest(), parameters.digest()});
 }
 
+void Compilation::recordStateFingerprint() {
+  // ZeRO-1 only moves where the optimizer state lives: its checkpoints are
+  // those of the same compile without --zero (the fingerprint that compile
+  // computes), so that either artifact resumes the other's.
+  int64_t zero = training.zero;
+  training.zero = 0;
+  std::string state = fingerprint();
+  training.zero = zero;
+  MLIRContext *ctx = &context;
+  NamedAttrList merged;
+  if (auto existing = (*module)->getAttrOfType<DictionaryAttr>(tcc::attr::metadata))
+    merged.append(existing.getValue());
+  merged.set(StringAttr::get(ctx, TCC_METADATA_STATE_FINGERPRINT), StringAttr::get(ctx, state));
+  (*module)->setAttr(tcc::attr::metadata, merged.getDictionary(ctx));
+}
+
 LogicalResult Compilation::writeArtifact() {
   tcc::ArtifactOptions artifact;
   artifact.fingerprint = artifactFingerprint;
@@ -769,6 +795,8 @@ LogicalResult Compilation::run() {
   if (stage >= Stage::LLVMIR) {
     TimingScope scope = root.nest("fingerprint");
     artifactFingerprint = fingerprint();
+    if (train && training.zero != 0)
+      recordStateFingerprint();
   }
   if (cache && cache->enabled() && reusable) {
     FailureOr<bool> reused = reuseArtifact();

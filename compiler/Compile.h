@@ -120,7 +120,7 @@ struct CompileOptions {
   Fusion fusion = Fusion::All;
   /// Every kernel in its own function named after its node (perf profiles).
   bool profile = false;
-  /// LLVM's O3 on the artifact (false: `--O0`).
+  /// LLVM's optimization on the artifact (false: `--O0`).
   bool optimize = true;
   /// Threads for LLVM's optimization and code generation, and with 1 for
   /// MLIR's passes too (0: every core).

@@ -48,7 +48,7 @@ createTargetMachine(llvm::StringRef cpu, std::string &error,
 
 /// LLVM's default pipeline at LEVEL over M.
 void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm,
-                    llvm::OptimizationLevel level = llvm::OptimizationLevel::O3);
+                    llvm::OptimizationLevel level = llvm::OptimizationLevel::O2);
 
 /// Compiles M (its triple and data layout set) into object files, one per
 /// group, in a fixed order; M is left split (its kernels external). Errors

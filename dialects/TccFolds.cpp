@@ -21,6 +21,9 @@ using namespace tcc;
 
 /// Largest non-splat tensor (in elements) that a folder may create.
 static constexpr int64_t kFoldLimit = 1 << 16;
+/// Largest result (in elements) of a folded broadcast of a non-splat tensor:
+/// enough for the shape subgraphs folding exists for.
+static constexpr int64_t kBroadcastFoldLimit = 1 << 12;
 
 static bool foldable(Type t) {
   // Checked: getNumElements() wraps on shapes built from hostile data.
@@ -490,6 +493,13 @@ OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
     return getInput();
   auto in = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
   if (!in)
+    return {};
+  // Repeating a non-splat constant into a large one only costs: the table
+  // is emitted and compiled into every artifact and read from memory at run
+  // time, where the broadcast itself fuses into its consumers for free (the
+  // max_pool gradient's per-window positions, [N, C, O...] from an [O...]
+  // plane, were 27.8 MB of googlenet's object code).
+  if (!in.isSplat() && getType().getNumElements() > kBroadcastFoldLimit)
     return {};
   auto inType = getInput().getType();
   SmallVector<int64_t> inStrides = stridesOf(inType.getShape());

@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/GlobPattern.h"
 
@@ -454,6 +455,21 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       return emitError(loc, "unknown precision '") << precision << "' (fp32, tf32, bf16 or fp16)";
     if (!(bucketMb > 0) || !std::isfinite(bucketMb))
       return emitError(loc, "--bucket-mb must be a finite size > 0, got ") << bucketMb;
+    if (zero != 0 && zero != 1)
+      return emitError(loc, "--zero must be 0 or 1 (ZeRO stage 1: the optimizer state "
+                            "sharded), got ")
+             << static_cast<int64_t>(zero);
+    if (zero != 0) {
+      // What the sharded update does not do yet: refused, not computed wrong.
+      const char *unsupported = !dataParallel        ? "without --data-parallel"
+                                : gradClip > 0       ? "with --grad-clip (the clip needs the "
+                                                       "global norm before any chunk updates)"
+                                : skipNonFinite      ? "with --skip-nonfinite"
+                                : precision != "fp32" ? "with a precision other than fp32"
+                                                      : nullptr;
+      if (unsupported)
+        return emitError(loc, "--zero=1 is not supported ") << unsupported;
+    }
     return success();
   }
 
@@ -1040,6 +1056,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// (and step), the loss, every new parameter / buffer value (marked
   /// tcc.update = NAME, in no particular order), the gradient norm.
   LogicalResult buildOptimizerStep(func::FuncOp step, ArrayRef<unsigned> params, Location loc) {
+    if (zero != 0)
+      return buildZeroStep(step, params, loc);
     RankedTensorType scalar = scalarType();
     FunctionEditor e(step);
     OpBuilder &sb = e.b;
@@ -1104,6 +1122,27 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return success();
   }
 
+  /// While building @zero_update: the optimizer reads and writes one flat
+  /// chunk, its state as inputs and outputs named "zero" + suffix, the
+  /// parameter as TCC_ZERO_PARAM; otherwise state tensors NAME + suffix
+  /// and updates in place.
+  bool zeroChunk = false;
+
+  /// The optimizer state tensor NAME + SUFFIX (".exp_avg") of TYPE.
+  Value optimizerState(FunctionEditor &e, RankedTensorType type, StringRef name,
+                       StringRef suffix) {
+    if (zeroChunk)
+      return e.addArgument(type, attr::input, "zero" + suffix);
+    return e.addArgument(type, attr::state, name + suffix);
+  }
+  /// V, the new value of NAME + SUFFIX (the parameter itself when SUFFIX is
+  /// empty), whose old value is OLD.
+  void writeState(FunctionEditor &e, Value v, Value old, StringRef name, StringRef suffix) {
+    if (zeroChunk)
+      return e.output(v, suffix.empty() ? std::string(TCC_ZERO_PARAM) : ("zero" + suffix).str());
+    e.updateUnlessSkipped(v, old, name + suffix);
+  }
+
   /// PyTorch SGD: g += wd p; buf = mu buf + (1 - damp) g (buf = g at the
   /// first step); g = nesterov ? g + mu buf : buf; p -= lr g.
   /// The hyperparameters are runtime scalars (Hyper); the weight decay term
@@ -1113,7 +1152,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value lrFull = t.full(lr);
     g = t.add(g, t.mul(t.full(h.weightDecay), p));
     if (h.momentum) {
-      Value buf = e.addArgument(t.type, attr::state, name + ".momentum_buffer");
+      Value buf = optimizerState(e, t.type, name, ".momentum_buffer");
       if (!buf)
         return failure();
       Value kept = t.mul(t.full(h.momentum), buf);
@@ -1123,10 +1162,10 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         Value first = CompareOp::create(t.b, t.loc, CmpPredicate::eq, steps, t.constant(1.0));
         next = SelectOp::create(t.b, t.loc, first, g, next);
       }
-      e.updateUnlessSkipped(next, buf, name + ".momentum_buffer");
+      writeState(e, next, buf, name, ".momentum_buffer");
       g = nesterov ? t.add(g, t.mul(t.full(h.momentum), next)) : next;
     }
-    e.updateUnlessSkipped(t.sub(p, t.mul(lrFull, g)), p, name);
+    writeState(e, t.sub(p, t.mul(lrFull, g)), p, name, "");
     return success();
   }
 
@@ -1140,8 +1179,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
                            Value biasCorrection2) {
     Value lrFull = t.full(lr);
     Value decay = t.full(h.weightDecay);
-    Value m = e.addArgument(t.type, attr::state, name + ".exp_avg");
-    Value v = e.addArgument(t.type, attr::state, name + ".exp_avg_sq");
+    Value m = optimizerState(e, t.type, name, ".exp_avg");
+    Value v = optimizerState(e, t.type, name, ".exp_avg_sq");
     if (!m || !v)
       return failure();
     Value param = p;
@@ -1163,9 +1202,119 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value denom = t.add(root, t.full(h.eps));
     Value stepSize = t.div(lrFull, bc1);
     Value newP = t.sub(param, t.mul(stepSize, t.div(m1, denom)));
-    e.updateUnlessSkipped(newP, p, name);
-    e.updateUnlessSkipped(m1, m, name + ".exp_avg");
-    e.updateUnlessSkipped(v1, v, name + ".exp_avg_sq");
+    writeState(e, newP, p, name, "");
+    writeState(e, m1, m, name, ".exp_avg");
+    writeState(e, v1, v, name, ".exp_avg_sq");
+    return success();
+  }
+
+  // ZeRO stage 1 (--zero=1).
+
+  /// The flat view of the trained parameters: C chunks of S elements (S a
+  /// multiple of 16: 64-byte aligned chunks), at least N in all.
+  static constexpr int64_t kZeroChunks = 64;
+  int64_t zeroChunkSize = 0;
+  SmallVector<std::string> zeroParams;
+
+  /// @train_step for --zero=1: the loss, the running statistics, and the
+  /// flat local gradient (the mean over the micro-batches, as the
+  /// all-reduce path averages before reducing) written to the state tensor
+  /// zero.grads, zero-padded; no reduction and no update, which the runtime
+  /// does per chunk (@zero_update). grad_norm is a placeholder the runtime
+  /// overwrites with the norm of the averaged gradient. The optimizer's
+  /// inputs stay train_step's, as the trainer sets them for it.
+  LogicalResult buildZeroStep(func::FuncOp step, ArrayRef<unsigned> params, Location loc) {
+    RankedTensorType scalar = scalarType();
+    FunctionEditor e(step);
+    OpBuilder &sb = e.b;
+    func::ReturnOp stepRet = e.terminator();
+    Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
+    bool adam = optimizerKind != Optimizer::Sgd;
+    bool needsStep = adam || (momentum > 0 && dampening != 0);
+    Value stepCount = needsStep ? e.addArgument(scalar, attr::input, TCC_INPUT_STEP) : Value();
+    if (!lr || (needsStep && !stepCount) || failed(addHyperparameters(e)))
+      return failure();
+    FailureOr<SmallVector<Value>> grads = stepGradients(e, params, loc);
+    if (failed(grads))
+      return failure();
+    e.output(stepRet.getOperand(0), TCC_OUTPUT_LOSS);
+    Block &body = step.getBody().front();
+    SmallVector<Value> pieces;
+    int64_t n = 0;
+    for (auto [k, argIndex] : llvm::enumerate(params)) {
+      auto pt = tensorType(body.getArgument(argIndex));
+      if (!pt.getElementType().isF32())
+        return step.emitError("--zero=1: parameter '")
+               << paramName(step, argIndex) << "' is " << pt.getElementType()
+               << "; the flat parameter vector is f32";
+      zeroParams.push_back(paramName(step, argIndex));
+      auto flat = RankedTensorType::get({pt.getNumElements()}, pt.getElementType());
+      pieces.push_back(ReshapeOp::create(sb, loc, flat, (*grads)[k]));
+      n += pt.getNumElements();
+    }
+    int64_t perChunk = (n + kZeroChunks - 1) / kZeroChunks;
+    zeroChunkSize = (perChunk + 15) / 16 * 16;
+    int64_t total = kZeroChunks * zeroChunkSize;
+    auto f32 = Float32Type::get(&getContext());
+    if (total > n)
+      pieces.push_back(splat(sb, loc, RankedTensorType::get({total - n}, f32), 0.0));
+    auto flatType = RankedTensorType::get({total}, f32);
+    Value flat = pieces.size() == 1 ? pieces.front()
+                                    : Value(ConcatOp::create(sb, loc, flatType, pieces,
+                                                             sb.getI64IntegerAttr(0)));
+    if (!e.addArgument(flatType, attr::state, TCC_STATE_ZERO_GRADS))
+      return failure();
+    e.update(flat, TCC_STATE_ZERO_GRADS);
+    updateRunningStatistics(e);
+    e.output(splat(sb, loc, scalar, 0.0), TCC_OUTPUT_GRAD_NORM);
+    e.finish();
+    return buildZeroUpdate(step, loc);
+  }
+
+  /// @zero_update: the optimizer of train_step on one chunk of the flat
+  /// parameters (the same formulas, elementwise, so that a chunk's values
+  /// are those the unsharded update computes), and the chunk's sum of
+  /// squared gradients for the norm.
+  LogicalResult buildZeroUpdate(func::FuncOp step, Location loc) {
+    OpBuilder mb(&getContext());
+    mb.setInsertionPointAfter(step);
+    RankedTensorType scalar = scalarType();
+    auto chunk = RankedTensorType::get({zeroChunkSize}, Float32Type::get(&getContext()));
+    auto fn = func::FuncOp::create(mb, loc, TCC_ENTRY_ZERO_UPDATE,
+                                   FunctionType::get(&getContext(), {}, {}));
+    {
+      OpBuilder bb = OpBuilder::atBlockEnd(fn.addEntryBlock());
+      func::ReturnOp::create(bb, loc);
+    }
+    FunctionEditor e(fn);
+    Value p = e.addArgument(chunk, attr::input, TCC_ZERO_PARAM);
+    Value g = e.addArgument(chunk, attr::input, TCC_ZERO_GRAD);
+    Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
+    bool adam = optimizerKind != Optimizer::Sgd;
+    bool needsStep = adam || (momentum > 0 && dampening != 0);
+    Value stepCount = needsStep ? e.addArgument(scalar, attr::input, TCC_INPUT_STEP) : Value();
+    if (!p || !g || !lr || (needsStep && !stepCount))
+      return failure();
+    FailureOr<Hyper> hyper = addHyperparameters(e);
+    if (failed(hyper))
+      return failure();
+    OpBuilder &b = e.b;
+    Value biasCorrection1, biasCorrection2;
+    if (adam) {
+      Value one = splat(b, loc, scalar, 1.0);
+      biasCorrection1 = SubOp::create(b, loc, one, PowOp::create(b, loc, hyper->beta1, stepCount));
+      biasCorrection2 = SubOp::create(b, loc, one, PowOp::create(b, loc, hyper->beta2, stepCount));
+    }
+    TensorMath t{b, loc, chunk};
+    zeroChunk = true;
+    llvm::scope_exit restore([&] { zeroChunk = false; });
+    LogicalResult updated =
+        adam ? adamUpdate(e, t, p, g, "zero", lr, *hyper, biasCorrection1, biasCorrection2)
+             : sgdUpdate(e, t, p, g, "zero", lr, *hyper, stepCount);
+    if (failed(updated))
+      return failure();
+    e.output(sumAll(b, loc, MulOp::create(b, loc, g, g)), TCC_ZERO_GRAD_SQ);
+    e.finish();
     return success();
   }
 
@@ -1197,6 +1346,15 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       metadata.push_back(entry(TCC_METADATA_IGNORE_INDEX, std::to_string(ignoreIndex)));
     if (dataParallel)
       metadata.push_back(entry(TCC_METADATA_DATA_PARALLEL, std::to_string(buckets)));
+    if (zero != 0) {
+      metadata.push_back(entry(TCC_METADATA_ZERO, std::to_string(kZeroChunks) + "," +
+                                                      std::to_string(zeroChunkSize)));
+      metadata.push_back(entry(TCC_METADATA_ZERO_PARAMS, llvm::join(zeroParams, ";")));
+      StringRef state = optimizerKind != Optimizer::Sgd ? ".exp_avg;.exp_avg_sq"
+                        : momentum > 0                  ? ".momentum_buffer"
+                                                        : "";
+      metadata.push_back(entry(TCC_METADATA_ZERO_STATE, state));
+    }
     SmallVector<std::pair<std::string, double>> defaults;
     hyperparameterDefaults(defaults);
     if (skipNonFinite && precision != "fp16")

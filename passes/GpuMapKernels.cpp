@@ -20,10 +20,13 @@
 //   - anything else that touches memory (the loops of a scatter, whose
 //     iterations may collide) runs as one thread, in order.
 //
-// Every value a kernel uses is rematerialized inside it (constants, views,
-// index arithmetic), so the only values a kernel captures are the arena and
-// the state, cast to static sizes: after outlining, each kernel takes one or
-// two bare pointers.
+// Every value a kernel uses is rematerialized inside it (constants, views
+// of views, index arithmetic) except the planned buffers themselves: each
+// `memref.view` of the arena or the state at a constant offset is a kernel
+// parameter (a bare pointer after outlining), so the offset stays on the
+// host and equal ops on different buffers (a transformer's layers, the entry
+// points repeating the forward) are one kernel (tcc-gpu-merge-modules); the
+// split reductions' scratch after the arena's plan is such a view too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -360,6 +363,9 @@ private:
         if (cast == v)
           return v;
       Operation *def = v.getDefiningOp();
+      // A planned buffer: a parameter of the kernel (the header).
+      if (isPlannedBuffer(def))
+        return v;
       if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
         return def->emitError("cannot move into a GPU kernel: ") << def->getName(), failure();
       for (Value operand : def->getOperands())
@@ -377,6 +383,20 @@ private:
       replaceAllUsesInRegionWith(v, *inside, body);
     }
     return success();
+  }
+
+  /// Whether DEF is a view of the function's arena or state at a constant
+  /// byte offset with a static shape (a bare pointer can carry it).
+  bool isPlannedBuffer(Operation *def) const {
+    auto view = dyn_cast_or_null<memref::ViewOp>(def);
+    if (!view || !view.getType().hasStaticShape() || !view.getSizes().empty() ||
+        !matchPattern(view.getByteShift(), m_Constant()))
+      return false;
+    Value source = view.getSource();
+    if (auto cast = source.getDefiningOp<memref::CastOp>())
+      source = cast.getSource();
+    auto arg = dyn_cast<BlockArgument>(source);
+    return arg && arg.getOwner()->getParentOp() == func_;
   }
 
   /// The function's byte buffer ARG (arena or state) as a static memref,

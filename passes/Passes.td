@@ -115,6 +115,11 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
            "(tcc.all_reduce per bucket; the world size is the runtime's)">,
     Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
            "data-parallel: gradient bucket size in MB (10^6 bytes)">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "data-parallel: 1 shards the optimizer state over the ranks (ZeRO stage 1): "
+           "train_step writes the flat local gradient to the state buffer zero.grads and "
+           "updates nothing; @zero_update updates one chunk of the flat parameters, "
+           "which the runtime reduce-scatters, updates and all-gathers">,
     Option<"skipNonFinite", "skip-nonfinite", "bool", /*default=*/"false",
            "Add the runtime input skip_nonfinite: when it is 1, a step whose loss or "
            "gradient norm is not finite keeps the parameters, the optimizer state and "

@@ -502,6 +502,24 @@ tcc_status tcc_session_broadcast_state(tcc_session_t session, int32_t root) {
   });
 }
 
+tcc_status tcc_session_gather_state(tcc_session_t session, int32_t root) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    tcc::rt::Session::Use use(s);
+    s.gatherState(root);
+  });
+}
+
+tcc_status tcc_session_get_optimizer_state_bytes(tcc_session_t session, int64_t *out_local,
+                                                 int64_t *out_total) {
+  return guarded([&] {
+    tcc::rt::Session &s = sessionOf(session);
+    require(out_local, "out_local");
+    require(out_total, "out_total");
+    s.optimizerStateBytes(out_local, out_total);
+  });
+}
+
 tcc_status tcc_session_run(tcc_session_t session, const char *entry_name) {
   return guarded([&] {
     tcc::rt::Session &s = sessionOf(session);

@@ -143,6 +143,11 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   runtime_.profile_context = this;
   if (int32_t n = numCollectives(d); n > 0)
     collectives_ = std::make_unique<Collectives>(d.collectives, n, artifact_->path());
+  if (isZeroArtifact(*artifact_)) {
+    if (device_)
+      fail(TCC_ERROR_UNSUPPORTED, artifact_->path() + ": ZeRO-1 (--zero=1) runs on the CPU only");
+    zero_ = std::make_unique<ZeroOptimizer>(*artifact_);
+  }
   runtime_.collective = &Collectives::run;
   runtime_.collective_context = collectives_.get();
 
@@ -239,14 +244,21 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   SafetensorsReader reader;
   if (!reader.parse(file.data(), file.size(), path, &message))
     fail(TCC_ERROR_FORMAT, message);
-  auto wanted = [&](int32_t role) {
-    return role == TCC_ROLE_PARAM || (checkpoint && role == TCC_ROLE_STATE);
+  // A ZeRO-1 artifact's flat gradient is scratch between two runs; its
+  // optimizer state is the sharded one, under the unsharded names.
+  auto wanted = [&](const tcc_abi_tensor &t) {
+    if (zero_ && t.role == TCC_ROLE_STATE && std::strcmp(t.name, TCC_STATE_ZERO_GRADS) == 0)
+      return false;
+    return t.role == TCC_ROLE_PARAM || (checkpoint && t.role == TCC_ROLE_STATE);
   };
+  std::vector<std::string> zeroNames = zero_ && checkpoint ? zero_->stateNames()
+                                                           : std::vector<std::string>();
   const char *kind = checkpoint ? "checkpoint" : "parameters file";
   if (checkpoint) {
     // Optimizer state only means something for the model it was made with.
     auto it = reader.metadata().find("tcc.fingerprint");
-    if (it == reader.metadata().end() || it->second != artifact_->fingerprint())
+    if (it == reader.metadata().end() ||
+        (it->second != artifact_->fingerprint() && it->second != stateFingerprint()))
       fail(TCC_ERROR_INVALID_ARGUMENT,
            path + ": the checkpoint was written by another model or compilation (fingerprint " +
                (it == reader.metadata().end() ? std::string("missing") : it->second) + ", " +
@@ -259,7 +271,7 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   std::vector<std::pair<const tcc_abi_tensor *, const SafetensorsTensor *>> copies;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
     const tcc_abi_tensor &t = d.tensors[i];
-    if (!wanted(t.role))
+    if (!wanted(t))
       continue;
     const SafetensorsTensor *found = reader.find(t.name);
     if (!found) {
@@ -275,12 +287,31 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
                                 ", the file holds " + shapeString(found->shape));
     copies.emplace_back(&t, found);
   }
+  // ZeRO-1: each optimizer state tensor is shaped like its parameter.
+  std::vector<const SafetensorsTensor *> zeroCopies;
+  for (const std::string &name : zeroNames) {
+    const SafetensorsTensor *found = reader.find(name);
+    if (!found) {
+      missing += (missing.empty() ? "'" : ", '") + name + "'";
+      continue;
+    }
+    const tcc_abi_tensor &param =
+        artifact_->tensor(artifact_->findTensor(name.substr(0, name.rfind('.')), TCC_ROLE_PARAM));
+    std::string where = path + ": optimizer state '" + name + "' of " + artifact_->path();
+    if (found->dtype != TCC_DTYPE_F32)
+      fail(TCC_ERROR_DTYPE, where + " is f32, the file holds " + dtypeName(found->dtype));
+    if (found->shape != std::vector<int64_t>(param.shape, param.shape + param.rank))
+      fail(TCC_ERROR_SHAPE, where + " has shape " + shapeString(param.shape, size_t(param.rank)) +
+                                ", the file holds " + shapeString(found->shape));
+    zeroCopies.push_back(found);
+  }
   if (!missing.empty())
     fail(TCC_ERROR_NOT_FOUND, path + ": missing " + (checkpoint ? "tensor(s) " : "parameter(s) ") +
                                   missing + " of " + artifact_->path());
   for (const SafetensorsTensor &t : reader.tensors())
     if (artifact_->findTensor(t.name, TCC_ROLE_PARAM) < 0 &&
-        (!checkpoint || artifact_->findTensor(t.name, TCC_ROLE_STATE) < 0))
+        (!checkpoint || artifact_->findTensor(t.name, TCC_ROLE_STATE) < 0) &&
+        std::find(zeroNames.begin(), zeroNames.end(), t.name) == zeroNames.end())
       fail(TCC_ERROR_NOT_FOUND, path + ": tensor '" + t.name + "' is not a " +
                                     (checkpoint ? "parameter or state tensor" : "parameter") +
                                     " of " + artifact_->path() + " (is this a " + kind + "?)");
@@ -289,6 +320,8 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   finishRun();
   for (const auto &[tensor, source] : copies)
     std::memcpy(state_.data() + tensor->offset, source->data, source->size);
+  for (const SafetensorsTensor *source : zeroCopies)
+    zero_->loadState(source->name, source->data);
   derivedStale_ = true;
   if (device_) {
     // Upload what was loaded; the rest of the mirror may be stale.
@@ -357,13 +390,18 @@ void Session::saveTensors(const std::string &path, bool checkpoint,
   std::vector<SafetensorsTensor> tensors;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
     const tcc_abi_tensor &t = d.tensors[i];
+    if (zero_ && t.role == TCC_ROLE_STATE && std::strcmp(t.name, TCC_STATE_ZERO_GRADS) == 0)
+      continue;
     if (t.role == TCC_ROLE_PARAM || (checkpoint && t.role == TCC_ROLE_STATE))
       tensors.push_back({t.name, tcc_dtype(t.dtype),
                          std::vector<int64_t>(t.shape, t.shape + t.rank), state_.data() + t.offset,
                          size_t(t.size_bytes)});
   }
+  if (zero_ && checkpoint)
+    for (SafetensorsTensor &t : zero_->checkpointTensors())
+      tensors.push_back(std::move(t));
   SafetensorsMetadata metadata(extra.begin(), extra.end());
-  metadata["tcc.fingerprint"] = artifact_->fingerprint();
+  metadata["tcc.fingerprint"] = checkpoint ? stateFingerprint() : artifact_->fingerprint();
   metadata["tcc.producer"] = artifact_->producer();
   metadata["tcc.kind"] = checkpoint ? "checkpoint" : "parameters";
   std::string message;
@@ -530,6 +568,24 @@ void Session::run(const char *entryName) {
     fail(TCC_ERROR_INVALID_STATE, artifact_->path() + ": entry '" + entryName +
                                       "' needs input(s) not set since the last run: " + unset);
   int64_t samples = samplesOf(*entry, entryName);
+  // ZeRO-1: zero_update runs after train_step on the optimizer inputs that
+  // were set for train_step (the run may reuse their slots).
+  std::vector<ZeroOptimizer::ScalarInput> zeroScalars;
+  bool zeroStep = zero_ && std::strcmp(entryName, TCC_ENTRY_TRAIN_STEP) == 0;
+  if (zeroStep) {
+    const tcc_abi_entry *update = artifact_->findEntry(TCC_ENTRY_ZERO_UPDATE);
+    for (int32_t k = 0; k < update->num_tensors; ++k) {
+      int32_t i = update->tensor_indices[k];
+      const tcc_abi_tensor &t = artifact_->tensor(i);
+      if (t.role != TCC_ROLE_INPUT || std::strncmp(t.name, "zero.", 5) == 0)
+        continue;
+      if (!inputSet_[size_t(i)])
+        fail(TCC_ERROR_INVALID_STATE, artifact_->path() + ": entry '" + entryName +
+                                          "' needs input '" + t.name + "' (its ZeRO-1 update)");
+      const uint8_t *at = arena_.data() + t.offset;
+      zeroScalars.push_back({i, std::vector<uint8_t>(at, at + t.size_bytes)});
+    }
+  }
 
   // The run may overwrite any arena byte: nothing set or computed before it
   // survives, whatever the outcome.
@@ -559,6 +615,8 @@ void Session::run(const char *entryName) {
       runOnDevice(*entry, entryName);
     else
       runOnHost(*entry, entryName);
+    if (zeroStep)
+      runZeroUpdate(zeroScalars);
   } catch (...) {
     lastEntry_.clear();
     throw;
@@ -639,10 +697,71 @@ void Session::runOnHost(const tcc_abi_entry &entry, const char *entryName) {
   }
 }
 
+void Session::runZeroUpdate(const std::vector<ZeroOptimizer::ScalarInput> &scalars) {
+  // zero_update overwrites the arena: train_step's outputs are kept aside.
+  const tcc_abi_entry *step = artifact_->findEntry(TCC_ENTRY_TRAIN_STEP);
+  std::vector<std::pair<const tcc_abi_tensor *, std::vector<uint8_t>>> outputs;
+  const tcc_abi_tensor *gradNorm = nullptr;
+  for (int32_t k = 0; k < step->num_tensors; ++k) {
+    const tcc_abi_tensor &t = artifact_->tensor(step->tensor_indices[k]);
+    if (t.role != TCC_ROLE_OUTPUT)
+      continue;
+    const uint8_t *at = arena_.data() + t.offset;
+    outputs.push_back({&t, std::vector<uint8_t>(at, at + t.size_bytes)});
+    if (std::strcmp(t.name, TCC_OUTPUT_GRAD_NORM) == 0 && t.dtype == TCC_DTYPE_F32 && t.rank == 0)
+      gradNorm = &t;
+  }
+  const tcc_abi_entry *update = artifact_->findEntry(TCC_ENTRY_ZERO_UPDATE);
+  float norm = zero_->step(arena_.data(), state_.data(), scalars,
+                           [&] { runOnHost(*update, TCC_ENTRY_ZERO_UPDATE); });
+  for (const auto &[t, bytes] : outputs)
+    std::memcpy(arena_.data() + t->offset, bytes.data(), bytes.size());
+  if (gradNorm)
+    std::memcpy(arena_.data() + gradNorm->offset, &norm, sizeof norm);
+  derivedStale_ = true;
+}
+
+std::string Session::stateFingerprint() const {
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  for (int32_t i = 0; i < numMetadata(d); ++i)
+    if (d.metadata[i].key && std::strcmp(d.metadata[i].key, TCC_METADATA_STATE_FINGERPRINT) == 0 &&
+        d.metadata[i].value)
+      return d.metadata[i].value;
+  return artifact_->fingerprint();
+}
+
+void Session::gatherState(int root) {
+  if (zero_)
+    zero_->gather(root);
+}
+
+void Session::optimizerStateBytes(int64_t *local, int64_t *total) const {
+  if (zero_) {
+    *local = zero_->localBytes();
+    *total = zero_->totalBytes();
+    return;
+  }
+  // The optimizer's buffers, by the names tcc-build-train-step gives them.
+  int64_t bytes = 0;
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  for (int32_t i = 0; i < d.num_tensors; ++i) {
+    const tcc_abi_tensor &t = d.tensors[i];
+    std::string name = t.name ? t.name : "";
+    auto endsWith = [&](const char *suffix) {
+      size_t n = std::strlen(suffix);
+      return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+    };
+    if (t.role == TCC_ROLE_STATE &&
+        (endsWith(".momentum_buffer") || endsWith(".exp_avg") || endsWith(".exp_avg_sq")))
+      bytes += t.size_bytes;
+  }
+  *local = *total = bytes;
+}
+
 void Session::setCommunicator(Communicator *communicator) {
   const std::string &path = artifact_->path();
   if (communicator && communicator->size() > 1) {
-    if (!collectives_)
+    if (!collectives_ && !zero_)
       fail(TCC_ERROR_INVALID_ARGUMENT,
            path + " has no collectives: it cannot train on " +
                std::to_string(communicator->size()) +
@@ -663,6 +782,8 @@ void Session::setCommunicator(Communicator *communicator) {
   communicator_ = communicator;
   if (collectives_)
     collectives_->setCommunicator(communicator);
+  if (zero_)
+    zero_->setCommunicator(communicator);
 }
 
 void Session::broadcastState(int root) {

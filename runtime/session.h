@@ -14,6 +14,7 @@
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/dist/collectives.h"
+#include "runtime/dist/zero.h"
 #include "runtime/include/tcc/tcc.h"
 
 #include <atomic>
@@ -96,6 +97,11 @@ public:
   /// tcc_session_broadcast_state: every rank's parameters and optimizer
   /// state become ROOT's (a no-op without a communicator).
   void broadcastState(int root);
+  /// tcc_session_gather_state: a ZeRO-1 session's sharded optimizer state
+  /// onto ROOT, for its next checkpoint (a no-op for other sessions).
+  void gatherState(int root);
+  /// tcc_session_get_optimizer_state_bytes.
+  void optimizerStateBytes(int64_t *local, int64_t *total) const;
 
   const Artifact &artifact() const { return *artifact_; }
   /// The arena and state on the host (for a device artifact: the host
@@ -168,6 +174,14 @@ private:
   /// The artifact's collectives (null without any) and the communicator.
   std::unique_ptr<Collectives> collectives_;
   Communicator *communicator_ = nullptr;
+  /// --zero=1 artifacts: the sharded optimizer (null otherwise).
+  std::unique_ptr<ZeroOptimizer> zero_;
+  /// Runs the ZeRO-1 part of train_step after its entry (SCALARS: its
+  /// optimizer inputs as set for it).
+  void runZeroUpdate(const std::vector<ZeroOptimizer::ScalarInput> &scalars);
+  /// The fingerprint checkpoints carry (the artifact's, or its metadata's
+  /// TCC_METADATA_STATE_FINGERPRINT).
+  std::string stateFingerprint() const;
   /// Threads of every parallel region of a run, the caller included.
   int numThreads_ = 1;
   AlignedBuffer arena_;

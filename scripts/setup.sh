@@ -18,6 +18,8 @@ PACKAGES=(
   pkg-config python3-venv python3-dev
   # data-parallel training on CPUs (mpirun; the runtime dlopens libmpi.so.40)
   openmpi-bin libopenmpi-dev
+  # the compiler's allocator (tools/tcc/CMakeLists.txt): 12-15% less compile time
+  libjemalloc-dev
   # small and weight-gradient matmuls on BLAS (docs/cpu-gemm.md; the runtime
   # dlopens it): the OpenMP build, which runs on the process's one libomp pool
   libopenblas0-openmp

@@ -132,8 +132,8 @@ void tcc::buildCudaKernelPipeline(OpPassManager &pm, const CudaPipelineOptions &
   // Library calls become runtime calls first: it gives each planned
   // function the runtime argument that kernel launches use too.
   pm.addPass(tcc::createCpuLowerLibraryCallsPass());
-  // Each op a launch with a static geometry; kernels capture only the
-  // arena and the state.
+  // Each op a launch with a static geometry; kernels capture the planned
+  // buffers they use (views of the arena and the state), nothing else.
   pm.addNestedPass<func::FuncOp>(tcc::createGpuMapKernelsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(tcc::createGpuMergeModulesPass());

@@ -127,12 +127,15 @@ struct Reader {
     *out = v;
     return true;
   }
-  /// A length prefix, as protobuf reads one: at most 5 bytes, below 2^31
-  /// (an overlong encoding of a small length is refused too).
-  bool size(uint64_t *out) {
+  /// A varint of at most 5 bytes whose value is at most MAX: protobuf reads
+  /// field tags and length prefixes this way and refuses a longer encoding,
+  /// even an overlong one of a small value.
+  bool varint32(uint64_t max, uint64_t *out) {
     const uint8_t *start = p;
-    return varint(out) && p - start <= 5 && *out <= uint64_t(INT32_MAX);
+    return varint(out) && p - start <= 5 && *out <= max;
   }
+  /// A length prefix, as protobuf reads one: below 2^31.
+  bool size(uint64_t *out) { return varint32(uint64_t(INT32_MAX), out); }
   bool bytes(Reader *out) {
     uint64_t n;
     if (!size(&n) || n > uint64_t(end - p))
@@ -201,11 +204,11 @@ bool parseTensorProto(const uint8_t *data, size_t size, const std::string &what,
     Reader raw{nullptr, nullptr};
     std::string name;
     while (!r.atEnd()) {
-      // A tag is a 32-bit varint (field numbers end at 2^29 - 1): protobuf
-      // refuses a longer one, so accepting it would read files no other
-      // ONNX tool reads.
+      // A tag is a 32-bit varint of at most 5 bytes (field numbers end at
+      // 2^29 - 1): protobuf refuses a longer one, so accepting it would read
+      // files no other ONNX tool reads.
       uint64_t tag;
-      if (!r.varint(&tag) || tag > UINT32_MAX)
+      if (!r.varint32(UINT32_MAX, &tag))
         return fail(error, what + ": not a TensorProto: malformed field tag");
       uint64_t field = tag >> 3;
       int wire = int(tag & 7);

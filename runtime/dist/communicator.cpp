@@ -30,6 +30,9 @@ namespace tcc::rt {
   X(MPI_Comm_size)                                                             \
   X(MPI_Iallreduce)                                                            \
   X(MPI_Ibcast)                                                                \
+  X(MPI_Ireduce_scatter)                                                       \
+  X(MPI_Iallgatherv)                                                           \
+  X(MPI_Igatherv)                                                              \
   X(MPI_Test)                                                                  \
   X(MPI_Abort)                                                                 \
   X(MPI_Error_string)
@@ -227,6 +230,59 @@ void Communicator::wait(Request request, const std::string &what) {
   }
   pending_.erase(std::remove(pending_.begin(), pending_.end(), request), pending_.end());
   delete mine;
+}
+
+namespace {
+
+/// The request of P once CODE says MPI started it; otherwise P is freed and
+/// the error names CALL.
+Communicator::Request started(Pending *p, int code, const char *call, int rank,
+                              const Communicator::Api &api) {
+  if (code != MPI_SUCCESS) {
+    delete p;
+    fail(TCC_ERROR_RUNTIME,
+         "rank " + std::to_string(rank) + ": " + call + " failed: " + api.describe(code));
+  }
+  return p;
+}
+
+} // namespace
+
+Communicator::Request Communicator::startReduceScatter(const float *send, float *recv,
+                                                       const std::vector<int> &counts) {
+  if (!api_)
+    return nullptr;
+  auto *p = new Pending();
+  int code = api_->MPI_Ireduce_scatter(send, recv, counts.data(), api_->f32, api_->sum,
+                                       api_->world, &p->request);
+  Request r = started(p, code, "MPI_Ireduce_scatter", rank_, *api_);
+  pending_.push_back(r);
+  return r;
+}
+
+Communicator::Request Communicator::startAllGather(float *data, const std::vector<int> &counts,
+                                                   const std::vector<int> &displs) {
+  if (!api_)
+    return nullptr;
+  auto *p = new Pending();
+  // In place: the send arguments are ignored.
+  int code = api_->MPI_Iallgatherv(MPI_IN_PLACE, 0, api_->f32, data, counts.data(),
+                                   displs.data(), api_->f32, api_->world, &p->request);
+  Request r = started(p, code, "MPI_Iallgatherv", rank_, *api_);
+  pending_.push_back(r);
+  return r;
+}
+
+void Communicator::gather(const float *send, float *recv, const std::vector<int> &counts,
+                          const std::vector<int> &displs, int root, const std::string &what) {
+  if (!api_)
+    return;
+  auto *p = new Pending();
+  int code = api_->MPI_Igatherv(send, counts[size_t(rank_)], api_->f32, recv, counts.data(),
+                                displs.data(), api_->f32, root, api_->world, &p->request);
+  Request r = started(p, code, "MPI_Igatherv", rank_, *api_);
+  pending_.push_back(r);
+  wait(r, what);
 }
 
 void Communicator::sum(double *values, int64_t count, const std::string &what) {

@@ -62,6 +62,19 @@ public:
   void wait(Request request, const std::string &what);
   /// Blocking in-place sum of f64 values (the trainer's losses, metrics).
   void sum(double *values, int64_t count, const std::string &what);
+  /// Starts the sum over the ranks of the f32 vector SEND, split by COUNTS
+  /// (one per rank, in rank order): this rank's part of the sum lands in
+  /// RECV (COUNTS[rank] elements). MPI_Ireduce_scatter.
+  Request startReduceScatter(const float *send, float *recv, const std::vector<int> &counts);
+  /// Starts the in-place all-gather of the f32 vector DATA: rank r's part is
+  /// COUNTS[r] elements at DISPLS[r], and every rank gets all of them.
+  /// MPI_Iallgatherv.
+  Request startAllGather(float *data, const std::vector<int> &counts,
+                         const std::vector<int> &displs);
+  /// Blocking gather onto ROOT of every rank's COUNTS[rank] f32 values at
+  /// SEND, rank r's at RECV + DISPLS[r] (RECV is read on ROOT only).
+  void gather(const float *send, float *recv, const std::vector<int> &counts,
+              const std::vector<int> &displs, int root, const std::string &what);
   /// Blocking broadcast of BYTES bytes at DATA from ROOT.
   void broadcast(void *data, size_t bytes, int root, const std::string &what);
   /// Ends every rank of the job with exit status CODE (MPI_Abort); a world

@@ -50,6 +50,10 @@ struct Options {
   double minLr = 0, gamma = 0.1;
   std::string checkpointDir;
   long saveEvery = 0;
+  /// Whether the job writes checkpoints, and how often (rank 0's settings,
+  /// which every rank keeps: a ZeRO-1 checkpoint gathers from all ranks).
+  bool jobCheckpoints = false;
+  long jobSaveEvery = 0;
   std::string resume;
   bool overwrite = false; // a fresh run may replace the checkpoints in --checkpoint-dir
   // Validation.

@@ -466,6 +466,10 @@ private:
   std::string writeCheckpoint(const std::string &file, long stepsDone,
                               const std::map<std::string, std::string> &extra);
   void saveCheckpoint(long stepsDone) {
+    if (!o_.jobCheckpoints)
+      return;
+    // ZeRO-1: every rank sends its shard of the optimizer state to rank 0.
+    check(tcc_session_gather_state(session_, 0));
     if (!checkpoints_.active())
       return;
     writeCheckpoint("checkpoint.safetensors", stepsDone, {});
@@ -1042,6 +1046,8 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
     state_.windowCount = 0;
   }
   // After every update above, so that resuming from it is exact.
+  if (improved && o_.jobCheckpoints)
+    check(tcc_session_gather_state(session_, 0));
   if (improved && checkpoints_.active()) {
     std::map<std::string, std::string> extra;
     if (evaluation->hasLoss)
@@ -1219,6 +1225,13 @@ void TrainingRun::run(tcc_session_t session) {
   // PyTorch's DistributedDataParallel does when it is constructed).
   if (world > 1)
     check(tcc_session_broadcast_state(session_, 0));
+  if (hasEntry(artifact_, TCC_ENTRY_ZERO_UPDATE)) {
+    int64_t local = 0, total = 0;
+    check(tcc_session_get_optimizer_state_bytes(session_, &local, &total));
+    say(o_, "ZeRO-1: optimizer state sharded over %d rank(s): %lld bytes on rank %d (%lld "
+            "unsharded)\n",
+        world, (long long)local, int(o_.rank), (long long)total);
+  }
   if (!o_.metrics.empty())
     metrics_.open(o_.metrics, !o_.resume.empty(), first_);
 
@@ -1387,7 +1400,7 @@ void TrainingRun::run(tcc_session_t session) {
     }
     if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
       stopReason = "the step callback asked to stop";
-    if (o_.saveEvery > 0 && stepsDone % o_.saveEvery == 0 && stepsDone < o_.steps &&
+    if (o_.jobSaveEvery > 0 && stepsDone % o_.jobSaveEvery == 0 && stepsDone < o_.steps &&
         stopReason.empty())
       saveCheckpoint(stepsDone);
     if (stepsDone % o_.logEvery == 0 || stepsDone == o_.steps || !stopReason.empty())
@@ -1429,6 +1442,8 @@ void TrainingRun::run(tcc_session_t session) {
 
 Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(options)) {
   checkOptions(o_);
+  o_.jobCheckpoints = !o_.checkpointDir.empty();
+  o_.jobSaveEvery = o_.saveEvery;
   if (o_.rank != 0) {
     // Rank 0 writes the job's files; the others only read (--resume).
     o_.metrics.clear();

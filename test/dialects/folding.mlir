@@ -1042,6 +1042,25 @@ func.func @fold_broadcast_constant() -> (tensor<2x3xi64>, tensor<2x3xi64>) {
 
 // -----
 
+// Tests that broadcast_in_dim of a non-splat constant into more than 4096
+// elements is refused (the table would be emitted into the artifact and read
+// at run time; the broadcast fuses into its consumers instead), while a splat
+// of any size still folds.
+// CHECK-LABEL: func.func @no_fold_large_broadcast
+//   CHECK-DAG:   %[[V:.+]] = tcc.constant dense<[1, 2]> : tensor<2xi64>
+//   CHECK-DAG:   %[[S:.+]] = tcc.constant dense<7> : tensor<2049x2xi64>
+//   CHECK-DAG:   %[[B:.+]] = tcc.broadcast_in_dim %[[V]], dims = [1] : tensor<2xi64> -> tensor<2049x2xi64>
+//       CHECK:   return %[[B]], %[[S]]
+func.func @no_fold_large_broadcast() -> (tensor<2049x2xi64>, tensor<2049x2xi64>) {
+  %v = tcc.constant dense<[1, 2]> : tensor<2xi64>
+  %s = tcc.constant dense<7> : tensor<2xi64>
+  %0 = tcc.broadcast_in_dim %v, dims = [1] : tensor<2xi64> -> tensor<2049x2xi64>
+  %1 = tcc.broadcast_in_dim %s, dims = [1] : tensor<2xi64> -> tensor<2049x2xi64>
+  return %0, %1 : tensor<2049x2xi64>, tensor<2049x2xi64>
+}
+
+// -----
+
 // Tests that broadcast_in_dim of a broadcast_in_dim composes into one.
 // CHECK-LABEL: func.func @compose_broadcasts
 //  CHECK-SAME:   (%[[X:.+]]: tensor<3xf32>)

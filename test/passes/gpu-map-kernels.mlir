@@ -1,19 +1,25 @@
 // RUN: tcc-opt %s --tcc-gpu-map-kernels --split-input-file | FileCheck %s
 
 // Elementwise: one thread per point, 256 per block, ceil(1001 / 256) = 4
-// blocks, guarded; the kernel recomputes its views from a static cast of the
-// arena, so the launch captures nothing else. (1001 is no multiple of 4: no
-// vector accesses, test/codegen/cuda/vector-access.mlir.)
+// blocks, guarded; the kernel uses the planned buffers (views of the arena
+// at constant offsets) as they are, so they become its parameters and the
+// offsets stay outside: kernels of equal ops on other buffers are equal.
+// (1001 is no multiple of 4: no vector accesses,
+// test/codegen/cuda/vector-access.mlir.)
 #id = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func @elementwise
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
-// CHECK-DAG: %[[ARENA:.*]] = memref.cast %arg0 : memref<?xi8> to memref<8192xi8>
+// CHECK-DAG: %[[X:.*]] = memref.view %arg0[%{{.*}}][] : memref<?xi8> to memref<1001xf32>
+// CHECK-DAG: %[[Y:.*]] = memref.view %arg0[%{{.*}}][] : memref<?xi8> to memref<1001xf32>
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C4]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[C256]],
-// CHECK: memref.view %[[ARENA]]
+// CHECK-NOT: memref.view
+// CHECK-NOT: memref.cast
 // CHECK: arith.cmpi ult
 // CHECK: scf.if
+// CHECK: memref.load %[[X]]
 // CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[Y]]
 // CHECK-NOT: linalg.generic
 func.func @elementwise(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 8192 : i64, tcc.state_size = 0 : i64} {
   %c0 = arith.constant 0 : index
@@ -248,12 +254,12 @@ func.func @scatter_columns(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes 
 // CHECK-SAME: tcc.arena_size = 4194816
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[ARENA:.*]] = memref.cast %arg0 : memref<?xi8> to memref<4194816xi8>
+// CHECK-DAG: %[[PARTIALS:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<4194816xi8> to memref<64xf32>
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C64]], {{.*}}) threads
-// CHECK: memref.view %[[ARENA]]{{.*}} to memref<64xf32>
 // CHECK: gpu.barrier
-// CHECK: memref.store
+// CHECK: memref.store {{.*}}, %[[PARTIALS]]
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads
-// CHECK: memref.load {{.*}} : memref<64xf32>
+// CHECK: memref.load %[[PARTIALS]]{{.*}} : memref<64xf32>
 // CHECK: gpu.barrier
 // CHECK: memref.store {{.*}} : memref<f32>
 func.func @total(%arg0: memref<?xi8>, %arg1: memref<?xi8>) attributes {tcc.plan = [], tcc.arena_size = 4194308 : i64, tcc.state_size = 0 : i64} {

@@ -492,7 +492,12 @@ void list(tcc_artifact_t artifact) {
   else
     std::printf("partial batches: infer and eval_step take 1 to %s samples\n", batch.c_str());
   std::string buckets = artifactMetadata(artifact, TCC_METADATA_DATA_PARALLEL, "");
-  if (!buckets.empty())
+  std::string zero = artifactMetadata(artifact, TCC_METADATA_ZERO, "");
+  if (!zero.empty())
+    std::printf("data parallel: ZeRO-1, the optimizer state sharded over the ranks (flat "
+                "parameters in chunks x elements = %s; any number of ranks, under mpirun)\n",
+                zero.c_str());
+  else if (!buckets.empty())
     std::printf("data parallel: train_step averages %s gradient bucket(s) over the ranks "
                 "(any number, under mpirun)\n", buckets.c_str());
   std::string lengths = artifactMetadata(artifact, TCC_METADATA_LENGTH_BUCKETS, "");

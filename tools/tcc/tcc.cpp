@@ -197,6 +197,11 @@ static cl::opt<bool, true> dataParallelOpt(
 static cl::opt<double, true> bucketMbOpt(
     "bucket-mb", cl::desc("--data-parallel: gradient bucket size in MB (default 25, as PyTorch DDP)"),
     cl::value_desc("MB"), cl::location(training.bucketMb), cl::cat(trainingCategory));
+static cl::opt<int64_t, true> zeroOpt(
+    "zero", cl::desc("--data-parallel: 1 shards the optimizer state (momentum, Adam moments) over "
+                     "the ranks, as ZeRO stage 1: gradients reduce-scattered, each rank updates "
+                     "its slice of the parameters, then all-gathers them (default 0)"),
+    cl::value_desc("0|1"), cl::location(training.zero), cl::cat(trainingCategory));
 static cl::opt<bool, true> skipNonFiniteOpt(
     "skip-nonfinite",
     cl::desc("Let the step skip its update when the loss or the gradient norm is inf or NaN "

@@ -21,7 +21,9 @@
  * filled in. Version 2 appended tcc_abi_runtime.collective: generated code
  * calls runtime services without checking the runtime's struct_size, so an
  * artifact that may call one a runtime does not have must carry a version
- * that runtime refuses. A runtime accepts every version from 1 to its own.
+ * that runtime refuses. Version 3 (metadata only) marks ZeRO-1 artifacts
+ * (TCC_METADATA_ZERO), whose train_step leaves the update to the runtime.
+ * A runtime accepts every version from 1 to its own.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -35,7 +37,7 @@ extern "C" {
 #endif
 
 /** Version of the structures below; bump on any incompatible change. */
-#define TCC_ABI_VERSION 2u
+#define TCC_ABI_VERSION 3u
 /** The oldest version this header's runtime still runs. */
 #define TCC_ABI_MIN_VERSION 1u
 
@@ -365,6 +367,36 @@ typedef tcc_abi_library_call tcc_abi_collective;
  *  over the ranks (its collectives, tcc_abi_descriptor.collectives). */
 #define TCC_METADATA_DATA_PARALLEL "data_parallel"
 #define TCC_METADATA_AUTO_BATCH "auto_batch"
+/** tcc --data-parallel --zero=1 (ZeRO stage 1, the optimizer state sharded
+ *  over the ranks): ZERO = "C,S", the trained f32 parameters viewed as one
+ *  flat vector of N elements, zero-padded to C chunks of S elements;
+ *  ZERO_PARAMS their names in the flat order, separated by ';';
+ *  ZERO_STATE the suffixes of the optimizer state tensors a checkpoint
+ *  holds per parameter (".momentum_buffer", ".exp_avg;.exp_avg_sq"; empty
+ *  for plain SGD). Such an artifact's train_step writes the flat local
+ *  gradient (mean over its micro-batches) into the state tensor
+ *  TCC_STATE_ZERO_GRADS (C x S) and updates no parameter; the runtime
+ *  reduce-scatters it, runs TCC_ENTRY_ZERO_UPDATE once per chunk the rank
+ *  owns with runtime-held optimizer state, and all-gathers the parameters
+ *  (runtime/dist/zero.h). STATE_FINGERPRINT is the fingerprint of the
+ *  checkpoints the artifact reads and writes when it is not its own (a
+ *  --zero=1 artifact's: that of the same compile without --zero). */
+#define TCC_METADATA_ZERO "zero"
+#define TCC_METADATA_ZERO_PARAMS "zero.params"
+#define TCC_METADATA_ZERO_STATE "zero.state"
+#define TCC_METADATA_STATE_FINGERPRINT "state_fingerprint"
+/** The ZeRO-1 entry point: the optimizer update of one chunk of S flat
+ *  elements. Inputs ZERO_PARAM (the chunk's parameters), ZERO_GRAD (its
+ *  gradient, averaged over the ranks), "zero" + each ZERO_STATE suffix (its
+ *  optimizer state, e.g. "zero.exp_avg"), all f32[S], and train_step's lr,
+ *  step and hyperparameter inputs; outputs ZERO_PARAM and each state
+ *  tensor's new value under the input's name, and ZERO_GRAD_SQ (f32[], the
+ *  sum of the squared gradient: the runtime's grad_norm of the step). */
+#define TCC_ENTRY_ZERO_UPDATE "zero_update"
+#define TCC_ZERO_PARAM "zero.param"
+#define TCC_ZERO_GRAD "zero.grad"
+#define TCC_ZERO_GRAD_SQ "zero.grad_sq"
+#define TCC_STATE_ZERO_GRADS "zero.grads"
 
 /** A key / value pair of the descriptor's metadata: how a runtime drives
  *  the entry points (the TCC_METADATA_ keys above), e.g. "loss" =

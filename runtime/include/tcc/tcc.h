@@ -548,8 +548,29 @@ TCC_API tcc_status tcc_session_set_communicator(tcc_session_t session,
                                                 tcc_communicator_t communicator);
 
 /** Makes every rank's parameters and optimizer state those of rank ROOT
- *  (collective: every rank calls it). A no-op without a communicator. */
+ *  (collective: every rank calls it). A no-op without a communicator. A
+ *  ZeRO-1 session's sharded optimizer state stays each owner's (a checkpoint
+ *  load gives every rank its own chunks). */
 TCC_API tcc_status tcc_session_broadcast_state(tcc_session_t session, int32_t root);
+
+/** ZeRO-1 (an artifact compiled with tcc --data-parallel --zero=1): each rank
+ *  holds the optimizer state (momentum, Adam moments) of its own chunks of
+ *  the parameters only, and its train_step runs the reduce-scatter, the
+ *  update of those chunks and the all-gather of the parameters. Before a
+ *  checkpoint, every rank calls this (collective) so that ROOT holds the
+ *  whole state until its next step; tcc_session_save_checkpoint on ROOT then
+ *  writes it under the names a run without --zero uses (PARAM.exp_avg, ...),
+ *  and either artifact resumes the other's checkpoints. A checkpoint load
+ *  takes each rank's chunks from the file. A no-op for other sessions and
+ *  without a communicator. Errors: TCC_ERROR_RUNTIME (a rank did not join
+ *  within the communicator's timeout). */
+TCC_API tcc_status tcc_session_gather_state(tcc_session_t session, int32_t root);
+
+/** The bytes of optimizer state (momentum buffers, Adam moments) this
+ *  session holds, and those of the whole job: equal without ZeRO-1; with
+ *  it, OUT_LOCAL is this rank's shard (about OUT_TOTAL / world size). */
+TCC_API tcc_status tcc_session_get_optimizer_state_bytes(tcc_session_t session, int64_t *out_local,
+                                                         int64_t *out_total);
 
 /*===--- The step protocol ------------------------------------------------===*
  *

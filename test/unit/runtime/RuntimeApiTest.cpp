@@ -615,7 +615,7 @@ TEST_F(RuntimeApiTest, RejectsBadArtifacts) {
     break;
   }
   EXPECT_ERROR(tcc_artifact_load(fixture("add_artifact_abi99.so").c_str(), &artifact),
-               TCC_ERROR_ABI, "artifact ABI version 99, but this runtime supports versions 1 to 2");
+               TCC_ERROR_ABI, "artifact ABI version 99, but this runtime supports versions 1 to 3");
   EXPECT_ERROR(tcc_artifact_load(fixture("add_artifact_bad_offset.so").c_str(), &artifact),
                TCC_ERROR_ABI, "invalid descriptor", "tensor 'y' at offset 1024",
                "outside the 128-byte arena");
@@ -869,8 +869,8 @@ TEST(DescriptorValidation, RejectsEachDefect) {
   }
   DescriptorBuilder other;
   other.d.abi_version = TCC_ABI_VERSION + 1;
-  EXPECT_TRUE(contains(other.error(), "artifact ABI version 3, but this runtime supports "
-                                      "versions 1 to 2"));
+  EXPECT_TRUE(contains(other.error(), "artifact ABI version 4, but this runtime supports "
+                                      "versions 1 to 3"));
   // Every version from the oldest on loads; collectives are well formed.
   DescriptorBuilder first;
   first.d.abi_version = TCC_ABI_MIN_VERSION;
