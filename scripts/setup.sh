@@ -20,6 +20,9 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   # the compiler's allocator (tools/tcc/CMakeLists.txt): 12-15% less compile time
   libjemalloc-dev
+  # small and weight-gradient matmuls on BLAS (docs/cpu-gemm.md; the runtime
+  # dlopens it): the OpenMP build, which runs on the process's one libomp pool
+  libopenblas0-openmp
 )
 
 missing=()
@@ -28,9 +31,21 @@ for p in "${PACKAGES[@]}"; do
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
+  # Installing OpenBLAS makes it the system's libblas.so.3 / liblapack.so.3;
+  # keep the previous choice, so that nothing else on the machine changes
+  # (the runtime loads OpenBLAS by its own path).
+  declare -A alternatives
+  for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
+    alternatives[$alt]=$(readlink "/etc/alternatives/$alt" 2>/dev/null || true)
+  done
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >/dev/null
+  for alt in "${!alternatives[@]}"; do
+    if [[ -n "${alternatives[$alt]}" ]]; then
+      update-alternatives --quiet --set "$alt" "${alternatives[$alt]}"
+    fi
+  done
 else
   echo "setup: all system packages present"
 fi

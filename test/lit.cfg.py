@@ -25,6 +25,10 @@ if os.path.isdir(config.onnx_testdata_dir):
 # Debian's dataset-fashion-mnist (scripts/setup.sh installs it).
 if os.path.isdir("/usr/share/datasets/fashion-mnist"):
     config.available_features.add("fashion-mnist")
+# Debian's OpenMP OpenBLAS (scripts/setup.sh installs it), the runtime's
+# default BLAS for small batched and weight-gradient matmuls.
+if os.path.exists("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"):
+    config.available_features.add("openblas")
 
 # Open MPI's launcher (scripts/setup.sh installs it): the data-parallel
 # tests run W ranks of tcc-run on this machine. As root it needs its consent;

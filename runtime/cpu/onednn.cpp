@@ -9,10 +9,13 @@
 
 #include "runtime/cpu/onednn.h"
 
+#include "runtime/cpu/blas.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -272,7 +275,13 @@ struct LibraryCalls::Call {
   std::string implementation;
   size_t scratchBytes = 0;
   bool serial = false; ///< see kSerialFlops
+  /// A MATMUL on BLAS (no steps): its parameters and epilogue bits.
+  const Blas *blas = nullptr;
+  std::vector<int64_t> params;
+  int64_t epilogue = 0;
   ~Call() {
+    if (steps.empty())
+      return; // a BLAS call: oneDNN may not even be loaded
     const Api &a = api();
     for (Step &step : steps) {
       for (Binding &b : step.bindings)
@@ -535,18 +544,24 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
 } // namespace
 
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
-                           const std::string &what)
+                           const std::string &what, MatmulLibrary matmuls)
     : what_(what) {
-  const Api &a = api();
-  dnnl_stream_t stream = nullptr;
-  CallBuilder(a, -1, what).check(a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags),
-                                 "stream creation");
-  stream_ = stream;
-
+  // BLAS is loaded only when a call would run on it.
+  auto onBlas = [matmuls](const tcc_abi_library_call &c) {
+    return c.kind == TCC_LIBRARY_CALL_MATMUL &&
+           (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
+  };
+  bool anyMatmul = std::any_of(calls, calls + count, [](const tcc_abi_library_call &c) {
+    return c.kind == TCC_LIBRARY_CALL_MATMUL;
+  });
+  bool wantBlas = std::any_of(calls, calls + count, onBlas);
+  const Blas *blasLibrary = wantBlas ? blas() : nullptr;
+  if (matmuls == MatmulLibrary::Blas && wantBlas && !blasLibrary)
+    fail(TCC_ERROR_UNSUPPORTED, what + ": no BLAS could be loaded (Debian: apt-get install "
+                                       "libopenblas0-openmp; TCC_BLAS_LIBRARY names another)");
   for (int32_t i = 0; i < count; ++i) {
     const tcc_abi_library_call &c = calls[i];
     const int64_t *p = c.params;
-    CallBuilder b(a, i, what);
     if (c.dtype != TCC_DTYPE_F32 ||
         (c.kind == TCC_LIBRARY_CALL_MATMUL && matmulOutputDtype(c) != TCC_DTYPE_F32))
       fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) + ": dtype " +
@@ -560,7 +575,27 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                        ? 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3])
                        : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *
                              double(p[1]) * double(p[5]) * double(p[6]) / double(convGroups(c));
-    b.call->serial = flops < kSerialFlops;
+    bool serial = flops < kSerialFlops;
+    if (blasLibrary && onBlas(c)) {
+      auto call = std::make_unique<Call>();
+      call->serial = serial;
+      call->blas = blasLibrary;
+      call->params.assign(p, p + 7);
+      call->epilogue = matmulEpilogue(c);
+      call->implementation = "blas:" + blasLibrary->file;
+      calls_.push_back(std::move(call));
+      continue;
+    }
+    // oneDNN, loaded and given a stream by the first call that needs it.
+    const Api &a = api();
+    if (!stream_) {
+      dnnl_stream_t stream = nullptr;
+      CallBuilder(a, -1, what).check(
+          a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), "stream creation");
+      stream_ = stream;
+    }
+    CallBuilder b(a, i, what);
+    b.call->serial = serial;
     SerialScope scope(b.call->serial);
     if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
       // Plain row-major operands (transposes as strides): matmul's JIT
@@ -630,6 +665,16 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     scratchpadSize_ = std::max(scratchpadSize_, b.call->scratchBytes);
     calls_.push_back(std::move(b.call));
   }
+  if (blasVerbose() && anyMatmul) {
+    int onBlas = 0, matmulCalls = 0;
+    for (int32_t i = 0; i < count; ++i) {
+      matmulCalls += calls[i].kind == TCC_LIBRARY_CALL_MATMUL;
+      onBlas += calls_[size_t(i)]->blas != nullptr;
+    }
+    std::fprintf(stderr, "tcc: %s: %d of %d matmul calls on BLAS (%s)\n", what.c_str(), onBlas,
+                 matmulCalls,
+                 blasLibrary ? blasLibrary->file.c_str() : wantBlas ? "none loaded" : "none needed");
+  }
 }
 
 LibraryCalls::~LibraryCalls() {
@@ -640,7 +685,6 @@ LibraryCalls::~LibraryCalls() {
 
 void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
   auto *calls = static_cast<LibraryCalls *>(self);
-  const Api &a = api();
   if (index < 0 || size_t(index) >= calls->calls_.size()) {
     if (calls->error_.empty())
       calls->error_ = calls->what_ + ": generated code asked for library call #" +
@@ -648,9 +692,14 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
     return;
   }
   Call &c = *calls->calls_[size_t(index)];
+  SerialScope scope(c.serial);
+  if (c.blas) {
+    blasMatmul(*c.blas, c.params.data(), c.epilogue, operands);
+    return;
+  }
+  const Api &a = api();
   auto stream = static_cast<dnnl_stream_t>(calls->stream_);
   auto *scratch = static_cast<uint8_t *>(calls->scratchpad_);
-  SerialScope scope(c.serial);
   dnnl_status_t status = dnnl_success;
   for (Step &step : c.steps) {
     dnnl_exec_arg_t args[8];

@@ -4,9 +4,10 @@
 // and convolutions are calls of the runtime's library_call (abi.h); the
 // descriptor lists each call's kind and sizes. A
 // session creates one oneDNN primitive per call when it is created and runs
-// it on the operands the generated code passes. oneDNN is loaded with dlopen
-// on first use, so the runtime loads (and runs artifacts without library
-// calls) on machines without it.
+// it on the operands the generated code passes; small matmuls go to a CBLAS
+// instead (blas.h, docs/cpu-gemm.md). oneDNN is loaded with dlopen when the
+// first call needs it, so the runtime loads (and runs artifacts without
+// library calls) on machines without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,13 +40,22 @@ int32_t matmulOutputDtype(const tcc_abi_library_call &call);
 /// math mode, else TCC_LIBRARY_MATH_EXACT).
 int64_t libraryCallMath(const tcc_abi_library_call &call);
 
+/// Which library runs a session's MATMUL calls.
+enum class MatmulLibrary {
+  Auto,   ///< BLAS where blasPrefers() says so and a BLAS is loaded, else oneDNN
+  OneDnn, ///< every one on oneDNN
+  Blas,   ///< every one on BLAS (tests and bench/gemm; fails without a BLAS)
+};
+
 /// The primitives of one session.
 class LibraryCalls {
 public:
-  /// Creates a primitive per call (CALLS validated). Throws
-  /// Error(TCC_ERROR_UNSUPPORTED) when oneDNN cannot be loaded or refuses a
-  /// call, naming WHAT (the artifact) and the call.
-  LibraryCalls(const tcc_abi_library_call *calls, int32_t count, const std::string &what);
+  /// Creates a primitive per call (CALLS validated), or plans its BLAS
+  /// call (MATMULS). Throws Error(TCC_ERROR_UNSUPPORTED) when oneDNN (or,
+  /// for MatmulLibrary::Blas, a BLAS) cannot be loaded or refuses a call,
+  /// naming WHAT (the artifact) and the call.
+  LibraryCalls(const tcc_abi_library_call *calls, int32_t count, const std::string &what,
+               MatmulLibrary matmuls = MatmulLibrary::Auto);
   ~LibraryCalls();
   LibraryCalls(const LibraryCalls &) = delete;
   LibraryCalls &operator=(const LibraryCalls &) = delete;
@@ -61,7 +71,8 @@ public:
   /// The failure recorded since the last call, or "" (and clears it).
   std::string takeError();
 
-  /// oneDNN's name for each call's implementation ("brg:avx2", ...).
+  /// oneDNN's name for each call's implementation ("brg:avx2", ...), or
+  /// "blas:" and the BLAS's file.
   std::vector<std::string> implementations() const;
 
   /// One call's primitives (reorders and the computation); opaque.

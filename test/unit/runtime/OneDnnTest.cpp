@@ -105,11 +105,13 @@ TEST(OneDnnTest, CheckLibraryCall) {
   EXPECT_EQ(checkLibraryCall(reserved), "unknown kind 3 (a newer tcc made this artifact)");
 }
 
-/// oneDNN's LibraryCalls for CALLS, or null (and the test skipped) where
-/// oneDNN cannot be loaded.
+/// oneDNN's LibraryCalls for CALLS (matmuls too, however small: BlasTest
+/// covers BLAS), or null (and the test skipped) where oneDNN cannot be
+/// loaded.
 std::unique_ptr<LibraryCalls> create(const std::vector<tcc_abi_library_call> &calls) {
   try {
-    return std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test");
+    return std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test",
+                                          MatmulLibrary::OneDnn);
   } catch (const Error &e) {
     if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
       return nullptr;

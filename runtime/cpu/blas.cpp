@@ -1,0 +1,220 @@
+//===- blas.cpp - matmul library calls on a CBLAS -------------------------===//
+//
+// Only cblas_sgemm (and OpenBLAS's thread-count calls), resolved with dlsym:
+// the runtime has no link-time dependency on a BLAS. A batched call is a
+// loop of sgemm calls, across the threads (OpenBLAS 0.3.21 has no
+// cblas_sgemm_batch, and the matrices that come here are small).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cpu/blas.h"
+
+#include "runtime/cpu/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <iterator>
+#include <memory>
+#include <mutex>
+
+namespace tcc::rt {
+
+namespace {
+
+/// A batched product whose matrices have at most this many multiply-adds
+/// (M N K; 16 x 16 x 16) goes to BLAS: oneDNN 2.6's batched matmul pays a
+/// cost per matrix that dwarfs such products (2-4x slower than a loop of
+/// sgemm calls with its AVX2 kernels; 0.8-1.35x with its AVX-512 ones). Larger matrices, and 2-D products of any size, are as fast or
+/// faster on oneDNN (docs/cpu-gemm.md).
+constexpr int64_t kBlasBatchedVolume = 16 * 16 * 16;
+
+/// A weight gradient A^T B of batch 1 with at least kBlasTransposedRows
+/// rows (K: the tokens of a dense layer) and a result of at least
+/// kBlasTransposedOutput elements (M N: the weight) goes to BLAS: oneDNN
+/// 2.6 runs a transposed left operand slowly, even after the runtime's copy
+/// into plain layout (1.0-3.1x slower on gpt4's and GPT-2-small's weight
+/// gradients); on smaller weights it is the faster one (docs/cpu-gemm.md).
+constexpr int64_t kBlasTransposedRows = 512;
+constexpr int64_t kBlasTransposedOutput = 256 * 256;
+
+/// Debian's OpenMP build of OpenBLAS (libopenblas0-openmp): it runs on the
+/// process's one OpenMP pool. The generic soname comes second; it may be a
+/// pthreads build, whose pool is then sized per call.
+const char *const kDefaultLibraries[] = {
+    "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
+    "libopenblas.so.0",
+};
+
+/// CBLAS's enums (cblas.h), fixed by the standard.
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+/// OpenBLAS's openblas_get_parallel(): 1 for a pthreads build.
+constexpr int kOpenBlasPthreads = 1;
+
+/// Loads FILE; null (and WHY set) when it cannot be used.
+Blas *load(const std::string &file, std::string &why) {
+  // An OpenMP BLAS built for GNU OpenMP: its GOMP_* references must bind to
+  // our libomp, as oneDNN's do.
+  exposeOpenMPGlobally();
+  // One loaded before (numpy's BLAS, when libblas.so.3 is this OpenBLAS)
+  // bound its OpenMP calls then, most likely to libgomp: a second thread
+  // pool beside libomp's, which oversubscribes the cores.
+  if (void *loaded = dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(loaded);
+    why = "it was loaded before the runtime, so its OpenMP calls may run on a second OpenMP "
+          "runtime";
+    return nullptr;
+  }
+  dlerror();
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *error = dlerror();
+    why = error ? error : "dlopen failed";
+    return nullptr;
+  }
+  auto blas = std::make_unique<Blas>();
+  blas->file = file;
+  blas->sgemm = reinterpret_cast<decltype(blas->sgemm)>(dlsym(handle, "cblas_sgemm"));
+  if (!blas->sgemm) {
+    why = "it has no cblas_sgemm";
+    dlclose(handle);
+    return nullptr;
+  }
+  std::string openmp = checkSingleOpenMP();
+  if (!openmp.empty()) {
+    why = "it would use a second OpenMP runtime: " + openmp;
+    return nullptr; // not closed: its initialization may have started threads
+  }
+  auto parallel = reinterpret_cast<int (*)()>(dlsym(handle, "openblas_get_parallel"));
+  if (parallel && parallel() == kOpenBlasPthreads)
+    blas->setThreads = reinterpret_cast<void (*)(int)>(dlsym(handle, "openblas_set_num_threads"));
+  return blas.release(); // lives as long as the process, like the library
+}
+
+const Blas *loadOnce() {
+  const char *env = std::getenv("TCC_BLAS_LIBRARY");
+  std::string named = env ? env : "";
+  if (named == "none")
+    return nullptr;
+  std::string why;
+  if (!named.empty()) {
+    // Asked for by name: say why it is not used rather than stay silent.
+    if (Blas *blas = load(named, why))
+      return blas;
+    std::fprintf(stderr, "tcc: TCC_BLAS_LIBRARY=%s is not used (%s); matmuls run on oneDNN\n",
+                 named.c_str(), why.c_str());
+    return nullptr;
+  }
+  for (const char *file : kDefaultLibraries)
+    if (Blas *blas = load(file, why))
+      return blas;
+  // No BLAS installed: every call on oneDNN, silently unless asked.
+  if (blasVerbose())
+    std::fprintf(stderr, "tcc: no BLAS (%s: %s); matmuls run on oneDNN\n",
+                 kDefaultLibraries[std::size(kDefaultLibraries) - 1], why.c_str());
+  return nullptr;
+}
+
+/// C = relu((C + bias) + D) over ROWS rows of N columns, as the epilogue
+/// bits say (null BIAS / D: none). A NaN stays NaN through the relu, as in
+/// oneDNN's and the generated code's, so non-finite checks still see it.
+void applyEpilogue(float *c, const float *bias, const float *d, bool relu, int64_t rows,
+                   int64_t n) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = c + i * n;
+    const float *residual = d ? d + i * n : nullptr;
+    for (int64_t j = 0; j < n; ++j) {
+      float x = row[j];
+      if (bias)
+        x += bias[j];
+      if (residual)
+        x += residual[j];
+      row[j] = relu && x < 0.0f ? 0.0f : x;
+    }
+  }
+}
+
+} // namespace
+
+bool blasVerbose() {
+  const char *env = std::getenv("TCC_BLAS_VERBOSE");
+  return env && *env && std::strcmp(env, "0") != 0;
+}
+
+const Blas *blas() {
+  static std::once_flag once;
+  static const Blas *loaded = nullptr;
+  std::call_once(once, [] { loaded = loadOnce(); });
+  return loaded;
+}
+
+bool blasPrefers(const tcc_abi_library_call &call) {
+  const int64_t *p = call.params;
+  int64_t batch = p[0], m = p[1], n = p[2], k = p[3];
+  bool transA = p[4];
+  // CBLAS takes int sizes and leading dimensions.
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    return false;
+  if (batch > 1)
+    return double(m) * double(n) * double(k) <= double(kBlasBatchedVolume);
+  return transA && k >= kBlasTransposedRows && m * n >= kBlasTransposedOutput;
+}
+
+void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands) {
+  const int64_t batch = p[0], m = p[1], n = p[2], k = p[3];
+  const bool transA = p[4], transB = p[5], accumulate = p[6];
+  auto *a = static_cast<const float *>(operands[0]);
+  auto *b = static_cast<const float *>(operands[1]);
+  auto *c = static_cast<float *>(operands[2]);
+  int next = 3;
+  const float *bias =
+      epilogue & TCC_MATMUL_EPILOGUE_BIAS ? static_cast<const float *>(operands[next++]) : nullptr;
+  const float *d = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL
+                       ? static_cast<const float *>(operands[next++])
+                       : nullptr;
+  const int threads = parallelThreads();
+  if (blas.setThreads) {
+    // A pthreads OpenBLAS has its own pool: size it like ours, once per
+    // change (the setter is not free).
+    static std::atomic<int> current{0};
+    if (current.exchange(threads) != threads)
+      blas.setThreads(threads);
+  }
+  // Row-major: A is M x K (K x M stored when transposed), B K x N (N x K).
+  struct Product {
+    const Blas *blas;
+    const float *a, *b;
+    float *c;
+    int64_t m, n, k;
+    bool transA, transB, accumulate;
+    void operator()(int64_t s) const {
+      blas->sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans, int(m),
+                  int(n), int(k), 1.0f, a + s * m * k, int(transA ? m : k), b + s * k * n,
+                  int(transB ? k : n), accumulate ? 1.0f : 0.0f, c + s * m * n, int(n));
+    }
+  } product = {&blas, a, b, c, m, n, k, transA, transB, accumulate};
+  if (batch > 1 && threads > 1 && !blas.setThreads) {
+    // The matrices of a batch across the threads, one sgemm each (an OpenMP
+    // OpenBLAS runs one thread inside a parallel region; a pthreads one
+    // warns there, so it loops): each matrix is computed alone, so the
+    // result does not depend on the thread count.
+    parallelFor(
+        0, batch, threads,
+        [](void *context, int64_t s) { (*static_cast<const Product *>(context))(s); }, &product);
+  } else {
+    for (int64_t s = 0; s < batch; ++s)
+      product(s);
+  }
+  if (!epilogue)
+    return;
+  // On the calling thread: epilogues come with forward dense layers
+  // (trans_a = 0), which come here only when they are small.
+  applyEpilogue(c, bias, d, epilogue & TCC_MATMUL_EPILOGUE_RELU, batch * m, n);
+}
+
+} // namespace tcc::rt

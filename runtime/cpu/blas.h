@@ -1,0 +1,65 @@
+//===- blas.h - matmul library calls on a CBLAS ---------------------------===//
+//
+// oneDNN 2.6's matmul primitive pays a fixed cost per matrix of a batch,
+// which dominates the tiny batched products of small attention layers, and
+// runs a transposed left operand slowly; a CBLAS sgemm (OpenBLAS) does
+// neither. LibraryCalls (onednn.h) sends the
+// MATMUL calls that blasPrefers() names here and the rest to oneDNN; the
+// shapes and the measurements behind the rule are in docs/cpu-gemm.md. The
+// CBLAS is loaded with dlopen on first use, like oneDNN: without one every
+// call stays on oneDNN.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_RUNTIME_CPU_BLAS_H
+#define TCC_RUNTIME_CPU_BLAS_H
+
+#include "runtime/include/tcc/abi.h"
+
+#include <string>
+
+namespace tcc::rt {
+
+/// The CBLAS of the process (one per process, loaded once).
+struct Blas {
+  /// cblas_sgemm with CBLAS's enums as ints (row-major 101, no-trans 111,
+  /// trans 112).
+  void (*sgemm)(int order, int transA, int transB, int m, int n, int k, float alpha,
+                const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                int ldc) = nullptr;
+  /// OpenBLAS's thread count setter, set only for a pthreads OpenBLAS (its
+  /// own pool, sized per call to the caller's thread count); an OpenMP
+  /// OpenBLAS follows the caller's OpenMP thread count by itself.
+  void (*setThreads)(int) = nullptr;
+  std::string file; ///< what was loaded
+};
+
+/// The process's CBLAS, or null when there is none: TCC_BLAS_LIBRARY names
+/// the file to load ("none": no BLAS), by default Debian's OpenMP build of
+/// OpenBLAS (libopenblas0-openmp). A library that cannot be loaded, lacks
+/// cblas_sgemm, would bring a second OpenMP runtime or was loaded before
+/// the runtime (by numpy, say: its OpenMP calls are bound to whatever was
+/// there then) is not used: one line
+/// on stderr says why when TCC_BLAS_LIBRARY named it or blasVerbose().
+const Blas *blas();
+
+/// Whether TCC_BLAS_VERBOSE is set (and not "0"): sessions then print how
+/// many of their matmul calls run on BLAS, one line on stderr.
+bool blasVerbose();
+
+/// Whether a checked f32 MATMUL call runs faster on BLAS than on oneDNN
+/// (docs/cpu-gemm.md): a batch of tiny matrices (attention's products at
+/// small head sizes and sequences), or a weight gradient A^T B (batch 1,
+/// trans_a) summing over many rows.
+bool blasPrefers(const tcc_abi_library_call &call);
+
+/// Runs a checked f32 MATMUL (its parameters P, epilogue bits EPILOGUE) on
+/// BLAS: operands {A, B, C[, bias][, D]} as abi.h says. The epilogue
+/// follows the product in one pass over C, as oneDNN's post-ops do:
+/// C = relu((A B + bias) + D). Runs on the calling thread's OpenMP thread
+/// count (parallelThreads()).
+void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands);
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_CPU_BLAS_H
