@@ -1,7 +1,8 @@
 //===- matmul_reference.h - float64 reference of a MATMUL library call ----===//
 //
-// The oracle of the runtime's matmul tests (oneDNN unit test, CUDA
-// self-test): the call's semantics of abi.h in float64.
+// The oracle of the runtime's matmul tests (oneDNN and BLAS unit tests, CUDA
+// self-test): the call's semantics of abi.h in float64, the tests' random
+// operands and their error measure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,10 +12,33 @@
 #include "runtime/include/tcc/abi.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <random>
 #include <vector>
 
 namespace tcc::testing {
+
+/// N values uniform in [-1, 1): random, never zero-filled, operands.
+inline std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = u(rng);
+  return v;
+}
+
+/// max |got - ref| over max |ref|; infinite when GOT holds a NaN.
+inline double relativeError(const std::vector<float> &got, const std::vector<double> &ref) {
+  double diff = 0, scale = 1e-30;
+  for (size_t k = 0; k < ref.size(); ++k) {
+    double d = std::fabs(double(got[k]) - ref[k]);
+    diff = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(diff, d);
+    scale = std::max(scale, std::fabs(ref[k]));
+  }
+  return diff / scale;
+}
 
 /// C (+)= op(A) op(B), or C = relu(op(A) op(B) + bias + D) as the epilogue
 /// parameter says, row-major, batched, in float64.

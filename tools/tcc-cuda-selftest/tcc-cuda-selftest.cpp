@@ -112,14 +112,6 @@ void report(bool pass, const std::string &name, const std::string &detail) {
   failures += !pass;
 }
 
-std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = u(rng);
-  return v;
-}
-
 /// X rounded to DTYPE (f32, bf16 or f16) and stored in its bytes.
 void encode(float x, int32_t dtype, uint8_t *out) {
   if (dtype == TCC_DTYPE_F32) {
@@ -184,17 +176,6 @@ std::vector<float> download(const cuda::DeviceBuffer &b, size_t n, const std::st
   return host;
 }
 
-/// max |got - ref| / max |ref|.
-double relativeError(const std::vector<float> &got, const std::vector<double> &ref) {
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    double d = std::fabs(double(got[i]) - ref[i]);
-    diff = std::isnan(d) ? INFINITY : std::max(diff, d);
-    scale = std::max(scale, std::fabs(ref[i]));
-  }
-  return diff / scale;
-}
-
 std::string errorText(double e) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "max rel err %.2e", e);
@@ -202,6 +183,8 @@ std::string errorText(double e) {
 }
 
 using tcc::testing::matmulReference;
+using tcc::testing::randomVector;
+using tcc::testing::relativeError;
 
 int32_t dummyEntry(uint8_t *, uint8_t *, const tcc_abi_runtime *) { return 0; }
 

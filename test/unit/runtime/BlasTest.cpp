@@ -34,25 +34,9 @@ tcc_abi_library_call matmulCall(const std::vector<int64_t> &p) {
           3 + !!(e & kBias) + !!(e & kResidual), p.data()};
 }
 
-std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = u(rng);
-  return v;
-}
+using tcc::testing::randomVector;
+using tcc::testing::relativeError;
 
-/// max |got - ref| over max |ref|.
-double relativeError(const std::vector<float> &got, const std::vector<double> &ref) {
-  double diff = 0, scale = 1e-30;
-  for (size_t k = 0; k < ref.size(); ++k) {
-    diff = std::max(diff, std::fabs(double(got[k]) - ref[k]));
-    if (std::isnan(got[k]))
-      diff = std::numeric_limits<double>::infinity();
-    scale = std::max(scale, std::fabs(ref[k]));
-  }
-  return diff / scale;
-}
 
 // Tests the rule that picks BLAS: batches of matrices of at most 16^3
 // multiply-adds, and batch-1 A^T B weight gradients summing over 512 rows

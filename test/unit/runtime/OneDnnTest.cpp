@@ -154,23 +154,8 @@ TEST(OneDnnTest, RejectsDeviceModes) {
   }
 }
 
-/// max |got - ref| over max |ref|: the tests' error measure.
-double relativeError(const std::vector<float> &got, const std::vector<double> &ref) {
-  double diff = 0, scale = 1e-30;
-  for (size_t k = 0; k < ref.size(); ++k) {
-    diff = std::max(diff, std::fabs(double(got[k]) - ref[k]));
-    scale = std::max(scale, std::fabs(ref[k]));
-  }
-  return diff / scale;
-}
-
-std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = u(rng);
-  return v;
-}
+using tcc::testing::randomVector;
+using tcc::testing::relativeError;
 
 
 // Tests every epilogue on 2-D and batched products with plain and
