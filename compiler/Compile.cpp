@@ -908,6 +908,17 @@ LogicalResult Compilation::planWithBudget() {
   tcc::RematOptions off, max;
   off.mode = "off";
   max.mode = "max";
+  if (probing) {
+    // --batch=auto asks only whether the batch fits at all: with the most
+    // recomputation it does, or no budgeted compile of it would (the
+    // target ladder below ends at max). One plan per candidate instead of
+    // up to eight; the chosen batch is then compiled as any other.
+    bool recompute = train && options.remat != tcc::Remat::Off;
+    FailureOr<tcc::MemoryFootprint> least = attempt(recompute ? max : off);
+    if (failed(least))
+      return failure();
+    return least->total() <= budget ? success() : refuseBudget(*least, *least);
+  }
   if (options.remat == tcc::Remat::Max) {
     if (failed(attempt(off)))
       return failure();
