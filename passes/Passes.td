@@ -200,25 +200,31 @@ def RematerializePass : Pass<"tcc-rematerialize", "mlir::func::FuncOp"> {
     plus every interval over it (parameters, optimizer state and in-place
     updates live in the state region). While the peak exceeds
     `arena-budget`, the pass looks at the values live across the peak and
-    not read there, whose op is pure, single-result and deterministic
-    (not dropout, not training-mode batch norm, not a constant): recomputing
-    one clones its op right before its first use after the peak (the uses
-    after the peak read the clone), which frees its bytes at the peak but
-    makes the op's operands live until the clone. It takes the value with
-    the most bytes freed per unit of recompute arithmetic (matmul and
-    convolution 2 per multiply-add, 16 per transcendental, 8 per division,
-    1 per element otherwise), and undoes a step that would raise the peak.
-    Chains build up by themselves: an operand made live across the peak is
-    a candidate of the next step. `mode=max` recomputes until no step
-    lowers the peak (the least memory this pass reaches); `off`, or `auto`
-    without a budget, changes nothing.
+    not read there, whose op is pure and deterministic (not dropout, not
+    training-mode batch norm, not a constant; an op with several results,
+    a layer norm, is cloned whole): recomputing one clones its op right
+    before its first use after the peak (the uses after the peak read the
+    clone), which frees its bytes at the peak but makes the op's operands
+    live until the clone. It takes the value with the most bytes freed per
+    unit of recompute arithmetic (matmul and convolution 2 per
+    multiply-add, 16 per transcendental, 8 per division, 1 per element
+    otherwise), and undoes a step that would raise the peak. Operands dead
+    at the peak are recomputed too (a chain); each chain is also weighed
+    cut at each value it recomputes (that value kept instead), and the
+    candidates that each make one same value live are weighed together as
+    a group, which pays for that value once (the three products of a GELU
+    from the kept fc1 output). A chain reads an earlier clone of what it
+    needs, moved up before its reader when the clone comes later; when
+    that run misses the target (always under `mode=max`) the pass runs
+    again without moving clones and keeps the lower peak. `mode=max`
+    recomputes until no step lowers the peak (the least memory this pass
+    reaches); `off`, or `auto` without a budget, changes nothing.
 
     A clone is the same op on the same operands, so it computes the same
-    bits: elementwise kernels are lowered without FMA contraction, and
-    reductions and convolutions are the same loops and calls on the same
-    shapes. Matmuls are not recomputed: a recomputed matmul did not
-    reproduce the original's bits in a 2-layer GPT (the cause, oneDNN's
-    kernel choice or the operands' layout, is open). Its
+    bits: elementwise kernels are lowered without FMA contraction,
+    reductions sum in an order fixed by their trip count
+    (compiler/LLVMCodegen.cpp, fixReductionOrder), and matmuls and
+    convolutions are the same library calls on the same shapes. Its
     location is `fused<{tcc.recomputed = N}>[original]`: lowering keeps it,
     and `tcc-keep-recomputed` turns it into an attribute before the CSE
     after fusion, which would otherwise merge an unfused clone back into

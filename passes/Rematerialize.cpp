@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
@@ -77,7 +78,7 @@ double recomputeFlops(Operation *op) {
   return std::max(n, in);
 }
 
-/// Whether OP may be recomputed: pure, one tensor result, no region, and
+/// Whether OP may be recomputed: pure, tensor results, no region, and
 /// deterministic in the bits it produces, the same in a clone. Constants
 /// need no buffer; dropout and training-mode batch norm carry more than
 /// their one value (the mask, the running statistics). Matmuls and
@@ -86,8 +87,8 @@ double recomputeFlops(Operation *op) {
 /// (compiler/LLVMCodegen.cpp, fixReductionOrder), whatever else their
 /// kernel computes.
 bool recomputable(Operation *op) {
-  if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
-      !isa<RankedTensorType>(op->getResult(0).getType()) || !isPure(op))
+  if (op->getNumResults() == 0 || op->getNumRegions() != 0 || !isPure(op) ||
+      !llvm::all_of(op->getResultTypes(), [](Type t) { return isa<RankedTensorType>(t); }))
     return false;
   if (isa<tcc::ConstantOp, tcc::DropoutOp, tcc::BatchNormTrainingOp>(op))
     return false;
@@ -188,7 +189,33 @@ struct Candidate {
   /// result several recomputed values need (a fused q, k, v projection) is
   /// recomputed once.
   DenseMap<Value, Value> reuse;
+  /// Earlier clones that the chain reuses although they come after BEFORE
+  /// (a softmax recomputed for its backward, read again by the recomputed
+  /// attention output that the projection's backward needs first): moved
+  /// up to right before BEFORE, operands first, instead of a second copy.
+  SmallVector<Operation *> hoist;
+  /// Whether clones may be moved up (see RematerializePass::recompute).
+  bool mayHoist = true;
   Operation *before = nullptr;
+  int64_t freed = 0;
+  double flops = 0;
+  /// The operands that are dead at the peak and that the chain reads
+  /// without recomputing them: they become live across it (their bytes are
+  /// already taken off FREED).
+  SmallVector<Value, 2> extended;
+  double score() const { return double(freed) / (flops + 1.0); }
+};
+
+/// Several candidates that each make the same one value live across the
+/// peak (and nothing else): alone, each frees its own bytes less that
+/// value's, together they pay for it once. The three products of a
+/// decomposed GELU that its backward reads all come from fc1's output,
+/// which nothing else keeps: recomputing them from it frees two of three
+/// buffers, where each alone frees nothing and the greedy went on to
+/// recompute fc1's matmul instead.
+struct Group {
+  Value shared;
+  SmallVector<Value> members;
   int64_t freed = 0;
   double flops = 0;
   double score() const { return double(freed) / (flops + 1.0); }
@@ -251,45 +278,70 @@ private:
     return deadline;
   }
 
+  /// Recomputing I's value; with KEEP, a value of its chain that the
+  /// chain reads instead of recomputing it (it stays live across the peak).
   std::optional<Candidate> candidateFor(const Liveness::Interval &i, const Liveness &l,
-                                        const DenseMap<Value, int64_t> &deadlines) const;
+                                        const DenseMap<Value, int64_t> &deadlines,
+                                        Operation *keep = nullptr) const;
   void rematerialize(func::FuncOp func);
+  /// What one greedy run recomputed, and the peak it left.
+  struct Outcome {
+    SmallVector<Attribute> recomputed;
+    double flops = 0;
+    int64_t peak = 0;
+  };
+  /// The greedy steps on FUNC down to TARGET; clones moved up (Candidate::
+  /// hoist) only with HOIST.
+  Outcome recompute(func::FuncOp func, int64_t base, int64_t target, bool hoist);
+  bool hoistClones = true;
   Value apply(const Candidate &c, int64_t peakAt, const Liveness &l, int64_t id);
 };
 
 /// How deep a chain of recomputed operands goes.
 constexpr unsigned kMaxDepth = 12;
 
-/// An earlier clone, after the peak and before FIRSTAT, that computes what
-/// DEF computes from the same operands (or from the clones C reuses for
-/// them), after trying the same for DEF's own operands that are dead at the
-/// peak (recorded in C.reuse when found). Null when there is none.
-static Value reuseOf(Operation *def, int64_t firstAt, const Liveness &l, unsigned depth,
-                     Candidate &c) {
+/// An earlier clone, after the peak, that computes what DEF computes from
+/// the same operands (or from the clones C reuses for them), after trying
+/// the same for DEF's own operands that are dead at the peak (recorded in
+/// C.reuse when found). One at or after FIRSTAT is taken when its operands
+/// are there before FIRSTAT (or are moved up too): it joins C.hoist. Null
+/// when there is none.
+static Operation *reuseOf(Operation *def, int64_t firstAt, const Liveness &l, unsigned depth,
+                          Candidate &c) {
   if (def->getNumOperands() == 0 || depth >= kMaxDepth)
-    return {};
+    return nullptr;
   auto mapped = [&](Value v) { return c.reuse.lookup(v) ? c.reuse.lookup(v) : v; };
   for (Value operand : def->getOperands()) {
     Operation *producer = operand.getDefiningOp();
     if (l.liveAt(operand, l.peakAt) || c.reuse.count(operand) || !producer ||
         !recomputable(producer) || isClone(operand))
       continue;
-    if (Value clone = reuseOf(producer, firstAt, l, depth + 1, c))
-      c.reuse[operand] = clone;
+    if (Operation *clone = reuseOf(producer, firstAt, l, depth + 1, c))
+      c.reuse[operand] = clone->getResult(cast<OpResult>(operand).getResultNumber());
   }
+  auto availableBefore = [&](Operation *op) {
+    return llvm::all_of(op->getOperands(), [&](Value v) {
+      Operation *producer = v.getDefiningOp();
+      return !producer || llvm::is_contained(c.hoist, producer) ||
+             l.position.lookup(producer) < firstAt;
+    });
+  };
   for (Operation *user : mapped(def->getOperand(0)).getUsers()) {
-    if (user == def || user->getName() != def->getName() || user->getNumResults() != 1 ||
-        !isClone(user->getResult(0)))
+    if (user == def || user->getName() != def->getName() ||
+        user->getNumResults() != def->getNumResults() || !isClone(user->getResult(0)))
       continue;
     int64_t at = l.position.lookup(user);
-    if (at <= l.peakAt || at >= firstAt)
+    if (at <= l.peakAt || (at >= firstAt && (!c.mayHoist || !availableBefore(user))))
       continue;
-    if (OperationEquivalence::isEquivalentTo(
+    if (!OperationEquivalence::isEquivalentTo(
             def, user, [&](Value a, Value b) { return success(mapped(a) == b); }, nullptr,
             OperationEquivalence::IgnoreLocations))
-      return user->getResult(0);
+      continue;
+    if (at >= firstAt && !llvm::is_contained(c.hoist, user))
+      c.hoist.push_back(user);
+    return user;
   }
-  return {};
+  return nullptr;
 }
 
 /// Adds OP and, operands first, the recomputable producers of its operands
@@ -299,7 +351,7 @@ static Value reuseOf(Operation *def, int64_t firstAt, const Liveness &l, unsigne
 /// False when an operand is a parameter updated before FIRSTAT.
 static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
                          const DenseMap<Value, int64_t> &deadlines, unsigned depth,
-                         Candidate &c) {
+                         Operation *keep, Candidate &c) {
   for (Value operand : op->getOperands()) {
     auto deadline = deadlines.find(operand);
     if (deadline != deadlines.end() && deadline->second <= firstAt)
@@ -308,16 +360,19 @@ static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
         c.reuse.count(operand))
       continue;
     Operation *def = operand.getDefiningOp();
-    if (def && depth < kMaxDepth && recomputable(def) && !isClone(operand)) {
-      if (Value clone = reuseOf(def, firstAt, l, depth + 1, c)) {
-        c.reuse[operand] = clone;
+    if (def && depth < kMaxDepth && recomputable(def) && !isClone(operand) && def != keep) {
+      if (Operation *clone = reuseOf(def, firstAt, l, depth + 1, c)) {
+        c.reuse[operand] = clone->getResult(cast<OpResult>(operand).getResultNumber());
         continue;
       }
-      if (!collectChain(def, firstAt, l, deadlines, depth + 1, c))
+      if (!collectChain(def, firstAt, l, deadlines, depth + 1, keep, c))
         return false;
       continue;
     }
-    c.freed -= l.intervals[l.intervalOf.lookup(operand)].size;
+    if (!llvm::is_contained(c.extended, operand)) {
+      c.freed -= l.intervals[l.intervalOf.lookup(operand)].size;
+      c.extended.push_back(operand);
+    }
   }
   c.chain.push_back(op);
   c.flops += recomputeFlops(op);
@@ -326,7 +381,7 @@ static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
 
 std::optional<Candidate>
 RematerializePass::candidateFor(const Liveness::Interval &i, const Liveness &l,
-                                const DenseMap<Value, int64_t> &deadlines) const {
+                                const DenseMap<Value, int64_t> &deadlines, Operation *keep) const {
   int64_t p = l.peakAt;
   // Live across the peak, and not read there.
   if (!(i.start < p && p < i.end))
@@ -350,10 +405,14 @@ RematerializePass::candidateFor(const Liveness::Interval &i, const Liveness &l,
   if (!first || isa<func::ReturnOp>(first))
     return std::nullopt;
   Candidate c;
+  c.mayHoist = hoistClones;
   c.value = i.value;
   c.before = first;
   c.freed = i.size;
-  if (!collectChain(def, firstAt, l, deadlines, 0, c) || c.freed <= 0)
+  if (!collectChain(def, firstAt, l, deadlines, 0, keep, c))
+    return std::nullopt;
+  // One that frees nothing alone may still join a group (see Group).
+  if (c.freed <= 0 && c.extended.size() != 1)
     return std::nullopt;
   return c;
 }
@@ -369,6 +428,8 @@ Value RematerializePass::apply(const Candidate &c, int64_t peakAt, const Livenes
   NamedAttrList mark;
   mark.append(tcc::attr::recomputed, IntegerAttr::get(IntegerType::get(ctx, 64), id));
   DictionaryAttr metadata = mark.getDictionary(ctx);
+  for (Operation *op : c.hoist)
+    op->moveBefore(c.before);
   for (auto [original, clone] : c.reuse)
     map.map(original, clone);
   for (Operation *op : c.chain) {
@@ -381,17 +442,6 @@ Value RematerializePass::apply(const Candidate &c, int64_t peakAt, const Livenes
     return l.position.lookup(use.getOwner()) > peakAt;
   });
   return copy;
-}
-
-/// Erases OP if nothing reads it, then the producers of its operands that
-/// nothing reads any more (an undone or a replaced chain).
-static void eraseDeadClones(Operation *op) {
-  if (!op || !op->use_empty() || !recomputable(op))
-    return;
-  SmallVector<Value> operands(op->getOperands());
-  op->erase();
-  for (Value v : operands)
-    eraseDeadClones(v.getDefiningOp());
 }
 
 /// Erases the ops of FUNC that nothing reads any more (recomputed values
@@ -547,6 +597,44 @@ void RematerializePass::rematerialize(func::FuncOp func) {
       l.compute(func, base);
     }
   }
+  // A moved-up clone stays live from its new reader to its old one and is
+  // never recomputed again: cheaper, but it can stop the greedy short of
+  // a target that copies reach (--remat=max on the 6-layer GPT: 84.4 MiB
+  // with moves, 70.4 without). Hence with moves first, and when that
+  // misses the target also without, keeping the lower peak.
+  auto withMoves = cast<func::FuncOp>(func->clone());
+  Outcome chosen = recompute(withMoves, base, target, /*hoist=*/true);
+  if (chosen.peak > target) {
+    Outcome copies = recompute(func, base, target, /*hoist=*/false);
+    if (copies.peak < chosen.peak)
+      chosen = std::move(copies);
+    else
+      func.getBody().takeBody(withMoves.getBody());
+  } else {
+    func.getBody().takeBody(withMoves.getBody());
+  }
+  withMoves->erase();
+  MLIRContext *ctx = &getContext();
+  double stepFlops = 0;
+  for (Operation &op : func.getBody().front())
+    if (op.getNumResults() >= 1 && isa<RankedTensorType>(op.getResult(0).getType()) &&
+        !isa<tcc::ConstantOp>(op))
+      stepFlops += recomputeFlops(&op);
+  // For the memory report: what was recomputed, the model's peaks.
+  NamedAttrList summary;
+  summary.append("recomputed", ArrayAttr::get(ctx, chosen.recomputed));
+  summary.append("peak_before", IntegerAttr::get(IntegerType::get(ctx, 64), before));
+  summary.append("peak_after", IntegerAttr::get(IntegerType::get(ctx, 64), chosen.peak));
+  summary.append("recompute_flops", FloatAttr::get(Float64Type::get(ctx), chosen.flops));
+  summary.append("step_flops", FloatAttr::get(Float64Type::get(ctx), stepFlops));
+  func->setAttr(tcc::attr::remat, summary.getDictionary(ctx));
+}
+
+RematerializePass::Outcome RematerializePass::recompute(func::FuncOp func, int64_t base,
+                                                        int64_t target, bool hoist) {
+  hoistClones = hoist;
+  Liveness l;
+  l.compute(func, base);
   DenseSet<Value> refused; // candidates whose recomputation raised the peak
   SmallVector<Attribute> recomputed;
   MLIRContext *ctx = &getContext();
@@ -554,61 +642,122 @@ void RematerializePass::rematerialize(func::FuncOp func) {
   // Each accepted step lowers the live bytes at the peak without raising
   // the peak; the bound only guards against trading equal peaks forever.
   int64_t steps = 0, maxSteps = 4 * int64_t(l.position.size()) + 16;
+  auto record = [&](const Candidate &c) {
+    flops += c.flops;
+    Operation *def = c.value.getDefiningOp();
+    NamedAttrList entry;
+    entry.append("name", StringAttr::get(ctx, tcc::sourceName(def)));
+    entry.append("op", StringAttr::get(ctx, def->getName().getStringRef()));
+    entry.append("bytes", IntegerAttr::get(IntegerType::get(ctx, 64), c.freed));
+    entry.append("flops", FloatAttr::get(Float64Type::get(ctx), c.flops));
+    recomputed.push_back(entry.getDictionary(ctx));
+  };
+  DenseSet<Value> refusedGroups; // shared values of groups that raised the peak
   while (l.peak > target && steps++ < maxSteps) {
     DenseMap<Value, int64_t> deadlines = updateDeadlines(func, l);
     std::optional<Candidate> best;
+    // Candidates that make one value live across the peak, by that value.
+    llvm::MapVector<Value, SmallVector<Candidate>> byShared;
     for (const Liveness::Interval &i : l.intervals) {
-      if (refused.contains(i.value))
+      std::optional<Candidate> full = candidateFor(i, l, deadlines);
+      if (!full)
         continue;
-      std::optional<Candidate> c = candidateFor(i, l, deadlines);
-      if (c && (!best || c->score() > best->score()))
-        best = c;
+      // The whole chain, and the chain cut at each value it recomputes
+      // (which it then reads, kept, instead).
+      SmallVector<Candidate> variants{*full};
+      for (Operation *op : full->chain)
+        if (op != i.value.getDefiningOp())
+          if (std::optional<Candidate> cut = candidateFor(i, l, deadlines, op))
+            variants.push_back(*cut);
+      for (Candidate &c : variants) {
+        if (c.extended.size() == 1 && !refusedGroups.contains(c.extended.front())) {
+          // One variant per value and shared value: the cheapest.
+          SmallVector<Candidate> &members = byShared[c.extended.front()];
+          auto same = llvm::find_if(members, [&](const Candidate &m) { return m.value == c.value; });
+          if (same == members.end())
+            members.push_back(c);
+          else if (c.flops < same->flops)
+            *same = c;
+        }
+        if (c.freed > 0 && !refused.contains(i.value) && (!best || c.score() > best->score()))
+          best = c;
+      }
     }
-    if (!best)
+    std::optional<Group> group;
+    for (auto &[shared, members] : byShared) {
+      if (members.size() < 2)
+        continue;
+      Group g;
+      g.shared = shared;
+      for (const Candidate &c : members) {
+        g.members.push_back(c.value);
+        g.freed += c.freed;
+        g.flops += c.flops;
+      }
+      // Each member took the shared value's bytes off; it is kept once.
+      g.freed += int64_t(members.size() - 1) * l.intervals[l.intervalOf.lookup(shared)].size;
+      if (g.freed > 0 && (!group || g.score() > group->score()))
+        group = g;
+    }
+    if (!best && !group)
       break;
     int64_t oldPeak = l.peak, oldAt = l.peakAt, oldLive = l.live[l.peakAt];
-    Value copy = apply(*best, l.peakAt, l, int64_t(recomputed.size()));
+    // What this step cloned: (the candidate, its clone's value).
+    SmallVector<std::pair<Candidate, Value>> applied;
+    bool useGroup = group && (!best || group->score() > best->score());
+    if (useGroup) {
+      // The members one by one at the same peak (clones go after it, so
+      // its position stays), each against the liveness the earlier ones
+      // left: the shared value is live across the peak after the first.
+      for (Value member : group->members) {
+        l.compute(func, base);
+        l.peakAt = oldAt;
+        auto it = l.intervalOf.find(member);
+        if (it == l.intervalOf.end())
+          continue;
+        std::optional<Candidate> c = candidateFor(l.intervals[it->second], l,
+                                                  updateDeadlines(func, l),
+                                                  group->shared.getDefiningOp());
+        if (!c)
+          continue;
+        Value copy = apply(*c, oldAt, l, int64_t(recomputed.size() + applied.size()));
+        applied.push_back({*c, copy});
+      }
+    } else {
+      applied.push_back({*best, apply(*best, oldAt, l, int64_t(recomputed.size()))});
+    }
     l.compute(func, base);
     if (l.peak > oldPeak || (l.peak == oldPeak && l.live[oldAt] >= oldLive)) {
-      // Worse: undo (the clone's uses back to the original) and never again.
-      copy.replaceAllUsesWith(best->value);
-      eraseDeadClones(copy.getDefiningOp());
-      refused.insert(best->value);
+      // Worse: undo (the clones' uses back to the originals; a later clone
+      // may read an earlier one) and never again.
+      for (auto &[c, copy] : llvm::reverse(applied))
+        copy.replaceAllUsesWith(c.value);
+      eraseDead(func);
+      if (useGroup)
+        refusedGroups.insert(group->shared);
+      else
+        refused.insert(best->value);
       l.compute(func, base);
       continue;
     }
     // The peak moved: what raised the old one may lower the new one.
     refused.clear();
-    flops += best->flops;
-    Operation *def = best->value.getDefiningOp();
-    NamedAttrList entry;
-    entry.append("name", StringAttr::get(ctx, tcc::sourceName(def)));
-    entry.append("op", StringAttr::get(ctx, def->getName().getStringRef()));
-    entry.append("bytes", IntegerAttr::get(IntegerType::get(ctx, 64), best->freed));
-    entry.append("flops", FloatAttr::get(Float64Type::get(ctx), best->flops));
-    recomputed.push_back(entry.getDictionary(ctx));
-    LLVM_DEBUG(llvm::dbgs() << "recompute " << tcc::sourceName(def) << ": " << best->freed
-                            << " bytes for " << best->flops << " flops; peak " << oldPeak
-                            << " -> " << l.peak << "\n");
+    refusedGroups.clear();
+    for (auto &[c, copy] : applied) {
+      record(c);
+      LLVM_DEBUG(llvm::dbgs() << "recompute " << tcc::sourceName(c.value.getDefiningOp())
+                              << ": " << c.freed << " bytes for " << c.flops << " flops; peak "
+                              << oldPeak << " -> " << l.peak << "\n");
+    }
     // An original that only the backward read is gone (its point interval
-    // would count at its old position otherwise).
-    eraseDeadClones(def);
+    // would count at its old position otherwise); one original may be
+    // another's only reader.
+    eraseDead(func);
     l.compute(func, base);
   }
   eraseDead(func);
-  double stepFlops = 0;
-  for (Operation &op : func.getBody().front())
-    if (op.getNumResults() == 1 && isa<RankedTensorType>(op.getResult(0).getType()) &&
-        !isa<tcc::ConstantOp>(op))
-      stepFlops += recomputeFlops(&op);
-  // For the memory report: what was recomputed, the model's peaks.
-  NamedAttrList summary;
-  summary.append("recomputed", ArrayAttr::get(ctx, recomputed));
-  summary.append("peak_before", IntegerAttr::get(IntegerType::get(ctx, 64), before));
-  summary.append("peak_after", IntegerAttr::get(IntegerType::get(ctx, 64), l.peak));
-  summary.append("recompute_flops", FloatAttr::get(Float64Type::get(ctx), flops));
-  summary.append("step_flops", FloatAttr::get(Float64Type::get(ctx), stepFlops));
-  func->setAttr(tcc::attr::remat, summary.getDictionary(ctx));
+  l.compute(func, base);
+  return {std::move(recomputed), flops, l.peak};
 }
 
 } // namespace
