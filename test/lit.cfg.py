@@ -39,8 +39,9 @@ import shutil
 
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
+    # Each job with a session directory of its own (e2e/Inputs/mpirun.sh).
     config.substitutions.append(("%mpirun", " ".join([
-        "mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+        os.path.join(config.test_source_root, "e2e", "Inputs", "mpirun.sh"), "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
         "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
         "-x", "TCC_POISON_ARENA", "-x", "TCC_CACHE_DIR"])))
 
