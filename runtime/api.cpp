@@ -236,15 +236,14 @@ tcc_status tcc_artifact_get_metadata(tcc_artifact_t artifact, const char *key,
     tcc::rt::Artifact &a = artifactOf(artifact);
     require(key, "key");
     require(out_value, "out_value");
+    if (const char *value = a.metadata(key)) {
+      *out_value = value;
+      return;
+    }
     const tcc_abi_descriptor &d = a.descriptor();
     std::string keys;
-    for (int32_t i = 0; i < tcc::rt::numMetadata(d); ++i) {
-      if (std::strcmp(d.metadata[i].key, key) == 0) {
-        *out_value = d.metadata[i].value;
-        return;
-      }
+    for (int32_t i = 0; i < tcc::rt::numMetadata(d); ++i)
       keys += (keys.empty() ? "'" : ", '") + std::string(d.metadata[i].key) + "'";
-    }
     fail(TCC_ERROR_NOT_FOUND, a.path() + " has no metadata '" + key + "'; it has " +
                                   (keys.empty() ? std::string("none") : keys));
   });

@@ -410,6 +410,14 @@ const tcc_abi_entry *Artifact::findEntry(const std::string &name) const {
   return nullptr;
 }
 
+const char *Artifact::metadata(const char *key) const {
+  // validateDescriptor checked that every entry has a key and a value.
+  for (int32_t i = 0; i < numMetadata(*descriptor_); ++i)
+    if (std::strcmp(descriptor_->metadata[i].key, key) == 0)
+      return descriptor_->metadata[i].value;
+  return nullptr;
+}
+
 int32_t Artifact::countTensors(int32_t role) const {
   int32_t n = 0;
   for (int32_t i = 0; i < descriptor_->num_tensors; ++i)

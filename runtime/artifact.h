@@ -57,6 +57,8 @@ public:
   std::string listTensors(int32_t role) const;
   std::string listEntries() const;
   int32_t countTensors(int32_t role) const;
+  /// The value of metadata entry KEY, or nullptr when the artifact has none.
+  const char *metadata(const char *key) const;
   /// The compiled batch when infer and eval_step take partial batches
   /// (metadata TCC_METADATA_BATCH), else 0.
   int64_t batch() const { return batch_; }

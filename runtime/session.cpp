@@ -169,14 +169,12 @@ void Session::findInputDefaults() {
   const tcc_abi_descriptor &d = artifact_->descriptor();
   // DEFAULT_PREFIX + NAME: the compile-time value of a hyperparameter.
   auto metadataNumber = [&](const std::string &name) {
-    std::string key = TCC_METADATA_DEFAULT_PREFIX + name;
-    for (int32_t i = 0; i < numMetadata(d); ++i)
-      if (key == d.metadata[i].key) {
-        char *end = nullptr;
-        double v = std::strtod(d.metadata[i].value, &end);
-        return *end ? NAN : v;
-      }
-    return double(NAN);
+    const char *value = artifact_->metadata((TCC_METADATA_DEFAULT_PREFIX + name).c_str());
+    if (!value)
+      return double(NAN);
+    char *end = nullptr;
+    double v = std::strtod(value, &end);
+    return *end ? double(NAN) : v;
   };
   inputDefault_.assign(size_t(d.num_tensors), NAN);
   for (int32_t i = 0; i < d.num_tensors; ++i) {
@@ -244,13 +242,6 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   SafetensorsReader reader;
   if (!reader.parse(file.data(), file.size(), path, &message))
     fail(TCC_ERROR_FORMAT, message);
-  // A ZeRO-1 artifact's flat gradient is scratch between two runs; its
-  // optimizer state is the sharded one, under the unsharded names.
-  auto wanted = [&](const tcc_abi_tensor &t) {
-    if (zero_ && t.role == TCC_ROLE_STATE && std::strcmp(t.name, TCC_STATE_ZERO_GRADS) == 0)
-      return false;
-    return t.role == TCC_ROLE_PARAM || (checkpoint && t.role == TCC_ROLE_STATE);
-  };
   std::vector<std::string> zeroNames = zero_ && checkpoint ? zero_->stateNames()
                                                            : std::vector<std::string>();
   const char *kind = checkpoint ? "checkpoint" : "parameters file";
@@ -271,7 +262,7 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   std::vector<std::pair<const tcc_abi_tensor *, const SafetensorsTensor *>> copies;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
     const tcc_abi_tensor &t = d.tensors[i];
-    if (!wanted(t))
+    if (!inFiles(t, checkpoint))
       continue;
     const SafetensorsTensor *found = reader.find(t.name);
     if (!found) {
@@ -390,9 +381,7 @@ void Session::saveTensors(const std::string &path, bool checkpoint,
   std::vector<SafetensorsTensor> tensors;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
     const tcc_abi_tensor &t = d.tensors[i];
-    if (zero_ && t.role == TCC_ROLE_STATE && std::strcmp(t.name, TCC_STATE_ZERO_GRADS) == 0)
-      continue;
-    if (t.role == TCC_ROLE_PARAM || (checkpoint && t.role == TCC_ROLE_STATE))
+    if (inFiles(t, checkpoint))
       tensors.push_back({t.name, tcc_dtype(t.dtype),
                          std::vector<int64_t>(t.shape, t.shape + t.rank), state_.data() + t.offset,
                          size_t(t.size_bytes)});
@@ -721,13 +710,17 @@ void Session::runZeroUpdate(const std::vector<ZeroOptimizer::ScalarInput> &scala
   derivedStale_ = true;
 }
 
+bool Session::inFiles(const tcc_abi_tensor &t, bool checkpoint) const {
+  // A ZeRO-1 artifact's flat gradient is scratch between two runs; its
+  // optimizer state is the sharded one, under the unsharded names (zero_).
+  if (zero_ && t.role == TCC_ROLE_STATE && std::strcmp(t.name, TCC_STATE_ZERO_GRADS) == 0)
+    return false;
+  return t.role == TCC_ROLE_PARAM || (checkpoint && t.role == TCC_ROLE_STATE);
+}
+
 std::string Session::stateFingerprint() const {
-  const tcc_abi_descriptor &d = artifact_->descriptor();
-  for (int32_t i = 0; i < numMetadata(d); ++i)
-    if (d.metadata[i].key && std::strcmp(d.metadata[i].key, TCC_METADATA_STATE_FINGERPRINT) == 0 &&
-        d.metadata[i].value)
-      return d.metadata[i].value;
-  return artifact_->fingerprint();
+  const char *fingerprint = artifact_->metadata(TCC_METADATA_STATE_FINGERPRINT);
+  return fingerprint ? fingerprint : artifact_->fingerprint();
 }
 
 void Session::gatherState(int root) {

@@ -179,6 +179,9 @@ private:
   /// Runs the ZeRO-1 part of train_step after its entry (SCALARS: its
   /// optimizer inputs as set for it).
   void runZeroUpdate(const std::vector<ZeroOptimizer::ScalarInput> &scalars);
+  /// Whether T is written to (and read from) a parameters file, or with
+  /// CHECKPOINT a checkpoint.
+  bool inFiles(const tcc_abi_tensor &t, bool checkpoint) const;
   /// The fingerprint checkpoints carry (the artifact's, or its metadata's
   /// TCC_METADATA_STATE_FINGERPRINT).
   std::string stateFingerprint() const;

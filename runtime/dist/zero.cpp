@@ -12,13 +12,6 @@ namespace tcc::rt {
 
 namespace {
 
-const char *metadataValue(const tcc_abi_descriptor &d, const char *key) {
-  for (int32_t i = 0; i < numMetadata(d); ++i)
-    if (d.metadata[i].key && std::strcmp(d.metadata[i].key, key) == 0)
-      return d.metadata[i].value ? d.metadata[i].value : "";
-  return nullptr;
-}
-
 std::vector<std::string> split(const std::string &text, char separator) {
   std::vector<std::string> parts;
   if (text.empty())
@@ -43,15 +36,14 @@ int64_t elementsOf(const tcc_abi_tensor &t) {
 } // namespace
 
 bool isZeroArtifact(const Artifact &artifact) {
-  return metadataValue(artifact.descriptor(), TCC_METADATA_ZERO) != nullptr;
+  return artifact.metadata(TCC_METADATA_ZERO) != nullptr;
 }
 
 ZeroOptimizer::ZeroOptimizer(const Artifact &artifact) : artifact_(artifact) {
-  const tcc_abi_descriptor &d = artifact.descriptor();
   const std::string where = artifact.path() + ": ZeRO-1 metadata: ";
-  const char *layout = metadataValue(d, TCC_METADATA_ZERO);
-  const char *names = metadataValue(d, TCC_METADATA_ZERO_PARAMS);
-  const char *state = metadataValue(d, TCC_METADATA_ZERO_STATE);
+  const char *layout = artifact.metadata(TCC_METADATA_ZERO);
+  const char *names = artifact.metadata(TCC_METADATA_ZERO_PARAMS);
+  const char *state = artifact.metadata(TCC_METADATA_ZERO_STATE);
   if (!layout || !names || !state)
     fail(TCC_ERROR_ABI, where + "'" TCC_METADATA_ZERO "', '" TCC_METADATA_ZERO_PARAMS "' and '"
                                 TCC_METADATA_ZERO_STATE "' go together");
