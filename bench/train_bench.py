@@ -10,6 +10,8 @@ training step (forward, mean cross-entropy, backward, optimizer update) of:
   tcc-nofusion  the same with tcc --fusion=none, when tcc has that flag;
   torch         PyTorch eager (Debian's 1.13): forward, F.cross_entropy,
                 backward, optimizer.step, zero_grad(set_to_none=True);
+  torch-compile the same step with the model under torch.compile (PyTorch 2.x,
+                inductor's CPU backend; its compile falls in the warm-up);
   jax           the model in jax.numpy (bench/train_jax.py), the whole step
                 under jax.jit with the parameters and optimizer state donated
                 (XLA CPU).
@@ -81,7 +83,7 @@ for _name in ZOO_MODELS:
     MODELS[_name] = dict(onnx=None, zoo=_ref, input='x', batch=_ref['batch'],
                          optimizer=_ref['optimizer']['kind'], lr=_ref['optimizer']['lr'],
                          data=os.path.join(ZOO, _ref['data']))
-ENGINES = ['tcc', 'tcc-nofusion', 'torch', 'jax']
+ENGINES = ['tcc', 'tcc-nofusion', 'torch', 'torch-compile', 'jax']
 NUM_BATCHES = 4  # the engines cycle through these batches
 LOSS_STEPS = 3  # first losses compared across engines
 LOSS_RTOL_FIRST, LOSS_RTOL_LATER = 1e-4, 1e-3
@@ -196,7 +198,7 @@ class TccEngine:
 
 
 class TorchEngine:
-    def __init__(self, name, cfg, weights, data, optimizer, lr):
+    def __init__(self, name, cfg, weights, data, optimizer, lr, compile=False):
         import torch
         import torch.nn.functional as F
         import make_references as mr
@@ -219,7 +221,7 @@ class TorchEngine:
         if missing or unexpected:
             raise RuntimeError('torch state_dict vs ONNX: missing %s, unexpected %s' % (missing, unexpected))
         model.train()
-        self.model = model
+        self.model = torch.compile(model) if compile else model
         if cfg.get('zoo'):
             kw = dict(cfg['zoo']['optimizer'])
             cls = {'sgd': torch.optim.SGD, 'adam': torch.optim.Adam, 'adamw': torch.optim.AdamW}[kw.pop('kind')]
@@ -425,7 +427,7 @@ def main():
     rt = tcc_runtime.TccRuntime(lib)
     omp = expose_openmp_globally()
     # Import order matters: torch after libomp is global (see above).
-    if 'torch' in engines:
+    if 'torch' in engines or 'torch-compile' in engines:
         import torch
         torch.set_num_threads(args.threads)
         torch.set_num_interop_threads(1)
@@ -434,7 +436,10 @@ def main():
         jax.config.update('jax_platforms', 'cpu')
 
     versions = dict(tcc_runtime=rt.version, python=platform.python_version(), numpy=np.__version__)
-    if 'torch' in engines:
+    if 'torch-compile' in engines and int(torch.__version__.split('.')[0]) < 2:
+        engines.remove('torch-compile')
+        notes.append('torch-compile: torch %s has no torch.compile; column omitted' % torch.__version__)
+    if 'torch' in engines or 'torch-compile' in engines:
         versions['torch'] = torch.__version__
         blas = sorted({line.split()[-1] for line in open('/proc/self/maps') if '/libblas' in line
                        or '/libopenblas' in line})
@@ -488,8 +493,9 @@ def main():
                 if e in ('tcc', 'tcc-nofusion'):
                     if e in built:
                         live[e] = TccEngine(rt, built[e], cfg, data, lr, args.threads)
-                elif e == 'torch':
-                    live[e] = TorchEngine(name, cfg, weights, data, optimizer, lr)
+                elif e in ('torch', 'torch-compile'):
+                    live[e] = TorchEngine(name, cfg, weights, data, optimizer, lr,
+                                          compile=e == 'torch-compile')
                 elif cfg.get('zoo'):
                     continue  # no JAX version of the zoo's torchvision models
                 else:
