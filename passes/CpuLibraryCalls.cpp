@@ -12,6 +12,7 @@
 
 #include "passes/ConvBackward.h"
 #include "passes/LibraryCalls.h"
+#include "passes/MatmulMaps.h"
 #include "passes/Passes.h"
 #include "passes/ViewRoot.h"
 
@@ -208,24 +209,6 @@ std::optional<PaddedInput> paddedInput(Operation *conv, Value input, bool stride
   if (via)
     result.dead.insert(result.dead.begin(), via);
   return result;
-}
-
-/// Which operands of a 2-D matmul are read transposed, or nullopt for maps
-/// other than the four plain / transposed combinations.
-std::optional<std::pair<bool, bool>> matmulTransposes(linalg::MatmulOp op) {
-  if (!op.hasUserDefinedMaps())
-    return std::make_pair(false, false);
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  auto map = [&](ArrayRef<AffineExpr> r) { return AffineMap::get(3, 0, r, ctx); };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps.size() != 3 || maps[2] != map({m, n}))
-    return std::nullopt;
-  bool ta = maps[0] == map({k, m}), tb = maps[1] == map({n, k});
-  if ((!ta && maps[0] != map({m, k})) || (!tb && maps[1] != map({k, n})))
-    return std::nullopt;
-  return std::make_pair(ta, tb);
 }
 
 /// A call to make: kind, parameters and operands, plus the ops that become
@@ -622,7 +605,7 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit)
   }
   SmallVector<Value> operands(op->getOperands());
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-    auto t = matmulTransposes(mm);
+    auto t = tcc::matmulTransposes(mm);
     if (!t)
       return std::nullopt;
     ArrayRef<int64_t> a = shapeOf(operands[0]), c = shapeOf(operands[2]);

@@ -57,3 +57,42 @@ func.func @named_ops(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %a: tenso
   %s = linalg.add ins(%m, %m : tensor<2x3x5xf32>, tensor<2x3x5xf32>) outs(%ob : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
   return %c, %s : tensor<1x3x3x3xf32>, tensor<2x3x5xf32>
 }
+
+// -----
+
+// A transposed product is computed in the transposed layout instead: the
+// weight gradient X^T G of y = x W^T, transposed into W's layout, becomes
+// G^T X, so that the optimizer reads it contiguously.
+// CHECK-DAG: #[[KM:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @transposed_product
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8x10xf32>)
+// CHECK: %[[G:.*]] = linalg.matmul indexing_maps = [#[[KM]], #[[KN]], #[[MN]]] ins(%arg1, %arg0 : tensor<4x8xf32>, tensor<4x10xf32>) outs(%[[F]] : tensor<8x10xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[G]]
+func.func @transposed_product(%x: tensor<4x10xf32>, %g: tensor<4x8xf32>) -> tensor<8x10xf32> {
+  %e = tensor.empty() : tensor<10x4xf32>
+  %xt = linalg.transpose ins(%x : tensor<4x10xf32>) outs(%e : tensor<10x4xf32>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<10x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %wt = linalg.matmul ins(%xt, %g : tensor<10x4xf32>, tensor<4x8xf32>) outs(%f : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %e2 = tensor.empty() : tensor<8x10xf32>
+  %w = linalg.transpose ins(%wt : tensor<10x8xf32>) outs(%e2 : tensor<8x10xf32>) permutation = [1, 0]
+  return %w : tensor<8x10xf32>
+}
+
+// -----
+
+// Not when the product has another use (it is needed in its own layout too)
+// or accumulates into a tensor that is not a fill.
+// CHECK-LABEL: func.func @transposed_product_kept
+// CHECK: %[[P:.*]] = linalg.matmul ins(%arg0, %arg1 : tensor<10x4xf32>, tensor<4x8xf32>) outs(%arg2 : tensor<10x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<10x8xf32>) outs(%{{.*}} : tensor<8x10xf32>)
+func.func @transposed_product_kept(%a: tensor<10x4xf32>, %b: tensor<4x8xf32>, %c: tensor<10x8xf32>) -> tensor<8x10xf32> {
+  %p = linalg.matmul ins(%a, %b : tensor<10x4xf32>, tensor<4x8xf32>) outs(%c : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %e2 = tensor.empty() : tensor<8x10xf32>
+  %t = linalg.transpose ins(%p : tensor<10x8xf32>) outs(%e2 : tensor<8x10xf32>) permutation = [1, 0]
+  return %t : tensor<8x10xf32>
+}
