@@ -613,11 +613,12 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit)
     call.params = {1, c[0], c[1], t->first ? a[0] : a[1], t->first, t->second};
     call.operands = operands;
   } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation())) {
-    if (bmm.hasUserDefinedMaps())
+    auto t = tcc::batchMatmulTransposes(bmm);
+    if (!t)
       return std::nullopt;
     ArrayRef<int64_t> a = shapeOf(operands[0]), c = shapeOf(operands[2]);
     call.kind = TCC_LIBRARY_CALL_MATMUL;
-    call.params = {c[0], c[1], c[2], a[2], 0, 0};
+    call.params = {c[0], c[1], c[2], t->first ? a[1] : a[2], t->first, t->second};
     call.operands = operands;
   } else if (std::optional<ConvShape> g = convShape(op, operands, grouped)) {
     int64_t pads[4] = {0, 0, 0, 0};

@@ -24,6 +24,12 @@ std::optional<std::pair<bool, bool>> matmulTransposes(mlir::linalg::MatmulOp op)
 /// loops (m, n, k), A[m, k] or A[k, m], B[k, n] or B[n, k], C[m, n].
 mlir::ArrayAttr matmulMaps(mlir::Builder &b, bool ta, bool tb);
 
+/// The same for a batch_matmul: loops (b, m, n, k), A[b, m, k] or
+/// A[b, k, m], B[b, k, n] or B[b, n, k], C[b, m, n].
+std::optional<std::pair<bool, bool>>
+batchMatmulTransposes(mlir::linalg::BatchMatmulOp op);
+mlir::ArrayAttr batchMatmulMaps(mlir::Builder &b, bool ta, bool tb);
+
 } // namespace tcc
 
 #endif // TCC_PASSES_MATMULMAPS_H

@@ -57,6 +57,80 @@ struct FoldTransposeIntoMatmul : OpRewritePattern<linalg::MatmulOp> {
   }
 };
 
+/// For a batch_matmul operand that is [collapse_shape of] a transpose
+/// whose last two result dimensions come out of order (p[r-2] > p[r-1]):
+/// the same value without that last swap (the transpose with the last two
+/// entries of its permutation exchanged, or its input when that is the
+/// identity), which the batch_matmul then reads transposed. The collapse
+/// must leave the last two dimensions alone. Attention's K^T and P^T are
+/// such operands: the head split's transpose (shared with Q's and V's) or
+/// the scores themselves, instead of a strided copy of each.
+std::optional<Value> withoutLastSwap(PatternRewriter &rewriter, Value operand) {
+  auto collapse = operand.getDefiningOp<tensor::CollapseShapeOp>();
+  auto t = (collapse ? collapse.getSrc() : operand).getDefiningOp<linalg::TransposeOp>();
+  if (!t)
+    return std::nullopt;
+  SmallVector<int64_t> perm(t.getPermutation());
+  int64_t r = perm.size();
+  if (r < 3 || perm[r - 2] < perm[r - 1])
+    return std::nullopt;
+  if (collapse) {
+    SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+    if (groups.size() != 3 || groups[1] != ReassociationIndices{r - 2} ||
+        groups[2] != ReassociationIndices{r - 1})
+      return std::nullopt;
+  } else if (r != 3) {
+    return std::nullopt;
+  }
+  std::swap(perm[r - 2], perm[r - 1]);
+  Value inner = t.getInput();
+  Location loc = t.getLoc();
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, r))) {
+    auto type = cast<RankedTensorType>(inner.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t d : perm)
+      shape.push_back(type.getDimSize(d));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+    inner = linalg::TransposeOp::create(rewriter, loc, inner, empty, perm)->getResult(0);
+  }
+  if (collapse)
+    inner = tensor::CollapseShapeOp::create(rewriter, collapse.getLoc(), inner,
+                                            collapse.getReassociationIndices());
+  return inner;
+}
+
+/// batch_matmul(transpose(A), B) and batch_matmul(A, transpose(B)), the
+/// transposes of the matrices' two dimensions (see withoutLastSwap) ->
+/// one batch_matmul whose indexing maps read the operand transposed.
+struct FoldTransposeIntoBatchMatmul : OpRewritePattern<linalg::BatchMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<std::pair<bool, bool>> reads = tcc::batchMatmulTransposes(op);
+    if (!op.hasPureTensorSemantics() || !reads)
+      return failure();
+    SmallVector<Value> inputs(op.getDpsInputs());
+    bool transposed[2] = {reads->first, reads->second};
+    bool changed = false;
+    for (int i = 0; i < 2; ++i) {
+      if (std::optional<Value> inner = withoutLastSwap(rewriter, inputs[i])) {
+        inputs[i] = *inner;
+        transposed[i] = !transposed[i];
+        changed = true;
+      }
+    }
+    if (!changed)
+      return failure();
+    auto bmm = linalg::BatchMatmulOp::create(
+        rewriter, op.getLoc(), op->getResultTypes(), inputs, op.getDpsInits(),
+        {rewriter.getNamedAttr("indexing_maps", tcc::batchMatmulMaps(rewriter, transposed[0],
+                                                                      transposed[1]))});
+    bmm->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    rewriter.replaceOp(op, bmm->getResults());
+    return success();
+  }
+};
+
 /// transpose(matmul(A, B)) -> matmul(B^T, A^T), the transposes in the
 /// indexing maps: the product is written in the layout its reader wants.
 /// The weight gradient of y = x W^T comes out of the backward as X^T G, in
@@ -110,7 +184,8 @@ struct PrepareCpuLinalgPass
     : tcc::impl::PrepareCpuLinalgPassBase<PrepareCpuLinalgPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldTransposeIntoMatmul, FoldTransposeOfMatmul>(&getContext());
+    patterns.add<FoldTransposeIntoMatmul, FoldTransposeIntoBatchMatmul, FoldTransposeOfMatmul>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
 

@@ -96,3 +96,40 @@ func.func @transposed_product_kept(%a: tensor<10x4xf32>, %b: tensor<4x8xf32>, %c
   %t = linalg.transpose ins(%p : tensor<10x8xf32>) outs(%e2 : tensor<8x10xf32>) permutation = [1, 0]
   return %t : tensor<8x10xf32>
 }
+
+// -----
+
+// Attention's transposed operands: K^T (the head split's transpose with the
+// matrices' dimensions swapped) and P^T (the scores swapped), collapsed over
+// batch and heads, become batch_matmul indexing maps; K's head split is then
+// a transpose of its own (shared with Q's and V's by CSE), P is read as is.
+// CHECK-DAG: #[[BMK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[BNK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[BKM:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
+// CHECK-DAG: #[[BMN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @attention_operands
+// CHECK: %[[KH:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x8x3x4xf32>) outs(%{{.*}} : tensor<2x3x8x4xf32>)
+// CHECK: %[[K3:.*]] = tensor.collapse_shape %[[KH]] {{\[\[}}0, 1], [2], [3]] : tensor<2x3x8x4xf32> into tensor<6x8x4xf32>
+// CHECK: linalg.batch_matmul indexing_maps = [#[[BMK]], #[[BNK]], #[[BMN]]] ins(%arg0, %[[K3]] : tensor<6x8x4xf32>, tensor<6x8x4xf32>)
+// CHECK: %[[P3:.*]] = tensor.collapse_shape %arg2 {{\[\[}}0, 1], [2], [3]] : tensor<2x3x8x8xf32> into tensor<6x8x8xf32>
+// CHECK: linalg.batch_matmul indexing_maps = [#[[BKM]], #[[BNK]], #[[BMN]]] ins(%[[P3]], %arg3 : tensor<6x8x8xf32>, tensor<6x4x8xf32>)
+func.func @attention_operands(%q: tensor<6x8x4xf32>, %k: tensor<2x8x3x4xf32>, %p: tensor<2x3x8x8xf32>,
+                              %g: tensor<6x4x8xf32>) -> (tensor<6x8x8xf32>, tensor<6x8x4xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x4x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x8x3x4xf32>) outs(%e : tensor<2x3x4x8xf32>) permutation = [0, 2, 3, 1]
+  %kt3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x3x4x8xf32> into tensor<6x4x8xf32>
+  %o = tensor.empty() : tensor<6x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<6x8x8xf32>) -> tensor<6x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt3 : tensor<6x8x4xf32>, tensor<6x4x8xf32>) outs(%f : tensor<6x8x8xf32>) -> tensor<6x8x8xf32>
+  %e2 = tensor.empty() : tensor<2x3x8x8xf32>
+  %pt = linalg.transpose ins(%p : tensor<2x3x8x8xf32>) outs(%e2 : tensor<2x3x8x8xf32>) permutation = [0, 1, 3, 2]
+  %pt3 = tensor.collapse_shape %pt [[0, 1], [2], [3]] : tensor<2x3x8x8xf32> into tensor<6x8x8xf32>
+  %gt = tensor.empty() : tensor<6x8x4xf32>
+  %e3 = tensor.empty() : tensor<6x8x4xf32>
+  %g2 = linalg.transpose ins(%g : tensor<6x4x8xf32>) outs(%e3 : tensor<6x8x4xf32>) permutation = [0, 2, 1]
+  %o2 = tensor.empty() : tensor<6x8x4xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%o2 : tensor<6x8x4xf32>) -> tensor<6x8x4xf32>
+  %dv = linalg.batch_matmul ins(%pt3, %g2 : tensor<6x8x8xf32>, tensor<6x8x4xf32>) outs(%f2 : tensor<6x8x4xf32>) -> tensor<6x8x4xf32>
+  return %s, %dv : tensor<6x8x8xf32>, tensor<6x8x4xf32>
+}
