@@ -613,6 +613,80 @@ struct PowOfTwo : OpRewritePattern<PowOp> {
 };
 } // namespace
 
+namespace {
+/// conv(x, w) whose filter has taps that only ever meet padding -> conv(x,
+/// slice(w)) over the taps that meet the input, with the padding reduced to
+/// match (the same output shape and the same sums: the dropped taps add
+/// products with padding zeros). A 3x3 convolution on a 1x1 map (the last
+/// stage of a CNN on small images: resnet18's layer4 at 32x32) is a 1x1
+/// convolution, a stride-2 3x3 on a 2x2 map a 2x2 one. Through autodiff the
+/// dropped taps' filter gradient is a zero pad of the small one instead of
+/// a backward-weights convolution over them; the input gradient is the
+/// small convolution's.
+struct DropPaddingOnlyTaps : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    auto w = cast<RankedTensorType>(op.getFilter().getType());
+    auto out = cast<RankedTensorType>(op.getType());
+    if (!in.hasStaticShape() || !w.hasStaticShape() || !out.hasStaticShape())
+      return failure();
+    int64_t spatial = in.getRank() - 2;
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+    SmallVector<int64_t> low(op.getPadLow()), high(op.getPadHigh());
+    SmallVector<int64_t> start(w.getRank(), 0), shape(w.getShape());
+    bool smaller = false;
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t size = in.getDimSize(d + 2), taps = w.getDimSize(d + 2), outs = out.getDimSize(d + 2);
+      int64_t s = strides[d], dil = dilations[d];
+      // Tap k meets the input when some output o reads o*s + k*dil - low in
+      // [0, size): the used taps are a contiguous range [first, last].
+      int64_t first = taps, last = -1;
+      for (int64_t k = 0; k < taps; ++k)
+        for (int64_t o = 0; o < outs; ++o) {
+          int64_t i = o * s + k * dil - low[d];
+          if (i >= 0 && i < size) {
+            first = std::min(first, k);
+            last = std::max(last, k);
+            break;
+          }
+        }
+      if (last < first)
+        return failure(); // every output of the dimension is padding alone
+      int64_t newLow = low[d] - first * dil, newHigh = high[d] - (taps - 1 - last) * dil;
+      if (newLow < 0 || newHigh < 0)
+        return failure();
+      if (first == 0 && last == taps - 1)
+        continue;
+      smaller = true;
+      start[d + 2] = first;
+      shape[d + 2] = last - first + 1;
+      low[d] = newLow;
+      high[d] = newHigh;
+    }
+    if (!smaller)
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<int64_t> ones(w.getRank(), 1);
+    Value filter = SliceOp::create(rewriter, loc, RankedTensorType::get(shape, w.getElementType()),
+                                   op.getFilter(), rewriter.getDenseI64ArrayAttr(start),
+                                   rewriter.getDenseI64ArrayAttr(ones));
+    auto conv = ConvOp::create(rewriter, loc, op.getInput(), filter, op.getStridesAttr(),
+                               op.getDilationsAttr(), rewriter.getDenseI64ArrayAttr(low),
+                               rewriter.getDenseI64ArrayAttr(high), op.getGroupAttr());
+    // The output extent (size + low + high - dil*(taps-1) - 1) / s + 1 is
+    // unchanged: what the padding loses, the filter's extent loses too.
+    conv->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    rewriter.replaceOp(op, conv.getResult());
+    return success();
+  }
+};
+} // namespace
+
+void ConvOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<DropPaddingOnlyTaps>(context);
+}
+
 void DivOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
   results.add<DivByExactInverse>(context);
 }

@@ -505,6 +505,7 @@ def Tcc_ConvOp : Tcc_Op<"conv", [Tcc_Precision<"Low", "a product: 16-bit operand
   let results = (outs Tcc_FloatTensor:$result);
   let assemblyFormat = "$input `,` $filter attr-dict `:` `(` type($input) `,` "
                        "type($filter) `)` `->` type($result)";
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_ConvTransposeOp : Tcc_Op<"conv_transpose", [Tcc_Precision<"Low", "a product: 16-bit operands, f32 accumulation">, Pure, InferTypeOpAdaptor,

@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -691,6 +692,51 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit)
   return call;
 }
 
+/// A library op whose input is a strided view (a filter sliced to the taps
+/// that meet the input: tcc's DropPaddingOnlyTaps) would stay generated
+/// loops, which read it with the view's strides: the input copied into a
+/// dense buffer of its own first (a pass over the view) lets the library
+/// run it. Returns the copies made (undone by the caller when the call
+/// still cannot be made).
+SmallVector<std::pair<OpOperand *, Value>> densifyInputs(linalg::LinalgOp op) {
+  SmallVector<std::pair<OpOperand *, Value>> replaced;
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
+           linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp>(op.getOperation()) ||
+      !op.hasPureBufferSemantics())
+    return replaced;
+  OpBuilder b(op);
+  DenseMap<Value, Value> copies;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    Value v = input->get();
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32() || isDense(v))
+      continue;
+    Value &copy = copies[v];
+    if (!copy) {
+      auto dense = MemRefType::get(type.getShape(), type.getElementType());
+      copy = memref::AllocOp::create(b, op.getLoc(), dense, b.getI64IntegerAttr(64));
+      linalg::CopyOp::create(b, op.getLoc(), v, copy);
+    }
+    replaced.push_back({input, v});
+    input->set(copy);
+  }
+  return replaced;
+}
+
+/// Undoes densifyInputs.
+void restoreInputs(ArrayRef<std::pair<OpOperand *, Value>> replaced) {
+  SetVector<Value> copies;
+  for (auto [input, original] : replaced) {
+    copies.insert(input->get());
+    input->set(original);
+  }
+  for (Value copy : copies) {
+    for (Operation *user : llvm::make_early_inc_range(copy.getUsers()))
+      user->erase(); // the linalg.copy
+    copy.getDefiningOp()->erase();
+  }
+}
+
 /// Appends the TF32 math mode to an f32 CALL (abi.h: a matmul's C dtype
 /// and a convolution's groups come first).
 void requestTf32(Call &call) {
@@ -752,6 +798,11 @@ struct CpuLibraryCallsPass
         if (erased.contains(op))
           continue;
         std::optional<Call> call = planCall(op, grouped, sixteenBit);
+        if (!call) {
+          SmallVector<std::pair<OpOperand *, Value>> copies = densifyInputs(op);
+          if (!copies.empty() && !(call = planCall(op, grouped, sixteenBit)))
+            restoreInputs(copies);
+        }
         if (call && tf32)
           requestTf32(*call);
         if (!call) {

@@ -1601,3 +1601,33 @@ func.func @pow_three(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = tcc.pow %x, %c : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A 3x3 convolution on a 1x1 map (padding 1) only ever multiplies the
+// filter's centre with the input: a 1x1 convolution of the centre taps,
+// without padding.
+// CHECK-LABEL: func.func @conv_taps_on_padding
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x1x1xf32>, %[[W:.+]]: tensor<8x4x3x3xf32>)
+// CHECK: %[[C:.+]] = tcc.slice %[[W]], start = [0, 0, 1, 1], stride = [1, 1, 1, 1] : tensor<8x4x3x3xf32> -> tensor<8x4x1x1xf32>
+// CHECK: tcc.conv %[[X]], %[[C]] {dilations = array<i64: 1, 1>, pad_high = array<i64: 0, 0>, pad_low = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<2x8x1x1xf32>
+func.func @conv_taps_on_padding(%x: tensor<2x4x1x1xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x1x1xf32> {
+  %y = tcc.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x4x1x1xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x1x1xf32>
+  return %y : tensor<2x8x1x1xf32>
+}
+
+// -----
+
+// Stride 2 on a 2x2 map: the first row and column of taps meet padding only;
+// the last ones meet the input (2x2 taps, the high padding kept). On a 5x5
+// map every tap meets the input: the convolution stays.
+// CHECK-LABEL: func.func @conv_taps_strided
+// CHECK: tcc.slice %{{.*}}, start = [0, 0, 1, 1], stride = [1, 1, 1, 1] : tensor<8x4x3x3xf32> -> tensor<8x4x2x2xf32>
+// CHECK: tcc.conv {{.*}} pad_high = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x2x2xf32>, tensor<8x4x2x2xf32>) -> tensor<2x8x1x1xf32>
+// CHECK: tcc.conv {{.*}} : (tensor<2x4x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x3x3xf32>
+func.func @conv_taps_strided(%x: tensor<2x4x2x2xf32>, %w: tensor<8x4x3x3xf32>, %x5: tensor<2x4x5x5xf32>)
+    -> (tensor<2x8x1x1xf32>, tensor<2x8x3x3xf32>) {
+  %y = tcc.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x4x2x2xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x1x1xf32>
+  %z = tcc.conv %x5, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x4x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x3x3xf32>
+  return %y, %z : tensor<2x8x1x1xf32>, tensor<2x8x3x3xf32>
+}
