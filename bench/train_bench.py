@@ -71,18 +71,28 @@ MODELS = {
     'gpt4': dict(onnx=None, input='tokens', batch=GPT4_BATCH, optimizer='adamw', lr=1e-3,
                  data=None, heads=GPT4['heads']),
 }
-# The zoo's CNNs: torchvision constructors (test/zoo/make_zoo.py's) and the
-# optimizer of ref.json.
-ZOO_MODELS = {
-    'resnet18': lambda tv: tv.models.resnet18(num_classes=10),
-    'mobilenet_v2': lambda tv: tv.models.mobilenet_v2(num_classes=10, width_mult=0.5, dropout=0.0),
-}
-for _name in ZOO_MODELS:
+# Every model of the zoo (test/zoo/NAME/ref.json: batch, optimizer, flags,
+# data, input): PyTorch builds it with test/zoo/make_zoo.py's constructor and
+# loads the weights tcc read from the zoo's regenerated weights.bin, so every
+# engine starts from the same weights.
+ZOO_NAMES = sorted(d for d in os.listdir(ZOO) if os.path.exists(os.path.join(ZOO, d, 'ref.json')))
+for _name in ZOO_NAMES:
     with open(os.path.join(ZOO, _name, 'ref.json')) as _f:
         _ref = json.load(_f)
-    MODELS[_name] = dict(onnx=None, zoo=_ref, input='x', batch=_ref['batch'],
+    MODELS[_name] = dict(onnx=None, zoo=_ref, input=_ref['inputs'][0], batch=_ref['batch'],
                          optimizer=_ref['optimizer']['kind'], lr=_ref['optimizer']['lr'],
                          data=os.path.join(ZOO, _ref['data']))
+# The GPT-2-small shape of issue 19 (12 layers, d 768, 12 heads, vocabulary
+# 50304, sequence 64, batch 4, AdamW): examples/gpt.tcc with its own head
+# (TIED=0), the parity GPT's architecture, which PyTorch runs as
+# scripts/parity/make_references.py's GPT from the weights tcc drew.
+GPT2S = dict(vocab=50304, d=768, heads=12, layers=12, t=64)
+MODELS['gpt2s'] = dict(onnx=os.path.join(ROOT, 'examples', 'gpt.tcc'), input='tokens', batch=4,
+                       optimizer='adamw', lr=1e-4, data=None, heads=GPT2S['heads'], gpt=GPT2S,
+                       flags=['--dim=L=12', '--dim=D=768', '--dim=H=12', '--dim=V=50304',
+                              '--dim=T=64', '--dim=TIED=0'])
+GROUPS = {'zoo': ZOO_NAMES, 'bench': ['mlp', 'cnn_bn', 'gpt', 'gpt4'],
+          'all': ['mlp', 'cnn_bn', 'gpt', 'gpt4', 'gpt2s'] + ZOO_NAMES}
 ENGINES = ['tcc', 'tcc-nofusion', 'torch', 'torch-compile', 'jax']
 NUM_BATCHES = 4  # the engines cycle through these batches
 LOSS_STEPS = 3  # first losses compared across engines
@@ -103,8 +113,9 @@ def batches(name, cfg):
         y = np.load(os.path.join(cfg['data'], 'y.npy'))
         return [(np.ascontiguousarray(x[i * b:(i + 1) * b]), np.ascontiguousarray(y[i * b:(i + 1) * b]))
                 for i in range(NUM_BATCHES)]
+    shape = cfg.get('gpt', GPT4)
     rng = np.random.default_rng(0)
-    seqs = rng.integers(0, GPT4['vocab'], (NUM_BATCHES * b, GPT4['t'] + 1), dtype=np.int64)
+    seqs = rng.integers(0, shape['vocab'], (NUM_BATCHES * b, shape['t'] + 1), dtype=np.int64)
     return [(np.ascontiguousarray(seqs[i * b:(i + 1) * b, :-1]), np.ascontiguousarray(seqs[i * b:(i + 1) * b, 1:]))
             for i in range(NUM_BATCHES)]
 
@@ -144,7 +155,7 @@ def tcc_compile(tcc, onnx, out_so, cfg, optimizer, extra):
     if cfg.get('zoo'):
         cmd += cfg['zoo']['tcc_flags']
     else:
-        cmd += ['--loss=cross_entropy', '--optimizer=' + optimizer]
+        cmd += ['--loss=cross_entropy', '--optimizer=' + optimizer] + cfg.get('flags', [])
         if optimizer == 'sgd':
             cmd.append('--momentum=0.9')
     cmd += extra + ['-o', out_so]
@@ -204,8 +215,9 @@ class TorchEngine:
         import make_references as mr
         self.torch, self.F = torch, F
         if cfg.get('zoo'):
-            import torchvision
-            model = ZOO_MODELS[name](torchvision)
+            sys.path.insert(0, ZOO)
+            import make_zoo
+            model = make_zoo.MODELS[name][0]()
         elif name == 'mlp':
             model = mr.MLP()
         elif name == 'cnn_bn':
@@ -213,13 +225,16 @@ class TorchEngine:
         elif name == 'gpt':
             model = mr.GPT()
         else:
-            model = mr.GPT(**GPT4)
+            model = mr.GPT(**cfg.get('gpt', GPT4))
         state = {k: torch.from_numpy(v.copy()) for k, v in weights.items()}
         missing, unexpected = model.load_state_dict(state, strict=False)
-        # Buffers that are not ONNX initializers: the causal mask, BN's counter.
-        missing = [k for k in missing if not k.endswith(('.future', 'num_batches_tracked'))]
+        # Buffers that are not ONNX initializers: the causal mask, BN's
+        # counter, Hugging Face's position ids and rotary tables; a tied
+        # head's second name.
+        params = {n for n, _ in model.named_parameters()}
+        missing = [k for k in missing if k in params and not k.endswith('.future')]
         if missing or unexpected:
-            raise RuntimeError('torch state_dict vs ONNX: missing %s, unexpected %s' % (missing, unexpected))
+            raise RuntimeError('torch state_dict vs tcc: missing %s, unexpected %s' % (missing, unexpected))
         model.train()
         self.model = torch.compile(model) if compile else model
         if cfg.get('zoo'):
@@ -234,7 +249,8 @@ class TorchEngine:
 
     def step(self, k):
         x, y = self.data[k % len(self.data)]
-        logits = self.model(x)
+        out = self.model(x)
+        logits = out[0] if isinstance(out, (tuple, list)) else out  # Hugging Face: a tuple
         loss = self.F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         loss.backward()
         self.opt.step()
@@ -388,7 +404,7 @@ def main():
     ap.add_argument('--iters', type=int, default=20, help='timed steps per engine (default 20)')
     ap.add_argument('--block', type=int, default=10, help='timed steps per engine before switching (default 10)')
     ap.add_argument('--pause', type=float, default=0.25, help='seconds of sleep before each block (default 0.25)')
-    ap.add_argument('--models', default=','.join(MODELS), help='comma-separated, of: ' + ', '.join(MODELS))
+    ap.add_argument('--models', default='mlp,cnn_bn,gpt,gpt4,resnet18,mobilenet_v2', help='comma-separated, of: ' + ', '.join(list(MODELS) + list(GROUPS)))
     ap.add_argument('--engines', default=','.join(ENGINES), help='comma-separated, of: ' + ', '.join(ENGINES))
     ap.add_argument('--optimizer', choices=['sgd', 'adamw'], help="every model's optimizer (default: per model)")
     ap.add_argument('--build-dir', help='build folder of tcc (default: TCC_BUILD_DIR or build/)')
@@ -398,7 +414,7 @@ def main():
     ap.add_argument('--json', help='write every number to this file')
     args = ap.parse_args()
     args.warmup = max(args.warmup, LOSS_STEPS)
-    models = [m for m in args.models.split(',') if m]
+    models = [x for m in args.models.split(',') if m for x in GROUPS.get(m, [m])]
     engines = [e for e in args.engines.split(',') if e]
     for m in models:
         if m not in MODELS:
