@@ -133,3 +133,37 @@ func.func @attention_operands(%q: tensor<6x8x4xf32>, %k: tensor<2x8x3x4xf32>, %p
   %dv = linalg.batch_matmul ins(%pt3, %g2 : tensor<6x8x8xf32>, tensor<6x8x4xf32>) outs(%f2 : tensor<6x8x4xf32>) -> tensor<6x8x4xf32>
   return %s, %dv : tensor<6x8x8xf32>, tensor<6x8x4xf32>
 }
+
+// -----
+
+// The transpose of a sum of transposable products (a recurrent weight's
+// gradient: one product per time step) moves to the terms, where each
+// product is computed transposed: no strided read of the terms. (Sums come
+// out of the lowering as generics.)
+// CHECK-LABEL: func.func @transposed_sum
+// CHECK-COUNT-2: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%arg1, %arg0 : tensor<4x8xf32>, tensor<4x10xf32>) outs(%{{.*}} : tensor<8x10xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x10xf32>, tensor<8x10xf32>) outs(%{{.*}} : tensor<8x10xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @transposed_sum(%x: tensor<4x10xf32>, %g: tensor<4x8xf32>) -> tensor<8x10xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<10x4xf32>
+  %xt = linalg.transpose ins(%x : tensor<4x10xf32>) outs(%e : tensor<10x4xf32>) permutation = [1, 0]
+  %o1 = tensor.empty() : tensor<10x8xf32>
+  %f1 = linalg.fill ins(%z : f32) outs(%o1 : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %p1 = linalg.matmul ins(%xt, %g : tensor<10x4xf32>, tensor<4x8xf32>) outs(%f1 : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %o2 = tensor.empty() : tensor<10x8xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%o2 : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %p2 = linalg.matmul ins(%xt, %g : tensor<10x4xf32>, tensor<4x8xf32>) outs(%f2 : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %o3 = tensor.empty() : tensor<10x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%p1, %p2 : tensor<10x8xf32>, tensor<10x8xf32>) outs(%o3 : tensor<10x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %t = arith.addf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<10x8xf32>
+  %e2 = tensor.empty() : tensor<8x10xf32>
+  %w = linalg.transpose ins(%s : tensor<10x8xf32>) outs(%e2 : tensor<8x10xf32>) permutation = [1, 0]
+  return %w : tensor<8x10xf32>
+}
