@@ -42,6 +42,7 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 import argparse  # noqa: E402
 import ctypes  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -227,6 +228,10 @@ class TorchEngine:
         else:
             model = mr.GPT(**cfg.get('gpt', GPT4))
         state = {k: torch.from_numpy(v.copy()) for k, v in weights.items()}
+        # Module versions (torchvision's MNASNet reads its own) as the
+        # model's own state_dict has them.
+        state = type(model.state_dict())(state)
+        state._metadata = getattr(model.state_dict(), '_metadata', None)
         missing, unexpected = model.load_state_dict(state, strict=False)
         # Buffers that are not ONNX initializers: the causal mask, BN's
         # counter, Hugging Face's position ids and rotary tables; a tied
@@ -569,6 +574,15 @@ def print_tables(results, engines, args, versions, notes):
             worst = max((d[0] for d in r['loss_rel_diff'].values() if d), default=0.0)
             cells.append('ok (step 1 rel <= %.0e)' % worst)
         rows.append(cells)
+    # The geometric mean of each ratio over the models both engines ran.
+    means = ['geometric mean', '', '']
+    means += ['' for _ in cols]
+    for e in ratios:
+        xs = [r['engines'][e]['median'] / r['engines']['tcc']['median'] for r in results
+              if e in r['engines'] and 'tcc' in r['engines']]
+        means.append('%.2f (%d)' % (math.exp(sum(math.log(x) for x in xs) / len(xs)), len(xs)) if xs else '-')
+    means.append('')
+    rows.append(means)
     print()
     print('Training step, median ms of %d steps after %d warm-up, --threads %d; X/tcc > 1: tcc faster'
           % (args.iters, args.warmup, args.threads))

@@ -687,6 +687,71 @@ void ConvOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext
   results.add<DropPaddingOnlyTaps>(context);
 }
 
+namespace {
+/// A constant zero pad with one use, or null.
+PadOp zeroPad(Value v) {
+  auto pad = v.getDefiningOp<PadOp>();
+  if (!pad || !v.hasOneUse() || pad.getMode() != PadMode::constant ||
+      pad.getValue().convertToDouble() != 0.0)
+    return nullptr;
+  return pad;
+}
+
+/// pad(a) + pad(b), zero pads: pad(a + b) when they pad alike, and
+/// pad(concat(a, b)) when they differ along one axis only, where a's
+/// values end right where b's begin. The gradient of a split (of slices
+/// that tile a tensor: attention's q, k, v; an LSTM's gates) is the sum of
+/// one such pad per part: a concatenation, one pass, instead of a zero-
+/// filled copy of the whole tensor per part and their sums. The values are
+/// those of the sum (x + 0 = x; only a -0 becomes +0).
+struct AddOfZeroPads : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op, PatternRewriter &rewriter) const override {
+    PadOp a = zeroPad(op.getLhs()), b = zeroPad(op.getRhs());
+    if (!a || !b)
+      return failure();
+    if (a.getType() != b.getType() || a.getMode() != b.getMode())
+      return failure();
+    auto ta = cast<RankedTensorType>(a.getInput().getType());
+    auto tb = cast<RankedTensorType>(b.getInput().getType());
+    int64_t rank = ta.getRank();
+    SmallVector<int64_t> differ;
+    for (int64_t d = 0; d < rank; ++d)
+      if (a.getLow()[d] != b.getLow()[d] || a.getHigh()[d] != b.getHigh()[d])
+        differ.push_back(d);
+    Location loc = op.getLoc();
+    auto repad = [&](Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
+      if (llvm::all_of(low, [](int64_t x) { return x == 0; }) &&
+          llvm::all_of(high, [](int64_t x) { return x == 0; }))
+        return rewriter.replaceOp(op, v);
+      rewriter.replaceOpWithNewOp<PadOp>(op, op.getType(), v, rewriter.getDenseI64ArrayAttr(low),
+                                         rewriter.getDenseI64ArrayAttr(high), a.getModeAttr(),
+                                         a.getValueAttr());
+    };
+    if (differ.empty()) {
+      repad(AddOp::create(rewriter, loc, a.getInput(), b.getInput()), a.getLow(), a.getHigh());
+      return success();
+    }
+    if (differ.size() != 1)
+      return failure();
+    int64_t d = differ.front();
+    if (b.getLow()[d] < a.getLow()[d])
+      std::swap(a, b), std::swap(ta, tb);
+    if (a.getLow()[d] + ta.getDimSize(d) != b.getLow()[d])
+      return failure(); // a gap or an overlap between the two
+    Value parts[] = {a.getInput(), b.getInput()};
+    Value joined = ConcatOp::create(rewriter, loc, ValueRange(parts), d);
+    SmallVector<int64_t> low(a.getLow()), high(b.getHigh());
+    repad(joined, low, high);
+    return success();
+  }
+};
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<AddOfZeroPads>(context);
+}
+
 void DivOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
   results.add<DivByExactInverse>(context);
 }

@@ -165,7 +165,9 @@ class Tcc_BinaryOp<string mnemonic, Type type, string math,
   let hasFolder = 1;
 }
 
-def Tcc_AddOp : Tcc_BinaryOp<"add", Tcc_NumTensor, "x + y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_AddOp : Tcc_BinaryOp<"add", Tcc_NumTensor, "x + y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]> {
+  let hasCanonicalizer = 1;
+}
 def Tcc_SubOp : Tcc_BinaryOp<"sub", Tcc_NumTensor, "x - y", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_MulOp : Tcc_BinaryOp<"mul", Tcc_NumTensor, "x * y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
 def Tcc_DivOp : Tcc_BinaryOp<"div", Tcc_NumTensor,

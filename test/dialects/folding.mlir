@@ -1631,3 +1631,53 @@ func.func @conv_taps_strided(%x: tensor<2x4x2x2xf32>, %w: tensor<8x4x3x3xf32>, %
   %z = tcc.conv %x5, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x4x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x3x3xf32>
   return %y, %z : tensor<2x8x1x1xf32>, tensor<2x8x3x3xf32>
 }
+
+// -----
+
+// The gradient of a three-way split (attention's q, k, v): one zero pad per
+// part, summed. Adjacent parts join into a concatenation, the whole sum into
+// one: no zero-filled copies of the whole tensor.
+// CHECK-LABEL: func.func @add_of_split_pads
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x4xf32>, %[[K:.+]]: tensor<2x4xf32>, %[[V:.+]]: tensor<2x4xf32>)
+// CHECK-NOT: tcc.pad
+// CHECK-NOT: tcc.add
+// CHECK: %[[QK:.+]] = tcc.concat %[[Q]], %[[K]] {axis = 1 : i64}
+// CHECK: %[[QKV:.+]] = tcc.concat %[[QK]], %[[V]] {axis = 1 : i64}
+// CHECK: return %[[QKV]] : tensor<2x12xf32>
+func.func @add_of_split_pads(%q: tensor<2x4xf32>, %k: tensor<2x4xf32>, %v: tensor<2x4xf32>) -> tensor<2x12xf32> {
+  %pq = tcc.pad %q, low = [0, 0], high = [0, 8] : tensor<2x4xf32> -> tensor<2x12xf32>
+  %pk = tcc.pad %k, low = [0, 4], high = [0, 4] : tensor<2x4xf32> -> tensor<2x12xf32>
+  %pv = tcc.pad %v, low = [0, 8], high = [0, 0] : tensor<2x4xf32> -> tensor<2x12xf32>
+  %s = tcc.add %pq, %pk : tensor<2x12xf32>
+  %t = tcc.add %s, %pv : tensor<2x12xf32>
+  return %t : tensor<2x12xf32>
+}
+
+// -----
+
+// Pads alike: the sum moves inside. Pads with a gap between the parts, pads
+// that differ along two axes, a pad with a second use, and a pad of a
+// nonzero value stay as they are.
+// CHECK-LABEL: func.func @add_of_pads_kept
+// CHECK: %[[S:.+]] = tcc.add %arg0, %arg1 : tensor<2x4xf32>
+// CHECK: tcc.pad %[[S]], low = [1, 0], high = [0, 2]
+// CHECK-COUNT-4: tcc.add
+func.func @add_of_pads_kept(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>)
+    -> (tensor<3x6xf32>, tensor<2x12xf32>, tensor<3x9xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %pa = tcc.pad %a, low = [1, 0], high = [0, 2] : tensor<2x4xf32> -> tensor<3x6xf32>
+  %pb = tcc.pad %b, low = [1, 0], high = [0, 2] : tensor<2x4xf32> -> tensor<3x6xf32>
+  %alike = tcc.add %pa, %pb : tensor<3x6xf32>
+  %ga = tcc.pad %a, low = [0, 0], high = [0, 8] : tensor<2x4xf32> -> tensor<2x12xf32>
+  %gb = tcc.pad %b, low = [0, 6], high = [0, 2] : tensor<2x4xf32> -> tensor<2x12xf32>
+  %gap = tcc.add %ga, %gb : tensor<2x12xf32>
+  %da = tcc.pad %a, low = [0, 0], high = [1, 5] : tensor<2x4xf32> -> tensor<3x9xf32>
+  %db = tcc.pad %b, low = [1, 5], high = [0, 0] : tensor<2x4xf32> -> tensor<3x9xf32>
+  %diag = tcc.add %da, %db : tensor<3x9xf32>
+  %ua = tcc.pad %a, low = [0, 0], high = [0, 4] : tensor<2x4xf32> -> tensor<2x8xf32>
+  %ub = tcc.pad %b, low = [0, 4], high = [0, 0] : tensor<2x4xf32> -> tensor<2x8xf32>
+  %used = tcc.add %ua, %ub : tensor<2x8xf32>
+  %na = tcc.pad %a, low = [0, 0], high = [0, 4] {value = 1.0 : f64} : tensor<2x4xf32> -> tensor<2x8xf32>
+  %nb = tcc.pad %b, low = [0, 4], high = [0, 0] : tensor<2x4xf32> -> tensor<2x8xf32>
+  %ones = tcc.add %na, %nb : tensor<2x8xf32>
+  return %alike, %gap, %diag, %used, %ua, %ones : tensor<3x6xf32>, tensor<2x12xf32>, tensor<3x9xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
