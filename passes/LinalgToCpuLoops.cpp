@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -243,6 +244,97 @@ int64_t vectorWidth(linalg::LinalgOp op) {
   return lanes;
 }
 
+/// Innermost extents below this (or not a multiple of the vector width) are
+/// worth widening by merging the loops around them.
+constexpr int64_t kShortInnerLoop = 64;
+
+/// OP's innermost loops merged into one where they walk contiguous memory
+/// in every operand: an elementwise op or a full reduction over a 3x3
+/// filter (an optimizer update, a gradient norm) is one loop over all of
+/// its elements, vectorized, instead of an innermost loop of 3 that stays
+/// scalar. The loops merged are the trailing ones of one iterator type
+/// that every indexing map takes in order and whose operands' buffers are
+/// contiguous across them (memref.collapse_shape views; no copy). Only
+/// where the innermost loop is short or not a multiple of the vector
+/// width, so that row-wise kernels keep their shape. Each point is computed
+/// as before, in the same order; a reduction's order is the compiled code's
+/// (reassociated, like every reduction with register accumulators).
+/// Returns the op to lower: the merged one, or OP itself.
+linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !op.hasPureBufferSemantics() || op.getNumLoops() < 2 ||
+      !generic.getBody()->getOps<linalg::IndexOp>().empty())
+    return op;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
+    return op;
+  unsigned inner = op.getNumLoops() - 1;
+  if (ranges[inner] >= kShortInnerLoop && ranges[inner] % vectorLanes(rewriter.getF32Type()) == 0)
+    return op;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps, [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return op;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  // Does merging loops [first, inner] keep every operand a plain view?
+  auto mergeable = [&](unsigned first) {
+    ReassociationIndices group = llvm::to_vector(llvm::seq<int64_t>(first, inner + 1));
+    if (!linalg::areDimSequencesPreserved(maps, {group}))
+      return false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type)
+        return false;
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      SmallVector<ReassociationIndices> dims;
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        unsigned d = map.getDimPosition(r);
+        bool inGroup = d >= first;
+        if (inGroup && !dims.empty() && map.getDimPosition(r - 1) >= first)
+          dims.back().push_back(r);
+        else
+          dims.push_back({int64_t(r)});
+      }
+      if (map.getNumResults() != 0 && !memref::CollapseShapeOp::isGuaranteedCollapsible(type, dims))
+        return false;
+    }
+    return true;
+  };
+  unsigned first = inner;
+  while (first > 0 && iterators[first - 1] == iterators[inner] && mergeable(first - 1))
+    --first;
+  if (first == inner)
+    return op;
+  ReassociationIndices group = llvm::to_vector(llvm::seq<int64_t>(first, inner + 1));
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> merged =
+      linalg::collapseOpIterationDims(op, {group}, rewriter);
+  if (failed(merged))
+    return op;
+  rewriter.eraseOp(op); // on buffers: no results to replace
+  // The merged views as reinterpret casts (static offset, sizes, strides):
+  // the alias folding below would fold a collapse_shape into each load,
+  // with a division per index to recover the original coordinates.
+  linalg::LinalgOp result = merged->collapsedOp;
+  for (OpOperand &operand : result->getOpOperands()) {
+    auto collapse = operand.get().getDefiningOp<memref::CollapseShapeOp>();
+    if (!collapse)
+      continue;
+    MemRefType type = collapse.getResultType();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
+        llvm::any_of(strides, [](int64_t x) { return ShapedType::isDynamic(x); }))
+      continue;
+    rewriter.setInsertionPoint(collapse);
+    Value view = memref::ReinterpretCastOp::create(rewriter, collapse.getLoc(), type,
+                                                   collapse.getSrc(), offset, type.getShape(),
+                                                   strides);
+    rewriter.replaceAllUsesWith(collapse.getResult(), view);
+    rewriter.eraseOp(collapse);
+  }
+  return result;
+}
+
 /// Tiles OP to one vector of WIDTH along its innermost loop and vectorizes
 /// the tile (linalg::vectorize); returns the tile loops, outermost first.
 FailureOr<SmallVector<Operation *>> tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -299,9 +391,21 @@ struct LinalgToCpuLoopsPass
         op->emitError("linalg op on tensors after bufferization");
         return signalPassFailure();
       }
-      std::optional<int64_t> count = iterationCount(op);
       // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks.
       bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
+      if (!nested) {
+        linalg::LinalgOp merged = mergeInnerLoops(rewriter, op);
+        if (merged != op) {
+          auto it = known.find(op);
+          if (it != known.end()) {
+            SmallVector<Value> values = it->second;
+            known.erase(it);
+            known[merged] = std::move(values);
+          }
+          op = merged;
+        }
+      }
+      std::optional<int64_t> count = iterationCount(op);
       unsigned prefix =
           count && *count >= minParallelWork && !nested ? parallelPrefix(op) : 0;
       LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op.getLoc() << " ("

@@ -118,19 +118,21 @@ func.func @column_sums(%a: memref<512x512xf32>, %s: memref<512xf32>) {
 
 // -----
 
-// What stays scalar: a row length that is not a multiple of the vector width,
-// and a body that loads from another buffer (a gather).
+// What stays scalar: rows whose length is not a multiple of the vector width
+// and that cannot merge (one operand's rows are not contiguous), and a body
+// that loads from another buffer (a gather).
 // CHECK-LABEL: func.func @odd_rows
 // CHECK-NOT: vector.
+// CHECK-NOT: reinterpret_cast
 // CHECK: return
 // CHECK-LABEL: func.func @gather
 // CHECK-NOT: vector.
 // CHECK: memref.load
 // CHECK: return
-func.func @odd_rows(%a: memref<512x7xf32>, %b: memref<512x7xf32>) {
+func.func @odd_rows(%a: memref<512x7xf32, strided<[8, 1]>>, %b: memref<512x7xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<512x7xf32>) outs(%b : memref<512x7xf32>) {
+      ins(%a : memref<512x7xf32, strided<[8, 1]>>) outs(%b : memref<512x7xf32>) {
   ^bb0(%x: f32, %y: f32):
     %s = arith.addf %x, %y : f32
     linalg.yield %s : f32
@@ -249,6 +251,93 @@ func.func @column_sums_keep_fill(%a: memref<256x16xf32>, %b: memref<16xf32>) {
   ^bb0(%x: f32, %acc: f32):
     %s = arith.addf %acc, %x : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Short innermost loops over contiguous buffers merge with the loops around
+// them (reinterpret casts, no copies, no index divisions): an update of a
+// 3x3 filter is one vectorized loop over every element (a broadcast scalar
+// and a per-output-channel operand allowed where their maps keep the
+// merged loops together), a sum of squares over it one loop of register
+// accumulation. What cannot merge stays: a transposed operand, and the
+// leading loop of a reduction over the trailing ones.
+// CHECK-LABEL: func.func @update_3x3
+// CHECK: memref.reinterpret_cast %arg1 to offset: [0], sizes: [64, 288], strides: [288, 1]
+// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [64, 288], strides: [288, 1]
+// CHECK: vector.transfer_read
+// CHECK-NOT: arith.divui
+// CHECK-NOT: arith.remui
+// CHECK: return
+// CHECK-LABEL: func.func @whole_update
+// CHECK: memref.reinterpret_cast %arg1 to offset: [0], sizes: [18432], strides: [1]
+// CHECK: vector.transfer_read
+// CHECK: return
+// CHECK-LABEL: func.func @norm_3x3
+// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [18432], strides: [1]
+// CHECK: scf.for {{.*}} = %c0 to %c18432 step %c1 iter_args
+// CHECK: arith.addf {{.*}} fastmath<reassoc,contract>
+// CHECK: return
+// CHECK-LABEL: func.func @transposed_3x3
+// CHECK-NOT: reinterpret_cast
+// CHECK: return
+// CHECK-LABEL: func.func @channel_sums
+// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [16, 32, 9], strides: [288, 9, 1]
+// CHECK: return
+func.func @update_3x3(%w: memref<64x32x3x3xf32>, %g: memref<64x32x3x3xf32>, %lr: memref<f32>, %c: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>,
+                                   affine_map<(a, b, c, d) -> (a)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%g, %lr, %c : memref<64x32x3x3xf32>, memref<f32>, memref<64xf32>) outs(%w : memref<64x32x3x3xf32>) {
+  ^bb0(%x: f32, %r: f32, %k: f32, %y: f32):
+    %m = arith.mulf %x, %r : f32
+    %n = arith.mulf %m, %k : f32
+    %s = arith.subf %y, %n : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @whole_update(%w: memref<64x32x3x3xf32>, %g: memref<64x32x3x3xf32>, %lr: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>,
+                                   affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%g, %lr : memref<64x32x3x3xf32>, memref<f32>) outs(%w : memref<64x32x3x3xf32>) {
+  ^bb0(%x: f32, %r: f32, %y: f32):
+    %m = arith.mulf %x, %r : f32
+    %s = arith.subf %y, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @norm_3x3(%g: memref<64x32x3x3xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>],
+                  iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%g : memref<64x32x3x3xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.mulf %x, %x : f32
+    %t = arith.addf %m, %acc : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+func.func @transposed_3x3(%a: memref<64x32x3x3xf32>, %b: memref<64x32x3x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, d, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : memref<64x32x3x3xf32>) outs(%b : memref<64x32x3x3xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+func.func @channel_sums(%a: memref<16x32x3x3xf32>, %s: memref<16x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a : memref<16x32x3x3xf32>) outs(%s : memref<16x32xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %t = arith.addf %x, %acc : f32
+    linalg.yield %t : f32
   }
   return
 }
