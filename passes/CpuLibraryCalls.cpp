@@ -453,7 +453,61 @@ std::optional<ConvShape> convShape(linalg::LinalgOp op, ArrayRef<Value> operands
 struct FlippedFilter {
   Value filter;
   SmallVector<Operation *> dead;
+  /// Non-null when FILTER is a strided view (a filter sliced to the taps
+  /// that meet the input) that no earlier dense copy holds: the call reads
+  /// a dense copy of it, made at COPYAT (makeDenseFilter).
+  Value copyFrom;
+  Operation *copyAt = nullptr;
 };
+
+/// Two subviews of one buffer with the same static offsets, sizes and
+/// strides (the same elements).
+bool sameSubview(memref::SubViewOp a, memref::SubViewOp b) {
+  return a.getSource() == b.getSource() && a.getType() == b.getType() &&
+         a.getOffsets().empty() && b.getOffsets().empty() && a.getSizes().empty() &&
+         b.getSizes().empty() && a.getStrides().empty() && b.getStrides().empty() &&
+         a.getStaticOffsets() == b.getStaticOffsets() && a.getStaticSizes() == b.getStaticSizes() &&
+         a.getStaticStrides() == b.getStaticStrides();
+}
+
+/// The dense copy of VIEW's elements that an earlier op made (densifyInputs,
+/// for the forward convolution reading the same sliced filter), when
+/// neither the filter nor the copy is written from it up to BEFORE; null
+/// when there is none.
+Value earlierDenseCopy(Value view, Operation *before) {
+  auto sv = view.getDefiningOp<memref::SubViewOp>();
+  if (!sv)
+    return {};
+  Value root = tcc::viewRoot(view);
+  for (Operation *user : sv.getSource().getUsers()) {
+    auto other = dyn_cast<memref::SubViewOp>(user);
+    if (!other || !sameSubview(sv, other))
+      continue;
+    for (Operation *reader : other->getUsers()) {
+      auto copy = dyn_cast<linalg::CopyOp>(reader);
+      if (!copy || copy.getDpsInputs()[0] != other.getResult() ||
+          copy->getBlock() != before->getBlock() || !copy->isBeforeInBlock(before))
+        continue;
+      Value target = copy.getDpsInits()[0];
+      if (!target.getDefiningOp<memref::AllocOp>() || !isDenseF32(target) ||
+          writtenBetween(copy, before, root) || writtenBetween(copy, before, target))
+        continue;
+      return target;
+    }
+  }
+  return {};
+}
+
+/// A dense copy of W's view, made right before its flipped copy.
+Value makeDenseFilter(const FlippedFilter &w) {
+  OpBuilder b(w.copyAt);
+  auto type = cast<MemRefType>(w.copyFrom.getType());
+  Value copy = memref::AllocOp::create(b, w.copyAt->getLoc(),
+                                       MemRefType::get(type.getShape(), type.getElementType()),
+                                       b.getI64IntegerAttr(64));
+  linalg::CopyOp::create(b, w.copyAt->getLoc(), w.copyFrom, copy);
+  return copy;
+}
 
 std::optional<FlippedFilter> flippedFilter(Operation *conv, Value filter, int64_t groups,
                                            ArrayRef<int64_t> kernel) {
@@ -492,7 +546,21 @@ std::optional<FlippedFilter> flippedFilter(Operation *conv, Value filter, int64_
       !maps[1].isIdentity())
     return std::nullopt;
   result.filter = flip.getDpsInputs()[0];
-  if (!isDenseF32(result.filter) || writtenBetween(flip, conv, tcc::viewRoot(result.filter)))
+  if (!isDenseF32(result.filter)) {
+    // A sliced filter: the flipped copy would read it across its slowest
+    // dimension (a 512x512 filter's center tap 18 KiB apart); a dense copy
+    // (the forward's, when it made one) reads it in order.
+    auto type = dyn_cast<MemRefType>(result.filter.getType());
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+      return std::nullopt;
+    if (Value copy = earlierDenseCopy(result.filter, flip)) {
+      result.filter = copy;
+    } else {
+      result.copyFrom = result.filter;
+      result.copyAt = flip;
+    }
+  }
+  if (writtenBetween(flip, conv, tcc::viewRoot(result.filter)))
     return std::nullopt;
   if (!othersRead) {
     result.dead = views;
@@ -560,8 +628,11 @@ std::optional<Call> planBackwardConv(linalg::LinalgOp op, const tcc::ConvBackwar
       return std::nullopt;
     operands[1] = w->filter;
     call.dead.append(w->dead);
-    if (!dense(operands[0], sizeY) || !dense(operands[1], sizeW) || !dense(operands[2], sizeX))
+    bool filterOk = w->copyFrom ? numElements(operands[1]) == sizeW : dense(operands[1], sizeW);
+    if (!dense(operands[0], sizeY) || !filterOk || !dense(operands[2], sizeX))
       return std::nullopt;
+    if (w->copyFrom)
+      operands[1] = makeDenseFilter(*w);
   }
   call.operands = operands;
   int64_t accumulate = 1;

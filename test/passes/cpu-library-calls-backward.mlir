@@ -130,7 +130,7 @@ func.func @backward_weights_depthwise(%x: memref<2x8x1x4x4xf32>, %g: memref<2x8x
 // CHECK-LABEL: func.func @backward_weights_depthwise_tiny_map
 //       CHECK:   memref.copy
 //       CHECK:   linalg.generic
-//   CHECK-NOT:   call
+//   CHECK-NOT:   call @
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d2, d6 + d3, d7 + d4)>
 #g = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d0, d1, d6, d7)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
@@ -150,5 +150,70 @@ func.func @backward_weights_depthwise_tiny_map(%x: memref<2x8x2x2xf32>, %g: memr
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// A sliced filter (the center tap of a 3x3 filter on 1x1 maps: tcc's
+// DropPaddingOnlyTaps): the forward call reads a dense copy of the slice,
+// and the data gradient reads that same copy instead of a flipped copy that
+// would walk the filter across its slowest dimension.
+// CHECK-LABEL: func.func @sliced_filter_shared_copy
+//  CHECK-SAME:   (%[[X:[a-z0-9]+]]: memref<2x4x1x1xf32>, %[[W:[a-z0-9]+]]: memref<6x4x3x3xf32>, %[[DY:[a-z0-9]+]]: memref<2x6x1x1xf32>, %[[DX:[a-z0-9]+]]: memref<2x4x1x1xf32>, %[[Y:[a-z0-9]+]]: memref<2x6x1x1xf32>)
+//       CHECK:   %[[D:.+]] = memref.alloc() {alignment = 64 : i64} : memref<6x4x1x1xf32>
+//  CHECK-NEXT:   linalg.copy ins(%{{.*}} : memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>) outs(%[[D]] : memref<6x4x1x1xf32>)
+//       CHECK:   call @tcc_library_call_0(%[[X]], %[[D]], %[[Y]])
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   call @tcc_library_call_1(%[[DY]], %[[D]], %[[DX]]) {tcc.library_call = {kind = 5 : i32
+#flip1 = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2, -d3)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @sliced_filter_shared_copy(%x: memref<2x4x1x1xf32>, %w: memref<6x4x3x3xf32>, %dy: memref<2x6x1x1xf32>, %dx: memref<2x4x1x1xf32>, %y: memref<2x6x1x1xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = memref.subview %w[0, 0, 1, 1] [6, 4, 1, 1] [1, 1, 1, 1] : memref<6x4x3x3xf32> to memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x6x1x1xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %s : memref<2x4x1x1xf32>, memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>) outs(%y : memref<2x6x1x1xf32>)
+  %s2 = memref.subview %w[0, 0, 1, 1] [6, 4, 1, 1] [1, 1, 1, 1] : memref<6x4x3x3xf32> to memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>
+  %f = memref.alloc() : memref<4x6x1x1xf32>
+  linalg.generic {indexing_maps = [#flip1, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s2 : memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>) outs(%f : memref<4x6x1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x4x1x1xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>,
+      tcc.conv_backward = {groups = 1 : i64, kind = 5 : i32, params = array<i64: 2, 4, 1, 1, 6, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}}
+      ins(%dy, %f : memref<2x6x1x1xf32>, memref<4x6x1x1xf32>) outs(%dx : memref<2x4x1x1xf32>)
+  return
+}
+
+// -----
+
+// Without a forward copy to share (or when the filter is written after
+// it), the data gradient reads a dense copy of the slice made where the
+// flipped copy was.
+// CHECK-LABEL: func.func @sliced_filter_own_copy
+//  CHECK-SAME:   (%[[W:[a-z0-9]+]]: memref<6x4x3x3xf32>, %[[DY:[a-z0-9]+]]: memref<2x6x1x1xf32>, %[[DX:[a-z0-9]+]]: memref<2x4x1x1xf32>)
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   %[[D:.+]] = memref.alloc() {alignment = 64 : i64} : memref<6x4x1x1xf32>
+//  CHECK-NEXT:   linalg.copy ins(%{{.*}} : memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>) outs(%[[D]] : memref<6x4x1x1xf32>)
+//   CHECK-NOT:   linalg.generic
+//       CHECK:   call @tcc_library_call_0(%[[DY]], %[[D]], %[[DX]]) {tcc.library_call = {kind = 5 : i32
+#flip1 = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2, -d3)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @sliced_filter_own_copy(%w: memref<6x4x3x3xf32>, %dy: memref<2x6x1x1xf32>, %dx: memref<2x4x1x1xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s2 = memref.subview %w[0, 0, 1, 1] [6, 4, 1, 1] [1, 1, 1, 1] : memref<6x4x3x3xf32> to memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>
+  %f = memref.alloc() : memref<4x6x1x1xf32>
+  linalg.generic {indexing_maps = [#flip1, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s2 : memref<6x4x1x1xf32, strided<[36, 9, 3, 1], offset: 4>>) outs(%f : memref<4x6x1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x4x1x1xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>,
+      tcc.conv_backward = {groups = 1 : i64, kind = 5 : i32, params = array<i64: 2, 4, 1, 1, 6, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}}
+      ins(%dy, %f : memref<2x6x1x1xf32>, memref<4x6x1x1xf32>) outs(%dx : memref<2x4x1x1xf32>)
   return
 }
