@@ -261,6 +261,18 @@ constexpr int64_t kShortInnerLoop = 64;
 /// (reassociated, like every reduction with register accumulators).
 /// Returns the op to lower: the merged one, or OP itself.
 linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
+  // A fill or a map (a zero-padded copy's zeros) as the generic it is, so
+  // that it merges too: one loop that LLVM turns into a memset.
+  if (isa<linalg::FillOp, linalg::MapOp>(op.getOperation()) && op.hasPureBufferSemantics() &&
+      op.getNumLoops() >= 2) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (!ShapedType::isDynamic(ranges.back()) && ranges.back() < kShortInnerLoop) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> general = linalg::generalizeNamedOp(rewriter, op);
+      if (succeeded(general))
+        op = cast<linalg::LinalgOp>(general->getOperation());
+    }
+  }
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!generic || !op.hasPureBufferSemantics() || op.getNumLoops() < 2 ||
       !generic.getBody()->getOps<linalg::IndexOp>().empty())
@@ -282,8 +294,11 @@ linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
       return false;
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = dyn_cast<MemRefType>(operand.get().getType());
-      if (!type)
-        return false;
+      if (!type) {
+        if (isa<ShapedType>(operand.get().getType()))
+          return false;
+        continue; // a scalar (a fill's value)
+      }
       AffineMap map = op.getMatchingIndexingMap(&operand);
       SmallVector<ReassociationIndices> dims;
       for (unsigned r = 0; r < map.getNumResults(); ++r) {

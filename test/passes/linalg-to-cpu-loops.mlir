@@ -286,6 +286,12 @@ func.func @column_sums_keep_fill(%a: memref<256x16xf32>, %b: memref<16xf32>) {
 // CHECK-LABEL: func.func @channel_sums
 // CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [16, 32, 9], strides: [288, 9, 1]
 // CHECK: return
+// CHECK-LABEL: func.func @zeros_3x3
+// CHECK: %[[F:.+]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [18432], strides: [1]
+// CHECK: memref.store %{{.*}}, %[[F]]
+// CHECK: %[[M:.+]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [18432], strides: [1]
+// CHECK: vector.transfer_write %{{.*}}, %[[M]]
+// CHECK: return
 func.func @update_3x3(%w: memref<64x32x3x3xf32>, %g: memref<64x32x3x3xf32>, %lr: memref<f32>, %c: memref<64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>,
                                    affine_map<(a, b, c, d) -> (a)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
@@ -339,5 +345,14 @@ func.func @channel_sums(%a: memref<16x32x3x3xf32>, %s: memref<16x32xf32>) {
     %t = arith.addf %x, %acc : f32
     linalg.yield %t : f32
   }
+  return
+}
+func.func @zeros_3x3(%a: memref<64x32x3x3xf32>, %b: memref<64x32x3x3xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%a : memref<64x32x3x3xf32>)
+  linalg.map outs(%b : memref<64x32x3x3xf32>)
+    (%init: f32) {
+      linalg.yield %z : f32
+    }
   return
 }
