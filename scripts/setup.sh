@@ -50,5 +50,20 @@ else
   echo "setup: all system packages present"
 fi
 
+# Intel's MKL from PyPI (the mkl wheel, ~230 MB, in a venv of its own): the
+# runtime's default BLAS for 2-D matmuls, loaded with dlopen from
+# /opt/tcc/mkl/lib (docs/cpu-gemm.md). Optional: without it matmuls run on
+# OpenBLAS and oneDNN, so a failed download only warns.
+MKL_VERSION=2026.2.1
+if [[ ! -e /opt/tcc/mkl/lib/libmkl_rt.so.3 ]]; then
+  echo "setup: installing MKL $MKL_VERSION from PyPI into /opt/tcc/mkl"
+  if ! { /usr/bin/python3 -m venv /opt/tcc/mkl &&
+         /opt/tcc/mkl/bin/pip install -q --no-deps "mkl==$MKL_VERSION"; }; then
+    echo "setup: warning: MKL could not be installed; matmuls will run on OpenBLAS and oneDNN" >&2
+  fi
+else
+  echo "setup: MKL present (/opt/tcc/mkl)"
+fi
+
 [[ "${1:-}" == "--no-build" ]] && exit 0
 exec scripts/build.sh

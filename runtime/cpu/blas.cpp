@@ -9,6 +9,7 @@
 
 #include "runtime/cpu/blas.h"
 
+#include "runtime/cpu/cpu_features.h"
 #include "runtime/cpu/parallel.h"
 
 #include <algorithm>
@@ -46,9 +47,29 @@ constexpr int64_t kBlasTransposedOutput = 256 * 256;
 /// process's one OpenMP pool. The generic soname comes second; it may be a
 /// pthreads build, whose pool is then sized per call.
 const char *const kDefaultLibraries[] = {
+    "/opt/tcc/mkl/lib/libmkl_rt.so.3",
     "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
     "libopenblas.so.0",
 };
+
+/// Whether MKL runs a product faster than oneDNN 2.6 (docs/cpu-gemm.md):
+/// every 2-D product without an epilogue, whatever its transposes (1.0-1.4x
+/// on the GPTs' products, the weight gradients A^T B the most); oneDNN keeps
+/// the products with an epilogue (its post-ops run inside the product, ours
+/// in a pass after it on one thread) and the batched ones, except batches of
+/// tiny matrices on a CPU without AVX-512, where oneDNN's batched kernel
+/// pays 2-2.5x (on AVX-512 MKL's is the slower one, 0.4-0.7x).
+bool mklPrefers(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t epilogue) {
+  if (epilogue)
+    return false;
+  if (batch > 1)
+    return !hostCpuFeatures().count("avx512f") &&
+           double(m) * double(n) * double(k) <= double(kBlasBatchedVolume);
+  return true;
+}
+
+/// MKL's service constants (mkl_service.h).
+constexpr int kMklThreadingGnu = 3, kMklInterfaceLp64 = 0;
 
 /// CBLAS's enums (cblas.h), fixed by the standard.
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
@@ -84,6 +105,24 @@ Blas *load(const std::string &file, std::string &why) {
     why = "it has no cblas_sgemm";
     dlclose(handle);
     return nullptr;
+  }
+  if (auto threading = reinterpret_cast<int (*)(int)>(dlsym(handle, "MKL_Set_Threading_Layer"))) {
+    // MKL: 32-bit integers, and its GNU OpenMP layer, whose GOMP_* and
+    // omp_* references bind to the process's libomp (global above), unless
+    // the user chose a layer. One tiny product loads the layer now, so that
+    // the check below sees what it brought.
+    blas->mkl = true;
+    if (auto interface =
+            reinterpret_cast<int (*)(int)>(dlsym(handle, "MKL_Set_Interface_Layer")))
+      interface(kMklInterfaceLp64);
+    if (!std::getenv("MKL_THREADING_LAYER"))
+      threading(kMklThreadingGnu);
+    float one = 1.0f, out = 0.0f;
+    blas->sgemm(kRowMajor, kNoTrans, kNoTrans, 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &out, 1);
+    if (out != 1.0f) {
+      why = "its sgemm computed 1 x 1 as " + std::to_string(out);
+      return nullptr;
+    }
   }
   std::string openmp = checkSingleOpenMP();
   if (!openmp.empty()) {
@@ -160,6 +199,11 @@ bool blasPrefers(const tcc_abi_library_call &call) {
   // CBLAS takes int sizes and leading dimensions.
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
     return false;
+  const Blas *library = blas();
+  if (!library)
+    return false;
+  if (library->mkl)
+    return mklPrefers(batch, m, n, k, call.num_params > 7 ? p[7] : 0); // abi.h: p[7] epilogue
   if (batch > 1)
     return double(m) * double(n) * double(k) <= double(kBlasBatchedVolume);
   return transA && k >= kBlasTransposedRows && m * n >= kBlasTransposedOutput;

@@ -31,12 +31,17 @@ struct Blas {
   /// own pool, sized per call to the caller's thread count); an OpenMP
   /// OpenBLAS follows the caller's OpenMP thread count by itself.
   void (*setThreads)(int) = nullptr;
+  /// Intel's MKL (libmkl_rt, its GNU OpenMP layer bound to the process's
+  /// libomp): faster than oneDNN 2.6 on most products, so more calls go to
+  /// it (blasPrefers).
+  bool mkl = false;
   std::string file; ///< what was loaded
 };
 
 /// The process's CBLAS, or null when there is none: TCC_BLAS_LIBRARY names
-/// the file to load ("none": no BLAS), by default Debian's OpenMP build of
-/// OpenBLAS (libopenblas0-openmp). A library that cannot be loaded, lacks
+/// the file to load ("none": no BLAS), by default MKL's libmkl_rt where
+/// scripts/setup.sh installs it (PyPI's mkl wheel in the venv /opt/tcc/mkl), else
+/// Debian's OpenMP build of OpenBLAS (libopenblas0-openmp). A library that cannot be loaded, lacks
 /// cblas_sgemm, would bring a second OpenMP runtime or was loaded before
 /// the runtime (by numpy, say: its OpenMP calls are bound to whatever was
 /// there then) is not used: one line
@@ -47,10 +52,11 @@ const Blas *blas();
 /// many of their matmul calls run on BLAS, one line on stderr.
 bool blasVerbose();
 
-/// Whether a checked f32 MATMUL call runs faster on BLAS than on oneDNN
-/// (docs/cpu-gemm.md): a batch of tiny matrices (attention's products at
-/// small head sizes and sequences), or a weight gradient A^T B (batch 1,
-/// trans_a) summing over many rows.
+/// Whether a checked f32 MATMUL call runs faster on the process's BLAS
+/// (blas(), loaded by this question) than on oneDNN (docs/cpu-gemm.md).
+/// OpenBLAS: a batch of tiny matrices (attention's products at small head
+/// sizes and sequences), or a weight gradient A^T B (batch 1, trans_a)
+/// summing over many rows. MKL: see mklPrefers in blas.cpp.
 bool blasPrefers(const tcc_abi_library_call &call);
 
 /// Runs a checked f32 MATMUL (its parameters P, epilogue bits EPILOGUE) on

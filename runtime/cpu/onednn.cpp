@@ -546,7 +546,8 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                            const std::string &what, MatmulLibrary matmuls)
     : what_(what) {
-  // BLAS is loaded only when a call would run on it.
+  // BLAS is loaded only when a session has a matmul call (blasPrefers asks
+  // which library it is).
   auto onBlas = [matmuls](const tcc_abi_library_call &c) {
     return c.kind == TCC_LIBRARY_CALL_MATMUL &&
            (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
@@ -671,9 +672,11 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
       matmulCalls += calls[i].kind == TCC_LIBRARY_CALL_MATMUL;
       onBlas += calls_[size_t(i)]->blas != nullptr;
     }
+    // In Auto mode blasPrefers asked for the library: none means none loaded.
+    bool noneLoaded = wantBlas || (matmuls == MatmulLibrary::Auto && !blas());
     std::fprintf(stderr, "tcc: %s: %d of %d matmul calls on BLAS (%s)\n", what.c_str(), onBlas,
                  matmulCalls,
-                 blasLibrary ? blasLibrary->file.c_str() : wantBlas ? "none loaded" : "none needed");
+                 blasLibrary ? blasLibrary->file.c_str() : noneLoaded ? "none loaded" : "none needed");
   }
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/cpu_features.h"
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/error.h"
@@ -38,34 +39,43 @@ using tcc::testing::randomVector;
 using tcc::testing::relativeError;
 
 
-// Tests the rule that picks BLAS: batches of matrices of at most 16^3
-// multiply-adds, and batch-1 A^T B weight gradients summing over 512 rows
-// or more into 256 x 256 elements or more; everything else stays on oneDNN.
+// Tests the rule that picks BLAS, for the library the process loaded.
+// OpenBLAS: batches of matrices of at most 16^3 multiply-adds, and batch-1
+// A^T B weight gradients summing over 512 rows or more into 256 x 256
+// elements or more; everything else stays on oneDNN. MKL: every 2-D
+// product without an epilogue; batches of tiny matrices only on a CPU
+// without AVX-512; nothing with an epilogue.
 TEST(BlasTest, RoutingRule) {
+  const Blas *library = blas();
+  if (!library)
+    GTEST_SKIP() << "no BLAS can be loaded";
+  const bool tinyBatchesOnMkl = !hostCpuFeatures().count("avx512f");
   struct Case {
     std::vector<int64_t> p;
-    bool blas;
+    bool openblas, mkl;
   } cases[] = {
-      {{32, 8, 8, 16, 0, 0, 0, 0}, true},               // the parity GPT's attention
-      {{32, 8, 16, 8, 0, 0, 0, 0}, true},
-      {{4096, 16, 16, 16, 1, 1, 0, 0}, true},           // 16^3, any batch, any transpose
-      {{2, 16, 16, 17, 0, 0, 0, 0}, false},             // larger matrices
-      {{64, 128, 128, 64, 0, 0, 0, 0}, false},          // gpt4's attention
-      {{1, 1, 1, 1, 0, 0, 0, 0}, false},                // 2-D: oneDNN, however small
-      {{1, 128, 96, 32, 0, 1, 0, kBias}, false},        // the parity GPT's QKV
-      {{1, 32, 96, 128, 1, 0, 0, 0}, false},            // its weight gradient
-      {{1, 768, 256, 2048, 1, 0, 0, 0}, true},          // gpt4's weight gradient
-      {{1, 768, 3072, 512, 1, 0, 1, 0}, true},          // GPT-2 small's at 512 tokens
-      {{1, 256, 256, 512, 1, 0, 0, 0}, true},           // the smallest
-      {{1, 256, 256, 511, 1, 0, 0, 0}, false},          // fewer rows
-      {{1, 32, 128, 1024, 1, 0, 0, 0}, false},          // a smaller weight
-      {{2, 768, 256, 2048, 1, 0, 0, 0}, false},         // batched
-      {{1, 768, 256, 2048, 0, 0, 0, 0}, false},         // not transposed
-      {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false}, // K beyond CBLAS's int
+      {{32, 8, 8, 16, 0, 0, 0, 0}, true, tinyBatchesOnMkl},      // the parity GPT's attention
+      {{32, 8, 16, 8, 0, 0, 0, 0}, true, tinyBatchesOnMkl},
+      {{4096, 16, 16, 16, 1, 1, 0, 0}, true, tinyBatchesOnMkl},  // 16^3, any batch, transpose
+      {{2, 16, 16, 17, 0, 0, 0, 0}, false, false},               // larger matrices
+      {{64, 128, 128, 64, 0, 0, 0, 0}, false, false},            // gpt4's attention
+      {{1, 1, 1, 1, 0, 0, 0, 0}, false, true},                   // 2-D, however small
+      {{1, 128, 96, 32, 0, 1, 0, kBias}, false, false},          // the parity GPT's QKV
+      {{1, 32, 96, 128, 1, 0, 0, 0}, false, true},               // its weight gradient
+      {{1, 768, 256, 2048, 1, 0, 0, 0}, true, true},             // gpt4's weight gradient
+      {{1, 768, 3072, 512, 1, 0, 1, 0}, true, true},             // GPT-2 small's, 512 tokens
+      {{1, 256, 256, 512, 1, 0, 0, 0}, true, true},              // the smallest
+      {{1, 256, 256, 511, 1, 0, 0, 0}, false, true},             // fewer rows
+      {{1, 32, 128, 1024, 1, 0, 0, 0}, false, true},             // a smaller weight
+      {{2, 768, 256, 2048, 1, 0, 0, 0}, false, false},           // batched
+      {{1, 768, 256, 2048, 0, 0, 0, 0}, false, true},            // not transposed
+      {{1, 2048, 256, 768, 0, 1, 0, kResidual}, false, false},   // an epilogue
+      {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false, false},   // K beyond CBLAS's int
   };
   for (const Case &c : cases)
-    EXPECT_EQ(blasPrefers(matmulCall(c.p)), c.blas) << c.p[0] << "x" << c.p[1] << "x" << c.p[2]
-                                                    << "x" << c.p[3] << " ta " << c.p[4];
+    EXPECT_EQ(blasPrefers(matmulCall(c.p)), library->mkl ? c.mkl : c.openblas)
+        << c.p[0] << "x" << c.p[1] << "x" << c.p[2] << "x" << c.p[3] << " ta " << c.p[4]
+        << " on " << library->file;
 }
 
 /// BLAS LibraryCalls for CALLS (every matmul on BLAS), or null where no
@@ -162,13 +172,16 @@ TEST(BlasTest, RoutedAndDeterministic) {
   if (!blas())
     GTEST_SKIP() << "no BLAS can be loaded";
   std::vector<std::vector<int64_t>> params = {
-      {32, 8, 8, 16, 0, 0, 0, 0},         // attention scores: BLAS
-      {600, 16, 16, 16, 0, 1, 1, 0},      // 4.9 MFLOP: its matrices across the threads: BLAS
+      {32, 8, 8, 16, 0, 0, 0, 0},         // attention scores: OpenBLAS
+      {600, 16, 16, 16, 0, 1, 1, 0},      // 4.9 MFLOP: its matrices across the threads: OpenBLAS
       {1, 256, 256, 2048, 1, 0, 0, 0},    // gpt4's projection weight gradient: BLAS
-      {1, 96, 32, 128, 1, 0, 1, 0},       // the parity GPT's weight gradient: oneDNN
+      {1, 96, 32, 128, 1, 0, 1, 0},       // the parity GPT's weight gradient: MKL only
       {1, 128, 96, 32, 0, 1, 0, kBias},   // its QKV: oneDNN
   };
-  const bool onBlas[] = {true, true, true, false, false};
+  const bool tinyBatchesOnMkl = !hostCpuFeatures().count("avx512f");
+  const bool onOpenBlas[] = {true, true, true, false, false};
+  const bool onMkl[] = {tinyBatchesOnMkl, tinyBatchesOnMkl, true, true, false};
+  const bool *onBlas = blas()->mkl ? onMkl : onOpenBlas;
   std::vector<tcc_abi_library_call> calls;
   for (const auto &p : params)
     calls.push_back(matmulCall(p));
