@@ -778,4 +778,19 @@ def ApproximateMathPass : Pass<"tcc-approximate-math"> {
   ];
 }
 
+def ExpandArithPass : Pass<"tcc-expand-arith"> {
+  let summary = "Expand the arith ops that LLVM lacks; keep maximumf / minimumf";
+  let description = [{
+    Upstream's arith-expand does what the CPU pipeline needs (bf16
+    conversions as integer arithmetic, ceil / floor division) but also
+    rewrites maximumf / minimumf (and maxnumf / minnumf) into compares and
+    selects, which LLVM's loop vectorizer does not recognize as a reduction:
+    a softmax's row maximum stayed a scalar loop. Kept, they lower to
+    llvm.maximum / llvm.minimum (the same IEEE 754-2019 semantics: NaN
+    propagates, -0 < +0; exactly associative, so the vectorized reduction's
+    result is bit for bit the sequential one), which LLVM vectorizes.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 #endif // TCC_PASSES_TD

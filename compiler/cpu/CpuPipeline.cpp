@@ -173,9 +173,10 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16", "f16"};
   arithOps.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  arithOps.addPass(arith::createArithExpandOpsPass(expand));
+  // Ceil / floor division and bf16 conversions expanded; maximumf and
+  // minimumf kept for LLVM's llvm.maximum / llvm.minimum, which its loop
+  // vectorizer reduces (a softmax's row maximum).
+  arithOps.addPass(tcc::createExpandArithPass());
   arithOps.addPass(createConvertVectorToLLVMPass());
   arithOps.addPass(createArithToLLVMConversionPass());
   // Padding values of vector transfers (ub.poison) that outlining moved
