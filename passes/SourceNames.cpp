@@ -20,6 +20,10 @@ std::string tcc::sourceName(Operation *op) {
   Location loc = sourceLocation(op);
   if (auto n = dyn_cast<NameLoc>(loc))
     return n.getName().str();
+  // A DSL model's ops: FILE:LINE:COL, as a compiler's diagnostics write it.
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().str() + ":" + std::to_string(file.getLine()) + ":" +
+            std::to_string(file.getColumn()));
   std::string s;
   llvm::raw_string_ostream os(s);
   loc.print(os);
