@@ -703,18 +703,15 @@ PadOp zeroPad(Value v) {
 /// that tile a tensor: attention's q, k, v; an LSTM's gates) is the sum of
 /// one such pad per part: a concatenation, one pass, instead of a zero-
 /// filled copy of the whole tensor per part and their sums. The values are
-/// those of the sum (x + 0 = x; only a -0 becomes +0).
+/// the sum's (x + 0 = x), except that a -0 part stays -0 in the
+/// concatenation where the sum made it +0.
 struct AddOfZeroPads : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AddOp op, PatternRewriter &rewriter) const override {
     PadOp a = zeroPad(op.getLhs()), b = zeroPad(op.getRhs());
-    if (!a || !b)
+    if (!a || !b || a.getType() != b.getType())
       return failure();
-    if (a.getType() != b.getType() || a.getMode() != b.getMode())
-      return failure();
-    auto ta = cast<RankedTensorType>(a.getInput().getType());
-    auto tb = cast<RankedTensorType>(b.getInput().getType());
-    int64_t rank = ta.getRank();
+    int64_t rank = cast<RankedTensorType>(a.getType()).getRank();
     SmallVector<int64_t> differ;
     for (int64_t d = 0; d < rank; ++d)
       if (a.getLow()[d] != b.getLow()[d] || a.getHigh()[d] != b.getHigh()[d])
@@ -736,8 +733,9 @@ struct AddOfZeroPads : OpRewritePattern<AddOp> {
       return failure();
     int64_t d = differ.front();
     if (b.getLow()[d] < a.getLow()[d])
-      std::swap(a, b), std::swap(ta, tb);
-    if (a.getLow()[d] + ta.getDimSize(d) != b.getLow()[d])
+      std::swap(a, b);
+    if (a.getLow()[d] + cast<RankedTensorType>(a.getInput().getType()).getDimSize(d) !=
+        b.getLow()[d])
       return failure(); // a gap or an overlap between the two
     Value parts[] = {a.getInput(), b.getInput()};
     Value joined = ConcatOp::create(rewriter, loc, ValueRange(parts), d);

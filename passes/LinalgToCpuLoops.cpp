@@ -248,6 +248,13 @@ int64_t vectorWidth(linalg::LinalgOp op) {
 /// worth widening by merging the loops around them.
 constexpr int64_t kShortInnerLoop = 64;
 
+/// Whether OP's innermost loop is static and short in that sense.
+bool shortInnerLoop(linalg::LinalgOp op) {
+  int64_t range = op.getStaticLoopRanges().back();
+  return !ShapedType::isDynamic(range) &&
+         (range < kShortInnerLoop || range % vectorLanes(Float32Type::get(op->getContext())) != 0);
+}
+
 /// OP's innermost loops merged into one where they walk contiguous memory
 /// in every operand: an elementwise op or a full reduction over a 3x3
 /// filter (an optimizer update, a gradient norm) is one loop over all of
@@ -263,26 +270,21 @@ constexpr int64_t kShortInnerLoop = 64;
 linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
   // A fill or a map (a zero-padded copy's zeros) as the generic it is, so
   // that it merges too: one loop that LLVM turns into a memset.
-  if (isa<linalg::FillOp, linalg::MapOp>(op.getOperation()) && op.hasPureBufferSemantics() &&
-      op.getNumLoops() >= 2) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (!ShapedType::isDynamic(ranges.back()) && ranges.back() < kShortInnerLoop) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::GenericOp> general = linalg::generalizeNamedOp(rewriter, op);
-      if (succeeded(general))
-        op = cast<linalg::LinalgOp>(general->getOperation());
-    }
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2 || !shortInnerLoop(op))
+    return op;
+  if (isa<linalg::FillOp, linalg::MapOp>(op.getOperation())) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> general = linalg::generalizeNamedOp(rewriter, op);
+    if (succeeded(general))
+      op = cast<linalg::LinalgOp>(general->getOperation());
   }
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  if (!generic || !op.hasPureBufferSemantics() || op.getNumLoops() < 2 ||
-      !generic.getBody()->getOps<linalg::IndexOp>().empty())
+  if (!generic || !generic.getBody()->getOps<linalg::IndexOp>().empty())
     return op;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
     return op;
   unsigned inner = op.getNumLoops() - 1;
-  if (ranges[inner] >= kShortInnerLoop && ranges[inner] % vectorLanes(rewriter.getF32Type()) == 0)
-    return op;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!llvm::all_of(maps, [](AffineMap m) { return m.isProjectedPermutation(); }))
     return op;

@@ -43,9 +43,11 @@ constexpr int64_t kBlasBatchedVolume = 16 * 16 * 16;
 constexpr int64_t kBlasTransposedRows = 512;
 constexpr int64_t kBlasTransposedOutput = 256 * 256;
 
-/// Debian's OpenMP build of OpenBLAS (libopenblas0-openmp): it runs on the
-/// process's one OpenMP pool. The generic soname comes second; it may be a
-/// pthreads build, whose pool is then sized per call.
+/// MKL where scripts/setup.sh installs it (its GNU OpenMP layer, bound to
+/// the process's libomp: see load()); else Debian's OpenMP build of OpenBLAS
+/// (libopenblas0-openmp), which runs on the process's one OpenMP pool. The
+/// generic soname comes last; it may be a pthreads build, whose pool is
+/// then sized per call.
 const char *const kDefaultLibraries[] = {
     "/opt/tcc/mkl/lib/libmkl_rt.so.3",
     "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
