@@ -33,6 +33,14 @@ if os.path.exists("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"):
 # runtime's default BLAS when present (docs/cpu-gemm.md).
 if os.path.exists("/opt/tcc/mkl/lib/libmkl_rt.so.3"):
     config.available_features.add("mkl")
+# The runtime routes 2-D products to MKL only on Intel CPUs (elsewhere MKL
+# runs AVX2 kernels that lose to oneDNN's: runtime/cpu/blas.cpp).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if any(line.startswith("vendor_id") and "GenuineIntel" in line for line in cpuinfo):
+            config.available_features.add("intel-cpu")
+except OSError:
+    pass
 
 # Open MPI's launcher (scripts/setup.sh installs it): the data-parallel
 # tests run W ranks of tcc-run on this machine. As root it needs its consent;

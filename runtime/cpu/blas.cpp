@@ -54,20 +54,24 @@ const char *const kDefaultLibraries[] = {
     "libopenblas.so.0",
 };
 
-/// Whether MKL runs a product faster than oneDNN 2.6 (docs/cpu-gemm.md):
-/// every 2-D product without an epilogue, whatever its transposes (1.0-1.4x
-/// on the GPTs' products, the weight gradients A^T B the most); oneDNN keeps
-/// the products with an epilogue (its post-ops run inside the product, ours
-/// in a pass after it on one thread) and the batched ones, except batches of
-/// tiny matrices on a CPU without AVX-512, where oneDNN's batched kernel
-/// pays 2-2.5x (on AVX-512 MKL's is the slower one, 0.4-0.7x).
+/// Whether MKL runs a product faster than oneDNN 2.6 (docs/cpu-gemm.md).
+/// On Intel CPUs: every 2-D product without an epilogue, whatever its
+/// transposes (1.0-1.4x on the GPTs' products, the weight gradients A^T B
+/// the most); oneDNN keeps the products with an epilogue (its post-ops run
+/// inside the product, ours in a pass after it on one thread). On other
+/// CPUs MKL runs its AVX2 kernels while oneDNN runs AVX-512 ones where the
+/// CPU has them: on an AMD Zen 4 MKL took 1.0-1.47x oneDNN's time on every
+/// one of gpt4's 2-D products, so none goes to it. Batched products stay on
+/// oneDNN everywhere except batches of tiny matrices on a CPU without
+/// AVX-512, where oneDNN's batched kernel pays 2-2.5x (with AVX-512 MKL's
+/// is the slower one: 0.4-0.7x on Intel, 0.68x on the Zen 4).
 bool mklPrefers(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t epilogue) {
   if (epilogue)
     return false;
   if (batch > 1)
     return !hostCpuFeatures().count("avx512f") &&
            double(m) * double(n) * double(k) <= double(kBlasBatchedVolume);
-  return true;
+  return hostCpuVendor() == "GenuineIntel";
 }
 
 /// MKL's service constants (mkl_service.h).

@@ -157,6 +157,23 @@ const std::set<std::string> &hostCpuFeatures() {
   return features;
 }
 
+const std::string &hostCpuVendor() {
+  static const std::string vendor = [] {
+    std::string name;
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid(0, &a, &b, &c, &d)) {
+      // The twelve bytes are EBX, EDX, ECX in that order.
+      for (unsigned reg : {b, d, c})
+        for (int i = 0; i < 4; ++i)
+          name += char((reg >> (8 * i)) & 0xff);
+    }
+#endif
+    return name;
+  }();
+  return vendor;
+}
+
 std::string checkCpuFeatures(const std::string &list, const std::set<std::string> &host) {
   std::string missing, unknown;
   size_t pos = 0;

@@ -23,6 +23,10 @@ const std::vector<std::string> &knownCpuFeatures();
 /// The known features the host supports.
 const std::set<std::string> &hostCpuFeatures();
 
+/// The host CPU's vendor string from cpuid leaf 0 ("GenuineIntel",
+/// "AuthenticAMD", ...), "" where there is none.
+const std::string &hostCpuVendor();
+
 /// Checks a comma-separated feature list as stored in a descriptor against
 /// HOST. Entries may carry LLVM's '+' prefix; '-' entries (disabled
 /// features) and empty entries are ignored. Returns "" when all are

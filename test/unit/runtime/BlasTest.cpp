@@ -43,13 +43,14 @@ using tcc::testing::relativeError;
 // OpenBLAS: batches of matrices of at most 16^3 multiply-adds, and batch-1
 // A^T B weight gradients summing over 512 rows or more into 256 x 256
 // elements or more; everything else stays on oneDNN. MKL: every 2-D
-// product without an epilogue; batches of tiny matrices only on a CPU
-// without AVX-512; nothing with an epilogue.
+// product without an epilogue on an Intel CPU (none on others); batches of
+// tiny matrices only on a CPU without AVX-512; nothing with an epilogue.
 TEST(BlasTest, RoutingRule) {
   const Blas *library = blas();
   if (!library)
     GTEST_SKIP() << "no BLAS can be loaded";
   const bool tinyBatchesOnMkl = !hostCpuFeatures().count("avx512f");
+  const bool productsOnMkl = hostCpuVendor() == "GenuineIntel";
   struct Case {
     std::vector<int64_t> p;
     bool openblas, mkl;
@@ -59,16 +60,16 @@ TEST(BlasTest, RoutingRule) {
       {{4096, 16, 16, 16, 1, 1, 0, 0}, true, tinyBatchesOnMkl},  // 16^3, any batch, transpose
       {{2, 16, 16, 17, 0, 0, 0, 0}, false, false},               // larger matrices
       {{64, 128, 128, 64, 0, 0, 0, 0}, false, false},            // gpt4's attention
-      {{1, 1, 1, 1, 0, 0, 0, 0}, false, true},                   // 2-D, however small
+      {{1, 1, 1, 1, 0, 0, 0, 0}, false, productsOnMkl},                   // 2-D, however small
       {{1, 128, 96, 32, 0, 1, 0, kBias}, false, false},          // the parity GPT's QKV
-      {{1, 32, 96, 128, 1, 0, 0, 0}, false, true},               // its weight gradient
-      {{1, 768, 256, 2048, 1, 0, 0, 0}, true, true},             // gpt4's weight gradient
-      {{1, 768, 3072, 512, 1, 0, 1, 0}, true, true},             // GPT-2 small's, 512 tokens
-      {{1, 256, 256, 512, 1, 0, 0, 0}, true, true},              // the smallest
-      {{1, 256, 256, 511, 1, 0, 0, 0}, false, true},             // fewer rows
-      {{1, 32, 128, 1024, 1, 0, 0, 0}, false, true},             // a smaller weight
+      {{1, 32, 96, 128, 1, 0, 0, 0}, false, productsOnMkl},               // its weight gradient
+      {{1, 768, 256, 2048, 1, 0, 0, 0}, true, productsOnMkl},             // gpt4's weight gradient
+      {{1, 768, 3072, 512, 1, 0, 1, 0}, true, productsOnMkl},             // GPT-2 small's, 512 tokens
+      {{1, 256, 256, 512, 1, 0, 0, 0}, true, productsOnMkl},              // the smallest
+      {{1, 256, 256, 511, 1, 0, 0, 0}, false, productsOnMkl},             // fewer rows
+      {{1, 32, 128, 1024, 1, 0, 0, 0}, false, productsOnMkl},             // a smaller weight
       {{2, 768, 256, 2048, 1, 0, 0, 0}, false, false},           // batched
-      {{1, 768, 256, 2048, 0, 0, 0, 0}, false, true},            // not transposed
+      {{1, 768, 256, 2048, 0, 0, 0, 0}, false, productsOnMkl},            // not transposed
       {{1, 2048, 256, 768, 0, 1, 0, kResidual}, false, false},   // an epilogue
       {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false, false},   // K beyond CBLAS's int
   };
@@ -180,7 +181,8 @@ TEST(BlasTest, RoutedAndDeterministic) {
   };
   const bool tinyBatchesOnMkl = !hostCpuFeatures().count("avx512f");
   const bool onOpenBlas[] = {true, true, true, false, false};
-  const bool onMkl[] = {tinyBatchesOnMkl, tinyBatchesOnMkl, true, true, false};
+  const bool productsOnMkl = hostCpuVendor() == "GenuineIntel";
+  const bool onMkl[] = {tinyBatchesOnMkl, tinyBatchesOnMkl, productsOnMkl, productsOnMkl, false};
   const bool *onBlas = blas()->mkl ? onMkl : onOpenBlas;
   std::vector<tcc_abi_library_call> calls;
   for (const auto &p : params)
