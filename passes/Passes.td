@@ -762,8 +762,10 @@ def ApproximateMathPass : Pass<"tcc-approximate-math"> {
   let summary = "Replace f32 exp, log, tanh, erf by vectorizable polynomials";
   let description = [{
     Rewrites the transcendental math ops that CPU code uses most (exp, expm1,
-    log, log1p, log2, tanh, erf) into upstream's polynomial approximations:
-    plain arith / math.fma sequences without a libm call, so that LLVM's loop
+    log, log1p, log2, tanh, erf) into polynomial approximations, upstream's
+    for all but erf, which is tcc's own rational function of x^2 (one
+    division, no selects; GELU's): plain arith / math.fma sequences without
+    a libm call, so that LLVM's loop
     vectorizer turns an elementwise loop into SIMD code. exp2 is on the list,
     but upstream has no f32 polynomial for it: an f32 exp2 stays a libm call
     (the importer and the gradient rules produce none).

@@ -81,3 +81,28 @@ func.func @kept(%x: f64, %y: f32) -> (f64, f64, f32, f32) {
   %3 = math.sqrt %y : f32
   return %0, %1, %2, %3 : f64, f64, f32, f32
 }
+
+// -----
+
+// Tests tcc's erf: x clamped to [-3.92, 3.92], x P(x^2) / Q(x^2) with P of
+// degree 6 and Q of degree 4 (10 fma), one division, the result clamped to
+// [-1, 1]; no selects between intervals. Vectors get splat constants.
+// CHECK-LABEL: func.func @rational_erf
+//  CHECK-SAME:   (%[[X:.+]]: vector<8xf32>)
+//   CHECK-DAG:   %[[C:.+]] = arith.constant dense<3.920000e+00> : vector<8xf32>
+//   CHECK-DAG:   %[[NC:.+]] = arith.constant dense<-3.920000e+00> : vector<8xf32>
+//       CHECK:   %[[LO:.+]] = arith.minimumf %[[X]], %[[C]]
+//       CHECK:   %[[XC:.+]] = arith.maximumf %[[LO]], %[[NC]]
+//       CHECK:   %[[T:.+]] = arith.mulf %[[XC]], %[[XC]]
+// CHECK-COUNT-6:   math.fma {{.*}}, %[[T]], {{.*}} : vector<8xf32>
+//       CHECK:   %[[NUM:.+]] = arith.mulf %[[XC]],
+// CHECK-COUNT-4:   math.fma {{.*}}, %[[T]], {{.*}} : vector<8xf32>
+//       CHECK:   %[[R:.+]] = arith.divf %[[NUM]],
+//       CHECK:   %[[R1:.+]] = arith.minimumf %[[R]],
+//       CHECK:   %[[R2:.+]] = arith.maximumf %[[R1]],
+//   CHECK-NOT:   arith.select
+//       CHECK:   return %[[R2]]
+func.func @rational_erf(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.erf %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
