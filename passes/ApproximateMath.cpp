@@ -77,15 +77,20 @@ struct RationalErf : OpRewritePattern<math::ErfOp> {
         acc = math::FmaOp::create(rewriter, loc, acc, t, constant(c));
       return acc;
     };
-    Value x = arith::MaximumFOp::create(
-        rewriter, loc, arith::MinimumFOp::create(rewriter, loc, op.getOperand(), constant(kClamp)),
-        constant(-kClamp));
+    // Each op on its own line: arguments are evaluated in an unspecified
+    // order, and so would the constants be created (scripts/check_arg_order.py).
+    auto clamp = [&](Value v, float bound) {
+      Value hi = constant(bound);
+      Value below = arith::MinimumFOp::create(rewriter, loc, v, hi);
+      Value lo = constant(-bound);
+      return arith::MaximumFOp::create(rewriter, loc, below, lo).getResult();
+    };
+    Value x = clamp(op.getOperand(), kClamp);
     Value t = arith::MulFOp::create(rewriter, loc, x, x);
-    Value num = arith::MulFOp::create(rewriter, loc, x, horner(kP, t));
-    Value r = arith::DivFOp::create(rewriter, loc, num, horner(kQ, t));
-    r = arith::MaximumFOp::create(
-        rewriter, loc, arith::MinimumFOp::create(rewriter, loc, r, constant(1.0f)),
-        constant(-1.0f));
+    Value p = horner(kP, t);
+    Value num = arith::MulFOp::create(rewriter, loc, x, p);
+    Value q = horner(kQ, t);
+    Value r = clamp(arith::DivFOp::create(rewriter, loc, num, q), 1.0f);
     rewriter.replaceOp(op, r);
     return success();
   }
