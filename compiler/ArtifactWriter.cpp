@@ -632,15 +632,13 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
 
   const llvm::DataLayout &dl = m.getDataLayout();
   std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";
-  // The x86-64-v3 level: what the code may use, checked at load.
-  std::string features = "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe";
   auto count = [&](size_t n) { return llvm::ConstantInt::get(i32, int32_t(n)); };
   llvm::Constant *desc = llvm::ConstantStruct::get(
       types->descriptor,
       {llvm::ConstantInt::get(i32, abiVersion),
        llvm::ConstantInt::get(i32, dl.getTypeAllocSize(types->descriptor)),
        d.string(options.fingerprint), d.string(producer), d.string("x86_64"),
-       d.string(options.cpu == "x86-64-v3" ? features : ""),
+       d.string(options.cpu.recorded),
        llvm::ConstantInt::get(i64, tables->arenaSize), llvm::ConstantInt::get(i64, tables->stateSize),
        llvm::ConstantInt::get(i64, 64), count(tables->numTensors), count(tables->numEntries),
        tables->tensors, tables->entries, count(calls.size()), callTable, count(metadata.size()),
@@ -710,7 +708,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     return emitError(loc, "cannot translate the module to LLVM IR");
 
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options.cpu, error);
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options.cpu.name, options.cpu.features, error);
   if (!tm)
     return emitError(loc, "no x86-64 target in this LLVM: ") << error;
   m->setTargetTriple(tm->getTargetTriple());
@@ -728,8 +726,13 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     f.setLinkage(llvm::GlobalValue::InternalLinkage);
     // Kernels stay functions: they are the unit the code generation groups
     // and caches (LLVMCodegen.h), and --profile attributes time by symbol.
-    if (f.getName().starts_with("kernel_"))
+    if (f.getName().starts_with("kernel_")) {
       f.addFnAttr(llvm::Attribute::NoInline);
+      // The width the MLIR pipeline vectorized at, for the loops LLVM
+      // vectorizes itself (reductions, row loops) too.
+      if (options.cpu.vectorBits != 256)
+        f.addFnAttr("prefer-vector-width", std::to_string(options.cpu.vectorBits));
+    }
   }
   mlir::TimingScope descriptor = timed("descriptor and verifier");
   SmallVector<llvm::Function *> wrappers;
@@ -775,7 +778,8 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     objects.push_back(std::string(object.str()));
   } else {
     CodegenOptions codegen;
-    codegen.cpu = options.cpu;
+    codegen.cpu = options.cpu.name;
+    codegen.features = options.cpu.features;
     codegen.optimize = options.optimize;
     codegen.threads = options.threads;
     codegen.cache = options.cache;

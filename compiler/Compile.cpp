@@ -124,6 +124,8 @@ private:
   bool train;
   tcc::TrainingOptions training;
   tcc::CudaPipelineOptions cuda;
+  /// --cpu, resolved by checkOptions (x86-64-v3 before).
+  tcc::TargetCpu targetCpu = tcc::ArtifactOptions().cpu;
   OwningOpRef<ModuleOp> module;
   std::vector<tcc::Weight> weights;
   /// --length-buckets: the model imported at each smaller value (after the
@@ -232,6 +234,11 @@ LogicalResult Compilation::checkOptions() {
     return error() << "--target=" << options.target
                    << ": expected cpu, cuda, cuda:sm_80 or cuda:sm_90";
   cuda.toolkitPath = tcc::defaultCudaToolkitPath();
+  std::string cpuError;
+  std::optional<tcc::TargetCpu> resolved = tcc::resolveTargetCpu(options.cpu, cpuError);
+  if (!resolved)
+    return error() << "--cpu=" << options.cpu << ": " << cpuError;
+  targetCpu = *resolved;
   if (stage >= Stage::Object && options.output == "-")
     return error() << "--emit=obj and --emit=so need an output file (-o FILE)";
   // Where the output goes is checked before the compile, not after it.
@@ -439,6 +446,7 @@ tcc::CpuPipelineOptions Compilation::cpuOptions() const {
   cpu.outlineKernels = options.profile;
   cpu.device = device;
   cpu.tf32 = training.precision == "tf32";
+  cpu.vectorBits = targetCpu.vectorBits;
   return cpu;
 }
 
@@ -493,7 +501,8 @@ std::string Compilation::canonicalOptions() const {
   // imported program (whose shapes the import options already fixed).
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "target=" << options.target << " library-calls=" << options.libraryCalls
+  os << "target=" << options.target << " cpu=" << targetCpu.name << "+" << targetCpu.features
+     << " library-calls=" << options.libraryCalls
      << " fusion=" << int(options.fusion) << " profile=" << options.profile
      << " optimize=" << options.optimize << " train=" << train
      << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat)
@@ -543,6 +552,7 @@ void Compilation::recordStateFingerprint() {
 LogicalResult Compilation::writeArtifact() {
   tcc::ArtifactOptions artifact;
   artifact.fingerprint = artifactFingerprint;
+  artifact.cpu = targetCpu;
   artifact.optimize = options.optimize;
   artifact.cudaToolkit = cuda.toolkitPath;
   artifact.threads = options.threads;

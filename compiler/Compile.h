@@ -114,6 +114,11 @@ struct CompileOptions {
   // Target and code generation.
   /// "cpu", or "cuda", "cuda:sm_80", "cuda:sm_90".
   std::string target = "cpu";
+  /// The x86-64 CPU the code is for (`--cpu`): x86-64-v3 (AVX2, the
+  /// default), native (this machine's), or an LLVM CPU name (x86-64-v4,
+  /// skylake-avx512, znver4, ...). The runtime refuses the artifact on a
+  /// CPU without the features it implies.
+  std::string cpu = "x86-64-v3";
   /// f32 matmuls and convolutions as oneDNN calls (CPU) or cuBLASLt / cuDNN
   /// calls (CUDA); false: generated loops.
   bool libraryCalls = true;

@@ -10,6 +10,7 @@
 #include "compiler/LLVMCodegen.h"
 
 #include "compiler/CompileCache.h"
+#include "runtime/cpu/cpu_features.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -28,6 +29,8 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
@@ -320,7 +323,7 @@ Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions 
     return m.takeError();
   std::string error;
   std::unique_ptr<TargetMachine> tm = tcc::createTargetMachine(
-      options.cpu, error, host ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
+      options.cpu, options.features, error, host ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
   if (!tm)
     return createStringError(error);
   if (options.optimize)
@@ -337,7 +340,8 @@ Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions 
 
 } // namespace
 
-std::unique_ptr<TargetMachine> tcc::createTargetMachine(StringRef cpu, std::string &error,
+std::unique_ptr<TargetMachine> tcc::createTargetMachine(StringRef cpu, StringRef features,
+                                                       std::string &error,
                                                        CodeGenOptLevel level) {
   InitializeNativeTarget();
   InitializeNativeTargetAsmPrinter();
@@ -347,7 +351,50 @@ std::unique_ptr<TargetMachine> tcc::createTargetMachine(StringRef cpu, std::stri
     return nullptr;
   TargetOptions to;
   return std::unique_ptr<TargetMachine>(target->createTargetMachine(
-      triple, cpu, "", to, Reloc::PIC_, CodeModel::Small, level));
+      triple, cpu, features, to, Reloc::PIC_, CodeModel::Small, level));
+}
+
+std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string &error) {
+  TargetCpu cpu;
+  cpu.name = name.str();
+  if (name == "native") {
+    // The host's name and, on top, its features as the OS reports them (a
+    // VM may hide some that the name implies).
+    cpu.name = sys::getHostCPUName().str();
+    std::vector<std::string> flags;
+    for (const StringMapEntry<bool> &f : sys::getHostCPUFeatures())
+      flags.push_back((f.getValue() ? "+" : "-") + f.getKey().str());
+    llvm::sort(flags);
+    cpu.features = llvm::join(flags, ",");
+  }
+  // Checked on the generic CPU first: LLVM warns of an unknown name on
+  // stderr when it makes a target machine for it.
+  std::unique_ptr<TargetMachine> generic = createTargetMachine("x86-64", "", error);
+  if (!generic)
+    return std::nullopt;
+  if (!generic->getMCSubtargetInfo()->isCPUStringValid(cpu.name)) {
+    error = "LLVM's x86 target knows no CPU '" + cpu.name +
+            "' (x86-64-v3, x86-64-v4, native, or a name like skylake-avx512 or znver4)";
+    return std::nullopt;
+  }
+  std::unique_ptr<TargetMachine> tm = createTargetMachine(cpu.name, cpu.features, error);
+  if (!tm)
+    return std::nullopt;
+  const MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
+  if (cpu.name == "x86-64-v3" && cpu.features.empty()) {
+    cpu.recorded = "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe";
+  } else {
+    std::vector<std::string> has;
+    for (const std::string &f : tcc::rt::knownCpuFeatures())
+      if (sti->checkFeatures("+" + f))
+        has.push_back(f);
+    cpu.recorded = llvm::join(has, ",");
+  }
+  // 512-bit vectors only where LLVM's tuning for the CPU does not prefer
+  // 256-bit ones.
+  cpu.vectorBits =
+      sti->checkFeatures("+avx512f") && !sti->checkFeatures("+prefer-256-bit") ? 512 : 256;
+  return cpu;
 }
 
 void tcc::optimizeModule(Module &m, TargetMachine &tm, OptimizationLevel level) {
@@ -404,7 +451,7 @@ mlir::FailureOr<std::vector<std::string>> tcc::emitObjects(Module &m,
   for (unsigned g = 0; g < bitcode.size(); ++g) {
     if (!options.cache)
       continue;
-    keys[g] = hashKey({"llvm-group", compilerIdentity(), options.cpu,
+    keys[g] = hashKey({"llvm-group", compilerIdentity(), options.cpu, options.features,
                        !options.optimize                        ? "O0"
                        : kernelLevel == OptimizationLevel::O3 ? "optimized"
                                                                : "optimized at O2",

@@ -20,6 +20,7 @@
 #include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ class CompileCache;
 
 struct CodegenOptions {
   std::string cpu = "x86-64-v3";
+  /// LLVM's feature string on top of CPU ("+avx512f,-amx-tile,..."; `tcc
+  /// --cpu=native` passes the host's), "" for the CPU's own.
+  std::string features;
   bool optimize = true;
   /// Worker threads; 0: every core.
   unsigned threads = 0;
@@ -41,10 +45,27 @@ struct CodegenStats {
   unsigned kernels = 0, kernelCalls = 0, groups = 0, cached = 0;
 };
 
-/// Creates the x86-64 target machine tcc compiles for.
+/// Creates the x86-64 target machine tcc compiles for: CPU with FEATURES
+/// (LLVM's "+f,-g" string; "" for the CPU's own).
 std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(llvm::StringRef cpu, std::string &error,
+createTargetMachine(llvm::StringRef cpu, llvm::StringRef features, std::string &error,
                     llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive);
+
+/// The CPU that `tcc --cpu` names, resolved for code generation.
+struct TargetCpu {
+  std::string name;     ///< LLVM's CPU name ("x86-64-v3", "znver4", ...)
+  std::string features; ///< LLVM's feature string on top of it ("" for its own)
+  /// What the artifact records and the runtime checks at load (LLVM feature
+  /// names the runtime knows, comma-separated).
+  std::string recorded;
+  int64_t vectorBits = 256; ///< 512 where the CPU has AVX-512 (avx512f)
+};
+
+/// Resolves --cpu=NAME: "x86-64-v3" (the default: AVX2, FMA), "native" (the
+/// host's CPU and features), or any CPU LLVM's x86 target knows
+/// ("x86-64-v4", "skylake-avx512", "znver4", ...). Null and ERROR set for a
+/// name LLVM does not know.
+std::optional<TargetCpu> resolveTargetCpu(llvm::StringRef name, std::string &error);
 
 /// LLVM's default pipeline at LEVEL over M.
 void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm,

@@ -191,18 +191,19 @@ bool parallelizeOuterLoops(RewriterBase &rewriter, ArrayRef<Operation *> loops,
   return true;
 }
 
-/// SIMD lanes of a vector register (AVX2: 256 bits) for ELEMENT, or 0.
-int64_t vectorLanes(Type element) {
+/// SIMD lanes of a vector register of BITS (AVX2: 256, AVX-512: 512) for
+/// ELEMENT, or 0.
+int64_t vectorLanes(Type element, int64_t bits) {
   if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8)
     return 0;
-  return 256 / element.getIntOrFloatBitWidth();
+  return bits / element.getIntOrFloatBitWidth();
 }
 
 /// The vector width for OP's innermost loop, or 0 when the op stays scalar:
 /// only elementwise generics (every loop parallel) whose innermost loop walks
 /// the innermost dimension of every operand that it indexes (unit stride),
 /// with a static extent that is a multiple of the width.
-int64_t vectorWidth(linalg::LinalgOp op) {
+int64_t vectorWidth(linalg::LinalgOp op, int64_t bits) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!generic || op.getNumReductionLoops() != 0 || op.getNumLoops() == 0)
     return 0;
@@ -220,7 +221,7 @@ int64_t vectorWidth(linalg::LinalgOp op) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !type.hasStaticShape())
       return 0;
-    int64_t l = vectorLanes(type.getElementType());
+    int64_t l = vectorLanes(type.getElementType(), bits);
     if (l == 0)
       return 0;
     lanes = std::max(lanes, l);
@@ -239,9 +240,14 @@ int64_t vectorWidth(linalg::LinalgOp op) {
         return 0;
     }
   }
-  if (lanes == 0 || ShapedType::isDynamic(ranges[inner]) || ranges[inner] % lanes != 0)
+  if (lanes == 0 || ShapedType::isDynamic(ranges[inner]))
     return 0;
-  return lanes;
+  // With 512-bit vectors, an extent that only 256-bit ones divide (24, 40
+  // channels) takes those instead of staying scalar.
+  for (; lanes > 0 && bits >= 256; lanes /= 2, bits /= 2)
+    if (ranges[inner] % lanes == 0)
+      return lanes;
+  return 0;
 }
 
 /// Innermost extents below this (or not a multiple of the vector width) are
@@ -249,10 +255,11 @@ int64_t vectorWidth(linalg::LinalgOp op) {
 constexpr int64_t kShortInnerLoop = 64;
 
 /// Whether OP's innermost loop is static and short in that sense.
-bool shortInnerLoop(linalg::LinalgOp op) {
+bool shortInnerLoop(linalg::LinalgOp op, int64_t bits) {
   int64_t range = op.getStaticLoopRanges().back();
   return !ShapedType::isDynamic(range) &&
-         (range < kShortInnerLoop || range % vectorLanes(Float32Type::get(op->getContext())) != 0);
+         (range < kShortInnerLoop ||
+          range % vectorLanes(Float32Type::get(op->getContext()), bits) != 0);
 }
 
 /// OP's innermost loops merged into one where they walk contiguous memory
@@ -267,10 +274,10 @@ bool shortInnerLoop(linalg::LinalgOp op) {
 /// as before, in the same order; a reduction's order is the compiled code's
 /// (reassociated, like every reduction with register accumulators).
 /// Returns the op to lower: the merged one, or OP itself.
-linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
+linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op, int64_t bits) {
   // A fill or a map (a zero-padded copy's zeros) as the generic it is, so
   // that it merges too: one loop that LLVM turns into a memset.
-  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2 || !shortInnerLoop(op))
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2 || !shortInnerLoop(op, bits))
     return op;
   if (isa<linalg::FillOp, linalg::MapOp>(op.getOperation())) {
     rewriter.setInsertionPoint(op);
@@ -411,7 +418,7 @@ struct LinalgToCpuLoopsPass
       // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks.
       bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
       if (!nested) {
-        linalg::LinalgOp merged = mergeInnerLoops(rewriter, op);
+        linalg::LinalgOp merged = mergeInnerLoops(rewriter, op, vectorBits);
         if (merged != op) {
           auto it = known.find(op);
           if (it != known.end()) {
@@ -430,7 +437,7 @@ struct LinalgToCpuLoopsPass
                               << " iterations): ");
       SmallVector<Operation *> loops;
       [[maybe_unused]] StringRef how = "scalar loops"; // for the debug output
-      if (int64_t width = vectorize ? vectorWidth(op) : 0) {
+      if (int64_t width = vectorize ? vectorWidth(op, vectorBits) : 0) {
         how = "vectors";
         FailureOr<SmallVector<Operation *>> tiled = tileAndVectorize(rewriter, op, width);
         if (failed(tiled)) {

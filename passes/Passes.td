@@ -626,14 +626,17 @@ def LinalgToCpuLoopsPass : Pass<"tcc-linalg-to-cpu-loops", "mlir::func::FuncOp">
     Elementwise generics whose innermost loop is unit-stride in every operand
     and a multiple of the AVX2 vector width long are tiled to one vector along
     that loop and vectorized (`linalg::vectorize`), so their bodies, the
-    polynomial exp / tanh / erf included, run on 256-bit vectors.
+    polynomial exp / tanh / erf included, run on 256-bit vectors (512-bit
+    with vector-bits=512, for a target CPU with AVX-512).
   }];
   let options = [
     Option<"minParallelWork", "min-parallel-work", "int64_t",
            /*default=*/"262144",
            "Loop iterations below which an op stays sequential">,
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",
-           "Vectorize elementwise ops along their innermost loop">
+           "Vectorize elementwise ops along their innermost loop">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "Width of the vectors: 256 (AVX2) or 512 (AVX-512, tcc --cpu)">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect",

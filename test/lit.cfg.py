@@ -35,10 +35,16 @@ if os.path.exists("/opt/tcc/mkl/lib/libmkl_rt.so.3"):
     config.available_features.add("mkl")
 # The runtime routes 2-D products to MKL only on Intel CPUs (elsewhere MKL
 # runs AVX2 kernels that lose to oneDNN's: runtime/cpu/blas.cpp).
+# AVX-512 (avx512f, avx512vl, ...): artifacts compiled with --cpu=znver4
+# run here (test/e2e/cpu-target.test).
 try:
     with open("/proc/cpuinfo") as cpuinfo:
-        if any(line.startswith("vendor_id") and "GenuineIntel" in line for line in cpuinfo):
-            config.available_features.add("intel-cpu")
+        info = cpuinfo.read().splitlines()
+    if any(line.startswith("vendor_id") and "GenuineIntel" in line for line in info):
+        config.available_features.add("intel-cpu")
+    flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
+    if all(f in flags for f in ("avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd")):
+        config.available_features.add("avx512")
 except OSError:
     pass
 

@@ -117,7 +117,9 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // The runtime argument, and the library calls as calls of the runtime.
   if (!options.device)
     pm.addPass(tcc::createCpuLowerLibraryCallsPass());
-  pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass());
+  tcc::LinalgToCpuLoopsPassOptions toLoops;
+  toLoops.vectorBits = options.vectorBits;
+  pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass(toLoops));
   // Every kernel as a function: LLVM's loop passes and register allocator
   // are superlinear over one function of thousands of loop nests, and
   // functions are what the artifact writer spreads over threads and caches.

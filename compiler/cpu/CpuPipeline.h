@@ -34,6 +34,9 @@ struct CpuPipelineOptions {
   /// f32 library calls may use TF32 tensor cores (--precision=tf32; device
   /// artifacts only).
   bool tf32 = false;
+  /// The target CPU's vector width in bits: 256 for x86-64-v3 (AVX2), 512
+  /// for a --cpu with AVX-512.
+  int64_t vectorBits = 256;
 };
 
 /// tcc dialect -> linalg on tensors, fused.

@@ -217,6 +217,13 @@ static cl::opt<std::string, true> target(
                        "(PTX kernels and a cubin, host code for x86-64; default sm_90)"),
     cl::value_desc("cpu|cuda"), cl::location(options.target), cl::cat(targetCategory));
 
+static cl::opt<std::string, true> cpuOpt(
+    "cpu", cl::desc("The x86-64 CPU the code is for: x86-64-v3 (AVX2 and FMA, the default; "
+                    "runs on any such CPU), native (this machine's, AVX-512 where it has it), or "
+                    "an LLVM CPU name (x86-64-v4, skylake-avx512, znver4, ...); the runtime "
+                    "refuses the artifact on a CPU that lacks a feature it uses"),
+    cl::value_desc("name"), cl::location(options.cpu), cl::cat(targetCategory));
+
 enum class CpuLibraryKind { OneDnn, None };
 static cl::opt<CpuLibraryKind> cpuLibrary(
     "cpu-library", cl::desc("Where f32 matmuls and convolutions run on CPUs"),
