@@ -708,7 +708,8 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     return emitError(loc, "cannot translate the module to LLVM IR");
 
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options.cpu.name, options.cpu.features, error);
+  std::unique_ptr<llvm::TargetMachine> tm =
+      createTargetMachine(options.cpu.name, options.cpu.features, error);
   if (!tm)
     return emitError(loc, "no x86-64 target in this LLVM: ") << error;
   m->setTargetTriple(tm->getTargetTriple());

@@ -25,15 +25,15 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
@@ -323,7 +323,8 @@ Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions 
     return m.takeError();
   std::string error;
   std::unique_ptr<TargetMachine> tm = tcc::createTargetMachine(
-      options.cpu, options.features, error, host ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
+      options.cpu, options.features, error,
+      host ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive);
   if (!tm)
     return createStringError(error);
   if (options.optimize)
@@ -382,7 +383,7 @@ std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string 
     return std::nullopt;
   const MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
   if (cpu.name == "x86-64-v3" && cpu.features.empty()) {
-    cpu.recorded = "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe";
+    cpu.recorded = kX86_64V3Features;
   } else {
     std::vector<std::string> has;
     for (const std::string &f : tcc::rt::knownCpuFeatures())

@@ -51,6 +51,9 @@ std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(llvm::StringRef cpu, llvm::StringRef features, std::string &error,
                     llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive);
 
+/// What an x86-64-v3 artifact records as its CPU features.
+inline constexpr const char *kX86_64V3Features = "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe";
+
 /// The CPU that `tcc --cpu` names, resolved for code generation.
 struct TargetCpu {
   std::string name;     ///< LLVM's CPU name ("x86-64-v3", "znver4", ...)

@@ -55,23 +55,23 @@ TEST(BlasTest, RoutingRule) {
     std::vector<int64_t> p;
     bool openblas, mkl;
   } cases[] = {
-      {{32, 8, 8, 16, 0, 0, 0, 0}, true, tinyBatchesOnMkl},      // the parity GPT's attention
+      {{32, 8, 8, 16, 0, 0, 0, 0}, true, tinyBatchesOnMkl},          // the parity GPT's attention
       {{32, 8, 16, 8, 0, 0, 0, 0}, true, tinyBatchesOnMkl},
-      {{4096, 16, 16, 16, 1, 1, 0, 0}, true, tinyBatchesOnMkl},  // 16^3, any batch, transpose
-      {{2, 16, 16, 17, 0, 0, 0, 0}, false, false},               // larger matrices
-      {{64, 128, 128, 64, 0, 0, 0, 0}, false, false},            // gpt4's attention
-      {{1, 1, 1, 1, 0, 0, 0, 0}, false, productsOnMkl},                   // 2-D, however small
-      {{1, 128, 96, 32, 0, 1, 0, kBias}, false, false},          // the parity GPT's QKV
-      {{1, 32, 96, 128, 1, 0, 0, 0}, false, productsOnMkl},               // its weight gradient
-      {{1, 768, 256, 2048, 1, 0, 0, 0}, true, productsOnMkl},             // gpt4's weight gradient
-      {{1, 768, 3072, 512, 1, 0, 1, 0}, true, productsOnMkl},             // GPT-2 small's, 512 tokens
-      {{1, 256, 256, 512, 1, 0, 0, 0}, true, productsOnMkl},              // the smallest
-      {{1, 256, 256, 511, 1, 0, 0, 0}, false, productsOnMkl},             // fewer rows
-      {{1, 32, 128, 1024, 1, 0, 0, 0}, false, productsOnMkl},             // a smaller weight
-      {{2, 768, 256, 2048, 1, 0, 0, 0}, false, false},           // batched
-      {{1, 768, 256, 2048, 0, 0, 0, 0}, false, productsOnMkl},            // not transposed
-      {{1, 2048, 256, 768, 0, 1, 0, kResidual}, false, false},   // an epilogue
-      {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false, false},   // K beyond CBLAS's int
+      {{4096, 16, 16, 16, 1, 1, 0, 0}, true, tinyBatchesOnMkl},      // 16^3, any batch, transpose
+      {{2, 16, 16, 17, 0, 0, 0, 0}, false, false},                   // larger matrices
+      {{64, 128, 128, 64, 0, 0, 0, 0}, false, false},                // gpt4's attention
+      {{1, 1, 1, 1, 0, 0, 0, 0}, false, productsOnMkl},              // 2-D, however small
+      {{1, 128, 96, 32, 0, 1, 0, kBias}, false, false},              // the parity GPT's QKV
+      {{1, 32, 96, 128, 1, 0, 0, 0}, false, productsOnMkl},          // its weight gradient
+      {{1, 768, 256, 2048, 1, 0, 0, 0}, true, productsOnMkl},        // gpt4's weight gradient
+      {{1, 768, 3072, 512, 1, 0, 1, 0}, true, productsOnMkl},        // GPT-2 small's, 512 tokens
+      {{1, 256, 256, 512, 1, 0, 0, 0}, true, productsOnMkl},         // the smallest
+      {{1, 256, 256, 511, 1, 0, 0, 0}, false, productsOnMkl},        // fewer rows
+      {{1, 32, 128, 1024, 1, 0, 0, 0}, false, productsOnMkl},        // a smaller weight
+      {{2, 768, 256, 2048, 1, 0, 0, 0}, false, false},               // batched
+      {{1, 768, 256, 2048, 0, 0, 0, 0}, false, productsOnMkl},       // not transposed
+      {{1, 2048, 256, 768, 0, 1, 0, kResidual}, false, false},       // an epilogue
+      {{1, 1, 1, int64_t(1) << 32, 1, 0, 0, 0}, false, false},       // K beyond CBLAS's int
   };
   for (const Case &c : cases)
     EXPECT_EQ(blasPrefers(matmulCall(c.p)), library->mkl ? c.mkl : c.openblas)
