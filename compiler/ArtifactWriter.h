@@ -60,7 +60,7 @@ struct ArtifactOptions {
   std::string fingerprint; ///< hex digest identifying model + options
   /// The CPU the code is for (tcc --cpu); its recorded features are what
   /// the runtime checks at load.
-  TargetCpu cpu = {"x86-64-v3", "", kX86_64V3Features, 256};
+  TargetCpu cpu;
   bool optimize = true;
   /// Device artifacts: the CUDA toolkit whose ptxas assembles the kernels.
   std::string cudaToolkit = "/usr/local/cuda";

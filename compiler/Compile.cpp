@@ -125,7 +125,7 @@ private:
   tcc::TrainingOptions training;
   tcc::CudaPipelineOptions cuda;
   /// --cpu, resolved by checkOptions (x86-64-v3 before).
-  tcc::TargetCpu targetCpu = tcc::ArtifactOptions().cpu;
+  tcc::TargetCpu targetCpu;
   OwningOpRef<ModuleOp> module;
   std::vector<tcc::Weight> weights;
   /// --length-buckets: the model imported at each smaller value (after the

@@ -357,6 +357,8 @@ std::unique_ptr<TargetMachine> tcc::createTargetMachine(StringRef cpu, StringRef
 
 std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string &error) {
   TargetCpu cpu;
+  if (name == cpu.name)
+    return cpu; // the default, without a target machine per compile
   cpu.name = name.str();
   if (name == "native") {
     // The host's name and, on top, its features as the OS reports them (a
@@ -382,15 +384,11 @@ std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string 
   if (!tm)
     return std::nullopt;
   const MCSubtargetInfo *sti = tm->getMCSubtargetInfo();
-  if (cpu.name == "x86-64-v3" && cpu.features.empty()) {
-    cpu.recorded = kX86_64V3Features;
-  } else {
-    std::vector<std::string> has;
-    for (const std::string &f : tcc::rt::knownCpuFeatures())
-      if (sti->checkFeatures("+" + f))
-        has.push_back(f);
-    cpu.recorded = llvm::join(has, ",");
-  }
+  std::vector<std::string> has;
+  for (const std::string &f : tcc::rt::knownCpuFeatures())
+    if (sti->checkFeatures("+" + f))
+      has.push_back(f);
+  cpu.recorded = llvm::join(has, ",");
   // 512-bit vectors only where LLVM's tuning for the CPU does not prefer
   // 256-bit ones.
   cpu.vectorBits =

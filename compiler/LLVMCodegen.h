@@ -54,14 +54,17 @@ createTargetMachine(llvm::StringRef cpu, llvm::StringRef features, std::string &
 /// What an x86-64-v3 artifact records as its CPU features.
 inline constexpr const char *kX86_64V3Features = "avx,avx2,bmi,bmi2,f16c,fma,lzcnt,movbe";
 
-/// The CPU that `tcc --cpu` names, resolved for code generation.
+/// The CPU that `tcc --cpu` names, resolved for code generation; by default
+/// x86-64-v3.
 struct TargetCpu {
-  std::string name;     ///< LLVM's CPU name ("x86-64-v3", "znver4", ...)
-  std::string features; ///< LLVM's feature string on top of it ("" for its own)
+  std::string name = "x86-64-v3"; ///< LLVM's CPU name ("x86-64-v3", "znver4", ...)
+  std::string features;           ///< LLVM's feature string on top of it ("" for its own)
   /// What the artifact records and the runtime checks at load (LLVM feature
   /// names the runtime knows, comma-separated).
-  std::string recorded;
-  int64_t vectorBits = 256; ///< 512 where the CPU has AVX-512 (avx512f)
+  std::string recorded = kX86_64V3Features;
+  /// 512 where the CPU has AVX-512 and LLVM's tuning for it does not prefer
+  /// 256-bit vectors (znver4; not Intel's AVX-512 CPUs), else 256.
+  int64_t vectorBits = 256;
 };
 
 /// Resolves --cpu=NAME: "x86-64-v3" (the default: AVX2, FMA), "native" (the

@@ -38,7 +38,7 @@ bool isApproximated(StringRef name) {
 
 /// f32 erf(x) as one rational function of x^2: x P(x^2) / Q(x^2) with x
 /// clamped to [-3.92, 3.92] (beyond, erf rounds to +-1 in f32) and the
-/// result to [-1, 1]: 2 min/max, 11 fma or mul, one division and 2 min/max
+/// result to [-1, 1]: 2 min/max, 10 fma, 2 mul, one division and 2 min/max
 /// per element, where upstream's approximation selects between three
 /// intervals' coefficients (8 fma, 21 selects, 2 divisions). GELU's erf
 /// forward and backward ran through it on every MLP activation.
@@ -47,7 +47,7 @@ bool isApproximated(StringRef name) {
 /// here (minimax of the relative error against f64 erf on [0, 3.92] by
 /// iteratively reweighted linearized least squares, then rounded to f32).
 /// In f64 the fit is within 5.2e-8 relative; evaluated in f32 with fma
-/// its largest error is 3.2e-7 (relative where |erf| >= 1e-3, absolute
+/// its largest error is 3.1e-7 (relative where |erf| >= 1e-3, absolute
 /// below; test/integration/approximate-math.mlir), from the rounding of
 /// the large terms of P and Q near the clamp; upstream's is 2.4e-7. Odd in
 /// x exactly (x^2 is even), erf(0) = 0, NaN stays NaN (maximumf / minimumf

@@ -60,8 +60,8 @@ const char *const kDefaultLibraries[] = {
 /// the most); oneDNN keeps the products with an epilogue (its post-ops run
 /// inside the product, ours in a pass after it on one thread). On other
 /// CPUs MKL runs its AVX2 kernels while oneDNN runs AVX-512 ones where the
-/// CPU has them: on an AMD Zen 4 MKL took 1.0-1.47x oneDNN's time on every
-/// one of gpt4's 2-D products, so none goes to it. Batched products stay on
+/// CPU has them: on an AMD Zen 4 MKL took 0.93-1.47x oneDNN's time on gpt4's
+/// 2-D products (more on all but one; 1.23x per step), so none goes to it. Batched products stay on
 /// oneDNN everywhere except batches of tiny matrices on a CPU without
 /// AVX-512, where oneDNN's batched kernel pays 2-2.5x (with AVX-512 MKL's
 /// is the slower one: 0.4-0.7x on Intel, 0.68x on the Zen 4).

@@ -213,8 +213,9 @@ static cl::opt<double, true> labelSmoothingOpt(
     cl::value_desc("EPS"), cl::location(training.labelSmoothing), cl::cat(trainingCategory));
 
 static cl::opt<std::string, true> target(
-    "target", cl::desc("Code generation target: cpu (x86-64-v3 code) or cuda[:sm_80|:sm_90] "
-                       "(PTX kernels and a cubin, host code for x86-64; default sm_90)"),
+    "target", cl::desc("Code generation target: cpu (x86-64 code for --cpu) or "
+                       "cuda[:sm_80|:sm_90] (PTX kernels and a cubin, host code for x86-64; "
+                       "default sm_90)"),
     cl::value_desc("cpu|cuda"), cl::location(options.target), cl::cat(targetCategory));
 
 static cl::opt<std::string, true> cpuOpt(
