@@ -833,8 +833,10 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   if (!cc) {
     return emitError(loc, "no C compiler driver 'cc' on PATH to link with");
   }
-  SmallString<256> tmpOut(outputPath);
-  tmpOut += ".tmp";
+  // A name of its own: concurrent compiles may write one output (the last
+  // rename wins, whole).
+  SmallString<256> tmpOut;
+  llvm::sys::fs::createUniquePath(outputPath + ".tmp-%%%%%%%%", tmpOut, /*MakeAbsolute=*/false);
   std::string ccPath = *cc;
   SmallVector<StringRef> argv = {ccPath, "-shared", "-o", tmpOut};
   for (const SmallString<128> &p : objPaths)

@@ -21,6 +21,7 @@
 #include "dialects/TccNames.h"
 #include "frontend/dsl/DslImporter.h"
 #include "runtime/include/tcc/abi.h"
+#include "runtime/support/file_roles.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -103,10 +104,10 @@ private:
   /// --zero=1: the fingerprint of the same compile without it, as the
   /// metadata TCC_METADATA_STATE_FINGERPRINT (its checkpoints' identity).
   void recordStateFingerprint();
+  /// The options in the fingerprint: those of tcc::artifactOptionsKey
+  /// after the import (a .tcc recipe applied), the training step's only
+  /// when it trains.
   std::string canonicalOptions() const;
-  /// canonicalOptions before the import, and the import's own options: the
-  /// rest of the source key (compiler/SourceKey.h).
-  std::string sourceOptions() const;
   /// The fingerprint the source key maps to, then its artifact, when there.
   FailureOr<bool> reuseBySource();
   /// Maps the source key to the fingerprint (after a compile or a reuse).
@@ -254,6 +255,36 @@ LogicalResult Compilation::checkOptions() {
     if (llvm::sys::fs::access(folder, llvm::sys::fs::AccessMode::Write))
       return error() << output << ": the folder " << folder << " is not writable";
   }
+  // No output may be an input (`tcc m.onnx --emit=mlir -o m.onnx`) or
+  // another output: tcc::rt::checkOutputsApart, as tcc-run checks its own.
+  std::vector<tcc::rt::FileRole> outputs = {{"-o", options.output == "-" ? "" : options.output},
+                                            {"--memory-plot", options.memoryPlot}};
+  if (stage == Stage::SharedLibrary && options.output != "-") {
+    llvm::SmallString<256> weights(options.output);
+    llvm::sys::path::replace_extension(weights, ".safetensors");
+    outputs.push_back({"the artifact's parameters", std::string(weights)});
+  }
+  std::vector<tcc::rt::FileRole> inputs = {{"the model", options.input}};
+  // ONNX external data is an input too; read the model for it only when an
+  // output exists already (a new file cannot be an input).
+  bool anyExists = llvm::any_of(outputs, [](const tcc::rt::FileRole &f) {
+    return !f.path.empty() && llvm::sys::fs::exists(f.path);
+  });
+  if (anyExists && StringRef(options.input).ends_with(".onnx"))
+    if (auto bytes = llvm::MemoryBuffer::getFile(options.input, /*IsText=*/false,
+                                                 /*RequiresNullTerminator=*/false))
+      if (auto locations = tcc::onnxExternalDataLocations((*bytes)->getBuffer())) {
+        llvm::SmallString<256> folder(options.input);
+        llvm::sys::path::remove_filename(folder);
+        for (const std::string &location : *locations) {
+          llvm::SmallString<256> path(folder);
+          llvm::sys::path::append(path, location);
+          inputs.push_back({"the model's external data", std::string(path)});
+        }
+      }
+  std::string clash;
+  if (!tcc::rt::checkOutputsApart(inputs, outputs, &clash))
+    return error() << clash;
   if (options.report == tcc::Report::Memory && stage < Stage::Bufferized)
     return error() << "--report=memory needs compilation through the memory plan "
                       "(--emit=bufferized or later, or -o model.so)";
@@ -496,27 +527,36 @@ private:
 
 } // namespace
 
-std::string Compilation::canonicalOptions() const {
-  // Everything in CompileOptions that shapes the artifact beyond the
-  // imported program (whose shapes the import options already fixed).
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "target=" << options.target << " cpu=" << targetCpu.name << "+" << targetCpu.features
-     << " library-calls=" << options.libraryCalls
-     << " fusion=" << int(options.fusion) << " profile=" << options.profile
-     << " optimize=" << options.optimize << " train=" << train
+/// Prints every option of OPTIONS that shapes the artifact beyond the
+/// imported program (whose shapes the import options fix), with CPU the
+/// resolved --cpu, and TRAINING, the step's options, when given.
+void printArtifactOptions(llvm::raw_ostream &os, const tcc::CompileOptions &options,
+                          const tcc::TargetCpu &cpu, bool train,
+                          const tcc::TrainingOptions *training) {
+  os << "target=" << options.target << " cpu=" << cpu.name << "+" << cpu.features
+     << " library-calls=" << options.libraryCalls << " fusion=" << int(options.fusion)
+     << " profile=" << options.profile << " optimize=" << options.optimize << " train=" << train
      << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat)
      << " auto-batch=" << options.autoBatch;
+  if (options.globalBatch != 0)
+    os << " global-batch=" << options.globalBatch;
   if (!options.lengthBuckets.empty()) {
     os << " length-buckets=" << options.lengthDim;
     for (int64_t v : options.lengthBuckets)
       os << "," << v;
   }
   // The cubin is ptxas' (the PTX is this compiler's, in its identity).
-  if (device)
-    os << " ptxas=" << tcc::hashKey({tcc::findPtxas(cuda.toolkitPath).version});
-  if (train)
-    tcc::createBuildTrainStepPass(training)->printAsTextualPipeline(os);
+  if (options.target != "cpu")
+    os << " ptxas="
+       << tcc::hashKey({tcc::findPtxas(tcc::defaultCudaToolkitPath()).version});
+  if (training)
+    tcc::createBuildTrainStepPass(*training)->printAsTextualPipeline(os);
+}
+
+std::string Compilation::canonicalOptions() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printArtifactOptions(os, options, targetCpu, train, train ? &training : nullptr);
   return text;
 }
 
@@ -670,40 +710,9 @@ void Compilation::storeArtifact() {
   storeSource();
 }
 
-std::string Compilation::sourceOptions() const {
-  // Before the import `train` and `training` are the caller's; a .tcc
-  // recipe then applies by `trainingGiven` and `inferOnly`.
-  std::string text = canonicalOptions();
-  llvm::raw_string_ostream os(text);
-  os << " infer-only=" << options.inferOnly << " given=";
-  for (const std::string &key : options.trainingGiven)
-    os << key << ',';
-  const tcc::OnnxImportOptions &import = options.import;
-  os << " batch=" << (batch ? std::to_string(*batch) : "none")
-     << " function=" << import.functionName << " dims=";
-  std::vector<std::pair<std::string, int64_t>> dims;
-  for (const auto &d : import.dims)
-    dims.push_back({d.getKey().str(), d.getValue()});
-  llvm::sort(dims);
-  for (const auto &[name, size] : dims)
-    os << name << '=' << size << ',';
-  std::vector<std::string> constants;
-  for (const auto &c : import.constantInputs)
-    constants.push_back(c.getKey().str());
-  llvm::sort(constants);
-  for (const std::string &name : constants) {
-    const tcc::ConstantInput &c = import.constantInputs.find(name)->second;
-    os << " const " << name << ' ' << c.dtype << ' ';
-    for (int64_t d : c.shape)
-      os << d << ',';
-    os << ' ' << tcc::hashKey({StringRef(c.bytes.data(), c.bytes.size())});
-  }
-  return text;
-}
-
 FailureOr<bool> Compilation::reuseBySource() {
   TimingScope scope = root.nest("source key");
-  source = tcc::SourceKey::compute(options.input, sourceOptions());
+  source = tcc::SourceKey::compute(options.input, tcc::artifactOptionsKey(options));
   if (!source)
     return false;
   std::optional<std::string> entry = cache->lookup(source->key(), "fingerprint");
@@ -1156,4 +1165,42 @@ LogicalResult tcc::compile(MLIRContext &context, const CompileOptions &options) 
   if (options.threads == 1 && threaded)
     context.enableMultithreading();
   return result;
+}
+
+std::string tcc::artifactOptionsKey(const CompileOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  std::string cpuError;
+  std::optional<TargetCpu> cpu = resolveTargetCpu(options.cpu, cpuError);
+  if (!cpu) {
+    // A --cpu that does not resolve fails the compile; its text keys it here.
+    cpu.emplace();
+    cpu->name = options.cpu;
+  }
+  printArtifactOptions(os, options, *cpu, options.train, &options.training);
+  // A .tcc recipe applies after the import, by these.
+  os << " infer-only=" << options.inferOnly << " given=";
+  for (const std::string &key : options.trainingGiven)
+    os << key << ',';
+  const OnnxImportOptions &import = options.import;
+  os << " batch=" << (import.batch ? std::to_string(*import.batch) : "none")
+     << " function=" << import.functionName << " dims=";
+  std::vector<std::pair<std::string, int64_t>> dims;
+  for (const auto &d : import.dims)
+    dims.push_back({d.getKey().str(), d.getValue()});
+  llvm::sort(dims);
+  for (const auto &[name, size] : dims)
+    os << name << '=' << size << ',';
+  std::vector<std::string> constants;
+  for (const auto &c : import.constantInputs)
+    constants.push_back(c.getKey().str());
+  llvm::sort(constants);
+  for (const std::string &name : constants) {
+    const ConstantInput &c = import.constantInputs.find(name)->second;
+    os << " const " << name << ' ' << c.dtype << ' ';
+    for (int64_t d : c.shape)
+      os << d << ',';
+    os << ' ' << hashKey({StringRef(c.bytes.data(), c.bytes.size())});
+  }
+  return text;
 }

@@ -155,6 +155,15 @@ struct CompileOptions {
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
 };
 
+/// The canonical text of every option in OPTIONS that can change the
+/// artifact: everything but where the output goes, the reports, the thread
+/// count and the cache's own settings. The training step's options are in
+/// it whether or not `train` is set (a .tcc file's train block may turn
+/// training on after the import). With the model's bytes it keys the
+/// artifact in the compile cache before the import (compiler/SourceKey.h);
+/// the artifact's fingerprint prints the same options after the import.
+std::string artifactOptionsKey(const CompileOptions &options);
+
 /// Compiles as OPTIONS say; diagnostics go to CONTEXT's handler. The context
 /// needs the dialects of registerAllDialects.
 mlir::LogicalResult compile(mlir::MLIRContext &context, const CompileOptions &options);

@@ -80,16 +80,36 @@ std::error_code cloneFile(StringRef from, StringRef to) {
 }
 
 /// Puts a file with FROM's bytes at TO (which must not exist): a reflink,
-/// else a hard link, else a copy.
+/// else a copy. Never a hard link: the file at TO is the user's (an output,
+/// or the cache's own entry), and writing into one must not change the
+/// other.
 std::error_code placeFile(StringRef from, StringRef to, tcc::CompileCache::Placement &how) {
   how = tcc::CompileCache::Placement::Reflink;
   if (!cloneFile(from, to))
     return std::error_code();
-  how = tcc::CompileCache::Placement::HardLink;
-  if (!sys::fs::create_hard_link(from, to))
-    return std::error_code();
   how = tcc::CompileCache::Placement::Copy;
   return sys::fs::copy_file(from, to);
+}
+
+constexpr StringLiteral kTemporaryPrefix = "tmp-";
+constexpr size_t kTemporaryRandom = 12;
+
+bool isLowerHex(StringRef text) {
+  return llvm::all_of(text, [](char c) { return isDigit(c) || (c >= 'a' && c <= 'f'); });
+}
+
+/// Whether NAME is a file this cache writes: an entry, `<64 hex digits>.
+/// <kind>` with a kind the compiler stores, or a temporary, `tmp-` and 12
+/// hex digits. Anything else in the folder is somebody else's, and the cache
+/// never removes it.
+bool isOwnEntry(StringRef name) {
+  auto [key, kind] = name.split('.');
+  return key.size() == 2 * kHashBytes && isLowerHex(key) &&
+         llvm::is_contained(tcc::CompileCache::kKinds, kind);
+}
+bool isOwnTemporary(StringRef name) {
+  return name.consume_front(kTemporaryPrefix) && name.size() == kTemporaryRandom &&
+         isLowerHex(name);
 }
 
 } // namespace
@@ -175,7 +195,14 @@ tcc::CompileCache::CompileCache(std::string dir, uint64_t maxBytes)
     problem_ = dir_ + ": not writable";
 }
 
+std::string tcc::CompileCache::temporaryModel() const {
+  SmallString<256> model(dir_);
+  sys::path::append(model, kTemporaryPrefix + std::string(kTemporaryRandom, '%'));
+  return std::string(model);
+}
+
 std::string tcc::CompileCache::path(StringRef key, StringRef kind) const {
+  assert(llvm::is_contained(kKinds, kind) && "a kind the cache knows as its own");
   SmallString<256> p(dir_);
   sys::path::append(p, key + "." + kind);
   return std::string(p);
@@ -252,11 +279,8 @@ bool tcc::CompileCache::lookupFile(StringRef key, StringRef kind, StringRef dest
     return false;
   }
   ::utimes(file.c_str(), nullptr);
-  std::error_code ec = sys::fs::rename(tmp, dest);
-  // A rename onto another link of the same file (DEST was linked from this
-  // entry before) succeeds and leaves TMP.
-  sys::fs::remove(tmp);
-  if (ec) {
+  if (std::error_code ec = sys::fs::rename(tmp, dest)) {
+    sys::fs::remove(tmp);
     ++stats_.misses;
     error = "cannot write '" + dest.str() + "': " + ec.message();
     return false;
@@ -277,13 +301,11 @@ void tcc::CompileCache::storeFile(StringRef key, StringRef kind, StringRef sourc
     return;
   }
   StringRef bytes = (*buffer)->getBuffer();
-  SmallString<256> model(dir_);
-  sys::path::append(model, "tmp-%%%%%%%%%%%%");
   SmallString<256> tmp;
-  sys::fs::createUniquePath(model, tmp, /*MakeAbsolute=*/false);
-  // A reflink of SOURCE, or SOURCE itself (as a warm compile's output would
-  // be); else the bytes just hashed are the bytes written.
-  bool written = !cloneFile(source, tmp) || !sys::fs::create_hard_link(source, tmp);
+  sys::fs::createUniquePath(temporaryModel(), tmp, /*MakeAbsolute=*/false);
+  // A reflink of SOURCE; else the bytes just hashed are the bytes written
+  // (never SOURCE itself through a hard link: it is the user's output).
+  bool written = !cloneFile(source, tmp);
   if (!written) {
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
@@ -294,11 +316,10 @@ void tcc::CompileCache::storeFile(StringRef key, StringRef kind, StringRef sourc
       os.clear_error();
     }
   }
-  // Read-only: hard links to it (SOURCE, warm outputs) are files nobody
-  // should write into.
+  // Read-only: the cache's own copy, which nothing should write into.
   bool stored = written && ::chmod(tmp.c_str(), 0444) == 0 && !sys::fs::rename(tmp, path(key, kind));
-  // (A rename onto another link of the same file succeeds and leaves TMP.)
-  sys::fs::remove(tmp);
+  if (!stored)
+    sys::fs::remove(tmp);
   if (!stored) {
     ++stats_.failedStores;
     return;
@@ -309,11 +330,9 @@ void tcc::CompileCache::storeFile(StringRef key, StringRef kind, StringRef sourc
 void tcc::CompileCache::store(StringRef key, StringRef kind, StringRef payload) {
   if (!enabled())
     return;
-  SmallString<256> model(dir_);
-  sys::path::append(model, "tmp-%%%%%%%%%%%%");
   int fd;
   SmallString<256> tmp;
-  if (sys::fs::createUniqueFile(model, fd, tmp)) {
+  if (sys::fs::createUniqueFile(temporaryModel(), fd, tmp)) {
     ++stats_.failedStores;
     return;
   }
@@ -356,11 +375,13 @@ void tcc::CompileCache::trim() {
     if (sys::fs::status(it->path(), status) || status.type() != sys::fs::file_type::regular_file)
       continue;
     StringRef name = sys::path::filename(it->path());
-    if (name.starts_with("tmp-")) {
+    if (isOwnTemporary(name)) {
       if (now - status.getLastModificationTime() > std::chrono::hours(1))
         sys::fs::remove(it->path());
       continue;
     }
+    if (!isOwnEntry(name))
+      continue;
     entries.push_back({it->path(), status.getSize(), status.getLastModificationTime()});
     total += status.getSize();
   }

@@ -17,9 +17,14 @@
 // Large payloads (an artifact's weights) are file entries instead: the
 // payload as a plain file, `<key>.<kind>`, read-only, with its size and
 // BLAKE3 hash in an ordinary entry `<key>.<kind>.check`. A hit puts the file
-// at its destination as a reflink, else a hard link, else a copy, and checks
-// the hash of what it put there before renaming it into place: a warm
-// compile writes no weights, and a damaged entry is still never used.
+// at its destination as a reflink, else a copy (never a hard link: an output
+// is the user's to write into), and checks the hash of what it put there
+// before renaming it into place: a damaged entry is never used.
+//
+// The folder may hold other files (a user's TCC_CACHE_DIR pointed at a
+// folder of theirs): the cache only ever removes what it writes itself,
+// entries named `<64 hex digits>.<one of kKinds>` and temporaries `tmp-<12
+// hex digits>` (ccache's rule).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +60,12 @@ std::string hashKey(llvm::ArrayRef<llvm::StringRef> parts);
 
 class CompileCache {
 public:
+  /// The kinds of entries the compiler stores: object code of a kernel
+  /// group, an artifact's library, weights (a file entry, and its check),
+  /// its warnings, and a source key's fingerprint.
+  static constexpr llvm::StringLiteral kKinds[] = {"o",       "so",       "weights",
+                                                   "weights.check", "warnings", "fingerprint"};
+
   struct Stats {
     std::atomic<unsigned> hits{0}, misses{0}, stores{0}, corrupt{0}, failedStores{0};
   };
@@ -77,12 +88,11 @@ public:
   void store(llvm::StringRef key, llvm::StringRef kind, llvm::StringRef payload);
 
   /// Makes DEST a file holding the payload stored under KEY and KIND by
-  /// storeFile: a reflink of the entry, else a hard link to it (shared with
-  /// the cache and read-only: tcc replaces such files, never writes into
-  /// them), else a copy; checked, then renamed into place. False on a miss
+  /// storeFile: a reflink of the entry, else a copy; checked, then renamed
+  /// into place. False on a miss
   /// (a bad entry is removed and counted); ERROR is set when the file could
   /// be read but DEST not written. Thread-safe.
-  enum class Placement { Reflink, HardLink, Copy };
+  enum class Placement { Reflink, Copy };
   bool lookupFile(llvm::StringRef key, llvm::StringRef kind, llvm::StringRef dest,
                   std::string &error, Placement *placement = nullptr);
 
@@ -91,13 +101,16 @@ public:
   void storeFile(llvm::StringRef key, llvm::StringRef kind, llvm::StringRef source);
 
   /// Removes the least recently used entries until the folder holds at most
-  /// the bound, and temporary files older than an hour (a writer that died).
+  /// the bound, and temporary files older than an hour (a writer that died);
+  /// only files the cache wrote (see the file comment), never others.
   void trim();
 
   Stats &stats() { return stats_; }
 
 private:
   std::string path(llvm::StringRef key, llvm::StringRef kind) const;
+  /// The model for createUniquePath of a temporary in the folder.
+  std::string temporaryModel() const;
   /// The payload of the entry FILE; a bad one is removed and counted.
   std::optional<std::string> read(llvm::StringRef file);
 

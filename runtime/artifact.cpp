@@ -15,6 +15,7 @@
 #include "runtime/dtype.h"
 #include "runtime/error.h"
 #include "runtime/support/file_io.h"
+#include "runtime/support/file_roles.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -386,13 +387,7 @@ Artifact::~Artifact() {
     ::dlclose(handle_);
 }
 
-std::string Artifact::defaultParamsPath() const {
-  const std::string suffix = ".so";
-  if (path_.size() > suffix.size() &&
-      path_.compare(path_.size() - suffix.size(), suffix.size(), suffix) == 0)
-    return path_.substr(0, path_.size() - suffix.size()) + ".safetensors";
-  return path_ + ".safetensors";
-}
+std::string Artifact::defaultParamsPath() const { return paramsBeside(path_); }
 
 int64_t Artifact::alignment() const { return std::max<int64_t>(64, descriptor_->alignment); }
 

@@ -24,6 +24,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <cmath>
 #include <cstdio>
@@ -742,7 +743,10 @@ LogicalResult tcc::exportDialectFunction(func::FuncOp fn, const std::string &wei
       return failure();
     writer.outputs();
 
-    std::string tmp = outPath + ".tmp";
+    // A name of its own: concurrent exports may write one output.
+    llvm::SmallString<256> unique;
+    llvm::sys::fs::createUniquePath(outPath + ".tmp-%%%%%%%%", unique, /*MakeAbsolute=*/false);
+    std::string tmp(unique);
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out || !model.SerializeToOstream(&out) || !out.flush())

@@ -4,6 +4,9 @@
 
 #include "runtime/checkpoint/safetensors.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -189,7 +192,10 @@ bool tcc::exportTrainedModel(const std::string &modelPath, const std::string &we
     if (!makeInference(model, summary, error))
       return error = modelPath + ": " + error, false;
 
-    std::string tmp = outPath + ".tmp";
+    // A name of its own: concurrent exports may write one output.
+    llvm::SmallString<256> unique;
+    llvm::sys::fs::createUniquePath(outPath + ".tmp-%%%%%%%%", unique, /*MakeAbsolute=*/false);
+    std::string tmp(unique);
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out || !model.SerializeToOstream(&out) || !out.flush())

@@ -4,6 +4,7 @@
 
 #include "runtime/support/file_io.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -17,9 +18,6 @@
 
 namespace tcc::train {
 namespace {
-
-/// The files a run writes into its checkpoint folder.
-const char *const kCheckpointFiles[] = {"checkpoint.safetensors", "best.safetensors"};
 
 std::string folderOf(const std::string &file) {
   size_t slash = file.rfind('/');
@@ -109,28 +107,46 @@ MetricsFile::~MetricsFile() {
     std::fclose(file_);
 }
 
-void MetricsFile::open(const std::string &path, bool resumed, long first) {
+void MetricsFile::open(const std::string &path, bool resumed, long first,
+                       const std::string &unwritten) {
   path_ = path;
   if (resumed && isRegularFile(path)) {
-    // Keep the steps up to FIRST: the resumed run takes the later ones again.
+    // Keep the steps before FIRST, and FIRST's line: the file's, else the
+    // one the checkpoint carries (the run stopped when writing it failed).
+    // The resumed run takes the later ones again.
     std::vector<uint8_t> bytes;
     std::string error;
     if (!tcc::rt::readFile(path, bytes, &error))
       die("--metrics " + error);
+    const std::string prefix = "{\"step\": ";
     std::string kept;
+    bool hasFirst = false;
+    long number = 0;
     for (size_t begin = 0; begin < bytes.size();) {
       size_t end = begin;
       while (end < bytes.size() && bytes[end] != '\n')
         ++end;
       std::string line(bytes.begin() + long(begin), bytes.begin() + long(end));
+      bool whole = end < bytes.size();
       begin = end + 1;
-      const char prefix[] = "{\"step\": ";
-      if (line.compare(0, sizeof prefix - 1, prefix) != 0)
+      ++number;
+      // Only a file of tcc-run's lines is rewritten: anything else is a
+      // file of the user's named by mistake. (The last line may be cut
+      // short anywhere by a crash.)
+      bool ours = line.compare(0, prefix.size(), prefix) == 0 ||
+                  (!whole && prefix.compare(0, line.size(), line) == 0);
+      if (!ours)
+        die("--metrics " + path + ": line " + std::to_string(number) +
+            " is not a metrics line of tcc-run; a resumed run rewrites this file, so it must be "
+            "the metrics file of the run it continues (pass another --metrics file)");
+      long step = std::strtol(line.c_str() + std::min(prefix.size(), line.size()), nullptr, 10);
+      if (!whole || step < 1 || step > first)
         continue;
-      long step = std::strtol(line.c_str() + sizeof prefix - 1, nullptr, 10);
-      if (step >= 1 && step <= first && end < bytes.size()) // whole lines only
-        kept += line + "\n";
+      kept += line + "\n";
+      hasFirst |= step == first;
     }
+    if (!hasFirst && !unwritten.empty())
+      kept += unwritten + "\n";
     if (!tcc::rt::writeFileAtomic(path, {{kept.data(), kept.size()}}, /*durable=*/false, &error))
       die("--metrics " + error);
     file_ = std::fopen(path.c_str(), "a");

@@ -50,7 +50,10 @@ private:
 /// The metrics JSONL of a run: one object per step, each starting with
 /// {"step": N. A fresh run starts it empty; a run resumed at step FIRST keeps
 /// the lines of steps up to FIRST (rewritten atomically: the ones after it
-/// are taken again) and appends. Every write is checked.
+/// are taken again), and FIRST's from UNWRITTEN when the file lacks it (the
+/// checkpoint's copy of a line whose write failed), and appends. A file on
+/// --resume with a line that is not tcc-run's is refused, never rewritten.
+/// Every write is checked.
 class MetricsFile {
 public:
   MetricsFile() = default;
@@ -58,7 +61,7 @@ public:
   MetricsFile &operator=(const MetricsFile &) = delete;
   ~MetricsFile();
 
-  void open(const std::string &path, bool resumed, long first);
+  void open(const std::string &path, bool resumed, long first, const std::string &unwritten = "");
   bool active() const { return file_ != nullptr; }
   /// Writes LINE (a JSON object without the newline) and flushes it; dies
   /// naming the file if that fails (a full disk).

@@ -53,6 +53,8 @@ std::string typeString(const tcc_tensor_info &t) {
   return std::string(tcc::rt::dtypeName(t.dtype)) + tcc::rt::shapeString(t.shape, size_t(t.rank));
 }
 
+const char *const kCheckpointFiles[2] = {"checkpoint.safetensors", "best.safetensors"};
+
 std::string npyFileName(const std::string &name) {
   std::string out = name;
   for (char &c : out)

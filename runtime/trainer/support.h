@@ -46,6 +46,9 @@ std::string typeString(const tcc_tensor_info &t);
 /// separators replaced (so every ONNX name stays inside the folder) + ".npy".
 std::string npyFileName(const std::string &name);
 
+/// The files a training run writes into its checkpoint folder.
+extern const char *const kCheckpointFiles[2];
+
 /// The artifact's metadata KEY, or FALLBACK (absent: artifacts from before
 /// it).
 std::string artifactMetadata(tcc_artifact_t artifact, const char *key, const std::string &fallback);

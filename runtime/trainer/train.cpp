@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/trainer/train.h"
+
+#include "runtime/support/file_roles.h"
 #include "runtime/trainer/buckets.h"
 #include "runtime/trainer/data.h"
 #include "runtime/trainer/outputs.h"
@@ -191,6 +193,12 @@ public:
         source().describe("validation").c_str());
   }
 
+  /// The files the validation data is read from.
+  void addFiles(std::vector<tcc::rt::FileRole> &into) const {
+    for (const Samples &s : set_.inputs)
+      into.push_back({"--val", s.file});
+  }
+
 private:
   DataSource source() const { return {o_.valDir, &o_.val}; }
 
@@ -223,9 +231,36 @@ std::string shortString(double v) {
 /// V as a JSON number: nine significant digits, null when not finite.
 std::string jsonNumber(double v) { return std::isfinite(v) ? shortString(v) : "null"; }
 
+/// The checkpoint metadata that carries the outputs of its step that a
+/// failed write (a full disk) kept from --metrics and --tensorboard.
+constexpr const char *kUnwrittenMetrics = "unwritten_metrics";
+constexpr const char *kUnwrittenScalars = "unwritten_scalars";
+
+/// TensorBoard scalars as "TAG=VALUE;..." (nine digits: they are floats).
+std::string encodeScalars(const std::vector<std::pair<std::string, double>> &values) {
+  std::string out;
+  for (const auto &[tag, value] : values)
+    out += (out.empty() ? "" : ";") + tag + "=" + shortString(value);
+  return out;
+}
+std::vector<std::pair<std::string, double>> decodeScalars(const std::string &text) {
+  std::vector<std::pair<std::string, double>> values;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find(';', begin);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(begin, end - begin);
+    size_t eq = item.find('=');
+    if (eq != std::string::npos)
+      values.push_back({item.substr(0, eq), std::strtod(item.c_str() + eq + 1, nullptr)});
+    begin = end + 1;
+  }
+  return values;
+}
+
 /// Reads the metadata KEY of the checkpoint PATH into OUT; false if absent.
 bool getMetadata(const std::string &path, const std::string &key, std::string &out) {
-  char value[128];
+  char value[4096];
   tcc_status status = tcc_checkpoint_get_metadata(path.c_str(), key.c_str(), value, sizeof value);
   if (status == TCC_ERROR_NOT_FOUND)
     return false;
@@ -447,12 +482,23 @@ private:
   /// The last step's loss scale and whether it skipped its update (fp16).
   float lossScale_ = 0;
   bool skipped_ = false;
-  void writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
-                    const std::optional<Evaluation> &evaluation);
+  /// --metrics: the step's line (JSON).
+  std::string metricsLine(long stepsDone, float loss, float lr, float gradNorm,
+                          const std::optional<Evaluation> &evaluation) const;
   /// --tensorboard: the step's scalars (train/..., val/... when it
   /// evaluated, gpu/... on a device NVML sees). SECONDS: the step's time.
-  void writeTensorBoard(long stepsDone, float loss, float lr, float gradNorm, double seconds,
+  std::vector<std::pair<std::string, double>>
+  tensorBoardValues(float loss, float lr, float gradNorm, double seconds,
+                    const std::optional<Evaluation> &evaluation);
+  /// Writes the step's metrics line and scalars. When a write fails the
+  /// run stops at this step, and its checkpoint carries what was not
+  /// written (kUnwrittenMetrics, kUnwrittenScalars): a resumed run writes it
+  /// first, so that its files equal those of a run that never stopped.
+  void writeStepOutputs(long stepsDone, float loss, float lr, float gradNorm, double seconds,
                         const std::optional<Evaluation> &evaluation);
+  /// On --resume: the step outputs the checkpoint carries, written.
+  std::string unwrittenMetrics_, unwrittenScalars_;
+  std::map<std::string, std::string> unwritten_;
   /// Opens --tensorboard at the run's first step: the options as text, the
   /// device monitor on a CUDA artifact.
   void openTensorBoard();
@@ -769,6 +815,25 @@ double TrainingRun::hyperValue(const Hyperparameter &h) const {
 }
 
 void TrainingRun::checkOutputs() {
+  // No output may be an input or another output (tcc::rt::checkOutputsApart).
+  // A file read whole before the first step may be replaced by its own
+  // kind: --resume by the checkpoints. (The parameters the session loaded
+  // are tcc-run's to check.)
+  std::vector<tcc::rt::FileRole> inputs = {{"the artifact", o_.model}};
+  for (const Samples &s : set_.inputs)
+    inputs.push_back({"--data", s.file});
+  if (validator_)
+    validator_->addFiles(inputs);
+  std::vector<tcc::rt::FileRole> outputs = {
+      {"--save", o_.save}, {"--metrics", o_.metrics}, {"--trace", o_.trace}};
+  std::vector<tcc::rt::FileRole> notCheckpoints = outputs;
+  if (!o_.checkpointDir.empty())
+    for (const char *file : kCheckpointFiles)
+      outputs.push_back({"--checkpoint-dir", o_.checkpointDir + "/" + file});
+  std::string error;
+  if (!tcc::rt::checkOutputsApart(inputs, outputs, &error) ||
+      !tcc::rt::checkOutputsApart({{"--resume", o_.resume}}, notCheckpoints, &error))
+    die(error);
   if (!o_.save.empty())
     checkWritableFile(o_.save, "--save");
   if (!o_.metrics.empty())
@@ -817,6 +882,8 @@ void TrainingRun::restore() {
   }
   if (!getMetadata(path, "step", value))
     die(path + ": the checkpoint has no 'step'; it was not written by tcc-run");
+  getMetadata(path, kUnwrittenMetrics, unwrittenMetrics_);
+  getMetadata(path, kUnwrittenScalars, unwrittenScalars_);
   auto get = [&](const std::string &key, std::string &out) { return getMetadata(path, key, out); };
   try {
     first_ = metadataCount("step", value);
@@ -835,6 +902,8 @@ std::string TrainingRun::writeCheckpoint(const std::string &file, long stepsDone
                                          const std::map<std::string, std::string> &extra) {
   std::map<std::string, std::string> metadata = order_;
   metadata["step"] = std::to_string(stepsDone);
+  for (const auto &[k, v] : unwritten_)
+    metadata[k] = v;
   schedule_.save(metadata);
   state_.save(metadata);
   for (const auto &[k, v] : extra)
@@ -1074,8 +1143,8 @@ bool TrainingRun::reportStep(long stepsDone, float loss, float lr, float gradNor
   return o_.onStep(o_.onStepUser, &info) != 0;
 }
 
-void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradNorm,
-                               const std::optional<Evaluation> &evaluation) {
+std::string TrainingRun::metricsLine(long stepsDone, float loss, float lr, float gradNorm,
+                                     const std::optional<Evaluation> &evaluation) const {
   char text[512];
   // Non-finite values (--on-nonfinite=continue, or a step that loss
   // scaling skipped) are JSON's null.
@@ -1098,7 +1167,29 @@ void TrainingRun::writeMetrics(long stepsDone, float loss, float lr, float gradN
     n += std::snprintf(text + n, sizeof text - size_t(n), ", \"val_accuracy\": %.17g",
                        evaluation->accuracy);
   std::snprintf(text + n, sizeof text - size_t(n), "}");
-  metrics_.write(text);
+  return text;
+}
+
+void TrainingRun::writeStepOutputs(long stepsDone, float loss, float lr, float gradNorm,
+                                   double seconds, const std::optional<Evaluation> &evaluation) {
+  std::string line;
+  std::vector<std::pair<std::string, double>> values;
+  if (metrics_.active())
+    line = metricsLine(stepsDone, loss, lr, gradNorm, evaluation);
+  if (tensorboard_.active())
+    values = tensorBoardValues(loss, lr, gradNorm, seconds, evaluation);
+  try {
+    if (metrics_.active())
+      metrics_.write(line);
+    if (tensorboard_.active())
+      tensorboard_.scalars(stepsDone, values);
+  } catch (const UsageError &e) {
+    if (metrics_.active())
+      unwritten_[kUnwrittenMetrics] = line;
+    if (tensorboard_.active())
+      unwritten_[kUnwrittenScalars] = encodeScalars(values);
+    stopAt(stepsDone, e.message, e.status);
+  }
 }
 
 void TrainingRun::printProgress(long stepsDone, float loss, float lr, ProgressWindow &w,
@@ -1190,8 +1281,9 @@ void TrainingRun::openTensorBoard() {
   }
 }
 
-void TrainingRun::writeTensorBoard(long stepsDone, float loss, float lr, float gradNorm,
-                                   double seconds, const std::optional<Evaluation> &evaluation) {
+std::vector<std::pair<std::string, double>>
+TrainingRun::tensorBoardValues(float loss, float lr, float gradNorm, double seconds,
+                               const std::optional<Evaluation> &evaluation) {
   std::vector<std::pair<std::string, double>> values = {{"train/loss", loss}, {"train/lr", lr}};
   if (sig_.hasGradNorm)
     values.push_back({"train/grad_norm", gradNorm});
@@ -1212,7 +1304,7 @@ void TrainingRun::writeTensorBoard(long stepsDone, float loss, float lr, float g
     values.push_back({"gpu/memory_peak_bytes", double(sample.peakBytes)});
     values.push_back({"gpu/utilization_percent", double(sample.utilization)});
   }
-  tensorboard_.scalars(stepsDone, values);
+  return values;
 }
 
 void TrainingRun::run(tcc_session_t session) {
@@ -1233,7 +1325,7 @@ void TrainingRun::run(tcc_session_t session) {
         world, (long long)local, int(o_.rank), (long long)total);
   }
   if (!o_.metrics.empty())
-    metrics_.open(o_.metrics, !o_.resume.empty(), first_);
+    metrics_.open(o_.metrics, !o_.resume.empty(), first_, unwrittenMetrics_);
 
   // Sample order: in order, or a fresh permutation every epoch; a resumed
   // run replays the shuffles of the micro-batches already taken. With W
@@ -1301,8 +1393,11 @@ void TrainingRun::run(tcc_session_t session) {
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact_, &device));
   overlapUploads_ = std::strcmp(device, "cpu") != 0;
-  if (!o_.tensorboard.empty())
+  if (!o_.tensorboard.empty()) {
     openTensorBoard();
+    if (!unwrittenScalars_.empty())
+      tensorboard_.scalars(first_, decodeScalars(unwrittenScalars_));
+  }
   // A --profile artifact names its kernels: a span each in the trace.
   std::optional<KernelObserverScope> observer;
   std::string kernelNames = artifactMetadata(artifact_, TCC_METADATA_PROFILE_KERNELS, "");
@@ -1390,14 +1485,7 @@ void TrainingRun::run(tcc_session_t session) {
     // Evaluate every --eval-every steps and after the last one.
     std::string stopReason;
     std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
-    try {
-      if (metrics_.active())
-        writeMetrics(stepsDone, loss, lr, gradNorm, evaluation);
-      if (tensorboard_.active())
-        writeTensorBoard(stepsDone, loss, lr, gradNorm, stepSeconds, evaluation);
-    } catch (const UsageError &e) {
-      stopAt(stepsDone, e.message, e.status);
-    }
+    writeStepOutputs(stepsDone, loss, lr, gradNorm, stepSeconds, evaluation);
     if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
       stopReason = "the step callback asked to stop";
     if (o_.jobSaveEvery > 0 && stepsDone % o_.jobSaveEvery == 0 && stepsDone < o_.steps &&

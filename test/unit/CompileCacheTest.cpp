@@ -142,28 +142,51 @@ TEST_F(CompileCacheTest, ConcurrentWritersAndReadersSeeWholeEntries) {
 
 TEST_F(CompileCacheTest, TrimRemovesLeastRecentlyUsedFirst) {
   tcc::CompileCache cache(folder, 25000);
-  for (const char *key : {"old", "middle", "new"})
+  std::string old = tcc::hashKey({"old"}), middle = tcc::hashKey({"middle"}),
+              young = tcc::hashKey({"new"});
+  for (const std::string &key : {old, middle, young})
     cache.store(key, "o", std::string(10000, 'z'));
-  age(entry("old", "o"), 300);
-  age(entry("middle", "o"), 200);
-  age(entry("new", "o"), 100);
+  age(entry(old, "o"), 300);
+  age(entry(middle, "o"), 200);
+  age(entry(young, "o"), 100);
   // A hit makes "old" the most recently used.
-  EXPECT_TRUE(cache.lookup("old", "o"));
+  EXPECT_TRUE(cache.lookup(old, "o"));
   cache.trim();
-  EXPECT_TRUE(llvm::sys::fs::exists(entry("old", "o")));
-  EXPECT_FALSE(llvm::sys::fs::exists(entry("middle", "o")));
-  EXPECT_TRUE(llvm::sys::fs::exists(entry("new", "o")));
+  EXPECT_TRUE(llvm::sys::fs::exists(entry(old, "o")));
+  EXPECT_FALSE(llvm::sys::fs::exists(entry(middle, "o")));
+  EXPECT_TRUE(llvm::sys::fs::exists(entry(young, "o")));
 }
 
 TEST_F(CompileCacheTest, TrimRemovesStaleTemporaries) {
   tcc::CompileCache cache(folder, 1 << 20);
-  std::string stale = folder + "/tmp-abandoned", fresh = folder + "/tmp-inflight";
+  std::string stale = folder + "/tmp-0123456789ab", fresh = folder + "/tmp-ba9876543210";
   std::ofstream(stale) << "a writer that died";
   std::ofstream(fresh) << "a writer at work";
   age(stale, 2 * 3600);
   cache.trim();
   EXPECT_FALSE(llvm::sys::fs::exists(stale));
   EXPECT_TRUE(llvm::sys::fs::exists(fresh));
+}
+
+TEST_F(CompileCacheTest, TrimRemovesOnlyTheCachesOwnFiles) {
+  // TCC_CACHE_DIR pointed at a folder of the user's: old and large files,
+  // names like a temporary's or an entry's but not quite, are not the
+  // cache's, whatever the bound (ccache's rule).
+  tcc::CompileCache cache(folder, 1000);
+  std::string key = tcc::hashKey({"entry"});
+  cache.store(key, "o", std::string(5000, 'e'));
+  age(entry(key, "o"), 3600);
+  std::vector<std::string> foreign = {
+      "thesis.txt", "tmp-notes", "tmp-0123456789abc", "tmp-0123456789AB",
+      key + ".txt", key.substr(1) + ".o", "disk.img"};
+  for (const std::string &name : foreign) {
+    std::ofstream(folder + "/" + name) << std::string(20000, 'u');
+    age(folder + "/" + name, 30 * 24 * 3600);
+  }
+  cache.trim();
+  EXPECT_FALSE(llvm::sys::fs::exists(entry(key, "o")));
+  for (const std::string &name : foreign)
+    EXPECT_TRUE(llvm::sys::fs::exists(folder + "/" + name)) << name;
 }
 
 TEST_F(CompileCacheTest, UnusableFolderDisablesTheCache) {
@@ -181,7 +204,7 @@ std::string readAll(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-TEST_F(CompileCacheTest, FileEntriesArePlacedWithoutCopying) {
+TEST_F(CompileCacheTest, PlacedFilesAreIndependentOfTheEntry) {
   tcc::CompileCache cache(folder, 1 << 30);
   std::string source = folder + "/out.safetensors", dest = folder + "/warm.safetensors";
   std::string payload(3 << 20, 'w');
@@ -194,20 +217,29 @@ TEST_F(CompileCacheTest, FileEntriesArePlacedWithoutCopying) {
   tcc::CompileCache::Placement how;
   ASSERT_TRUE(cache.lookupFile("k", "weights", dest, error, &how)) << error;
   EXPECT_EQ(readAll(dest), payload);
-  // Cache and destination share a file system here: a reflink or a hard
-  // link, never a copy; a hard link is the entry itself, read-only.
-  EXPECT_NE(how, tcc::CompileCache::Placement::Copy);
+  // The destination is a file of its own (a reflink or a copy, never a
+  // hard link): writing into it leaves the entry and another warm output
+  // as they were.
   struct stat d, e;
   ASSERT_EQ(::stat(dest.c_str(), &d), 0);
   ASSERT_EQ(::stat(entry("k", "weights").c_str(), &e), 0);
-  if (how == tcc::CompileCache::Placement::HardLink) {
-    EXPECT_EQ(d.st_ino, e.st_ino);
-    EXPECT_EQ(d.st_mode & 0777, 0444u);
-  }
+  EXPECT_NE(d.st_ino, e.st_ino);
+  EXPECT_EQ(d.st_nlink, 1u);
+  EXPECT_EQ(e.st_nlink, 1u);
+  EXPECT_NE(d.st_mode & 0200, 0u) << "the user's output is writable";
+  std::string other = folder + "/other.safetensors";
+  ASSERT_TRUE(cache.lookupFile("k", "weights", other, error)) << error;
+  std::ofstream(dest, std::ios::binary | std::ios::trunc) << "trained weights";
+  EXPECT_EQ(readAll(other), payload);
+  EXPECT_EQ(readAll(entry("k", "weights")).size(), payload.size());
+  // The source of a store stays the user's too.
+  std::ofstream(source, std::ios::binary | std::ios::trunc) << "overwritten";
+  ASSERT_TRUE(cache.lookupFile("k", "weights", dest, error)) << error;
+  EXPECT_EQ(readAll(dest), payload);
   // Placed again over an existing destination: replaced, not written into.
   ASSERT_TRUE(cache.lookupFile("k", "weights", dest, error)) << error;
   EXPECT_EQ(readAll(dest), payload);
-  EXPECT_EQ(cache.stats().hits, 2u);
+  EXPECT_EQ(cache.stats().hits, 4u);
   for (const std::string &name : files())
     EXPECT_EQ(name.find("tmp"), std::string::npos) << name;
 }

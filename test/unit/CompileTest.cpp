@@ -8,6 +8,7 @@
 
 #include "compiler/Compile.h"
 #include "compiler/Registration.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
@@ -17,6 +18,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -106,6 +110,115 @@ TEST_F(Compile, ReportsBadOptionsAsDiagnostics) {
   EXPECT_TRUE(failed(run(options)));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("need an output file"), std::string::npos) << errors[0];
+}
+
+/// The names of the training step's pass options, as the pass prints them
+/// ("tcc-build-train-step{loss=mse optimizer=sgd ...}").
+std::set<std::string> trainingOptionNames() {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // An empty list is not printed: one value makes `freeze` show.
+  tcc::TrainingOptions options;
+  options.freeze = {"x"};
+  tcc::createBuildTrainStepPass(options)->printAsTextualPipeline(os);
+  std::set<std::string> names;
+  llvm::StringRef rest = llvm::StringRef(text).split('{').second.rsplit('}').first;
+  while (!rest.empty()) {
+    auto [option, tail] = rest.split(' ');
+    // A list's values are in braces and may hold spaces.
+    if (option.contains('{') && !option.contains('}'))
+      tail = tail.split('}').second.ltrim();
+    names.insert(option.split('=').first.str());
+    rest = tail.ltrim();
+  }
+  return names;
+}
+
+// Tests that every option that can change the artifact changes the compile
+// cache's key: each CompileOptions field and every option of the training
+// step (the list of those is checked against the pass's own), whether or not
+// `train` is set, since a .tcc recipe may turn training on after the key is
+// taken. A new pass option without a line here fails the test.
+TEST(ArtifactOptionsKey, EveryOptionThatShapesTheArtifactChangesIt) {
+  using Change = std::function<void(tcc::CompileOptions &)>;
+  std::map<std::string, Change> compileChanges = {
+      {"train", [](auto &o) { o.train = true; }},
+      {"trainingGiven", [](auto &o) { o.trainingGiven.insert("loss"); }},
+      {"inferOnly", [](auto &o) { o.inferOnly = true; }},
+      {"lengthBuckets",
+       [](auto &o) {
+         o.lengthDim = "T";
+         o.lengthBuckets = {32, 64};
+       }},
+      {"memoryBudget", [](auto &o) { o.memoryBudget = 1 << 20; }},
+      {"remat", [](auto &o) { o.remat = tcc::Remat::Max; }},
+      {"autoBatch", [](auto &o) { o.autoBatch = true; }},
+      {"globalBatch", [](auto &o) { o.globalBatch = 64; }},
+      {"target", [](auto &o) { o.target = "cuda"; }},
+      {"cpu", [](auto &o) { o.cpu = "x86-64-v4"; }},
+      {"libraryCalls", [](auto &o) { o.libraryCalls = false; }},
+      {"fusion", [](auto &o) { o.fusion = tcc::Fusion::None; }},
+      {"profile", [](auto &o) { o.profile = true; }},
+      {"optimize", [](auto &o) { o.optimize = false; }},
+      {"import.batch", [](auto &o) { o.import.batch = 8; }},
+      {"import.dims", [](auto &o) { o.import.dims["T"] = 16; }},
+      {"import.functionName", [](auto &o) { o.import.functionName = "model"; }},
+      {"import.constantInputs",
+       [](auto &o) { o.import.constantInputs["shape"] = tcc::ConstantInput{7, {1}, {2, 0, 0, 0, 0, 0, 0, 0}}; }},
+  };
+  std::map<std::string, Change> trainingChanges = {
+      {"loss", [](auto &o) { o.training.loss = "cross_entropy"; }},
+      {"labels", [](auto &o) { o.training.labels = "target"; }},
+      {"optimizer", [](auto &o) { o.training.optimizer = "adamw"; }},
+      {"momentum", [](auto &o) { o.training.momentum = 0.9; }},
+      {"dampening", [](auto &o) { o.training.dampening = 0.1; }},
+      {"nesterov", [](auto &o) { o.training.nesterov = true; }},
+      {"weight-decay", [](auto &o) { o.training.weightDecay = 0.01; }},
+      {"beta1", [](auto &o) { o.training.beta1 = 0.8; }},
+      {"beta2", [](auto &o) { o.training.beta2 = 0.99; }},
+      {"eps", [](auto &o) { o.training.eps = 1e-6; }},
+      {"grad-clip", [](auto &o) { o.training.gradClip = 1.0; }},
+      {"ignore-index", [](auto &o) { o.training.ignoreIndex = 0; }},
+      {"label-smoothing", [](auto &o) { o.training.labelSmoothing = 0.1; }},
+      {"grad-accum", [](auto &o) { o.training.gradAccum = 4; }},
+      {"freeze", [](auto &o) { o.training.freeze = {"embed*"}; }},
+      {"precision", [](auto &o) { o.training.precision = "bf16"; }},
+      {"data-parallel", [](auto &o) { o.training.dataParallel = true; }},
+      {"bucket-mb", [](auto &o) { o.training.bucketMb = 1.0; }},
+      {"zero", [](auto &o) { o.training.zero = 1; }},
+      {"skip-nonfinite", [](auto &o) { o.training.skipNonFinite = true; }},
+  };
+  std::set<std::string> listed;
+  for (const auto &[name, change] : trainingChanges)
+    listed.insert(name);
+  EXPECT_EQ(listed, trainingOptionNames())
+      << "every option of tcc-build-train-step needs a line in trainingChanges";
+
+  tcc::CompileOptions base;
+  base.input = "model.tcc";
+  std::map<std::string, std::string> keys;
+  keys["(none)"] = tcc::artifactOptionsKey(base);
+  auto add = [&](const std::map<std::string, Change> &changes) {
+    for (const auto &[name, change] : changes) {
+      tcc::CompileOptions changed = base;
+      change(changed);
+      keys[name] = tcc::artifactOptionsKey(changed);
+    }
+  };
+  add(compileChanges);
+  add(trainingChanges);
+  std::map<std::string, std::string> byKey;
+  for (const auto &[name, key] : keys) {
+    auto [it, fresh] = byKey.emplace(key, name);
+    EXPECT_TRUE(fresh) << name << " and " << it->second << " give the same key: " << key;
+  }
+  // What does not shape the artifact leaves the key as it is.
+  tcc::CompileOptions elsewhere = base;
+  elsewhere.output = "other/place.so";
+  elsewhere.threads = 1;
+  elsewhere.cacheDir = "/tmp/another-cache";
+  elsewhere.timeReport = true;
+  EXPECT_EQ(tcc::artifactOptionsKey(elsewhere), keys["(none)"]);
 }
 
 } // namespace

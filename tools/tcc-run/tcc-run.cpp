@@ -16,7 +16,9 @@
 #include "runtime/data/host_tensor.h"
 #include "runtime/data/npy.h"
 #include "runtime/dtype.h"
+#include "runtime/support/file_roles.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -529,6 +531,38 @@ void list(tcc_artifact_t artifact) {
   }
 }
 
+/// The file in --output-dir of each output of ENTRY, in entry order:
+/// npyFileName's, except that outputs whose names map to one file (a/b and
+/// a_b) are written with '%' and '/' percent-encoded (a%2Fb.npy), so that no
+/// output is lost.
+std::vector<std::pair<std::string, std::string>> outputFileNames(tcc_artifact_t artifact,
+                                                                 const tcc_entry_info &entry) {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::map<std::string, int> uses;
+  for (int32_t k = 0; k < entry.num_tensors; ++k) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, entry.tensor_indices[k], &t));
+    if (t.role != TCC_ROLE_OUTPUT)
+      continue;
+    files.push_back({t.name, npyFileName(t.name)});
+    ++uses[files.back().second];
+  }
+  for (auto &[name, file] : files) {
+    if (uses[file] < 2 || name.find_first_of("/%") == std::string::npos)
+      continue;
+    std::string encoded;
+    for (char c : name)
+      encoded += c == '/' ? "%2F" : c == '%' ? "%25" : std::string(1, c);
+    file = encoded + ".npy";
+  }
+  std::map<std::string, std::string> seen;
+  for (const auto &[name, file] : files)
+    if (!seen.emplace(file, name).second)
+      die("outputs '" + seen[file] + "' and '" + name + "' would both be written to " + file +
+          " in --output-dir; read them with the C API or Python instead");
+  return files;
+}
+
 void infer(tcc_artifact_t artifact, const Options &o) {
   tcc_artifact_info info;
   check(tcc_artifact_get_info(artifact, &info));
@@ -588,9 +622,22 @@ void infer(tcc_artifact_t artifact, const Options &o) {
     die(o.model + ": entry '" + o.entry + "' needs input(s) " + missing +
         "; pass --input NAME=FILE for each");
 
-  // Where the outputs go is checked before the run too.
+  // Where the outputs go is checked before the run too: the folder, and
+  // that no output file is an input (tcc::rt::checkOutputsApart).
   makeDirectory(o.outputDir);
   checkWritableFolder(o.outputDir, "--output-dir");
+  std::vector<std::pair<std::string, std::string>> outputFiles = outputFileNames(artifact, entry);
+  std::vector<tcc::rt::FileRole> readFiles = {
+      {"the artifact", o.model},
+      {"--params", o.init ? "" : o.params.empty() ? tcc::rt::paramsBeside(o.model) : o.params}};
+  for (const auto &[name, file] : inputFiles)
+    readFiles.push_back({"--input", file});
+  std::vector<tcc::rt::FileRole> written;
+  for (const auto &[name, file] : outputFiles)
+    written.push_back({"--output-dir", o.outputDir + "/" + file});
+  std::string error;
+  if (!tcc::rt::checkOutputsApart(readFiles, written, &error))
+    die(error);
 
   SessionHandle handle = createSession(artifact, o);
   tcc_session_t session = handle.s;
@@ -615,8 +662,9 @@ void infer(tcc_artifact_t artifact, const Options &o) {
     std::vector<int64_t> shape(size_t(t.rank));
     int32_t rank;
     check(tcc_session_get_output_shape(session, t.name, t.rank, shape.data(), &rank));
-    std::string path = o.outputDir + "/" + npyFileName(t.name);
-    std::string error;
+    auto file = std::find_if(outputFiles.begin(), outputFiles.end(),
+                             [&](const auto &named) { return named.first == t.name; });
+    std::string path = o.outputDir + "/" + file->second;
     if (!tcc::rt::writeNpy(path, t.dtype, shape, data, size, &error))
       die(error);
   }
@@ -632,6 +680,17 @@ void train(tcc_artifact_t artifact, const Options &o) {
   int32_t rank = 0, size = 1;
   check(tcc_communicator_get_info(communicator.c, &rank, &size, nullptr));
   try {
+    // The parameters file is tcc-run's to check (the trainer checks the
+    // files it knows). --save may replace it: it is read whole first, and
+    // training on and saving back is a way to continue.
+    std::vector<tcc::rt::FileRole> written = {{"--metrics", o.metrics}, {"--trace", o.trace}};
+    if (!o.checkpointDir.empty())
+      for (const char *file : train::kCheckpointFiles)
+        written.push_back({"--checkpoint-dir", o.checkpointDir + "/" + file});
+    std::string params = o.init ? "" : o.params.empty() ? tcc::rt::paramsBeside(o.model) : o.params;
+    std::string error;
+    if (!tcc::rt::checkOutputsApart({{"--params", params}}, written, &error))
+      die(error);
     tcc_trainer_options options = trainerOptions(o);
     options.communicator = communicator.c;
     TrainerHandle trainer(artifact, options);

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Compile.h"
+#include "runtime/support/file_roles.h"
 #include "compiler/Registration.h"
 #include "frontend/dsl/DslImporter.h"
 #include "frontend/onnx/DialectExport.h"
@@ -475,6 +476,10 @@ static int exportMain() {
   if (exportModel.empty() || exportWeights.empty() || exportOutput.empty())
     fail("usage: tcc export MODEL.onnx|model.tcc --weights WEIGHTS.safetensors -o OUT.onnx "
          "[--batch=N] [--dim NAME=N]");
+  std::string clash;
+  if (!tcc::rt::checkOutputsApart({{"the model", exportModel}, {"--weights", exportWeights}},
+                                  {{"-o", exportOutput}}, &clash))
+    fail(clash);
   llvm::StringRef ext = llvm::sys::path::extension(exportModel);
   if (ext == ".tcc" || ext == ".mlir")
     return exportDialectMain();

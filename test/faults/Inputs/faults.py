@@ -27,6 +27,12 @@ data folder, NAME.npy per input) and WORK (an empty scratch folder), and prints 
       A checkpoint write that fails (the file size limit, RLIMIT_FSIZE, as a
       full disk): exit status 1 naming the file, the previous checkpoint
       intact and loadable, no temporary left; metrics to /dev/full: exit 1.
+  faults.py outputsfull TCC_RUN MODEL DATA WORK
+      --metrics and --tensorboard on a disk that fills up mid-run (the file
+      size limit, RLIMIT_FSIZE, with room for the checkpoint but not for the
+      next metrics line): exit status 1 with a checkpoint of the step whose
+      line failed; resumed, the metrics file equals an uninterrupted run's
+      line for line and the event files hold every step's train/loss.
   faults.py setmeta FILE KEY VALUE
       Rewrites the safetensors FILE with __metadata__[KEY] = VALUE (a
       tampered or corrupted checkpoint).
@@ -41,6 +47,7 @@ import glob
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -280,6 +287,107 @@ def diskfull(tcc_run, model, data, work):
     print("stderr: " + out.stderr.strip())
 
 
+def varint(data, at):
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7f) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, at
+
+
+def proto_fields(data):
+    """(field number, wire type, value) of a protobuf message's fields."""
+    at = 0
+    while at < len(data):
+        key, at = varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = varint(data, at)
+        elif wire == 1:
+            value, at = data[at:at + 8], at + 8
+        elif wire == 2:
+            length, at = varint(data, at)
+            value, at = data[at:at + length], at + length
+        elif wire == 5:
+            value, at = data[at:at + 4], at + 4
+        else:
+            raise ValueError("wire type %d" % wire)
+        yield number, wire, value
+
+
+def loss_steps(folder):
+    """The steps of every train/loss scalar in FOLDER's event files (Event:
+    step = 2, summary = 5; Summary.value = 1; Value: tag = 1)."""
+    steps = []
+    for path in sorted(glob.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        data, at = open(path, "rb").read(), 0
+        while at + 12 <= len(data):
+            (length,) = struct.unpack("<Q", data[at:at + 8])
+            if at + 16 + length > len(data):
+                break  # cut short by the full disk
+            record = data[at + 12:at + 12 + length]
+            at += 16 + length
+            step, tags = 0, []
+            for number, _, value in proto_fields(record):
+                if number == 2:
+                    step = value
+                elif number == 5:
+                    for n, _, v in proto_fields(value):
+                        if n == 1:
+                            tags += [t for k, _, t in proto_fields(v) if k == 1]
+            if b"train/loss" in tags:
+                steps.append(step)
+    return steps
+
+
+def outputsfull(tcc_run, model, data, work):
+    steps, stop = 70, 60
+    # (The event file grows faster than the metrics: it may fill the disk
+    # first, at an earlier step; the step the run stopped at is read back.)
+    ref = os.path.join(work, "ref.jsonl")
+    subprocess.run(train_args(tcc_run, model, data, steps) + ["--metrics", ref],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(ref) as f:
+        reference = f.read().splitlines(True)
+    # Room for STOP - 1 whole lines and a part of the next.
+    limit = sum(len(l) for l in reference[:stop - 1]) + 20
+    folder = os.path.join(work, "ck")
+    metrics = os.path.join(work, "m.jsonl")
+    events = os.path.join(work, "tb")
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    extra = ["--checkpoint-dir", folder, "--save-every", "5", "--metrics", metrics,
+             "--tensorboard", events]
+    out = subprocess.run(train_args(tcc_run, model, data, steps) + extra, capture_output=True,
+                         text=True, preexec_fn=limited)
+    found = re.search(r"checkpoint of step (\d+) written", out.stderr)
+    if out.returncode != 1 or not found or int(found.group(1)) % 5 == 0:
+        fail("outputs on a full disk: exit status %d, expected 1 and a checkpoint of a step "
+             "between --save-every's: %s" % (out.returncode, out.stderr))
+    stop = int(found.group(1))
+    out2 = subprocess.run(train_args(tcc_run, model, data, steps) + extra +
+                          ["--resume", os.path.join(folder, "checkpoint.safetensors")],
+                          capture_output=True, text=True)
+    if out2.returncode != 0:
+        fail("the resumed run failed: %s" % out2.stderr)
+    with open(metrics) as f:
+        got = f.read().splitlines(True)
+    if got != reference:
+        fail("the resumed metrics differ from an uninterrupted run's:\n%s" %
+             "".join(l for l in got if l not in reference))
+    loss = sorted(set(loss_steps(events)))
+    if loss != list(range(1, steps + 1)):
+        fail("the event files' train/loss steps: %s" % loss)
+    print("OK: a full disk stopped the run at step %d; resumed, the metrics equal an "
+          "uninterrupted run's and the events hold every step" % stop)
+
+
 def setmeta(path, key, value):
     with open(path, "rb") as f:
         blob = f.read()
@@ -326,6 +434,8 @@ def main():
         change_data(cmd, *args)
     elif cmd == "diskfull":
         diskfull(*args)
+    elif cmd == "outputsfull":
+        outputsfull(*sys.argv[2:6])
     elif cmd == "setmeta":
         setmeta(*args)
     elif cmd == "huge":
