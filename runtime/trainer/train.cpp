@@ -337,7 +337,9 @@ struct LoopState {
     metadata["skipped_steps"] = std::to_string(skipped);
   }
 
-  void restore(const std::function<bool(const std::string &, std::string &)> &get) {
+  /// From the checkpoint of step STEP; a count above STEP is a damaged
+  /// checkpoint (a skipped-steps count above it made Adam divide by zero).
+  void restore(const std::function<bool(const std::string &, std::string &)> &get, long step) {
     std::string value;
     // KEY into OUT when present; NAN_OK: NaN means "none yet".
     auto number = [&](const char *key, double &out, bool nanOk) {
@@ -358,6 +360,13 @@ struct LoopState {
       nonfinite = metadataCount("nonfinite_steps", value);
     if (get("skipped_steps", value))
       skipped = metadataCount("skipped_steps", value);
+    for (auto [key, count] : {std::pair<const char *, long>{"stop_bad", stopBad},
+                              {"window_loss_count", windowCount},
+                              {"nonfinite_steps", nonfinite},
+                              {"skipped_steps", skipped}})
+      if (count > step)
+        die(std::string("the checkpoint's ") + key + " " + std::to_string(count) +
+            " is above its step " + std::to_string(step));
   }
 };
 
@@ -865,20 +874,31 @@ void TrainingRun::restore() {
     return;
   const std::string &path = o_.resume;
   check(tcc_session_load_checkpoint(session_, path.c_str()));
+  // Every key the data order depends on must agree. The optional ones are
+  // written only when they differ from a plain run (a missing one is that
+  // value), and are checked both ways: augmentation on in the checkpoint
+  // and off in this run changes the batches as much as the reverse.
+  const std::map<std::string, std::string> kPlain = {
+      {"grad_accum", "1"}, {"world_size", "1"}, {"augment", "none"}};
+  std::map<std::string, std::string> expected = kPlain;
+  for (const auto &[key, v] : order_)
+    expected[key] = v;
   std::string value;
-  if (!order_.count("world_size") && getMetadata(path, "world_size", value))
-    die(path + ": the checkpoint was made by " + value +
-        " ranks, this run has 1; resuming would change the batches");
-  for (const auto &[key, expected] : order_) {
-    if (!getMetadata(path, key, value)) {
-      if (key == "world_size")
-        die(path + ": the checkpoint was made by a single process, this run has " + expected +
-            " ranks; resuming would change the batches");
-      die(path + ": the checkpoint has no '" + key + "'; it was not written by tcc-run");
+  for (const auto &[key, want] : expected) {
+    std::string got;
+    if (!getMetadata(path, key, got)) {
+      if (!kPlain.count(key))
+        die(path + ": the checkpoint has no '" + key + "'; it was not written by tcc-run");
+      got = kPlain.at(key);
     }
-    if (expected != value)
-      die(path + ": the checkpoint was made with " + key + " " + value + ", this run has " +
-          expected + "; resuming would change the batches");
+    if (got == want)
+      continue;
+    if (key == "world_size")
+      die(path + ": the checkpoint was made by " +
+          (got == "1" ? std::string("a single process") : got + " ranks") + ", this run has " +
+          (want == "1" ? std::string("1") : want + " ranks") + "; resuming would change the batches");
+    die(path + ": the checkpoint was made with " + key + " " + got + ", this run has " + want +
+        "; resuming would change the batches");
   }
   if (!getMetadata(path, "step", value))
     die(path + ": the checkpoint has no 'step'; it was not written by tcc-run");
@@ -891,7 +911,7 @@ void TrainingRun::restore() {
       die("checkpoint step " + std::to_string(first_) + " is outside this run of " +
           std::to_string(o_.steps) + " steps");
     schedule_.restore(get);
-    state_.restore(get);
+    state_.restore(get, first_);
   } catch (const UsageError &e) {
     die(path + ": " + e.message);
   }
