@@ -324,6 +324,7 @@ std::shared_ptr<Artifact> Artifact::load(const std::string &path) {
     fail(TCC_ERROR_ABI, path + ": " TCC_ABI_DESCRIPTOR_SYMBOL " returned no descriptor");
   validateDescriptor(*artifact->descriptor_, path);
   artifact->readBatchMetadata();
+  artifact->readLabels();
   std::string cpuProblem = checkCpuFeatures(artifact->cpuFeatures(), hostCpuFeatures());
   if (!cpuProblem.empty())
     fail(TCC_ERROR_UNSUPPORTED, path + ": " + cpuProblem);
@@ -337,7 +338,33 @@ std::shared_ptr<Artifact> Artifact::fromDescriptor(const tcc_abi_descriptor &d,
   artifact->path_ = what;
   artifact->descriptor_ = &d;
   artifact->readBatchMetadata();
+  artifact->readLabels();
   return artifact;
+}
+
+void Artifact::readLabels() {
+  const char *loss = metadata(TCC_METADATA_LOSS);
+  if (!loss || std::strcmp(loss, "cross_entropy") != 0)
+    return;
+  const char *name = metadata(TCC_METADATA_LABELS);
+  int32_t index = findTensor(name ? name : "y", TCC_ROLE_INPUT);
+  const tcc_abi_entry *infer = findEntry(TCC_ENTRY_INFER);
+  if (index < 0 || tensor(index).dtype != TCC_DTYPE_I64 || !infer)
+    return;
+  for (int32_t k = 0; k < infer->num_tensors; ++k) {
+    const tcc_abi_tensor &t = tensor(infer->tensor_indices[k]);
+    if (t.role != TCC_ROLE_OUTPUT || t.rank < 1)
+      continue;
+    labels_.index = index;
+    labels_.classes = t.shape[t.rank - 1];
+    break;
+  }
+  if (const char *ignore = metadata(TCC_METADATA_IGNORE_INDEX)) {
+    char *end = nullptr;
+    long long v = std::strtoll(ignore, &end, 10);
+    labels_.hasIgnore = *ignore && !*end;
+    labels_.ignoreIndex = v;
+  }
 }
 
 void Artifact::readBatchMetadata() {

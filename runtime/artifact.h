@@ -68,17 +68,35 @@ public:
     return batchRows_.empty() ? 0 : batchRows_[size_t(index)];
   }
 
+  /// The labels of a cross_entropy step: the input that holds them, the
+  /// classes a label must name (the last dimension of infer's first
+  /// output) and the label that does not count; index -1 for other
+  /// artifacts.
+  struct Labels {
+    int32_t index = -1;
+    int64_t classes = 0;
+    bool hasIgnore = false;
+    int64_t ignoreIndex = 0;
+    bool accepts(int64_t label) const {
+      return (label >= 0 && label < classes) || (hasIgnore && label == ignoreIndex);
+    }
+  };
+  const Labels &labels() const { return labels_; }
+
 private:
   Artifact() = default;
   static const char *orEmpty(const char *s) { return s ? s : ""; }
   /// Reads and checks the batch metadata (throws Error(TCC_ERROR_ABI)).
   void readBatchMetadata();
+  /// Reads the labels' rule from the metadata (loss, labels, ignore_index).
+  void readLabels();
 
   std::string path_;
   void *handle_ = nullptr;
   const tcc_abi_descriptor *descriptor_ = nullptr;
   int64_t batch_ = 0;
   std::vector<int64_t> batchRows_;
+  Labels labels_;
 };
 
 /// Checks a descriptor as load() does (everything but the CPU features);

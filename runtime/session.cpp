@@ -456,6 +456,7 @@ void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int6
       fail(TCC_ERROR_INVALID_ARGUMENT, where + ": " + std::to_string(samples) + " sample(s) are " +
                                            std::to_string(sampleBytes * size_t(samples)) +
                                            " bytes, got " + std::to_string(size));
+    checkLabels(index, data, size, where);
     std::vector<uint8_t> padded(size_t(t.size_bytes));
     std::memcpy(padded.data(), data, size);
     for (int64_t k = samples; k < batch; ++k)
@@ -466,8 +467,30 @@ void Session::setInput(const char *name, int32_t dtype, int32_t rank, const int6
     return;
   }
   checkTensorData(t, where, dtype, rank, shape, data, size);
+  checkLabels(index, data, size, where);
   writeInput(index, data, size, where);
   inputSamples_[size_t(index)] = batch;
+}
+
+void Session::checkLabels(int32_t index, const void *data, size_t size,
+                          const std::string &where) const {
+  // A label that names no class would add nothing to the loss but count in
+  // its mean, and the update would be applied: refused, as PyTorch does.
+  const Artifact::Labels &labels = artifact_->labels();
+  if (index != labels.index)
+    return;
+  const auto *y = static_cast<const int64_t *>(data);
+  for (size_t i = 0; i < size / sizeof(int64_t); ++i) {
+    int64_t v;
+    std::memcpy(&v, y + i, sizeof v); // DATA may be unaligned
+    if (!labels.accepts(v))
+      fail(TCC_ERROR_INVALID_ARGUMENT,
+           where + ": label " + std::to_string(v) + " at position " + std::to_string(i) +
+               " is not a class of the model's " + std::to_string(labels.classes) +
+               " outputs [0, " + std::to_string(labels.classes) + ")" +
+               (labels.hasIgnore ? " nor the ignored label " + std::to_string(labels.ignoreIndex)
+                                 : std::string()));
+  }
 }
 
 void Session::writeInput(int32_t index, const void *data, size_t size, const std::string &where) {

@@ -130,6 +130,9 @@ public:
 private:
   void loadTensors(const std::string &path, bool checkpoint);
   /// Writes checked input bytes into their slot (on a device: staging).
+  /// Fails naming the first label in DATA that is no class of the model
+  /// when input INDEX holds a cross_entropy step's labels.
+  void checkLabels(int32_t index, const void *data, size_t size, const std::string &where) const;
   void writeInput(int32_t index, const void *data, size_t size, const std::string &where);
   /// The samples the inputs of ENTRY hold (the compiled batch when none
   /// follows it); throws Error(TCC_ERROR_SHAPE) when they disagree.

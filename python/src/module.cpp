@@ -326,6 +326,12 @@ public:
     check(tcc_trainer_create(nb::cast<Artifact &>(artifact).get(), &o, &handle_));
   }
   ~Trainer() { tcc_trainer_destroy(handle_); }
+  /// Destroys the C trainer now (its checkpoint folder's lock with it),
+  /// whoever still holds this object: a traceback keeps it alive.
+  void close() {
+    tcc_trainer_destroy(handle_);
+    handle_ = nullptr;
+  }
   Trainer(const Trainer &) = delete;
   Trainer &operator=(const Trainer &) = delete;
 
@@ -335,8 +341,12 @@ public:
       nb::gil_scoped_release released;
       s = tcc_trainer_run(handle_, session.get());
     }
-    if (callbackError_)
-      throw *callbackError_;
+    if (callbackError_) {
+      // Moved out, not copied: the error's traceback holds the frame that
+      // holds this trainer, a cycle the garbage collector cannot see.
+      std::unique_ptr<nb::python_error> error = std::move(callbackError_);
+      throw std::move(*error);
+    }
     check(s);
   }
   void requestStop() { tcc_trainer_request_stop(handle_); }
@@ -442,5 +452,6 @@ NB_MODULE(_tcc, m) {
            nb::arg("log").none(), nb::arg("on_step").none(), nb::arg("communicator").none())
       .def("run", &Trainer::run, nb::arg("session"))
       .def("request_stop", &Trainer::requestStop)
-      .def("steps_done", &Trainer::stepsDone);
+      .def("steps_done", &Trainer::stepsDone)
+      .def("close", &Trainer::close);
 }

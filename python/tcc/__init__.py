@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
@@ -170,12 +171,15 @@ def _dtype_code(a: np.ndarray, declared: Optional[TensorInfo] = None) -> int:
 
 class Session:
     """An artifact's arena and parameters: run entry points, read and set
-    parameters, save and load checkpoints. One thread at a time."""
+    parameters, save and load checkpoints. Thread-safe: each call holds the
+    session for its whole length (a run sets the inputs, runs and copies the
+    outputs as one), so concurrent calls wait for each other."""
 
     def __init__(self, artifact: Artifact, threads: int = 0, poison: bool = False,
                  skip_default_params: bool = False):
         self.artifact = artifact
         self._impl = _tcc.Session(artifact._impl, threads, poison, skip_default_params)
+        self._lock = threading.RLock()
 
     def run(self, entry: str, inputs: Optional[Mapping[str, Any]] = None,
             **kwargs: Any) -> Dict[str, np.ndarray]:
@@ -198,28 +202,32 @@ class Session:
         if missing:
             raise Error(f"{self.artifact.path}: entry '{entry}' needs input(s) "
                         f"{', '.join(missing)}")
+        arrays = {}
         for name, value in given.items():
             t = declared.get(name)
             if t is None:
                 raise Error(f"{self.artifact.path}: entry '{entry}' has no input '{name}' (its "
                             f"inputs: {', '.join(declared)})")
-            a = _as_input(value, t)
-            self._impl.set_input(name, _dtype_code(a, t), list(a.shape), a)
-        self._impl.run(entry)
+            arrays[name] = (_as_input(value, t), t)
         out = {}
-        for t in self.artifact.outputs(entry):
-            buffer = np.empty(self._impl.output_shape(t.name), dtype=t.dtype)
-            self._impl.copy_output(t.name, buffer)
-            out[t.name] = buffer
+        with self._lock:
+            for name, (a, t) in arrays.items():
+                self._impl.set_input(name, _dtype_code(a, t), list(a.shape), a)
+            self._impl.run(entry)
+            for t in self.artifact.outputs(entry):
+                buffer = np.empty(self._impl.output_shape(t.name), dtype=t.dtype)
+                self._impl.copy_output(t.name, buffer)
+                out[t.name] = buffer
         return out
 
     def params(self) -> Dict[str, np.ndarray]:
         """A copy of every parameter, name -> array, in descriptor order."""
         out = {}
-        for t in self.artifact.params():
-            buffer = np.empty(t.shape, dtype=t.dtype)
-            self._impl.get_param(t.name, buffer)
-            out[t.name] = buffer
+        with self._lock:
+            for t in self.artifact.params():
+                buffer = np.empty(t.shape, dtype=t.dtype)
+                self._impl.get_param(t.name, buffer)
+                out[t.name] = buffer
         return out
 
     def set_params(self, params: Mapping[str, Any]) -> None:
@@ -230,21 +238,26 @@ class Session:
             if t is None:
                 raise Error(f"{self.artifact.path}: no parameter '{name}'")
             a = _as_input(value, t)
-            self._impl.set_param(name, _dtype_code(a, t), list(a.shape), a)
+            with self._lock:
+                self._impl.set_param(name, _dtype_code(a, t), list(a.shape), a)
 
     def save_params(self, path: Union[str, os.PathLike]) -> None:
-        self._impl.save_params(os.fspath(path))
+        with self._lock:
+            self._impl.save_params(os.fspath(path))
 
     def load_params(self, path: Union[str, os.PathLike]) -> None:
-        self._impl.load_params(os.fspath(path))
+        with self._lock:
+            self._impl.load_params(os.fspath(path))
 
     def save_checkpoint(self, path: Union[str, os.PathLike],
                         metadata: Optional[Mapping[str, str]] = None) -> None:
         """Parameters, optimizer state and METADATA, written atomically."""
-        self._impl.save_checkpoint(os.fspath(path), dict(metadata or {}))
+        with self._lock:
+            self._impl.save_checkpoint(os.fspath(path), dict(metadata or {}))
 
     def load_checkpoint(self, path: Union[str, os.PathLike]) -> None:
-        self._impl.load_checkpoint(os.fspath(path))
+        with self._lock:
+            self._impl.load_checkpoint(os.fspath(path))
 
 
 def checkpoint_metadata(path: Union[str, os.PathLike], key: str) -> Optional[str]:
@@ -377,6 +390,13 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
 
     trainer = _tcc.Trainer(artifact._impl, o, arrays, val_arrays, print if verbose else None,
                            on_step, communicator._impl if communicator is not None else None)
-    trainer.run(session._impl)
-    result.steps_done = trainer.steps_done()
+    try:
+        with session._lock:
+            trainer.run(session._impl)
+        result.steps_done = trainer.steps_done()
+    finally:
+        # Released now, not when the garbage collector frees the trainer: an
+        # exception's traceback keeps it alive, and with it the lock on the
+        # checkpoint folder that the next run (a resume) needs.
+        trainer.close()
     return result

@@ -207,3 +207,61 @@ def test_train_data_parallel_under_mpirun(tcc_run_losses, tmp_path):
     got = json.loads(out.read_text())
     assert got["size"] == 2
     np.testing.assert_allclose(got["losses"], tcc_run_losses[:20], rtol=1e-5)
+
+
+def test_concurrent_runs_on_one_session_see_their_own_outputs(sgd, data):
+    """Four threads call s.run("infer") on one session with inputs of their
+    own: each gets its own logits (another thread's set_input could land
+    between a run and its copy_output)."""
+    import threading
+    s = sgd.session(threads=1)
+    batch = sgd.inputs("infer")[0].shape[0]
+    xs = [data["x"][k * batch:(k + 1) * batch] for k in range(4)]
+    expected = [s.run("infer", x=x)["logits"] for x in xs]
+    assert not np.array_equal(expected[0], expected[1])
+    wrong = []
+
+    def work(k):
+        for _ in range(150):
+            out = s.run("infer", x=xs[k])["logits"]
+            if not np.array_equal(out, expected[k]):
+                wrong.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+
+def test_a_failed_train_releases_its_checkpoint_folder(sgd, data, tmp_path):
+    """A callback that raises ends tcc.train with its exception, and the
+    checkpoint folder is free at once for the resume (the trainer, alive in
+    the traceback, kept its lock: "in use by another tcc-run")."""
+    folder = tmp_path / "ck"
+
+    def boom(info):
+        if info["step"] == 3:
+            raise KeyError("stop here")
+
+    with pytest.raises(KeyError):
+        tcc.train(sgd, data, steps=6, lr=0.05, checkpoint_dir=folder, save_every=2,
+                  callback=boom)
+    result = tcc.train(sgd, data, steps=6, lr=0.05, checkpoint_dir=folder,
+                       resume=folder / "checkpoint.safetensors")
+    assert result.steps_done == 6
+
+
+def test_labels_that_name_no_class_are_refused(sgd, data):
+    """As PyTorch refuses them: before, they added nothing to the loss but
+    counted in its mean, and the update was applied."""
+    s = sgd.session()
+    batch = sgd.inputs("train_step")[0].shape[0]
+    y = data["y"][:batch].copy()
+    y[2] = 70
+    before = s.params()
+    with pytest.raises(tcc.Error, match="label 70 at position 2 is not a class"):
+        s.run("train_step", x=data["x"][:batch], y=y, lr=np.float32(0.05))
+    after = s.params()
+    assert all(np.array_equal(before[k], after[k]) for k in before)

@@ -375,9 +375,15 @@ TCC_API tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key
  *  bytes go to a page-locked staging buffer instead and start uploading at
  *  once on a second stream, even while the previous run is still computing
  *  (see tcc_session_run); outputs stay readable there.
+ *  The labels of a cross_entropy step (metadata TCC_METADATA_LABELS) must
+ *  each name a class of the model, [0, C) for infer's first output of C
+ *  classes in its last dimension, or be TCC_METADATA_IGNORE_INDEX: else
+ *  TCC_ERROR_INVALID_ARGUMENT naming the first one (as PyTorch refuses it;
+ *  the step would count it in the mean and apply the update).
  *  Errors: TCC_ERROR_NOT_FOUND (the message lists the inputs),
  *  TCC_ERROR_DTYPE, TCC_ERROR_SHAPE, TCC_ERROR_INVALID_ARGUMENT (size
- *  mismatch, NULL data for a non-empty tensor), TCC_ERROR_INVALID_STATE. */
+ *  mismatch, NULL data for a non-empty tensor, a label that names no
+ *  class), TCC_ERROR_INVALID_STATE. */
 TCC_API tcc_status tcc_session_set_input(tcc_session_t session, const char *name, tcc_dtype dtype,
                                          int32_t rank, const int64_t *shape, const void *data,
                                          size_t size_bytes);
