@@ -158,6 +158,14 @@ void Elaborator::bindInputs(const ModelDecl &model) {
         symbols.insert(dim.symbol);
         auto it = options.dims.find(dim.symbol);
         Val *known = globals.count(dim.symbol) ? &globals[dim.symbol] : nullptr;
+        if (it != options.dims.end() && i == 0 && options.batch && *options.batch != it->second) {
+          // Both bind the batch dimension: neither may win silently.
+          error(dim.pos) << "--batch=" << *options.batch << " and --dim " << dim.symbol << "="
+                         << it->second << " both bind the first dimension of input '"
+                         << in.name.name << "'; give one of them";
+          ok = false;
+          continue;
+        }
         if (it != options.dims.end())
           size = it->second;
         else if (known && known->kind == Val::Int)

@@ -13,6 +13,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
 #include <cstring>
 
 using namespace mlir;
@@ -386,8 +387,10 @@ tcc::onnx_frontend::checkExternalData(const onnx::TensorProto &tensor,
       location = e.value();
     else if (e.key() == "offset" || e.key() == "length") {
       char *end = nullptr;
+      errno = 0;
       long long v = std::strtoll(e.value().c_str(), &end, 10);
-      if (e.value().empty() || *end || v < 0)
+      // ERANGE: 2^64-1 would be clamped to INT64_MAX and named as that.
+      if (e.value().empty() || *end || v < 0 || errno == ERANGE)
         return err() << "tensor '" << tensor.name() << "': external data "
                      << e.key() << " '" << e.value() << "' is not a size",
                failure();
@@ -432,6 +435,10 @@ tcc::onnx_frontend::checkExternalData(const onnx::TensorProto &tensor,
                  << "data file '" << path << "'",
            failure();
   llvm::StringRef inside(realPath);
+  if (realPath == realBase)
+    return err() << "tensor '" << tensor.name() << "': external data path '"
+                 << location << "' names the model's folder, not a file",
+           failure();
   if (!inside.consume_front(realBase) ||
       !(inside.starts_with("/") || realBase.str().ends_with("/")))
     return err() << "tensor '" << tensor.name() << "': external data path '"

@@ -293,6 +293,12 @@ GraphImporter::valueInfoType(const onnx::ValueInfoProto &info,
     }
     std::string sym = d.has_dim_param() ? d.dim_param() : "";
     auto it = options.dims.find(sym);
+    if (!sym.empty() && it != options.dims.end() && i == 0 && options.batch &&
+        *options.batch != it->second)
+      return modelError() << "--batch=" << *options.batch << " and --dim " << sym << "="
+                          << it->second << " both bind the first dimension of input '"
+                          << info.name() << "'; give one of them",
+             failure();
     if (!sym.empty() && it != options.dims.end()) {
       dims.push_back(it->second);
     } else if (i == 0 && options.batch) {

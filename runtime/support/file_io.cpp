@@ -257,6 +257,22 @@ bool writeFileAtomic(const std::string &path, const std::vector<ByteRange> &piec
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.empty())
     return fail(error, path, "not a file name");
+  // A device or a FIFO (/dev/null, /dev/full, a pipe) is written into, as
+  // any program would: renaming a temporary over it would replace the
+  // device node itself (as root, in /dev).
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode))
+      return fail(error, path, "is a folder, not a file");
+    int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      return fail(error, path, "cannot open for writing: " + errnoString(errno));
+    FdCloser closer{fd};
+    for (const ByteRange &piece : pieces)
+      if (piece.size > 0 && !writeAll(fd, piece.data, piece.size))
+        return fail(error, path, "write failed: " + errnoString(errno));
+    return true;
+  }
   // A dot-prefixed temporary in the same folder: rename() is atomic only
   // within one file system.
   std::string tmp = (dir == "/" ? "/" : dir + "/") + "." + base + ".tmp.XXXXXX";

@@ -84,9 +84,14 @@ bool checkOutputsApart(const std::vector<FileRole> &inputs, const std::vector<Fi
   auto describe = [](const FileRole &f) {
     return f.role[0] == '-' ? f.role + " " + f.path : f.role + " (" + f.path + ")";
   };
+  // A character device (/dev/null) takes any number of writers.
+  auto device = [](const std::string &path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+  };
   for (size_t o = 0; o < outputs.size(); ++o) {
     const FileRole &out = outputs[o];
-    if (out.path.empty())
+    if (out.path.empty() || device(out.path))
       continue;
     for (const FileRole &in : inputs)
       if (!in.path.empty() && sameFile(out.path, in.path)) {

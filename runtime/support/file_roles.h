@@ -33,7 +33,7 @@ std::string paramsBeside(const std::string &artifact);
 bool sameFile(const std::string &a, const std::string &b);
 
 /// Checks that no output is one of INPUTS or another of OUTPUTS (empty
-/// paths are skipped). On a clash returns false and sets *ERROR to a message
+/// paths and character devices such as /dev/null are skipped). On a clash returns false and sets *ERROR to a message
 /// naming both roles and paths.
 bool checkOutputsApart(const std::vector<FileRole> &inputs, const std::vector<FileRole> &outputs,
                        std::string *error);

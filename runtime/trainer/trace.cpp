@@ -80,10 +80,13 @@ void TraceWriter::finish() {
       json += ",\n" + event;
   }
   json += "\n]}\n";
-  std::string error;
-  if (!tcc::rt::writeFileAtomic(path_, {{json.data(), json.size()}}, /*durable=*/false, &error))
-    die("--trace " + error);
+  // Inactive from here, written or not: a failure is reported once (the
+  // run's destructor finishes the trace again).
+  std::string path = std::move(path_);
   path_.clear();
+  std::string error;
+  if (!tcc::rt::writeFileAtomic(path, {{json.data(), json.size()}}, /*durable=*/false, &error))
+    die("--trace " + error);
 }
 
 } // namespace tcc::train

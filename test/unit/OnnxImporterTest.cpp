@@ -170,7 +170,8 @@ protected:
 
   /// y = Reshape(x, shape) with `shape` an int64[2] initializer stored in
   /// external data at `location`.
-  std::string writeModel(const std::string &location, int64_t offset = 0) {
+  std::string writeModel(const std::string &location, int64_t offset = 0,
+                         const std::string &offsetText = "") {
     onnx::ModelProto model;
     model.set_ir_version(8);
     auto *opset = model.add_opset_import();
@@ -199,7 +200,7 @@ protected:
     loc->set_value(location);
     auto *off = shape->add_external_data();
     off->set_key("offset");
-    off->set_value(std::to_string(offset));
+    off->set_value(offsetText.empty() ? std::to_string(offset) : offsetText);
     onnx::NodeProto *n = g->add_node();
     n->set_op_type("Reshape");
     n->set_name("reshape");
@@ -263,6 +264,24 @@ TEST_F(ExternalData, RefusesAbsolutePaths) {
   EXPECT_FALSE(module);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("is absolute"), std::string::npos) << errors[0];
+}
+
+TEST_F(ExternalData, RefusesOffsetsBeyondInt64AsTheyAreWritten) {
+  writeData("weights.bin", int64Bytes({3, 2}));
+  auto errors = importErrors(writeModel("weights.bin", 0, "18446744073709551615"));
+  EXPECT_FALSE(module);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("offset '18446744073709551615' is not a size"), std::string::npos)
+      << errors[0];
+}
+
+TEST_F(ExternalData, RefusesTheModelsFolderAsADataFile) {
+  auto errors = importErrors(writeModel("."));
+  EXPECT_FALSE(module);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("'.' names the model's folder, not a file"), std::string::npos)
+      << errors[0];
+  EXPECT_EQ(errors[0].find("symbolic link"), std::string::npos) << errors[0];
 }
 
 TEST_F(ExternalData, RefusesRangesPastTheEndOfTheFile) {

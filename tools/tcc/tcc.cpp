@@ -37,6 +37,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -645,6 +646,19 @@ int main(int argc, char **argv) {
       [](void *, const char *reason, bool) {
         llvm::errs() << "tcc: internal error: " << reason << "\n";
         std::exit(1);
+      },
+      nullptr);
+  // So does running out of memory (a model too large for this machine):
+  // LLVM's handler, which InitLLVM makes `new` call too, would abort with
+  // status 134. It may not allocate: a fixed message and _exit.
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) {
+        static const char message[] =
+            "tcc: error: out of memory: the compile needs more memory than this process may "
+            "use (a smaller --batch or model, or a machine with more memory)\n";
+        ssize_t ignored = ::write(2, message, sizeof message - 1);
+        (void)ignored;
+        ::_exit(1);
       },
       nullptr);
 
