@@ -189,8 +189,7 @@ Communicator::Request Communicator::startSum(void *data, int64_t count, bool isD
                                   api_->sum, api_->world, &p->request);
   if (code != MPI_SUCCESS) {
     delete p;
-    fail(TCC_ERROR_RUNTIME, "rank " + std::to_string(rank_) +
-                                ": MPI_Iallreduce failed: " + api_->describe(code));
+    fail(TCC_ERROR_RUNTIME, who() + ": MPI_Iallreduce failed: " + api_->describe(code));
   }
   pending_.push_back(p);
   return p;
@@ -212,16 +211,14 @@ void Communicator::wait(Request request, const std::string &what) {
       int flag = 0;
       int code = api_->MPI_Test(&p->request, &flag, MPI_STATUS_IGNORE);
       if (code != MPI_SUCCESS)
-        fail(TCC_ERROR_RUNTIME, "rank " + std::to_string(rank_) + ": " + what +
-                                    ": MPI_Test failed: " + api_->describe(code));
+        fail(TCC_ERROR_RUNTIME, who() + ": " + what + ": MPI_Test failed: " + api_->describe(code));
       p->done = flag != 0;
     }
     if (mine->done)
       break;
     if (std::chrono::steady_clock::now() > deadline)
       fail(TCC_ERROR_RUNTIME,
-           "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": " + what +
-               " did not complete within " + std::to_string(int(timeout_)) +
+           who() + ": " + what + " did not complete within " + std::to_string(int(timeout_)) +
                " s (another rank died or hangs; --collective-timeout sets the limit)");
     // Spin briefly (a reduction of the last bucket is usually microseconds
     // away), then yield the core to the other ranks on this machine.
@@ -236,12 +233,11 @@ namespace {
 
 /// The request of P once CODE says MPI started it; otherwise P is freed and
 /// the error names CALL.
-Communicator::Request started(Pending *p, int code, const char *call, int rank,
+Communicator::Request started(Pending *p, int code, const char *call, const std::string &who,
                               const Communicator::Api &api) {
   if (code != MPI_SUCCESS) {
     delete p;
-    fail(TCC_ERROR_RUNTIME,
-         "rank " + std::to_string(rank) + ": " + call + " failed: " + api.describe(code));
+    fail(TCC_ERROR_RUNTIME, who + ": " + call + " failed: " + api.describe(code));
   }
   return p;
 }
@@ -255,7 +251,7 @@ Communicator::Request Communicator::startReduceScatter(const float *send, float 
   auto *p = new Pending();
   int code = api_->MPI_Ireduce_scatter(send, recv, counts.data(), api_->f32, api_->sum,
                                        api_->world, &p->request);
-  Request r = started(p, code, "MPI_Ireduce_scatter", rank_, *api_);
+  Request r = started(p, code, "MPI_Ireduce_scatter", who(), *api_);
   pending_.push_back(r);
   return r;
 }
@@ -268,7 +264,7 @@ Communicator::Request Communicator::startAllGather(float *data, const std::vecto
   // In place: the send arguments are ignored.
   int code = api_->MPI_Iallgatherv(MPI_IN_PLACE, 0, api_->f32, data, counts.data(),
                                    displs.data(), api_->f32, api_->world, &p->request);
-  Request r = started(p, code, "MPI_Iallgatherv", rank_, *api_);
+  Request r = started(p, code, "MPI_Iallgatherv", who(), *api_);
   pending_.push_back(r);
   return r;
 }
@@ -280,7 +276,7 @@ void Communicator::gather(const float *send, float *recv, const std::vector<int>
   auto *p = new Pending();
   int code = api_->MPI_Igatherv(send, counts[size_t(rank_)], api_->f32, recv, counts.data(),
                                 displs.data(), api_->f32, root, api_->world, &p->request);
-  Request r = started(p, code, "MPI_Igatherv", rank_, *api_);
+  Request r = started(p, code, "MPI_Igatherv", who(), *api_);
   pending_.push_back(r);
   wait(r, what);
 }
@@ -303,12 +299,15 @@ void Communicator::broadcast(void *data, size_t bytes, int root, const std::stri
                                 api_->world, &p->request);
     if (code != MPI_SUCCESS) {
       delete p;
-      fail(TCC_ERROR_RUNTIME, "rank " + std::to_string(rank_) + ": " + what +
-                                  ": MPI_Ibcast failed: " + api_->describe(code));
+      fail(TCC_ERROR_RUNTIME, who() + ": " + what + ": MPI_Ibcast failed: " + api_->describe(code));
     }
     pending_.push_back(p);
     wait(p, what);
   }
+}
+
+std::string Communicator::who() const {
+  return "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
 }
 
 void Communicator::abort(int code) {

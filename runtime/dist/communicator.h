@@ -81,6 +81,9 @@ public:
   /// of one exits.
   [[noreturn]] void abort(int code);
 
+  /// "rank R of W": how this rank's messages begin.
+  std::string who() const;
+
   /// The loaded MPI functions and handles (communicator.cpp).
   struct Api;
 

@@ -640,7 +640,11 @@ void train(tcc_artifact_t artifact, const Options &o) {
   } catch (const UsageError &e) {
     if (size == 1)
       throw;
-    std::fprintf(stderr, "tcc-run: error: rank %d of %d: %s\n", rank, size, e.message.c_str());
+    // The communicator's messages (a collective's timeout) name the rank
+    // already.
+    std::string who = "rank " + std::to_string(rank) + " of " + std::to_string(size) + ": ";
+    std::fprintf(stderr, "tcc-run: error: %s%s\n",
+                 e.message.find(who) == std::string::npos ? who.c_str() : "", e.message.c_str());
     std::fflush(stderr);
     tcc_communicator_abort(communicator.c, 1);
   }
