@@ -29,6 +29,7 @@ namespace tcc::rt {
   X(MPI_Comm_rank)                                                             \
   X(MPI_Comm_size)                                                             \
   X(MPI_Iallreduce)                                                            \
+  X(MPI_Iallgather)                                                            \
   X(MPI_Ibcast)                                                                \
   X(MPI_Ireduce_scatter)                                                       \
   X(MPI_Iallgatherv)                                                           \
@@ -242,6 +243,15 @@ Communicator::Request started(Pending *p, int code, const char *call, const std:
   return p;
 }
 
+/// FNV-1a, 64 bits: what differing() compares before any text travels (an
+/// accidental mismatch is what it finds, not a forged one).
+uint64_t digest(const std::string &text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 } // namespace
 
 Communicator::Request Communicator::startReduceScatter(const float *send, float *recv,
@@ -304,6 +314,50 @@ void Communicator::broadcast(void *data, size_t bytes, int root, const std::stri
     pending_.push_back(p);
     wait(p, what);
   }
+}
+
+std::vector<std::string> Communicator::differing(const std::string &text, const std::string &what) {
+  if (!api_)
+    return {};
+  if (text.size() > size_t(INT32_MAX))
+    fail(TCC_ERROR_UNSUPPORTED, who() + ": " + what + ": " + std::to_string(text.size()) +
+                                    " bytes to compare (more than 2^31 - 1)");
+  // Every rank's digest and length, in rank order.
+  const uint64_t mine[2] = {digest(text), uint64_t(text.size())};
+  std::vector<uint64_t> all(2 * size_t(size_));
+  auto *p = new Pending();
+  int code = api_->MPI_Iallgather(mine, int(sizeof mine), api_->byte, all.data(), int(sizeof mine),
+                                  api_->byte, api_->world, &p->request);
+  Request r = started(p, code, "MPI_Iallgather", who(), *api_);
+  pending_.push_back(r);
+  wait(r, what);
+  bool same = true;
+  for (size_t k = 1; k < size_t(size_); ++k)
+    same = same && all[2 * k] == all[0] && all[2 * k + 1] == all[1];
+  if (same)
+    return {};
+  // They differ: every rank gets every text, so all name the same difference.
+  std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
+  int64_t total = 0;
+  for (size_t k = 0; k < size_t(size_); ++k) {
+    counts[k] = int(all[2 * k + 1]);
+    displs[k] = int(std::min<int64_t>(total, INT32_MAX));
+    total += counts[k];
+  }
+  if (total > INT32_MAX)
+    fail(TCC_ERROR_UNSUPPORTED, who() + ": " + what + ": " + std::to_string(total) +
+                                    " bytes to gather (more than 2^31 - 1)");
+  std::string gathered(size_t(total), '\0');
+  p = new Pending();
+  code = api_->MPI_Iallgatherv(text.data(), int(text.size()), api_->byte, gathered.data(),
+                               counts.data(), displs.data(), api_->byte, api_->world, &p->request);
+  r = started(p, code, "MPI_Iallgatherv", who(), *api_);
+  pending_.push_back(r);
+  wait(r, what);
+  std::vector<std::string> texts;
+  for (size_t k = 0; k < size_t(size_); ++k)
+    texts.push_back(gathered.substr(size_t(displs[k]), size_t(counts[k])));
+  return texts;
 }
 
 std::string Communicator::who() const {
