@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <map>
 #include <mutex>
 #include <random>
@@ -504,6 +505,28 @@ void report(const std::vector<Trial> &trials, long steps) {
     std::printf("final loss %.6g\n", best->finalLoss);
 }
 
+/// Dies if DIR holds a trial's files (trial-N.jsonl, trial-N/) of an
+/// earlier sweep, which this one would replace.
+void refuseEarlierTrials(const std::string &dir) {
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    die("--trial-dir " + dir + ": cannot read the folder: " + std::strerror(errno));
+  std::string found;
+  while (const dirent *e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind("trial-", 0) != 0)
+      continue;
+    size_t end = std::min(name.find_first_not_of("0123456789", 6), name.size());
+    std::string rest = name.substr(end);
+    if (end > 6 && (rest.empty() || rest == ".jsonl") && (found.empty() || name < found))
+      found = name;
+  }
+  ::closedir(d);
+  if (!found.empty())
+    die("--trial-dir " + dir + " holds " + found + " of an earlier sweep, which this sweep " +
+        "would replace; give another --trial-dir or remove " + dir);
+}
+
 /// Splits the sweep's own options (and the swept values) off ARGS; the rest
 /// are returned for tcc-run's parser.
 std::vector<std::string> takeSweepOptions(std::vector<std::string> args, SweepOptions &s) {
@@ -587,8 +610,10 @@ int sweepMain(const std::vector<std::string> &args) {
         "--trace of its own; --trial-dir DIR keeps each trial's metrics");
   if (s.halving && s.trialDir.empty())
     die("--halving needs --trial-dir DIR (the trials' checkpoints between rungs)");
-  if (!s.trialDir.empty())
+  if (!s.trialDir.empty()) {
     makeDirectory(s.trialDir);
+    refuseEarlierTrials(s.trialDir);
+  }
   checkWritableFolder(s.out.find('/') == std::string::npos ? "." : s.out.substr(0, s.out.rfind('/')),
                       "--out " + s.out);
 
