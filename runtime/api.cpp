@@ -106,6 +106,8 @@ const char *tcc_status_string(tcc_status status) {
     return "TCC_ERROR_INTERNAL";
   case TCC_ERROR_INTERRUPTED:
     return "TCC_ERROR_INTERRUPTED";
+  case TCC_ERROR_RANKS_DIFFER:
+    return "TCC_ERROR_RANKS_DIFFER";
   }
   return "unknown status";
 }

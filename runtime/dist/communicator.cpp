@@ -29,6 +29,7 @@ namespace tcc::rt {
   X(MPI_Comm_rank)                                                             \
   X(MPI_Comm_size)                                                             \
   X(MPI_Iallreduce)                                                            \
+  X(MPI_Iallgather)                                                            \
   X(MPI_Ibcast)                                                                \
   X(MPI_Ireduce_scatter)                                                       \
   X(MPI_Iallgatherv)                                                           \
@@ -189,8 +190,7 @@ Communicator::Request Communicator::startSum(void *data, int64_t count, bool isD
                                   api_->sum, api_->world, &p->request);
   if (code != MPI_SUCCESS) {
     delete p;
-    fail(TCC_ERROR_RUNTIME, "rank " + std::to_string(rank_) +
-                                ": MPI_Iallreduce failed: " + api_->describe(code));
+    fail(TCC_ERROR_RUNTIME, who() + ": MPI_Iallreduce failed: " + api_->describe(code));
   }
   pending_.push_back(p);
   return p;
@@ -212,16 +212,14 @@ void Communicator::wait(Request request, const std::string &what) {
       int flag = 0;
       int code = api_->MPI_Test(&p->request, &flag, MPI_STATUS_IGNORE);
       if (code != MPI_SUCCESS)
-        fail(TCC_ERROR_RUNTIME, "rank " + std::to_string(rank_) + ": " + what +
-                                    ": MPI_Test failed: " + api_->describe(code));
+        fail(TCC_ERROR_RUNTIME, who() + ": " + what + ": MPI_Test failed: " + api_->describe(code));
       p->done = flag != 0;
     }
     if (mine->done)
       break;
     if (std::chrono::steady_clock::now() > deadline)
       fail(TCC_ERROR_RUNTIME,
-           "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ": " + what +
-               " did not complete within " + std::to_string(int(timeout_)) +
+           who() + ": " + what + " did not complete within " + std::to_string(int(timeout_)) +
                " s (another rank died or hangs; --collective-timeout sets the limit)");
     // Spin briefly (a reduction of the last bucket is usually microseconds
     // away), then yield the core to the other ranks on this machine.
@@ -236,14 +234,22 @@ namespace {
 
 /// The request of P once CODE says MPI started it; otherwise P is freed and
 /// the error names CALL.
-Communicator::Request started(Pending *p, int code, const char *call, int rank,
+Communicator::Request started(Pending *p, int code, const char *call, const std::string &who,
                               const Communicator::Api &api) {
   if (code != MPI_SUCCESS) {
     delete p;
-    fail(TCC_ERROR_RUNTIME,
-         "rank " + std::to_string(rank) + ": " + call + " failed: " + api.describe(code));
+    fail(TCC_ERROR_RUNTIME, who + ": " + call + " failed: " + api.describe(code));
   }
   return p;
+}
+
+/// FNV-1a, 64 bits: what differing() compares before any text travels (an
+/// accidental mismatch is what it finds, not a forged one).
+uint64_t digest(const std::string &text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
 }
 
 } // namespace
@@ -255,7 +261,7 @@ Communicator::Request Communicator::startReduceScatter(const float *send, float 
   auto *p = new Pending();
   int code = api_->MPI_Ireduce_scatter(send, recv, counts.data(), api_->f32, api_->sum,
                                        api_->world, &p->request);
-  Request r = started(p, code, "MPI_Ireduce_scatter", rank_, *api_);
+  Request r = started(p, code, "MPI_Ireduce_scatter", who(), *api_);
   pending_.push_back(r);
   return r;
 }
@@ -268,7 +274,7 @@ Communicator::Request Communicator::startAllGather(float *data, const std::vecto
   // In place: the send arguments are ignored.
   int code = api_->MPI_Iallgatherv(MPI_IN_PLACE, 0, api_->f32, data, counts.data(),
                                    displs.data(), api_->f32, api_->world, &p->request);
-  Request r = started(p, code, "MPI_Iallgatherv", rank_, *api_);
+  Request r = started(p, code, "MPI_Iallgatherv", who(), *api_);
   pending_.push_back(r);
   return r;
 }
@@ -280,7 +286,7 @@ void Communicator::gather(const float *send, float *recv, const std::vector<int>
   auto *p = new Pending();
   int code = api_->MPI_Igatherv(send, counts[size_t(rank_)], api_->f32, recv, counts.data(),
                                 displs.data(), api_->f32, root, api_->world, &p->request);
-  Request r = started(p, code, "MPI_Igatherv", rank_, *api_);
+  Request r = started(p, code, "MPI_Igatherv", who(), *api_);
   pending_.push_back(r);
   wait(r, what);
 }
@@ -303,12 +309,59 @@ void Communicator::broadcast(void *data, size_t bytes, int root, const std::stri
                                 api_->world, &p->request);
     if (code != MPI_SUCCESS) {
       delete p;
-      fail(TCC_ERROR_RUNTIME, "rank " + std::to_string(rank_) + ": " + what +
-                                  ": MPI_Ibcast failed: " + api_->describe(code));
+      fail(TCC_ERROR_RUNTIME, who() + ": " + what + ": MPI_Ibcast failed: " + api_->describe(code));
     }
     pending_.push_back(p);
     wait(p, what);
   }
+}
+
+std::vector<std::string> Communicator::differing(const std::string &text, const std::string &what) {
+  if (!api_)
+    return {};
+  if (text.size() > size_t(INT32_MAX))
+    fail(TCC_ERROR_UNSUPPORTED, who() + ": " + what + ": " + std::to_string(text.size()) +
+                                    " bytes to compare (more than 2^31 - 1)");
+  // Every rank's digest and length, in rank order.
+  const uint64_t mine[2] = {digest(text), uint64_t(text.size())};
+  std::vector<uint64_t> all(2 * size_t(size_));
+  auto *p = new Pending();
+  int code = api_->MPI_Iallgather(mine, int(sizeof mine), api_->byte, all.data(), int(sizeof mine),
+                                  api_->byte, api_->world, &p->request);
+  Request r = started(p, code, "MPI_Iallgather", who(), *api_);
+  pending_.push_back(r);
+  wait(r, what);
+  bool same = true;
+  for (size_t k = 1; k < size_t(size_); ++k)
+    same = same && all[2 * k] == all[0] && all[2 * k + 1] == all[1];
+  if (same)
+    return {};
+  // They differ: every rank gets every text, so all name the same difference.
+  std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
+  int64_t total = 0;
+  for (size_t k = 0; k < size_t(size_); ++k) {
+    counts[k] = int(all[2 * k + 1]);
+    displs[k] = int(std::min<int64_t>(total, INT32_MAX));
+    total += counts[k];
+  }
+  if (total > INT32_MAX)
+    fail(TCC_ERROR_UNSUPPORTED, who() + ": " + what + ": " + std::to_string(total) +
+                                    " bytes to gather (more than 2^31 - 1)");
+  std::string gathered(size_t(total), '\0');
+  p = new Pending();
+  code = api_->MPI_Iallgatherv(text.data(), int(text.size()), api_->byte, gathered.data(),
+                               counts.data(), displs.data(), api_->byte, api_->world, &p->request);
+  r = started(p, code, "MPI_Iallgatherv", who(), *api_);
+  pending_.push_back(r);
+  wait(r, what);
+  std::vector<std::string> texts;
+  for (size_t k = 0; k < size_t(size_); ++k)
+    texts.push_back(gathered.substr(size_t(displs[k]), size_t(counts[k])));
+  return texts;
+}
+
+std::string Communicator::who() const {
+  return "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
 }
 
 void Communicator::abort(int code) {

@@ -77,9 +77,18 @@ public:
               const std::vector<int> &displs, int root, const std::string &what);
   /// Blocking broadcast of BYTES bytes at DATA from ROOT.
   void broadcast(void *data, size_t bytes, int root, const std::string &what);
+  /// Whether every rank passed the same TEXT (collective): empty when they
+  /// did, else every rank's TEXT in rank order. One all-gather of a digest
+  /// and the length of each rank's text; the texts themselves travel only
+  /// when those differ. For what a job must agree on before it starts (the
+  /// trainer's artifact fingerprint and options).
+  std::vector<std::string> differing(const std::string &text, const std::string &what);
   /// Ends every rank of the job with exit status CODE (MPI_Abort); a world
   /// of one exits.
   [[noreturn]] void abort(int code);
+
+  /// "rank R of W": how this rank's messages begin.
+  std::string who() const;
 
   /// The loaded MPI functions and handles (communicator.cpp).
   struct Api;

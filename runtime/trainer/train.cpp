@@ -23,6 +23,7 @@
 
 #include "runtime/cuda/driver.h"
 #include "runtime/error.h"
+#include "runtime/handles.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -112,6 +113,8 @@ public:
 
   /// Whether evaluations measure the loss (an eval_step entry).
   bool hasLoss() const { return hasLoss_; }
+  /// The validation set's sample count.
+  int64_t samples() const { return set_.samples; }
 
   Evaluation run(tcc_session_t session) const {
     Evaluation e;
@@ -256,6 +259,17 @@ std::vector<std::pair<std::string, double>> decodeScalars(const std::string &tex
     begin = end + 1;
   }
   return values;
+}
+
+/// V in the fewest significant digits that read back as V ("0.1"; a float
+/// as a float): how the ranks compare and name their options.
+template <typename T> std::string shortestString(T v) {
+  char text[40];
+  for (int digits = 1;; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, double(v));
+    if (digits >= 17 || T(std::strtod(text, nullptr)) == v)
+      return text;
+  }
 }
 
 /// Reads the metadata KEY of the checkpoint PATH into OUT; false if absent.
@@ -464,12 +478,19 @@ public:
     readSignature();
     checkOutputs();
   }
+  /// Data parallel: fails every rank alike (TCC_ERROR_RANKS_DIFFER) unless
+  /// all ranks have the same artifact and agree on jobSettings() (one
+  /// collective; nothing when alone).
+  void checkRanksAgree() const;
   /// Restores --resume into SESSION and runs the loop on it.
   void run(tcc_session_t session);
   long stepsDone() const { return stepsDone_; }
 
 private:
   void readSignature();
+  /// What every rank of a job must be given alike, as (flag, value) pairs,
+  /// the artifact's fingerprint first; an empty value: not given.
+  std::vector<std::pair<std::string, std::string>> jobSettings() const;
   /// The value of hyperparameter H for this run: its option, else the
   /// artifact's compile-time default.
   double hyperValue(const Hyperparameter &h) const;
@@ -821,6 +842,128 @@ double TrainingRun::hyperValue(const Hyperparameter &h) const {
     die(o_.model + ": the artifact's metadata " + key + " '" + text +
         "' is not a number; recompile the model");
   return v;
+}
+
+std::vector<std::pair<std::string, std::string>> TrainingRun::jobSettings() const {
+  // Everything that decides the update, the samples a step takes or the
+  // sequence of collectives: a difference would diverge the ranks' weights
+  // or leave one waiting for the others. What may differ: the outputs only
+  // rank 0 writes (--metrics, --save, --tensorboard, --trace, the checkpoint
+  // folder's path and --overwrite), --log-every, --threads, --workers, the
+  // paths of the data (each host may have its own copy; their sample counts
+  // are compared, not their contents) and --collective-timeout.
+  tcc_artifact_info info;
+  check(tcc_artifact_get_info(artifact_, &info));
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"artifact", info.fingerprint ? info.fingerprint : ""},
+      {"--data", std::to_string(set_.samples) + " samples"},
+      {"--steps", std::to_string(o_.steps)},
+      {"--lr", shortestString(o_.lr)},
+      {"--lr-schedule", o_.schedule},
+      {"--warmup", std::to_string(o_.warmup)},
+      {"--min-lr", shortestString(o_.minLr)},
+      {"--gamma", shortestString(o_.gamma)},
+      {"--step-size", std::to_string(o_.stepSize)},
+      {"--cycle-steps", std::to_string(o_.cycleSteps)},
+      {"--plateau-patience", std::to_string(o_.plateauPatience)},
+      {"--seed", std::to_string(o_.seed)},
+      {"--no-shuffle", o_.shuffle ? "" : "yes"},
+  };
+  // The optimizer's hyperparameters as the step gets them (given or the
+  // artifact's default).
+  for (const HyperInput &h : sig_.hyper)
+    if (const Hyperparameter *p = findHyperparameter(h.name))
+      out.push_back({p->flag, shortestString(h.value)});
+  out.push_back({"--on-nonfinite", o_.onNonfinite});
+  if (sig_.hasLossScale)
+    out.push_back({"--loss-scale-init", shortestString(o_.lossScaleInit)});
+  // The augmentation as resolved (input, geometry, crop, flip, normalization).
+  out.push_back({"augmentation (--augment-input, --image-shape, --random-crop, --flip, "
+                 "--normalize)",
+                 set_.augmentIndex >= 0
+                     ? set_.inputs[size_t(set_.augmentIndex)].name + ": " + set_.augment.describe()
+                     : ""});
+  out.push_back({"--val", validator_ ? std::to_string(validator_->samples()) + " samples" : ""});
+  out.push_back({"--eval-every", std::to_string(o_.evalEvery)});
+  out.push_back({"--patience", std::to_string(o_.patience)});
+  out.push_back({"--min-delta", shortestString(o_.minDelta)});
+  // Checkpoints gather a ZeRO-1 state from every rank: whether and when.
+  out.push_back({"--checkpoint-dir", o_.jobCheckpoints ? "yes" : ""});
+  out.push_back({"--save-every", std::to_string(o_.jobSaveEvery)});
+  // The step a resume starts at (the checkpoint's path may differ).
+  std::string step, resumed;
+  if (!o_.resume.empty())
+    resumed = getMetadata(o_.resume, "step", step) ? "a checkpoint of step " + step
+                                                   : "a checkpoint without a step";
+  out.push_back({"--resume", resumed});
+  return out;
+}
+
+void TrainingRun::checkRanksAgree() const {
+  if (o_.worldSize < 2 || !o_.communicator)
+    return;
+  std::vector<std::pair<std::string, std::string>> mine = jobSettings();
+  // One line per setting: flag, a tab, the value (none holds either).
+  std::string text;
+  for (const auto &[flag, value] : mine)
+    text += flag + "\t" + value + "\n";
+  std::vector<std::string> texts =
+      o_.communicator->impl->differing(text, "comparing the ranks' artifacts and options");
+  if (texts.empty())
+    return;
+  auto parse = [](const std::string &t) {
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (size_t begin = 0, end; (end = t.find('\n', begin)) != std::string::npos; begin = end + 1) {
+      std::string line = t.substr(begin, end - begin);
+      size_t tab = line.find('\t');
+      lines.push_back({line.substr(0, tab), tab == std::string::npos ? "" : line.substr(tab + 1)});
+    }
+    return lines;
+  };
+  // Every rank has every text, so all name the same difference: the first
+  // rank unlike rank 0, and its first setting unlike rank 0's.
+  size_t r = 1;
+  while (texts[r] == texts[0])
+    ++r;
+  auto first = parse(texts[0]), other = parse(texts[r]);
+  std::string R = "rank " + std::to_string(r);
+  std::string message;
+  std::vector<std::string> also;
+  for (size_t k = 0; k < std::max(first.size(), other.size()); ++k) {
+    if (k >= first.size() || k >= other.size() || first[k].first != other[k].first) {
+      message =
+          message.empty() ? R + " runs another version of the tcc runtime than rank 0" : message;
+      break;
+    }
+    const auto &[flag, v0] = first[k];
+    const std::string &v1 = other[k].second;
+    if (v0 == v1)
+      continue;
+    if (!message.empty()) {
+      also.push_back(flag);
+      continue;
+    }
+    // Another artifact explains whatever else differs.
+    if (flag == "artifact")
+      die(R + "'s artifact differs from rank 0's (fingerprint " + v1 + " on " + R + ", " + v0 +
+              " on rank 0): every rank must run the same compiled model",
+          TCC_ERROR_RANKS_DIFFER);
+    if (v0.empty() || v1.empty())
+      message = flag + " is given on " + (v0.empty() ? R : std::string("rank 0")) +
+                (v0.empty() ? (v1 == "yes" ? "" : " (" + v1 + ")")
+                            : (v0 == "yes" ? "" : " (" + v0 + ")")) +
+                " but not on " + (v0.empty() ? std::string("rank 0") : R);
+    else
+      message = flag + " differs between ranks: rank 0 has " + v0 + ", " + R + " has " + v1;
+  }
+  if (!also.empty()) {
+    message += " (also ";
+    for (size_t k = 0; k < also.size(); ++k)
+      message += (k ? ", " : "") + also[k];
+    message += ")";
+  }
+  die(message + "; every rank of a data-parallel job must be started alike",
+      TCC_ERROR_RANKS_DIFFER);
 }
 
 void TrainingRun::checkOutputs() {
@@ -1563,6 +1706,8 @@ Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(option
   }
   run_ = std::make_unique<TrainingRun>(artifact, o_);
   run_->prepare();
+  // Before any training, so that no rank computes a step the others do not.
+  run_->checkRanksAgree();
 }
 
 Trainer::~Trainer() = default;

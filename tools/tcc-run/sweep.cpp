@@ -10,6 +10,8 @@
 // rung, the better half continue to the next (resumed from their checkpoint,
 // so a survivor's curve is exactly an uninterrupted run's), and so on to N.
 // Every other option is tcc-run's training option and applies to all trials.
+// The results file is rewritten (atomically) whenever a trial ends, so a
+// sweep stopped by SIGINT, SIGTERM or SIGHUP keeps what it measured.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,9 +21,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <map>
 #include <mutex>
 #include <random>
@@ -130,6 +134,54 @@ struct Trial {
   double rungVal = NAN;       // the validation metric at the current rung
   std::string error;
   long stoppedAt = 0; // > 0: halving stopped it at this rung
+  bool ran = false;   // it has run (its results go into --out)
+  bool interrupted = false; // a signal stopped it before its rung
+};
+
+/// SIGINT, SIGTERM and SIGHUP stop the sweep: every running trial at its
+/// next step boundary (its step callback asks to stop), no further trial
+/// starts, the results of those that ran are written and the sweep exits
+/// with status 1. Installed with SA_RESETHAND for the sweep's duration: a
+/// second signal takes its default action at once.
+std::atomic<int> stopSignal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "read in a signal handler");
+extern "C" void onSweepSignal(int signal) { stopSignal.store(signal); }
+
+class SweepSignals {
+public:
+  SweepSignals() {
+    struct sigaction action = {};
+    action.sa_handler = onSweepSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    for (size_t i = 0; i < kCount; ++i)
+      sigaction(kSignals[i], &action, &previous_[i]);
+  }
+  ~SweepSignals() {
+    for (size_t i = 0; i < kCount; ++i)
+      sigaction(kSignals[i], &previous_[i], nullptr);
+  }
+  SweepSignals(const SweepSignals &) = delete;
+  SweepSignals &operator=(const SweepSignals &) = delete;
+
+  /// The signal that asked to stop ("SIGTERM"), or nullptr.
+  static const char *pending() {
+    switch (stopSignal.load()) {
+    case 0:
+      return nullptr;
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "SIGHUP";
+    }
+  }
+
+private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  static constexpr size_t kCount = sizeof kSignals / sizeof kSignals[0];
+  struct sigaction previous_[kCount];
 };
 
 /// "lr 0.001, weight_decay 0.1, seed 0".
@@ -191,11 +243,54 @@ int availableCores() {
   return std::max(int(std::thread::hardware_concurrency()), 1);
 }
 
+std::string resultLine(const Trial &t);
+
+/// --out: one line per trial that has run, in trial order, rewritten
+/// atomically (a temporary beside it, then rename) whenever a trial ends, so
+/// that the file always holds whole lines of what was measured.
+class ResultsFile {
+public:
+  ResultsFile(std::string path, size_t trials) : path_(std::move(path)), lines_(trials) {}
+  /// Takes T's line as it stands (no thread is running T). Thread-safe.
+  void update(const Trial &t) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_[size_t(t.index)] = resultLine(t);
+  }
+  /// Rewrites the file; false with *ERROR when that fails. Thread-safe.
+  bool write(std::string *error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string text;
+    for (const std::string &line : lines_)
+      if (!line.empty())
+        text += line + "\n";
+    std::string temporary = path_ + ".tmp." + std::to_string(::getpid());
+    FILE *f = std::fopen(temporary.c_str(), "w");
+    if (!f) {
+      *error =
+          "--out " + path_ + ": cannot open " + temporary + " for writing: " + std::strerror(errno);
+      return false;
+    }
+    bool written = std::fputs(text.c_str(), f) >= 0;
+    written = std::fclose(f) == 0 && written;
+    if (!written || std::rename(temporary.c_str(), path_.c_str()) != 0) {
+      *error = "--out " + path_ + ": cannot write: " + std::strerror(errno);
+      std::remove(temporary.c_str());
+      return false;
+    }
+    return true;
+  }
+
+private:
+  std::string path_;
+  std::mutex mutex_;
+  std::vector<std::string> lines_; // "" for a trial that has not run
+};
+
 /// Runs the trials of one sweep on the shared artifact.
 class Sweep {
 public:
-  Sweep(tcc_artifact_t artifact, const Options &base, const SweepOptions &s)
-      : artifact_(artifact), base_(base), s_(s) {}
+  Sweep(tcc_artifact_t artifact, const Options &base, const SweepOptions &s, ResultsFile &results)
+      : artifact_(artifact), base_(base), s_(s), results_(results) {}
 
   /// Runs trial T up to step UNTIL (stopping there unless it is the last)
   /// in a fresh session; RESUME: from its checkpoint.
@@ -207,6 +302,7 @@ private:
   tcc_artifact_t artifact_;
   const Options &base_;
   const SweepOptions &s_;
+  ResultsFile &results_;
 };
 
 struct TrialContext {
@@ -235,6 +331,8 @@ extern "C" int onTrialStep(void *user, const tcc_trainer_step_info *info) {
     if (info->step == c->until)
       t.rungVal = hasLoss ? metric : -metric; // lower is better
   }
+  if (stopSignal.load() != 0 && info->step < c->until)
+    return 1; // the sweep was asked to stop
   return info->step == c->until && info->step < info->steps;
 }
 
@@ -269,6 +367,11 @@ void Sweep::runTrial(Trial &t, long until, bool resume, int threads) {
   } catch (const UsageError &e) {
     t.error = e.message;
   }
+  t.ran = true;
+  if (const char *signal = SweepSignals::pending(); signal && t.error.empty() && t.steps < until) {
+    t.interrupted = true;
+    t.error = std::string("interrupted (") + signal + ") at step " + std::to_string(t.steps);
+  }
 }
 
 void Sweep::runAll(std::vector<Trial> &trials, const std::vector<int> &which, long until,
@@ -278,15 +381,21 @@ void Sweep::runAll(std::vector<Trial> &trials, const std::vector<int> &which, lo
   std::atomic<size_t> next{0};
   std::mutex printing;
   auto worker = [&] {
-    for (size_t k; (k = next++) < which.size();) {
+    // After a stop signal no further trial starts.
+    for (size_t k; !SweepSignals::pending() && (k = next++) < which.size();) {
       Trial &t = trials[size_t(which[k])];
       runTrial(t, until, resume, threads);
+      std::string error;
+      results_.update(t);
+      bool recorded = results_.write(&error);
       std::lock_guard<std::mutex> lock(printing);
       if (!t.error.empty())
         std::printf("trial %d (%s): failed: %s\n", t.index, describe(t).c_str(), t.error.c_str());
       else
         std::printf("trial %d (%s): step %ld loss %.6f\n", t.index, describe(t).c_str(), t.steps,
                     t.finalLoss);
+      if (!recorded)
+        std::fprintf(stderr, "tcc-run: warning: %s\n", error.c_str());
       std::fflush(stdout);
     }
   };
@@ -396,6 +505,28 @@ void report(const std::vector<Trial> &trials, long steps) {
     std::printf("final loss %.6g\n", best->finalLoss);
 }
 
+/// Dies if DIR holds a trial's files (trial-N.jsonl, trial-N/) of an
+/// earlier sweep, which this one would replace.
+void refuseEarlierTrials(const std::string &dir) {
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    die("--trial-dir " + dir + ": cannot read the folder: " + std::strerror(errno));
+  std::string found;
+  while (const dirent *e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.rfind("trial-", 0) != 0)
+      continue;
+    size_t end = std::min(name.find_first_not_of("0123456789", 6), name.size());
+    std::string rest = name.substr(end);
+    if (end > 6 && (rest.empty() || rest == ".jsonl") && (found.empty() || name < found))
+      found = name;
+  }
+  ::closedir(d);
+  if (!found.empty())
+    die("--trial-dir " + dir + " holds " + found + " of an earlier sweep, which this sweep " +
+        "would replace; give another --trial-dir or remove " + dir);
+}
+
 /// Splits the sweep's own options (and the swept values) off ARGS; the rest
 /// are returned for tcc-run's parser.
 std::vector<std::string> takeSweepOptions(std::vector<std::string> args, SweepOptions &s) {
@@ -479,14 +610,18 @@ int sweepMain(const std::vector<std::string> &args) {
         "--trace of its own; --trial-dir DIR keeps each trial's metrics");
   if (s.halving && s.trialDir.empty())
     die("--halving needs --trial-dir DIR (the trials' checkpoints between rungs)");
-  if (!s.trialDir.empty())
+  if (!s.trialDir.empty()) {
     makeDirectory(s.trialDir);
+    refuseEarlierTrials(s.trialDir);
+  }
   checkWritableFolder(s.out.find('/') == std::string::npos ? "." : s.out.substr(0, s.out.rfind('/')),
                       "--out " + s.out);
 
   std::vector<Trial> trials = makeTrials(s, base.seed);
+  SweepSignals signals;
   ArtifactHandle artifact(base.model);
-  Sweep sweep(artifact.a, base, s);
+  ResultsFile results(s.out, trials.size());
+  Sweep sweep(artifact.a, base, s, results);
   std::vector<int> alive(trials.size());
   for (size_t k = 0; k < trials.size(); ++k)
     alive[k] = int(k);
@@ -500,7 +635,7 @@ int sweepMain(const std::vector<std::string> &args) {
     for (int k : alive)
       trials[size_t(k)].rungVal = NAN;
     sweep.runAll(trials, alive, plan[r], /*resume=*/r > 0);
-    if (r + 1 == plan.size())
+    if (r + 1 == plan.size() || SweepSignals::pending())
       break;
     // The better half continue.
     // Ties keep the trial order.
@@ -515,15 +650,23 @@ int sweepMain(const std::vector<std::string> &args) {
     std::sort(alive.begin(), alive.end());
   }
 
-  std::string text;
+  // The final lines: halving's verdicts (stopped_at_rung) too.
   for (const Trial &t : trials)
-    text += resultLine(t) + "\n";
-  FILE *f = std::fopen(s.out.c_str(), "w");
-  if (!f)
-    die("--out " + s.out + ": cannot open for writing: " + std::strerror(errno));
-  bool written = std::fputs(text.c_str(), f) >= 0;
-  if (std::fclose(f) != 0 || !written)
-    die("--out " + s.out + ": cannot write: " + std::strerror(errno));
+    if (t.ran)
+      results.update(t);
+  if (std::string error; !results.write(&error))
+    die(error);
+  if (const char *signal = SweepSignals::pending()) {
+    long ran = 0, interrupted = 0;
+    for (const Trial &t : trials) {
+      ran += t.ran;
+      interrupted += t.interrupted;
+    }
+    die(std::string("sweep interrupted (") + signal + "): the results of the " +
+            std::to_string(ran) + " of " + std::to_string(trials.size()) + " trials that ran (" +
+            std::to_string(interrupted) + " of them stopped early) are in " + s.out,
+        TCC_ERROR_INTERRUPTED);
+  }
   report(trials, base.steps);
   std::printf("results: %s\n", s.out.c_str());
   return 0;

@@ -674,8 +674,10 @@ void infer(tcc_artifact_t artifact, const Options &o) {
 /// locks the checkpoint folder before the session is made.
 /// Under mpirun or srun each process is one rank of the job; a rank that
 /// fails ends the whole job (the others would wait for it in their next
-/// collective until --collective-timeout).
-void train(tcc_artifact_t artifact, const Options &o) {
+/// collective until --collective-timeout), except when every rank failed
+/// alike (ranks started with other artifacts or options): then rank 0 says
+/// why and every rank exits with status 1. Returns the exit status.
+int train(tcc_artifact_t artifact, const Options &o) {
   CommunicatorHandle communicator(o.collectiveTimeout);
   int32_t rank = 0, size = 1;
   check(tcc_communicator_get_info(communicator.c, &rank, &size, nullptr));
@@ -699,10 +701,20 @@ void train(tcc_artifact_t artifact, const Options &o) {
   } catch (const UsageError &e) {
     if (size == 1)
       throw;
-    std::fprintf(stderr, "tcc-run: error: rank %d of %d: %s\n", rank, size, e.message.c_str());
+    if (e.status == TCC_ERROR_RANKS_DIFFER) {
+      if (rank == 0)
+        std::fprintf(stderr, "tcc-run: error: %s\n", e.message.c_str());
+      return 1;
+    }
+    // The communicator's messages (a collective's timeout) name the rank
+    // already.
+    std::string who = "rank " + std::to_string(rank) + " of " + std::to_string(size) + ": ";
+    std::fprintf(stderr, "tcc-run: error: %s%s\n",
+                 e.message.find(who) == std::string::npos ? who.c_str() : "", e.message.c_str());
     std::fflush(stderr);
     tcc_communicator_abort(communicator.c, 1);
   }
+  return 0;
 }
 
 int runMain(int argc, char **argv) {
@@ -714,7 +726,7 @@ int runMain(int argc, char **argv) {
   if (o.list)
     list(artifact);
   else if (o.train)
-    train(artifact, o);
+    return train(artifact, o);
   else
     infer(artifact, o);
   return 0;

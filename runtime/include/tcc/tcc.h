@@ -124,7 +124,12 @@ typedef enum tcc_status {
    *  a signal (tcc_trainer_options.handle_signals) or
    *  tcc_trainer_request_stop. Its checkpoint was written when it has a
    *  checkpoint folder (the message says where). */
-  TCC_ERROR_INTERRUPTED = 13
+  TCC_ERROR_INTERRUPTED = 13,
+  /** The ranks of a data-parallel job were started with different artifacts
+   *  or with options that must agree (tcc_trainer_create compares them; the
+   *  message names the first difference). Every rank fails alike, so none
+   *  needs to end the job with tcc_communicator_abort. */
+  TCC_ERROR_RANKS_DIFFER = 14
 } tcc_status;
 
 /** The calling thread's last-error message: "" after a successful call, a
@@ -786,7 +791,14 @@ typedef struct tcc_trainer_options {
    * losses are the means over the ranks; only rank 0 prints, writes the
    * metrics, TensorBoard, the trace, --save and the checkpoints (every rank
    * reads --resume, whose world size must be this run's). The artifact must
-   * be compiled with --data-parallel when W > 1. */
+   * be compiled with --data-parallel when W > 1. With W > 1,
+   * tcc_trainer_create is collective (every rank calls it): it compares the
+   * ranks' artifacts (their fingerprints) and the options that decide the
+   * update (lr and schedule, seed, shuffle, the data's sample counts, steps,
+   * hyperparameters, validation, checkpoint cadence, --resume's step, ...)
+   * and fails every rank with TCC_ERROR_RANKS_DIFFER on a difference. The
+   * outputs (metrics, save, tensorboard, trace), log_every, workers and the
+   * data's paths may differ. */
   tcc_communicator_t communicator;
 } tcc_trainer_options;
 
@@ -819,7 +831,10 @@ TCC_API tcc_status tcc_trainer_check_options(const tcc_trainer_options *options)
  *  Errors: TCC_ERROR_INVALID_ARGUMENT (options, an artifact that cannot
  *  train, data that does not fit it; the message names the file or array),
  *  TCC_ERROR_IO (a data file or output folder), TCC_ERROR_FORMAT (a corrupt
- *  .npy file). */
+ *  .npy file), TCC_ERROR_RANKS_DIFFER (with a communicator of several
+ *  ranks: another rank has another artifact or options; every rank gets
+ *  the same message), TCC_ERROR_RUNTIME (a rank did not take part in that
+ *  comparison within the communicator's timeout). */
 TCC_API tcc_status tcc_trainer_create(tcc_artifact_t artifact, const tcc_trainer_options *options,
                                       tcc_trainer_t *out_trainer);
 

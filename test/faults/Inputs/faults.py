@@ -19,6 +19,13 @@ data folder, NAME.npy per input) and WORK (an empty scratch folder), and prints 
       status 1, the message, a checkpoint of the step it names, metrics up to
       it, and a resumed run continuing from there. Before it, a second run
       into the same checkpoint folder is refused (the folder is locked).
+  faults.py sweep SIGNAL TCC_RUN MODEL DATA WORK STEPS
+      Sends SIGNAL (TERM, HUP, INT) to `tcc-run sweep` of 6 learning rates,
+      2 at a time, of STEPS steps each, once 2 trials have finished: exit
+      status 1 within 60 s, the message, WORK/r.jsonl holding whole lines of
+      the finished trials (all steps, as the sweep printed them) and of the
+      interrupted ones (an error naming the signal), none of trials that
+      never started, and no temporary file.
   faults.py shrink|rewrite TCC_RUN MODEL DATA WORK
       Truncates the largest .npy to half (shrink) or rewrites its bytes in place
       (rewrite) while a run reads it: exit status 1 with a message naming the
@@ -210,6 +217,60 @@ def signal_run(name, tcc_run, model, data, work):
         if len(f.read().splitlines()) != step + 3:
             fail("the resumed run's metrics do not continue the interrupted run's")
     print("OK: SIG%s stopped the run at step %d with a checkpoint; resumed" % (name, step))
+
+
+def sweep_signal(name, tcc_run, model, data, work, steps):
+    steps = int(steps)
+    out = os.path.join(work, "r.jsonl")
+    proc = subprocess.Popen([tcc_run, "sweep", model, "--data", data, "--steps", str(steps),
+                             "--lr", "0.001,0.002,0.003,0.004,0.005,0.006", "--jobs", "2",
+                             "--threads", "1", "--trial-dir", os.path.join(work, "trials"),
+                             "--out", out],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # "trial N (lr ..., seed 0): step S loss L" as each trial ends.
+    finished = {}
+    deadline = time.time() + 120
+    while len(finished) < 2:
+        line = proc.stdout.readline()
+        if not line or time.time() > deadline:
+            proc.kill()
+            fail("the sweep ended or stalled before 2 trials finished: %s" % proc.stderr.read())
+        if line.startswith("trial "):
+            finished[int(line.split()[1])] = line
+    proc.send_signal(getattr(signal, "SIG" + name))
+    try:
+        rest, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("SIG%s did not stop the sweep within 60 s" % name)
+    if proc.returncode != 1:
+        fail("SIG%s: exit status %d, expected 1: %s" % (name, proc.returncode, err))
+    if "sweep interrupted (SIG%s)" % name not in err or out not in err:
+        fail("SIG%s: the message does not say so and name %s: %s" % (name, out, err))
+    if not os.path.exists(out):
+        fail("SIG%s: no %s" % (name, out))
+    with open(out) as f:
+        results = [json.loads(line) for line in f]
+    by_trial = {r["trial"]: r for r in results}
+    if [r["trial"] for r in results] != sorted(by_trial):
+        fail("the results are not one line per trial in trial order: %s" % results)
+    for k, line in finished.items():
+        r = by_trial.get(k)
+        if not r or r["steps"] != steps or "error" in r:
+            fail("finished trial %d (%s) is not in %s as it ran: %s" % (k, line.strip(), out, r))
+    interrupted = [r for r in results if "error" in r]
+    for r in interrupted:
+        if not r["error"].startswith("interrupted (SIG%s) at step " % name) or r["steps"] >= steps:
+            fail("trial %d: %s" % (r["trial"], r))
+    if len(results) - len(interrupted) > len(finished) + 2:
+        fail("more trials ran after the signal: %s" % results)
+    if len(results) == 6 and not interrupted:
+        fail("every trial finished before the signal; make the trials longer")
+    left = glob.glob(out + ".tmp.*")
+    if left:
+        fail("temporary files left: %s" % left)
+    print("OK: SIG%s stopped the sweep after %d finished trials; %s holds them and %d "
+          "interrupted trial(s)" % (name, len(finished), os.path.basename(out), len(interrupted)))
 
 
 def change_data(mode, tcc_run, model, data, work):
@@ -430,6 +491,8 @@ def main():
         kill9(*args)
     elif cmd == "signal":
         signal_run(*args)
+    elif cmd == "sweep":
+        sweep_signal(*args)
     elif cmd in ("shrink", "rewrite"):
         change_data(cmd, *args)
     elif cmd == "diskfull":
