@@ -130,6 +130,8 @@ private:
   Val evalBinary(const BinaryExpr &e);
   Val evalScalarBinary(Tok op, const Val &a, const Val &b, Pos pos);
   Val evalMember(const MemberExpr &e);
+  /// V.member for one link E of a chain of members (V is not an error).
+  Val member(const Val &v, const MemberExpr &e);
   Val evalIndex(const IndexExpr &e);
   Val indexTensor(const Val &base, const IndexExpr &e);
   Val evalCall(CallExpr &call);
