@@ -54,7 +54,7 @@ mlir::InFlightDiagnostic Elaborator::error(Pos pos) {
 }
 
 bool Elaborator::charge(Pos pos) {
-  if (outOfBudget)
+  if (stopped())
     return false;
   if (++work > kMaxWork) {
     outOfBudget = true;
@@ -472,7 +472,7 @@ Val Elaborator::evalCall(CallExpr &call) {
 //===----------------------------------------------------------------------===//
 
 Val Elaborator::eval(const Expr &expr) {
-  if (outOfBudget)
+  if (stopped())
     return Val::error();
   switch (expr.kind) {
   case Expr::Kind::Number: {

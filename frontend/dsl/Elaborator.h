@@ -142,6 +142,11 @@ private:
   Val *lookup(llvm::StringRef name);
   void checkStateUses();
   bool charge(Pos pos);
+  /// Whether elaboration has ended: out of budget, or past the error limit.
+  bool stopped() {
+    outOfBudget = outOfBudget || diags.stopped();
+    return outOfBudget;
+  }
 
   Program &program;
   const SemaOptions &options;

@@ -199,7 +199,7 @@ Program Parser::run() {
   Program program;
   while (true) {
     skipNewlines();
-    if (at(Tok::Eof))
+    if (at(Tok::Eof) || diags.stopped())
       break;
     switch (tok.kind) {
     case Tok::KwConst: parseConst(program); break;
@@ -348,7 +348,7 @@ bool Parser::parseBlock(Block &block) {
     return false;
   while (true) {
     skipNewlines();
-    if (at(Tok::RBrace) || at(Tok::Eof))
+    if (at(Tok::RBrace) || at(Tok::Eof) || diags.stopped())
       break;
     if (StmtPtr stmt = parseStatement()) {
       block.push_back(std::move(stmt));
