@@ -4,7 +4,8 @@
 // error at FileLineColLoc(file, line, col), so that the driver prints it as a
 // compiler does (`file:line:col: error: ...`, the line, a caret) and errors of
 // the DSL and of later passes look alike. The count lets a stage go on after
-// an error (to report the next one) and still fail at the end.
+// an error (to report the next one) and still fail at the end; past
+// kMaxErrors the stages stop, as C compilers do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +28,24 @@ public:
   mlir::Location loc(Pos pos) const {
     return mlir::FileLineColLoc::get(context, filename, pos.line, pos.col);
   }
+  /// Errors reported in full; the next one is reported as the reason to
+  /// stop, and later ones are dropped. Each error may cost a look at every
+  /// name of the file (the nearest name for a typo), so without a bound a
+  /// file of N mistakes would take time N^2; real files stay far below it.
+  static constexpr unsigned kMaxErrors = 100;
+
   mlir::InFlightDiagnostic error(Pos pos) {
     ++errors;
-    return mlir::emitError(loc(pos));
+    if (errors == kMaxErrors + 1)
+      mlir::emitError(loc(pos)) << "more than " << kMaxErrors << " errors; stopping here";
+    mlir::InFlightDiagnostic d = mlir::emitError(loc(pos));
+    if (errors > kMaxErrors)
+      d.abandon();
+    return d;
   }
+  /// Whether the error limit has been passed: a stage stops its work, and
+  /// spends nothing on messages that would be dropped.
+  bool stopped() const { return errors > kMaxErrors; }
   mlir::InFlightDiagnostic warning(Pos pos) { return mlir::emitWarning(loc(pos)); }
   unsigned errorCount() const { return errors; }
   mlir::MLIRContext *getContext() const { return context; }

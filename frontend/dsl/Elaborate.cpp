@@ -54,7 +54,7 @@ mlir::InFlightDiagnostic Elaborator::error(Pos pos) {
 }
 
 bool Elaborator::charge(Pos pos) {
-  if (outOfBudget)
+  if (stopped())
     return false;
   if (++work > kMaxWork) {
     outOfBudget = true;
@@ -480,7 +480,7 @@ Val Elaborator::evalCall(CallExpr &call) {
 //===----------------------------------------------------------------------===//
 
 Val Elaborator::eval(const Expr &expr) {
-  if (outOfBudget)
+  if (stopped())
     return Val::error();
   switch (expr.kind) {
   case Expr::Kind::Number: {
@@ -688,27 +688,33 @@ Val Elaborator::evalBinary(const BinaryExpr &e) {
 }
 
 Val Elaborator::evalMember(const MemberExpr &e) {
-  // scope.param: a parameter declared under a scope of this body.
-  llvm::SmallVector<std::string, 4> path{e.member};
-  const Expr *base = e.base.get();
+  // A chain x.a.b is evaluated here as a whole, innermost member first, so
+  // that each member is visited once rather than once per member outside it
+  // (x.T.T.T... took time cubic in its length).
+  llvm::SmallVector<const MemberExpr *, 4> chain; // outermost first
+  const Expr *base = &e;
   while (auto *m = llvm::dyn_cast<MemberExpr>(base)) {
-    path.insert(path.begin(), m->member);
+    chain.push_back(m);
     base = m->base.get();
   }
   if (auto *root = llvm::dyn_cast<NameExpr>(base); root && root->res == NameRes::Scope) {
-    // The longest prefix that names a parameter; what follows is members of it.
+    // scope.param: a parameter declared under a scope of this body. The
+    // shortest prefix that names a parameter; what follows is members of it.
     std::string name = frames.back().prefix + root->name;
-    for (size_t i = 0; i < path.size(); ++i) {
-      name += "." + path[i];
+    for (auto m = chain.rbegin(); m != chain.rend(); ++m) {
+      name += "." + (*m)->member;
       auto it = paramNodes.find(name);
       if (it != paramNodes.end() && it->second >= 0) {
         Val v = Val::ofTensor(it->second);
-        for (size_t j = i + 1; j < path.size(); ++j) {
-          if (path[j] != "T") {
-            error(e.pos) << "a tensor has no member '" << path[j] << "'";
+        for (auto t = m + 1; t != chain.rend(); ++t) {
+          if ((*t)->member != "T") {
+            error(e.pos) << "a tensor has no member '" << (*t)->member << "'";
             return Val::error();
           }
-          v = Val::ofTensor(transpose(v.node, {}, e.pos));
+          int id = transpose(v.node, {}, e.pos);
+          if (id < 0)
+            return Val::error();
+          v = Val::ofTensor(id);
         }
         return v;
       }
@@ -722,9 +728,13 @@ Val Elaborator::evalMember(const MemberExpr &e) {
       d << "; did you mean '" << near << "'?";
     return Val::error();
   }
-  Val v = eval(*e.base);
-  if (v.isError())
-    return v;
+  Val v = eval(*base);
+  for (auto m = chain.rbegin(); m != chain.rend() && !v.isError(); ++m)
+    v = member(v, **m);
+  return v;
+}
+
+Val Elaborator::member(const Val &v, const MemberExpr &e) {
   if (v.isTensor() && e.member == "T") {
     if (typeOf(v).rank() < 2) {
       error(e.pos) << ".T swaps the last two dimensions; " << formatType(typeOf(v))

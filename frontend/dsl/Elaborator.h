@@ -130,6 +130,8 @@ private:
   Val evalBinary(const BinaryExpr &e);
   Val evalScalarBinary(Tok op, const Val &a, const Val &b, Pos pos);
   Val evalMember(const MemberExpr &e);
+  /// V.member for one link E of a chain of members (V is not an error).
+  Val member(const Val &v, const MemberExpr &e);
   Val evalIndex(const IndexExpr &e);
   Val indexTensor(const Val &base, const IndexExpr &e);
   Val evalCall(CallExpr &call);
@@ -140,6 +142,11 @@ private:
   Val *lookup(llvm::StringRef name);
   void checkStateUses();
   bool charge(Pos pos);
+  /// Whether elaboration has ended: out of budget, or past the error limit.
+  bool stopped() {
+    outOfBudget = outOfBudget || diags.stopped();
+    return outOfBudget;
+  }
 
   Program &program;
   const SemaOptions &options;

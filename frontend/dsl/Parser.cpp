@@ -114,6 +114,13 @@ private:
   bool parseSubscript(Subscript &sub);
   std::unique_ptr<ScopePath> parseScopePath();
 
+  /// The error of an expression deeper than kMaxDepth, at the current token.
+  void errorTooDeep() {
+    errorHere() << "expression nested too deeply (more than " << kMaxDepth
+                << " levels; enclosing blocks and each operator of a chain such as a + b + c or "
+                   "x.T.T count as levels)";
+  }
+
   Lexer lexer;
   Diagnostics &diags;
   Token tok;
@@ -123,11 +130,23 @@ private:
 };
 
 /// Counts nesting in expressions and blocks; refuses beyond kMaxDepth.
+/// The resolver, the elaborator and the tree's destructor recurse as deeply
+/// as the tree, so the bound is on the tree, not only on the parser's own
+/// recursion: a chain such as `a + b + c` or `x.T.T` is parsed by a loop but
+/// builds `(a + b) + c`, so each of its links counts as a level (deeper()).
 struct DepthGuard {
-  DepthGuard(int &depth) : depth(depth) { ++depth; }
-  ~DepthGuard() { --depth; }
+  explicit DepthGuard(int &depth, int levels = 1) : depth(depth), levels(levels) {
+    depth += levels;
+  }
+  ~DepthGuard() { depth -= levels; }
+  /// One more level until this guard ends: a link of a chain.
+  void deeper() {
+    ++depth;
+    ++levels;
+  }
   bool tooDeep() const { return depth > kMaxDepth; }
   int &depth;
+  int levels;
 };
 
 void Parser::skipStatement() {
@@ -180,7 +199,7 @@ Program Parser::run() {
   Program program;
   while (true) {
     skipNewlines();
-    if (at(Tok::Eof))
+    if (at(Tok::Eof) || diags.stopped())
       break;
     switch (tok.kind) {
     case Tok::KwConst: parseConst(program); break;
@@ -329,7 +348,7 @@ bool Parser::parseBlock(Block &block) {
     return false;
   while (true) {
     skipNewlines();
-    if (at(Tok::RBrace) || at(Tok::Eof))
+    if (at(Tok::RBrace) || at(Tok::Eof) || diags.stopped())
       break;
     if (StmtPtr stmt = parseStatement()) {
       block.push_back(std::move(stmt));
@@ -469,6 +488,10 @@ StmtPtr Parser::parseIf() {
     return nullptr;
   if (accept(Tok::KwElse)) {
     if (at(Tok::KwIf)) {
+      // `else if` is an `if` nested in the else block: a chain of them
+      // nests as deeply as the blocks would (its condition, parsed first,
+      // refuses a chain too long).
+      DepthGuard guard(depth);
       StmtPtr nested = parseIf();
       if (!nested)
         return nullptr;
@@ -502,13 +525,19 @@ ExprPtr Parser::parseExpr() { return parseBinary(0); }
 ExprPtr Parser::parseBinary(int level) {
   DepthGuard guard(depth);
   if (guard.tooDeep()) {
-    errorHere() << "expression nested too deeply (more than " << kMaxDepth << " levels)";
+    errorTooDeep();
     return nullptr;
   }
   if (level > 4)
     return parseUnary();
   ExprPtr lhs = parseBinary(level + 1);
   while (lhs && binaryLevel(tok.kind) == level) {
+    // The chain so far becomes the left operand: one level deeper.
+    guard.deeper();
+    if (guard.tooDeep()) {
+      errorTooDeep();
+      return nullptr;
+    }
     Tok op = tok.kind;
     Pos pos = tok.pos;
     advance();
@@ -528,7 +557,7 @@ ExprPtr Parser::parseBinary(int level) {
 ExprPtr Parser::parseUnary() {
   DepthGuard guard(depth);
   if (guard.tooDeep()) {
-    errorHere() << "expression nested too deeply (more than " << kMaxDepth << " levels)";
+    errorTooDeep();
     return nullptr;
   }
   Pos pos = tok.pos;
@@ -627,8 +656,17 @@ std::unique_ptr<ScopePath> Parser::parseScopePath() {
 
 ExprPtr Parser::parsePostfix() {
   ExprPtr e = parsePrimary();
+  // Each call, subscript or member nests what precedes it one level deeper.
+  DepthGuard chain(depth, /*levels=*/0);
   while (e) {
     Pos pos = tok.pos;
+    if (at(Tok::LParen) || at(Tok::LBracket) || at(Tok::Dot)) {
+      chain.deeper();
+      if (chain.tooDeep()) {
+        errorTooDeep();
+        return nullptr;
+      }
+    }
     if (at(Tok::LParen)) {
       auto *name = llvm::dyn_cast<NameExpr>(e.get());
       if (!name) {

@@ -184,6 +184,8 @@ bool Resolver::isLocal(llvm::StringRef name) const {
 }
 
 void Resolver::resolveStmt(Stmt &stmt, bool last, bool topOfFn, const FnDecl *fn) {
+  if (diags.stopped())
+    return;
   if (auto *let = llvm::dyn_cast<LetStmt>(&stmt)) {
     resolveExpr(*let->value);
     for (const NamePos &n : let->names)
@@ -275,6 +277,10 @@ void Resolver::reportUnknown(const NamePos &name, llvm::StringRef what, bool cal
 }
 
 void Resolver::resolveExpr(Expr &expr) {
+  // Past the error limit every unknown name would still look at every
+  // visible name for a suggestion, only to drop the message.
+  if (diags.stopped())
+    return;
   if (auto *name = llvm::dyn_cast<NameExpr>(&expr)) {
     if (isLocal(name->name))
       name->res = NameRes::Local;
