@@ -321,9 +321,13 @@ bool tcc::writeMemoryPlot(StringRef path, ArrayRef<PlannedEntry> plans,
     if (series.empty())
       return;
     os << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.5\" points=\"";
+    // Both coordinates as doubles: "%.1f" of an integer read garbage (every
+    // point landed above the plot area).
     for (size_t i = 0; i < series.size(); ++i)
-      os << llvm::format("%.1f,%.1f ", double(left) + double(plotW) * double(i) / double(std::max<size_t>(series.size() - 1, 1)),
-                         y(double(series[i] + state)));
+      os << llvm::format("%.1f,%.1f ",
+                         double(left) + double(plotW) * double(i) /
+                                            double(std::max<size_t>(series.size() - 1, 1)),
+                         double(y(double(series[i] + state))));
     os << "\"/>\n<text x=\"" << left + plotW - 10 << "\" y=\"" << upper + 16 * row
        << "\" text-anchor=\"end\" fill=\"" << color << "\">" << label << "</text>\n";
   };

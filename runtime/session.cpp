@@ -245,16 +245,34 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   std::vector<std::string> zeroNames = zero_ && checkpoint ? zero_->stateNames()
                                                            : std::vector<std::string>();
   const char *kind = checkpoint ? "checkpoint" : "parameters file";
+  auto kindIt = reader.metadata().find("tcc.kind");
+  bool fileIsCheckpoint = kindIt != reader.metadata().end() && kindIt->second == "checkpoint";
+  // A checkpoint of this very compilation holds exactly its state. One of
+  // another compilation of the model (another batch, precision, --profile)
+  // is taken by tensor name: every parameter and optimizer state tensor of
+  // this artifact must be there, alike; the 16-bit weight copies are
+  // recomputed from the parameters and fp16 loss scaling starts afresh
+  // when the checkpoint has none. Anything else is a real mismatch.
+  bool sameCompilation = false;
   if (checkpoint) {
-    // Optimizer state only means something for the model it was made with.
     auto it = reader.metadata().find("tcc.fingerprint");
-    if (it == reader.metadata().end() ||
-        (it->second != artifact_->fingerprint() && it->second != stateFingerprint()))
+    if (!fileIsCheckpoint || it == reader.metadata().end())
       fail(TCC_ERROR_INVALID_ARGUMENT,
-           path + ": the checkpoint was written by another model or compilation (fingerprint " +
-               (it == reader.metadata().end() ? std::string("missing") : it->second) + ", " +
-               artifact_->path() + " has " + artifact_->fingerprint() + ")");
+           path + ": not a checkpoint of tcc (no tcc.kind 'checkpoint' and tcc.fingerprint; "
+                  "a parameters file loads with --params)");
+    sameCompilation = it->second == artifact_->fingerprint() || it->second == stateFingerprint();
   }
+  // Tensors that a checkpoint of another compilation may lack or hold
+  // besides this artifact's: derived or restarted state.
+  auto optional = [&](const std::string &name) {
+    if (name == TCC_STATE_LOSS_SCALE || name == TCC_STATE_GROWTH_TRACKER)
+      return true;
+    size_t dot = name.rfind('.');
+    return dot != std::string::npos &&
+           (name.compare(dot, std::string::npos, ".bf16") == 0 ||
+            name.compare(dot, std::string::npos, ".fp16") == 0) &&
+           artifact_->findTensor(name.substr(0, dot), TCC_ROLE_PARAM) >= 0;
+  };
 
   // Check everything, then copy: a failing load changes nothing.
   const tcc_abi_descriptor &d = artifact_->descriptor();
@@ -265,6 +283,8 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
     if (!inFiles(t, checkpoint))
       continue;
     const SafetensorsTensor *found = reader.find(t.name);
+    if (!found && checkpoint && !sameCompilation && optional(t.name))
+      continue;
     if (!found) {
       missing += (missing.empty() ? "'" : ", '") + std::string(t.name) + "'";
       continue;
@@ -297,15 +317,28 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
     zeroCopies.push_back(found);
   }
   if (!missing.empty())
-    fail(TCC_ERROR_NOT_FOUND, path + ": missing " + (checkpoint ? "tensor(s) " : "parameter(s) ") +
-                                  missing + " of " + artifact_->path());
-  for (const SafetensorsTensor &t : reader.tensors())
-    if (artifact_->findTensor(t.name, TCC_ROLE_PARAM) < 0 &&
-        (!checkpoint || artifact_->findTensor(t.name, TCC_ROLE_STATE) < 0) &&
-        std::find(zeroNames.begin(), zeroNames.end(), t.name) == zeroNames.end())
-      fail(TCC_ERROR_NOT_FOUND, path + ": tensor '" + t.name + "' is not a " +
-                                    (checkpoint ? "parameter or state tensor" : "parameter") +
-                                    " of " + artifact_->path() + " (is this a " + kind + "?)");
+    fail(TCC_ERROR_NOT_FOUND,
+         path + ": missing " + (checkpoint ? "tensor(s) " : "parameter(s) ") + missing + " of " +
+             artifact_->path() +
+             (checkpoint && !sameCompilation
+                  ? " (the checkpoint is of another compilation: another optimizer or model?)"
+                  : ""));
+  for (const SafetensorsTensor &t : reader.tensors()) {
+    if (artifact_->findTensor(t.name, TCC_ROLE_PARAM) >= 0 ||
+        std::find(zeroNames.begin(), zeroNames.end(), t.name) != zeroNames.end())
+      continue;
+    // --params from a checkpoint takes its parameters (running statistics
+    // are parameters too) and leaves the optimizer state.
+    if (!checkpoint && fileIsCheckpoint)
+      continue;
+    if (checkpoint && (artifact_->findTensor(t.name, TCC_ROLE_STATE) >= 0 ||
+                       (!sameCompilation && optional(t.name))))
+      continue;
+    fail(TCC_ERROR_NOT_FOUND, path + ": tensor '" + t.name + "' is not a " +
+                                  (checkpoint ? "parameter or state tensor" : "parameter") +
+                                  " of " + artifact_->path() + " (is this a " + kind +
+                                  (checkpoint ? " of this model, with its optimizer?)" : "?)"));
+  }
   // A pending run still updates the device state; the host mirror changes
   // below only after it (downloadState may still bring its result back).
   finishRun();

@@ -265,3 +265,16 @@ def test_labels_that_name_no_class_are_refused(sgd, data):
         s.run("train_step", x=data["x"][:batch], y=y, lr=np.float32(0.05))
     after = s.params()
     assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_load_params_takes_a_checkpoint(sgd, data, tmp_path):
+    """load_params of a checkpoint takes its parameters and leaves the
+    optimizer state (it refused: "... is not a parameter")."""
+    s = sgd.session()
+    batch = sgd.inputs("train_step")[0].shape[0]
+    s.run("train_step", x=data["x"][:batch], y=data["y"][:batch], lr=np.float32(0.05))
+    s.save_checkpoint(tmp_path / "ck.safetensors", {"step": "1"})
+    fresh = sgd.session()
+    fresh.load_params(tmp_path / "ck.safetensors")
+    trained, loaded = s.params(), fresh.params()
+    assert all(np.array_equal(trained[k], loaded[k]) for k in trained)

@@ -1036,6 +1036,15 @@ void TrainingRun::restore() {
     }
     if (got == want)
       continue;
+    // Another batch or accumulation (a recompile at another --batch): the
+    // parameters and optimizer state carry over, and the samples continue
+    // as a run with this batch would take them after this many steps.
+    if (key == "batch" || key == "grad_accum") {
+      say(o_, "note: %s: the checkpoint was made with %s %s, this run has %s; the data order "
+              "continues as this run's would at its step\n",
+          path.c_str(), key.c_str(), got.c_str(), want.c_str());
+      continue;
+    }
     if (key == "world_size")
       die(path + ": the checkpoint was made by " +
           (got == "1" ? std::string("a single process") : got + " ranks") + ", this run has " +

@@ -314,7 +314,10 @@ TCC_API void tcc_session_destroy(tcc_session_t session);
 
 /** Replaces every parameter with the values in the safetensors file PATH.
  *  The file must hold exactly the artifact's parameters: each one by name,
- *  with its dtype and shape, and nothing else. It is validated completely
+ *  with its dtype and shape, and nothing else; or be a checkpoint
+ *  (tcc_session_save_checkpoint, of any compilation of the model), whose
+ *  parameters (running statistics included) are taken and whose optimizer
+ *  state is left. It is validated completely
  *  before anything is copied, so on failure the parameters are unchanged.
  *  Errors: TCC_ERROR_IO (unreadable), TCC_ERROR_FORMAT (corrupt),
  *  TCC_ERROR_NOT_FOUND (a parameter is missing, or the file holds a tensor
@@ -338,10 +341,17 @@ TCC_API tcc_status tcc_session_save_checkpoint(tcc_session_t session, const char
                                                int32_t num_metadata, const char *const *keys,
                                                const char *const *values);
 
-/** Restores parameters and state tensors from a checkpoint of the same
- *  model (the fingerprints must match: TCC_ERROR_INVALID_ARGUMENT
- *  otherwise), validating everything before copying, so on failure nothing
- *  changes. Errors: those of tcc_session_load_params. */
+/** Restores parameters and state tensors from a checkpoint of the model,
+ *  validating everything before copying, so on failure nothing changes. A
+ *  checkpoint of this compilation (the fingerprints match) holds exactly
+ *  its tensors. One of another compilation of the model (another batch,
+ *  precision, --profile) is taken by tensor name: every parameter and
+ *  optimizer state tensor must be there with its dtype and shape; the
+ *  16-bit weight copies are recomputed from the parameters, and fp16 loss
+ *  scaling state missing from it starts afresh; a tensor of the file that
+ *  is none of these (another optimizer's state) is refused. Errors: those
+ *  of tcc_session_load_params, and TCC_ERROR_INVALID_ARGUMENT for a file
+ *  that is not a checkpoint. */
 TCC_API tcc_status tcc_session_load_checkpoint(tcc_session_t session, const char *path);
 
 /** Copies the metadata value KEY of the safetensors file PATH (NUL

@@ -343,9 +343,13 @@ TEST_F(RuntimeApiTest, Checkpoints) {
   ASSERT_OK(tcc_session_load_checkpoint(session.s, ckpt.c_str()));
   const float b[3] = {3.0f, -4.0f, 0.25f};
   runAndCheck(session.s, b);
-  // A parameters file has no fingerprint check; a checkpoint needs one.
+  // A parameters file has no fingerprint check; a checkpoint needs its kind
+  // and fingerprint.
   EXPECT_ERROR(tcc_session_load_checkpoint(session.s, other.c_str()), TCC_ERROR_INVALID_ARGUMENT,
-               "written by another model");
+               "not a checkpoint of tcc");
+  // A checkpoint loads as parameters too (its parameters are taken).
+  ASSERT_OK(tcc_session_load_params(session.s, ckpt.c_str()));
+  runAndCheck(session.s, b);
 }
 
 // Tests that a missing parameters file is an error unless the session is
