@@ -509,17 +509,22 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// FORWARD can be trained: its first output is a float tensor, and no
   /// input takes a name that the step gives its own inputs.
   LogicalResult checkForward(func::FuncOp forward) {
+    // Located at the model, without the op: a user's error needs no IR dump.
+    Location loc = forward.getLoc();
     if (forward.getNumResults() == 0)
-      return forward.emitError("the model has no output to train");
+      return emitError(loc, "the model has no output to train");
     auto pred = cast<RankedTensorType>(forward.getResultTypes()[0]);
     if (!isa<FloatType>(pred.getElementType()))
-      return forward.emitError("the model's first output is not a float tensor: ") << pred;
+      return emitError(loc, "the model's first output is not a float tensor: ") << pred;
+    // --loss=none takes no labels, so no input name is the labels'.
+    bool takesLabels = lossKind != Loss::None;
     for (unsigned i = 0; i < forward.getNumArguments(); ++i)
       if (auto n = forward.getArgAttrOfType<StringAttr>(i, attr::input))
-        if (n.getValue() == labels || isStepInputName(n.getValue()))
-          return forward.emitError("the model has an input named '")
+        if ((takesLabels && n.getValue() == labels) || isStepInputName(n.getValue()))
+          return emitError(loc, "the model has an input named '")
                  << n.getValue() << "', a name the training step uses"
-                 << (n.getValue() == labels ? "; choose another --labels name" : "");
+                 << (takesLabels && n.getValue() == labels ? "; choose another --labels name"
+                                                           : "");
     return success();
   }
 

@@ -412,12 +412,22 @@ LogicalResult PlanMemoryPass::collectAllocations(FunctionPlan &p) {
   for (Operation *d : deallocs)
     d->erase();
 
+  // Ops by their index, to name each intermediate after its first writer:
+  // the allocation's own location may be another layer's (CSE merged the
+  // destinations of one shape, and their copies keep the first's).
+  std::vector<Operation *> byIndex(p.block.getOperations().size() + 1, nullptr);
+  for (Operation &op : p.block)
+    if (int64_t i = p.index.lookup(&op); i > 0 && size_t(i) < byIndex.size())
+      byIndex[size_t(i)] = &op;
   for (memref::AllocOp alloc : allocs) {
     Buffer b;
     b.role = BufferRole::Temp;
     b.type = alloc.getType();
     b.value = alloc.getResult();
-    b.node = tcc::sourceName(alloc);
+    int64_t writer = firstUse(alloc.getResult(), p.block, p.index);
+    b.node = tcc::sourceName(writer > 0 && size_t(writer) < byIndex.size() && byIndex[size_t(writer)]
+                                 ? byIndex[size_t(writer)]
+                                 : alloc.getOperation());
     if (failed(size(func, b)))
       return failure();
     b.start = p.index.lookup(alloc);

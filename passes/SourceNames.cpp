@@ -3,6 +3,7 @@
 #include "passes/SourceNames.h"
 
 #include "mlir/IR/Location.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -18,6 +19,16 @@ Location tcc::sourceLocation(Operation *op) {
 
 std::string tcc::sourceName(Operation *op) {
   Location loc = sourceLocation(op);
+  // In a fused location, the enclosing function's own location (ops that
+  // the training step built: the loss, the optimizer) says less than the
+  // model node beside it: the first other one names the op.
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc()))
+    if (auto fn = op->getParentOfType<FunctionOpInterface>())
+      for (Location l : fused.getLocations())
+        if (l != fn->getLoc()) {
+          loc = l;
+          break;
+        }
   if (auto n = dyn_cast<NameLoc>(loc))
     return n.getName().str();
   // A DSL model's ops: FILE:LINE:COL, as a compiler's diagnostics write it.

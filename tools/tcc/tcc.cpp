@@ -36,6 +36,7 @@
 #include <algorithm>
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -294,22 +295,30 @@ static cl::opt<std::string, true> memoryPlot(
 
 [[noreturn]] static void fail(const llvm::Twine &message);
 
-/// SIZE as bytes: digits with an optional K/KiB, M/MiB, G/GiB suffix.
+/// SIZE as bytes: a number (14.5, 1e6) with an optional K/KiB, M/MiB, G/GiB
+/// suffix (powers of 1024), rounded to a whole byte.
 static int64_t parseSize(llvm::StringRef flag, llvm::StringRef text) {
-  llvm::StringRef digits = text.take_while([](char c) { return c >= '0' && c <= '9'; });
-  llvm::StringRef suffix = text.drop_front(digits.size()).trim();
-  uint64_t n = 0, scale = 0;
-  if (!digits.empty() && !digits.getAsInteger(10, n))
+  llvm::StringRef number =
+      text.take_while([](char c) { return llvm::isDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'; });
+  // An exponent's 'e' is part of the number only when digits follow it.
+  while (!number.empty() && !llvm::isDigit(number.back()) && number.back() != '.')
+    number = number.drop_back();
+  llvm::StringRef suffix = text.drop_front(number.size()).trim();
+  double n = 0;
+  uint64_t scale = 0;
+  if (!number.empty() && !number.getAsDouble(n))
     scale = llvm::StringSwitch<uint64_t>(suffix.lower())
                 .Cases({"", "b"}, 1)
                 .Cases({"k", "kib", "kb"}, 1ull << 10)
                 .Cases({"m", "mib", "mb"}, 1ull << 20)
                 .Cases({"g", "gib", "gb"}, 1ull << 30)
                 .Default(0);
-  if (scale == 0 || n == 0 || n > uint64_t(INT64_MAX) / scale)
+  double bytes = std::round(n * double(scale));
+  if (scale == 0 || !(bytes >= 1) || bytes >= 9.2e18)
     fail("--" + flag + "=" + text +
-         ": expected a positive size in bytes, with an optional KiB, MiB or GiB suffix");
-  return int64_t(n * scale);
+         ": expected a positive size in bytes (14.5MiB, 1e6), with an optional KiB, MiB or GiB "
+         "suffix");
+  return int64_t(bytes);
 }
 
 static cl::opt<bool, true> timeReport(
@@ -704,6 +713,12 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   tcc::registerAllDialects(registry);
   MLIRContext context(registry);
+  // A user's error names the model and the node; the IR of the op it was
+  // found on is for compiler work: only with --mlir-print-op-on-diagnostic.
+  auto &registered = cl::getRegisteredOptions();
+  auto printOp = registered.find("mlir-print-op-on-diagnostic");
+  if (printOp == registered.end() || printOp->second->getNumOccurrences() == 0)
+    context.printOpOnDiagnostic(false);
   context.getDiagEngine().registerHandler([](Diagnostic &diag) { printDiagnostic(diag); });
   DefaultTimingManager tm;
   applyDefaultTimingManagerCLOptions(tm);
