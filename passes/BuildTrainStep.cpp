@@ -633,6 +633,10 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return fn;
   }
 
+  /// The parameters that are not trained and why ("frozen", "running
+  /// statistics"), by name: the metadata TCC_METADATA_NOT_TRAINED_PREFIX.
+  SmallVector<std::pair<std::string, std::string>> notTrained;
+
   /// The indices of the trained parameters of FN: float parameters, not
   /// batch-norm running statistics, not matched by a --freeze pattern.
   FailureOr<SmallVector<unsigned>> trainedParameters(func::FuncOp fn) {
@@ -664,7 +668,13 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
           frozen = used[k] = true;
       if (!frozen)
         params.push_back(i);
+      else
+        notTrained.push_back({name.str(), "frozen"});
     }
+    for (unsigned i : runningStats)
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, attr::param))
+        notTrained.push_back({name.str(), "running statistics"});
+    llvm::sort(notTrained);
     for (auto [k, f] : llvm::enumerate(freeze))
       if (!used[k]) {
         fn.emitError("--freeze pattern '") << f << "' matches no trainable parameter";
@@ -1343,6 +1353,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         entry(TCC_METADATA_LOSS, lossName(lossKind)),
         entry(TCC_METADATA_OPTIMIZER, optimizerName(optimizerKind)),
         entry(TCC_METADATA_GRAD_ACCUM, std::to_string(gradAccum))};
+    for (const auto &[name, why] : notTrained)
+      metadata.push_back(entry(std::string(TCC_METADATA_NOT_TRAINED_PREFIX) + name, why));
     if (lossKind != Loss::None)
       metadata.push_back(entry(TCC_METADATA_LABELS, labels));
     if (lossKind == Loss::CrossEntropy)

@@ -373,6 +373,40 @@ const OptionSpec *findOption(const std::string &name) {
   return nullptr;
 }
 
+/// Levenshtein distance of A and B.
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// "unknown option --lrr; did you mean --lr?": the nearest option within a
+/// third of its length, as compilers suggest.
+[[noreturn]] void unknownOption(const std::string &arg) {
+  std::string name = arg.substr(0, arg.find('='));
+  const OptionSpec *best = nullptr;
+  size_t bestDistance = 0;
+  for (const OptionSpec &spec : kOptions) {
+    size_t d = editDistance(name, spec.name);
+    if (!best || d < bestDistance)
+      best = &spec, bestDistance = d;
+  }
+  std::string suggestion;
+  if (best && bestDistance > 0 && bestDistance <= std::max<size_t>(2, name.size() / 3))
+    suggestion = "; did you mean " + std::string(best->name) + "?";
+  die("unknown option " + arg + suggestion + " (see --help)");
+}
+
 /// The checks of a training run's options against each other.
 void checkTrainingOptions(const Options &o) {
   if (o.list || o.run)
@@ -447,7 +481,7 @@ Options parseArgs(const std::vector<std::string> &argv) {
       }
       spec->apply(o, arg, value);
     } else if (arg.size() > 1 && arg[0] == '-') {
-      die("unknown option " + arg + " (see --help)");
+      unknownOption(arg);
     } else if (o.model.empty()) {
       o.model = arg;
     } else {
@@ -525,9 +559,15 @@ void list(tcc_artifact_t artifact) {
     std::string rows = t.role == TCC_ROLE_INPUT || t.role == TCC_ROLE_OUTPUT
                            ? artifactMetadata(artifact, rowsKey.c_str(), "")
                            : "";
-    std::printf("  %-6s %s %s%s%s%s%s\n", roleString(t.role), t.name, typeString(t).c_str(),
+    // A parameter train_step leaves as it is (running statistics, frozen).
+    std::string notTrainedKey = TCC_METADATA_NOT_TRAINED_PREFIX + std::string(t.name);
+    std::string notTrained =
+        t.role == TCC_ROLE_PARAM ? artifactMetadata(artifact, notTrainedKey.c_str(), "") : "";
+    std::printf("  %-6s %s %s%s%s%s%s%s%s%s\n", roleString(t.role), t.name, typeString(t).c_str(),
                 init.empty() ? "" : "  init ", init.c_str(),
-                rows.empty() ? "" : "  batch rows/sample ", rows.c_str());
+                rows.empty() ? "" : "  batch rows/sample ", rows.c_str(),
+                notTrained.empty() ? "" : "  (", notTrained.c_str(),
+                notTrained.empty() ? "" : ", not trained)");
   }
 }
 

@@ -240,7 +240,7 @@ static cl::opt<CpuLibraryKind> cpuLibrary(
 
 static cl::opt<bool, true> profile(
     "profile", cl::desc("Compile every kernel into its own function named after its ONNX node, "
-                        "so that perf gives a per-kernel profile (scripts/profile.sh)"),
+                        "so that perf gives a per-kernel profile (scripts/profile.py)"),
     cl::location(options.profile), cl::cat(reportCategory));
 
 static cl::opt<tcc::Fusion, true> fusion(

@@ -329,6 +329,9 @@ typedef tcc_abi_library_call tcc_abi_collective;
  *  INIT_PREFIX + parameter name: how its initial values are distributed
  *  ("constant V", "uniform LO HI" or "normal MEAN STD"), for generating
  *  weights on the machine instead of shipping them.
+ *  NOT_TRAINED_PREFIX + parameter name: why train_step leaves that parameter
+ *  as it is ("running statistics", updated by the step's batch norms but
+ *  not by the optimizer; "frozen", by --freeze).
  *  BATCH the compiled batch B, present when infer and eval_step take partial
  *  batches; then BATCH_ROWS_PREFIX + tensor name = K for every input and
  *  output whose leading dimension is K * B (K rows per sample): a run of
@@ -342,6 +345,7 @@ typedef tcc_abi_library_call tcc_abi_collective;
 #define TCC_METADATA_IGNORE_INDEX "ignore_index"
 #define TCC_METADATA_GRAD_ACCUM "grad_accum"
 #define TCC_METADATA_INIT_PREFIX "init."
+#define TCC_METADATA_NOT_TRAINED_PREFIX "not_trained."
 #define TCC_METADATA_BATCH "batch"
 #define TCC_METADATA_BATCH_ROWS_PREFIX "batch_rows."
 /** tcc --length-buckets=DIM=V1,...,Vn: LENGTH_DIM the dimension's name,
