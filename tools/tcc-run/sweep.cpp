@@ -17,6 +17,9 @@
 
 #include "tools/tcc-run/common.h"
 
+#include "runtime/support/file_io.h"
+#include "runtime/support/file_roles.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -117,7 +120,16 @@ struct SweepOptions {
   bool halving = false;
   std::string out;
   std::string trialDir; // per-trial metrics (and halving's checkpoints)
+  std::string save;     // the best trial's final parameters
 };
+
+/// Where trial INDEX keeps its final parameters: DIR/trial-N.safetensors
+/// with --trial-dir, else a temporary beside --save.
+std::string trialWeights(const SweepOptions &s, int index) {
+  if (!s.trialDir.empty())
+    return s.trialDir + "/trial-" + std::to_string(index) + ".safetensors";
+  return s.save + ".trial-" + std::to_string(index) + ".tmp";
+}
 
 /// One trial: its settings and what it measured.
 struct Trial {
@@ -345,6 +357,12 @@ void Sweep::runTrial(Trial &t, long until, bool resume, int threads) {
   o.seed = t.seed;
   o.threads = threads;
   std::string stem = s_.trialDir.empty() ? "" : s_.trialDir + "/trial-" + std::to_string(t.index);
+  // Every trial keeps its final parameters: in --trial-dir, else beside
+  // --save until the best is known.
+  if (!stem.empty())
+    o.save = stem + ".safetensors";
+  else if (!s_.save.empty())
+    o.save = trialWeights(s_, t.index);
   if (!stem.empty()) {
     o.metrics = stem + ".jsonl";
     if (s_.halving)
@@ -472,8 +490,8 @@ std::string resultLine(const Trial &t) {
 }
 
 /// The table and the best trial (the best validation metric, else the
-/// lowest final loss, among the trials that ran every step).
-void report(const std::vector<Trial> &trials, long steps) {
+/// lowest final loss, among the trials that ran every step); null if none.
+const Trial *report(const std::vector<Trial> &trials, long steps) {
   std::printf("\n%5s  %-40s %6s %12s %14s\n", "trial", "settings", "steps", "final_loss",
               "best_val (step)");
   const Trial *best = nullptr;
@@ -495,7 +513,7 @@ void report(const std::vector<Trial> &trials, long steps) {
   }
   if (!best) {
     std::printf("no trial finished\n");
-    return;
+    return nullptr;
   }
   std::printf("best: trial %d (%s): ", best->index, describe(*best).c_str());
   if (!std::isnan(best->bestVal))
@@ -503,6 +521,25 @@ void report(const std::vector<Trial> &trials, long steps) {
                 best->bestVal, best->bestValStep);
   else
     std::printf("final loss %.6g\n", best->finalLoss);
+  return best;
+}
+
+/// --save: the best trial's final parameters into s.save (atomically), and
+/// the other trials' temporaries removed (in --trial-dir they stay).
+void keepBest(const SweepOptions &s, const std::vector<Trial> &trials, const Trial *best) {
+  if (s.save.empty())
+    return;
+  if (best) {
+    std::vector<uint8_t> bytes;
+    std::string error;
+    if (!tcc::rt::readFile(trialWeights(s, best->index), bytes, &error) ||
+        !tcc::rt::writeFileAtomic(s.save, {{bytes.data(), bytes.size()}}, /*durable=*/true, &error))
+      die("--save: " + error);
+    std::printf("saved: the parameters of trial %d to %s\n", best->index, s.save.c_str());
+  }
+  if (s.trialDir.empty())
+    for (const Trial &t : trials)
+      ::unlink(trialWeights(s, t.index).c_str());
 }
 
 /// Dies if DIR holds a trial's files (trial-N.jsonl, trial-N/) of an
@@ -604,10 +641,23 @@ int sweepMain(const std::vector<std::string> &args) {
   Options base = parseArgs(argv);
   if (!base.train)
     die("sweep needs --data DIR");
+  // --save is the sweep's: the best trial's parameters.
+  s.save = base.save;
+  base.save.clear();
   if (!base.metrics.empty() || !base.checkpointDir.empty() || !base.resume.empty() ||
-      !base.save.empty() || !base.tensorboard.empty() || !base.trace.empty())
-    die("sweep writes no --metrics, --checkpoint-dir, --resume, --save, --tensorboard or "
-        "--trace of its own; --trial-dir DIR keeps each trial's metrics");
+      !base.tensorboard.empty() || !base.trace.empty())
+    die("sweep writes no --metrics, --checkpoint-dir, --resume, --tensorboard or --trace of "
+        "its own; --trial-dir DIR keeps each trial's metrics and parameters");
+  if (!s.save.empty()) {
+    checkWritableFolder(s.save.find('/') == std::string::npos ? "."
+                                                              : s.save.substr(0, s.save.rfind('/')),
+                        "--save " + s.save);
+    std::string error;
+    if (!tcc::rt::checkOutputsApart({{"the artifact", base.model},
+                                     {"--params", base.params}},
+                                    {{"--save", s.save}, {"--out", s.out}}, &error))
+      die(error);
+  }
   if (s.halving && s.trialDir.empty())
     die("--halving needs --trial-dir DIR (the trials' checkpoints between rungs)");
   if (!s.trialDir.empty()) {
@@ -667,7 +717,7 @@ int sweepMain(const std::vector<std::string> &args) {
             std::to_string(interrupted) + " of them stopped early) are in " + s.out,
         TCC_ERROR_INTERRUPTED);
   }
-  report(trials, base.steps);
+  keepBest(s, trials, report(trials, base.steps));
   std::printf("results: %s\n", s.out.c_str());
   return 0;
 }
