@@ -4,7 +4,9 @@
 
 #include "runtime/dtype.h"
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,6 +53,41 @@ void checkWritableFolder(const std::string &dir, const std::string &option) {
 
 std::string typeString(const tcc_tensor_info &t) {
   return std::string(tcc::rt::dtypeName(t.dtype)) + tcc::rt::shapeString(t.shape, size_t(t.rank));
+}
+
+namespace {
+const int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+std::atomic<int> stopSignal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "read in a signal handler");
+extern "C" void onStopSignal(int signal) { stopSignal.store(signal); }
+} // namespace
+
+StopSignals::StopSignals() {
+  static_assert(sizeof kStopSignals / sizeof kStopSignals[0] == kCount, "one slot per signal");
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  for (int i = 0; i < kCount; ++i)
+    sigaction(kStopSignals[i], &action, &previous_[i]);
+}
+
+StopSignals::~StopSignals() {
+  for (int i = 0; i < kCount; ++i)
+    sigaction(kStopSignals[i], &previous_[i], nullptr);
+}
+
+const char *StopSignals::pending() {
+  switch (stopSignal.load()) {
+  case 0:
+    return nullptr;
+  case SIGINT:
+    return "SIGINT";
+  case SIGTERM:
+    return "SIGTERM";
+  default:
+    return "SIGHUP";
+  }
 }
 
 const char *const kCheckpointFiles[2] = {"checkpoint.safetensors", "best.safetensors"};

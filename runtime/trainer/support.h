@@ -14,6 +14,7 @@
 
 #include "runtime/include/tcc/tcc.h"
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,25 @@ std::string typeString(const tcc_tensor_info &t);
 /// The file name a tensor is read from or written to: its name with path
 /// separators replaced (so every ONNX name stays inside the folder) + ".npy".
 std::string npyFileName(const std::string &name);
+
+/// SIGINT, SIGTERM (what timeout, Docker, Kubernetes and Slurm send) and
+/// SIGHUP (a closed terminal) caught while an instance lives, so that a run
+/// (or a sweep) stops at its next step boundary with what it has: its
+/// checkpoint, its results. Installed with SA_RESETHAND: a second signal
+/// takes its default action at once. One per process at a time.
+class StopSignals {
+public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals &) = delete;
+  StopSignals &operator=(const StopSignals &) = delete;
+  /// The signal that asked to stop ("SIGTERM"), or nullptr. Any thread.
+  static const char *pending();
+
+private:
+  static constexpr int kCount = 3;
+  struct sigaction previous_[kCount];
+};
 
 /// The files a training run writes into its checkpoint folder.
 extern const char *const kCheckpointFiles[2];

@@ -283,50 +283,6 @@ bool getMetadata(const std::string &path, const std::string &key, std::string &o
   return true;
 }
 
-/// SIGINT, SIGTERM (what timeout, Docker, Kubernetes and Slurm send) and
-/// SIGHUP (a closed terminal) stop the run at the next step boundary, where
-/// it writes its checkpoint and exits with status 1. Installed with
-/// SA_RESETHAND: a second signal takes its default action at once.
-volatile std::sig_atomic_t stopSignal = 0;
-extern "C" void onStopSignal(int signal) { stopSignal = signal; }
-
-class StopSignals {
-public:
-  StopSignals() {
-    struct sigaction action = {};
-    action.sa_handler = onStopSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
-    for (size_t i = 0; i < kCount; ++i)
-      sigaction(kSignals[i], &action, &previous_[i]);
-  }
-  ~StopSignals() {
-    for (size_t i = 0; i < kCount; ++i)
-      sigaction(kSignals[i], &previous_[i], nullptr);
-  }
-  StopSignals(const StopSignals &) = delete;
-  StopSignals &operator=(const StopSignals &) = delete;
-
-  /// The signal that asked to stop ("SIGTERM"), or nullptr.
-  static const char *pending() {
-    switch (stopSignal) {
-    case 0:
-      return nullptr;
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return "SIGHUP";
-    }
-  }
-
-private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-  static constexpr size_t kCount = sizeof kSignals / sizeof kSignals[0];
-  struct sigaction previous_[kCount];
-};
-
 /// What later steps depend on beyond the session's tensors, the data order
 /// and the schedule: saved into every checkpoint and restored from it,
 /// through this one key list.

@@ -150,51 +150,11 @@ struct Trial {
   bool interrupted = false; // a signal stopped it before its rung
 };
 
-/// SIGINT, SIGTERM and SIGHUP stop the sweep: every running trial at its
-/// next step boundary (its step callback asks to stop), no further trial
-/// starts, the results of those that ran are written and the sweep exits
-/// with status 1. Installed with SA_RESETHAND for the sweep's duration: a
-/// second signal takes its default action at once.
-std::atomic<int> stopSignal{0};
-static_assert(std::atomic<int>::is_always_lock_free, "read in a signal handler");
-extern "C" void onSweepSignal(int signal) { stopSignal.store(signal); }
-
-class SweepSignals {
-public:
-  SweepSignals() {
-    struct sigaction action = {};
-    action.sa_handler = onSweepSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESETHAND;
-    for (size_t i = 0; i < kCount; ++i)
-      sigaction(kSignals[i], &action, &previous_[i]);
-  }
-  ~SweepSignals() {
-    for (size_t i = 0; i < kCount; ++i)
-      sigaction(kSignals[i], &previous_[i], nullptr);
-  }
-  SweepSignals(const SweepSignals &) = delete;
-  SweepSignals &operator=(const SweepSignals &) = delete;
-
-  /// The signal that asked to stop ("SIGTERM"), or nullptr.
-  static const char *pending() {
-    switch (stopSignal.load()) {
-    case 0:
-      return nullptr;
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return "SIGHUP";
-    }
-  }
-
-private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-  static constexpr size_t kCount = sizeof kSignals / sizeof kSignals[0];
-  struct sigaction previous_[kCount];
-};
+/// SIGINT, SIGTERM and SIGHUP stop the sweep (train::StopSignals): every
+/// running trial at its next step boundary (its step callback asks to stop),
+/// no further trial starts, the results of those that ran are written and
+/// the sweep exits with status 1.
+using SweepSignals = train::StopSignals;
 
 /// "lr 0.001, weight_decay 0.1, seed 0".
 std::string describe(const Trial &t) {
@@ -343,7 +303,7 @@ extern "C" int onTrialStep(void *user, const tcc_trainer_step_info *info) {
     if (info->step == c->until)
       t.rungVal = hasLoss ? metric : -metric; // lower is better
   }
-  if (stopSignal.load() != 0 && info->step < c->until)
+  if (SweepSignals::pending() && info->step < c->until)
     return 1; // the sweep was asked to stop
   return info->step == c->until && info->step < info->steps;
 }

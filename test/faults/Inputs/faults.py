@@ -63,6 +63,12 @@ import subprocess
 import sys
 import time
 
+# The repository's protobuf wire reader (scripts/protobuf_wire.py, standard
+# library only): TensorBoard's event records.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "scripts"))
+import protobuf_wire  # noqa: E402
+
 
 def fail(message):
     print("FAIL: " + message)
@@ -348,37 +354,6 @@ def diskfull(tcc_run, model, data, work):
     print("stderr: " + out.stderr.strip())
 
 
-def varint(data, at):
-    value, shift = 0, 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7f) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
-def proto_fields(data):
-    """(field number, wire type, value) of a protobuf message's fields."""
-    at = 0
-    while at < len(data):
-        key, at = varint(data, at)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = varint(data, at)
-        elif wire == 1:
-            value, at = data[at:at + 8], at + 8
-        elif wire == 2:
-            length, at = varint(data, at)
-            value, at = data[at:at + length], at + length
-        elif wire == 5:
-            value, at = data[at:at + 4], at + 4
-        else:
-            raise ValueError("wire type %d" % wire)
-        yield number, wire, value
-
-
 def loss_steps(folder):
     """The steps of every train/loss scalar in FOLDER's event files (Event:
     step = 2, summary = 5; Summary.value = 1; Value: tag = 1)."""
@@ -392,13 +367,13 @@ def loss_steps(folder):
             record = data[at + 12:at + 12 + length]
             at += 16 + length
             step, tags = 0, []
-            for number, _, value in proto_fields(record):
+            for number, _, value in protobuf_wire.fields(record):
                 if number == 2:
                     step = value
                 elif number == 5:
-                    for n, _, v in proto_fields(value):
+                    for n, _, v in protobuf_wire.fields(value):
                         if n == 1:
-                            tags += [t for k, _, t in proto_fields(v) if k == 1]
+                            tags += [t for k, _, t in protobuf_wire.fields(v) if k == 1]
             if b"train/loss" in tags:
                 steps.append(step)
     return steps
