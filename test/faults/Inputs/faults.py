@@ -180,6 +180,20 @@ def kill9(tcc_run, model, data, work, steps, kills, seed, *extra):
           "bitwise equal to the uninterrupted run" % (killed, mid_write, resumed))
 
 
+def stop_with(proc, name, what):
+    """Sends SIG<NAME> to PROC and returns its (stdout, stderr); fails unless
+    it exits with status 1 within 60 s."""
+    proc.send_signal(getattr(signal, "SIG" + name))
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("SIG%s did not stop %s within 60 s" % (name, what))
+    if proc.returncode != 1:
+        fail("SIG%s: exit status %d, expected 1: %s" % (name, proc.returncode, err))
+    return out, err
+
+
 def signal_run(name, tcc_run, model, data, work):
     folder = os.path.join(work, "ck")
     metrics = os.path.join(work, "m.jsonl")
@@ -194,14 +208,7 @@ def signal_run(name, tcc_run, model, data, work):
     if second.returncode != 1 or "in use by another tcc-run" not in second.stderr:
         fail("a second run into the folder: exit status %d: %s" % (second.returncode,
                                                                    second.stderr))
-    proc.send_signal(getattr(signal, "SIG" + name))
-    try:
-        _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        fail("SIG%s did not stop the run" % name)
-    if proc.returncode != 1:
-        fail("SIG%s: exit status %d, expected 1: %s" % (name, proc.returncode, err))
+    _, err = stop_with(proc, name, "the run")
     expected = "interrupted (SIG%s) at step " % name
     if expected not in err:
         fail("SIG%s: no '%s' in: %s" % (name, expected, err))
@@ -243,14 +250,7 @@ def sweep_signal(name, tcc_run, model, data, work, steps):
             fail("the sweep ended or stalled before 2 trials finished: %s" % proc.stderr.read())
         if line.startswith("trial "):
             finished[int(line.split()[1])] = line
-    proc.send_signal(getattr(signal, "SIG" + name))
-    try:
-        rest, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        fail("SIG%s did not stop the sweep within 60 s" % name)
-    if proc.returncode != 1:
-        fail("SIG%s: exit status %d, expected 1: %s" % (name, proc.returncode, err))
+    rest, err = stop_with(proc, name, "the sweep")
     if "sweep interrupted (SIG%s)" % name not in err or out not in err:
         fail("SIG%s: the message does not say so and name %s: %s" % (name, out, err))
     if not os.path.exists(out):
