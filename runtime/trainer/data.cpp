@@ -7,7 +7,9 @@
 #include "runtime/dtype.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace tcc::train {
@@ -141,6 +143,29 @@ int DataSet::indexOf(const std::string &name) const {
   return -1;
 }
 
+long long metadataInteger(tcc_artifact_t artifact, const char *key, const std::string &fallback,
+                          const std::string &model) {
+  // The compiler writes these as decimal integers; anything else is a
+  // damaged or foreign artifact, not a value to guess at.
+  std::string text = artifactMetadata(artifact, key, fallback);
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno == ERANGE)
+    die(model + ": the artifact's metadata " + key + " '" + text + "' is not an integer");
+  return v;
+}
+
+LabelSpec readLabelSpec(tcc_artifact_t artifact, const std::string &model) {
+  LabelSpec labels;
+  labels.name = artifactMetadata(artifact, TCC_METADATA_LABELS, "y");
+  if (!artifactMetadata(artifact, TCC_METADATA_IGNORE_INDEX, "").empty()) {
+    labels.hasIgnore = true;
+    labels.ignoreIndex = metadataInteger(artifact, TCC_METADATA_IGNORE_INDEX, "", model);
+  }
+  return labels;
+}
+
 void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
   const Samples *s = set.find(labels.name);
   if (!s || s->dtype != TCC_DTYPE_I64 || classes <= 0)
@@ -154,6 +179,91 @@ void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
             (labels.hasIgnore ? " nor the ignored label " + std::to_string(labels.ignoreIndex)
                               : std::string()));
   });
+}
+
+void configureAugmentation(const Options &o, const LabelSpec &labels, DataSet &set) {
+  AugmentSpec &a = set.augment;
+  a.pad = o.randomCrop;
+  a.flip = o.flip;
+  auto numbers = [&](const std::string &text, const char *what) {
+    std::vector<float> out;
+    size_t begin = 0;
+    for (;;) {
+      size_t end = text.find(':', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      double v = std::strtod(part.c_str(), &stop);
+      if (part.empty() || *stop || !std::isfinite(v))
+        die("--normalize " + o.normalize + ": the " + what + " '" + part + "' is not a number");
+      out.push_back(float(v));
+      if (end == std::string::npos)
+        return out;
+      begin = end + 1;
+    }
+  };
+  if (!o.normalize.empty()) {
+    size_t slash = o.normalize.find('/');
+    if (slash == std::string::npos)
+      die("--normalize needs MEAN/STD (per channel: M1:M2:M3/S1:S2:S3), got '" + o.normalize + "'");
+    a.mean = numbers(o.normalize.substr(0, slash), "mean");
+    a.std = numbers(o.normalize.substr(slash + 1), "standard deviation");
+    if (a.mean.size() != a.std.size())
+      die("--normalize " + o.normalize + ": as many means as standard deviations");
+    for (float sd : a.std)
+      if (!(sd > 0))
+        die("--normalize " + o.normalize + ": a standard deviation must be > 0");
+  }
+  if (!a.active())
+    return;
+  // The image input: --augment-input, else the one f32 input of the data.
+  int index = -1;
+  for (size_t i = 0; i < set.inputs.size(); ++i) {
+    const Samples &s = set.inputs[i];
+    bool named = o.augmentInput.empty() ? s.name != labels.name && s.dtype == TCC_DTYPE_F32
+                                         : s.name == o.augmentInput;
+    if (!named)
+      continue;
+    if (index >= 0)
+      die("augmentation: the data has several f32 inputs; name the image with --augment-input");
+    index = int(i);
+  }
+  if (index < 0)
+    die("augmentation: " + (o.augmentInput.empty() ? std::string("the data has no f32 input")
+                                                    : "no data input '" + o.augmentInput + "'"));
+  const Samples &image = set.inputs[size_t(index)];
+  if (image.dtype != TCC_DTYPE_F32)
+    die("augmentation: input '" + image.name + "' is not f32");
+  // The image geometry: --image-shape CxHxW, else the input's own C x H x W.
+  std::vector<int64_t> dims(image.declared.shape + 1, image.declared.shape + image.declared.rank);
+  if (!o.imageShape.empty()) {
+    dims.clear();
+    std::string text = o.imageShape;
+    for (size_t begin = 0;;) {
+      size_t end = text.find('x', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      long v = std::strtol(part.c_str(), &stop, 10);
+      if (part.empty() || *stop || v < 1)
+        die("--image-shape needs CxHxW (positive integers), got '" + text + "'");
+      dims.push_back(v);
+      if (end == std::string::npos)
+        break;
+      begin = end + 1;
+    }
+  }
+  if (dims.size() != 3 || dims[0] * dims[1] * dims[2] * 4 != int64_t(image.sampleBytes))
+    die("augmentation: input '" + image.name + "' is " + typeString(image.declared) +
+        "; pass --image-shape CxHxW with C*H*W its values per sample");
+  a.channels = dims[0];
+  a.height = dims[1];
+  a.width = dims[2];
+  if (a.mean.size() > 1 && int64_t(a.mean.size()) != a.channels)
+    die("--normalize " + o.normalize + ": " + std::to_string(a.mean.size()) +
+        " values for " + std::to_string(a.channels) + " channels");
+  if (a.pad >= a.height || a.pad >= a.width)
+    die("--random-crop " + std::to_string(a.pad) + " is not below the image's height and width");
+  set.augmentIndex = index;
+  set.seed = o.seed;
 }
 
 void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch, long k) {

@@ -96,6 +96,20 @@ struct LabelSpec {
   bool ignored(int64_t label) const { return hasIgnore && label == ignoreIndex; }
 };
 
+/// The artifact's integer metadata KEY (FALLBACK when absent); dies naming
+/// MODEL when it is not a decimal integer.
+long long metadataInteger(tcc_artifact_t artifact, const char *key, const std::string &fallback,
+                          const std::string &model);
+
+/// The labels' name and ignored value, from the artifact's metadata.
+LabelSpec readLabelSpec(tcc_artifact_t artifact, const std::string &model);
+
+/// The augmentation of O (--random-crop, --flip, --normalize) on SET's image
+/// input (--augment-input, else its one f32 input that is not the LABELS),
+/// of geometry --image-shape (else its declared C x H x W): sets
+/// set.augment, augmentIndex and seed; dies naming the flag on a bad value.
+void configureAugmentation(const Options &o, const LabelSpec &labels, DataSet &set);
+
 /// Integer labels must name a class, [0, CLASSES), or be the ignored label.
 void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes);
 

@@ -15,6 +15,7 @@
 #include "runtime/support/file_roles.h"
 #include "runtime/trainer/buckets.h"
 #include "runtime/trainer/data.h"
+#include "runtime/trainer/evaluate.h"
 #include "runtime/trainer/outputs.h"
 #include "runtime/trainer/nvml.h"
 #include "runtime/trainer/schedule.h"
@@ -40,181 +41,6 @@
 
 namespace tcc::train {
 namespace {
-
-/// What one pass over the validation set measured.
-struct Evaluation {
-  bool hasLoss = false, hasAccuracy = false;
-  double loss = 0, accuracy = 0; // mean loss over batches; accuracy in [0, 1]
-  int64_t correct = 0, seen = 0;
-};
-
-/// Evaluates on --val DIR (its full batches, and the partial last one when
-/// the artifact takes partial batches): the loss with `eval_step`
-/// (inputs as train_step's but lr/step; outputs `loss`, then the model's),
-/// the accuracy of the first model output (f32[batch, classes]) against
-/// integer labels y, from eval_step's outputs or else from `infer`'s.
-class Validator {
-public:
-  Validator(tcc_artifact_t artifact, const Options &o, const LabelSpec &labels,
-            const tcc_tensor_info *trainLabels)
-      : o_(o), labelSpec_(labels) {
-    hasLoss_ = hasEntry(artifact, TCC_ENTRY_EVAL_STEP);
-    entry_ = hasLoss_ ? TCC_ENTRY_EVAL_STEP : TCC_ENTRY_INFER;
-    if (!hasLoss_ && !hasEntry(artifact, TCC_ENTRY_INFER))
-      die(o.model + " has no eval_step or infer entry point to validate with");
-    bool sawLoss = false;
-    // A partial last batch is evaluated when the artifact takes one.
-    partial_ = !artifactMetadata(artifact, TCC_METADATA_BATCH, "").empty();
-    for (const tcc_tensor_info &t : entryTensors(artifact, entry_.c_str())) {
-      if (t.role == TCC_ROLE_INPUT && std::string(t.name) == TCC_INPUT_VALID)
-        continue; // written by the runtime
-      if (t.role == TCC_ROLE_INPUT) {
-        set_.add(source(), t, o.model);
-      } else if (t.role == TCC_ROLE_OUTPUT) {
-        if (hasLoss_ && !sawLoss && std::string(t.name) == TCC_OUTPUT_LOSS) {
-          if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
-            die(o.model + ": eval_step's output 'loss' is " + typeString(t) + ", expected f32[]");
-          sawLoss = true;
-        } else if (!hasScores_) {
-          scores_ = t;
-          hasScores_ = true;
-        }
-      }
-    }
-    if (hasLoss_ && !sawLoss)
-      die(o.model + ": eval_step has no 'loss' output");
-    if (set_.inputs.empty())
-      die(o.model + ": " + entry_ + " has no inputs to validate with");
-    // infer does not take the labels; read them for the host only.
-    if (set_.indexOf(labels.name) < 0 && trainLabels)
-      set_.add(source(), *trainLabels, o.model, /*feed=*/false);
-    labels_ = set_.indexOf(labels.name);
-    const Samples *y = labels_ < 0 ? nullptr : &set_.inputs[size_t(labels_)];
-    hasScores_ = hasScores_ && scores_.dtype == TCC_DTYPE_F32 && scores_.rank == 2 &&
-                 scores_.shape[0] == set_.batch && y && y->declared.dtype == TCC_DTYPE_I64 &&
-                 y->declared.rank == 1;
-    if (!hasLoss_ && !hasScores_)
-      die(o.model + ": --val without an eval_step entry needs an infer entry whose first output "
-                    "is f32[batch, classes] and int64 labels " + labels.name);
-    if (!partial_ && set_.samples < set_.batch)
-      die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
-          " samples, fewer than one batch of " + std::to_string(set_.batch) +
-          " (this artifact evaluates full batches only)");
-    if (hasScores_)
-      checkLabels(set_, labels, scores_.shape[1]);
-  }
-
-  /// Validation batches get the training's normalization (no crop or flip).
-  void setAugment(const AugmentSpec &spec, const std::string &input) {
-    set_.augment = spec;
-    set_.augmentIndex = set_.indexOf(input);
-    set_.augmentRandom = false;
-  }
-
-  /// Whether evaluations measure the loss (an eval_step entry).
-  bool hasLoss() const { return hasLoss_; }
-  /// The validation set's sample count.
-  int64_t samples() const { return set_.samples; }
-
-  Evaluation run(tcc_session_t session) const {
-    Evaluation e;
-    e.hasLoss = hasLoss_;
-    e.hasAccuracy = hasScores_;
-    const int64_t batch = set_.batch, samples = set_.samples, full = samples / batch;
-    const int64_t batches = full + (partial_ && samples % batch != 0);
-    // Under mpirun rank r evaluates batches r, r + W, ...; the sums meet
-    // in one reduction.
-    const int64_t world = o_.worldSize, rank = o_.rank;
-    const int64_t mine = batches > rank ? (batches - rank + world - 1) / world : 0;
-    int64_t classes = hasScores_ ? scores_.shape[1] : 0;
-    std::vector<float> out(size_t(batch * classes));
-    double lossSum = 0;
-    int64_t lossSamples = 0;
-    // The partial batch's rows past the data repeat its last sample; only
-    // the real ones are set.
-    Prefetcher prefetcher(
-        set_, 0, long(mine),
-        [batch, samples, world, rank](long j, std::vector<int64_t> &rows) {
-          const int64_t k = rank + int64_t(j) * world;
-          for (int64_t r = 0; r < batch; ++r)
-            rows[size_t(r)] = std::min(k * batch + r, samples - 1);
-          return 0;
-        },
-        prefetchInBackground(o_.threads) ? 1 : 0);
-    for (int64_t j = 0; j < mine; ++j) {
-      const int64_t k = rank + j * world;
-      const Batch &b = prefetcher.next();
-      const int64_t n = std::min(batch, samples - k * batch);
-      setBatch(session, set_, b, n);
-      check(tcc_session_run(session, entry_.c_str()));
-      if (hasLoss_) {
-        // The mean over samples: a partial batch weighs what it holds.
-        float loss;
-        check(tcc_session_copy_output(session, TCC_OUTPUT_LOSS, &loss, sizeof loss));
-        lossSum += double(loss) * double(n);
-        lossSamples += n;
-      }
-      if (!hasScores_)
-        continue;
-      check(tcc_session_copy_output(session, scores_.name, out.data(),
-                                    size_t(n * classes) * sizeof(float)));
-      const int64_t *y = reinterpret_cast<const int64_t *>(b[size_t(labels_)].data());
-      for (int64_t r = 0; r < n; ++r) {
-        if (labelSpec_.ignored(y[r]))
-          continue;
-        const float *row = out.data() + r * classes;
-        e.correct += std::max_element(row, row + classes) - row == y[r];
-        ++e.seen;
-      }
-    }
-    if (world > 1) {
-      double sums[4] = {lossSum, double(lossSamples), double(e.correct), double(e.seen)};
-      check(tcc_communicator_sum(o_.communicator, sums, 4));
-      lossSum = sums[0];
-      lossSamples = int64_t(sums[1]);
-      e.correct = int64_t(sums[2]);
-      e.seen = int64_t(sums[3]);
-    }
-    e.loss = lossSum / double(std::max<int64_t>(lossSamples, 1));
-    e.accuracy = double(e.correct) / double(std::max<int64_t>(e.seen, 1));
-    return e;
-  }
-
-  /// "validation at step 20/60: loss 0.5, accuracy 83.33% (80 of 96 samples
-  /// in full batches of DIR)".
-  void print(const Evaluation &e, long step) const {
-    say(o_, "validation at step %ld/%ld:", step, o_.steps);
-    if (e.hasLoss)
-      say(o_, " loss %.6f", e.loss);
-    if (e.hasAccuracy)
-      say(o_, "%s accuracy %.2f%% (%lld of %lld samples", e.hasLoss ? "," : "",
-          100.0 * e.accuracy, (long long)e.correct, (long long)e.seen);
-    else
-      say(o_, " (%lld samples",
-          (long long)(partial_ ? set_.samples : set_.samples / set_.batch * set_.batch));
-    say(o_, " %s %s)\n", partial_ ? "of" : "in full batches of",
-        source().describe("validation").c_str());
-  }
-
-  /// The files the validation data is read from.
-  void addFiles(std::vector<tcc::rt::FileRole> &into) const {
-    for (const Samples &s : set_.inputs)
-      into.push_back({"--val", s.file});
-  }
-
-private:
-  DataSource source() const { return {o_.valDir, &o_.val}; }
-
-  const Options &o_;
-  LabelSpec labelSpec_;
-  DataSet set_;
-  std::string entry_;
-  bool hasLoss_ = false;
-  bool partial_ = false;
-  tcc_tensor_info scores_{};
-  bool hasScores_ = false;
-  int labels_ = -1;
-};
 
 /// "1:02:03".
 std::string clockString(double seconds) {
@@ -494,8 +320,6 @@ private:
   /// The value of hyperparameter H for this run: its option, else the
   /// artifact's compile-time default.
   double hyperValue(const Hyperparameter &h) const;
-  /// The augmentation options: the image input and its geometry.
-  void readAugmentation();
   void checkOutputs();
   void restore();
   /// The guard after STEP (0-based): a non-finite LOSS or GRADNORM stops
@@ -613,23 +437,8 @@ void TrainingRun::readSignature() {
     die(o_.model + " has no train_step entry point; compile it with --loss=... to train");
   // How to drive the step: the labels, and K micro-batches per optimizer
   // step (accumulate_grad with micro = 0 .. K-2, then train_step).
-  labels_.name = artifactMetadata(artifact_, TCC_METADATA_LABELS, "y");
-  // The compiler writes these as decimal integers; anything else is a
-  // damaged or foreign artifact, not a value to guess at.
-  auto integer = [&](const char *key, const std::string &fallback) {
-    std::string text = artifactMetadata(artifact_, key, fallback);
-    char *end = nullptr;
-    errno = 0;
-    long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end || errno == ERANGE)
-      die(o_.model + ": the artifact's metadata " + key + " '" + text + "' is not an integer");
-    return v;
-  };
-  if (!artifactMetadata(artifact_, TCC_METADATA_IGNORE_INDEX, "").empty()) {
-    labels_.hasIgnore = true;
-    labels_.ignoreIndex = integer(TCC_METADATA_IGNORE_INDEX, "");
-  }
-  long long accum = integer(TCC_METADATA_GRAD_ACCUM, "1");
+  labels_ = readLabelSpec(artifact_, o_.model);
+  long long accum = metadataInteger(artifact_, TCC_METADATA_GRAD_ACCUM, "1", o_.model);
   if (accum > 1000000000)
     die(o_.model + ": the artifact's metadata grad_accum '" + std::to_string(accum) +
         "' is out of range");
@@ -734,100 +543,16 @@ void TrainingRun::readSignature() {
   if (set_.samples < set_.batch)
     die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
         " samples, fewer than one batch of " + std::to_string(set_.batch));
-  readAugmentation();
+  configureAugmentation(o_, labels_, set_);
   // The validation set is checked before the first step too.
   if (o_.hasVal()) {
     const Samples *y = set_.find(labels_.name);
-    validator_.emplace(artifact_, o_, labels_, y ? &y->declared : nullptr);
+    validator_.emplace(artifact_, o_, DataSource{o_.valDir, &o_.val}, labels_,
+                       y ? &y->declared : nullptr, "--val");
     judgeLoss_ = validator_->hasLoss();
     if (set_.augmentIndex >= 0)
       validator_->setAugment(set_.augment, set_.inputs[size_t(set_.augmentIndex)].name);
   }
-}
-
-void TrainingRun::readAugmentation() {
-  AugmentSpec &a = set_.augment;
-  a.pad = o_.randomCrop;
-  a.flip = o_.flip;
-  auto numbers = [&](const std::string &text, const char *what) {
-    std::vector<float> out;
-    size_t begin = 0;
-    for (;;) {
-      size_t end = text.find(':', begin);
-      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
-      char *stop = nullptr;
-      double v = std::strtod(part.c_str(), &stop);
-      if (part.empty() || *stop || !std::isfinite(v))
-        die("--normalize " + o_.normalize + ": the " + what + " '" + part + "' is not a number");
-      out.push_back(float(v));
-      if (end == std::string::npos)
-        return out;
-      begin = end + 1;
-    }
-  };
-  if (!o_.normalize.empty()) {
-    size_t slash = o_.normalize.find('/');
-    if (slash == std::string::npos)
-      die("--normalize needs MEAN/STD (per channel: M1:M2:M3/S1:S2:S3), got '" + o_.normalize + "'");
-    a.mean = numbers(o_.normalize.substr(0, slash), "mean");
-    a.std = numbers(o_.normalize.substr(slash + 1), "standard deviation");
-    if (a.mean.size() != a.std.size())
-      die("--normalize " + o_.normalize + ": as many means as standard deviations");
-    for (float sd : a.std)
-      if (!(sd > 0))
-        die("--normalize " + o_.normalize + ": a standard deviation must be > 0");
-  }
-  if (!a.active())
-    return;
-  // The image input: --augment-input, else the one f32 input of the data.
-  int index = -1;
-  for (size_t i = 0; i < set_.inputs.size(); ++i) {
-    const Samples &s = set_.inputs[i];
-    bool named = o_.augmentInput.empty() ? s.name != labels_.name && s.dtype == TCC_DTYPE_F32
-                                         : s.name == o_.augmentInput;
-    if (!named)
-      continue;
-    if (index >= 0)
-      die("augmentation: the data has several f32 inputs; name the image with --augment-input");
-    index = int(i);
-  }
-  if (index < 0)
-    die("augmentation: " + (o_.augmentInput.empty() ? std::string("the data has no f32 input")
-                                                    : "no data input '" + o_.augmentInput + "'"));
-  const Samples &image = set_.inputs[size_t(index)];
-  if (image.dtype != TCC_DTYPE_F32)
-    die("augmentation: input '" + image.name + "' is not f32");
-  // The image geometry: --image-shape CxHxW, else the input's own C x H x W.
-  std::vector<int64_t> dims(image.declared.shape + 1, image.declared.shape + image.declared.rank);
-  if (!o_.imageShape.empty()) {
-    dims.clear();
-    std::string text = o_.imageShape;
-    for (size_t begin = 0;;) {
-      size_t end = text.find('x', begin);
-      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
-      char *stop = nullptr;
-      long v = std::strtol(part.c_str(), &stop, 10);
-      if (part.empty() || *stop || v < 1)
-        die("--image-shape needs CxHxW (positive integers), got '" + text + "'");
-      dims.push_back(v);
-      if (end == std::string::npos)
-        break;
-      begin = end + 1;
-    }
-  }
-  if (dims.size() != 3 || dims[0] * dims[1] * dims[2] * 4 != int64_t(image.sampleBytes))
-    die("augmentation: input '" + image.name + "' is " + typeString(image.declared) +
-        "; pass --image-shape CxHxW with C*H*W its values per sample");
-  a.channels = dims[0];
-  a.height = dims[1];
-  a.width = dims[2];
-  if (a.mean.size() > 1 && int64_t(a.mean.size()) != a.channels)
-    die("--normalize " + o_.normalize + ": " + std::to_string(a.mean.size()) +
-        " values for " + std::to_string(a.channels) + " channels");
-  if (a.pad >= a.height || a.pad >= a.width)
-    die("--random-crop " + std::to_string(a.pad) + " is not below the image's height and width");
-  set_.augmentIndex = index;
-  set_.seed = o_.seed;
 }
 
 double TrainingRun::hyperValue(const Hyperparameter &h) const {
