@@ -133,6 +133,8 @@ Options convert(const tcc_trainer_options *c) {
   if (full.loss_scale_init != 0)
     o.lossScaleInit = full.loss_scale_init;
   o.communicator = full.communicator;
+  o.nextBatch = full.next_batch;
+  o.nextBatchUser = full.next_batch_user;
   return o;
 }
 

@@ -131,6 +131,24 @@ void DataSet::add(const DataSource &source, const tcc_tensor_info &t, const std:
   inputs.push_back(std::move(s));
 }
 
+void DataSet::declare(const tcc_tensor_info &t, const std::string &model) {
+  if (t.rank < 1)
+    die(model + ": input '" + std::string(t.name) + "' has no batch dimension");
+  if (batch >= 0 && t.shape[0] != batch)
+    die(model + ": the inputs disagree on the batch size");
+  Samples s;
+  s.name = t.name;
+  s.declared = t;
+  s.file = "the data source's input '" + s.name + "'";
+  s.dtype = t.dtype;
+  s.shape.assign(t.shape, t.shape + t.rank);
+  batch = t.shape[0];
+  s.sampleBytes = t.size_bytes / size_t(std::max<int64_t>(batch, 1));
+  if (firstFile.empty())
+    firstFile = "the data source";
+  inputs.push_back(std::move(s));
+}
+
 const Samples *DataSet::find(const std::string &name) const {
   int i = indexOf(name);
   return i < 0 ? nullptr : &inputs[size_t(i)];
@@ -324,6 +342,73 @@ Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, in
   rows_buffer_.resize(size_t(set_.batch));
   for (int w = 0; w < workers; ++w)
     workers_.emplace_back([this, w] { work(w); });
+}
+
+bool BatchStream::next(long k, Batch &out) {
+  const tcc_trainer_array *arrays = nullptr;
+  int32_t count = 0;
+  int given = next_(user_, int64_t(k), &arrays, &count);
+  const std::string where = "the data source's micro-batch " + std::to_string(k);
+  if (given == 0)
+    return false;
+  if (given < 0)
+    die(where + ": the callback failed");
+  if (count < 0 || (count > 0 && !arrays))
+    die(where + ": a negative count or NULL arrays");
+  out.resize(set_.inputs.size());
+  std::vector<bool> seen(set_.inputs.size(), false);
+  for (int32_t i = 0; i < count; ++i) {
+    const tcc_trainer_array &a = arrays[i];
+    if (!a.name)
+      die(where + ": array " + std::to_string(i) + " has no name");
+    int index = set_.indexOf(a.name);
+    if (index < 0) {
+      std::string names;
+      for (const Samples &s : set_.inputs)
+        names += (names.empty() ? "" : ", ") + s.name;
+      die(where + ": train_step has no data input '" + a.name + "' (its data inputs: " + names +
+          ")");
+    }
+    if (seen[size_t(index)])
+      die(where + ": input '" + std::string(a.name) + "' is given twice");
+    seen[size_t(index)] = true;
+    const Samples &s = set_.inputs[size_t(index)];
+    const tcc_tensor_info &t = s.declared;
+    bool fits = a.dtype == t.dtype && a.rank == t.rank && (a.rank == 0 || a.shape) &&
+                std::equal(t.shape, t.shape + t.rank, a.shape);
+    if (!fits)
+      die(where + ": input '" + s.name + "' is " + tcc::rt::dtypeName(a.dtype) +
+          (a.shape || a.rank == 0 ? tcc::rt::shapeString(a.shape, size_t(std::max(a.rank, 0)))
+                                  : std::string("[?]")) +
+          ", but train_step takes exactly one batch of it: " + typeString(t));
+    if (a.size_bytes != t.size_bytes || (t.size_bytes && !a.data))
+      die(where + ": input '" + s.name + "' has " + std::to_string(a.size_bytes) +
+          " bytes, but " + typeString(t) + " holds " + std::to_string(t.size_bytes));
+    std::vector<uint8_t> &bytes = out[size_t(index)];
+    bytes.resize(t.size_bytes);
+    if (t.size_bytes)
+      std::memcpy(bytes.data(), a.data, t.size_bytes);
+    // As a data set's values are checked before the first step.
+    auto finite = [&](auto *values) {
+      size_t n = t.size_bytes / sizeof *values, perSample = n / size_t(set_.batch);
+      for (size_t v = 0; v < n; ++v)
+        if (!std::isfinite(double(values[v])))
+          die(where + ": input '" + s.name + "': value " + std::to_string(double(values[v])) +
+              " at sample " + std::to_string(v / perSample) + " is not finite");
+    };
+    if (t.dtype == TCC_DTYPE_F32)
+      finite(reinterpret_cast<const float *>(bytes.data()));
+    else if (t.dtype == TCC_DTYPE_F64)
+      finite(reinterpret_cast<const double *>(bytes.data()));
+  }
+  for (size_t i = 0; i < set_.inputs.size(); ++i)
+    if (!seen[i])
+      die(where + ": no array for input '" + set_.inputs[i].name + "' (" +
+          typeString(set_.inputs[i].declared) + ")");
+  if (set_.augmentIndex >= 0)
+    augmentBatch(set_.augment, set_.seed, k, set_.augmentRandom,
+                 reinterpret_cast<float *>(out[size_t(set_.augmentIndex)].data()), set_.batch);
+  return true;
 }
 
 bool prefetchInBackground(int threads) {

@@ -81,6 +81,9 @@ struct DataSet {
   /// and the sample).
   void add(const DataSource &source, const tcc_tensor_info &t, const std::string &model,
            bool feed = true);
+  /// Declares the tensor T of MODEL as an input whose batches come from a
+  /// data callback (BatchStream): no file, no sample count.
+  void declare(const tcc_tensor_info &t, const std::string &model);
   /// The input NAME, or nullptr.
   const Samples *find(const std::string &name) const;
   /// Which input NAME is, or -1.
@@ -176,6 +179,24 @@ private:
   std::vector<std::thread> workers_;
   std::vector<int64_t> rows_buffer_;
   TraceWriter *trace_;
+};
+
+/// Micro-batches from the caller's data callback
+/// (tcc_trainer_options.next_batch) for a DataSet of declared inputs, in the
+/// order it gives them, on the calling thread.
+class BatchStream {
+public:
+  BatchStream(const DataSet &set, tcc_trainer_batch_callback next, void *user)
+      : set_(set), next_(next), user_(user) {}
+  /// Asks for micro-batch K and copies it into OUT in the set's input order,
+  /// augmented as micro-batch K. False when the data has ended; dies naming
+  /// the micro-batch on a failure or a batch that does not fit the step.
+  bool next(long k, Batch &out);
+
+private:
+  const DataSet &set_;
+  tcc_trainer_batch_callback next_;
+  void *user_;
 };
 
 /// Whether a prefetch thread pays: only when the step leaves a core free

@@ -1,10 +1,11 @@
 //===- train.cpp - the training loop of the trainer -----------------------===//
 //
 // Runs `train_step` over batches that a prefetch thread assembles from the
-// mapped data set, sets the host-side learning rate of each step, evaluates
-// on a validation set every --eval-every steps (with `eval_step` when the
-// artifact has it, else `infer` for accuracy only), stops early, cuts the rate
-// on a plateau, and writes checkpoints that resume bit for bit: everything a
+// mapped data set (or that the caller's data source gives), sets the
+// host-side learning rate of each step, evaluates on a validation set every
+// --eval-every steps (evaluate.h: with `eval_step` when the artifact has it,
+// else `infer` for accuracy only), stops early, cuts the rate on a plateau,
+// and writes checkpoints that resume bit for bit: everything a
 // later step depends on (parameters, optimizer state, the data order, the
 // schedule's and the early stop's state) is in them.
 //
@@ -327,8 +328,9 @@ private:
   /// (continue); a finite loss more than 10x the mean of the recent ones
   /// warns. Returns whether the loss is finite.
   bool checkFinite(long step, float loss, float gradNorm);
-  /// Runs the K micro-batches of STEP (0-based); returns its mean loss.
-  float runStep(long step, float lr);
+  /// Runs the K micro-batches of STEP (0-based); returns its mean loss, or
+  /// nothing when a data callback has ended before the step.
+  std::optional<float> runStep(long step, float lr);
   /// Evaluates after STEPSDONE steps when due: reports, updates the best
   /// checkpoint, early stopping and the plateau schedule. Returns the
   /// evaluation and sets *STOPREASON when early stopping ends the run.
@@ -379,6 +381,11 @@ private:
   /// state is at a step boundary) and dies saying where it went.
   [[noreturn]] void stopAt(long stepsDone, const std::string &why,
                            tcc_status status = TCC_ERROR_INVALID_ARGUMENT);
+  /// Starts the data for the steps from first_ on: the prefetcher of a data
+  /// set (the epochs' order replayed up to first_), or the data callback
+  /// (the micro-batches of the steps before first_ discarded).
+  void startPrefetcher();
+  void startStream();
   /// The next micro-batch, or stopAt(STEP) when its data cannot be read.
   const Batch &nextBatch(long step);
   bool evaluatesAfter(long stepsDone) const {
@@ -404,6 +411,9 @@ private:
   long first_ = 0;                           // the step the run starts at
   long lastSaved_ = -1; // the step of the last checkpoint.safetensors written
   std::unique_ptr<Prefetcher> batches_;
+  /// With a data callback instead: its micro-batches, K for a step.
+  std::unique_ptr<BatchStream> stream_;
+  std::vector<Batch> streamBatches_;
   bool overlapUploads_ = false;
   bool staged_ = false; // the micro-batch about to run is set already
   // Length buckets (tcc --length-buckets): each sample's bucket, the bucket
@@ -503,7 +513,10 @@ void TrainingRun::readSignature() {
       sig_.hasRng = true;
       continue;
     }
-    set_.add({o_.dataDir, &o_.data}, t, o_.model);
+    if (o_.nextBatch)
+      set_.declare(t, o_.model);
+    else
+      set_.add({o_.dataDir, &o_.data}, t, o_.model);
   }
   if (!sig_.hasLr || !sig_.hasLoss)
     die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
@@ -540,7 +553,13 @@ void TrainingRun::readSignature() {
         checkLabels(set_, labels_, t.shape[t.rank - 1]);
         break;
       }
-  if (set_.samples < set_.batch)
+  if (o_.nextBatch && buckets_.active())
+    die(o_.model + " has length buckets, whose batches the trainer groups from a data set; a "
+                   "data source's batches cannot be grouped");
+  if (o_.nextBatch && o_.worldSize > 1)
+    die("a data source (next_batch) trains a single process; a data-parallel job takes "
+        "--data DIR or data arrays");
+  if (!o_.nextBatch && set_.samples < set_.batch)
     die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
         " samples, fewer than one batch of " + std::to_string(set_.batch));
   configureAugmentation(o_, labels_, set_);
@@ -697,8 +716,9 @@ void TrainingRun::checkOutputs() {
   // kind: --resume by the checkpoints. (The parameters the session loaded
   // are tcc-run's to check.)
   std::vector<tcc::rt::FileRole> inputs = {{"the artifact", o_.model}};
-  for (const Samples &s : set_.inputs)
-    inputs.push_back({"--data", s.file});
+  if (!o_.nextBatch)
+    for (const Samples &s : set_.inputs)
+      inputs.push_back({"--data", s.file});
   if (validator_)
     validator_->addFiles(inputs);
   std::vector<tcc::rt::FileRole> outputs = {
@@ -728,7 +748,7 @@ void TrainingRun::checkOutputs() {
 void TrainingRun::restore() {
   order_ = {{"seed", std::to_string(o_.seed)},
             {"shuffle", o_.shuffle ? "1" : "0"},
-            {"samples", std::to_string(set_.samples)},
+            {"samples", o_.nextBatch ? "callback" : std::to_string(set_.samples)},
             {"batch", std::to_string(set_.batch)}};
   if (accum_ > 1)
     order_["grad_accum"] = std::to_string(accum_);
@@ -879,12 +899,27 @@ bool TrainingRun::checkFinite(long step, float loss, float gradNorm) {
   return true;
 }
 
-float TrainingRun::runStep(long step, float lr) {
+std::optional<float> TrainingRun::runStep(long step, float lr) {
   tcc_session_t session = session_;
+  // A data callback gives all K micro-batches first: data that ends inside
+  // a step leaves the step out whole.
+  if (stream_) {
+    streamBatches_.resize(size_t(accum_));
+    for (long micro = 0; micro < accum_; ++micro) {
+      try {
+        if (!stream_->next(step * accum_ + micro, streamBatches_[size_t(micro)]))
+          return std::nullopt;
+      } catch (const UsageError &e) {
+        stopAt(step, e.message, e.status);
+      }
+    }
+  }
   // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
   float loss = 0;
   for (long micro = 0; micro < accum_; ++micro) {
-    if (!staged_) {
+    if (stream_) {
+      feed(session, streamBatches_[size_t(micro)], 0);
+    } else if (!staged_) {
       const Batch &batch = nextBatch(step);
       feed(session, batch, batches_->tag());
     }
@@ -1092,9 +1127,11 @@ void TrainingRun::printProgress(long stepsDone, float loss, float lr, ProgressWi
       w.finite ? w.loss / double(w.finite) : double(loss));
   if (w.finite > 1)
     say(o_, " (mean of %ld)", w.finite);
-  say(o_, " lr %g epoch %.2f %.0f samples/s eta %s", double(lr),
-      double(stepsDone * accum_ * batch) / double(set_.samples),
-      double(w.steps * accum_ * batch) / std::max(seconds, 1e-9),
+  // A data callback's batches have no epochs.
+  say(o_, " lr %g", double(lr));
+  if (!o_.nextBatch)
+    say(o_, " epoch %.2f", double(stepsDone * accum_ * batch) / double(set_.samples));
+  say(o_, " %.0f samples/s eta %s", double(w.steps * accum_ * batch) / std::max(seconds, 1e-9),
       clockString(perStep * double(o_.steps - stepsDone)).c_str());
   // When the steps wait for their batches, the data loading is the
   // bottleneck (more --workers, or faster storage).
@@ -1116,7 +1153,7 @@ void TrainingRun::openTensorBoard() {
     table += std::string("| ") + flag + " | " + value + " |\n";
   };
   row("model", o_.model);
-  row("--data", o_.data.empty() ? o_.dataDir : "(arrays)");
+  row("--data", o_.nextBatch ? "(callback)" : o_.data.empty() ? o_.dataDir : "(arrays)");
   row("--steps", std::to_string(o_.steps));
   row("--lr", shortString(o_.lr));
   row("--lr-schedule", o_.schedule);
@@ -1195,26 +1232,8 @@ TrainingRun::tensorBoardValues(float loss, float lr, float gradNorm, double seco
   return values;
 }
 
-void TrainingRun::run(tcc_session_t session) {
-  session_ = session;
+void TrainingRun::startPrefetcher() {
   const int world = o_.worldSize;
-  if (o_.communicator)
-    check(tcc_session_set_communicator(session_, o_.communicator));
-  restore();
-  // Every rank starts from rank 0's parameters and optimizer state (as
-  // PyTorch's DistributedDataParallel does when it is constructed).
-  if (world > 1)
-    check(tcc_session_broadcast_state(session_, 0));
-  if (hasEntry(artifact_, TCC_ENTRY_ZERO_UPDATE)) {
-    int64_t local = 0, total = 0;
-    check(tcc_session_get_optimizer_state_bytes(session_, &local, &total));
-    say(o_, "ZeRO-1: optimizer state sharded over %d rank(s): %lld bytes on rank %d (%lld "
-            "unsharded)\n",
-        world, (long long)local, int(o_.rank), (long long)total);
-  }
-  if (!o_.metrics.empty())
-    metrics_.open(o_.metrics, !o_.resume.empty(), first_, unwrittenMetrics_);
-
   // Sample order: in order, or a fresh permutation every epoch; a resumed
   // run replays the shuffles of the micro-batches already taken. With W
   // ranks a micro-batch of the job is W batches, of which rank r takes the
@@ -1259,10 +1278,6 @@ void TrainingRun::run(tcc_session_t session) {
   for (long micro = 0; micro < first_ * accum_; ++micro)
     if (micro % perEpoch == 0)
       startEpoch(order, rng, epoch);
-  std::optional<StopSignals> signals;
-  if (o_.handleSignals)
-    signals.emplace();
-
   // Batch k = micro-batch k (step k without accumulation): the worker owns
   // the order and the generator from here.
   batches_ = std::make_unique<Prefetcher>(
@@ -1278,9 +1293,52 @@ void TrainingRun::run(tcc_session_t session) {
         return buckets_.active() ? epoch.bucket[size_t(b)] : 0;
       },
       o_.workers > 0 ? int(o_.workers) : prefetchInBackground(o_.threads) ? 1 : 0, &trace_);
+}
+
+void TrainingRun::startStream() {
+  stream_ = std::make_unique<BatchStream>(set_, o_.nextBatch, o_.nextBatchUser);
+  // A resumed run discards the micro-batches its checkpoint's steps took:
+  // a source that starts over continues where the checkpoint left off.
+  Batch discarded;
+  for (long micro = 0; micro < first_ * accum_; ++micro)
+    if (!stream_->next(micro, discarded))
+      die("the data source ended after " + std::to_string(micro) + " micro-batches, before the " +
+          std::to_string(first_ * accum_) + " that the checkpoint's " + std::to_string(first_) +
+          " steps took");
+}
+
+void TrainingRun::run(tcc_session_t session) {
+  session_ = session;
+  const int world = o_.worldSize;
+  if (o_.communicator)
+    check(tcc_session_set_communicator(session_, o_.communicator));
+  restore();
+  // Every rank starts from rank 0's parameters and optimizer state (as
+  // PyTorch's DistributedDataParallel does when it is constructed).
+  if (world > 1)
+    check(tcc_session_broadcast_state(session_, 0));
+  if (hasEntry(artifact_, TCC_ENTRY_ZERO_UPDATE)) {
+    int64_t local = 0, total = 0;
+    check(tcc_session_get_optimizer_state_bytes(session_, &local, &total));
+    say(o_, "ZeRO-1: optimizer state sharded over %d rank(s): %lld bytes on rank %d (%lld "
+            "unsharded)\n",
+        world, (long long)local, int(o_.rank), (long long)total);
+  }
+  if (!o_.metrics.empty())
+    metrics_.open(o_.metrics, !o_.resume.empty(), first_, unwrittenMetrics_);
+
+  if (o_.nextBatch)
+    startStream();
+  else
+    startPrefetcher();
+  std::optional<StopSignals> signals;
+  if (o_.handleSignals)
+    signals.emplace();
+
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact_, &device));
-  overlapUploads_ = std::strcmp(device, "cpu") != 0;
+  // A data callback's batches are taken when the step needs them.
+  overlapUploads_ = std::strcmp(device, "cpu") != 0 && !stream_;
   if (!o_.tensorboard.empty()) {
     openTensorBoard();
     if (!unwrittenScalars_.empty())
@@ -1322,7 +1380,12 @@ void TrainingRun::run(tcc_session_t session) {
     float lr = float(schedule_.at(step));
     auto stepStart = std::chrono::steady_clock::now();
     double traceStart = trace_.now();
-    float loss = runStep(step, lr);
+    std::optional<float> stepLoss = runStep(step, lr);
+    if (!stepLoss) {
+      say(o_, "the data source has no more batches: %ld of %ld steps done\n", step, o_.steps);
+      break;
+    }
+    float loss = *stepLoss;
     if (world > 1) {
       // The job's loss is the mean of the ranks' (each the mean of its
       // batch): the loss of the whole W x B batch.

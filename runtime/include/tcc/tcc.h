@@ -623,9 +623,10 @@ TCC_API tcc_status tcc_session_get_optimizer_state_bytes(tcc_session_t session, 
 /*===--- Trainer ----------------------------------------------------------===*
  *
  * The training loop of tcc-run as a library: data sets (folders of NAME.npy
- * files or arrays in memory), per-epoch shuffling, learning-rate schedules,
- * gradient accumulation, validation, early stopping, checkpoints that resume
- * bit for bit, a metrics file and progress lines. tcc-run, the Python package
+ * files, arrays in memory, or batches from a callback), per-epoch
+ * shuffling, learning-rate schedules, gradient accumulation, validation,
+ * early stopping, checkpoints that resume bit for bit, a metrics file and
+ * progress lines. tcc-run, the Python package
  * and applications all run this one implementation.
  *
  *   tcc_trainer_options o;
@@ -660,6 +661,29 @@ typedef struct tcc_trainer_array {
   size_t size_bytes;
 } tcc_trainer_array;
 
+/** A data source (tcc_trainer_options.next_batch), called for micro-batch
+ *  INDEX: sets *OUT_ARRAYS to *OUT_COUNT arrays that hold it and returns 1;
+ *  returns 0 when the data has ended, a negative value on failure (the run
+ *  then fails with TCC_ERROR_INVALID_ARGUMENT naming the micro-batch, after
+ *  writing its checkpoint when it has a folder). The arrays are the data
+ *  inputs of train_step (the model's inputs and the labels), each once, by
+ *  name, with exactly the input's declared dtype and shape: one compiled
+ *  batch. The trainer copies them during the call (the arrays need only
+ *  stay valid until it returns) and checks them as it checks a data set
+ *  (float values finite; labels are checked by tcc_session_set_input).
+ *
+ *  It is called on the thread of tcc_trainer_run for INDEX 0, 1, 2, ... in
+ *  order; with gradient accumulation (K micro-batches per step) for the K
+ *  micro-batches of a step before the step runs, so that data that ends
+ *  inside a step leaves that step out whole. A run resumed from a
+ *  checkpoint of step S first asks for the S x K micro-batches those steps
+ *  took and discards them: a source that starts over from its beginning
+ *  continues where the checkpoint left off. It must not call into the
+ *  trainer or its session. */
+typedef int (*tcc_trainer_batch_callback)(void *user, int64_t index,
+                                          const tcc_trainer_array **out_arrays,
+                                          int32_t *out_count);
+
 /** What tcc_trainer_options.on_step receives after every optimizer step. */
 typedef struct tcc_trainer_step_info {
   uint32_t struct_size; /* sizeof(tcc_trainer_step_info) of the runtime */
@@ -690,8 +714,8 @@ typedef void (*tcc_trainer_log_callback)(void *user, const char *line);
  *  (docs/training.md has their full meaning). */
 typedef struct tcc_trainer_options {
   uint32_t struct_size;
-  /* The training data: a folder of NAME.npy files (--data), or NUM_DATA
-   * arrays (exactly one of the two). */
+  /* The training data: a folder of NAME.npy files (--data), NUM_DATA
+   * arrays, or the callback NEXT_BATCH (exactly one of the three). */
   const char *data_dir;
   const tcc_trainer_array *data;
   int32_t num_data;
@@ -800,6 +824,16 @@ typedef struct tcc_trainer_options {
    * outputs (metrics, save, tensorboard, trace), log_every, workers and the
    * data's paths may differ. */
   tcc_communicator_t communicator;
+  /* A data source instead of DATA_DIR / DATA (appended): micro-batches from
+   * NEXT_BATCH (see tcc_trainer_batch_callback), in the order it gives
+   * them, so SHUFFLE must be 0 and WORKERS 0. The run takes at most STEPS
+   * steps; when the source ends first, the run ends after its last whole
+   * step as early stopping ends it (checkpoint and --save written, --val
+   * evaluated when there is no eval_every; TCC_OK, and
+   * tcc_trainer_steps_done says how many steps were taken). Not with a
+   * communicator of several ranks, nor with length buckets. */
+  tcc_trainer_batch_callback next_batch;
+  void *next_batch_user;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
