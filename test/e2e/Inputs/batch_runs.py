@@ -11,6 +11,8 @@ what tcc-run evaluate / predict must then report. Standard library only.
       weighted by its samples; when the runs have a loss) and the accuracy of
       PREFIX.K/logits.npy against Y.npy, against METRICS.json (loss within
       1e-12 relative; counts exact).
+  batch_runs.py scale IN.npy FACTOR OUT.npy
+      writes IN.npy (float32) times FACTOR.
   batch_runs.py concat OUT.npy NAME PREFIX RUNS
       PREFIX.K/NAME.npy (K < RUNS) concatenated along the first axis must
       equal OUT.npy bit for bit.
@@ -104,10 +106,19 @@ def concat(out, name, dirs):
     return 0
 
 
+def scale(path, factor, out):
+    descr, shape, _, body = raw_npy(path)
+    values = struct.unpack('<%df' % (len(body) // 4), body)
+    write_raw(out, descr, shape, struct.pack('<%df' % len(values), *[v * factor for v in values]))
+    return 0
+
+
 def main():
     command = sys.argv[1]
     if command == 'split':
         return split(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    if command == 'scale':
+        return scale(sys.argv[2], float(sys.argv[3]), sys.argv[4])
     dirs = ['%s.%d' % (sys.argv[4], k) for k in range(int(sys.argv[5]))]
     if command == 'evaluation':
         return evaluation(sys.argv[2], sys.argv[3], dirs)
