@@ -377,6 +377,8 @@ def train(artifact: Artifact,
     checkpoint's steps first, so an iterable that starts over continues
     where the checkpoint left off. An exception raised by the iterable stops
     the run at that step (its checkpoint written) and is raised by train.
+    The iterable runs on the training thread between steps and must not use
+    the session being trained.
 
     SESSION: the session to train (default: a new one
     with THREADS threads and the parameters beside the artifact). The other
