@@ -1,9 +1,9 @@
 //===- module.cpp - tcc._tcc: the C API of libtcc_runtime for Python -------===//
 //
-// A thin nanobind layer over tcc.h: artifacts, sessions and the trainer, with
-// tensors passed as buffers (NumPy arrays, anything with DLPack or the buffer
-// protocol) whose memory is read or written in place, never copied on the
-// way. python/tcc/__init__.py builds the Pythonic API (dicts of arrays,
+// A thin nanobind layer over tcc.h: artifacts, sessions, the trainer and the
+// evaluator, with tensors passed as buffers (NumPy arrays, anything with
+// DLPack or the buffer protocol) whose memory is read or written in place,
+// never copied on the way. python/tcc/__init__.py builds the Pythonic API (dicts of arrays,
 // keyword options) on top. A failing call raises tcc.Error carrying the
 // runtime's message and its status name; long calls (run, train) release
 // the GIL.
@@ -216,13 +216,49 @@ private:
   int32_t rank_ = 0, size_ = 1, localRank_ = 0;
 };
 
+/// (name, dtype code, array) triples as tcc_trainer_arrays, with what they
+/// point to kept alive: the arrays (Python references), names and shapes.
+class ArrayList {
+public:
+  void take(nb::handle list) {
+    for (nb::handle item : list) {
+      auto [name, dtype, array] = nb::cast<std::tuple<std::string, int, InArray>>(item);
+      names_.push_back(std::make_unique<std::string>(name));
+      shapes_.push_back(std::make_unique<std::vector<int64_t>>());
+      for (size_t d = 0; d < array.ndim(); ++d)
+        shapes_.back()->push_back(int64_t(array.shape(d)));
+      keep_.push_back(array);
+      arrays_.push_back({names_.back()->c_str(), tcc_dtype(dtype),
+                         int32_t(shapes_.back()->size()), shapes_.back()->data(), array.data(),
+                         byteSize(array)});
+    }
+  }
+  /// Drops the arrays (the GIL held: they are Python references).
+  void clear() {
+    arrays_.clear();
+    keep_.clear();
+    shapes_.clear();
+    names_.clear();
+  }
+  const tcc_trainer_array *data() const { return arrays_.data(); }
+  int32_t size() const { return int32_t(arrays_.size()); }
+
+private:
+  std::vector<std::unique_ptr<std::string>> names_;
+  std::vector<std::unique_ptr<std::vector<int64_t>>> shapes_;
+  std::vector<InArray> keep_;
+  std::vector<tcc_trainer_array> arrays_;
+};
+
 /// A training run. Keeps what the C trainer borrows alive: the artifact
-/// (a Python reference), the data arrays and their names and shapes.
+/// (a Python reference), the data arrays and their names and shapes, and
+/// the batch a data source gave last.
 class Trainer {
 public:
   Trainer(nb::object artifact, nb::dict options, nb::list data, nb::list val,
-          nb::object log, nb::object onStep, nb::object communicator)
-      : artifact_(artifact), log_(log), onStep_(onStep), communicator_(communicator) {
+          nb::object log, nb::object onStep, nb::object communicator, nb::object source)
+      : artifact_(artifact), log_(log), onStep_(onStep), communicator_(communicator),
+        source_(source) {
     tcc_trainer_options o;
     tcc_trainer_options_init(&o);
     strings_.reserve(16);
@@ -280,12 +316,41 @@ public:
     o.handle_signals = 0; // Python's own SIGINT handling stays in charge
     if (!communicator_.is_none())
       o.communicator = nb::cast<Communicator &>(communicator_).get();
-    takeArrays(data, data_);
-    takeArrays(val, val_);
-    o.data = arrays_[0].data();
-    o.num_data = int32_t(arrays_[0].size());
-    o.val = arrays_[1].data();
-    o.num_val = int32_t(arrays_[1].size());
+    data_.take(data);
+    val_.take(val);
+    o.data = data_.data();
+    o.num_data = data_.size();
+    o.val = val_.data();
+    o.num_val = val_.size();
+    if (!source_.is_none()) {
+      // An iterator of batches, each a list of (name, dtype code, array).
+      o.next_batch = [](void *user, int64_t, const tcc_trainer_array **out,
+                        int32_t *count) -> int {
+        nb::gil_scoped_acquire gil;
+        auto *self = static_cast<Trainer *>(user);
+        try {
+          self->batch_.clear();
+          PyObject *item = PyIter_Next(self->source_.ptr());
+          if (!item) {
+            if (PyErr_Occurred())
+              throw nb::python_error();
+            return 0; // the iterator is exhausted
+          }
+          self->batch_.take(nb::steal(item));
+          *out = self->batch_.data();
+          *count = self->batch_.size();
+          return 1;
+        } catch (nb::python_error &e) {
+          // Stop the run; run() raises the iterator's exception.
+          self->callbackError_ = std::make_unique<nb::python_error>(std::move(e));
+          return -1;
+        } catch (const std::exception &e) {
+          self->sourceError_ = e.what();
+          return -1;
+        }
+      };
+      o.next_batch_user = this;
+    }
     // No log: the progress lines go nowhere (not to the process's stdout).
     o.log = [](void *, const char *) {};
     if (!log_.is_none()) {
@@ -341,12 +406,15 @@ public:
       nb::gil_scoped_release released;
       s = tcc_trainer_run(handle_, session.get());
     }
+    batch_.clear();
     if (callbackError_) {
       // Moved out, not copied: the error's traceback holds the frame that
       // holds this trainer, a cycle the garbage collector cannot see.
       std::unique_ptr<nb::python_error> error = std::move(callbackError_);
       throw std::move(*error);
     }
+    if (!sourceError_.empty())
+      throw nb::type_error(("tcc.train: a batch of the data: " + sourceError_).c_str());
     check(s);
   }
   void requestStop() { tcc_trainer_request_stop(handle_); }
@@ -357,31 +425,68 @@ public:
   }
 
 private:
-  /// (name, dtype code, array) triples into tcc_trainer_arrays (index 0:
-  /// data, 1: validation).
-  void takeArrays(nb::list list, std::vector<InArray> &keep) {
-    size_t which = &keep == &data_ ? 0 : 1;
-    for (nb::handle item : list) {
-      auto [name, dtype, array] = nb::cast<std::tuple<std::string, int, InArray>>(item);
-      names_.push_back(std::make_unique<std::string>(name));
-      shapes_.push_back(std::make_unique<std::vector<int64_t>>());
-      for (size_t d = 0; d < array.ndim(); ++d)
-        shapes_.back()->push_back(int64_t(array.shape(d)));
-      keep.push_back(array);
-      arrays_[which].push_back({names_.back()->c_str(), tcc_dtype(dtype),
-                                int32_t(shapes_.back()->size()), shapes_.back()->data(),
-                                array.data(), byteSize(array)});
-    }
+  nb::object artifact_, log_, onStep_, communicator_, source_;
+  std::vector<std::string> strings_; // reserved: pointers into it stay valid
+  ArrayList data_, val_, batch_;
+  std::unique_ptr<nb::python_error> callbackError_;
+  std::string sourceError_;
+  tcc_trainer_t handle_ = nullptr;
+};
+
+/// An evaluator (tcc_evaluator_create): the data set opened and checked
+/// once, evaluations of any session of the artifact.
+class Evaluator {
+public:
+  Evaluator(nb::object artifact, std::optional<std::string> dataDir, nb::list data,
+            std::optional<std::string> normalize, std::optional<std::string> augmentInput,
+            std::optional<std::string> imageShape)
+      : artifact_(artifact) {
+    data_.take(data);
+    tcc_evaluator_options o;
+    tcc_evaluator_options_init(&o);
+    o.data_dir = dataDir ? dataDir->c_str() : nullptr;
+    o.data = data_.data();
+    o.num_data = data_.size();
+    o.normalize = normalize ? normalize->c_str() : nullptr;
+    o.augment_input = augmentInput ? augmentInput->c_str() : nullptr;
+    o.image_shape = imageShape ? imageShape->c_str() : nullptr;
+    check(tcc_evaluator_create(nb::cast<Artifact &>(artifact).get(), &o, &handle_));
+  }
+  ~Evaluator() { tcc_evaluator_destroy(handle_); }
+  Evaluator(const Evaluator &) = delete;
+  Evaluator &operator=(const Evaluator &) = delete;
+  /// Closes the files now, whoever still holds this object.
+  void close() {
+    tcc_evaluator_destroy(handle_);
+    handle_ = nullptr;
   }
 
-  nb::object artifact_, log_, onStep_, communicator_;
-  std::vector<std::string> strings_; // reserved: pointers into it stay valid
-  std::vector<std::unique_ptr<std::string>> names_;
-  std::vector<std::unique_ptr<std::vector<int64_t>>> shapes_;
-  std::vector<InArray> data_, val_;
-  std::vector<tcc_trainer_array> arrays_[2];
-  std::unique_ptr<nb::python_error> callbackError_;
-  tcc_trainer_t handle_ = nullptr;
+  /// samples, skipped, and loss / accuracy, correct, counted where measured.
+  nb::dict run(Session &session) {
+    tcc_evaluation e;
+    tcc_status s;
+    {
+      nb::gil_scoped_release released;
+      s = tcc_evaluator_run(handle_, session.get(), &e);
+    }
+    check(s);
+    nb::dict d;
+    d["samples"] = e.samples;
+    d["skipped"] = e.skipped;
+    if (e.has_loss)
+      d["loss"] = e.loss;
+    if (e.has_accuracy) {
+      d["accuracy"] = e.accuracy;
+      d["correct"] = e.correct;
+      d["counted"] = e.counted;
+    }
+    return d;
+  }
+
+private:
+  nb::object artifact_;
+  ArrayList data_;
+  tcc_evaluator_t handle_ = nullptr;
 };
 
 } // namespace
@@ -447,11 +552,22 @@ NB_MODULE(_tcc, m) {
 
   nb::class_<Trainer>(m, "Trainer", "A training run (tcc_trainer_create).")
       .def(nb::init<nb::object, nb::dict, nb::list, nb::list, nb::object, nb::object,
-                    nb::object>(),
+                    nb::object, nb::object>(),
            nb::arg("artifact"), nb::arg("options"), nb::arg("data"), nb::arg("val"),
-           nb::arg("log").none(), nb::arg("on_step").none(), nb::arg("communicator").none())
+           nb::arg("log").none(), nb::arg("on_step").none(), nb::arg("communicator").none(),
+           nb::arg("source").none() = nb::none())
       .def("run", &Trainer::run, nb::arg("session"))
       .def("request_stop", &Trainer::requestStop)
       .def("steps_done", &Trainer::stepsDone)
       .def("close", &Trainer::close);
+
+  nb::class_<Evaluator>(m, "Evaluator", "An opened, checked data set (tcc_evaluator_create).")
+      .def(nb::init<nb::object, std::optional<std::string>, nb::list, std::optional<std::string>,
+                    std::optional<std::string>, std::optional<std::string>>(),
+           nb::arg("artifact"), nb::arg("data_dir").none(), nb::arg("data"),
+           nb::arg("normalize").none(), nb::arg("augment_input").none(),
+           nb::arg("image_shape").none())
+      .def("run", &Evaluator::run, nb::arg("session"),
+           "Evaluates SESSION on the whole data set (tcc_evaluator_run).")
+      .def("close", &Evaluator::close);
 }

@@ -5,11 +5,14 @@
     s = art.session(threads=2)
     out = s.run("train_step", x=xb, y=yb, lr=np.float32(0.05))   # {"loss": array(...), ...}
     result = tcc.train(art, data="dir/", steps=1000, lr=3e-4, schedule="cosine")
+    tcc.evaluate(result.session, "test/")      # {"loss": ..., "accuracy": ..., "samples": ...}
+    tcc.predict(result.session, features=x)    # {"logits": array of len(x) rows}
 
 `compile` runs the tcc compiler installed with this package (a subprocess);
 everything else calls libtcc_runtime through the nanobind module `tcc._tcc`.
 Training is the runtime's trainer, the loop that tcc-run runs, so both take
-the same steps. Failures raise `tcc.Error` with the runtime's message.
+the same steps; evaluation is the trainer's validation pass, as tcc-run
+evaluate runs it. Failures raise `tcc.Error` with the runtime's message.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
+                    Union)
 
 import numpy as np
 
@@ -28,7 +32,7 @@ from . import _tcc
 from ._tcc import Error
 
 __all__ = ["Error", "CompileError", "Artifact", "Session", "TrainResult", "Communicator",
-           "compile", "load", "train", "runtime_version"]
+           "compile", "load", "train", "evaluate", "predict", "runtime_version"]
 __version__ = "0.1.0"
 
 # tcc_dtype codes (abi.h) <-> NumPy. bf16 travels as its uint16 bit patterns.
@@ -336,17 +340,47 @@ def _arrays(data: Mapping[str, Any]) -> list:
     return out
 
 
-def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], steps: int,
-          lr: float, schedule: str = "constant", session: Optional[Session] = None,
+def _batch_source(batches: Iterable[Mapping[str, Any]]) -> Iterator[list]:
+    """The batches of an iterable, each a dict name -> array of one compiled
+    batch, as lists of the module's (name, dtype code, array) triples."""
+    for k, batch in enumerate(batches):
+        if not isinstance(batch, Mapping):
+            raise TypeError(f"tcc.train: batch {k} of the data is a {type(batch).__name__}, "
+                            "not a dict name -> array")
+        yield _arrays(batch)
+
+
+def train(artifact: Artifact,
+          data: Union[str, os.PathLike, Mapping[str, Any], Iterable[Mapping[str, Any]]],
+          steps: int, lr: float, schedule: str = "constant", session: Optional[Session] = None,
           val: Union[None, str, os.PathLike, Mapping[str, Any]] = None, threads: int = 0,
-          shuffle: bool = True, verbose: bool = False,
+          shuffle: Optional[bool] = None, verbose: bool = False,
           callback: Optional[Callable[[Dict[str, float]], Any]] = None,
           communicator: Optional[Communicator] = None,
           **options: Any) -> TrainResult:
     """Trains ARTIFACT with the runtime's trainer, the loop of tcc-run.
 
     data / val: a folder of NAME.npy files, or a dict name -> array (the first
-    axis counts samples). SESSION: the session to train (default: a new one
+    axis counts samples); shuffled every epoch unless shuffle=False.
+
+    data may also be any other iterable (a generator, a DataLoader-like
+    object) of batches, each a dict name -> array holding exactly one compiled
+    batch of every data input of train_step (the model's inputs and the
+    labels; Artifact.inputs("train_step") declares them). The batches are
+    taken in the iterable's order (shuffle must be left None or False), one
+    per micro-batch, on the trainer's own loop: the same schedules,
+    validation, checkpoints and callbacks as for a folder. The run takes at
+    most STEPS steps; when the iterable ends first, the run ends after its
+    last whole step like early stopping (checkpoint and save written, val
+    evaluated when there is no eval_every) and TrainResult.steps_done says
+    how many it took. resume= draws and discards the batches of the
+    checkpoint's steps first, so an iterable that starts over continues
+    where the checkpoint left off. An exception raised by the iterable stops
+    the run at that step (its checkpoint written) and is raised by train.
+    The iterable runs on the training thread between steps and must not use
+    the session being trained.
+
+    SESSION: the session to train (default: a new one
     with THREADS threads and the parameters beside the artifact). The other
     keywords are tcc-run's training flags: seed, log_every, warmup, min_lr,
     step_size, gamma, cycle_steps, plateau_patience, checkpoint_dir,
@@ -367,15 +401,22 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
         raise TypeError(f"tcc.train: unknown option(s) {', '.join(unknown)}")
     o: Dict[str, Any] = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
                          for k, v in options.items() if v is not None}
-    o.update(steps=int(steps), lr=float(lr), lr_schedule=schedule, shuffle=int(bool(shuffle)))
+    o.update(steps=int(steps), lr=float(lr), lr_schedule=schedule)
     for flag in ("overwrite", "flip"):
         if flag in o:
             o[flag] = int(bool(o[flag]))
-    arrays, val_arrays = [], []
+    arrays, val_arrays, source = [], [], None
     if isinstance(data, Mapping):
         arrays = _arrays(data)
-    else:
+    elif isinstance(data, (str, os.PathLike)):
         o["data_dir"] = os.fspath(data)
+    else:
+        if shuffle:
+            raise ValueError("tcc.train: an iterable of batches has its own order; shuffle=True "
+                             "applies to a folder or arrays")
+        source = _batch_source(data)
+        shuffle = False
+    o["shuffle"] = int(shuffle is None or bool(shuffle))
     if isinstance(val, Mapping):
         val_arrays = _arrays(val)
     elif val is not None:
@@ -389,7 +430,8 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
         return bool(callback(info)) if callback is not None else False
 
     trainer = _tcc.Trainer(artifact._impl, o, arrays, val_arrays, print if verbose else None,
-                           on_step, communicator._impl if communicator is not None else None)
+                           on_step, communicator._impl if communicator is not None else None,
+                           source)
     try:
         with session._lock:
             trainer.run(session._impl)
@@ -399,4 +441,116 @@ def train(artifact: Artifact, data: Union[str, os.PathLike, Mapping[str, Any]], 
         # exception's traceback keeps it alive, and with it the lock on the
         # checkpoint folder that the next run (a resume) needs.
         trainer.close()
+    return result
+
+
+def _session_of(model: Union[Artifact, Session], threads: int) -> Session:
+    """MODEL itself, or a new session of the artifact MODEL with its
+    parameters beside it."""
+    return model if isinstance(model, Session) else model.session(threads=threads)
+
+
+def evaluate(model: Union[Artifact, Session], data: Union[str, os.PathLike, Mapping[str, Any]],
+             threads: int = 0, normalize: Optional[str] = None,
+             augment_input: Optional[str] = None,
+             image_shape: Optional[str] = None) -> Dict[str, Any]:
+    """The mean loss and the accuracy of MODEL (a session with its current
+    parameters, or an artifact: a new session with THREADS threads and the
+    parameters beside it) over every sample of DATA (a folder of NAME.npy
+    files or a dict name -> array, the labels included), with the runtime's
+    evaluator: the trainer's validation pass, as tcc-run evaluate runs it.
+
+    The samples are taken in order, a compiled batch at a time; the last,
+    partial batch runs as one when the artifact takes partial batches
+    (Artifact.batch), so every sample counts once; otherwise the samples
+    after the last full batch are left out ("skipped"). Returns a dict:
+    "samples" (evaluated), "skipped", "loss" (with an eval_step entry: the
+    mean of the batches' losses weighted by their samples) and "accuracy",
+    "correct", "counted" (a classifier: its first output's argmax against
+    integer labels). normalize, augment_input, image_shape: the training's
+    normalization of the image input (tcc.train's keywords)."""
+    session = _session_of(model, threads)
+    arrays, data_dir = [], None
+    if isinstance(data, Mapping):
+        arrays = _arrays(data)
+    else:
+        data_dir = os.fspath(data)
+    evaluator = _tcc.Evaluator(session.artifact._impl, data_dir, arrays, normalize,
+                               augment_input, image_shape)
+    try:
+        with session._lock:
+            return evaluator.run(session._impl)
+    finally:
+        evaluator.close()
+
+
+def _batch_rows(artifact: Artifact, t: TensorInfo, batch: int, partial: bool) -> int:
+    """How many rows of T's first axis each sample has in infer (0: T does
+    not follow the batch, the same in every run): the artifact's metadata,
+    or without partial batches, K for a first dimension of K batches."""
+    if not t.shape:
+        return 0
+    if not partial:
+        return t.shape[0] // batch if t.shape[0] % batch == 0 else 0
+    rows = artifact.metadata("batch_rows." + t.name)
+    return int(rows) if rows is not None else 0
+
+
+def predict(model: Union[Artifact, Session], inputs: Optional[Mapping[str, Any]] = None,
+            threads: int = 0, **kwargs: Any) -> Dict[str, np.ndarray]:
+    """Runs infer over inputs of any number of samples (by name, as keywords
+    or a dict; the samples first) and returns each output that holds rows
+    per sample, name -> an array of every sample's rows, in order; as
+    tcc-run predict does. MODEL: a session, or an artifact (a new session
+    with THREADS threads and the parameters beside it).
+
+    infer runs a compiled batch B at a time. An artifact that takes partial
+    batches (Artifact.batch) runs the remainder as one, and its metadata says
+    which inputs and outputs follow the batch (the others are given whole to
+    every run, and left out of the result); another runs whole batches only
+    (B the first dimension of infer's first input; the samples must be a
+    multiple of B)."""
+    session = _session_of(model, threads)
+    art = session.artifact
+    given = dict(inputs or {}, **kwargs)
+    declared = {t.name: t for t in art.inputs("infer")}
+    missing = [n for n in declared if n not in given]
+    unknown = [n for n in given if n not in declared]
+    if unknown or missing:
+        raise Error(f"{art.path}: infer takes the input(s) {', '.join(declared)}"
+                    + (f"; missing {', '.join(missing)}" if missing else "")
+                    + (f"; unknown {', '.join(unknown)}" if unknown else ""))
+    partial = art.batch is not None
+    batch = art.batch if partial else next(
+        (t.shape[0] for t in art.inputs("infer") if t.shape), 0)
+    if batch < 1:
+        raise Error(f"{art.path}: infer has no input with a batch dimension")
+    arrays = {n: _as_input(v, declared[n]) for n, v in given.items()}
+    rows = {n: _batch_rows(art, declared[n], batch, partial) for n in arrays}
+    samples = None
+    for name, k in rows.items():
+        if k == 0:
+            continue
+        a = arrays[name]
+        if a.ndim == 0 or len(a) % k:
+            raise Error(f"input '{name}' holds {a.shape}, not whole samples of {k} row(s) each")
+        if samples is not None and len(a) // k != samples:
+            raise Error(f"input '{name}' holds {len(a) // k} samples, the others {samples}")
+        samples = len(a) // k
+    if not samples:
+        raise Error(f"{art.path}: no input of infer holds samples")
+    if not partial and samples % batch:
+        raise Error(f"the inputs hold {samples} samples, not a whole number of batches of "
+                    f"{batch}, and {art.path} takes full batches only")
+    outputs = {t.name: (t, _batch_rows(art, t, batch, partial)) for t in art.outputs("infer")}
+    result = {name: np.empty((samples * k,) + t.shape[1:], dtype=t.dtype)
+              for name, (t, k) in outputs.items() if k}
+    for start in range(0, samples, batch):
+        n = min(batch, samples - start)
+        feed = {name: a[start * rows[name]:(start + n) * rows[name]] if rows[name] else a
+                for name, a in arrays.items()}
+        out = session.run("infer", feed)
+        for name, buffer in result.items():
+            k = outputs[name][1]
+            buffer[start * k:(start + n) * k] = out[name]
     return result

@@ -278,3 +278,116 @@ def test_load_params_takes_a_checkpoint(sgd, data, tmp_path):
     fresh.load_params(tmp_path / "ck.safetensors")
     trained, loaded = s.params(), fresh.params()
     assert all(np.array_equal(trained[k], loaded[k]) for k in trained)
+
+
+def test_evaluate_counts_every_sample_once(sgd, data, tmp_path):
+    """tcc.evaluate over 250 samples at batch 16 (15 full batches and a
+    partial one of 10): the sums over eval_step run by hand, batch by batch
+    (the loss within 1e-12, the counts exact); the same from a folder, from
+    an artifact, and from tcc-run evaluate."""
+    trained = tcc.train(sgd, data=data, steps=10, lr=0.05).session
+    x, y = data["x"][:250], data["y"][:250]
+    got = tcc.evaluate(trained, {"x": x, "y": y})
+    batch = sgd.inputs("eval_step")[0].shape[0]
+    scores = next(t.name for t in sgd.outputs("eval_step") if t.name != "loss")
+    loss_sum, correct = 0.0, 0
+    for start in range(0, 250, batch):
+        out = trained.run("eval_step", x=x[start:start + batch], y=y[start:start + batch])
+        n = len(out[scores])
+        loss_sum += float(out["loss"]) * n
+        correct += int((out[scores].argmax(1) == y[start:start + n]).sum())
+    assert got["samples"] == 250 and got["skipped"] == 0
+    assert abs(got["loss"] - loss_sum / 250) <= 1e-12 * abs(got["loss"])
+    assert (got["correct"], got["counted"]) == (correct, 250)
+    assert got["accuracy"] == correct / 250
+    folder = tmp_path / "val"
+    folder.mkdir()
+    np.save(folder / "x.npy", x)
+    np.save(folder / "y.npy", y)
+    assert tcc.evaluate(trained, folder) == got
+    # An artifact: a new session with the parameters beside it.
+    fresh = tcc.evaluate(sgd, folder, threads=1)
+    assert fresh == tcc.evaluate(sgd.session(), folder) and fresh["loss"] != got["loss"]
+    trained.save_params(tmp_path / "w.safetensors")
+    subprocess.run([tcc._tool("tcc-run"), "evaluate", sgd.path, "--data", str(folder), "--params",
+                    str(tmp_path / "w.safetensors"), "--metrics", str(tmp_path / "m.json")],
+                   check=True, capture_output=True)
+    assert json.loads((tmp_path / "m.json").read_text()) == got
+
+
+def test_predict_returns_every_row(sgd):
+    """tcc.predict over 1003 samples at batch 16 (62 full batches and one of
+    11): infer run batch by batch by hand, concatenated, bit for bit."""
+    s = sgd.session(threads=2)
+    x = np.random.default_rng(7).normal(size=(1003, 32)).astype(np.float32)
+    got = tcc.predict(s, x=x)
+    want = {}
+    for start in range(0, 1003, 16):
+        for name, value in s.run("infer", x=x[start:start + 16]).items():
+            want.setdefault(name, []).append(value)
+    assert set(got) == set(want)
+    for name in got:
+        np.testing.assert_array_equal(got[name], np.concatenate(want[name]))
+        assert len(got[name]) == 1003
+    # An artifact and a dict: a new session with the same parameters.
+    for name, value in tcc.predict(sgd, {"x": x}).items():
+        np.testing.assert_array_equal(value, got[name])
+    with pytest.raises(tcc.Error, match="infer takes the input"):
+        tcc.predict(s, features=x)
+
+
+def batches(data, count, batch=16):
+    """COUNT batches of DATA in order, as tcc.train without shuffle takes them."""
+    per_epoch = len(data["y"]) // batch
+    for k in range(count):
+        b = k % per_epoch
+        yield {n: a[b * batch:(b + 1) * batch] for n, a in data.items()}
+
+
+def test_train_from_a_generator(sgd, data, tmp_path):
+    """tcc.train from a generator of batches takes the steps of tcc.train on
+    the same arrays in the same order (equal float32 losses and parameters);
+    a generator that ends first ends the run after its last step; a resume
+    discards the batches of the checkpoint's steps."""
+    arrays = tcc.train(sgd, data=data, steps=20, lr=0.05, shuffle=False, schedule="cosine")
+    streamed = tcc.train(sgd, data=batches(data, 20), steps=20, lr=0.05, schedule="cosine")
+    assert streamed.steps_done == 20
+    assert streamed.losses == arrays.losses
+    for name, value in arrays.session.params().items():
+        np.testing.assert_array_equal(streamed.session.params()[name], value)
+    short = tcc.train(sgd, data=batches(data, 7), steps=20, lr=0.05, schedule="cosine")
+    assert short.steps_done == 7 and short.losses == arrays.losses[:7]
+    ckpt = tmp_path / "ckpt"
+    first = tcc.train(sgd, data=batches(data, 20), steps=20, lr=0.05, schedule="cosine",
+                      checkpoint_dir=ckpt, callback=lambda info: info["step"] == 9)
+    rest = tcc.train(sgd, data=batches(data, 20), steps=20, lr=0.05, schedule="cosine",
+                     checkpoint_dir=ckpt, resume=ckpt / "checkpoint.safetensors")
+    assert first.losses + rest.losses == arrays.losses
+
+
+def test_train_from_a_generator_with_accumulation(data, tmp_path):
+    """With 2 micro-batches per step a generator's batches are the arrays'
+    micro-batches in order; one that ends inside a step leaves it out."""
+    art = tcc.compile(PARITY / "model.onnx", tmp_path / "accum.so", loss="cross_entropy",
+                      optimizer="sgd", batch=8, grad_accum=2)
+    arrays = tcc.train(art, data=data, steps=6, lr=0.05, shuffle=False)
+    streamed = tcc.train(art, data=batches(data, 12, batch=8), steps=6, lr=0.05)
+    assert streamed.losses == arrays.losses
+    short = tcc.train(art, data=batches(data, 7, batch=8), steps=6, lr=0.05)
+    assert short.steps_done == 3 and short.losses == arrays.losses[:3]
+
+
+def test_train_from_a_generator_refuses_bad_batches(sgd, data):
+    def failing():
+        yield from batches(data, 2)
+        raise ValueError("the source broke")
+
+    with pytest.raises(ValueError, match="the source broke"):
+        tcc.train(sgd, data=failing(), steps=5, lr=0.05)
+    half = ({"x": b["x"][:8], "y": b["y"][:8]} for b in batches(data, 3))
+    with pytest.raises(tcc.Error, match="micro-batch 0: input '.*' is .*exactly one batch"):
+        tcc.train(sgd, data=half, steps=3, lr=0.05)
+    with pytest.raises(tcc.Error, match="no array for input 'y'"):
+        tcc.train(sgd, data=({"x": b["x"]} for b in batches(data, 3)), steps=3, lr=0.05)
+    with pytest.raises(ValueError, match="has its own order"):
+        tcc.train(sgd, data=batches(data, 3), steps=3, lr=0.05, shuffle=True)

@@ -1,8 +1,9 @@
-//===- api.cpp - the trainer's C API (tcc_trainer_* of tcc.h) -------------===//
+//===- api.cpp - the trainer's C API (tcc_trainer_*, tcc_evaluator_*) -----===//
 //
-// Converts tcc_trainer_options into the trainer's Options (copying every
-// string; the arrays' bytes stay borrowed) and each failure, a UsageError or
-// a runtime Error, into a tcc_status with the last-error message.
+// Converts tcc_trainer_options and tcc_evaluator_options into the trainer's
+// Options (copying every string; the arrays' bytes stay borrowed) and each
+// failure, a UsageError or a runtime Error, into a tcc_status with the
+// last-error message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,16 +11,23 @@
 
 #include "runtime/error.h"
 #include "runtime/handles.h"
+#include "runtime/trainer/evaluate.h"
 #include "runtime/trainer/train.h"
 
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 struct tcc_trainer {
   std::atomic<bool> stop{false};
   std::unique_ptr<tcc::train::Trainer> impl;
+};
+
+struct tcc_evaluator {
+  tcc::train::Options options; // the Validator holds a reference: never moves
+  std::optional<tcc::train::Validator> impl;
 };
 
 namespace {
@@ -125,6 +133,8 @@ Options convert(const tcc_trainer_options *c) {
   if (full.loss_scale_init != 0)
     o.lossScaleInit = full.loss_scale_init;
   o.communicator = full.communicator;
+  o.nextBatch = full.next_batch;
+  o.nextBatchUser = full.next_batch_user;
   return o;
 }
 
@@ -191,3 +201,79 @@ tcc_status tcc_trainer_steps_done(tcc_trainer_t trainer, int64_t *out_steps) {
 }
 
 void tcc_trainer_destroy(tcc_trainer_t trainer) { delete trainer; }
+
+void tcc_evaluator_options_init(tcc_evaluator_options *out_options) {
+  if (!out_options)
+    return;
+  std::memset(out_options, 0, sizeof *out_options);
+  out_options->struct_size = sizeof *out_options;
+}
+
+tcc_status tcc_evaluator_create(tcc_artifact_t artifact, const tcc_evaluator_options *options,
+                                tcc_evaluator_t *out_evaluator) {
+  return guardedTrainer([&] {
+    require(artifact, "artifact");
+    require(options, "options");
+    require(out_evaluator, "out_evaluator");
+    tcc_evaluator_options full;
+    tcc_evaluator_options_init(&full);
+    if (options->struct_size < offsetof(tcc_evaluator_options, data_dir) ||
+        options->struct_size > sizeof full)
+      tcc::rt::fail(TCC_ERROR_INVALID_ARGUMENT,
+                    "options: struct_size " + std::to_string(options->struct_size) +
+                        " is not a tcc_evaluator_options; call tcc_evaluator_options_init");
+    std::memcpy(&full, options, options->struct_size);
+    auto evaluator = std::make_unique<tcc_evaluator>();
+    Options &o = evaluator->options;
+    tcc_artifact_info info;
+    tcc::train::check(tcc_artifact_get_info(artifact, &info));
+    o.model = info.path;
+    // The data set is what the trainer's --val would be.
+    o.valDir = text(full.data_dir);
+    o.val = arrays(full.data, full.num_data, "data array");
+    if (o.valDir.empty() == o.val.empty())
+      tcc::train::die("evaluating needs --data DIR or data arrays (one of the two)");
+    o.normalize = text(full.normalize);
+    o.augmentInput = text(full.augment_input);
+    o.imageShape = text(full.image_shape);
+    tcc::train::LabelSpec labels = tcc::train::readLabelSpec(artifact, o.model);
+    // The training step's labels, when infer does not take them.
+    const tcc_tensor_info *trainLabels = nullptr;
+    std::vector<tcc_tensor_info> step;
+    if (tcc::train::hasEntry(artifact, TCC_ENTRY_TRAIN_STEP))
+      step = tcc::train::entryTensors(artifact, TCC_ENTRY_TRAIN_STEP);
+    for (const tcc_tensor_info &t : step)
+      if (t.role == TCC_ROLE_INPUT && t.name == labels.name)
+        trainLabels = &t;
+    evaluator->impl.emplace(artifact, o, tcc::train::DataSource{o.valDir, &o.val}, labels,
+                            trainLabels, "--data");
+    // The training's normalization, never its random crop or flip.
+    tcc::train::DataSet &set = evaluator->impl->set();
+    tcc::train::configureAugmentation(o, labels, set);
+    set.augmentRandom = false;
+    *out_evaluator = evaluator.release();
+  });
+}
+
+tcc_status tcc_evaluator_run(tcc_evaluator_t evaluator, tcc_session_t session,
+                             tcc_evaluation *out_evaluation) {
+  return guardedTrainer([&] {
+    require(evaluator, "evaluator");
+    require(session, "session");
+    require(out_evaluation, "out_evaluation");
+    evaluator->options.threads = session->impl->numThreads();
+    tcc::train::Evaluation e = evaluator->impl->run(session);
+    tcc_evaluation out;
+    out.samples = e.samples;
+    out.skipped = e.skipped;
+    out.has_loss = e.hasLoss;
+    out.has_accuracy = e.hasAccuracy;
+    out.loss = e.hasLoss ? e.loss : NAN;
+    out.accuracy = e.hasAccuracy ? e.accuracy : NAN;
+    out.correct = e.correct;
+    out.counted = e.seen;
+    *out_evaluation = out;
+  });
+}
+
+void tcc_evaluator_destroy(tcc_evaluator_t evaluator) { delete evaluator; }

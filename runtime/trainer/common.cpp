@@ -87,8 +87,14 @@ void checkRanges(const Options &o) {
       checkHyperparameter(h.flag, o.*h.value);
   if (o.onNonfinite != "stop" && o.onNonfinite != "skip" && o.onNonfinite != "continue")
     die("--on-nonfinite must be stop, skip or continue, not '" + o.onNonfinite + "'");
-  if (!o.dataDir.empty() && !o.data.empty())
-    die("training takes --data DIR or data arrays, not both");
+  if (int(!o.dataDir.empty()) + int(!o.data.empty()) + int(o.nextBatch != nullptr) > 1)
+    die("training takes one of --data DIR, data arrays and a data source (next_batch)");
+  // A callback's batches come in its own order, from the run's thread.
+  if (o.nextBatch && o.shuffle)
+    die("a data source (next_batch) gives its batches in its own order: it takes no shuffle "
+        "(--no-shuffle)");
+  if (o.nextBatch && o.workers > 0)
+    die("--workers read a data set; a data source (next_batch) gives its batches itself");
   if (!o.valDir.empty() && !o.val.empty())
     die("validation takes --val DIR or validation arrays, not both");
 }
@@ -97,7 +103,7 @@ void checkRanges(const Options &o) {
 
 void checkOptions(const Options &o) {
   if (!o.hasData())
-    die("training needs --data DIR (or data arrays)");
+    die("training needs --data DIR (or data arrays, or a data source)");
   if (o.steps <= 0)
     die("training needs --steps N (a positive number of steps)");
   if (o.lr == 0)

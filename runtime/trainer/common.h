@@ -38,6 +38,9 @@ struct Options {
   int threads = 0;   // the session's thread count (set by run)
   std::string dataDir;
   std::vector<Array> data; // instead of dataDir
+  // Or micro-batches from the caller (tcc_trainer_options.next_batch).
+  tcc_trainer_batch_callback nextBatch = nullptr;
+  void *nextBatchUser = nullptr;
   long steps = 0;
   double lr = 0;
   bool shuffle = true;
@@ -93,7 +96,7 @@ struct Options {
   /// Set by tcc_trainer_request_stop (from any thread or a signal handler).
   std::atomic<bool> *stopRequest = nullptr;
 
-  bool hasData() const { return !dataDir.empty() || !data.empty(); }
+  bool hasData() const { return !dataDir.empty() || !data.empty() || nextBatch; }
   bool hasVal() const { return !valDir.empty() || !val.empty(); }
 };
 

@@ -7,7 +7,9 @@
 #include "runtime/dtype.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace tcc::train {
@@ -129,6 +131,24 @@ void DataSet::add(const DataSource &source, const tcc_tensor_info &t, const std:
   inputs.push_back(std::move(s));
 }
 
+void DataSet::declare(const tcc_tensor_info &t, const std::string &model) {
+  if (t.rank < 1)
+    die(model + ": input '" + std::string(t.name) + "' has no batch dimension");
+  if (batch >= 0 && t.shape[0] != batch)
+    die(model + ": the inputs disagree on the batch size");
+  Samples s;
+  s.name = t.name;
+  s.declared = t;
+  s.file = "the data source's input '" + s.name + "'";
+  s.dtype = t.dtype;
+  s.shape.assign(t.shape, t.shape + t.rank);
+  batch = t.shape[0];
+  s.sampleBytes = t.size_bytes / size_t(std::max<int64_t>(batch, 1));
+  if (firstFile.empty())
+    firstFile = "the data source";
+  inputs.push_back(std::move(s));
+}
+
 const Samples *DataSet::find(const std::string &name) const {
   int i = indexOf(name);
   return i < 0 ? nullptr : &inputs[size_t(i)];
@@ -139,6 +159,29 @@ int DataSet::indexOf(const std::string &name) const {
     if (inputs[i].name == name)
       return int(i);
   return -1;
+}
+
+long long metadataInteger(tcc_artifact_t artifact, const char *key, const std::string &fallback,
+                          const std::string &model) {
+  // The compiler writes these as decimal integers; anything else is a
+  // damaged or foreign artifact, not a value to guess at.
+  std::string text = artifactMetadata(artifact, key, fallback);
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno == ERANGE)
+    die(model + ": the artifact's metadata " + key + " '" + text + "' is not an integer");
+  return v;
+}
+
+LabelSpec readLabelSpec(tcc_artifact_t artifact, const std::string &model) {
+  LabelSpec labels;
+  labels.name = artifactMetadata(artifact, TCC_METADATA_LABELS, "y");
+  if (!artifactMetadata(artifact, TCC_METADATA_IGNORE_INDEX, "").empty()) {
+    labels.hasIgnore = true;
+    labels.ignoreIndex = metadataInteger(artifact, TCC_METADATA_IGNORE_INDEX, "", model);
+  }
+  return labels;
 }
 
 void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
@@ -154,6 +197,91 @@ void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
             (labels.hasIgnore ? " nor the ignored label " + std::to_string(labels.ignoreIndex)
                               : std::string()));
   });
+}
+
+void configureAugmentation(const Options &o, const LabelSpec &labels, DataSet &set) {
+  AugmentSpec &a = set.augment;
+  a.pad = o.randomCrop;
+  a.flip = o.flip;
+  auto numbers = [&](const std::string &text, const char *what) {
+    std::vector<float> out;
+    size_t begin = 0;
+    for (;;) {
+      size_t end = text.find(':', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      double v = std::strtod(part.c_str(), &stop);
+      if (part.empty() || *stop || !std::isfinite(v))
+        die("--normalize " + o.normalize + ": the " + what + " '" + part + "' is not a number");
+      out.push_back(float(v));
+      if (end == std::string::npos)
+        return out;
+      begin = end + 1;
+    }
+  };
+  if (!o.normalize.empty()) {
+    size_t slash = o.normalize.find('/');
+    if (slash == std::string::npos)
+      die("--normalize needs MEAN/STD (per channel: M1:M2:M3/S1:S2:S3), got '" + o.normalize + "'");
+    a.mean = numbers(o.normalize.substr(0, slash), "mean");
+    a.std = numbers(o.normalize.substr(slash + 1), "standard deviation");
+    if (a.mean.size() != a.std.size())
+      die("--normalize " + o.normalize + ": as many means as standard deviations");
+    for (float sd : a.std)
+      if (!(sd > 0))
+        die("--normalize " + o.normalize + ": a standard deviation must be > 0");
+  }
+  if (!a.active())
+    return;
+  // The image input: --augment-input, else the one f32 input of the data.
+  int index = -1;
+  for (size_t i = 0; i < set.inputs.size(); ++i) {
+    const Samples &s = set.inputs[i];
+    bool named = o.augmentInput.empty() ? s.name != labels.name && s.dtype == TCC_DTYPE_F32
+                                         : s.name == o.augmentInput;
+    if (!named)
+      continue;
+    if (index >= 0)
+      die("augmentation: the data has several f32 inputs; name the image with --augment-input");
+    index = int(i);
+  }
+  if (index < 0)
+    die("augmentation: " + (o.augmentInput.empty() ? std::string("the data has no f32 input")
+                                                    : "no data input '" + o.augmentInput + "'"));
+  const Samples &image = set.inputs[size_t(index)];
+  if (image.dtype != TCC_DTYPE_F32)
+    die("augmentation: input '" + image.name + "' is not f32");
+  // The image geometry: --image-shape CxHxW, else the input's own C x H x W.
+  std::vector<int64_t> dims(image.declared.shape + 1, image.declared.shape + image.declared.rank);
+  if (!o.imageShape.empty()) {
+    dims.clear();
+    std::string text = o.imageShape;
+    for (size_t begin = 0;;) {
+      size_t end = text.find('x', begin);
+      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
+      char *stop = nullptr;
+      long v = std::strtol(part.c_str(), &stop, 10);
+      if (part.empty() || *stop || v < 1)
+        die("--image-shape needs CxHxW (positive integers), got '" + text + "'");
+      dims.push_back(v);
+      if (end == std::string::npos)
+        break;
+      begin = end + 1;
+    }
+  }
+  if (dims.size() != 3 || dims[0] * dims[1] * dims[2] * 4 != int64_t(image.sampleBytes))
+    die("augmentation: input '" + image.name + "' is " + typeString(image.declared) +
+        "; pass --image-shape CxHxW with C*H*W its values per sample");
+  a.channels = dims[0];
+  a.height = dims[1];
+  a.width = dims[2];
+  if (a.mean.size() > 1 && int64_t(a.mean.size()) != a.channels)
+    die("--normalize " + o.normalize + ": " + std::to_string(a.mean.size()) +
+        " values for " + std::to_string(a.channels) + " channels");
+  if (a.pad >= a.height || a.pad >= a.width)
+    die("--random-crop " + std::to_string(a.pad) + " is not below the image's height and width");
+  set.augmentIndex = index;
+  set.seed = o.seed;
 }
 
 void fillBatch(const DataSet &set, const int64_t *rows, Batch &batch, long k) {
@@ -214,6 +342,73 @@ Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, in
   rows_buffer_.resize(size_t(set_.batch));
   for (int w = 0; w < workers; ++w)
     workers_.emplace_back([this, w] { work(w); });
+}
+
+bool BatchStream::next(long k, Batch &out) {
+  const tcc_trainer_array *arrays = nullptr;
+  int32_t count = 0;
+  int given = next_(user_, int64_t(k), &arrays, &count);
+  const std::string where = "the data source's micro-batch " + std::to_string(k);
+  if (given == 0)
+    return false;
+  if (given < 0)
+    die(where + ": the callback failed");
+  if (count < 0 || (count > 0 && !arrays))
+    die(where + ": a negative count or NULL arrays");
+  out.resize(set_.inputs.size());
+  std::vector<bool> seen(set_.inputs.size(), false);
+  for (int32_t i = 0; i < count; ++i) {
+    const tcc_trainer_array &a = arrays[i];
+    if (!a.name)
+      die(where + ": array " + std::to_string(i) + " has no name");
+    int index = set_.indexOf(a.name);
+    if (index < 0) {
+      std::string names;
+      for (const Samples &s : set_.inputs)
+        names += (names.empty() ? "" : ", ") + s.name;
+      die(where + ": train_step has no data input '" + a.name + "' (its data inputs: " + names +
+          ")");
+    }
+    if (seen[size_t(index)])
+      die(where + ": input '" + std::string(a.name) + "' is given twice");
+    seen[size_t(index)] = true;
+    const Samples &s = set_.inputs[size_t(index)];
+    const tcc_tensor_info &t = s.declared;
+    bool fits = a.dtype == t.dtype && a.rank == t.rank && (a.rank == 0 || a.shape) &&
+                std::equal(t.shape, t.shape + t.rank, a.shape);
+    if (!fits)
+      die(where + ": input '" + s.name + "' is " + tcc::rt::dtypeName(a.dtype) +
+          (a.shape || a.rank == 0 ? tcc::rt::shapeString(a.shape, size_t(std::max(a.rank, 0)))
+                                  : std::string("[?]")) +
+          ", but train_step takes exactly one batch of it: " + typeString(t));
+    if (a.size_bytes != t.size_bytes || (t.size_bytes && !a.data))
+      die(where + ": input '" + s.name + "' has " + std::to_string(a.size_bytes) +
+          " bytes, but " + typeString(t) + " holds " + std::to_string(t.size_bytes));
+    std::vector<uint8_t> &bytes = out[size_t(index)];
+    bytes.resize(t.size_bytes);
+    if (t.size_bytes)
+      std::memcpy(bytes.data(), a.data, t.size_bytes);
+    // As a data set's values are checked before the first step.
+    auto finite = [&](auto *values) {
+      size_t n = t.size_bytes / sizeof *values, perSample = n / size_t(set_.batch);
+      for (size_t v = 0; v < n; ++v)
+        if (!std::isfinite(double(values[v])))
+          die(where + ": input '" + s.name + "': value " + std::to_string(double(values[v])) +
+              " at sample " + std::to_string(v / perSample) + " is not finite");
+    };
+    if (t.dtype == TCC_DTYPE_F32)
+      finite(reinterpret_cast<const float *>(bytes.data()));
+    else if (t.dtype == TCC_DTYPE_F64)
+      finite(reinterpret_cast<const double *>(bytes.data()));
+  }
+  for (size_t i = 0; i < set_.inputs.size(); ++i)
+    if (!seen[i])
+      die(where + ": no array for input '" + set_.inputs[i].name + "' (" +
+          typeString(set_.inputs[i].declared) + ")");
+  if (set_.augmentIndex >= 0)
+    augmentBatch(set_.augment, set_.seed, k, set_.augmentRandom,
+                 reinterpret_cast<float *>(out[size_t(set_.augmentIndex)].data()), set_.batch);
+  return true;
 }
 
 bool prefetchInBackground(int threads) {

@@ -81,6 +81,9 @@ struct DataSet {
   /// and the sample).
   void add(const DataSource &source, const tcc_tensor_info &t, const std::string &model,
            bool feed = true);
+  /// Declares the tensor T of MODEL as an input whose batches come from a
+  /// data callback (BatchStream): no file, no sample count.
+  void declare(const tcc_tensor_info &t, const std::string &model);
   /// The input NAME, or nullptr.
   const Samples *find(const std::string &name) const;
   /// Which input NAME is, or -1.
@@ -95,6 +98,20 @@ struct LabelSpec {
   int64_t ignoreIndex = -100;
   bool ignored(int64_t label) const { return hasIgnore && label == ignoreIndex; }
 };
+
+/// The artifact's integer metadata KEY (FALLBACK when absent); dies naming
+/// MODEL when it is not a decimal integer.
+long long metadataInteger(tcc_artifact_t artifact, const char *key, const std::string &fallback,
+                          const std::string &model);
+
+/// The labels' name and ignored value, from the artifact's metadata.
+LabelSpec readLabelSpec(tcc_artifact_t artifact, const std::string &model);
+
+/// The augmentation of O (--random-crop, --flip, --normalize) on SET's image
+/// input (--augment-input, else its one f32 input that is not the LABELS),
+/// of geometry --image-shape (else its declared C x H x W): sets
+/// set.augment, augmentIndex and seed; dies naming the flag on a bad value.
+void configureAugmentation(const Options &o, const LabelSpec &labels, DataSet &set);
 
 /// Integer labels must name a class, [0, CLASSES), or be the ignored label.
 void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes);
@@ -162,6 +179,24 @@ private:
   std::vector<std::thread> workers_;
   std::vector<int64_t> rows_buffer_;
   TraceWriter *trace_;
+};
+
+/// Micro-batches from the caller's data callback
+/// (tcc_trainer_options.next_batch) for a DataSet of declared inputs, in the
+/// order it gives them, on the calling thread.
+class BatchStream {
+public:
+  BatchStream(const DataSet &set, tcc_trainer_batch_callback next, void *user)
+      : set_(set), next_(next), user_(user) {}
+  /// Asks for micro-batch K and copies it into OUT in the set's input order,
+  /// augmented as micro-batch K. False when the data has ended; dies naming
+  /// the micro-batch on a failure or a batch that does not fit the step.
+  bool next(long k, Batch &out);
+
+private:
+  const DataSet &set_;
+  tcc_trainer_batch_callback next_;
+  void *user_;
 };
 
 /// Whether a prefetch thread pays: only when the step leaves a core free

@@ -1,10 +1,11 @@
 //===- train.cpp - the training loop of the trainer -----------------------===//
 //
 // Runs `train_step` over batches that a prefetch thread assembles from the
-// mapped data set, sets the host-side learning rate of each step, evaluates
-// on a validation set every --eval-every steps (with `eval_step` when the
-// artifact has it, else `infer` for accuracy only), stops early, cuts the rate
-// on a plateau, and writes checkpoints that resume bit for bit: everything a
+// mapped data set (or that the caller's data source gives), sets the
+// host-side learning rate of each step, evaluates on a validation set every
+// --eval-every steps (evaluate.h: with `eval_step` when the artifact has it,
+// else `infer` for accuracy only), stops early, cuts the rate on a plateau,
+// and writes checkpoints that resume bit for bit: everything a
 // later step depends on (parameters, optimizer state, the data order, the
 // schedule's and the early stop's state) is in them.
 //
@@ -15,6 +16,7 @@
 #include "runtime/support/file_roles.h"
 #include "runtime/trainer/buckets.h"
 #include "runtime/trainer/data.h"
+#include "runtime/trainer/evaluate.h"
 #include "runtime/trainer/outputs.h"
 #include "runtime/trainer/nvml.h"
 #include "runtime/trainer/schedule.h"
@@ -40,181 +42,6 @@
 
 namespace tcc::train {
 namespace {
-
-/// What one pass over the validation set measured.
-struct Evaluation {
-  bool hasLoss = false, hasAccuracy = false;
-  double loss = 0, accuracy = 0; // mean loss over batches; accuracy in [0, 1]
-  int64_t correct = 0, seen = 0;
-};
-
-/// Evaluates on --val DIR (its full batches, and the partial last one when
-/// the artifact takes partial batches): the loss with `eval_step`
-/// (inputs as train_step's but lr/step; outputs `loss`, then the model's),
-/// the accuracy of the first model output (f32[batch, classes]) against
-/// integer labels y, from eval_step's outputs or else from `infer`'s.
-class Validator {
-public:
-  Validator(tcc_artifact_t artifact, const Options &o, const LabelSpec &labels,
-            const tcc_tensor_info *trainLabels)
-      : o_(o), labelSpec_(labels) {
-    hasLoss_ = hasEntry(artifact, TCC_ENTRY_EVAL_STEP);
-    entry_ = hasLoss_ ? TCC_ENTRY_EVAL_STEP : TCC_ENTRY_INFER;
-    if (!hasLoss_ && !hasEntry(artifact, TCC_ENTRY_INFER))
-      die(o.model + " has no eval_step or infer entry point to validate with");
-    bool sawLoss = false;
-    // A partial last batch is evaluated when the artifact takes one.
-    partial_ = !artifactMetadata(artifact, TCC_METADATA_BATCH, "").empty();
-    for (const tcc_tensor_info &t : entryTensors(artifact, entry_.c_str())) {
-      if (t.role == TCC_ROLE_INPUT && std::string(t.name) == TCC_INPUT_VALID)
-        continue; // written by the runtime
-      if (t.role == TCC_ROLE_INPUT) {
-        set_.add(source(), t, o.model);
-      } else if (t.role == TCC_ROLE_OUTPUT) {
-        if (hasLoss_ && !sawLoss && std::string(t.name) == TCC_OUTPUT_LOSS) {
-          if (t.dtype != TCC_DTYPE_F32 || t.rank != 0)
-            die(o.model + ": eval_step's output 'loss' is " + typeString(t) + ", expected f32[]");
-          sawLoss = true;
-        } else if (!hasScores_) {
-          scores_ = t;
-          hasScores_ = true;
-        }
-      }
-    }
-    if (hasLoss_ && !sawLoss)
-      die(o.model + ": eval_step has no 'loss' output");
-    if (set_.inputs.empty())
-      die(o.model + ": " + entry_ + " has no inputs to validate with");
-    // infer does not take the labels; read them for the host only.
-    if (set_.indexOf(labels.name) < 0 && trainLabels)
-      set_.add(source(), *trainLabels, o.model, /*feed=*/false);
-    labels_ = set_.indexOf(labels.name);
-    const Samples *y = labels_ < 0 ? nullptr : &set_.inputs[size_t(labels_)];
-    hasScores_ = hasScores_ && scores_.dtype == TCC_DTYPE_F32 && scores_.rank == 2 &&
-                 scores_.shape[0] == set_.batch && y && y->declared.dtype == TCC_DTYPE_I64 &&
-                 y->declared.rank == 1;
-    if (!hasLoss_ && !hasScores_)
-      die(o.model + ": --val without an eval_step entry needs an infer entry whose first output "
-                    "is f32[batch, classes] and int64 labels " + labels.name);
-    if (!partial_ && set_.samples < set_.batch)
-      die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
-          " samples, fewer than one batch of " + std::to_string(set_.batch) +
-          " (this artifact evaluates full batches only)");
-    if (hasScores_)
-      checkLabels(set_, labels, scores_.shape[1]);
-  }
-
-  /// Validation batches get the training's normalization (no crop or flip).
-  void setAugment(const AugmentSpec &spec, const std::string &input) {
-    set_.augment = spec;
-    set_.augmentIndex = set_.indexOf(input);
-    set_.augmentRandom = false;
-  }
-
-  /// Whether evaluations measure the loss (an eval_step entry).
-  bool hasLoss() const { return hasLoss_; }
-  /// The validation set's sample count.
-  int64_t samples() const { return set_.samples; }
-
-  Evaluation run(tcc_session_t session) const {
-    Evaluation e;
-    e.hasLoss = hasLoss_;
-    e.hasAccuracy = hasScores_;
-    const int64_t batch = set_.batch, samples = set_.samples, full = samples / batch;
-    const int64_t batches = full + (partial_ && samples % batch != 0);
-    // Under mpirun rank r evaluates batches r, r + W, ...; the sums meet
-    // in one reduction.
-    const int64_t world = o_.worldSize, rank = o_.rank;
-    const int64_t mine = batches > rank ? (batches - rank + world - 1) / world : 0;
-    int64_t classes = hasScores_ ? scores_.shape[1] : 0;
-    std::vector<float> out(size_t(batch * classes));
-    double lossSum = 0;
-    int64_t lossSamples = 0;
-    // The partial batch's rows past the data repeat its last sample; only
-    // the real ones are set.
-    Prefetcher prefetcher(
-        set_, 0, long(mine),
-        [batch, samples, world, rank](long j, std::vector<int64_t> &rows) {
-          const int64_t k = rank + int64_t(j) * world;
-          for (int64_t r = 0; r < batch; ++r)
-            rows[size_t(r)] = std::min(k * batch + r, samples - 1);
-          return 0;
-        },
-        prefetchInBackground(o_.threads) ? 1 : 0);
-    for (int64_t j = 0; j < mine; ++j) {
-      const int64_t k = rank + j * world;
-      const Batch &b = prefetcher.next();
-      const int64_t n = std::min(batch, samples - k * batch);
-      setBatch(session, set_, b, n);
-      check(tcc_session_run(session, entry_.c_str()));
-      if (hasLoss_) {
-        // The mean over samples: a partial batch weighs what it holds.
-        float loss;
-        check(tcc_session_copy_output(session, TCC_OUTPUT_LOSS, &loss, sizeof loss));
-        lossSum += double(loss) * double(n);
-        lossSamples += n;
-      }
-      if (!hasScores_)
-        continue;
-      check(tcc_session_copy_output(session, scores_.name, out.data(),
-                                    size_t(n * classes) * sizeof(float)));
-      const int64_t *y = reinterpret_cast<const int64_t *>(b[size_t(labels_)].data());
-      for (int64_t r = 0; r < n; ++r) {
-        if (labelSpec_.ignored(y[r]))
-          continue;
-        const float *row = out.data() + r * classes;
-        e.correct += std::max_element(row, row + classes) - row == y[r];
-        ++e.seen;
-      }
-    }
-    if (world > 1) {
-      double sums[4] = {lossSum, double(lossSamples), double(e.correct), double(e.seen)};
-      check(tcc_communicator_sum(o_.communicator, sums, 4));
-      lossSum = sums[0];
-      lossSamples = int64_t(sums[1]);
-      e.correct = int64_t(sums[2]);
-      e.seen = int64_t(sums[3]);
-    }
-    e.loss = lossSum / double(std::max<int64_t>(lossSamples, 1));
-    e.accuracy = double(e.correct) / double(std::max<int64_t>(e.seen, 1));
-    return e;
-  }
-
-  /// "validation at step 20/60: loss 0.5, accuracy 83.33% (80 of 96 samples
-  /// in full batches of DIR)".
-  void print(const Evaluation &e, long step) const {
-    say(o_, "validation at step %ld/%ld:", step, o_.steps);
-    if (e.hasLoss)
-      say(o_, " loss %.6f", e.loss);
-    if (e.hasAccuracy)
-      say(o_, "%s accuracy %.2f%% (%lld of %lld samples", e.hasLoss ? "," : "",
-          100.0 * e.accuracy, (long long)e.correct, (long long)e.seen);
-    else
-      say(o_, " (%lld samples",
-          (long long)(partial_ ? set_.samples : set_.samples / set_.batch * set_.batch));
-    say(o_, " %s %s)\n", partial_ ? "of" : "in full batches of",
-        source().describe("validation").c_str());
-  }
-
-  /// The files the validation data is read from.
-  void addFiles(std::vector<tcc::rt::FileRole> &into) const {
-    for (const Samples &s : set_.inputs)
-      into.push_back({"--val", s.file});
-  }
-
-private:
-  DataSource source() const { return {o_.valDir, &o_.val}; }
-
-  const Options &o_;
-  LabelSpec labelSpec_;
-  DataSet set_;
-  std::string entry_;
-  bool hasLoss_ = false;
-  bool partial_ = false;
-  tcc_tensor_info scores_{};
-  bool hasScores_ = false;
-  int labels_ = -1;
-};
 
 /// "1:02:03".
 std::string clockString(double seconds) {
@@ -450,8 +277,6 @@ private:
   /// The value of hyperparameter H for this run: its option, else the
   /// artifact's compile-time default.
   double hyperValue(const Hyperparameter &h) const;
-  /// The augmentation options: the image input and its geometry.
-  void readAugmentation();
   void checkOutputs();
   void restore();
   /// The guard after STEP (0-based): a non-finite LOSS or GRADNORM stops
@@ -459,8 +284,9 @@ private:
   /// (continue); a finite loss more than 10x the mean of the recent ones
   /// warns. Returns whether the loss is finite.
   bool checkFinite(long step, float loss, float gradNorm);
-  /// Runs the K micro-batches of STEP (0-based); returns its mean loss.
-  float runStep(long step, float lr);
+  /// Runs the K micro-batches of STEP (0-based); returns its mean loss, or
+  /// nothing when a data callback has ended before the step.
+  std::optional<float> runStep(long step, float lr);
   /// Evaluates after STEPSDONE steps when due: reports, updates the best
   /// checkpoint, early stopping and the plateau schedule. Returns the
   /// evaluation and sets *STOPREASON when early stopping ends the run.
@@ -511,6 +337,11 @@ private:
   /// state is at a step boundary) and dies saying where it went.
   [[noreturn]] void stopAt(long stepsDone, const std::string &why,
                            tcc_status status = TCC_ERROR_INVALID_ARGUMENT);
+  /// Starts the data for the steps from first_ on: the prefetcher of a data
+  /// set (the epochs' order replayed up to first_), or the data callback
+  /// (the micro-batches of the steps before first_ discarded).
+  void startPrefetcher();
+  void startStream();
   /// The next micro-batch, or stopAt(STEP) when its data cannot be read.
   const Batch &nextBatch(long step);
   bool evaluatesAfter(long stepsDone) const {
@@ -536,6 +367,9 @@ private:
   long first_ = 0;                           // the step the run starts at
   long lastSaved_ = -1; // the step of the last checkpoint.safetensors written
   std::unique_ptr<Prefetcher> batches_;
+  /// With a data callback instead: its micro-batches, K for a step.
+  std::unique_ptr<BatchStream> stream_;
+  std::vector<Batch> streamBatches_;
   bool overlapUploads_ = false;
   bool staged_ = false; // the micro-batch about to run is set already
   // Length buckets (tcc --length-buckets): each sample's bucket, the bucket
@@ -569,23 +403,8 @@ void TrainingRun::readSignature() {
     die(o_.model + " has no train_step entry point; compile it with --loss=... to train");
   // How to drive the step: the labels, and K micro-batches per optimizer
   // step (accumulate_grad with micro = 0 .. K-2, then train_step).
-  labels_.name = artifactMetadata(artifact_, TCC_METADATA_LABELS, "y");
-  // The compiler writes these as decimal integers; anything else is a
-  // damaged or foreign artifact, not a value to guess at.
-  auto integer = [&](const char *key, const std::string &fallback) {
-    std::string text = artifactMetadata(artifact_, key, fallback);
-    char *end = nullptr;
-    errno = 0;
-    long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end || errno == ERANGE)
-      die(o_.model + ": the artifact's metadata " + key + " '" + text + "' is not an integer");
-    return v;
-  };
-  if (!artifactMetadata(artifact_, TCC_METADATA_IGNORE_INDEX, "").empty()) {
-    labels_.hasIgnore = true;
-    labels_.ignoreIndex = integer(TCC_METADATA_IGNORE_INDEX, "");
-  }
-  long long accum = integer(TCC_METADATA_GRAD_ACCUM, "1");
+  labels_ = readLabelSpec(artifact_, o_.model);
+  long long accum = metadataInteger(artifact_, TCC_METADATA_GRAD_ACCUM, "1", o_.model);
   if (accum > 1000000000)
     die(o_.model + ": the artifact's metadata grad_accum '" + std::to_string(accum) +
         "' is out of range");
@@ -650,7 +469,10 @@ void TrainingRun::readSignature() {
       sig_.hasRng = true;
       continue;
     }
-    set_.add({o_.dataDir, &o_.data}, t, o_.model);
+    if (o_.nextBatch)
+      set_.declare(t, o_.model);
+    else
+      set_.add({o_.dataDir, &o_.data}, t, o_.model);
   }
   if (!sig_.hasLr || !sig_.hasLoss)
     die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
@@ -687,103 +509,25 @@ void TrainingRun::readSignature() {
         checkLabels(set_, labels_, t.shape[t.rank - 1]);
         break;
       }
-  if (set_.samples < set_.batch)
+  if (o_.nextBatch && buckets_.active())
+    die(o_.model + " has length buckets, whose batches the trainer groups from a data set; a "
+                   "data source's batches cannot be grouped");
+  if (o_.nextBatch && o_.worldSize > 1)
+    die("a data source (next_batch) trains a single process; a data-parallel job takes "
+        "--data DIR or data arrays");
+  if (!o_.nextBatch && set_.samples < set_.batch)
     die(set_.firstFile + ": holds " + std::to_string(set_.samples) +
         " samples, fewer than one batch of " + std::to_string(set_.batch));
-  readAugmentation();
+  configureAugmentation(o_, labels_, set_);
   // The validation set is checked before the first step too.
   if (o_.hasVal()) {
     const Samples *y = set_.find(labels_.name);
-    validator_.emplace(artifact_, o_, labels_, y ? &y->declared : nullptr);
+    validator_.emplace(artifact_, o_, DataSource{o_.valDir, &o_.val}, labels_,
+                       y ? &y->declared : nullptr, "--val");
     judgeLoss_ = validator_->hasLoss();
     if (set_.augmentIndex >= 0)
       validator_->setAugment(set_.augment, set_.inputs[size_t(set_.augmentIndex)].name);
   }
-}
-
-void TrainingRun::readAugmentation() {
-  AugmentSpec &a = set_.augment;
-  a.pad = o_.randomCrop;
-  a.flip = o_.flip;
-  auto numbers = [&](const std::string &text, const char *what) {
-    std::vector<float> out;
-    size_t begin = 0;
-    for (;;) {
-      size_t end = text.find(':', begin);
-      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
-      char *stop = nullptr;
-      double v = std::strtod(part.c_str(), &stop);
-      if (part.empty() || *stop || !std::isfinite(v))
-        die("--normalize " + o_.normalize + ": the " + what + " '" + part + "' is not a number");
-      out.push_back(float(v));
-      if (end == std::string::npos)
-        return out;
-      begin = end + 1;
-    }
-  };
-  if (!o_.normalize.empty()) {
-    size_t slash = o_.normalize.find('/');
-    if (slash == std::string::npos)
-      die("--normalize needs MEAN/STD (per channel: M1:M2:M3/S1:S2:S3), got '" + o_.normalize + "'");
-    a.mean = numbers(o_.normalize.substr(0, slash), "mean");
-    a.std = numbers(o_.normalize.substr(slash + 1), "standard deviation");
-    if (a.mean.size() != a.std.size())
-      die("--normalize " + o_.normalize + ": as many means as standard deviations");
-    for (float sd : a.std)
-      if (!(sd > 0))
-        die("--normalize " + o_.normalize + ": a standard deviation must be > 0");
-  }
-  if (!a.active())
-    return;
-  // The image input: --augment-input, else the one f32 input of the data.
-  int index = -1;
-  for (size_t i = 0; i < set_.inputs.size(); ++i) {
-    const Samples &s = set_.inputs[i];
-    bool named = o_.augmentInput.empty() ? s.name != labels_.name && s.dtype == TCC_DTYPE_F32
-                                         : s.name == o_.augmentInput;
-    if (!named)
-      continue;
-    if (index >= 0)
-      die("augmentation: the data has several f32 inputs; name the image with --augment-input");
-    index = int(i);
-  }
-  if (index < 0)
-    die("augmentation: " + (o_.augmentInput.empty() ? std::string("the data has no f32 input")
-                                                    : "no data input '" + o_.augmentInput + "'"));
-  const Samples &image = set_.inputs[size_t(index)];
-  if (image.dtype != TCC_DTYPE_F32)
-    die("augmentation: input '" + image.name + "' is not f32");
-  // The image geometry: --image-shape CxHxW, else the input's own C x H x W.
-  std::vector<int64_t> dims(image.declared.shape + 1, image.declared.shape + image.declared.rank);
-  if (!o_.imageShape.empty()) {
-    dims.clear();
-    std::string text = o_.imageShape;
-    for (size_t begin = 0;;) {
-      size_t end = text.find('x', begin);
-      std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);
-      char *stop = nullptr;
-      long v = std::strtol(part.c_str(), &stop, 10);
-      if (part.empty() || *stop || v < 1)
-        die("--image-shape needs CxHxW (positive integers), got '" + text + "'");
-      dims.push_back(v);
-      if (end == std::string::npos)
-        break;
-      begin = end + 1;
-    }
-  }
-  if (dims.size() != 3 || dims[0] * dims[1] * dims[2] * 4 != int64_t(image.sampleBytes))
-    die("augmentation: input '" + image.name + "' is " + typeString(image.declared) +
-        "; pass --image-shape CxHxW with C*H*W its values per sample");
-  a.channels = dims[0];
-  a.height = dims[1];
-  a.width = dims[2];
-  if (a.mean.size() > 1 && int64_t(a.mean.size()) != a.channels)
-    die("--normalize " + o_.normalize + ": " + std::to_string(a.mean.size()) +
-        " values for " + std::to_string(a.channels) + " channels");
-  if (a.pad >= a.height || a.pad >= a.width)
-    die("--random-crop " + std::to_string(a.pad) + " is not below the image's height and width");
-  set_.augmentIndex = index;
-  set_.seed = o_.seed;
 }
 
 double TrainingRun::hyperValue(const Hyperparameter &h) const {
@@ -928,8 +672,9 @@ void TrainingRun::checkOutputs() {
   // kind: --resume by the checkpoints. (The parameters the session loaded
   // are tcc-run's to check.)
   std::vector<tcc::rt::FileRole> inputs = {{"the artifact", o_.model}};
-  for (const Samples &s : set_.inputs)
-    inputs.push_back({"--data", s.file});
+  if (!o_.nextBatch)
+    for (const Samples &s : set_.inputs)
+      inputs.push_back({"--data", s.file});
   if (validator_)
     validator_->addFiles(inputs);
   std::vector<tcc::rt::FileRole> outputs = {
@@ -959,7 +704,7 @@ void TrainingRun::checkOutputs() {
 void TrainingRun::restore() {
   order_ = {{"seed", std::to_string(o_.seed)},
             {"shuffle", o_.shuffle ? "1" : "0"},
-            {"samples", std::to_string(set_.samples)},
+            {"samples", o_.nextBatch ? "callback" : std::to_string(set_.samples)},
             {"batch", std::to_string(set_.batch)}};
   if (accum_ > 1)
     order_["grad_accum"] = std::to_string(accum_);
@@ -1119,12 +864,27 @@ bool TrainingRun::checkFinite(long step, float loss, float gradNorm) {
   return true;
 }
 
-float TrainingRun::runStep(long step, float lr) {
+std::optional<float> TrainingRun::runStep(long step, float lr) {
   tcc_session_t session = session_;
+  // A data callback gives all K micro-batches first: data that ends inside
+  // a step leaves the step out whole.
+  if (stream_) {
+    streamBatches_.resize(size_t(accum_));
+    for (long micro = 0; micro < accum_; ++micro) {
+      try {
+        if (!stream_->next(step * accum_ + micro, streamBatches_[size_t(micro)]))
+          return std::nullopt;
+      } catch (const UsageError &e) {
+        stopAt(step, e.message, e.status);
+      }
+    }
+  }
   // K micro-batches; the reported loss is their mean (PyTorch's loss / K).
   float loss = 0;
   for (long micro = 0; micro < accum_; ++micro) {
-    if (!staged_) {
+    if (stream_) {
+      feed(session, streamBatches_[size_t(micro)], 0);
+    } else if (!staged_) {
       const Batch &batch = nextBatch(step);
       feed(session, batch, batches_->tag());
     }
@@ -1332,9 +1092,11 @@ void TrainingRun::printProgress(long stepsDone, float loss, float lr, ProgressWi
       w.finite ? w.loss / double(w.finite) : double(loss));
   if (w.finite > 1)
     say(o_, " (mean of %ld)", w.finite);
-  say(o_, " lr %g epoch %.2f %.0f samples/s eta %s", double(lr),
-      double(stepsDone * accum_ * batch) / double(set_.samples),
-      double(w.steps * accum_ * batch) / std::max(seconds, 1e-9),
+  // A data callback's batches have no epochs.
+  say(o_, " lr %g", double(lr));
+  if (!o_.nextBatch)
+    say(o_, " epoch %.2f", double(stepsDone * accum_ * batch) / double(set_.samples));
+  say(o_, " %.0f samples/s eta %s", double(w.steps * accum_ * batch) / std::max(seconds, 1e-9),
       clockString(perStep * double(o_.steps - stepsDone)).c_str());
   // When the steps wait for their batches, the data loading is the
   // bottleneck (more --workers, or faster storage).
@@ -1356,7 +1118,7 @@ void TrainingRun::openTensorBoard() {
     table += std::string("| ") + flag + " | " + value + " |\n";
   };
   row("model", o_.model);
-  row("--data", o_.data.empty() ? o_.dataDir : "(arrays)");
+  row("--data", o_.nextBatch ? "(callback)" : o_.data.empty() ? o_.dataDir : "(arrays)");
   row("--steps", std::to_string(o_.steps));
   row("--lr", shortString(o_.lr));
   row("--lr-schedule", o_.schedule);
@@ -1435,26 +1197,8 @@ TrainingRun::tensorBoardValues(float loss, float lr, float gradNorm, double seco
   return values;
 }
 
-void TrainingRun::run(tcc_session_t session) {
-  session_ = session;
+void TrainingRun::startPrefetcher() {
   const int world = o_.worldSize;
-  if (o_.communicator)
-    check(tcc_session_set_communicator(session_, o_.communicator));
-  restore();
-  // Every rank starts from rank 0's parameters and optimizer state (as
-  // PyTorch's DistributedDataParallel does when it is constructed).
-  if (world > 1)
-    check(tcc_session_broadcast_state(session_, 0));
-  if (hasEntry(artifact_, TCC_ENTRY_ZERO_UPDATE)) {
-    int64_t local = 0, total = 0;
-    check(tcc_session_get_optimizer_state_bytes(session_, &local, &total));
-    say(o_, "ZeRO-1: optimizer state sharded over %d rank(s): %lld bytes on rank %d (%lld "
-            "unsharded)\n",
-        world, (long long)local, int(o_.rank), (long long)total);
-  }
-  if (!o_.metrics.empty())
-    metrics_.open(o_.metrics, !o_.resume.empty(), first_, unwrittenMetrics_);
-
   // Sample order: in order, or a fresh permutation every epoch; a resumed
   // run replays the shuffles of the micro-batches already taken. With W
   // ranks a micro-batch of the job is W batches, of which rank r takes the
@@ -1499,10 +1243,6 @@ void TrainingRun::run(tcc_session_t session) {
   for (long micro = 0; micro < first_ * accum_; ++micro)
     if (micro % perEpoch == 0)
       startEpoch(order, rng, epoch);
-  std::optional<StopSignals> signals;
-  if (o_.handleSignals)
-    signals.emplace();
-
   // Batch k = micro-batch k (step k without accumulation): the worker owns
   // the order and the generator from here.
   batches_ = std::make_unique<Prefetcher>(
@@ -1518,9 +1258,52 @@ void TrainingRun::run(tcc_session_t session) {
         return buckets_.active() ? epoch.bucket[size_t(b)] : 0;
       },
       o_.workers > 0 ? int(o_.workers) : prefetchInBackground(o_.threads) ? 1 : 0, &trace_);
+}
+
+void TrainingRun::startStream() {
+  stream_ = std::make_unique<BatchStream>(set_, o_.nextBatch, o_.nextBatchUser);
+  // A resumed run discards the micro-batches its checkpoint's steps took:
+  // a source that starts over continues where the checkpoint left off.
+  Batch discarded;
+  for (long micro = 0; micro < first_ * accum_; ++micro)
+    if (!stream_->next(micro, discarded))
+      die("the data source ended after " + std::to_string(micro) + " micro-batches, before the " +
+          std::to_string(first_ * accum_) + " that the checkpoint's " + std::to_string(first_) +
+          " steps took");
+}
+
+void TrainingRun::run(tcc_session_t session) {
+  session_ = session;
+  const int world = o_.worldSize;
+  if (o_.communicator)
+    check(tcc_session_set_communicator(session_, o_.communicator));
+  restore();
+  // Every rank starts from rank 0's parameters and optimizer state (as
+  // PyTorch's DistributedDataParallel does when it is constructed).
+  if (world > 1)
+    check(tcc_session_broadcast_state(session_, 0));
+  if (hasEntry(artifact_, TCC_ENTRY_ZERO_UPDATE)) {
+    int64_t local = 0, total = 0;
+    check(tcc_session_get_optimizer_state_bytes(session_, &local, &total));
+    say(o_, "ZeRO-1: optimizer state sharded over %d rank(s): %lld bytes on rank %d (%lld "
+            "unsharded)\n",
+        world, (long long)local, int(o_.rank), (long long)total);
+  }
+  if (!o_.metrics.empty())
+    metrics_.open(o_.metrics, !o_.resume.empty(), first_, unwrittenMetrics_);
+
+  if (o_.nextBatch)
+    startStream();
+  else
+    startPrefetcher();
+  std::optional<StopSignals> signals;
+  if (o_.handleSignals)
+    signals.emplace();
+
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact_, &device));
-  overlapUploads_ = std::strcmp(device, "cpu") != 0;
+  // A data callback's batches are taken when the step needs them.
+  overlapUploads_ = std::strcmp(device, "cpu") != 0 && !stream_;
   if (!o_.tensorboard.empty()) {
     openTensorBoard();
     if (!unwrittenScalars_.empty())
@@ -1562,7 +1345,12 @@ void TrainingRun::run(tcc_session_t session) {
     float lr = float(schedule_.at(step));
     auto stepStart = std::chrono::steady_clock::now();
     double traceStart = trace_.now();
-    float loss = runStep(step, lr);
+    std::optional<float> stepLoss = runStep(step, lr);
+    if (!stepLoss) {
+      say(o_, "the data source has no more batches: %ld of %ld steps done\n", step, o_.steps);
+      break;
+    }
+    float loss = *stepLoss;
     if (world > 1) {
       // The job's loss is the mean of the ranks' (each the mean of its
       // batch): the loss of the whole W x B batch.

@@ -9,11 +9,13 @@
 #ifndef TCC_TOOLS_TCC_RUN_COMMON_H
 #define TCC_TOOLS_TCC_RUN_COMMON_H
 
+#include "runtime/data/host_tensor.h"
 #include "runtime/include/tcc/tcc.h"
 #include "runtime/trainer/support.h"
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +36,11 @@ using train::entryTensors;
 using train::hasEntry;
 
 struct Options {
+  /// "evaluate" or "predict" for those subcommands (tools/tcc-run/
+  /// evaluate.cpp, predict.cpp), else empty.
+  std::string command;
+  /// The options given, as spelled (--data), for the subcommands' checks.
+  std::vector<std::string> given;
   std::string model;
   bool list = false;
   bool run = false;
@@ -145,8 +152,30 @@ void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, i
                 int64_t *outValues);
 
 /// Parses tcc-run's options ARGS (ARGS[0] is the program) and checks them
-/// against each other; dies naming the option.
-Options parseArgs(const std::vector<std::string> &args);
+/// against each other; dies naming the option. COMMAND: the subcommand
+/// ("evaluate", "predict") whose options ARGS are, or "".
+Options parseArgs(const std::vector<std::string> &args, const std::string &command = "");
+
+/// Reads o.inputs (NAME=FILE, a .npy or an ONNX TensorProto .pb; FILE.pb
+/// alone names its input) into INPUTS by name, with the file of each in
+/// INPUTFILES; dies naming the file when one cannot be read, names no input
+/// of ARTIFACT or repeats one.
+void readInputs(tcc_artifact_t artifact, const Options &o,
+                std::map<std::string, tcc::rt::HostTensor> &inputs,
+                std::map<std::string, std::string> &inputFiles);
+
+/// The file in --output-dir of each output of ENTRY, in entry order (name,
+/// file): NAME.npy with '/' as '_', percent-encoded where two would meet.
+std::vector<std::pair<std::string, std::string>> outputFileNames(tcc_artifact_t artifact,
+                                                                 const tcc_entry_info &entry);
+
+/// `tcc-run evaluate MODEL.so --data DIR ...`: the loss and accuracy over a
+/// whole data set (tools/tcc-run/evaluate.cpp). Returns the exit status.
+int evaluateMain(const Options &o);
+
+/// `tcc-run predict MODEL.so --input NAME=FILE ... --output-dir DIR`: infer
+/// over every row of the inputs, batch by batch (tools/tcc-run/predict.cpp).
+int predictMain(const Options &o);
 
 /// `tcc-run sweep MODEL.so ...` (ARGS after "sweep"): hyperparameter trials
 /// of one artifact (tools/tcc-run/sweep.cpp).

@@ -4,6 +4,7 @@
 // artifact through the public C API, reads each input from a .npy or ONNX
 // TensorProto .pb file, runs the entry point and writes every output it
 // computes as DIR/NAME.npy. `tcc-run MODEL.so --list` prints the descriptor.
+// The subcommands evaluate, predict and sweep have files of their own.
 // Every failure is one line, `tcc-run: error: ...` naming the file or
 // tensor, and exit status 1. Plain argv parsing: this tool links no LLVM.
 // Training (--data) is the runtime's trainer (tcc_trainer_* in tcc.h): this
@@ -43,6 +44,8 @@ const char kUsage[] =
     "usage: tcc-run MODEL.so --list\n"
     "       tcc-run MODEL.so --infer --input NAME=FILE ... --output-dir DIR [options]\n"
     "       tcc-run MODEL.so --data DIR --steps N --lr X [options]   (a training artifact)\n"
+    "       tcc-run evaluate MODEL.so --data DIR [--metrics FILE.json] [options]\n"
+    "       tcc-run predict MODEL.so --input NAME=FILE ... --output-dir DIR [options]\n"
     "       tcc-run sweep MODEL.so --data DIR --steps N --lr X,Y,... [--weight-decay A,B,...]\n"
     "               [--momentum|--beta1|--beta2|--eps|--grad-clip LIST] [--seeds K]\n"
     "               [--random N] [--jobs J] [--halving] [--trial-dir DIR] [--save FILE]\n"
@@ -161,6 +164,28 @@ const char kUsage[] =
     "                       --data-parallel): how long a rank waits for the others\n"
     "                       in any collective before the job ends with an error\n"
     "                       naming it (default 60 s)\n"
+    "\n"
+    "evaluate (the loss and accuracy over a whole data set; --params, --init, --threads,\n"
+    "          --poison, --normalize, --augment-input and --image-shape apply):\n"
+    "  --data DIR           DIR/NAME.npy for each input of 'eval_step' (else 'infer')\n"
+    "                       and the labels; every sample is evaluated, B at a time,\n"
+    "                       the last batch partial when the artifact takes partial\n"
+    "                       batches (--list says); otherwise the samples after the\n"
+    "                       last full batch are left out, and a note says so. Prints\n"
+    "                       the mean loss over the samples (eval_step) and the\n"
+    "                       accuracy (a classifier's first output against int64\n"
+    "                       labels), as --val does during training\n"
+    "  --metrics FILE.json  Also write {\"samples\", \"skipped\", \"loss\", \"accuracy\",\n"
+    "                       \"correct\", \"counted\"}\n"
+    "\n"
+    "predict (infer over every sample of the inputs; --params, --init, --threads and\n"
+    "         --poison apply):\n"
+    "  --input NAME=FILE    As for --infer, but with any number of samples: infer runs\n"
+    "                       on B at a time (a partial last batch when the artifact\n"
+    "                       takes one; otherwise whole batches only)\n"
+    "  --output-dir DIR     Each output with rows per sample as DIR/NAME.npy, all\n"
+    "                       samples in order (the others, a value per run, are not\n"
+    "                       written)\n"
     "\n"
     "sweep (trials of one artifact; every other training option applies to all):\n"
     "  --lr, --weight-decay, ... LIST   Comma-separated values: the grid of every\n"
@@ -422,10 +447,34 @@ void checkTrainingOptions(const Options &o) {
     die("--min-delta needs --patience P");
 }
 
+/// The options each subcommand takes (the others are refused by name).
+void checkCommandOptions(const Options &o) {
+  std::vector<std::string> allowed = {"--params", "--init", "--threads", "--poison"};
+  if (o.command == "evaluate")
+    allowed.insert(allowed.end(),
+                   {"--data", "--metrics", "--normalize", "--augment-input", "--image-shape"});
+  else
+    allowed.insert(allowed.end(), {"--input", "--output-dir"});
+  for (const std::string &flag : o.given)
+    if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end()) {
+      std::string list;
+      for (const std::string &a : allowed)
+        list += (list.empty() ? "" : ", ") + a;
+      die("tcc-run " + o.command + " takes no " + flag + " (its options: " + list + ")");
+    }
+  if (o.command == "evaluate" && o.dataDir.empty())
+    die("tcc-run evaluate needs --data DIR (DIR/NAME.npy for each input and the labels)");
+  if (o.command == "predict" && o.inputs.empty())
+    die("tcc-run predict needs --input NAME=FILE for each input of infer");
+  if (o.command == "predict" && o.outputDir.empty())
+    die("tcc-run predict needs --output-dir DIR to write the outputs");
+}
+
 /// The checks of the options against each other, once all are read.
 void checkOptions(const Options &o) {
   if (o.model.empty())
-    die("no model given (usage: tcc-run MODEL.so --list | --infer ...)");
+    die(o.command.empty() ? "no model given (usage: tcc-run MODEL.so --list | --infer ...)"
+                          : "no model given (usage: tcc-run " + o.command + " MODEL.so ...)");
   if (o.init && !o.params.empty())
     die("--init and --params cannot be combined: --init generates the parameters that --params "
         "would load");
@@ -433,6 +482,8 @@ void checkOptions(const Options &o) {
     die("--init and --resume cannot be combined: the checkpoint holds the parameters");
   if (!o.params.empty() && !o.resume.empty())
     die("--params and --resume cannot be combined: the checkpoint holds the parameters");
+  if (!o.command.empty())
+    return checkCommandOptions(o);
   if (o.overwrite && (!o.train || o.checkpointDir.empty()))
     die("--overwrite applies to a training run's --checkpoint-dir");
   if (o.init && o.list)
@@ -450,9 +501,10 @@ void checkOptions(const Options &o) {
 
 } // namespace
 
-Options parseArgs(const std::vector<std::string> &argv) {
+Options parseArgs(const std::vector<std::string> &argv, const std::string &command) {
   int argc = int(argv.size());
   Options o;
+  o.command = command;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -483,6 +535,7 @@ Options parseArgs(const std::vector<std::string> &argv) {
         value = argv[++i];
       }
       spec->apply(o, arg, value);
+      o.given.push_back(arg);
     } else if (arg.size() > 1 && arg[0] == '-') {
       unknownOption(arg);
     } else if (o.model.empty()) {
@@ -574,6 +627,8 @@ void list(tcc_artifact_t artifact) {
   }
 }
 
+} // namespace
+
 /// The file in --output-dir of each output of ENTRY, in entry order:
 /// npyFileName's, except that outputs whose names map to one file (a/b and
 /// a_b) are written with '%' and '/' percent-encoded (a%2Fb.npy), so that no
@@ -606,17 +661,9 @@ std::vector<std::pair<std::string, std::string>> outputFileNames(tcc_artifact_t 
   return files;
 }
 
-void infer(tcc_artifact_t artifact, const Options &o) {
-  tcc_artifact_info info;
-  check(tcc_artifact_get_info(artifact, &info));
-  int32_t entryIndex;
-  check(tcc_artifact_find_entry(artifact, o.entry.c_str(), &entryIndex));
-  tcc_entry_info entry;
-  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
-
-  // Read every input file first: a bad file or name fails before any work.
-  std::map<std::string, HostTensor> inputs;
-  std::map<std::string, std::string> inputFiles;
+void readInputs(tcc_artifact_t artifact, const Options &o,
+                std::map<std::string, tcc::rt::HostTensor> &inputs,
+                std::map<std::string, std::string> &inputFiles) {
   for (const std::string &spec : o.inputs) {
     size_t eq = spec.find('=');
     std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
@@ -646,6 +693,22 @@ void infer(tcc_artifact_t artifact, const Options &o) {
     inputFiles[name] = file;
     inputs[name] = std::move(tensor);
   }
+}
+
+namespace {
+
+void infer(tcc_artifact_t artifact, const Options &o) {
+  tcc_artifact_info info;
+  check(tcc_artifact_get_info(artifact, &info));
+  int32_t entryIndex;
+  check(tcc_artifact_find_entry(artifact, o.entry.c_str(), &entryIndex));
+  tcc_entry_info entry;
+  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
+
+  // Read every input file first: a bad file or name fails before any work.
+  std::map<std::string, HostTensor> inputs;
+  std::map<std::string, std::string> inputFiles;
+  readInputs(artifact, o, inputs, inputFiles);
   std::string missing;
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     tcc_tensor_info t;
@@ -686,9 +749,13 @@ void infer(tcc_artifact_t artifact, const Options &o) {
   tcc_session_t session = handle.s;
 
   for (const auto &[name, tensor] : inputs) {
-    if (tcc_session_set_input(session, name.c_str(), tensor.dtype, int32_t(tensor.shape.size()),
-                              tensor.shape.data(), tensor.bytes.data(),
-                              tensor.bytes.size()) != TCC_OK)
+    tcc_status status =
+        tcc_session_set_input(session, name.c_str(), tensor.dtype, int32_t(tensor.shape.size()),
+                              tensor.shape.data(), tensor.bytes.data(), tensor.bytes.size());
+    if (status == TCC_ERROR_SHAPE && o.entry == TCC_ENTRY_INFER)
+      die(inputFiles[name] + ": " + tcc_last_error() +
+          "; tcc-run predict runs infer over any number of samples, a batch at a time");
+    if (status != TCC_OK)
       die(inputFiles[name] + ": " + tcc_last_error());
   }
   check(tcc_session_run(session, o.entry.c_str()));
@@ -763,6 +830,12 @@ int train(tcc_artifact_t artifact, const Options &o) {
 int runMain(int argc, char **argv) {
   if (argc > 1 && std::string(argv[1]) == "sweep")
     return sweepMain(std::vector<std::string>(argv + 2, argv + argc));
+  if (argc > 1 && (std::string(argv[1]) == "evaluate" || std::string(argv[1]) == "predict")) {
+    std::vector<std::string> args = {argv[0]};
+    args.insert(args.end(), argv + 2, argv + argc);
+    Options o = parseArgs(args, argv[1]);
+    return o.command == "evaluate" ? evaluateMain(o) : predictMain(o);
+  }
   Options o = parseArgs(std::vector<std::string>(argv, argv + argc));
   ArtifactHandle loaded(o.model);
   tcc_artifact_t artifact = loaded.a;

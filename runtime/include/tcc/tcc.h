@@ -633,9 +633,10 @@ TCC_API tcc_status tcc_session_get_optimizer_state_bytes(tcc_session_t session, 
 /*===--- Trainer ----------------------------------------------------------===*
  *
  * The training loop of tcc-run as a library: data sets (folders of NAME.npy
- * files or arrays in memory), per-epoch shuffling, learning-rate schedules,
- * gradient accumulation, validation, early stopping, checkpoints that resume
- * bit for bit, a metrics file and progress lines. tcc-run, the Python package
+ * files, arrays in memory, or batches from a callback), per-epoch
+ * shuffling, learning-rate schedules, gradient accumulation, validation,
+ * early stopping, checkpoints that resume bit for bit, a metrics file and
+ * progress lines. tcc-run, the Python package
  * and applications all run this one implementation.
  *
  *   tcc_trainer_options o;
@@ -670,6 +671,29 @@ typedef struct tcc_trainer_array {
   size_t size_bytes;
 } tcc_trainer_array;
 
+/** A data source (tcc_trainer_options.next_batch), called for micro-batch
+ *  INDEX: sets *OUT_ARRAYS to *OUT_COUNT arrays that hold it and returns 1;
+ *  returns 0 when the data has ended, a negative value on failure (the run
+ *  then fails with TCC_ERROR_INVALID_ARGUMENT naming the micro-batch, after
+ *  writing its checkpoint when it has a folder). The arrays are the data
+ *  inputs of train_step (the model's inputs and the labels), each once, by
+ *  name, with exactly the input's declared dtype and shape: one compiled
+ *  batch. The trainer copies them during the call (the arrays need only
+ *  stay valid until it returns) and checks them as it checks a data set
+ *  (float values finite; labels are checked by tcc_session_set_input).
+ *
+ *  It is called on the thread of tcc_trainer_run for INDEX 0, 1, 2, ... in
+ *  order; with gradient accumulation (K micro-batches per step) for the K
+ *  micro-batches of a step before the step runs, so that data that ends
+ *  inside a step leaves that step out whole. A run resumed from a
+ *  checkpoint of step S first asks for the S x K micro-batches those steps
+ *  took and discards them: a source that starts over from its beginning
+ *  continues where the checkpoint left off. It must not call into the
+ *  trainer or its session. */
+typedef int (*tcc_trainer_batch_callback)(void *user, int64_t index,
+                                          const tcc_trainer_array **out_arrays,
+                                          int32_t *out_count);
+
 /** What tcc_trainer_options.on_step receives after every optimizer step. */
 typedef struct tcc_trainer_step_info {
   uint32_t struct_size; /* sizeof(tcc_trainer_step_info) of the runtime */
@@ -700,8 +724,8 @@ typedef void (*tcc_trainer_log_callback)(void *user, const char *line);
  *  (docs/training.md has their full meaning). */
 typedef struct tcc_trainer_options {
   uint32_t struct_size;
-  /* The training data: a folder of NAME.npy files (--data), or NUM_DATA
-   * arrays (exactly one of the two). */
+  /* The training data: a folder of NAME.npy files (--data), NUM_DATA
+   * arrays, or the callback NEXT_BATCH (exactly one of the three). */
   const char *data_dir;
   const tcc_trainer_array *data;
   int32_t num_data;
@@ -810,6 +834,16 @@ typedef struct tcc_trainer_options {
    * outputs (metrics, save, tensorboard, trace), log_every, workers and the
    * data's paths may differ. */
   tcc_communicator_t communicator;
+  /* A data source instead of DATA_DIR / DATA (appended): micro-batches from
+   * NEXT_BATCH (see tcc_trainer_batch_callback), in the order it gives
+   * them, so SHUFFLE must be 0 and WORKERS 0. The run takes at most STEPS
+   * steps; when the source ends first, the run ends after its last whole
+   * step as early stopping ends it (checkpoint and --save written, --val
+   * evaluated when there is no eval_every; TCC_OK, and
+   * tcc_trainer_steps_done says how many steps were taken). Not with a
+   * communicator of several ranks, nor with length buckets. */
+  tcc_trainer_batch_callback next_batch;
+  void *next_batch_user;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
@@ -885,6 +919,112 @@ TCC_API tcc_status tcc_trainer_steps_done(tcc_trainer_t trainer, int64_t *out_st
  *  tcc_trainer_run on it. NULL is ignored. Cannot fail; does not change the
  *  last error. */
 TCC_API void tcc_trainer_destroy(tcc_trainer_t trainer);
+
+/*===--- Evaluation -------------------------------------------------------===*
+ *
+ * The trainer's validation pass (--val) on its own: the mean loss and the
+ * accuracy of a session over a whole data set, however many samples it
+ * holds. tcc-run evaluate and tcc.evaluate run this one implementation, and
+ * a training run's validation is the same code.
+ *
+ *   tcc_evaluator_options o;
+ *   tcc_evaluator_options_init(&o);
+ *   o.data_dir = "test/";
+ *   tcc_evaluator_t evaluator;
+ *   tcc_evaluator_create(artifact, &o, &evaluator);  // opens and checks
+ *   tcc_evaluation e;
+ *   tcc_evaluator_run(evaluator, session, &e);       // e.loss, e.accuracy
+ *   tcc_evaluator_destroy(evaluator);
+ *
+ * Batches: the data set's samples in order, B at a time (B the compiled
+ * batch); the last batch holds the remainder. An artifact that takes
+ * partial batches (metadata TCC_METADATA_BATCH, see "Partial batches")
+ * runs it as one, so every sample counts once; another evaluates its full
+ * batches only, and the remaining samples (fewer than B) are left out:
+ * tcc_evaluation.skipped says how many.
+ *
+ * What is measured: with an "eval_step" entry, the loss, the mean of the
+ * batches' losses weighted by the samples each holds (the mean over all
+ * samples for a loss that is a mean over samples; with cross_entropy's
+ * ignored labels, each batch's loss is its mean over its counted labels);
+ * when the first model output (of eval_step, else of infer) is f32[batch,
+ * classes] and the labels are int64 class ids, the accuracy (its argmax,
+ * the first maximum, against the label; ignored labels do not count).
+ *
+ *===----------------------------------------------------------------------===*/
+
+/** An opened, checked data set to evaluate artifact sessions on. */
+typedef struct tcc_evaluator *tcc_evaluator_t;
+
+/** Options of an evaluator. Initialize with tcc_evaluator_options_init,
+ *  then set fields (later versions append fields; struct_size tells them
+ *  which ones the caller knew about). Strings may be NULL (= not given). */
+typedef struct tcc_evaluator_options {
+  uint32_t struct_size;
+  /* The data: a folder of NAME.npy files, one per input of eval_step (else
+   * infer) and the labels, or NUM_DATA arrays (borrowed like a trainer's,
+   * until tcc_evaluator_destroy); exactly one of the two. */
+  const char *data_dir;
+  const tcc_trainer_array *data;
+  int32_t num_data;
+  /* The training's normalization of the image input, as
+   * tcc_trainer_options has it (--normalize, --augment-input,
+   * --image-shape); NULL: none. */
+  const char *normalize;
+  const char *augment_input;
+  const char *image_shape;
+} tcc_evaluator_options;
+
+/** Sets *out_options to the defaults: struct_size filled in, all else 0 /
+ *  NULL. NULL is ignored. Does not change the last error. */
+TCC_API void tcc_evaluator_options_init(tcc_evaluator_options *out_options);
+
+/** What one evaluation measured. */
+typedef struct tcc_evaluation {
+  /** The samples evaluated, and those left out after the last full batch
+   *  (0 for an artifact that takes partial batches). */
+  int64_t samples;
+  int64_t skipped;
+  /** Nonzero when LOSS (an eval_step entry) and ACCURACY (a classifier)
+   *  were measured; the value is NaN otherwise. */
+  int32_t has_loss;
+  int32_t has_accuracy;
+  double loss;
+  double accuracy; /* CORRECT / COUNTED, in [0, 1] */
+  int64_t correct; /* samples whose argmax is the label */
+  int64_t counted; /* samples whose label counts (not the ignored one) */
+} tcc_evaluation;
+
+/** Prepares evaluations of ARTIFACT's sessions on OPTIONS' data: opens the
+ *  files (or takes the arrays) for every input of eval_step (else infer,
+ *  and then the labels, metadata "labels", "y" by default, if the data has
+ *  them) and checks them as tcc_trainer_create checks --val (dtype and
+ *  per-sample shape, equal sample counts, finite floats, labels inside the
+ *  classes). No session is needed. The evaluator borrows ARTIFACT and the
+ *  data arrays until tcc_evaluator_destroy. On success *out_evaluator is a
+ *  new handle. Errors: TCC_ERROR_INVALID_ARGUMENT (options, an artifact
+ *  with neither eval_step nor a classifier's infer, data that does not fit
+ *  it, fewer samples than one batch for an artifact without partial
+ *  batches; the message names the file or array), TCC_ERROR_IO,
+ *  TCC_ERROR_FORMAT (a corrupt .npy file). */
+TCC_API tcc_status tcc_evaluator_create(tcc_artifact_t artifact,
+                                        const tcc_evaluator_options *options,
+                                        tcc_evaluator_t *out_evaluator);
+
+/** Evaluates SESSION, a session of the evaluator's artifact, on the whole
+ *  data set with its current parameters (nothing is updated) and fills
+ *  *out_evaluation. May be called any number of times, with any sessions of
+ *  the artifact (one call at a time per evaluator). SESSION is borrowed for
+ *  the call; its inputs and outputs are overwritten. With a session of
+ *  fewer threads than CPUs the next batch is read on a background thread.
+ *  Errors: TCC_ERROR_IO (a data file that changed since create), and those
+ *  of the session calls. */
+TCC_API tcc_status tcc_evaluator_run(tcc_evaluator_t evaluator, tcc_session_t session,
+                                     tcc_evaluation *out_evaluation);
+
+/** Releases the evaluator and closes its files. NULL is ignored. Cannot
+ *  fail; does not change the last error. */
+TCC_API void tcc_evaluator_destroy(tcc_evaluator_t evaluator);
 
 #ifdef __cplusplus
 }

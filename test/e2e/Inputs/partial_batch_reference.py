@@ -5,8 +5,9 @@ values in the text model) over every sample of X.npy, against what tcc
 computed on a partial batch. Standard library only.
 
 Usage: partial_batch_reference.py ce|mse MODEL.onnxtxt X.npy Y.npy LOSS
-  LOSS: a .npy holding eval_step's 0-d loss, or a metrics .jsonl whose last
-  line's "val_loss" is the validation loss."""
+  LOSS: a .npy holding eval_step's 0-d loss, a metrics .jsonl whose last
+  line's "val_loss" is the validation loss, or tcc-run evaluate's --metrics
+  .json with its "loss"."""
 import json
 import math
 import re
@@ -47,7 +48,9 @@ def main():
         classes = len(z[0])
         want = sum((z[n][c] - y[n * classes + c]) ** 2
                    for n in range(batch) for c in range(classes)) / (batch * classes)
-    if losspath.endswith('.jsonl'):
+    if losspath.endswith('.json'):
+        got = json.load(open(losspath))['loss']
+    elif losspath.endswith('.jsonl'):
         got = json.loads(open(losspath).read().splitlines()[-1])['val_loss']
     else:
         _, values = read_npy(losspath)
