@@ -285,6 +285,7 @@ public:
     o.trace = text("trace");
     o.on_nonfinite = text("on_nonfinite");
     o.steps = integer("steps", 0);
+    o.epochs = integer("epochs", 0);
     o.lr = real("lr", 0);
     o.shuffle = int32_t(integer("shuffle", 1));
     o.seed = uint64_t(integer("seed", 0));

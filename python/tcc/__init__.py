@@ -352,7 +352,8 @@ def _batch_source(batches: Iterable[Mapping[str, Any]]) -> Iterator[list]:
 
 def train(artifact: Artifact,
           data: Union[str, os.PathLike, Mapping[str, Any], Iterable[Mapping[str, Any]]],
-          steps: int, lr: float, schedule: str = "constant", session: Optional[Session] = None,
+          steps: int = 0, lr: float = 0.0, schedule: str = "constant",
+          session: Optional[Session] = None,
           val: Union[None, str, os.PathLike, Mapping[str, Any]] = None, threads: int = 0,
           shuffle: Optional[bool] = None, verbose: bool = False,
           callback: Optional[Callable[[Dict[str, float]], Any]] = None,
@@ -380,6 +381,9 @@ def train(artifact: Artifact,
     The iterable runs on the training thread between steps and must not use
     the session being trained.
 
+    STEPS optimizer steps, or epochs=E passes over a data set (folder or
+    arrays): E times the whole steps one epoch holds.
+
     SESSION: the session to train (default: a new one
     with THREADS threads and the parameters beside the artifact). The other
     keywords are tcc-run's training flags: seed, log_every, warmup, min_lr,
@@ -395,7 +399,8 @@ def train(artifact: Artifact,
              "plateau_patience", "checkpoint_dir", "save_every", "resume", "overwrite",
              "eval_every", "patience", "min_delta", "metrics", "save", "tensorboard", "trace", "on_nonfinite",
              "weight_decay", "momentum", "beta1", "beta2", "eps", "grad_clip",
-             "workers", "random_crop", "flip", "normalize", "augment_input", "image_shape"}
+             "workers", "random_crop", "flip", "normalize", "augment_input", "image_shape",
+             "epochs"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise TypeError(f"tcc.train: unknown option(s) {', '.join(unknown)}")

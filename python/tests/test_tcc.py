@@ -391,3 +391,11 @@ def test_train_from_a_generator_refuses_bad_batches(sgd, data):
         tcc.train(sgd, data=({"x": b["x"]} for b in batches(data, 3)), steps=3, lr=0.05)
     with pytest.raises(ValueError, match="has its own order"):
         tcc.train(sgd, data=batches(data, 3), steps=3, lr=0.05, shuffle=True)
+
+
+def test_train_for_epochs(sgd, data):
+    """epochs=2 over 256 samples at batch 16 is the run of steps=32."""
+    by_epochs = tcc.train(sgd, data, epochs=2, lr=0.05, shuffle=False)
+    by_steps = tcc.train(sgd, data, steps=32, lr=0.05, shuffle=False)
+    assert by_epochs.steps_done == 32
+    assert [h["loss"] for h in by_epochs.history] == [h["loss"] for h in by_steps.history]

@@ -135,6 +135,7 @@ Options convert(const tcc_trainer_options *c) {
   o.communicator = full.communicator;
   o.nextBatch = full.next_batch;
   o.nextBatchUser = full.next_batch_user;
+  o.epochs = long(full.epochs);
   return o;
 }
 

@@ -66,6 +66,7 @@ void checkRanges(const Options &o) {
   if (!(o.minDelta >= 0) || !std::isfinite(o.minDelta))
     die("--min-delta needs a finite non-negative number, got " + std::to_string(o.minDelta));
   count("--log-every", o.logEvery, 1);
+  count("--epochs", o.epochs, 0);
   count("--warmup", o.warmup, 0);
   count("--step-size", o.stepSize, 0);
   count("--cycle-steps", o.cycleSteps, 0);
@@ -104,12 +105,18 @@ void checkRanges(const Options &o) {
 void checkOptions(const Options &o) {
   if (!o.hasData())
     die("training needs --data DIR (or data arrays, or a data source)");
-  if (o.steps <= 0)
-    die("training needs --steps N (a positive number of steps)");
+  if (o.steps > 0 && o.epochs > 0)
+    die("--steps and --epochs both say how long to train; give one");
+  if (o.steps <= 0 && o.epochs <= 0)
+    die("training needs --steps N or --epochs E (a positive number)");
+  if (o.epochs > 0 && o.nextBatch)
+    die("--epochs needs a data set whose size is known; a data source takes --steps");
   if (o.lr == 0)
     die("training needs --lr X");
   checkRanges(o);
-  checkSchedule(o);
+  // With --epochs the schedule is checked once the steps are known.
+  if (o.steps > 0)
+    checkSchedule(o);
   if (o.saveEvery > 0 && o.checkpointDir.empty())
     die("--save-every needs --checkpoint-dir DIR");
   if (o.evalEvery > 0 && !o.hasVal() && o.schedule != "plateau")

@@ -42,6 +42,8 @@ struct Options {
   tcc_trainer_batch_callback nextBatch = nullptr;
   void *nextBatchUser = nullptr;
   long steps = 0;
+  // --epochs: the run's steps are that many passes over the data (steps 0).
+  long epochs = 0;
   double lr = 0;
   bool shuffle = true;
   uint64_t seed = 0;

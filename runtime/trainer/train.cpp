@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -268,6 +269,12 @@ public:
   /// Restores --resume into SESSION and runs the loop on it.
   void run(tcc_session_t session);
   long stepsDone() const { return stepsDone_; }
+  /// Optimizer steps per pass over the data (--epochs).
+  long stepsPerEpoch() const {
+    if (buckets_.active())
+      die("--epochs with length buckets: an epoch's batches depend on the lengths; give --steps");
+    return long(set_.samples / (set_.batch * o_.worldSize) / accum_);
+  }
 
 private:
   void readSignature();
@@ -1459,6 +1466,17 @@ Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(option
   }
   run_ = std::make_unique<TrainingRun>(artifact, o_);
   run_->prepare();
+  if (o_.epochs > 0) {
+    // E passes over the data: the steps of the whole micro-batches each
+    // epoch holds (the last partial one is dropped, as every epoch's is).
+    long perEpoch = run_->stepsPerEpoch();
+    if (perEpoch == 0)
+      die("--epochs: the data holds less than one step's samples");
+    if (o_.epochs > LONG_MAX / perEpoch)
+      die("--epochs " + std::to_string(o_.epochs) + " is too many steps");
+    o_.steps = o_.epochs * perEpoch;
+    checkSchedule(o_);
+  }
   // Before any training, so that no rank computes a step the others do not.
   run_->checkRanksAgree();
 }

@@ -24,6 +24,7 @@ tcc_trainer_options trainerOptions(const Options &o) {
   auto text = [](const std::string &s) { return s.empty() ? nullptr : s.c_str(); };
   t.data_dir = text(o.dataDir);
   t.steps = o.steps;
+  t.epochs = o.epochs;
   t.lr = o.lr;
   t.shuffle = o.shuffle;
   t.seed = o.seed;

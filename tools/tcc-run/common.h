@@ -56,6 +56,7 @@ struct Options {
   bool train = false;
   std::string dataDir;
   long steps = 0;
+  long epochs = 0;
   double lr = 0;
   bool hasLr = false;
   bool shuffle = true;

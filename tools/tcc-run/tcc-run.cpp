@@ -81,6 +81,8 @@ const char kUsage[] =
     "  --data DIR           DIR/NAME.npy for each input of the step but lr (the labels\n"
     "                       too, e.g. y.npy); the first axis counts samples\n"
     "  --steps N            Optimizer steps to run\n"
+    "  --epochs E           Instead of --steps: E passes over the data (the steps of\n"
+    "                       the whole batches it holds, times E)\n"
     "  --lr X               Learning rate (a runtime input of every step)\n"
     "  --no-shuffle         Batch i holds samples [i*B, (i+1)*B); the final partial batch\n"
     "                       is dropped; after the last full batch it starts at the top\n"
@@ -301,6 +303,7 @@ const OptionSpec kOptions[] = {
        o.train = true;
      }},
     {"--steps", true, [](Options &o, Arg option, Arg v) { o.steps = parseCount(option, v); }},
+    {"--epochs", true, [](Options &o, Arg option, Arg v) { o.epochs = parseCount(option, v); }},
     {"--lr", true,
      [](Options &o, Arg option, Arg v) {
        o.lr = parseRate(option, v, /*zero=*/false);

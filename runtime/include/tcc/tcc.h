@@ -729,7 +729,7 @@ typedef struct tcc_trainer_options {
   const char *data_dir;
   const tcc_trainer_array *data;
   int32_t num_data;
-  int64_t steps;  /* --steps, > 0 */
+  int64_t steps;  /* --steps, > 0 (or 0 with EPOCHS) */
   double lr;      /* --lr, > 0 */
   int32_t shuffle; /* 1 (default): a fresh permutation every epoch; 0: --no-shuffle */
   uint64_t seed;  /* --seed of the shuffle and of the dropout masks */
@@ -844,6 +844,11 @@ typedef struct tcc_trainer_options {
    * communicator of several ranks, nor with length buckets. */
   tcc_trainer_batch_callback next_batch;
   void *next_batch_user;
+  /* --epochs (appended): instead of STEPS (which must then be 0), that many
+   * passes over the data set: STEPS = EPOCHS x the whole optimizer steps
+   * one epoch holds (samples / (batch x ranks x grad_accum)). Not with
+   * NEXT_BATCH (a source of unknown length) nor length buckets. */
+  int64_t epochs;
 } tcc_trainer_options;
 
 /** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
