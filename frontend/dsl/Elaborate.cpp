@@ -25,6 +25,8 @@ namespace {
 constexpr int64_t kMaxWork = 2'000'000;
 constexpr size_t kMaxNodes = 500'000;
 constexpr size_t kMaxCallDepth = 64;
+constexpr int64_t kMaxListValues = 1'000'000;
+constexpr int kMaxListDepth = 100;
 } // namespace
 
 const char *Val::describe() const {
@@ -505,7 +507,17 @@ Val Elaborator::eval(const Expr &expr) {
     std::vector<Val> elems;
     for (const ExprPtr &e : llvm::cast<ListExpr>(expr).elems)
       elems.push_back(eval(*e));
-    return Val::ofList(std::move(elems));
+    Val list = Val::ofList(std::move(elems));
+    // Copies of lists in lists grow without bound in a loop ([l, l] doubles
+    // every time): the values and the nesting are budgeted like the work.
+    if (list.leaves > kMaxListValues || list.depth > kMaxListDepth) {
+      error(expr.pos) << "a list of more than "
+                      << (list.leaves > kMaxListValues ? std::to_string(kMaxListValues) + " values"
+                                                       : std::to_string(kMaxListDepth) +
+                                                             " levels of nesting");
+      return Val::error();
+    }
+    return list;
   }
   }
   return Val::error();

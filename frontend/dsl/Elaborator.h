@@ -11,6 +11,7 @@
 
 #include "frontend/dsl/Sema.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -34,7 +35,20 @@ struct Val {
   static Val ofBool(bool v) { Val r; r.kind = Bool; r.b = v; return r; }
   static Val ofType(DType t) { Val r; r.kind = Type; r.dtype = t; return r; }
   static Val ofTensor(int n) { Val r; r.kind = Tensor; r.node = n; return r; }
-  static Val ofList(std::vector<Val> e) { Val r; r.kind = List; r.elems = std::move(e); return r; }
+  static Val ofList(std::vector<Val> e) {
+    Val r;
+    r.kind = List;
+    for (const Val &v : e) {
+      r.leaves += v.kind == List ? v.leaves : 1;
+      r.depth = std::max(r.depth, v.kind == List ? v.depth + 1 : 1);
+    }
+    r.elems = std::move(e);
+    return r;
+  }
+  /// A list's values at any depth, and its nesting depth: both bounded by
+  /// the elaborator (a list that doubles in a loop grows exponentially).
+  int64_t leaves = 0;
+  int depth = 0;
   bool isError() const { return kind == Error; }
   bool isNumber() const { return kind == Int || kind == Float; }
   bool isTensor() const { return kind == Tensor; }
