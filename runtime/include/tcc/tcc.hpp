@@ -338,6 +338,44 @@ private:
   tcc_trainer_t handle_ = nullptr;
 };
 
+/// tcc_evaluator_options with its defaults filled in.
+inline tcc_evaluator_options evaluatorOptions() {
+  tcc_evaluator_options o;
+  tcc_evaluator_options_init(&o);
+  return o;
+}
+
+/// A data set opened and checked for evaluating an artifact's sessions
+/// (tcc_evaluator_t): the loss over every sample and a classifier's
+/// accuracy, as tcc-run evaluate and --val compute them. Borrows the
+/// Artifact and the data arrays until destroyed.
+class Evaluator {
+public:
+  Evaluator(const Artifact &artifact, const tcc_evaluator_options &options) {
+    check(tcc_evaluator_create(artifact.get(), &options, &handle_));
+  }
+  Evaluator(Evaluator &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Evaluator &operator=(Evaluator &&other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  Evaluator(const Evaluator &) = delete;
+  Evaluator &operator=(const Evaluator &) = delete;
+  ~Evaluator() { tcc_evaluator_destroy(handle_); }
+
+  tcc_evaluator_t get() const noexcept { return handle_; }
+
+  /// Evaluates SESSION's current parameters on the whole data set.
+  tcc_evaluation run(Session &session) {
+    tcc_evaluation e{};
+    check(tcc_evaluator_run(handle_, session.get(), &e));
+    return e;
+  }
+
+private:
+  tcc_evaluator_t handle_ = nullptr;
+};
+
 } // namespace tcc
 
 #endif // TCC_TCC_HPP
