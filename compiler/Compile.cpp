@@ -379,6 +379,12 @@ LogicalResult Compilation::importDsl() {
 
 LogicalResult Compilation::importModel() {
   weights.clear();
+  bool onnx = llvm::sys::path::extension(options.input) != ".tcc" &&
+              llvm::sys::path::extension(options.input) != ".mlir";
+  if (!onnx && !options.import.buffers.empty())
+    return error() << "--buffers is for ONNX models: it names initializers (in MLIR, the "
+                   << "attribute " << tcc::attr::buffer
+                   << " on a parameter's argument marks a buffer)";
   if (llvm::sys::path::extension(options.input) == ".tcc")
     return importDsl();
   if (llvm::sys::path::extension(options.input) == ".mlir") {
@@ -1202,5 +1208,8 @@ std::string tcc::artifactOptionsKey(const CompileOptions &options) {
       os << d << ',';
     os << ' ' << hashKey({StringRef(c.bytes.data(), c.bytes.size())});
   }
+  os << " buffers=";
+  for (const std::string &pattern : import.buffers)
+    os << pattern << ',';
   return text;
 }

@@ -331,7 +331,8 @@ typedef tcc_abi_library_call tcc_abi_collective;
  *  weights on the machine instead of shipping them.
  *  NOT_TRAINED_PREFIX + parameter name: why train_step leaves that parameter
  *  as it is ("running statistics", updated by the step's batch norms but
- *  not by the optimizer; "frozen", by --freeze).
+ *  not by the optimizer; "buffer", one of the model's buffers (PyTorch's
+ *  register_buffer), which no entry changes; "frozen", by --freeze).
  *  BATCH the compiled batch B, present when infer and eval_step take partial
  *  batches; then BATCH_ROWS_PREFIX + tensor name = K for every input and
  *  output whose leading dimension is K * B (K rows per sample): a run of
