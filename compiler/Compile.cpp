@@ -32,6 +32,7 @@
 #include "passes/Passes.h"
 #include "llvm/Support/BLAKE3.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -73,6 +74,9 @@ private:
   LogicalResult checkOptions();
   LogicalResult importModel();
   LogicalResult importDsl();
+  /// The model's buffers (parameters marked tcc.buffer) keep their exact
+  /// values under tcc-run --init: their initializer record says so.
+  void recordBufferInits();
   /// --length-buckets: the model again at each value but the largest
   /// (lengthVariants), through the import passes when IMPORTPASSES.
   LogicalResult importLengthVariants();
@@ -379,6 +383,12 @@ LogicalResult Compilation::importDsl() {
 
 LogicalResult Compilation::importModel() {
   weights.clear();
+  bool onnx = llvm::sys::path::extension(options.input) != ".tcc" &&
+              llvm::sys::path::extension(options.input) != ".mlir";
+  if (!onnx && !options.import.buffers.empty())
+    return error() << "--buffers is for ONNX models: it names initializers (in MLIR, the "
+                   << "attribute " << tcc::attr::buffer
+                   << " on a parameter's argument marks a buffer)";
   if (llvm::sys::path::extension(options.input) == ".tcc")
     return importDsl();
   if (llvm::sys::path::extension(options.input) == ".mlir") {
@@ -405,7 +415,24 @@ LogicalResult Compilation::importModel() {
                          std::vector<char>(bytes.begin(), bytes.end()), ""});
     };
   module = tcc::importOnnxFile(context, options.input, import);
-  return success(bool(module));
+  if (!module)
+    return failure();
+  recordBufferInits();
+  return success();
+}
+
+void Compilation::recordBufferInits() {
+  auto fn = module->lookupSymbol<func::FuncOp>(options.import.functionName);
+  if (!fn || weights.empty())
+    return;
+  llvm::StringSet<> buffers;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (fn.getArgAttr(i, tcc::attr::buffer))
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, tcc::attr::param))
+        buffers.insert(name.getValue());
+  for (tcc::Weight &w : weights)
+    if (buffers.contains(w.name))
+      w.init = tcc::bufferInitializerKind(w.dtype, w.bytes);
 }
 
 LogicalResult Compilation::runStage(StringRef name,
@@ -1202,5 +1229,8 @@ std::string tcc::artifactOptionsKey(const CompileOptions &options) {
       os << d << ',';
     os << ' ' << hashKey({StringRef(c.bytes.data(), c.bytes.size())});
   }
+  os << " buffers=";
+  for (const std::string &pattern : import.buffers)
+    os << pattern << ',';
   return text;
 }

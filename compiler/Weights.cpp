@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 std::string tcc::initializerKind(int32_t dtype, llvm::ArrayRef<char> bytes) {
@@ -38,6 +39,15 @@ std::string tcc::initializerKind(int32_t dtype, llvm::ArrayRef<char> bytes) {
       std::abs(mean - (lo + hi) / 2) < 0.1 * range)
     return "uniform " + fmt(lo) + " " + fmt(hi);
   return "normal " + fmt(mean) + " " + fmt(std);
+}
+
+std::string tcc::bufferInitializerKind(int32_t dtype, llvm::ArrayRef<char> bytes) {
+  std::string kind = initializerKind(dtype, bytes);
+  // "constant -inf" would not read back as a number.
+  if (llvm::StringRef(kind).starts_with("constant ") &&
+      std::isfinite(std::strtod(kind.c_str() + 9, nullptr)))
+    return kind;
+  return TCC_METADATA_INIT_EXACT;
 }
 
 bool tcc::writeWeights(llvm::StringRef path, llvm::ArrayRef<Weight> weights,

@@ -26,7 +26,8 @@ struct Weight {
   std::vector<int64_t> shape;
   std::vector<char> bytes; // little-endian
   /// The initializer's distribution when the frontend knows it (.tcc
-  /// programs); else initializerKind guesses it from the bytes.
+  /// programs, the model's buffers); else initializerKind guesses it from
+  /// the bytes.
   std::string init;
 };
 
@@ -35,6 +36,11 @@ struct Weight {
 /// within 15% of sqrt(12), centred), else "normal MEAN STD". Empty for
 /// non-f32 parameters.
 std::string initializerKind(int32_t dtype, llvm::ArrayRef<char> bytes);
+
+/// The record of one of the model's buffers, which --init must not redraw:
+/// "constant V" when all values are equal and finite, else
+/// TCC_METADATA_INIT_EXACT (the values of the parameters file).
+std::string bufferInitializerKind(int32_t dtype, llvm::ArrayRef<char> bytes);
 
 /// Writes WEIGHTS (in the model's order) to PATH as safetensors whose
 /// metadata names the producer and FINGERPRINT; false with ERROR set.

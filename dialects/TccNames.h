@@ -25,6 +25,18 @@ inline constexpr llvm::StringLiteral input = "tcc.input";
 inline constexpr llvm::StringLiteral output = "tcc.output";
 inline constexpr llvm::StringLiteral param = "tcc.param";
 inline constexpr llvm::StringLiteral state = "tcc.state";
+/// On a tcc.param argument (frontends -> tcc-build-train-step, the artifact
+/// writer): the parameter is one of the model's buffers (PyTorch's
+/// register_buffer), state that is never trained and keeps its exact value.
+/// The string says how the frontend knows: one of the three below.
+inline constexpr llvm::StringLiteral buffer = "tcc.buffer";
+/// The exporter recorded it (PyTorch's graph signature: kind BUFFER).
+inline constexpr llvm::StringLiteral bufferBySignature = "graph signature";
+/// The user named it (tcc --buffers).
+inline constexpr llvm::StringLiteral bufferByOption = "option";
+/// Its values hold an infinity or NaN, which no trained parameter does: a
+/// guess, which the training step warns about.
+inline constexpr llvm::StringLiteral bufferByValues = "non-finite values";
 /// On a result: the parameter or state argument (by name) whose new value it
 /// is, so that the memory plan updates it in place.
 inline constexpr llvm::StringLiteral update = "tcc.update";

@@ -634,11 +634,15 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   }
 
   /// The parameters that are not trained and why ("frozen", "running
-  /// statistics"), by name: the metadata TCC_METADATA_NOT_TRAINED_PREFIX.
+  /// statistics", "buffer"), by name: the metadata
+  /// TCC_METADATA_NOT_TRAINED_PREFIX.
   SmallVector<std::pair<std::string, std::string>> notTrained;
 
   /// The indices of the trained parameters of FN: float parameters, not
-  /// batch-norm running statistics, not matched by a --freeze pattern.
+  /// batch-norm running statistics, not the model's buffers (tcc.buffer),
+  /// not matched by a --freeze pattern. A pattern may match a buffer (not
+  /// training it is what freezing asks): that counts as a match, and the
+  /// buffer stays a buffer.
   FailureOr<SmallVector<unsigned>> trainedParameters(func::FuncOp fn) {
     DenseSet<unsigned> runningStats;
     fn.walk([&](BatchNormTrainingOp bn) {
@@ -657,6 +661,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     SmallVector<bool> used(patterns.size(), false);
     SmallVector<unsigned> params;
+    SmallVector<StringRef> guessed;
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
       auto name = fn.getArgAttrOfType<StringAttr>(i, attr::param);
       if (!name || runningStats.contains(i) ||
@@ -666,11 +671,29 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       for (auto [k, pattern] : llvm::enumerate(patterns))
         if (pattern.match(name.getValue()))
           frozen = used[k] = true;
-      if (!frozen)
+      if (auto buffer = fn.getArgAttrOfType<StringAttr>(i, attr::buffer)) {
+        notTrained.push_back({name.str(), "buffer"});
+        if (buffer.getValue() == attr::bufferByValues)
+          guessed.push_back(name.getValue());
+      } else if (!frozen) {
         params.push_back(i);
-      else
+      } else {
         notTrained.push_back({name.str(), "frozen"});
+      }
     }
+    // Buffers found by their values only: the export did not say which
+    // initializers are buffers, so others may be trained by mistake.
+    bool one = guessed.size() == 1;
+    if (!guessed.empty())
+      emitWarning(fn.getLoc())
+          << (one ? "initializer '" : "initializers '") << llvm::join(guessed, "', '")
+          << (one ? "' holds" : "' hold")
+          << " an infinity or NaN, which no trained parameter does: kept as "
+          << (one ? "a buffer" : "buffers")
+          << ", not trained. The model does not say which initializers are buffers "
+          << "(PyTorch's TorchScript exporter writes registered buffers like parameters; "
+          << "its dynamo exporter records them): name them all with --buffers=NAME,... "
+          << "(which also silences this warning)";
     for (unsigned i : runningStats)
       if (auto name = fn.getArgAttrOfType<StringAttr>(i, attr::param))
         notTrained.push_back({name.str(), "running statistics"});

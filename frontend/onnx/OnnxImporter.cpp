@@ -3,9 +3,10 @@
 // Reads a model (binary or textual), checks it as a whole (opsets, operator
 // support, initializers, graph order), binds symbolic dimensions, and imports
 // the graph into one func.func whose arguments are the graph inputs followed
-// by the parameters (float initializers, in first-use order). Every error is
-// located at a node, names what is wrong, and ends the import; unsupported
-// operators are reported all at once.
+// by the parameters (float initializers, in first-use order; the model's
+// buffers among them marked tcc.buffer). Every error is located at a node,
+// names what is wrong, and ends the import; unsupported operators are
+// reported all at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,11 +22,15 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <onnx/defs/parser.h>
 
+#include <cstring>
 #include <exception>
 #include <queue>
 
@@ -83,11 +88,14 @@ namespace {
 
 class GraphImporter final : public GraphState {
 public:
+  /// SCAN_VALUES: read every float initializer the graph uses, to mark those
+  /// holding an infinity or NaN as buffers (off for the batch probe, which
+  /// reads no values).
   GraphImporter(MLIRContext *ctx, const onnx::ModelProto &model,
                 StringRef displayName, StringRef dir,
-                const OnnxImportOptions &options)
+                const OnnxImportOptions &options, bool scanValues = true)
       : ctx(ctx), model(model), graph(model.graph()), displayName(displayName),
-        dir(dir), options(options), builder(ctx),
+        dir(dir), options(options), scanValues(scanValues), builder(ctx),
         fileLoc(FileLineColLoc::get(ctx, displayName, 0, 0)) {}
 
   OwningOpRef<ModuleOp> run();
@@ -104,6 +112,7 @@ private:
   LogicalResult checkOpsets();
   LogicalResult checkOperators();
   LogicalResult collectInitializers();
+  LogicalResult collectBuffers();
   FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &info,
                                             bool bindSymbols);
   LogicalResult importInputs();
@@ -123,6 +132,7 @@ private:
   const onnx::GraphProto &graph;
   std::string displayName, dir;
   const OnnxImportOptions &options;
+  bool scanValues;
   OpBuilder builder;
   Location fileLoc;
   int64_t opset = 0;
@@ -130,8 +140,19 @@ private:
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
   Block *body = nullptr;
-  /// One entry per block argument: attr::input or attr::param, and the name.
-  SmallVector<std::pair<StringRef, std::string>> argRoles;
+  /// One entry per block argument: attr::input or attr::param, the name, and
+  /// for a buffer how that is known (attr::bufferBy*), else empty.
+  struct ArgRole {
+    StringRef role;
+    std::string name;
+    StringRef buffer;
+  };
+  SmallVector<ArgRole> argRoles;
+  /// Initializers known to be buffers before their values are read (the
+  /// exporter's graph signature, --buffers), with how that is known; and
+  /// those the graph signature marks as trainable parameters.
+  llvm::StringMap<StringRef> buffers;
+  llvm::StringSet<> signatureParameters;
   llvm::StringMap<Value> values;
   llvm::MapVector<StringRef, const onnx::TensorProto *> initializers;
   llvm::StringMap<DenseElementsAttr> constantCache;
@@ -257,6 +278,104 @@ LogicalResult GraphImporter::collectInitializers() {
              failure();
   }
   return success();
+}
+
+/// The metadata_props of a ValueInfoProto (field 4, ONNX IR version 10),
+/// read from the wire: an ONNX library older than the field keeps it as an
+/// unknown field, a newer one as a known one, and both serialize it.
+static SmallVector<std::pair<std::string, std::string>>
+valueMetadata(const onnx::ValueInfoProto &info) {
+  using google::protobuf::internal::WireFormatLite;
+  std::string bytes = info.SerializeAsString();
+  google::protobuf::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t *>(bytes.data()), int(bytes.size()));
+  const uint32_t metadataTag =
+      WireFormatLite::MakeTag(4, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  SmallVector<std::pair<std::string, std::string>> props;
+  while (uint32_t tag = in.ReadTag()) {
+    if (tag != metadataTag) {
+      if (!WireFormatLite::SkipField(&in, tag))
+        break;
+      continue;
+    }
+    uint32_t size;
+    std::string entry;
+    onnx::StringStringEntryProto prop;
+    if (!in.ReadVarint32(&size) || !in.ReadString(&entry, int(size)))
+      break;
+    if (prop.ParseFromString(entry))
+      props.push_back({prop.key(), prop.value()});
+  }
+  return props;
+}
+
+/// The key under which PyTorch's exporter (torch.export, `dynamo=True`)
+/// records each initializer's kind in its value's metadata_props: PARAMETER,
+/// BUFFER, CONSTANT_TENSOR (and USER_INPUT on graph inputs).
+static constexpr llvm::StringLiteral kInputKindKey =
+    "pkg.torch.export.graph_signature.InputSpec.kind";
+
+LogicalResult GraphImporter::collectBuffers() {
+  // The exporter's graph signature: on the initializer's value_info entry,
+  // or on its graph input where the initializer is one.
+  auto readKinds = [&](const auto &infos) {
+    for (const onnx::ValueInfoProto &info : infos) {
+      if (!initializers.count(info.name()))
+        continue;
+      for (const auto &[key, kind] : valueMetadata(info)) {
+        if (key != kInputKindKey)
+          continue;
+        if (kind == "PARAMETER")
+          signatureParameters.insert(info.name());
+        else if (kind == "BUFFER" || kind == "CONSTANT_TENSOR")
+          buffers[info.name()] = tcc::attr::bufferBySignature;
+      }
+    }
+  };
+  readKinds(graph.input());
+  readKinds(graph.value_info());
+  // --buffers: the user's word wins over the signature's.
+  for (const std::string &text : options.buffers) {
+    llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(text);
+    if (!pattern)
+      return modelError() << "--buffers: bad pattern '" << text
+                          << "': " << llvm::toString(pattern.takeError()),
+             failure();
+    bool matched = false;
+    for (const auto &[name, t] : initializers) {
+      if (!isa<FloatType>(convertElementType(ctx, t->data_type())) ||
+          !pattern->match(name))
+        continue;
+      buffers[name] = tcc::attr::bufferByOption;
+      signatureParameters.erase(name);
+      matched = true;
+    }
+    if (!matched)
+      return modelError() << "--buffers pattern '" << text
+                          << "' matches no float initializer of the model",
+             failure();
+  }
+  return success();
+}
+
+/// Whether BYTES, the little-endian values of the float type ET, hold an
+/// infinity or a NaN (an exponent field of all ones).
+static bool holdsNonFinite(Type et, ArrayRef<char> bytes) {
+  uint64_t exponent = et.isF32()    ? 0x7F800000u
+                      : et.isF64()  ? 0x7FF0000000000000u
+                      : et.isF16()  ? 0x7C00u
+                      : et.isBF16() ? 0x7F80u
+                                    : 0;
+  if (!exponent)
+    return false;
+  size_t width = et.getIntOrFloatBitWidth() / 8;
+  for (size_t i = 0; i + width <= bytes.size(); i += width) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes.data() + i, width);
+    if ((bits & exponent) == exponent)
+      return true;
+  }
+  return false;
 }
 
 FailureOr<RankedTensorType>
@@ -416,7 +535,7 @@ LogicalResult GraphImporter::importInputs() {
     if (failed(type))
       return failure();
     values[in.name()] = body->addArgument(*type, fileLoc);
-    argRoles.push_back({tcc::attr::input, in.name()});
+    argRoles.push_back({tcc::attr::input, in.name(), {}});
     if (!fixedBatchInput && type->getRank() > 0 && options.batch &&
         type->getDimSize(0) != *options.batch) {
       fixedBatchInput = &in;
@@ -448,16 +567,24 @@ Value GraphImporter::lookup(StringRef name) {
   if (isa<FloatType>(et)) {
     // Float initializers are parameters: function arguments, never constants
     // in the IR, so that large models import in seconds and training can
-    // update them.
+    // update them. A buffer of the model is a parameter marked tcc.buffer,
+    // which training leaves alone; without the exporter's or the user's
+    // word, values that no trained parameter holds (an infinity or NaN: a
+    // causal mask's -inf) mark one.
     SmallVector<int64_t> dims(t.dims().begin(), t.dims().end());
-    if (options.onParameter) {
+    StringRef buffer = buffers.lookup(t.name());
+    bool scan = scanValues && buffer.empty() && !signatureParameters.count(t.name());
+    if (options.onParameter || scan) {
       auto bytes = tensorBytes(t, ctx, dir, [&] { return modelError(); });
       if (failed(bytes))
         return {};
-      options.onParameter(t.name(), et, dims, *bytes);
+      if (scan && holdsNonFinite(et, *bytes))
+        buffer = tcc::attr::bufferByValues;
+      if (options.onParameter)
+        options.onParameter(t.name(), et, dims, *bytes);
     }
     v = body->addArgument(RankedTensorType::get(dims, et), fileLoc);
-    argRoles.push_back({tcc::attr::param, t.name()});
+    argRoles.push_back({tcc::attr::param, t.name(), buffer});
   } else {
     DenseElementsAttr c = lookupConstant(name);
     if (!c)
@@ -625,8 +752,11 @@ LogicalResult GraphImporter::importOutputs() {
   func::ReturnOp::create(builder, fileLoc, results);
   SmallVector<Type> argTypes(body->getArgumentTypes());
   func.setFunctionType(FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
-  for (auto [i, role] : llvm::enumerate(argRoles))
-    func.setArgAttr(i, role.first, StringAttr::get(ctx, role.second));
+  for (auto [i, role] : llvm::enumerate(argRoles)) {
+    func.setArgAttr(i, role.role, StringAttr::get(ctx, role.name));
+    if (!role.buffer.empty())
+      func.setArgAttr(i, tcc::attr::buffer, StringAttr::get(ctx, role.buffer));
+  }
   for (auto [i, name] : llvm::enumerate(names))
     func.setResultAttr(i, tcc::attr::output, StringAttr::get(ctx, name));
   return success();
@@ -637,7 +767,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   if (!model.has_graph())
     return modelError() << "the model has no graph", nullptr;
   if (failed(checkOpsets()) || failed(checkOperators()) ||
-      failed(collectInitializers()))
+      failed(collectInitializers()) || failed(collectBuffers()))
     return nullptr;
 
   module = ModuleOp::create(fileLoc);
@@ -691,7 +821,8 @@ static void probeBatch(ModuleOp module, const onnx::ModelProto &model, StringRef
   OwningOpRef<ModuleOp> probe;
   {
     ScopedDiagnosticHandler silence(ctx, [](Diagnostic &) { return success(); });
-    GraphImporter importer(ctx, model, displayName, modelDir, probeOptions);
+    GraphImporter importer(ctx, model, displayName, modelDir, probeOptions,
+                           /*scanValues=*/false);
     probe = importer.run();
   }
   if (!probe)

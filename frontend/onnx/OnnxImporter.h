@@ -41,6 +41,12 @@ struct OnnxImportOptions {
   llvm::StringMap<int64_t> dims;
   /// Name of the imported function.
   std::string functionName = "forward";
+  /// Glob patterns (`*`, `?`, `[...]`) of the initializers that are the
+  /// model's buffers (`--buffers`): parameters marked tcc.buffer, never
+  /// trained. The exporter's own record (PyTorch's graph signature) and
+  /// float initializers holding an infinity or NaN are marked without it.
+  /// A pattern that matches no float initializer is an error.
+  std::vector<std::string> buffers;
   /// Called once per parameter (float initializer) the function takes, with
   /// its initial value as little-endian bytes; the artifact writer stores
   /// them as safetensors. Unset: parameter values are not read.

@@ -163,6 +163,7 @@ TEST(ArtifactOptionsKey, EveryOptionThatShapesTheArtifactChangesIt) {
       {"import.batch", [](auto &o) { o.import.batch = 8; }},
       {"import.dims", [](auto &o) { o.import.dims["T"] = 16; }},
       {"import.functionName", [](auto &o) { o.import.functionName = "model"; }},
+      {"import.buffers", [](auto &o) { o.import.buffers = {"mask"}; }},
       {"import.constantInputs",
        [](auto &o) { o.import.constantInputs["shape"] = tcc::ConstantInput{7, {1}, {2, 0, 0, 0, 0, 0, 0, 0}}; }},
   };

@@ -38,8 +38,8 @@ regenerated values: a tensor whose values are all equal stays that constant,
 any other becomes float32(mean + std sqrt(3) u), u = det_uniform(seed) (the same
 mean and standard deviation as PyTorch's init, uniformly spread). Other float
 buffers are computed constants (rotary tables); they keep their values inline
-in the ONNX file and are frozen in tcc (--freeze), as they are not trained in
-PyTorch. The tests need none of this: only numpy (check_zoo.py).
+in the ONNX file and are named buffers in tcc (--buffers), as they are not
+trained in PyTorch. The tests need none of this: only numpy (check_zoo.py).
 """
 import copy
 import gzip
@@ -547,10 +547,12 @@ def build(name, out_dir):
                 raise SystemExit('%s: %s: weights.bin does not reproduce it' % (name, init.name))
     os.remove(bin_path)
 
-    # Tensors tcc must not train: PyTorch's frozen parameters and float
-    # initializers that are computed constants.
-    freeze = sorted({onnx_of[n] for n in frozen_params if n in onnx_of} | set(extra_float))
+    # Tensors tcc must not train: PyTorch's frozen parameters, and float
+    # initializers that are buffers (computed constants), which the
+    # TorchScript exporter writes like parameters.
+    freeze = sorted({onnx_of[n] for n in frozen_params if n in onnx_of})
     tcc_flags = ['--loss=cross_entropy'] + opt[2] + (['--freeze=' + ','.join(freeze)] if freeze else [])
+    tcc_flags += ['--buffers=' + ','.join(sorted(extra_float))] if extra_float else []
     run_flags = ['--lr', '%g' % opt[1]['lr']]
 
     # References: fp32 losses; float64 and fp32 first steps.

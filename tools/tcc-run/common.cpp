@@ -72,10 +72,21 @@ SessionHandle createSession(tcc_artifact_t artifact, const Options &o) {
   tcc_session_options_init(&options);
   options.num_threads = o.threads;
   options.poison_arena = o.poison;
-  // A resumed run takes its parameters from the checkpoint.
-  options.skip_default_params = !o.params.empty() || o.init || !o.resume.empty();
+  // A resumed run takes its parameters from the checkpoint; --init
+  // generates them, but for the model's buffers, which it takes from the
+  // file beside the artifact.
+  std::vector<std::string> exact = o.init ? exactParams(artifact) : std::vector<std::string>();
+  options.skip_default_params =
+      !o.params.empty() || (o.init && exact.empty()) || !o.resume.empty();
   SessionHandle handle;
   tcc_status created = tcc_session_create(artifact, &options, &handle.s);
+  if (created == TCC_ERROR_NOT_FOUND && o.init) {
+    std::string names;
+    for (const std::string &name : exact)
+      names += (names.empty() ? "'" : ", '") + name + "'";
+    die(std::string(tcc_last_error()) + "; --init takes the model's buffer(s) " + names +
+        " from it, as exported");
+  }
   if (created == TCC_ERROR_NOT_FOUND && o.params.empty())
     die(std::string(tcc_last_error()) + "; or pass --params FILE or --init SEED");
   check(created);
@@ -85,8 +96,11 @@ SessionHandle createSession(tcc_artifact_t artifact, const Options &o) {
     int64_t params = 0, values = 0;
     initParams(artifact, handle.s, o.initSeed, &params, &values);
     std::fprintf(stderr, "initialized %" PRId64 " parameters (%" PRId64 " values) from seed %" PRIu64
-                         "\n",
-                 params, values, o.initSeed);
+                         "%s\n",
+                 params, values, o.initSeed,
+                 exact.empty() ? ""
+                               : (", kept " + std::to_string(exact.size()) +
+                                  " buffer(s) as exported").c_str());
   }
   return handle;
 }
@@ -118,6 +132,24 @@ double standardNormal(std::mt19937_64 &rng) {
 
 } // namespace
 
+/// A parameter's initializer record (metadata init.NAME), empty if none.
+static std::string initRecord(tcc_artifact_t artifact, const char *name) {
+  return artifactMetadata(artifact, (TCC_METADATA_INIT_PREFIX + std::string(name)).c_str(), "");
+}
+
+std::vector<std::string> exactParams(tcc_artifact_t artifact) {
+  int32_t count;
+  check(tcc_artifact_num_tensors(artifact, &count));
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < count; ++i) {
+    tcc_tensor_info t;
+    check(tcc_artifact_tensor_info(artifact, i, &t));
+    if (t.role == TCC_ROLE_PARAM && initRecord(artifact, t.name) == TCC_METADATA_INIT_EXACT)
+      names.push_back(t.name);
+  }
+  return names;
+}
+
 void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, int64_t *outParams,
                 int64_t *outValues) {
   int32_t count;
@@ -126,7 +158,8 @@ void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, i
   for (int32_t i = 0; i < count; ++i) {
     tcc_tensor_info t;
     check(tcc_artifact_tensor_info(artifact, i, &t));
-    if (t.role != TCC_ROLE_PARAM)
+    // The model's buffers keep the values the session loaded.
+    if (t.role != TCC_ROLE_PARAM || initRecord(artifact, t.name) == TCC_METADATA_INIT_EXACT)
       continue;
     // Every parameter is checked before the first is set.
     if (t.dtype != TCC_DTYPE_F32) {
@@ -148,7 +181,7 @@ void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, i
     // The distribution the compiler recorded from the model's own initial
     // values ("init.NAME": constant V, uniform LO HI, normal MEAN STD);
     // artifacts without it: the GPT-style rule by rank and name.
-    std::istringstream kind(artifactMetadata(artifact, (TCC_METADATA_INIT_PREFIX + std::string(t.name)).c_str(), ""));
+    std::istringstream kind(initRecord(artifact, t.name));
     std::string shape;
     double a = 0, b = 0;
     kind >> shape >> a >> b;

@@ -145,10 +145,15 @@ struct TrainerHandle {
 /// artifact.
 SessionHandle createSession(tcc_artifact_t artifact, const Options &o);
 
-/// --init=SEED: sets every parameter of SESSION, in descriptor order, to
-/// values that depend only on SEED and the artifact (see kUsage and
-/// runtime/README.md); dies naming a parameter that is not f32. Returns the
-/// number of parameters and of values set.
+/// The parameters whose initializer record is TCC_METADATA_INIT_EXACT (the
+/// model's buffers), in descriptor order: --init keeps their values from the
+/// parameters file beside the artifact.
+std::vector<std::string> exactParams(tcc_artifact_t artifact);
+
+/// --init=SEED: sets every parameter of SESSION but those of exactParams, in
+/// descriptor order, to values that depend only on SEED and the artifact
+/// (see kUsage and runtime/README.md); dies naming a parameter that is not
+/// f32. Returns the number of parameters and of values set.
 void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, int64_t *outParams,
                 int64_t *outValues);
 

@@ -347,6 +347,14 @@ static cl::list<std::string> constInputs(
              ".pb file (repeatable); needed for inputs that feed shapes"),
     cl::value_desc("NAME=FILE"), cl::cat(inputCategory));
 
+static cl::list<std::string> buffersOpt(
+    "buffers",
+    cl::desc("The model's buffers (PyTorch's register_buffer): initializers whose names match "
+             "this glob pattern (*, ?, [...]; repeatable or comma-separated) are state, never "
+             "trained, and keep their values under tcc-run --init. Needed for exports that do "
+             "not record them (PyTorch's TorchScript exporter)"),
+    cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(inputCategory));
+
 static cl::opt<std::string> exportModel(cl::Positional,
                                         cl::desc("<MODEL.onnx | model.tcc | input.mlir>"),
                                         cl::sub(exportCommand));
@@ -532,8 +540,9 @@ static tcc::Stage stageToEmit() {
                         : tcc::Stage::Mlir;
 }
 
-/// The import flags: --batch, --dim, --const-input.
+/// The import flags: --batch, --dim, --const-input, --buffers.
 static void parseImportFlags(tcc::OnnxImportOptions &import) {
+  import.buffers.assign(buffersOpt.begin(), buffersOpt.end());
   if (batch.getNumOccurrences()) {
     int64_t n = 0;
     if (batch == "auto" && !exportCommand) {

@@ -328,10 +328,14 @@ typedef tcc_abi_library_call tcc_abi_collective;
  *  GRAD_ACCUM K: call accumulate_grad with micro = 0 .. K-2, then train_step;
  *  INIT_PREFIX + parameter name: how its initial values are distributed
  *  ("constant V", "uniform LO HI" or "normal MEAN STD"), for generating
- *  weights on the machine instead of shipping them.
+ *  weights on the machine instead of shipping them; INIT_EXACT for a
+ *  buffer of the model whose values are not all equal: generating it would
+ *  change the model, so its values are those of the parameters file
+ *  written beside the artifact.
  *  NOT_TRAINED_PREFIX + parameter name: why train_step leaves that parameter
  *  as it is ("running statistics", updated by the step's batch norms but
- *  not by the optimizer; "frozen", by --freeze).
+ *  not by the optimizer; "buffer", one of the model's buffers (PyTorch's
+ *  register_buffer), which no entry changes; "frozen", by --freeze).
  *  BATCH the compiled batch B, present when infer and eval_step take partial
  *  batches; then BATCH_ROWS_PREFIX + tensor name = K for every input and
  *  output whose leading dimension is K * B (K rows per sample): a run of
@@ -345,6 +349,7 @@ typedef tcc_abi_library_call tcc_abi_collective;
 #define TCC_METADATA_IGNORE_INDEX "ignore_index"
 #define TCC_METADATA_GRAD_ACCUM "grad_accum"
 #define TCC_METADATA_INIT_PREFIX "init."
+#define TCC_METADATA_INIT_EXACT "exact"
 #define TCC_METADATA_NOT_TRAINED_PREFIX "not_trained."
 #define TCC_METADATA_BATCH "batch"
 #define TCC_METADATA_BATCH_ROWS_PREFIX "batch_rows."
