@@ -95,9 +95,6 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   if (options.num_threads < 0)
     fail(TCC_ERROR_INVALID_ARGUMENT,
          "num_threads is " + std::to_string(options.num_threads) + "; use 0 for the default");
-  std::string openmp = checkSingleOpenMP();
-  if (!openmp.empty())
-    fail(TCC_ERROR_UNSUPPORTED, openmp);
   int cpus = availableCpus();
   numThreads_ = options.num_threads == 0 ? cpus : std::min(options.num_threads, cpus);
   // oneDNN fixes a primitive's thread count when it creates it.

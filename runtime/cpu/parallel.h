@@ -3,9 +3,9 @@
 // Generated code runs its parallel loops as OpenMP work-sharing loops
 // (__kmpc_fork_call), and oneDNN, built by Debian for GNU OpenMP, calls
 // GOMP_parallel. LLVM's libomp implements both entry points, and the runtime
-// links it ahead of oneDNN's libgomp, so every parallel region in the process
-// runs on one libomp team: one pool, never two competing for the cores.
-// checkSingleOpenMP() verifies this at session creation.
+// binds the libraries it loads to libomp rather than to the libgomp they
+// name (openmp_binding.h), so every parallel region that tcc starts runs on
+// one libomp team: one pool, never two competing for the cores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,15 +32,9 @@ int parallelThreads();
 void parallelFor(int64_t begin, int64_t end, int maxThreads,
                  void (*body)(void *context, int64_t i), void *context) noexcept;
 
-/// Makes the libomp this runtime uses visible to libraries loaded later
-/// (dlopen RTLD_GLOBAL), so that their GNU OpenMP references bind to it even
-/// when the runtime itself was loaded with RTLD_LOCAL.
-void exposeOpenMPGlobally();
-
-/// "" when the OpenMP entry points of generated code (__kmpc_*) and of GNU
-/// OpenMP (GOMP_*, omp_*) resolve to the same library in this process;
-/// otherwise a message naming the two libraries.
-std::string checkSingleOpenMP();
+/// An address inside the libomp this runtime calls (its
+/// omp_set_num_threads): openmp_binding.h binds libraries to that object.
+const void *openMPRuntimeAddress();
 
 } // namespace tcc::rt
 

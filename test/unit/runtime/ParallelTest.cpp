@@ -77,8 +77,4 @@ TEST(ParallelTest, ThreadLimit) {
   EXPECT_LE(two.ids.size(), 2u);
 }
 
-// Tests that this process has one OpenMP runtime (the test links libomp
-// only, so the check must pass).
-TEST(ParallelTest, SingleOpenMPRuntime) { EXPECT_EQ(checkSingleOpenMP(), ""); }
-
 } // namespace
