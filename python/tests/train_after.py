@@ -8,7 +8,8 @@ FIRST says what the process holds before tcc creates a session:
   openblas Debian's OpenMP OpenBLAS, bound to libgomp (as numpy's can be);
   torch    torch itself, imported first;
   tcc-torch  torch imported after tcc's first session, then used.
-With torch, torch's own parallel code runs between the steps.
+With torch, torch's own parallel code runs between the steps, at the thread
+count torch set (1; tcc's session runs 2).
 TCC_PATH, when given, is appended to sys.path to find the tcc package (an
 interpreter with Debian's torch and numpy, tcc from the test's venv)."""
 
@@ -36,6 +37,8 @@ x, y = (np.load(f"{data_dir}/{n}.npy") for n in ("x", "y"))
 session = art.session(threads=2)
 if first == "tcc-torch":
     import torch
+if first in ("torch", "tcc-torch"):
+    torch.set_num_threads(1)
 batch = art.inputs("train_step")[0].shape[0]
 per_epoch = len(y) // batch
 losses = []
@@ -45,8 +48,10 @@ for step in range(50):
     losses.append(float(out["loss"]))
     if first in ("torch", "tcc-torch"):
         # torch's own parallel code (at::parallel_for on OpenMP), between
-        # tcc's steps; integers, so exact.
-        torch.set_num_threads(2)
+        # tcc's steps (integers, so exact), with its own thread count.
+        if torch.get_num_threads() != 1:
+            sys.exit("torch runs %d threads after step %d, not its 1"
+                     % (torch.get_num_threads(), step))
         t = torch.arange(1 << 20, dtype=torch.int64)
         if not np.array_equal(((t * 3 + step) % 7).numpy(), (t.numpy() * 3 + step) % 7):
             sys.exit("torch's elementwise result is wrong after step %d" % step)

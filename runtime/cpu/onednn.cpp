@@ -247,24 +247,6 @@ constexpr double kSerialFlops = 4.0e6;
 /// copied into plain layout first (see the MATMUL case).
 constexpr int64_t kTransposeCopyElements = 1 << 16;
 
-/// Runs the enclosing scope with ONE thread when SERIAL.
-class SerialScope {
-public:
-  explicit SerialScope(bool serial) : saved_(serial ? parallelThreads() : 0) {
-    if (serial)
-      setParallelThreads(1);
-  }
-  ~SerialScope() {
-    if (saved_)
-      setParallelThreads(saved_);
-  }
-  SerialScope(const SerialScope &) = delete;
-  SerialScope &operator=(const SerialScope &) = delete;
-
-private:
-  int saved_;
-};
-
 struct LibraryCalls::Call {
   std::vector<Step> steps;
   std::string implementation;
@@ -592,7 +574,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     }
     CallBuilder b(a, i, what);
     b.call->serial = serial;
-    SerialScope scope(b.call->serial);
+    ParallelThreadsScope scope(b.call->serial ? 1 : 0);
     if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
       // Plain row-major operands (transposes as strides): matmul's JIT
       // kernels read them directly.
@@ -690,7 +672,7 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
     return;
   }
   Call &c = *calls->calls_[size_t(index)];
-  SerialScope scope(c.serial);
+  ParallelThreadsScope scope(c.serial ? 1 : 0);
   if (c.blas) {
     blasMatmul(*c.blas, c.params.data(), c.epilogue, operands);
     return;

@@ -26,6 +26,26 @@ void setParallelThreads(int numThreads);
 /// The thread count setParallelThreads last set on the calling thread.
 int parallelThreads();
 
+/// Sets the calling thread's thread count to NUMTHREADS (0: leaves it) for
+/// the scope's lifetime, then restores what the caller had: other OpenMP
+/// code on the thread (torch, when it runs on this libomp) keeps its own.
+class ParallelThreadsScope {
+public:
+  explicit ParallelThreadsScope(int numThreads) : saved_(numThreads > 0 ? parallelThreads() : 0) {
+    if (numThreads > 0)
+      setParallelThreads(numThreads);
+  }
+  ~ParallelThreadsScope() {
+    if (saved_)
+      setParallelThreads(saved_);
+  }
+  ParallelThreadsScope(const ParallelThreadsScope &) = delete;
+  ParallelThreadsScope &operator=(const ParallelThreadsScope &) = delete;
+
+private:
+  int saved_;
+};
+
 /// Runs body(context, i) for i in [begin, end) on at most maxThreads
 /// threads (static schedule), returning when all have finished. BODY must
 /// not throw.

@@ -52,7 +52,9 @@
  * (libomp), which also serves the GNU OpenMP entry points that oneDNN uses.
  * A run uses the calling thread plus at most num_threads - 1 of the pool's
  * workers for each parallel loop; small loops run on the caller alone. The
- * thread count is applied on the calling thread at each tcc_session_run.
+ * thread count is OpenMP's setting of the calling thread for the duration of
+ * tcc_session_create and of each tcc_session_run; the thread's own setting
+ * is restored when they return.
  * Sessions run concurrently from different application threads each start
  * their own team of that size, so give each session num_threads = CPUs /
  * concurrent runs to avoid oversubscribing the cores. After a loop the
