@@ -9,8 +9,16 @@ round, so that a load that comes and goes (other jobs on a shared machine)
 falls on all of them. Prints each artifact's median, min and max wall time
 of a step and its median CPU time (the process's, all threads: with
 --threads 1 the least noisy measure on a loaded machine), each also over the
-first artifact's. Needs numpy and build/lib/libtcc_runtime.so."""
+first artifact's. Needs numpy and build/lib/libtcc_runtime.so (or --runtime).
+
+--first libgomp loads GNU's OpenMP runtime into the global scope before the
+runtime, exactly as torch does; --first torch imports torch itself (Debian's
+python3-torch). --torch-op runs one of torch's parallel ops (exp and sum
+over 4 Mi floats) before each timed step, timed apart: with --first torch on
+torch's libgomp pool, the two pools taking turns; without, torch is imported
+after the first session and runs on tcc's libomp (docs/sdk.md)."""
 import argparse
+import ctypes
 import os
 import statistics
 import sys
@@ -40,12 +48,14 @@ def inputs_of(artifact, rng):
     return arrays
 
 
-def time_steps(rt, path, steps, threads, rng):
+def time_steps(rt, path, steps, threads, rng, between=None):
     with rt.load(path) as a, a.session(num_threads=threads) as s:
         step = s.prepare(inputs_of(a, rng), 'train_step', outputs=[])
         step()
         times = []
         for _ in range(steps):
+            if between:
+                between()
             t, c = time.perf_counter(), time.process_time()
             step()
             times.append((time.perf_counter() - t, time.process_time() - c))
@@ -58,22 +68,40 @@ def main():
     ap.add_argument('--steps', type=int, default=5)
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--runtime', default=os.path.join(ROOT, 'build/lib/libtcc_runtime.so'),
+                    help='the libtcc_runtime.so to time (another build of it, say)')
+    ap.add_argument('--first', choices=['libgomp', 'torch'])
+    ap.add_argument('--torch-op', action='store_true')
     args = ap.parse_args()
-    rt = TccRuntime(os.path.join(ROOT, 'build/lib/libtcc_runtime.so'))
+    between, op_times = None, []
+    if args.first == 'libgomp':
+        ctypes.CDLL('libgomp.so.1', mode=ctypes.RTLD_GLOBAL)
+    elif args.first == 'torch':
+        import torch  # noqa: F401
+    if args.torch_op:
+        def between():
+            import torch
+            torch.set_num_threads(args.threads)
+            t = time.perf_counter()
+            torch.exp(torch.ones(1 << 22)).sum()
+            op_times.append(time.perf_counter() - t)
+    rt = TccRuntime(args.runtime)
     rng = np.random.default_rng(0)
     times = {p: [] for p in args.artifacts}
     for _ in range(args.rounds):
         for p in args.artifacts:
-            times[p] += time_steps(rt, p, args.steps, args.threads, rng)
+            times[p] += time_steps(rt, p, args.steps, args.threads, rng, between)
     def median(p, k):
         return statistics.median(t[k] for t in times[p])
     base, cpu_base = median(args.artifacts[0], 0), median(args.artifacts[0], 1)
     for p in args.artifacts:
         wall = [t[0] for t in times[p]]
-        print('%-32s wall median %7.1f ms (min %7.1f, max %7.1f) %.3fx | cpu median %7.1f ms %.3fx'
+        print('%-32s wall median %8.3f ms (min %8.3f, max %8.3f) %.3fx | cpu median %8.3f ms %.3fx'
               ' | %d steps' % (os.path.basename(p), 1e3 * median(p, 0), 1e3 * min(wall),
                                1e3 * max(wall), median(p, 0) / base, 1e3 * median(p, 1),
                                median(p, 1) / cpu_base, len(wall)))
+    if op_times:
+        print('torch op between steps: median %.2f ms' % (1e3 * statistics.median(op_times)))
 
 
 if __name__ == '__main__':

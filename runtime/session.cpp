@@ -95,13 +95,10 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   if (options.num_threads < 0)
     fail(TCC_ERROR_INVALID_ARGUMENT,
          "num_threads is " + std::to_string(options.num_threads) + "; use 0 for the default");
-  std::string openmp = checkSingleOpenMP();
-  if (!openmp.empty())
-    fail(TCC_ERROR_UNSUPPORTED, openmp);
   int cpus = availableCpus();
   numThreads_ = options.num_threads == 0 ? cpus : std::min(options.num_threads, cpus);
   // oneDNN fixes a primitive's thread count when it creates it.
-  setParallelThreads(numThreads_);
+  ParallelThreadsScope threads(numThreads_);
 
   size_t alignment = size_t(artifact_->alignment());
   const char *env = std::getenv("TCC_POISON_ARENA");
@@ -650,8 +647,9 @@ void Session::run(const char *entryName) {
   std::fill(outputClobberedBy_.begin(), outputClobberedBy_.end(), -1);
   lastEntry_ = entryName;
   // OpenMP's thread count is a per-thread setting: set it on the thread
-  // that runs, for the generated loops and library calls alike.
-  setParallelThreads(numThreads_);
+  // that runs, for the generated loops and library calls alike, and give
+  // the caller its own back after.
+  ParallelThreadsScope threads(numThreads_);
   bool initializes = std::strcmp(entryName, TCC_ENTRY_INIT_STATE) == 0;
   try {
     if (!initializes)

@@ -29,6 +29,10 @@ if os.path.isdir("/usr/share/datasets/fashion-mnist"):
 # default BLAS for small batched and weight-gradient matmuls.
 if os.path.exists("/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"):
     config.available_features.add("openblas")
+# GNU's OpenMP runtime, which torch loads into the global scope: the runtime
+# binds its libraries to libomp anyway (test/e2e/openmp-coexist.test).
+if os.path.exists("/usr/lib/x86_64-linux-gnu/libgomp.so.1"):
+    config.available_features.add("libgomp")
 # MKL from PyPI in /opt/tcc/mkl (scripts/setup.sh installs it): the
 # runtime's default BLAS when present (docs/cpu-gemm.md).
 if os.path.exists("/opt/tcc/mkl/lib/libmkl_rt.so.3"):

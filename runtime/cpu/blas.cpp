@@ -10,6 +10,7 @@
 #include "runtime/cpu/blas.h"
 
 #include "runtime/cpu/cpu_features.h"
+#include "runtime/cpu/openmp_binding.h"
 #include "runtime/cpu/parallel.h"
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace tcc::rt {
 
@@ -83,57 +85,83 @@ constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 /// OpenBLAS's openblas_get_parallel(): 1 for a pthreads build.
 constexpr int kOpenBlasPthreads = 1;
 
+/// MKL's core and GNU OpenMP layer, beside the libmkl_rt of HANDLE (the
+/// same soname version), or {} when HANDLE's file is not named libmkl_rt*.
+std::vector<std::string> mklGnuLayer(void *handle) {
+  Dl_info info;
+  void *rt = dlsym(handle, "MKL_Set_Threading_Layer");
+  if (!rt || !dladdr(rt, &info) || !info.dli_fname)
+    return {};
+  std::string path = info.dli_fname;
+  size_t slash = path.rfind('/'), name = slash == std::string::npos ? 0 : slash + 1;
+  const std::string prefix = "libmkl_rt";
+  if (path.compare(name, prefix.size(), prefix) != 0)
+    return {};
+  std::string dir = path.substr(0, name), suffix = path.substr(name + prefix.size());
+  return {dir + "libmkl_core" + suffix, dir + "libmkl_gnu_thread" + suffix};
+}
+
 /// Loads FILE; null (and WHY set) when it cannot be used.
 Blas *load(const std::string &file, std::string &why) {
   // An OpenMP BLAS built for GNU OpenMP: its GOMP_* references must bind to
-  // our libomp, as oneDNN's do.
-  exposeOpenMPGlobally();
-  // One loaded before (numpy's BLAS, when libblas.so.3 is this OpenBLAS)
-  // bound its OpenMP calls then, most likely to libgomp: a second thread
-  // pool beside libomp's, which oversubscribes the cores.
-  if (void *loaded = dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
-    dlclose(loaded);
-    why = "it was loaded before the runtime, so its OpenMP calls may run on a second OpenMP "
-          "runtime";
+  // our libomp, as oneDNN's do; one that numpy loaded before (bound to
+  // libgomp then) is loaded again from a private copy. MKL's dispatcher
+  // calls no OpenMP itself; its layer is checked below.
+  std::vector<void *> handles = loadOnOpenMP({file}, OpenMPLoad{}, why);
+  if (handles.empty())
     return nullptr;
-  }
-  dlerror();
-  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *error = dlerror();
-    why = error ? error : "dlopen failed";
-    return nullptr;
-  }
+  void *handle = handles[0];
   auto blas = std::make_unique<Blas>();
   blas->file = file;
   blas->sgemm = reinterpret_cast<decltype(blas->sgemm)>(dlsym(handle, "cblas_sgemm"));
   if (!blas->sgemm) {
     why = "it has no cblas_sgemm";
-    dlclose(handle);
     return nullptr;
   }
   if (auto threading = reinterpret_cast<int (*)(int)>(dlsym(handle, "MKL_Set_Threading_Layer"))) {
     // MKL: 32-bit integers, and its GNU OpenMP layer, whose GOMP_* and
-    // omp_* references bind to the process's libomp (global above), unless
-    // the user chose a layer. One tiny product loads the layer now, so that
-    // the check below sees what it brought.
+    // omp_* references bind to the process's libomp, unless the user chose
+    // a layer. libmkl_rt opens the layer at the first product, after
+    // making the global scope's libgomp its own: where that libgomp owns
+    // GOMP_* (torch loaded it), the layer and the core it calls are loaded
+    // here first, bound to libomp, and libmkl_rt finds them loaded. One
+    // tiny product loads the layer now, so that the check below sees it.
     blas->mkl = true;
     if (auto interface =
             reinterpret_cast<int (*)(int)>(dlsym(handle, "MKL_Set_Interface_Layer")))
       interface(kMklInterfaceLp64);
-    if (!std::getenv("MKL_THREADING_LAYER"))
+    std::vector<std::string> gnu;
+    if (!std::getenv("MKL_THREADING_LAYER")) {
       threading(kMklThreadingGnu);
+      gnu = mklGnuLayer(handle);
+      if (!gnu.empty() && !foreignGnuOpenMP().empty()) {
+        OpenMPLoad lazy;
+        lazy.lazy = true; // the layer calls what libmkl_rt loads later
+        lazy.copyIfBound = false;
+        if (loadOnOpenMP(gnu, lazy, why).empty()) {
+          why = "its GNU OpenMP layer cannot be bound to tcc's libomp: " + why;
+          return nullptr;
+        }
+      }
+    }
     float one = 1.0f, out = 0.0f;
     blas->sgemm(kRowMajor, kNoTrans, kNoTrans, 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &out, 1);
     if (out != 1.0f) {
       why = "its sgemm computed 1 x 1 as " + std::to_string(out);
       return nullptr;
     }
-  }
-  std::string openmp = checkSingleOpenMP();
-  if (!openmp.empty()) {
-    why = "it would use a second OpenMP runtime: " + openmp;
-    return nullptr; // not closed: its initialization may have started threads
+    // The GNU layer, whoever opened it, must call libomp; a layer the user
+    // chose (MKL_THREADING_LAYER) binds through the global scope.
+    std::string mismatch;
+    void *layer = gnu.empty() ? nullptr : dlopen(gnu[1].c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (layer)
+      mismatch = openMPMismatch(layer);
+    else if (std::string foreign = foreignGnuOpenMP(); !foreign.empty())
+      mismatch = "GOMP_parallel resolves to " + foreign;
+    if (!mismatch.empty()) {
+      why = "its OpenMP layer would run on another OpenMP runtime: " + mismatch;
+      return nullptr; // not closed: its initialization may have started threads
+    }
   }
   auto parallel = reinterpret_cast<int (*)()>(dlsym(handle, "openblas_get_parallel"));
   if (parallel && parallel() == kOpenBlasPthreads)

@@ -41,11 +41,13 @@ struct Blas {
 /// The process's CBLAS, or null when there is none: TCC_BLAS_LIBRARY names
 /// the file to load ("none": no BLAS), by default MKL's libmkl_rt where
 /// scripts/setup.sh installs it (PyPI's mkl wheel in the venv /opt/tcc/mkl),
-/// else Debian's OpenMP build of OpenBLAS (libopenblas0-openmp). A library
-/// that cannot be loaded, lacks cblas_sgemm, would bring a second OpenMP
-/// runtime or was loaded before the runtime (by numpy, say: its OpenMP calls
-/// are bound to whatever was there then) is not used: one line on stderr
-/// says why when TCC_BLAS_LIBRARY named it or blasVerbose().
+/// else Debian's OpenMP build of OpenBLAS (libopenblas0-openmp), loaded with
+/// its OpenMP calls bound to the runtime's libomp (openmp_binding.h; one that
+/// numpy loaded before, bound to libgomp, is loaded again from a private
+/// copy). A library that cannot be loaded, lacks cblas_sgemm, or whose
+/// OpenMP calls cannot be bound to libomp (an MKL whose threading layer
+/// another library loaded) is not used: one line on stderr says why when
+/// TCC_BLAS_LIBRARY named it or blasVerbose().
 const Blas *blas();
 
 /// Whether TCC_BLAS_VERBOSE is set (and not "0"): sessions then print how

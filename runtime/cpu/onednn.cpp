@@ -10,6 +10,7 @@
 #include "runtime/cpu/onednn.h"
 
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/openmp_binding.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/dtype.h"
 #include "runtime/error.h"
@@ -77,19 +78,16 @@ const Api &api() {
   std::lock_guard<std::mutex> lock(mutex);
   if (loaded)
     return *loaded;
-  // oneDNN is built for GNU OpenMP; its GOMP_* references must bind to our
-  // libomp, so make libomp visible to it first.
-  exposeOpenMPGlobally();
+  // oneDNN is built for GNU OpenMP: its GOMP_* and omp_* references must
+  // bind to our libomp, even where another library loaded libgomp first.
   const char *env = std::getenv("TCC_ONEDNN_LIBRARY");
   std::string file = env && *env ? env : "libdnnl.so.2";
-  dlerror();
-  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *why = dlerror();
-    fail(TCC_ERROR_UNSUPPORTED, "cannot load oneDNN (" + file + "): " +
-                                    (why ? why : "dlopen failed") +
-                                    " (Debian: apt-get install libdnnl2)");
-  }
+  std::string why;
+  std::vector<void *> handles = loadOnOpenMP({file}, OpenMPLoad{}, why);
+  if (handles.empty())
+    fail(TCC_ERROR_UNSUPPORTED,
+         "cannot load oneDNN (" + file + "): " + why + " (Debian: apt-get install libdnnl2)");
+  void *handle = handles[0];
   auto result = std::make_unique<Api>();
 #define TCC_DNNL_RESOLVE(name)                                                 \
   result->name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));    \
@@ -97,9 +95,6 @@ const Api &api() {
     fail(TCC_ERROR_UNSUPPORTED, file + " has no " #name "; tcc needs oneDNN 2.x");
   TCC_DNNL_FUNCTIONS(TCC_DNNL_RESOLVE)
 #undef TCC_DNNL_RESOLVE
-  std::string openmp = checkSingleOpenMP();
-  if (!openmp.empty())
-    fail(TCC_ERROR_UNSUPPORTED, "oneDNN would use a second OpenMP runtime: " + openmp);
   dnnl_status_t status = result->dnnl_engine_create(&result->engine, dnnl_cpu, 0);
   if (status != dnnl_success)
     fail(TCC_ERROR_UNSUPPORTED, std::string("oneDNN cannot create a CPU engine: ") +
@@ -251,24 +246,6 @@ constexpr double kSerialFlops = 4.0e6;
 /// A transposed left matmul operand with at least this many elements is
 /// copied into plain layout first (see the MATMUL case).
 constexpr int64_t kTransposeCopyElements = 1 << 16;
-
-/// Runs the enclosing scope with ONE thread when SERIAL.
-class SerialScope {
-public:
-  explicit SerialScope(bool serial) : saved_(serial ? parallelThreads() : 0) {
-    if (serial)
-      setParallelThreads(1);
-  }
-  ~SerialScope() {
-    if (saved_)
-      setParallelThreads(saved_);
-  }
-  SerialScope(const SerialScope &) = delete;
-  SerialScope &operator=(const SerialScope &) = delete;
-
-private:
-  int saved_;
-};
 
 struct LibraryCalls::Call {
   std::vector<Step> steps;
@@ -597,7 +574,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     }
     CallBuilder b(a, i, what);
     b.call->serial = serial;
-    SerialScope scope(b.call->serial);
+    ParallelThreadsScope scope(b.call->serial ? 1 : 0);
     if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
       // Plain row-major operands (transposes as strides): matmul's JIT
       // kernels read them directly.
@@ -695,7 +672,7 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
     return;
   }
   Call &c = *calls->calls_[size_t(index)];
-  SerialScope scope(c.serial);
+  ParallelThreadsScope scope(c.serial ? 1 : 0);
   if (c.blas) {
     blasMatmul(*c.blas, c.params.data(), c.epilogue, operands);
     return;

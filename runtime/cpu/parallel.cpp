@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <dlfcn.h>
 #include <omp.h>
 #include <sched.h>
 #include <thread>
@@ -44,40 +43,8 @@ void parallelFor(int64_t begin, int64_t end, int maxThreads,
     body(context, i);
 }
 
-namespace {
-
-/// The file of the library that defines SYMBOL in the global scope, or "".
-std::string definingLibrary(const char *symbol) {
-  void *address = dlsym(RTLD_DEFAULT, symbol);
-  Dl_info info;
-  if (!address || !dladdr(address, &info) || !info.dli_fname)
-    return "";
-  return info.dli_fname;
-}
-
-} // namespace
-
-void exposeOpenMPGlobally() {
-  Dl_info self;
-  if (dladdr(reinterpret_cast<void *>(&omp_set_num_threads), &self) && self.dli_fname)
-    dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL); // a reference kept for good
-}
-
-std::string checkSingleOpenMP() {
-  // This library calls libomp directly, so its own references are the
-  // reference point; a GOMP_* symbol bound elsewhere means a second runtime.
-  Dl_info self;
-  if (!dladdr(reinterpret_cast<void *>(&omp_set_num_threads), &self) || !self.dli_fname)
-    return "";
-  std::string omp = self.dli_fname;
-  for (const char *symbol : {"GOMP_parallel", "omp_get_max_threads"}) {
-    std::string lib = definingLibrary(symbol);
-    if (!lib.empty() && lib != omp)
-      return std::string(symbol) + " resolves to " + lib + " but tcc's OpenMP runtime is " + omp +
-             ": two OpenMP runtimes would compete for the cores (load libtcc_runtime before "
-             "any library that links libgomp)";
-  }
-  return "";
+const void *openMPRuntimeAddress() {
+  return reinterpret_cast<const void *>(&omp_set_num_threads);
 }
 
 } // namespace tcc::rt

@@ -3,9 +3,9 @@
 // Generated code runs its parallel loops as OpenMP work-sharing loops
 // (__kmpc_fork_call), and oneDNN, built by Debian for GNU OpenMP, calls
 // GOMP_parallel. LLVM's libomp implements both entry points, and the runtime
-// links it ahead of oneDNN's libgomp, so every parallel region in the process
-// runs on one libomp team: one pool, never two competing for the cores.
-// checkSingleOpenMP() verifies this at session creation.
+// binds the libraries it loads to libomp rather than to the libgomp they
+// name (openmp_binding.h), so every parallel region that tcc starts runs on
+// one libomp team: one pool, never two competing for the cores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,21 +26,35 @@ void setParallelThreads(int numThreads);
 /// The thread count setParallelThreads last set on the calling thread.
 int parallelThreads();
 
+/// Sets the calling thread's thread count to NUMTHREADS (0: leaves it) for
+/// the scope's lifetime, then restores what the caller had: other OpenMP
+/// code on the thread (torch, when it runs on this libomp) keeps its own.
+class ParallelThreadsScope {
+public:
+  explicit ParallelThreadsScope(int numThreads) : saved_(numThreads > 0 ? parallelThreads() : 0) {
+    if (numThreads > 0)
+      setParallelThreads(numThreads);
+  }
+  ~ParallelThreadsScope() {
+    if (saved_)
+      setParallelThreads(saved_);
+  }
+  ParallelThreadsScope(const ParallelThreadsScope &) = delete;
+  ParallelThreadsScope &operator=(const ParallelThreadsScope &) = delete;
+
+private:
+  int saved_;
+};
+
 /// Runs body(context, i) for i in [begin, end) on at most maxThreads
 /// threads (static schedule), returning when all have finished. BODY must
 /// not throw.
 void parallelFor(int64_t begin, int64_t end, int maxThreads,
                  void (*body)(void *context, int64_t i), void *context) noexcept;
 
-/// Makes the libomp this runtime uses visible to libraries loaded later
-/// (dlopen RTLD_GLOBAL), so that their GNU OpenMP references bind to it even
-/// when the runtime itself was loaded with RTLD_LOCAL.
-void exposeOpenMPGlobally();
-
-/// "" when the OpenMP entry points of generated code (__kmpc_*) and of GNU
-/// OpenMP (GOMP_*, omp_*) resolve to the same library in this process;
-/// otherwise a message naming the two libraries.
-std::string checkSingleOpenMP();
+/// An address inside the libomp this runtime calls (its
+/// omp_set_num_threads): openmp_binding.h binds libraries to that object.
+const void *openMPRuntimeAddress();
 
 } // namespace tcc::rt
 

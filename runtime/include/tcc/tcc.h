@@ -47,20 +47,24 @@
  *    second with TCC_ERROR_INVALID_STATE, but that check is a diagnostic, not
  *    a lock. Different sessions, even of the same artifact, run concurrently.
  *
- * Threading inside a run. All parallel work in the process, generated loops
- * and library calls (oneDNN) alike, runs on one pool: LLVM's OpenMP runtime
+ * Threading inside a run. All parallel work of a run, generated loops and
+ * library calls (oneDNN, BLAS) alike, runs on one pool: LLVM's OpenMP runtime
  * (libomp), which also serves the GNU OpenMP entry points that oneDNN uses.
  * A run uses the calling thread plus at most num_threads - 1 of the pool's
  * workers for each parallel loop; small loops run on the caller alone. The
- * thread count is applied on the calling thread at each tcc_session_run.
+ * thread count is OpenMP's setting of the calling thread for the duration of
+ * tcc_session_create and of each tcc_session_run; the thread's own setting
+ * is restored when they return.
  * Sessions run concurrently from different application threads each start
  * their own team of that size, so give each session num_threads = CPUs /
  * concurrent runs to avoid oversubscribing the cores. After a loop the
  * workers spin briefly before they sleep (OpenMP's KMP_BLOCKTIME, 200 ms by
  * default; set KMP_BLOCKTIME=0 when other work shares the cores). A process
- * that loaded GNU's libgomp before libtcc_runtime would give oneDNN a second
- * pool: session creation detects that and fails with
- * TCC_ERROR_UNSUPPORTED.
+ * that loaded GNU's libgomp into the global scope before the runtime needed
+ * oneDNN (torch does) keeps that pool for the code that loaded it; the
+ * runtime binds the libraries it loads to libomp all the same, so a run's
+ * results and speed do not change, and says so once on stderr
+ * (docs/sdk.md).
  *
  *===----------------------------------------------------------------------===*/
 

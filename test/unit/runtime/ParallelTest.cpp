@@ -77,8 +77,20 @@ TEST(ParallelTest, ThreadLimit) {
   EXPECT_LE(two.ids.size(), 2u);
 }
 
-// Tests that this process has one OpenMP runtime (the test links libomp
-// only, so the check must pass).
-TEST(ParallelTest, SingleOpenMPRuntime) { EXPECT_EQ(checkSingleOpenMP(), ""); }
+// Tests that a thread-count scope sets the count for its lifetime, restores
+// the caller's after, and that 0 leaves the count alone.
+TEST(ParallelTest, ThreadsScopeRestores) {
+  setParallelThreads(3);
+  {
+    ParallelThreadsScope one(1);
+    EXPECT_EQ(parallelThreads(), 1);
+    {
+      ParallelThreadsScope unchanged(0);
+      EXPECT_EQ(parallelThreads(), 1);
+    }
+    EXPECT_EQ(parallelThreads(), 1);
+  }
+  EXPECT_EQ(parallelThreads(), 3);
+}
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "TestUtil.h"
 #include "runtime/artifact.h"
 #include "runtime/checkpoint/safetensors.h"
+#include "runtime/cpu/parallel.h"
 #include "runtime/error.h"
 #include "runtime/handles.h"
 
@@ -176,6 +177,23 @@ TEST_F(RuntimeApiTest, RunsInfer) {
     EXPECT_EQ(size, 24u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 64, 0u);
   }
+}
+
+// Tests that a session leaves the calling thread's OpenMP thread count as it
+// found it, after creation and after a run: other OpenMP code on the thread
+// (torch, when it shares libomp) keeps its own.
+TEST_F(RuntimeApiTest, RestoresCallersThreadCount) {
+  const float b[3] = {10.0f, 20.0f, 30.0f};
+  tcc::rt::setParallelThreads(3);
+  tcc_session_options options;
+  tcc_session_options_init(&options);
+  options.num_threads = 1;
+  ArtifactHandle artifact;
+  SessionHandle session;
+  open(artifact, session, &options);
+  EXPECT_EQ(tcc::rt::parallelThreads(), 3);
+  runAndCheck(session.s, b);
+  EXPECT_EQ(tcc::rt::parallelThreads(), 3);
 }
 
 // Tests parameter loading and saving: another file replaces b, save writes
