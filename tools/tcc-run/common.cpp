@@ -2,6 +2,8 @@
 
 #include "tools/tcc-run/common.h"
 
+#include "runtime/support/file_roles.h"
+
 #include "runtime/dtype.h"
 
 #include <cctype>
@@ -205,6 +207,23 @@ void initParams(tcc_artifact_t artifact, tcc_session_t session, uint64_t seed, i
   }
   *outParams = int64_t(params.size());
   *outValues = values;
+}
+
+void checkOutputDir(const Options &o, const std::map<std::string, std::string> &inputFiles,
+                    const std::vector<std::string> &outputs) {
+  makeDirectory(o.outputDir);
+  checkWritableFolder(o.outputDir, "--output-dir");
+  std::vector<tcc::rt::FileRole> read = {
+      {"the artifact", o.model},
+      {"--params", o.init ? "" : o.params.empty() ? tcc::rt::paramsBeside(o.model) : o.params}};
+  for (const auto &[name, file] : inputFiles)
+    read.push_back({"--input", file});
+  std::vector<tcc::rt::FileRole> written;
+  for (const std::string &path : outputs)
+    written.push_back({"--output-dir", path});
+  std::string error;
+  if (!tcc::rt::checkOutputsApart(read, written, &error))
+    die(error);
 }
 
 } // namespace tcc::run

@@ -175,6 +175,12 @@ void readInputs(tcc_artifact_t artifact, const Options &o,
 std::vector<std::pair<std::string, std::string>> outputFileNames(tcc_artifact_t artifact,
                                                                  const tcc_entry_info &entry);
 
+/// Makes --output-dir and checks it before any work: writable, and none of
+/// OUTPUTS (paths in it) one of the run's inputs (the artifact, its
+/// parameters, INPUTFILES) or another output; dies naming them.
+void checkOutputDir(const Options &o, const std::map<std::string, std::string> &inputFiles,
+                    const std::vector<std::string> &outputs);
+
 /// `tcc-run evaluate MODEL.so --data DIR ...`: the loss and accuracy over a
 /// whole data set (tools/tcc-run/evaluate.cpp). Returns the exit status.
 int evaluateMain(const Options &o);

@@ -151,19 +151,10 @@ int predictMain(const Options &o) {
   }
 
   // Where the outputs go is checked before any work, as for --infer.
-  makeDirectory(o.outputDir);
-  checkWritableFolder(o.outputDir, "--output-dir");
-  std::vector<tcc::rt::FileRole> read = {
-      {"the artifact", o.model},
-      {"--params", o.init ? "" : o.params.empty() ? tcc::rt::paramsBeside(o.model) : o.params}};
-  for (const auto &[name, file] : inputFiles)
-    read.push_back({"--input", file});
-  std::vector<tcc::rt::FileRole> written;
+  std::vector<std::string> paths;
   for (const Gathered &g : outputs)
-    written.push_back({"--output-dir", g.file});
-  std::string error;
-  if (!tcc::rt::checkOutputsApart(read, written, &error))
-    die(error);
+    paths.push_back(g.file);
+  checkOutputDir(o, inputFiles, paths);
   // Every output in memory before the run, so that a lack of memory shows
   // before the work.
   for (Gathered &g : outputs)
@@ -204,9 +195,11 @@ int predictMain(const Options &o) {
       std::memcpy(g.bytes.data() + size_t(start * g.rows) * g.rowBytes, data, size);
     }
   }
-  for (const Gathered &g : outputs)
+  for (const Gathered &g : outputs) {
+    std::string error;
     if (!tcc::rt::writeNpy(g.file, g.info.dtype, g.shape, g.bytes.data(), g.bytes.size(), &error))
       die(error);
+  }
   std::printf("predicted %" PRId64 " samples in %" PRId64 " run(s) of infer at batch %" PRId64
               "%s; wrote",
               samples, runs, batch, partial && samples % batch ? " (the last one partial)" : "");

@@ -735,20 +735,11 @@ void infer(tcc_artifact_t artifact, const Options &o) {
 
   // Where the outputs go is checked before the run too: the folder, and
   // that no output file is an input (tcc::rt::checkOutputsApart).
-  makeDirectory(o.outputDir);
-  checkWritableFolder(o.outputDir, "--output-dir");
   std::vector<std::pair<std::string, std::string>> outputFiles = outputFileNames(artifact, entry);
-  std::vector<tcc::rt::FileRole> readFiles = {
-      {"the artifact", o.model},
-      {"--params", o.init ? "" : o.params.empty() ? tcc::rt::paramsBeside(o.model) : o.params}};
-  for (const auto &[name, file] : inputFiles)
-    readFiles.push_back({"--input", file});
-  std::vector<tcc::rt::FileRole> written;
+  std::vector<std::string> paths;
   for (const auto &[name, file] : outputFiles)
-    written.push_back({"--output-dir", o.outputDir + "/" + file});
-  std::string error;
-  if (!tcc::rt::checkOutputsApart(readFiles, written, &error))
-    die(error);
+    paths.push_back(o.outputDir + "/" + file);
+  checkOutputDir(o, inputFiles, paths);
 
   SessionHandle handle = createSession(artifact, o);
   tcc_session_t session = handle.s;
@@ -779,7 +770,7 @@ void infer(tcc_artifact_t artifact, const Options &o) {
     check(tcc_session_get_output_shape(session, t.name, t.rank, shape.data(), &rank));
     auto file = std::find_if(outputFiles.begin(), outputFiles.end(),
                              [&](const auto &named) { return named.first == t.name; });
-    std::string path = o.outputDir + "/" + file->second;
+    std::string path = o.outputDir + "/" + file->second, error;
     if (!tcc::rt::writeNpy(path, t.dtype, shape, data, size, &error))
       die(error);
   }

@@ -22,7 +22,7 @@ import os
 import struct
 import sys
 
-from npy_io import read_npy
+from npy_io import read_npy, write_raw
 
 ITEM = {'<f4': 4, '<f8': 8, '<i8': 8, '<i4': 4, '|u1': 1}
 
@@ -36,15 +36,6 @@ def raw_npy(path):
     dims = header.split("'shape': (")[1].split(')')[0]
     shape = [int(d) for d in dims.split(',') if d.strip()]
     return descr, shape, data[:10 + hlen], data[10 + hlen:]
-
-
-def write_raw(path, descr, shape, body):
-    dims = ', '.join(str(d) for d in shape) + (',' if len(shape) == 1 else '')
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
-    header += ' ' * ((64 - (10 + len(header) + 1) % 64) % 64) + '\n'
-    with open(path, 'wb') as f:
-        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode('latin1'))
-        f.write(body)
 
 
 def split(path, batch, prefix):

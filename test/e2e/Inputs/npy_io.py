@@ -21,13 +21,18 @@ def read_npy(path):
     return shape, struct.unpack('<%d%s' % (n, fmt), data[10 + hlen:10 + hlen + n * struct.calcsize(fmt)])
 
 
-def write_npy(path, descr, shape, values):
+def write_raw(path, descr, shape, body):
+    """PATH: a .npy of DESCR and SHAPE holding the bytes BODY."""
     dims = ', '.join(str(d) for d in shape) + (',' if len(shape) == 1 else '')
     header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
     header += ' ' * ((64 - (10 + len(header) + 1) % 64) % 64) + '\n'
     with open(path, 'wb') as f:
         f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode('latin1'))
-        f.write(struct.pack('<%d%s' % (len(values), FORMATS[descr]), *values))
+        f.write(body)
+
+
+def write_npy(path, descr, shape, values):
+    write_raw(path, descr, shape, struct.pack('<%d%s' % (len(values), FORMATS[descr]), *values))
 
 
 def read_safetensors(path):
