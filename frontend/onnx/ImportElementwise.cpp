@@ -11,6 +11,7 @@
 #include "frontend/onnx/ImportContext.h"
 
 #include <cfloat>
+#include <cmath>
 
 using namespace mlir;
 using namespace tcc;
@@ -158,6 +159,81 @@ LogicalResult importWhere(NodeContext &ctx) {
   if (failed(all))
     return failure();
   ctx.setOutput(0, ctx.create<SelectOp>((*all)[0], (*all)[1], (*all)[2]));
+  return success();
+}
+
+/// IsNaN: x != x (a float compares unequal to itself only when NaN).
+LogicalResult importIsNaN(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(requireFloat(ctx, x)))
+    return failure();
+  ctx.setOutput(0, ctx.create<CompareOp>(CmpPredicate::ne, x, x));
+  return success();
+}
+
+/// IsInf: x == +inf (detect_positive, default 1) or x == -inf
+/// (detect_negative, default 1).
+LogicalResult importIsInf(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(requireFloat(ctx, x)))
+    return failure();
+  bool positive = ctx.getInt("detect_positive", 1) != 0;
+  bool negative = ctx.getInt("detect_negative", 1) != 0;
+  auto is = [&](double inf) {
+    return ctx.create<CompareOp>(CmpPredicate::eq, x, ctx.splatLike(x, inf));
+  };
+  Value result;
+  if (positive && negative)
+    result = ctx.create<OrOp>(is(INFINITY), is(-INFINITY));
+  else if (positive || negative)
+    result = is(positive ? INFINITY : -INFINITY);
+  else // neither: false everywhere (inf never equals NaN).
+    result = ctx.create<CompareOp>(CmpPredicate::eq, x, ctx.splatLike(x, NAN));
+  ctx.setOutput(0, result);
+  return success();
+}
+
+/// Mod: the remainder of A / B. With fmod = 1 (C's fmod; required for
+/// floats by ONNX, and what PyTorch's exporters write for torch.fmod) it
+/// has the sign of A: A - trunc(A / B) * B. With fmod = 0 (Python's %,
+/// torch.remainder: integers, and floats from PyTorch's exporters) it has
+/// the sign of B: A - floor(A / B) * B. Integer division truncates in tcc,
+/// so the integer forms are exact; the float forms round A / B once (what
+/// PyTorch's own remainder computes). The gradient follows from the parts:
+/// dA = g, dB = -g * trunc(A / B) (floor and sign have none).
+LogicalResult importMod(NodeContext &ctx) {
+  auto ops = binaryOperands(ctx);
+  if (failed(ops))
+    return failure();
+  auto [a, b] = *ops;
+  bool fmod = ctx.getInt("fmod", 0) != 0;
+  Type et = NodeContext::elementType(a);
+  if (!isa<FloatType>(et) && !isa<IntegerType>(et))
+    return ctx.error() << "expects numeric tensors, got " << et, failure();
+  if (isa<IntegerType>(et) && et.isInteger(1))
+    return ctx.error() << "expects numeric tensors, got bool", failure();
+  Value quotient = ctx.create<DivOp>(a, b);
+  if (isa<FloatType>(et)) {
+    // trunc(q) = sign(q) * floor(|q|); floor(q) for Python's form.
+    Value whole = fmod ? ctx.create<MulOp>(ctx.create<SignOp>(quotient),
+                                           ctx.create<FloorOp>(ctx.create<AbsOp>(quotient)))
+                       : ctx.create<FloorOp>(quotient);
+    ctx.setOutput(0, ctx.create<SubOp>(a, ctx.create<MulOp>(whole, b)));
+    return success();
+  }
+  // Integers: the truncating remainder, then for Python's form B added
+  // where the remainder is nonzero and its sign differs from B's.
+  Value r = ctx.create<SubOp>(a, ctx.create<MulOp>(quotient, b));
+  if (fmod || cast<IntegerType>(et).isUnsigned()) {
+    ctx.setOutput(0, r);
+    return success();
+  }
+  Value zero = ctx.splatLike(r, 0.0);
+  Value nonzero = ctx.create<CompareOp>(CmpPredicate::ne, r, zero);
+  Value signsDiffer = ctx.create<XorOp>(ctx.create<CompareOp>(CmpPredicate::lt, r, zero),
+                                        ctx.create<CompareOp>(CmpPredicate::lt, b, zero));
+  Value adjust = ctx.create<AndOp>(nonzero, signsDiffer);
+  ctx.setOutput(0, ctx.create<SelectOp>(adjust, ctx.create<AddOp>(r, b), r));
   return success();
 }
 
@@ -428,6 +504,9 @@ void tcc::onnx_frontend::registerElementwiseHandlers(HandlerTable &t) {
   t["Or"] = logicBinary<OrOp>;
   t["Xor"] = logicBinary<XorOp>;
   t["Equal"] = compare<CmpPredicate::eq>;
+  t["IsNaN"] = importIsNaN;
+  t["IsInf"] = importIsInf;
+  t["Mod"] = importMod;
   t["Less"] = compare<CmpPredicate::lt>;
   t["LessOrEqual"] = compare<CmpPredicate::le>;
   t["Greater"] = compare<CmpPredicate::gt>;
