@@ -26,6 +26,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <vector>
+
 namespace tcc::onnx_frontend {
 
 /// Everything that is graph-wide: the value table, the initializers, the
@@ -214,8 +216,23 @@ public:
   virtual void define(llvm::StringRef name, mlir::Value value) = 0;
   virtual llvm::StringRef modelDir() const = 0;
 
+  /// ONNX sequences (what PyTorch's exporters make of torch.split and
+  /// lists of tensors) live at import time only: a sequence is the list of
+  /// its tensors, known when the graph is imported; the ops on it pick,
+  /// count and join those tensors. Null when NAME is no sequence.
+  const std::vector<mlir::Value> *lookupSequence(llvm::StringRef name) const {
+    auto it = sequences.find(name);
+    return it == sequences.end() ? nullptr : &it->second;
+  }
+  void defineSequence(llvm::StringRef name, std::vector<mlir::Value> values) {
+    sequences[name] = std::move(values);
+  }
+
 protected:
   ~GraphState() = default;
+
+private:
+  llvm::StringMap<std::vector<mlir::Value>> sequences;
 };
 
 } // namespace tcc::onnx_frontend

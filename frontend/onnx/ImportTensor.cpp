@@ -227,6 +227,153 @@ LogicalResult importConcat(NC &ctx) {
   return success();
 }
 
+/// The sequence named by input I; an error when it is none.
+const std::vector<Value> *sequenceInput(NC &ctx, unsigned i) {
+  if (!ctx.hasInput(i)) {
+    ctx.error() << "input " << i << " is required but absent";
+    return nullptr;
+  }
+  const std::vector<Value> *seq = ctx.graph.lookupSequence(ctx.node.input(i));
+  if (!seq)
+    ctx.error() << "input '" << ctx.node.input(i) << "' is not a sequence";
+  return seq;
+}
+
+/// Output I as the sequence VALUES.
+void setSequenceOutput(NC &ctx, unsigned i, std::vector<Value> values) {
+  if (ctx.hasOutput(i))
+    ctx.graph.defineSequence(ctx.node.output(i), std::move(values));
+}
+
+/// SplitToSequence: the pieces of X along AXIS: SPLIT sizes (a list), or
+/// pieces of SPLIT elements (a scalar; the last may be smaller), or, without
+/// SPLIT, single elements, squeezed unless keepdims = 0 says otherwise.
+LogicalResult importSplitToSequence(NC &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto axis = ctx.normalizeAxis(ctx.getInt("axis", 0), NC::rank(x));
+  if (failed(axis))
+    return failure();
+  int64_t dim = NC::shape(x)[*axis];
+  SmallVector<int64_t> sizes;
+  bool squeeze = false;
+  if (ctx.hasInput(1)) {
+    DenseElementsAttr split = ctx.constantInput(1);
+    if (!split)
+      return ctx.error() << "split must be a compile-time constant", failure();
+    SmallVector<int64_t> given;
+    for (const APInt &v : split.getValues<APInt>())
+      given.push_back(v.getSExtValue());
+    if (split.getType().getRank() == 0) {
+      if (given[0] <= 0)
+        return ctx.error() << "split " << given[0] << " is not positive", failure();
+      for (int64_t start = 0; start < dim; start += given[0])
+        sizes.push_back(std::min(given[0], dim - start));
+    } else {
+      sizes = given;
+    }
+  } else {
+    sizes.assign(size_t(dim), 1);
+    squeeze = ctx.getInt("keepdims", 1) == 0;
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0 || s > dim - total)
+      return ctx.error() << "split sizes " << formatShape(sizes) << " do not fit dimension "
+                         << dim,
+             failure();
+    total += s;
+  }
+  if (total != dim)
+    return ctx.error() << "split sizes add up to " << total << ", not " << dim, failure();
+  std::vector<Value> pieces;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    Value piece = ctx.sliceAxis(x, *axis, start, s);
+    if (squeeze) {
+      SmallVector<int64_t> shape(NC::shape(piece));
+      shape.erase(shape.begin() + *axis);
+      piece = ctx.reshape(piece, shape);
+    }
+    pieces.push_back(piece);
+    start += s;
+  }
+  setSequenceOutput(ctx, 0, std::move(pieces));
+  return success();
+}
+
+/// SequenceAt: the tensor at a compile-time POSITION (negative from the end).
+LogicalResult importSequenceAt(NC &ctx) {
+  const std::vector<Value> *seq = sequenceInput(ctx, 0);
+  if (!seq)
+    return failure();
+  auto position = ctx.intsInput(1, "position");
+  if (failed(position))
+    return failure();
+  if (position->size() != 1)
+    return ctx.error() << "position must be a scalar", failure();
+  int64_t n = int64_t(seq->size()), p = (*position)[0];
+  if (p < -n || p >= n)
+    return ctx.error() << "position " << p << " is outside a sequence of " << n << " tensors",
+           failure();
+  ctx.setOutput(0, (*seq)[size_t(p < 0 ? p + n : p)]);
+  return success();
+}
+
+/// SequenceLength: the number of tensors, a constant int64 scalar.
+LogicalResult importSequenceLength(NC &ctx) {
+  const std::vector<Value> *seq = sequenceInput(ctx, 0);
+  if (!seq)
+    return failure();
+  Value n = ctx.constI64({int64_t(seq->size())});
+  ctx.setOutput(0, ctx.reshape(n, {}));
+  return success();
+}
+
+/// SequenceConstruct: a sequence of its inputs.
+LogicalResult importSequenceConstruct(NC &ctx) {
+  std::vector<Value> values;
+  for (unsigned i = 0; i < ctx.numInputs(); ++i) {
+    Value v = ctx.input(i);
+    if (!v)
+      return failure();
+    values.push_back(v);
+  }
+  setSequenceOutput(ctx, 0, std::move(values));
+  return success();
+}
+
+/// ConcatFromSequence: the tensors joined along AXIS, or stacked along a
+/// new AXIS when new_axis = 1.
+LogicalResult importConcatFromSequence(NC &ctx) {
+  const std::vector<Value> *seq = sequenceInput(ctx, 0);
+  if (!seq)
+    return failure();
+  if (seq->empty())
+    return ctx.error() << "cannot join an empty sequence", failure();
+  bool stack = ctx.getInt("new_axis", 0) != 0;
+  int64_t rank = NC::rank(seq->front());
+  auto axis = ctx.normalizeAxis(ctx.getInt("axis", 0), rank + (stack ? 1 : 0));
+  if (failed(axis))
+    return failure();
+  SmallVector<Value> parts;
+  for (Value v : *seq) {
+    if (NC::rank(v) != rank || NC::elementType(v) != NC::elementType(seq->front()))
+      return ctx.error() << "the tensors differ in rank or element type: "
+                         << NC::type(seq->front()) << " and " << NC::type(v),
+             failure();
+    if (stack) {
+      SmallVector<int64_t> shape(NC::shape(v));
+      shape.insert(shape.begin() + *axis, 1);
+      v = ctx.reshape(v, shape);
+    }
+    parts.push_back(v);
+  }
+  ctx.setOutput(0, parts.size() == 1 ? parts[0] : ctx.create<ConcatOp>(parts, *axis));
+  return success();
+}
+
 LogicalResult importSplit(NC &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -1049,6 +1196,11 @@ void tcc::onnx_frontend::registerTensorHandlers(HandlerTable &t) {
   t["Transpose"] = importTranspose;
   t["Concat"] = importConcat;
   t["Split"] = importSplit;
+  t["SplitToSequence"] = importSplitToSequence;
+  t["SequenceAt"] = importSequenceAt;
+  t["SequenceLength"] = importSequenceLength;
+  t["SequenceConstruct"] = importSequenceConstruct;
+  t["ConcatFromSequence"] = importConcatFromSequence;
   t["Slice"] = importSlice;
   t["Gather"] = importGather;
   t["GatherElements"] = importGatherElements;

@@ -695,7 +695,7 @@ LogicalResult GraphImporter::importNodes(ArrayRef<int> order) {
     if (failed(handlers.lookup(node.op_type())(nc)))
       return failure();
     for (int o = 0; o < node.output_size(); ++o) {
-      if (node.output(o).empty())
+      if (node.output(o).empty() || lookupSequence(node.output(o)))
         continue;
       auto it = values.find(node.output(o));
       if (it == values.end())
