@@ -345,8 +345,10 @@ std::optional<InitSpec> Elaborator::evalInit(const ParamStmt &stmt, const std::s
   int64_t receptive = 1;
   for (int64_t d = 2; d < type.rank(); ++d)
     receptive *= type.shape[d];
-  double fanIn = type.rank() >= 2 ? double(type.shape[1] * receptive) : double(type.shape[0]);
-  double fanOut = type.rank() >= 2 ? double(type.shape[0] * receptive) : double(type.shape[0]);
+  // A vector's fan is its length; a scalar's is 1 (it has no dimension).
+  double vectorFan = type.rank() == 1 ? double(type.shape[0]) : 1.0;
+  double fanIn = type.rank() >= 2 ? double(type.shape[1] * receptive) : vectorFan;
+  double fanOut = type.rank() >= 2 ? double(type.shape[0] * receptive) : vectorFan;
   auto arg = [&](size_t i, double dflt) { return std::isnan(args[i]) ? dflt : args[i]; };
   if (kind == "zeros" || kind == "ones" || kind == "constant") {
     spec.kind = InitSpec::Constant;
