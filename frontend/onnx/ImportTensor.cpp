@@ -195,7 +195,8 @@ LogicalResult importTranspose(NC &ctx) {
   return success();
 }
 
-LogicalResult importConcat(NC &ctx) {
+/// Every input of the node, in order; failure (reported) when one is absent.
+FailureOr<SmallVector<Value>> allInputs(NC &ctx) {
   SmallVector<Value> xs;
   for (unsigned i = 0; i < ctx.numInputs(); ++i) {
     Value v = ctx.input(i);
@@ -203,6 +204,32 @@ LogicalResult importConcat(NC &ctx) {
       return failure();
     xs.push_back(v);
   }
+  return xs;
+}
+
+/// Checks that SIZES are non-negative and add up to DIM (a Split's pieces).
+LogicalResult checkSplitSizes(NC &ctx, ArrayRef<int64_t> sizes, int64_t dim) {
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    if (s < 0)
+      return ctx.error() << "split sizes must be non-negative", failure();
+    // Compared before adding, so that huge sizes cannot wrap the sum.
+    if (s > dim - start)
+      return ctx.error() << "split sizes " << formatShape(sizes)
+                         << " add up to more than " << dim,
+             failure();
+    start += s;
+  }
+  if (start != dim)
+    return ctx.error() << "split sizes add up to " << start << ", not " << dim, failure();
+  return success();
+}
+
+LogicalResult importConcat(NC &ctx) {
+  auto inputs = allInputs(ctx);
+  if (failed(inputs))
+    return failure();
+  SmallVector<Value> xs = std::move(*inputs);
   if (xs.empty())
     return ctx.error() << "needs at least one input", failure();
   int64_t r = NC::rank(xs[0]);
@@ -277,16 +304,8 @@ LogicalResult importSplitToSequence(NC &ctx) {
     sizes.assign(size_t(dim), 1);
     squeeze = ctx.getInt("keepdims", 1) == 0;
   }
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0 || s > dim - total)
-      return ctx.error() << "split sizes " << formatShape(sizes) << " do not fit dimension "
-                         << dim,
-             failure();
-    total += s;
-  }
-  if (total != dim)
-    return ctx.error() << "split sizes add up to " << total << ", not " << dim, failure();
+  if (failed(checkSplitSizes(ctx, sizes, dim)))
+    return failure();
   std::vector<Value> pieces;
   int64_t start = 0;
   for (int64_t s : sizes) {
@@ -333,14 +352,10 @@ LogicalResult importSequenceLength(NC &ctx) {
 
 /// SequenceConstruct: a sequence of its inputs.
 LogicalResult importSequenceConstruct(NC &ctx) {
-  std::vector<Value> values;
-  for (unsigned i = 0; i < ctx.numInputs(); ++i) {
-    Value v = ctx.input(i);
-    if (!v)
-      return failure();
-    values.push_back(v);
-  }
-  setSequenceOutput(ctx, 0, std::move(values));
+  auto inputs = allInputs(ctx);
+  if (failed(inputs))
+    return failure();
+  setSequenceOutput(ctx, 0, std::vector<Value>(inputs->begin(), inputs->end()));
   return success();
 }
 
@@ -413,22 +428,9 @@ LogicalResult importSplit(NC &ctx) {
     return ctx.error() << "split has " << sizes.size() << " sizes for " << n
                        << " outputs",
            failure();
+  if (failed(checkSplitSizes(ctx, sizes, dim)))
+    return failure();
   int64_t start = 0;
-  for (int64_t s : sizes) {
-    if (s < 0)
-      return ctx.error() << "split sizes must be non-negative", failure();
-    // Compared before adding, so that huge sizes cannot wrap the sum.
-    if (s > dim - start)
-      return ctx.error() << "split sizes " << formatShape(sizes)
-                         << " add up to more than " << dim,
-             failure();
-    start += s;
-  }
-  if (start != dim)
-    return ctx.error() << "split sizes add up to " << start << ", not "
-                       << dim,
-           failure();
-  start = 0;
   for (auto [i, s] : llvm::enumerate(sizes)) {
     ctx.setOutput(i, ctx.sliceAxis(x, *axis, start, s));
     start += s;
