@@ -274,7 +274,7 @@ void setSequenceOutput(NC &ctx, unsigned i, std::vector<Value> values) {
 
 /// SplitToSequence: the pieces of X along AXIS: SPLIT sizes (a list), or
 /// pieces of SPLIT elements (a scalar; the last may be smaller), or, without
-/// SPLIT, single elements, squeezed unless keepdims = 0 says otherwise.
+/// SPLIT, single elements (their axis removed when keepdims = 0).
 LogicalResult importSplitToSequence(NC &ctx) {
   Value x = ctx.input(0);
   if (!x)
