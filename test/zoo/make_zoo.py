@@ -49,8 +49,6 @@ import os
 import sys
 import warnings
 
-sys.path.insert(0, '/opt/zoo-pydeps')
-
 import numpy as np
 import onnx
 import onnx.numpy_helper
@@ -146,8 +144,11 @@ def hf():
 
 def hf_common(cfg):
     """Return tuples, not ModelOutput dicts (the first element is the logits), and
-    no key/value cache outputs."""
-    cfg.return_dict = False
+    no key/value cache outputs. Transformers 5 returns tuples only at the top
+    level (its models read their submodules' outputs by name), so there the
+    output stays a ModelOutput and loss_of takes its logits."""
+    if int(hf().__version__.split('.')[0]) < 5:
+        cfg.return_dict = False
     cfg.use_cache = False
     cfg._attn_implementation = 'eager'
     return cfg
@@ -406,7 +407,7 @@ def to_inputs(data, names, lo, hi, dtype):
 
 def loss_of(model, data, names, lo, hi, dtype):
     out = model(*to_inputs(data, names, lo, hi, dtype))
-    logits = out[0] if isinstance(out, (tuple, list)) else out
+    logits = out[0] if isinstance(out, (tuple, list)) else getattr(out, 'logits', out)
     y = torch.from_numpy(data['y'][lo:hi])
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
@@ -468,8 +469,22 @@ def regenerate(name, model):
     return entries
 
 
-def build(name, out_dir):
-    ctor, source, kind, batch, opt = MODELS[name]
+def export_torchscript(model, inputs, names, onnx_path):
+    """PyTorch 1.13's TorchScript exporter in training mode, opset 17, no
+    constant folding."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        torch.onnx.export(model, inputs, onnx_path, training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, opset_version=17, input_names=names,
+                          output_names=['logits'])
+
+
+def build(name, out_dir, models=MODELS, export=export_torchscript, name_buffers=True):
+    """Exports models[name] with export(model, inputs, input names, path) and
+    writes out_dir/name/{model.onnx,ref.json}. name_buffers: pass the float
+    initializers that are not parameters (buffers) to tcc with --buffers;
+    without it tcc must find them itself (the dynamo exporter marks them)."""
+    ctor, source, kind, batch, opt = models[name]
     data_dir = os.path.join(HERE, 'data', kind)
     data = {f[:-4]: np.load(os.path.join(data_dir, f)) for f in sorted(os.listdir(data_dir)) if f.endswith('.npy')}
     names = [k for k in data if k != 'y']
@@ -485,11 +500,7 @@ def build(name, out_dir):
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
     onnx_path = os.path.join(d, 'model.onnx')
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        torch.onnx.export(model, tuple(to_inputs(data, names, 0, batch, torch.float32)), onnx_path,
-                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                          opset_version=17, input_names=names, output_names=['logits'])
+    export(model, tuple(to_inputs(data, names, 0, batch, torch.float32)), names, onnx_path)
     model.load_state_dict(initial)
 
     # Map ONNX initializers to module tensors: by name, else by bytes.
@@ -552,7 +563,8 @@ def build(name, out_dir):
     # TorchScript exporter writes like parameters.
     freeze = sorted({onnx_of[n] for n in frozen_params if n in onnx_of})
     tcc_flags = ['--loss=cross_entropy'] + opt[2] + (['--freeze=' + ','.join(freeze)] if freeze else [])
-    tcc_flags += ['--buffers=' + ','.join(sorted(extra_float))] if extra_float else []
+    if name_buffers and extra_float:
+        tcc_flags.append('--buffers=' + ','.join(sorted(extra_float)))
     run_flags = ['--lr', '%g' % opt[1]['lr']]
 
     # References: fp32 losses; float64 and fp32 first steps.
@@ -615,23 +627,33 @@ def build(name, out_dir):
           flush=True)
 
 
-def main():
-    torch.set_num_threads(2)
+def write_data():
     os.makedirs(os.path.join(HERE, 'data'), exist_ok=True)
     for kind, make in DATA.items():
         d = os.path.join(HERE, 'data', kind)
         os.makedirs(d, exist_ok=True)
         for k, v in make().items():
             np.save(os.path.join(d, k + '.npy'), v)
+
+
+def build_all(names, **kw):
+    """Builds each model, reporting a failure and going on with the next."""
     failed = []
-    for name in sys.argv[1:] or list(MODELS):
+    for name in names:
         try:
-            build(name, HERE)
+            build(name, HERE, **kw)
         except Exception as e:  # report and go on with the next model
             print('%s: FAILED: %s: %s' % (name, type(e).__name__, str(e).splitlines()[0] if str(e) else ''), flush=True)
             failed.append(name)
     if failed:
         sys.exit('failed: ' + ' '.join(failed))
+
+
+def main():
+    sys.path.insert(0, '/opt/zoo-pydeps')
+    torch.set_num_threads(2)
+    write_data()
+    build_all(sys.argv[1:] or list(MODELS))
 
 
 if __name__ == '__main__':

@@ -1,0 +1,189 @@
+#!/opt/tcc/zoo-dynamo-venv/bin/python
+"""make_zoo_dynamo.py - zoo models exported by current PyTorch's default exporter.
+
+The same models, data, weights and references as make_zoo.py (whose functions
+this script reuses), exported the way a user of current PyTorch does:
+torch.onnx.export with the dynamo exporter (the default from PyTorch 2.9),
+configured for training:
+
+  - optimize=False: the exporter's optimizer would merge initializers with
+    equal values (every LayerNorm weight one shared tensor), drop zero biases,
+    pre-transpose weights and fold batch norms into convolutions;
+  - BatchNormalization in training mode: onnxscript's translation of
+    aten._native_batch_norm_legit_functional writes inference mode whatever
+    `training` says, so TRAINING_TRANSLATIONS replaces it;
+  - the model in train() mode; buffers are marked by the exporter itself (the
+    graph signature's InputSpec.kind metadata), so tcc gets no --buffers flag
+    and must find them.
+
+Dropout and stochastic depth are off (p = 0) in these models as in make_zoo.py:
+a first-step reference needs PyTorch's random stream, which tcc's Philox
+stream does not reproduce.
+
+Run from the repository root with the venv that test/zoo/setup_dynamo.sh makes
+(PyPI's torch, torchvision, onnxscript, onnx, transformers at the pins of
+test/zoo/requirements-dynamo.txt):
+
+    test/zoo/setup_dynamo.sh
+    /opt/tcc/zoo-dynamo-venv/bin/python test/zoo/make_zoo_dynamo.py [MODEL ...]
+
+It writes test/zoo/dynamo_<model>/{model.onnx,ref.json} (the formats of
+make_zoo.py, checked by check_zoo.py with numpy only).
+"""
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+import torchvision
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_zoo as mz  # noqa: E402
+
+PREFIX = 'dynamo_'
+
+
+def bn_training(input, weight=None, bias=None, running_mean=None, running_var=None, training=False,
+                momentum=0.9, eps=1e-05):
+    """aten._native_batch_norm_legit_functional as ONNX BatchNormalization in the
+    mode PyTorch ran it (ONNX momentum = 1 - PyTorch's). The op's saved mean and
+    inverse deviation are outputs for PyTorch's backward pass, which nothing in
+    the exported forward reads; the translation returns the running statistics
+    in their place."""
+    from onnxscript import opset18 as op
+    if not training:
+        norm = op.BatchNormalization(input, weight, bias, running_mean, running_var, epsilon=eps,
+                                     momentum=1.0 - momentum, training_mode=0)
+        return norm, running_mean, running_var, running_mean, running_var
+    norm, new_mean, new_var = op.BatchNormalization(input, weight, bias, running_mean, running_var,
+                                                    epsilon=eps, momentum=1.0 - momentum, training_mode=1)
+    return norm, new_mean, new_var, new_mean, new_var
+
+
+TRAINING_TRANSLATIONS = {torch.ops.aten._native_batch_norm_legit_functional.default: bn_training}
+
+
+def export_dynamo(model, inputs, names, onnx_path):
+    """torch.onnx.export's dynamo exporter configured for training (module
+    docstring)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        program = torch.onnx.export(model, inputs, dynamo=True, optimize=False, input_names=names,
+                                    output_names=['logits'], custom_translation_table=TRAINING_TRANSLATIONS,
+                                    verbose=False)
+    program.save(onnx_path)
+    # The exporter annotates every node with its Python stack, FX node and
+    # module path (10x the graph's size); only the rewrite records matter to
+    # tcc (they warn when training changes), and they would be kept.
+    import onnx
+    m = onnx.load(onnx_path)
+    for node in m.graph.node:
+        keep = [(p.key, p.value) for p in node.metadata_props if p.key.startswith('pkg.onnxscript.rewriter')]
+        del node.metadata_props[:]
+        for key, value in keep:
+            entry = node.metadata_props.add()
+            entry.key, entry.value = key, value
+    onnx.save(m, onnx_path)
+
+
+# ----------------------------------------------------------------------------
+# Models (small configurations of each architecture's own knobs)
+
+
+def m_resnet18():
+    return torchvision.models.resnet18(num_classes=10)
+
+
+def m_mobilenet_v3_small():
+    return torchvision.models.mobilenet_v3_small(num_classes=10, width_mult=0.5, dropout=0.0)
+
+
+def m_efficientnet_v2():
+    from functools import partial
+
+    from torchvision.models.efficientnet import EfficientNet, FusedMBConvConfig, MBConvConfig
+    # EfficientNetV2-S's block kinds (fused MBConv stages, then MBConv with
+    # squeeze-excitation) at a small width, one layer per stage.
+    setting = [FusedMBConvConfig(1, 3, 1, 8, 8, 1), FusedMBConvConfig(4, 3, 2, 8, 16, 1),
+               MBConvConfig(4, 3, 2, 16, 24, 1), MBConvConfig(6, 3, 1, 24, 32, 1)]
+    return EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0, num_classes=10, last_channel=128,
+                        norm_layer=partial(nn.BatchNorm2d, eps=1e-3))
+
+
+def m_swin():
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+                           stochastic_depth_prob=0.0, num_classes=10)
+
+
+class TransformerLM(nn.Module):
+    """Embedding + learned positions -> torch.nn.TransformerEncoder (causal) ->
+    linear head. The causal mask is a registered buffer (-inf above the
+    diagonal), as nanoGPT-style code holds it."""
+
+    def __init__(self, vocab=256, d=64, heads=2, layers=2, t=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(t, d) * 0.02)
+        layer = nn.TransformerEncoderLayer(d, heads, dim_feedforward=2 * d, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d, vocab)
+        self.register_buffer('mask', torch.triu(torch.full((t, t), float('-inf')), diagonal=1))
+
+    def forward(self, input_ids):
+        # is_causal=False: with True, nn.MultiheadAttention drops the mask
+        # and asks SDPA for causality; with None, TransformerEncoder compares
+        # the mask with a causal one, a data-dependent branch that
+        # torch.export refuses.
+        h = self.embed(input_ids) + self.pos[:input_ids.shape[1]]
+        return self.head(self.encoder(h, mask=self.mask, is_causal=False))
+
+
+def m_transformer_lm():
+    return TransformerLM()
+
+
+MODELS = {
+    'resnet18': (m_resnet18, 'torchvision.models.resnet18(num_classes=10)', 'images', 16, mz.sgd(0.05, 0.9, 5e-4)),
+    'mobilenet_v3_small': (m_mobilenet_v3_small, 'torchvision.models.mobilenet_v3_small(num_classes=10, '
+                           'width_mult=0.5, dropout=0.0)', 'images', 16, mz.adam(1e-3, eps=1e-6)),
+    'efficientnet_v2': (m_efficientnet_v2, 'torchvision.models.efficientnet.EfficientNet([FusedMBConvConfig(1, 3, '
+                        '1, 8, 8, 1), FusedMBConvConfig(4, 3, 2, 8, 16, 1), MBConvConfig(4, 3, 2, 16, 24, 1), '
+                        'MBConvConfig(6, 3, 1, 24, 32, 1)], dropout=0.0, stochastic_depth_prob=0.0, num_classes=10, '
+                        'last_channel=128, norm_layer=BatchNorm2d(eps=1e-3))', 'images', 16, mz.adamw(1e-3)),
+    'swin': (m_swin, 'torchvision.models.swin_transformer.SwinTransformer(patch_size=[4, 4], embed_dim=32, '
+             'depths=[2, 2], num_heads=[2, 4], window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10)',
+             'images', 16, mz.adamw(1e-3)),
+    'vit': (mz.m_vit, 'torchvision.models.vision_transformer.VisionTransformer(image_size=32, patch_size=8, '
+            'num_layers=2, num_heads=2, hidden_dim=64, mlp_dim=128, dropout=0.0, attention_dropout=0.0, '
+            'num_classes=10)', 'images', 16, mz.sgd(0.01, 0.9)),
+    'transformer_lm': (m_transformer_lm, 'TransformerLM(vocab=256, d=64, heads=2, layers=2, t=32) '
+                       '(make_zoo_dynamo.py: Embedding + positions -> torch.nn.TransformerEncoder with a causal '
+                       'mask buffer -> Linear)', 'text_lm', 8, mz.adamw(1e-3)),
+    'gpt2': (mz.m_gpt2, 'transformers.GPT2LMHeadModel(GPT2Config(vocab_size=256, n_positions=32, n_embd=64, '
+             'n_layer=2, n_head=2, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=True))',
+             'text_lm', 8, mz.adamw(1e-3)),
+    'bert': (mz.m_bert, 'transformers.BertForSequenceClassification(BertConfig(vocab_size=256, hidden_size=64, '
+             'num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, max_position_embeddings=32, '
+             'hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, classifier_dropout=0.0, num_labels=2))',
+             'text_cls', 8, mz.adamw(1e-4)),
+    'llama': (mz.m_llama, 'transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=64, '
+              'intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, '
+              'max_position_embeddings=32, attention_dropout=0.0))', 'text_lm', 8, mz.adamw(1e-3)),
+}
+
+
+def main():
+    torch.set_num_threads(2)
+    names = sys.argv[1:] or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit('unknown model(s): %s (known: %s)' % (' '.join(unknown), ' '.join(MODELS)))
+    models = {PREFIX + n: MODELS[n] for n in names}
+    mz.build_all(list(models), models=models, export=export_dynamo, name_buffers=False)
+
+
+if __name__ == '__main__':
+    main()
