@@ -62,6 +62,18 @@ inline constexpr llvm::StringLiteral opset = "tcc.opset";
 /// The node of a batch norm that an eval-mode export folded into a
 /// convolution (tcc-build-train-step warns: it cannot train as one).
 inline constexpr llvm::StringLiteral foldedBatchNorm = "tcc.folded_batch_norm";
+/// The exporter that wrote the model, where the file says so:
+/// exporterTorchExport for PyTorch's dynamo exporter (its graph signature).
+inline constexpr llvm::StringLiteral exporter = "tcc.exporter";
+inline constexpr llvm::StringLiteral exporterTorchExport = "torch.export";
+/// {node, rule, count}: the first node that the exporter's optimizer
+/// rewrote (onnxscript's rule_name metadata), its rule, how many nodes carry
+/// one (tcc-build-train-step warns: the rewrites change what trains).
+inline constexpr llvm::StringLiteral exportRewrites = "tcc.export_rewrites";
+/// The state_dict names of the parameters in the exporter's graph
+/// signature that are no initializer of the file (merged, folded or
+/// dropped; tcc-build-train-step warns).
+inline constexpr llvm::StringLiteral exportMissing = "tcc.export_missing";
 /// String key / value pairs for the descriptor's metadata table.
 inline constexpr llvm::StringLiteral metadata = "tcc.metadata";
 

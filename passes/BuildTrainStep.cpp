@@ -257,8 +257,10 @@ void useRunningStatistics(func::FuncOp fn) {
 /// word: its batch norms normalize with the stored running statistics (and
 /// never update them) or were folded into convolutions by PyTorch (the
 /// importer records the first such node as tcc.folded_batch_norm), and its
-/// dropouts are gone. Each case gets one warning that says how to export for
-/// training.
+/// dropouts are gone; or current PyTorch's dynamo exporter changed it (its
+/// optimizer's rewrites, parameters of its graph signature missing from the
+/// file: attr::exportRewrites, attr::exportMissing). Each case gets one
+/// warning that says how to export for training.
 void warnIfExportedForInference(func::FuncOp forward) {
   int64_t count = 0;
   Operation *first = nullptr;
@@ -270,15 +272,52 @@ void warnIfExportedForInference(func::FuncOp forward) {
       first = bn;
     ++count;
   });
-  if (auto folded = forward->getParentOfType<ModuleOp>()->getAttrOfType<StringAttr>(
-          attr::foldedBatchNorm))
+  ModuleOp module = forward->getParentOfType<ModuleOp>();
+  // What fixes it depends on the exporter: current PyTorch's dynamo exporter
+  // writes inference-mode batch norms in any mode (onnxscript's translation)
+  // and rewrites the graph unless told not to.
+  auto exporter = module->getAttrOfType<StringAttr>(attr::exporter);
+  bool dynamo = exporter && exporter.getValue() == attr::exporterTorchExport;
+  const char *dynamoFix =
+      "export with torch.onnx.export(..., dynamo=True, optimize=False) and a training-mode "
+      "translation of aten._native_batch_norm_legit_functional (docs/training.md, \"Exporting "
+      "from PyTorch\"), or let tcc.compile(module, ...) export it";
+  if (auto rewrites = module->getAttrOfType<DictionaryAttr>(attr::exportRewrites)) {
+    auto node = rewrites.getAs<StringAttr>("node");
+    auto rule = rewrites.getAs<StringAttr>("rule");
+    auto count = rewrites.getAs<IntegerAttr>("count");
+    if (node && rule && count)
+      emitWarning(forward.getLoc())
+          << "the exporter's optimizer rewrote " << count.getInt() << " node(s) (node '"
+          << node.getValue() << "': rule " << rule.getValue() << "); its rewrites change "
+          << "what trains (batch norms folded into convolutions, initializers of equal values "
+          << "merged, zero biases dropped, weights pre-transposed), so the step cannot train "
+          << "as PyTorch does; " << dynamoFix;
+  }
+  if (auto missing = module->getAttrOfType<ArrayAttr>(attr::exportMissing)) {
+    SmallVector<StringRef> names;
+    for (Attribute a : missing.getValue().take_front(4))
+      names.push_back(cast<StringAttr>(a).getValue());
+    emitWarning(forward.getLoc())
+        << missing.size() << " parameter(s) of the PyTorch model are no "
+        << "initializer of the file ('" << llvm::join(names, "', '") << "'"
+        << (missing.size() > 4 ? ", ..." : "") << "): the exporter merged, folded or "
+        << "dropped them, so the step trains other tensors than PyTorch's; " << dynamoFix;
+  }
+  if (auto folded = module->getAttrOfType<StringAttr>(attr::foldedBatchNorm))
     emitWarning(forward.getLoc())
         << "the model was exported in eval mode: PyTorch folded batch norms into "
         << "convolutions (node '" << folded.getValue() << "' reads the folded weight), so "
         << "the step cannot train as PyTorch's model.train() does; export with "
         << "torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, "
         << "do_constant_folding=False)";
-  if (first)
+  if (first && dynamo)
+    emitWarning(first->getLoc())
+        << count << " BatchNormalization node(s) run in inference mode: PyTorch's dynamo "
+        << "exporter writes batch norms in inference mode even from model.train(), so "
+        << "training would normalize with the stored running statistics and never update "
+        << "them (PyTorch's model.train() uses batch statistics); " << dynamoFix;
+  else if (first)
     emitWarning(first->getLoc())
         << count << " BatchNormalization node(s) run in inference mode: the model was "
         << "exported in eval mode, so training would normalize with the stored running "

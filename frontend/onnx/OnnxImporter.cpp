@@ -113,6 +113,10 @@ private:
   LogicalResult checkOperators();
   LogicalResult collectInitializers();
   LogicalResult collectBuffers();
+  /// Records on the module what PyTorch's dynamo exporter changed on the way
+  /// to the file (attr::exporter, attr::exportRewrites, attr::exportMissing),
+  /// for tcc-build-train-step's warnings.
+  void recordExportChanges();
   FailureOr<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &info,
                                             bool bindSymbols);
   LogicalResult importInputs();
@@ -280,17 +284,18 @@ LogicalResult GraphImporter::collectInitializers() {
   return success();
 }
 
-/// The metadata_props of a ValueInfoProto (field 4, ONNX IR version 10),
-/// read from the wire: an ONNX library older than the field keeps it as an
-/// unknown field, a newer one as a known one, and both serialize it.
+/// The metadata_props of a message (ONNX IR version 10: field 4 of a
+/// ValueInfoProto, 9 of a NodeProto, 16 of a GraphProto), read from the wire:
+/// an ONNX library older than the field keeps it as an unknown field, a newer
+/// one as a known one, and both serialize it.
 static SmallVector<std::pair<std::string, std::string>>
-valueMetadata(const onnx::ValueInfoProto &info) {
+wireMetadata(const google::protobuf::MessageLite &message, int field) {
   using google::protobuf::internal::WireFormatLite;
-  std::string bytes = info.SerializeAsString();
+  std::string bytes = message.SerializeAsString();
   google::protobuf::io::CodedInputStream in(
       reinterpret_cast<const uint8_t *>(bytes.data()), int(bytes.size()));
   const uint32_t metadataTag =
-      WireFormatLite::MakeTag(4, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+      WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
   SmallVector<std::pair<std::string, std::string>> props;
   while (uint32_t tag = in.ReadTag()) {
     if (tag != metadataTag) {
@@ -309,11 +314,96 @@ valueMetadata(const onnx::ValueInfoProto &info) {
   return props;
 }
 
+static SmallVector<std::pair<std::string, std::string>>
+valueMetadata(const onnx::ValueInfoProto &info) {
+  return wireMetadata(info, 4);
+}
+
 /// The key under which PyTorch's exporter (torch.export, `dynamo=True`)
 /// records each initializer's kind in its value's metadata_props: PARAMETER,
 /// BUFFER, CONSTANT_TENSOR (and USER_INPUT on graph inputs).
 static constexpr llvm::StringLiteral kInputKindKey =
     "pkg.torch.export.graph_signature.InputSpec.kind";
+/// The same exporter's whole graph signature, as text, in the graph's (or,
+/// from older exporters, the model's) metadata_props: one line per input,
+/// `NAME: KIND target='STATE_DICT_NAME'`.
+static constexpr llvm::StringLiteral kSignatureKey =
+    "pkg.torch.export.ExportedProgram.graph_signature";
+/// The key with which onnxscript's optimizer (torch.onnx.export's default
+/// `optimize=True`) marks each node a rewrite rule made.
+static constexpr llvm::StringLiteral kRewriteRuleKey =
+    "pkg.onnxscript.rewriter.rule_name";
+/// The prefix of the keys with which that optimizer marks values it made
+/// (`pkg.onnxscript.optimizer.folded_from`, ...).
+static constexpr llvm::StringLiteral kOptimizerKeyPrefix = "pkg.onnxscript.optimizer.";
+
+void GraphImporter::recordExportChanges() {
+  Operation *op = module->getOperation();
+  // The exporter, known by its graph signature.
+  std::string signature;
+  for (const auto &[key, value] : wireMetadata(graph, 16))
+    if (key == kSignatureKey)
+      signature = value;
+  for (const onnx::StringStringEntryProto &prop : model.metadata_props())
+    if (prop.key() == kSignatureKey && signature.empty())
+      signature = prop.value();
+  bool marked = !signatureParameters.empty() ||
+                llvm::any_of(buffers, [](const auto &b) {
+                  return b.second == tcc::attr::bufferBySignature;
+                });
+  if (!signature.empty() || marked)
+    op->setAttr(tcc::attr::exporter, StringAttr::get(ctx, tcc::attr::exporterTorchExport));
+
+  // Nodes that the exporter's optimizer rewrote: the first, its rule, how many.
+  int64_t rewritten = 0;
+  std::string firstNode, firstRule;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const auto &[key, rule] : wireMetadata(node, 9))
+      if (key == kRewriteRuleKey) {
+        if (!rewritten++) {
+          firstNode = node.name().empty() ? node.output(0) : node.name();
+          firstRule = rule;
+        }
+        break;
+      }
+  if (rewritten)
+    op->setAttr(tcc::attr::exportRewrites,
+                builder.getDictionaryAttr(
+                    {builder.getNamedAttr("node", builder.getStringAttr(firstNode)),
+                     builder.getNamedAttr("rule", builder.getStringAttr(firstRule)),
+                     builder.getNamedAttr("count", builder.getI64IntegerAttr(rewritten))}));
+
+  // Parameters of the signature that are not initializers, where the
+  // optimizer ran (rewritten nodes, or values it folded): merged into another
+  // one, folded or dropped on the way to the file. Without the optimizer a
+  // missing parameter is a tied one (one tensor under two names in PyTorch,
+  // such as GPT-2's embedding and head), which the exporter writes once and
+  // PyTorch trains as one. Buffers are not trained, and the exporter drops
+  // unread ones (a batch norm's num_batches_tracked).
+  bool optimized = rewritten > 0 || llvm::any_of(graph.value_info(), [](const auto &info) {
+                     return llvm::any_of(valueMetadata(info), [](const auto &prop) {
+                       return StringRef(prop.first).starts_with(kOptimizerKeyPrefix);
+                     });
+                   });
+  if (!optimized)
+    return;
+  SmallVector<Attribute> missing;
+  SmallVector<StringRef> lines;
+  StringRef(signature).split(lines, '\n');
+  for (StringRef line : lines) {
+    auto [name, rest] = line.split(": ");
+    rest = rest.trim();
+    if (!rest.consume_front("PARAMETER "))
+      continue;
+    if (!rest.consume_front("target='"))
+      continue;
+    StringRef target = rest.take_until([](char c) { return c == '\''; });
+    if (!target.empty() && !initializers.count(target))
+      missing.push_back(builder.getStringAttr(target));
+  }
+  if (!missing.empty())
+    op->setAttr(tcc::attr::exportMissing, builder.getArrayAttr(missing));
+}
 
 LogicalResult GraphImporter::collectBuffers() {
   // The exporter's graph signature: on the initializer's value_info entry,
@@ -786,6 +876,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
           StringAttr::get(ctx, node.name().empty() ? node.input(1) : node.name()));
       break;
     }
+  recordExportChanges();
   builder.setInsertionPointToEnd(module->getBody());
   func = func::FuncOp::create(builder, fileLoc, options.functionName,
                               FunctionType::get(ctx, {}, {}));
