@@ -29,6 +29,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Opti
 import numpy as np
 
 from . import _tcc
+from . import torch_export as _torch_export
 from ._tcc import Error
 
 __all__ = ["Error", "CompileError", "Artifact", "Session", "TrainResult", "Communicator",
@@ -269,12 +270,25 @@ def checkpoint_metadata(path: Union[str, os.PathLike], key: str) -> Optional[str
     return _tcc.checkpoint_metadata(os.fspath(path), key)
 
 
-def compile(model: Union[str, os.PathLike], output: Union[str, os.PathLike],
-            **flags: Any) -> Artifact:
+def compile(model: Any, output: Any, *more: Any, **flags: Any) -> Artifact:
     """Compiles MODEL (.onnx, .onnxtxt) into OUTPUT (.so, with its
     .safetensors beside it) with the installed tcc, any tcc flag as a keyword
     (loss="cross_entropy", optimizer="sgd", momentum=0.9, batch=64, ...), and
-    loads it. Raises CompileError with tcc's diagnostics."""
+    loads it. Raises CompileError with tcc's diagnostics.
+
+    compile(module, example_inputs, output, **flags) takes a torch.nn.Module
+    instead (torch imported only then): tcc.torch_export exports it for
+    training (OUTPUT with the suffix .onnx beside it; input_names= and
+    output_names= name the graph's inputs and outputs) and compiles that."""
+    if _torch_export.is_module(model):
+        if len(more) != 1:
+            raise TypeError("tcc.compile(module, example_inputs, output, **flags)")
+        names = {k: flags.pop(k) for k in ("input_names", "output_names") if k in flags}
+        model = _torch_export.export_for_training(
+            model, output, os.path.splitext(os.fspath(more[0]))[0] + ".onnx", **names)
+        output = more[0]
+    elif more:
+        raise TypeError("tcc.compile(model_file, output, **flags) takes no third argument")
     command = [_tool("tcc"), os.fspath(model), "-o", os.fspath(output)] + _flags(flags)
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:

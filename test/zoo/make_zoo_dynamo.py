@@ -4,14 +4,15 @@
 The same models, data, weights and references as make_zoo.py (whose functions
 this script reuses), exported the way a user of current PyTorch does:
 torch.onnx.export with the dynamo exporter (the default from PyTorch 2.9),
-configured for training:
+configured for training by python/tcc/torch_export.py (the export of
+tcc.compile(module, ...), loaded by path):
 
   - optimize=False: the exporter's optimizer would merge initializers with
     equal values (every LayerNorm weight one shared tensor), drop zero biases,
     pre-transpose weights and fold batch norms into convolutions;
   - BatchNormalization in training mode: onnxscript's translation of
     aten._native_batch_norm_legit_functional writes inference mode whatever
-    `training` says, so TRAINING_TRANSLATIONS replaces it;
+    `training` says, so a custom translation replaces it;
   - the model in train() mode; buffers are marked by the exporter itself (the
     graph signature's InputSpec.kind metadata), so tcc gets no --buffers flag
     and must find them.
@@ -30,9 +31,9 @@ test/zoo/requirements-dynamo.txt):
 It writes test/zoo/dynamo_<model>/{model.onnx,ref.json} (the formats of
 make_zoo.py, checked by check_zoo.py with numpy only).
 """
+import importlib.util
 import os
 import sys
-import warnings
 
 import torch
 import torch.nn as nn
@@ -45,35 +46,23 @@ import make_zoo as mz  # noqa: E402
 PREFIX = 'dynamo_'
 
 
-def bn_training(input, weight=None, bias=None, running_mean=None, running_var=None, training=False,
-                momentum=0.9, eps=1e-05):
-    """aten._native_batch_norm_legit_functional as ONNX BatchNormalization in the
-    mode PyTorch ran it (ONNX momentum = 1 - PyTorch's). The op's saved mean and
-    inverse deviation are outputs for PyTorch's backward pass, which nothing in
-    the exported forward reads; the translation returns the running statistics
-    in their place."""
-    from onnxscript import opset18 as op
-    if not training:
-        norm = op.BatchNormalization(input, weight, bias, running_mean, running_var, epsilon=eps,
-                                     momentum=1.0 - momentum, training_mode=0)
-        return norm, running_mean, running_var, running_mean, running_var
-    norm, new_mean, new_var = op.BatchNormalization(input, weight, bias, running_mean, running_var,
-                                                    epsilon=eps, momentum=1.0 - momentum, training_mode=1)
-    return norm, new_mean, new_var, new_mean, new_var
+def _load_torch_export():
+    """python/tcc/torch_export.py, the export that tcc.compile(module, ...) does,
+    loaded by path (it imports nothing of tcc; the venv has no tcc)."""
+    path = os.path.join(HERE, '..', '..', 'python', 'tcc', 'torch_export.py')
+    spec = importlib.util.spec_from_file_location('tcc_torch_export', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-TRAINING_TRANSLATIONS = {torch.ops.aten._native_batch_norm_legit_functional.default: bn_training}
+torch_export = _load_torch_export()
 
 
 def export_dynamo(model, inputs, names, onnx_path):
-    """torch.onnx.export's dynamo exporter configured for training (module
-    docstring)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        program = torch.onnx.export(model, inputs, dynamo=True, optimize=False, input_names=names,
-                                    output_names=['logits'], custom_translation_table=TRAINING_TRANSLATIONS,
-                                    verbose=False)
-    program.save(onnx_path)
+    """torch.onnx.export's dynamo exporter configured for training, as
+    tcc.compile(module, ...) runs it (tcc.torch_export.export_for_training)."""
+    torch_export.export_for_training(model, inputs, onnx_path, input_names=names, output_names=['logits'])
     # The exporter annotates every node with its Python stack, FX node and
     # module path (10x the graph's size); only the rewrite records matter to
     # tcc (they warn when training changes), and they would be kept.
