@@ -63,6 +63,12 @@ def Tcc_LossReduction : I32EnumAttr<"LossReduction", "loss reduction", [
   let cppNamespace = "::tcc";
 }
 
+def Tcc_RandomDistribution : I32EnumAttr<"RandomDistribution",
+    "distribution of tcc.random", [
+    I32EnumAttrCase<"uniform", 0>, I32EnumAttrCase<"normal", 1>]> {
+  let cppNamespace = "::tcc";
+}
+
 def Tcc_PadMode : I32EnumAttr<"PadMode", "padding mode", [
     I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"reflect", 1>,
     I32EnumAttrCase<"edge", 2>, I32EnumAttrCase<"wrap", 3>]> {

@@ -11,6 +11,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace tcc;
@@ -645,6 +646,20 @@ LogicalResult DropoutOp::verify() {
   double r = getRatio().convertToDouble();
   if (!(r >= 0.0 && r < 1.0))
     return emitOpError("ratio must be in [0, 1), got ") << r;
+  if (getRng() && getRng().getType().getShape() != ArrayRef<int64_t>{2})
+    return emitOpError("rng must be [seed, counter], a tensor<2xi64>, not ")
+           << getRng().getType();
+  return success();
+}
+
+LogicalResult RandomOp::verify() {
+  double a = getA().convertToDouble(), b = getB().convertToDouble();
+  if (!std::isfinite(a) || !std::isfinite(b))
+    return emitOpError("a and b must be finite, got ") << a << " and " << b;
+  if (getDistribution() == RandomDistribution::uniform && !(a <= b))
+    return emitOpError("uniform needs a <= b, got [") << a << ", " << b << ")";
+  if (getDistribution() == RandomDistribution::normal && !(b >= 0.0))
+    return emitOpError("normal needs a standard deviation b >= 0, got ") << b;
   if (getRng() && getRng().getType().getShape() != ArrayRef<int64_t>{2})
     return emitOpError("rng must be [seed, counter], a tensor<2xi64>, not ")
            << getRng().getType();

@@ -707,6 +707,35 @@ def Tcc_DropoutOp : Tcc_Op<"dropout", [Tcc_Precision<"Follow", "moves or picks v
   let hasVerifier = 1;
 }
 
+def Tcc_RandomOp : Tcc_Op<"random", [Tcc_Precision<"Follow", "random draws: the declared type">, Pure]> {
+  let summary = "random numbers from the step's counter-based generator";
+  let description = [{
+    A tensor of independent draws: `uniform` in [a, b), or `normal` with mean
+    a and standard deviation b. Element `i` (row-major index) takes the
+    Philox4x32-10 words (w0, w1, ...) for key `(seed low, seed high)` and
+    counter `(i, stream, counter low, counter high)`, as tcc.dropout does;
+    u = (w0 >> 8) 2^-24 in [0, 1) gives `a + (b - a) u`, and Box-Muller gives
+    `a + b sqrt(-2 ln u1) cos(2 pi u2)` with u1 = ((w0 >> 8) + 1) 2^-24 in
+    (0, 1] and u2 = (w1 >> 8) 2^-24, computed in f32. The training-step
+    builder gives `rng = [seed, counter]` (the step's runtime input) to every
+    tcc.random of the step; without it (forward, eval_step, infer) the op
+    draws one fixed sample, seed 0 and counter 0. The importer numbers the
+    streams by ONNX node, as for dropout.
+
+    ```mlir
+    %u = tcc.random {a = 0.0 : f64, b = 1.0 : f64, distribution = 0 : i32, stream = 3 : i64} : tensor<4x8xf32>
+    %n = tcc.random rng(%rng : tensor<2xi64>) {a = 0.0 : f64, b = 1.0 : f64, distribution = 1 : i32, stream = 4 : i64} : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Optional<StaticShapeTensorOf<[I64]>>:$rng, Tcc_RandomDistribution:$distribution,
+                   F64Attr:$a, F64Attr:$b, I64Attr:$stream);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = [{
+    (`rng` `(` $rng^ `:` type($rng) `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tcc_ResizeOp : Tcc_Op<"resize", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, SameOperandsAndResultElementType]> {
   let summary = "resampling by interpolation (ONNX Resize)";
   let description = [{

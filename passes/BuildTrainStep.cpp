@@ -750,23 +750,28 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     return params;
   }
 
-  /// Gives every dropout of FN that drops something the step's RNG state,
-  /// the runtime input `rng` = [seed, counter].
+  /// Gives every dropout of FN that drops something, and every tcc.random,
+  /// the step's RNG state, the runtime input `rng` = [seed, counter].
   LogicalResult connectDropouts(func::FuncOp fn) {
-    SmallVector<DropoutOp> dropouts;
-    fn.walk([&](DropoutOp d) {
-      if (d.getRatio().convertToDouble() > 0 && !d.getRng())
-        dropouts.push_back(d);
+    SmallVector<MutableOperandRange> uses;
+    fn.walk([&](Operation *op) {
+      if (auto d = dyn_cast<DropoutOp>(op)) {
+        if (d.getRatio().convertToDouble() > 0 && !d.getRng())
+          uses.push_back(d.getRngMutable());
+      } else if (auto r = dyn_cast<RandomOp>(op)) {
+        if (!r.getRng())
+          uses.push_back(r.getRngMutable());
+      }
     });
-    if (dropouts.empty())
+    if (uses.empty())
       return success();
     FunctionEditor e(fn);
     Value rng = e.addArgument(RankedTensorType::get({2}, IntegerType::get(&getContext(), 64)),
                               attr::input, TCC_INPUT_RNG);
     if (!rng)
       return failure();
-    for (DropoutOp d : dropouts)
-      d.getRngMutable().assign(rng);
+    for (MutableOperandRange &use : uses)
+      use.assign(rng);
     return success();
   }
 

@@ -29,6 +29,7 @@ NOT_DIFFERENTIABLE = {
     'argmax': 'integer result',
     'argmin': 'integer result',
     'all_reduce': 'a collective of the training step, built after the backward',
+    'random': 'no float operands (draws from the generator)',
 }
 
 

@@ -1611,6 +1611,96 @@ static LogicalResult importDropout(NodeContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
+// Random numbers
+//===----------------------------------------------------------------------===//
+
+/// The element type a random node draws: its dtype attribute, else DFLT. tcc
+/// draws floats only.
+static FailureOr<Type> randomElementType(NodeContext &ctx, Type dflt) {
+  if (ctx.hasAttr("dtype")) {
+    int64_t dtype = ctx.getInt("dtype", 0);
+    dflt = convertElementType(ctx.b.getContext(), int32_t(dtype));
+    if (!dflt || !isa<FloatType>(dflt))
+      return ctx.error() << "dtype " << onnxTypeName(int32_t(dtype))
+                         << " is not a float type: tcc draws float random numbers",
+             failure();
+  }
+  if (!isa<FloatType>(dflt))
+    return ctx.error() << "the input is not a float tensor: give a float dtype "
+                          "attribute",
+           failure();
+  return dflt;
+}
+
+/// RandomUniform / RandomNormal (shape attribute, f32 unless dtype says) and
+/// RandomUniformLike / RandomNormalLike (the input's shape and type) become
+/// tcc.random with the node's own stream: the training step draws from its
+/// Philox state (seed, step), so a run is reproducible and resumes exactly;
+/// eval_step and infer draw one fixed sample (tcc.random). The seed
+/// attribute is ignored, as Dropout's is: the run's --seed decides.
+template <RandomDistribution D, bool Like>
+static LogicalResult importRandom(NodeContext &ctx) {
+  SmallVector<int64_t> shape;
+  Type dflt = ctx.b.getF32Type();
+  if (Like) {
+    Value x = ctx.input(0);
+    if (!x)
+      return failure();
+    shape.assign(NodeContext::shape(x).begin(), NodeContext::shape(x).end());
+    dflt = NodeContext::elementType(x);
+  } else {
+    if (!ctx.hasAttr("shape"))
+      return ctx.error() << "the 'shape' attribute is required", failure();
+    shape = ctx.getInts("shape");
+    for (int64_t d : shape)
+      if (d < 0)
+        return ctx.error() << "shape has a negative dimension " << d, failure();
+  }
+  auto et = randomElementType(ctx, dflt);
+  if (failed(et))
+    return failure();
+  bool uniform = D == RandomDistribution::uniform;
+  double a = uniform ? ctx.getFloat("low", 0.0) : ctx.getFloat("mean", 0.0);
+  double b = uniform ? ctx.getFloat("high", 1.0) : ctx.getFloat("scale", 1.0);
+  if (!std::isfinite(a) || !std::isfinite(b))
+    return ctx.error() << (uniform ? "low and high" : "mean and scale")
+                       << " must be finite, got " << numStr(a) << " and " << numStr(b),
+           failure();
+  if (uniform && !(a <= b))
+    return ctx.error() << "low " << numStr(a) << " is above high " << numStr(b), failure();
+  if (!uniform && !(b >= 0.0))
+    return ctx.error() << "scale " << numStr(b) << " is negative", failure();
+  auto op = ctx.createOp<RandomOp>(RankedTensorType::get(shape, *et), /*rng=*/Value(), D,
+                                   APFloat(a), APFloat(b), uint64_t(ctx.nodeIndex));
+  ctx.setOutput(0, op.getResult());
+  return success();
+}
+
+/// Bernoulli(p): 1 where a uniform draw u in [0, 1) (tcc.random on the node's
+/// stream) is below p, else 0, in dtype (default p's type). What PyTorch's
+/// torch.bernoulli exports as; p outside [0, 1] saturates.
+static LogicalResult importBernoulli(NodeContext &ctx) {
+  Value p = ctx.input(0);
+  if (!p || failed(requireFloat(ctx, p, "input")))
+    return failure();
+  Type et = NodeContext::elementType(p);
+  if (ctx.hasAttr("dtype")) {
+    int64_t dtype = ctx.getInt("dtype", 0);
+    et = convertElementType(ctx.b.getContext(), int32_t(dtype));
+    if (!et)
+      return ctx.error() << "dtype " << onnxTypeName(int32_t(dtype))
+                         << " is not supported by tcc",
+             failure();
+  }
+  auto u = ctx.createOp<RandomOp>(NodeContext::type(p), /*rng=*/Value(),
+                                  RandomDistribution::uniform, APFloat(0.0), APFloat(1.0),
+                                  uint64_t(ctx.nodeIndex));
+  Value hit = ctx.create<CompareOp>(CmpPredicate::lt, u.getResult(), p);
+  ctx.setOutput(0, ctx.cast(hit, et));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
 
@@ -1736,6 +1826,11 @@ void tcc::onnx_frontend::registerNNHandlers(HandlerTable &table) {
   table["ArgMax"] = importArgReduce<ArgMaxOp>;
   table["ArgMin"] = importArgReduce<ArgMinOp>;
   table["Dropout"] = importDropout;
+  table["RandomUniform"] = importRandom<RandomDistribution::uniform, false>;
+  table["RandomUniformLike"] = importRandom<RandomDistribution::uniform, true>;
+  table["RandomNormal"] = importRandom<RandomDistribution::normal, false>;
+  table["RandomNormalLike"] = importRandom<RandomDistribution::normal, true>;
+  table["Bernoulli"] = importBernoulli;
   table["NegativeLogLikelihoodLoss"] = importNllLoss;
   table["SoftmaxCrossEntropyLoss"] = importSoftmaxCrossEntropyLoss;
 }

@@ -1,4 +1,4 @@
-//===- Normalization.cpp - softmax, norms, nll_loss and dropout -----------===//
+//===- Normalization.cpp - softmax, norms, nll_loss, dropout, random ------===//
 //
 // The ops that combine reductions with elementwise epilogues. Each becomes a
 // few linalg.generic ops (reductions over some dimensions, then an
@@ -383,9 +383,10 @@ struct NllLossLowering : OpConversionPattern<NllLossOp> {
   }
 };
 
-/// Philox4x32-10 (Salmon et al., SC'11) on i32 words: the first output word
+/// Philox4x32-10 (Salmon et al., SC'11) on i32 words: the four output words
 /// for counter C and key K.
-Value philoxFirstWord(OpBuilder &b, Location loc, std::array<Value, 4> c, std::array<Value, 2> k) {
+std::array<Value, 4> philox(OpBuilder &b, Location loc, std::array<Value, 4> c,
+                            std::array<Value, 2> k) {
   Type i32 = b.getI32Type();
   auto konst = [&](uint32_t v) { return intConst(b, loc, i32, int64_t(int32_t(v))); };
   Value m0 = konst(0xD2511F53), m1 = konst(0xCD9E8D57);
@@ -402,7 +403,50 @@ Value philoxFirstWord(OpBuilder &b, Location loc, std::array<Value, 4> c, std::a
     };
     c = {x3(p1.getHigh(), c[1], k[0]), p1.getLow(), x3(p0.getHigh(), c[3], k[1]), p0.getLow()};
   }
-  return c[0];
+  return c;
+}
+
+/// The key (seed) and the high counter words (the step's counter) of a
+/// random op's Philox draws, from `rng = [seed, counter]`, or seed 0 and
+/// counter 0 without it; and the op's element count checked against the
+/// 32-bit element word of the counter.
+struct PhiloxState {
+  std::array<Value, 2> key, count;
+};
+FailureOr<PhiloxState> philoxState(OpBuilder &b, Operation *op, Value rng,
+                                   RankedTensorType type) {
+  Location loc = op->getLoc();
+  if (type.getNumElements() > (int64_t(1) << 32))
+    return op->emitOpError("random draws for more than 2^32 elements are not supported (the "
+                           "Philox counter holds a 32-bit element index)");
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  if (!rng) {
+    Value zero = intConst(b, loc, i32, 0);
+    return PhiloxState{{zero, zero}, {zero, zero}};
+  }
+  Value seed = tensor::ExtractOp::create(b, loc, rng, ValueRange{indexConst(b, loc, 0)});
+  Value counter = tensor::ExtractOp::create(b, loc, rng, ValueRange{indexConst(b, loc, 1)});
+  auto words = [&](Value v) -> std::array<Value, 2> {
+    Value hi = arith::ShRUIOp::create(b, loc, v, intConst(b, loc, i64, 32));
+    return {arith::TruncIOp::create(b, loc, i32, v).getResult(),
+            arith::TruncIOp::create(b, loc, i32, hi).getResult()};
+  };
+  return PhiloxState{words(seed), words(counter)};
+}
+
+/// The Philox words of the element at the current linalg.generic indices of
+/// a tensor of SHAPE (row-major index, as i32) in stream STREAM.
+std::array<Value, 4> philoxAt(OpBuilder &b, Location l, ArrayRef<int64_t> shape,
+                              int64_t stream, const PhiloxState &state) {
+  Type i32 = b.getI32Type();
+  Value linear = indexConst(b, l, 0);
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    linear = arith::MulIOp::create(b, l, linear, indexConst(b, l, shape[d]));
+    linear = arith::AddIOp::create(b, l, linear, linalg::IndexOp::create(b, l, d));
+  }
+  Value i = arith::IndexCastUIOp::create(b, l, i32, linear);
+  return philox(b, l, {i, intConst(b, l, i32, stream), state.count[0], state.count[1]},
+                state.key);
 }
 
 /// dropout. Without RNG state (outside training): the identity and an
@@ -424,21 +468,11 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
       return success();
     }
     auto xType = cast<RankedTensorType>(adaptor.getInput().getType());
-    if (xType.getNumElements() > (int64_t(1) << 32))
-      return op.emitOpError("dropout of more than 2^32 elements is not supported (the Philox "
-                            "counter holds a 32-bit element index)");
+    auto state = philoxState(rewriter, op, adaptor.getRng(), xType);
+    if (failed(state))
+      return failure();
     Type et = xType.getElementType();
-    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
-    Value rng = adaptor.getRng();
-    Value seed = tensor::ExtractOp::create(rewriter, loc, rng, ValueRange{indexConst(rewriter, loc, 0)});
-    Value counter = tensor::ExtractOp::create(rewriter, loc, rng, ValueRange{indexConst(rewriter, loc, 1)});
-    auto words = [&](Value v) -> std::array<Value, 2> {
-      Value hi = arith::ShRUIOp::create(rewriter, loc, v, intConst(rewriter, loc, i64, 32));
-      return {arith::TruncIOp::create(rewriter, loc, i32, v).getResult(),
-              arith::TruncIOp::create(rewriter, loc, i32, hi).getResult()};
-    };
-    std::array<Value, 2> key = words(seed), count = words(counter);
-    Value stream = intConst(rewriter, loc, i32, op.getStream());
+    Type i32 = rewriter.getI32Type();
     double ratio = op.getRatio().convertToDouble();
     int64_t threshold = int64_t(std::ceil(ratio * double(1 << 24)));
     Value limit = intConst(rewriter, loc, i32, threshold);
@@ -449,23 +483,82 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
     Value outY = emptyTensor(rewriter, loc, shape, et);
     Value outMask = emptyTensor(rewriter, loc, shape, rewriter.getI1Type());
     SmallVector<AffineMap> maps(3, rewriter.getMultiDimIdentityMap(rank));
+    int64_t stream = op.getStream();
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{outY.getType(), outMask.getType()}, ValueRange{adaptor.getInput()},
         ValueRange{outY, outMask}, maps, parallelIterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          // The row-major index of the element, as i32 (checked above).
-          Value linear = indexConst(b, l, 0);
-          for (unsigned d = 0; d < rank; ++d) {
-            linear = arith::MulIOp::create(b, l, linear, indexConst(b, l, shape[d]));
-            linear = arith::AddIOp::create(b, l, linear, linalg::IndexOp::create(b, l, d));
-          }
-          Value i = arith::IndexCastUIOp::create(b, l, i32, linear);
-          Value word = philoxFirstWord(b, l, {i, stream, count[0], count[1]}, key);
+          Value word = philoxAt(b, l, shape, stream, *state)[0];
           Value bits = arith::ShRUIOp::create(b, l, word, intConst(b, l, i32, 8));
           Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, bits, limit);
           Value scaled = arith::MulFOp::create(b, l, args[0], scale);
           Value y = arith::SelectOp::create(b, l, keep, scaled, zero);
           linalg::YieldOp::create(b, l, ValueRange{y, keep});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+/// random: per element, u = (w0 >> 8) 2^-24 (an f32 in [0, 1), exact);
+/// uniform: a + (b - a) u; normal (Box-Muller): a + b sqrt(-2 ln u1)
+/// cos(2 pi u2), u1 = ((w0 >> 8) + 1) 2^-24 in (0, 1], u2 from w1. In f32,
+/// then cast to the result type.
+struct RandomLowering : OpConversionPattern<RandomOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RandomOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getResult().getType());
+    auto state = philoxState(rewriter, op, adaptor.getRng(), type);
+    if (failed(state))
+      return failure();
+    Type et = type.getElementType(), f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
+    ArrayRef<int64_t> shape = type.getShape();
+    unsigned rank = shape.size();
+    double a = op.getA().convertToDouble(), bb = op.getB().convertToDouble();
+    bool normal = op.getDistribution() == RandomDistribution::normal;
+    int64_t stream = op.getStream();
+    Value out = emptyTensor(rewriter, loc, shape, et);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{out.getType()}, ValueRange{}, ValueRange{out},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)}, parallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          std::array<Value, 4> w = philoxAt(b, l, shape, stream, *state);
+          Value eight = intConst(b, l, i32, 8);
+          Value ulp = scalarConst(b, l, f32, 1.0 / double(1 << 24));
+          auto unit = [&](Value word, int64_t plus) {
+            Value bits = arith::ShRUIOp::create(b, l, word, eight);
+            if (plus)
+              bits = arith::AddIOp::create(b, l, bits, intConst(b, l, i32, plus));
+            return arith::MulFOp::create(b, l, arith::UIToFPOp::create(b, l, f32, bits), ulp)
+                .getResult();
+          };
+          // One value per statement: IR built in call arguments would follow
+          // the host compiler's evaluation order (scripts/check_arg_order.py).
+          Value z;
+          if (!normal) {
+            z = unit(w[0], 0);
+          } else {
+            Value u1 = unit(w[0], 1);
+            Value u2 = unit(w[1], 0);
+            Value minusTwo = scalarConst(b, l, f32, -2.0);
+            Value logU1 = math::LogOp::create(b, l, u1);
+            Value radius = math::SqrtOp::create(b, l, arith::MulFOp::create(b, l, minusTwo, logU1));
+            Value twoPi = scalarConst(b, l, f32, 2.0 * M_PI);
+            Value angle = math::CosOp::create(b, l, arith::MulFOp::create(b, l, twoPi, u2));
+            z = arith::MulFOp::create(b, l, radius, angle);
+          }
+          // uniform: a + (b - a) u; normal: a + b z.
+          Value spread = scalarConst(b, l, f32, normal ? bb : bb - a);
+          Value offset = scalarConst(b, l, f32, a);
+          Value y = arith::AddFOp::create(b, l, offset, arith::MulFOp::create(b, l, spread, z));
+          if (et != f32)
+            y = isa<FloatType>(et) && et.getIntOrFloatBitWidth() > 32
+                    ? arith::ExtFOp::create(b, l, et, y).getResult()
+                    : arith::TruncFOp::create(b, l, et, y).getResult();
+          linalg::YieldOp::create(b, l, ValueRange{y});
         });
     rewriter.replaceOp(op, generic.getResults());
     return success();
@@ -479,5 +572,5 @@ void tcc::lowering::populateNormalizationPatterns(const TypeConverter &tc,
   patterns.add<SoftmaxLowering<SoftmaxOp, false>,
                SoftmaxLowering<LogSoftmaxOp, true>, LayerNormLowering,
                BatchNormInferenceLowering, BatchNormTrainingLowering,
-               NllLossLowering, DropoutLowering>(tc, patterns.getContext());
+               NllLossLowering, DropoutLowering, RandomLowering>(tc, patterns.getContext());
 }

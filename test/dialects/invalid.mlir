@@ -863,6 +863,33 @@ func.func @log_softmax_axis(%x: tensor<2x3xf32>) {
 
 // -----
 
+// Tests that a uniform tcc.random needs a <= b.
+func.func @random_uniform_reversed() {
+  // expected-error @+1 {{uniform needs a <= b, got [1.000000e+00, 0.000000e+00)}}
+  %0 = tcc.random {a = 1.0 : f64, b = 0.0 : f64, distribution = 0 : i32, stream = 0 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a normal tcc.random needs a standard deviation b >= 0.
+func.func @random_normal_negative() {
+  // expected-error @+1 {{normal needs a standard deviation b >= 0, got -2.000000e+00}}
+  %0 = tcc.random {a = 0.0 : f64, b = -2.0 : f64, distribution = 1 : i32, stream = 0 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that tcc.random's rng is [seed, counter].
+func.func @random_rng_shape(%rng: tensor<3xi64>) {
+  // expected-error @+1 {{rng must be [seed, counter], a tensor<2xi64>, not 'tensor<3xi64>'}}
+  %0 = tcc.random rng(%rng : tensor<3xi64>) {a = 0.0 : f64, b = 1.0 : f64, distribution = 0 : i32, stream = 0 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
 // Tests that dropout rejects a ratio of 1 (nothing kept, infinite scale).
 func.func @dropout_ratio_one(%x: tensor<4xf32>) {
   // expected-error @+1 {{ratio must be in [0, 1), got 1.000000e+00}}

@@ -443,6 +443,18 @@ func.func @dropout(%x: tensor<4xf32>) {
   return
 }
 
+// Random numbers.
+// CHECK-LABEL: func.func @random
+//  CHECK-SAME: (%[[RNG:.+]]: tensor<2xi64>)
+func.func @random(%rng: tensor<2xi64>) {
+  // Tests tcc.random without and with the step's generator state.
+  // CHECK: tcc.random {a = -1.000000e+00 : f64, b = 1.000000e+00 : f64, distribution = 0 : i32, stream = 2 : i64} : tensor<2x3xf32>
+  %0 = tcc.random {a = -1.0 : f64, b = 1.0 : f64, distribution = 0 : i32, stream = 2 : i64} : tensor<2x3xf32>
+  // CHECK: tcc.random rng(%[[RNG]] : tensor<2xi64>) {a = 0.000000e+00 : f64, b = 5.000000e-01 : f64, distribution = 1 : i32, stream = 4 : i64} : tensor<5xf64>
+  %1 = tcc.random rng(%rng : tensor<2xi64>) {a = 0.0 : f64, b = 0.5 : f64, distribution = 1 : i32, stream = 4 : i64} : tensor<5xf64>
+  return
+}
+
 // Resize.
 // CHECK-LABEL: func.func @resize
 //  CHECK-SAME: (%[[X:.+]]: tensor<1x1x2x2xf32>)

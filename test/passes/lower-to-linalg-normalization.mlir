@@ -197,3 +197,38 @@ func.func @dropout(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>) {
   %0, %1 = tcc.dropout %x {ratio = 0.5 : f64, stream = 3 : i64} : tensor<2x3xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<2x3xi1>
 }
+
+// -----
+
+// Tests that tcc.random becomes one generic with no inputs that draws Philox
+// words per element: a uniform scales the top 24 bits of the first word;
+// without rng the key and the step counter are zero.
+// CHECK-LABEL: func.func @random_uniform
+//   CHECK-NOT:   tensor.extract
+//       CHECK:   linalg.generic {{.*}} outs(%{{.+}} : tensor<2x3xf32>)
+//       CHECK:     arith.mului_extended
+//       CHECK:     arith.shrui
+//       CHECK:     arith.uitofp
+//   CHECK-NOT:     math.log
+//       CHECK:     linalg.yield
+func.func @random_uniform() -> tensor<2x3xf32> {
+  %0 = tcc.random {a = -1.0 : f64, b = 1.0 : f64, distribution = 0 : i32, stream = 2 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that a normal tcc.random reads its key and counter from rng and
+// applies Box-Muller in f32 (log, sqrt, cos), then widens to the result type.
+// CHECK-LABEL: func.func @random_normal
+//  CHECK-SAME:   (%[[RNG:.+]]: tensor<2xi64>)
+//       CHECK:   tensor.extract %[[RNG]]
+//       CHECK:   linalg.generic
+//       CHECK:     math.log
+//       CHECK:     math.sqrt
+//       CHECK:     math.cos
+//       CHECK:     arith.extf {{.*}} : f32 to f64
+func.func @random_normal(%rng: tensor<2xi64>) -> tensor<4xf64> {
+  %0 = tcc.random rng(%rng : tensor<2xi64>) {a = 0.0 : f64, b = 2.0 : f64, distribution = 1 : i32, stream = 1 : i64} : tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
