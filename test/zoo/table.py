@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -21,7 +22,13 @@ transformers models (and torch.nn's recurrent layers), made small with the
 architectures' own width / depth knobs, exported with `torch.onnx.export` in
 training mode (opset 17, no constant folding). `test/zoo/check_zoo.py` checks
 that tcc trains each one as PyTorch 1.13 does; the tests (`test/zoo/*.test`)
-need numpy, not PyTorch.
+need numpy, not PyTorch. The `dynamo_*` models are exported by current
+PyTorch (2.15, onnxscript 0.7.2, transformers 5.25) with its default dynamo
+exporter configured for training as `tcc.compile(module, ...)` does
+(`test/zoo/make_zoo_dynamo.py`: `optimize=False`, batch norm in training mode;
+buffers found from the exporter's graph signature alone, no `--buffers`) and
+checked against PyTorch 2.15's training; for every model, a tensor PyTorch does
+not train (a causal mask, rotary frequencies) must keep its value.
 
 ## Method
 
@@ -80,10 +87,11 @@ need numpy, not PyTorch.
   order), so no fp32 implementation could be held to that curve. A small
   learning rate also breaks the one-step check: the first update of a
   batch-norm weight near 1.0 is then a few ulps (regnet at lr 1e-3: PyTorch's
-  own fp32 update is 16% off float64). What would work: the one-step check
-  at the model's learning rate and the loss run at another (the learning
-  rate is a run-time input, so one artifact serves both) on data without
-  constant regions; not done.
+  own fp32 update is 16% off float64). What would work, not built: the
+  one-step check at the model's learning rate, and the losses on data
+  without constant regions compared per step from PyTorch's own weights at
+  that step (teacher forcing) rather than as a free-running curve (the
+  learning rate is a run-time input, so one artifact serves both).
 - **Adam's epsilon.** mobilenet_v2 and mnasnet train with Adam at eps 1e-6:
   at PyTorch's 1e-8 their first step divides gradients that are zero by
   cancellation (rounding noise of ~1e-8) by their own size, so the update of
@@ -93,6 +101,10 @@ need numpy, not PyTorch.
   accumulate in f64 in tcc, as in PyTorch's CPU kernels: with f32 sums the BN
   CNNs' one-step errors were 5-10x PyTorch's own (regnet 4.9e-3, densenet
   3.0e-3, mobilenet_v2 0.33 with eps 1e-8).
+- **Not in the zoo.** Whisper: at sizes small enough for the suite its
+  gradients fall below fp32 resolution. T5 is `T5EncoderModel` with a mean-pooled linear head
+  (losses within 7.0e-6 of PyTorch over 30 steps); `T5ForSequenceClassification`
+  is refused (NonZero of a run-time mask).
 
 Regenerate the models, data and references (Debian's python3 with
 python3-torch, python3-torchvision, python3-onnx; transformers as described in
@@ -100,12 +112,29 @@ python3-torch, python3-torchvision, python3-onnx; transformers as described in
 
     /usr/bin/python3 test/zoo/make_zoo.py [MODEL ...]
 
+and the dynamo exports (a venv with PyPI's torch, `test/zoo/setup_dynamo.sh`):
+
+    /opt/tcc/zoo-dynamo-venv/bin/python test/zoo/make_zoo_dynamo.py [MODEL ...]
+
 and this page (2 threads, as the tests run):
 
     /usr/bin/python3 test/zoo/table.py --run --tcc build/bin/tcc --tcc-run build/bin/tcc-run --results /tmp/zoo
 
 ## Results
 """
+
+
+def generated():
+    """The results' date and machine (the compile and step columns depend on both)."""
+    cpu = 'unknown CPU'
+    try:
+        with open('/proc/cpuinfo') as f:
+            cpu = next(line.split(':', 1)[1].strip() for line in f if line.startswith('model name'))
+    except (OSError, StopIteration):
+        pass
+    return ('Generated %s on a %d-vCPU VM (%s) at 2 threads; the compile and step columns\n'
+            'are indicative (docs/compile.md and bench/README.md hold the measured times).'
+            % (time.strftime('%Y-%m-%d'), os.cpu_count() or 0, cpu))
 
 
 def models():
@@ -153,7 +182,7 @@ def main():
         rows.append('| %s | `%s` | %s | %s | %s | %s |' % (
             name, ref['source'], ' '.join(ref['ops']), '{:,}'.format(ref['params']), status, ' | '.join(cells)))
     with open(args.out, 'w') as f:
-        f.write(METHOD + '\n' + '\n'.join(rows) + '\n')
+        f.write(METHOD + '\n' + generated() + '\n\n' + '\n'.join(rows) + '\n')
     print('wrote', os.path.abspath(args.out))
 
 
