@@ -326,6 +326,27 @@ void warnIfExportedForInference(func::FuncOp forward) {
         << "do_constant_folding=False) to train it as PyTorch does";
 }
 
+/// Random numbers outside dropout (stochastic depth, noise) have no
+/// inference form in the file: the training step draws them from its
+/// generator, eval_step and infer draw one fixed sample, and PyTorch's eval
+/// mode may skip the draw altogether (torchvision's stochastic depth does).
+/// One warning, at the first such node, says so.
+void warnAboutRandomOps(func::FuncOp forward) {
+  int64_t count = 0;
+  Operation *first = nullptr;
+  forward.walk([&](RandomOp op) {
+    if (!first)
+      first = op;
+    ++count;
+  });
+  if (first)
+    emitWarning(first->getLoc())
+        << count << " random op(s) outside dropout: train_step draws them from its "
+        << "generator (--seed and the step), eval_step and infer draw one fixed sample (seed 0, "
+        << "step 0), where PyTorch's eval mode may skip the draw (torchvision's stochastic depth "
+        << "does); for inference as model.eval() runs it, compile an eval-mode export";
+}
+
 /// The --loss option, parsed once.
 enum class Loss { Mse, CrossEntropy, None };
 /// The --optimizer option, parsed once.
@@ -412,6 +433,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (failed(checkOptions(module)) || failed(checkForward(forward)))
       return signalPassFailure();
     warnIfExportedForInference(forward);
+    warnAboutRandomOps(forward);
     Location loc = forward.getLoc();
 
     // The loss function: forward's arguments + labels -> loss, dropouts
