@@ -49,6 +49,9 @@ import os
 import sys
 import warnings
 
+ZOO_PYDEPS = '/opt/zoo-pydeps'
+sys.path.insert(0, ZOO_PYDEPS)
+
 import numpy as np
 import onnx
 import onnx.numpy_helper
@@ -650,7 +653,6 @@ def build_all(names, **kw):
 
 
 def main():
-    sys.path.insert(0, '/opt/zoo-pydeps')
     torch.set_num_threads(2)
     write_data()
     build_all(sys.argv[1:] or list(MODELS))

@@ -43,6 +43,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_zoo as mz  # noqa: E402
 
+# make_zoo puts PyTorch 1.13's transformers (/opt/zoo-pydeps) first on the
+# path for its own run and for the benchmarks that import it; this venv has
+# current transformers, which hf() imports later.
+sys.path.remove(mz.ZOO_PYDEPS)
+
 PREFIX = 'dynamo_'
 
 
