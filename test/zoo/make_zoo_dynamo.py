@@ -139,6 +139,27 @@ def m_transformer_lm():
     return TransformerLM()
 
 
+def write_text_cls_mask():
+    """data/text_cls_mask: the classification sequences of data/text_cls with
+    padding, as a tokenizer batches texts of several lengths: row i keeps its
+    first 32 - (7 i mod 13) tokens, the rest are token 0 with input_mask 0
+    (the mask Hugging Face models take as attention_mask)."""
+    import numpy as np
+    src = os.path.join(HERE, 'data', 'text_cls')
+    ids = np.load(os.path.join(src, 'input_ids.npy')).copy()
+    mask = np.ones_like(ids)
+    for i in range(ids.shape[0]):
+        pad = (7 * i) % 13
+        if pad:
+            ids[i, -pad:] = 0
+            mask[i, -pad:] = 0
+    out = os.path.join(HERE, 'data', 'text_cls_mask')
+    os.makedirs(out, exist_ok=True)
+    np.save(os.path.join(out, 'input_ids.npy'), ids)
+    np.save(os.path.join(out, 'input_mask.npy'), mask)
+    np.save(os.path.join(out, 'y.npy'), np.load(os.path.join(src, 'y.npy')))
+
+
 MODELS = {
     'resnet18': (m_resnet18, 'torchvision.models.resnet18(num_classes=10)', 'images', 16, mz.sgd(0.05, 0.9, 5e-4)),
     'mobilenet_v3_small': (m_mobilenet_v3_small, 'torchvision.models.mobilenet_v3_small(num_classes=10, '
@@ -163,6 +184,11 @@ MODELS = {
              'num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, max_position_embeddings=32, '
              'hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, classifier_dropout=0.0, num_labels=2))',
              'text_cls', 8, mz.adamw(1e-4)),
+    'bert_mask': (mz.m_bert, 'transformers.BertForSequenceClassification(BertConfig(vocab_size=256, '
+                  'hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, '
+                  'max_position_embeddings=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, '
+                  'classifier_dropout=0.0, num_labels=2))(input_ids, attention_mask) on padded sequences',
+                  'text_cls_mask', 8, mz.adamw(1e-4)),
     'llama': (mz.m_llama, 'transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=64, '
               'intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, '
               'max_position_embeddings=32, attention_dropout=0.0))', 'text_lm', 8, mz.adamw(1e-3)),
@@ -175,6 +201,7 @@ def main():
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         sys.exit('unknown model(s): %s (known: %s)' % (' '.join(unknown), ' '.join(MODELS)))
+    write_text_cls_mask()
     models = {PREFIX + n: MODELS[n] for n in names}
     mz.build_all(list(models), models=models, export=export_dynamo, name_buffers=False)
 
