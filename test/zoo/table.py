@@ -45,7 +45,9 @@ not train (a causal mask, rotary frequencies) must keep its value.
   dataset-fashion-mnist; 28x28 padded to 32x32, three channels, normalized) for
   the image models; byte tokens of `/usr/share/common-licenses/GPL-3` for the
   text models (next-byte labels for language models; for classifiers, whether
-  a sequence has more spaces than the median). Batches as `tcc-run --no-shuffle` takes them.
+  a sequence has more spaces than the median; `text_cls_mask`: the same
+  sequences padded to several lengths, with an attention mask). Batches as
+  `tcc-run --no-shuffle` takes them.
 - **Oracles and tolerances.** (1) The first step: for every parameter and
   batch-norm running statistic, the change after one tcc step against one
   float64 PyTorch step from the same weights, compared through statistics of
