@@ -279,13 +279,16 @@ def compile(model: Any, output: Any, *more: Any, **flags: Any) -> Artifact:
     compile(module, example_inputs, output, **flags) takes a torch.nn.Module
     instead (torch imported only then): tcc.torch_export exports it for
     training (OUTPUT with the suffix .onnx beside it; input_names= and
-    output_names= name the graph's inputs and outputs) and compiles that."""
+    output_names= name the graph's inputs and outputs; with batch=N the
+    export's first dimension is symbolic and N binds it, else the example
+    inputs' shapes are compiled) and compiles that."""
     if _torch_export.is_module(model):
         if len(more) != 1:
             raise TypeError("tcc.compile(module, example_inputs, output, **flags)")
         names = {k: flags.pop(k) for k in ("input_names", "output_names") if k in flags}
         model = _torch_export.export_for_training(
-            model, output, os.path.splitext(os.fspath(more[0]))[0] + ".onnx", **names)
+            model, output, os.path.splitext(os.fspath(more[0]))[0] + ".onnx",
+            dynamic_batch="batch" in flags, **names)
         output = more[0]
     elif more:
         raise TypeError("tcc.compile(model_file, output, **flags) takes no third argument")

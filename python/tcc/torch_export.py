@@ -70,11 +70,14 @@ def _torch_version(torch) -> tuple:
 
 def export_for_training(module: Any, example_inputs: Any, path: "os.PathLike | str",
                         input_names: Optional[Sequence[str]] = None,
-                        output_names: Optional[Sequence[str]] = None) -> str:
+                        output_names: Optional[Sequence[str]] = None,
+                        dynamic_batch: bool = False) -> str:
     """Exports MODULE in training mode to PATH (ONNX) with the dynamo exporter
     configured for training (module docstring) and returns PATH. The module's
     mode and state (batch-norm statistics that tracing could touch) are as
-    before. EXAMPLE_INPUTS: a tensor or a tuple of tensors, the shapes compiled."""
+    before. EXAMPLE_INPUTS: a tensor or a tuple of tensors, the shapes compiled;
+    with DYNAMIC_BATCH their first dimension is one symbol instead, which
+    tcc --batch=N binds."""
     import torch
     if _torch_version(torch) < MIN_TORCH:
         raise RuntimeError(
@@ -91,6 +94,11 @@ def export_for_training(module: Any, example_inputs: Any, path: "os.PathLike | s
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
+    dynamic_shapes = None
+    if dynamic_batch:
+        batch = torch.export.Dim("batch")
+        dynamic_shapes = tuple({0: batch} if isinstance(x, torch.Tensor) and x.dim() else None
+                               for x in example_inputs)
     was_training = module.training
     state = {k: v.detach().clone() for k, v in module.state_dict(keep_vars=True).items()}
     module.train()
@@ -101,7 +109,13 @@ def export_for_training(module: Any, example_inputs: Any, path: "os.PathLike | s
                 module, example_inputs, dynamo=True, optimize=False,
                 input_names=list(input_names) if input_names else None,
                 output_names=list(output_names) if output_names else None,
-                custom_translation_table=training_translations(), verbose=False)
+                custom_translation_table=training_translations(), dynamic_shapes=dynamic_shapes,
+                verbose=False)
+    except Exception as e:
+        if not dynamic_batch:
+            raise
+        raise RuntimeError("exporting with a symbolic batch (for tcc's batch=) failed: %s; give example "
+                           "inputs of the batch to compile instead, without batch=" % e) from e
     finally:
         with torch.no_grad():
             module.load_state_dict(state)

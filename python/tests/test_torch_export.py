@@ -99,6 +99,33 @@ def test_compile_module_trains_as_pytorch(tmp_path):
 
 
 @needs_torch
+def test_compile_module_with_another_batch(tmp_path):
+    """batch=4 with an example batch of 8: the export's batch is symbolic, tcc
+    binds it, and four steps on batches of 4 are PyTorch's to 1e-5."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((8, 3, 8, 8)).astype(np.float32)
+    y = rng.integers(0, 4, 8).astype(np.int64)
+    net = _net()
+    art = tcc.compile(net, (torch.from_numpy(x),), tmp_path / "net4.so", input_names=["x"],
+                      output_names=["logits"], loss="cross_entropy", optimizer="adam", batch=4)
+    shapes = {t.name: t.shape for t in art.inputs("train_step")}
+    assert shapes["x"] == (4, 3, 8, 8)
+    result = tcc.train(art, data={"x": x, "y": y}, steps=4, lr=0.01, shuffle=False, threads=1)
+    ref = copy.deepcopy(net).train()
+    opt = torch.optim.Adam(ref.parameters(), lr=0.01)
+    losses = []
+    for step in range(4):
+        i = step % 2
+        loss = torch.nn.functional.cross_entropy(ref(torch.from_numpy(x[i * 4:(i + 1) * 4])),
+                                                 torch.from_numpy(y[i * 4:(i + 1) * 4]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    np.testing.assert_allclose(result.losses, losses, rtol=1e-5)
+
+
+@needs_torch
 def test_compile_module_needs_example_inputs_and_output(tmp_path):
     with pytest.raises(TypeError, match=r"tcc.compile\(module, example_inputs, output"):
         tcc.compile(_net(), tmp_path / "net.so")
