@@ -26,8 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/defs/parser.h>
 
 #include <cstring>
@@ -285,30 +284,32 @@ LogicalResult GraphImporter::collectInitializers() {
 }
 
 /// The metadata_props of a message (ONNX IR version 10: field 4 of a
-/// ValueInfoProto, 9 of a NodeProto, 16 of a GraphProto), read from the wire:
-/// an ONNX library older than the field keeps it as an unknown field, a newer
-/// one as a known one, and both serialize it.
+/// ValueInfoProto, 9 of a NodeProto, 16 of a GraphProto). An ONNX library
+/// that knows the field holds it as a known field (read by reflection), an
+/// older one as an unknown field (parsed from its bytes); either way nothing
+/// else of the message is copied (a graph can hold gigabytes of weights).
 static SmallVector<std::pair<std::string, std::string>>
-wireMetadata(const google::protobuf::MessageLite &message, int field) {
-  using google::protobuf::internal::WireFormatLite;
-  std::string bytes = message.SerializeAsString();
-  google::protobuf::io::CodedInputStream in(
-      reinterpret_cast<const uint8_t *>(bytes.data()), int(bytes.size()));
-  const uint32_t metadataTag =
-      WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+wireMetadata(const google::protobuf::Message &message, int field) {
   SmallVector<std::pair<std::string, std::string>> props;
-  while (uint32_t tag = in.ReadTag()) {
-    if (tag != metadataTag) {
-      if (!WireFormatLite::SkipField(&in, tag))
-        break;
-      continue;
+  const google::protobuf::Reflection *reflection = message.GetReflection();
+  if (const google::protobuf::FieldDescriptor *known =
+          message.GetDescriptor()->FindFieldByNumber(field)) {
+    if (!known->is_repeated() ||
+        known->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE)
+      return props;
+    for (int i = 0, e = reflection->FieldSize(message, known); i < e; ++i) {
+      onnx::StringStringEntryProto prop;
+      if (prop.ParseFromString(reflection->GetRepeatedMessage(message, known, i).SerializeAsString()))
+        props.push_back({prop.key(), prop.value()});
     }
-    uint32_t size;
-    std::string entry;
+    return props;
+  }
+  const google::protobuf::UnknownFieldSet &unknown = reflection->GetUnknownFields(message);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &f = unknown.field(i);
     onnx::StringStringEntryProto prop;
-    if (!in.ReadVarint32(&size) || !in.ReadString(&entry, int(size)))
-      break;
-    if (prop.ParseFromString(entry))
+    if (f.number() == field && f.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        prop.ParseFromString(f.length_delimited()))
       props.push_back({prop.key(), prop.value()});
   }
   return props;
