@@ -14,6 +14,8 @@
 #include "compiler/LengthBuckets.h"
 #include "compiler/CompileCache.h"
 #include "compiler/MemoryReport.h"
+#include "compiler/PrecisionReport.h"
+#include "runtime/cpu/cpu_features.h"
 #include "compiler/SourceKey.h"
 #include "compiler/Weights.h"
 #include "compiler/cpu/CpuPipeline.h"
@@ -1171,6 +1173,10 @@ LogicalResult Compilation::compileStages() {
   }
   if (stage >= Stage::Ptx && failed(lowerPlanned()))
     return failure();
+  // The library-call table exists once the calls are lowered.
+  if (options.report == tcc::Report::Precision && stage >= Stage::LLVMDialect)
+    tcc::printLibraryCallPrecision(*module, device, tcc::rt::hostCpuFeatures(),
+                                   *options.reportStream);
   if (stage == Stage::Ptx)
     return success();
   if (stage >= Stage::LLVMIR)
