@@ -344,6 +344,32 @@ private:
   /// state is at a step boundary) and dies saying where it went.
   [[noreturn]] void stopAt(long stepsDone, const std::string &why,
                            tcc_status status = TCC_ERROR_INVALID_ARGUMENT);
+  /// The run's start on SESSION: the communicator, --resume, rank 0's state
+  /// on every rank, the metrics file and the data.
+  void beginRun(tcc_session_t session);
+  /// On a --profile artifact with --trace: the kernels' names, and OBSERVER
+  /// set to give each kernel a span in the trace.
+  void traceKernels(std::optional<KernelObserverScope> &observer);
+  /// Stops the run before STEP (0-based) when it was asked to: STOPALL (a
+  /// rank was asked during the last step), a signal (SIGNALS: handled) or
+  /// tcc_trainer_request_stop.
+  void stopIfAsked(long step, bool stopAll, bool signals);
+  /// Data parallel: the job's loss from this rank's LOSS (one collective),
+  /// and in *STOPALL whether any rank was asked to stop.
+  float jobLoss(float loss, bool signals, bool *stopAll);
+  /// Reads whether STEP (0-based) skipped its update and its loss scale,
+  /// then guards LOSS and GRADNORM (checkFinite unless it skipped). Returns
+  /// whether the loss is finite.
+  bool judgeStep(long step, float loss, float gradNorm);
+  /// What follows step STEPSDONE of the loop: the evaluation when due, the
+  /// step's outputs and callback, the periodic checkpoint and the progress
+  /// line. Returns true when the run stops here (early stopping, the
+  /// callback).
+  bool endStep(long stepsDone, float loss, float lr, float gradNorm, double seconds,
+               ProgressWindow &window, Clock::time_point runStart);
+  /// After the loop's STEPSDONE steps: the warnings, the last checkpoint,
+  /// --save, the validation without --eval-every and the trace.
+  void finishRun(long stepsDone);
   /// Starts the data for the steps from first_ on: the prefetcher of a data
   /// set (the epochs' order replayed up to first_), or the data callback
   /// (the micro-batches of the steps before first_ discarded).
@@ -1279,7 +1305,7 @@ void TrainingRun::startStream() {
           " steps took");
 }
 
-void TrainingRun::run(tcc_session_t session) {
+void TrainingRun::beginRun(tcc_session_t session) {
   session_ = session;
   const int world = o_.worldSize;
   if (o_.communicator)
@@ -1303,125 +1329,88 @@ void TrainingRun::run(tcc_session_t session) {
     startStream();
   else
     startPrefetcher();
-  std::optional<StopSignals> signals;
-  if (o_.handleSignals)
-    signals.emplace();
+}
 
-  const char *device = nullptr;
-  check(tcc_artifact_get_device(artifact_, &device));
-  // A data callback's batches are taken when the step needs them.
-  overlapUploads_ = std::strcmp(device, "cpu") != 0 && !stream_;
-  if (!o_.tensorboard.empty()) {
-    openTensorBoard();
-    if (!unwrittenScalars_.empty())
-      tensorboard_.scalars(first_, decodeScalars(unwrittenScalars_));
-  }
-  // A --profile artifact names its kernels: a span each in the trace.
-  std::optional<KernelObserverScope> observer;
+void TrainingRun::traceKernels(std::optional<KernelObserverScope> &observer) {
   std::string kernelNames = artifactMetadata(artifact_, TCC_METADATA_PROFILE_KERNELS, "");
-  if (trace_.active() && !kernelNames.empty()) {
-    kernels_.trace = &trace_;
-    for (size_t begin = 0;;) {
-      size_t end = kernelNames.find(';', begin);
-      kernels_.names.push_back(kernelNames.substr(begin, end == std::string::npos ? end : end - begin));
-      if (end == std::string::npos)
-        break;
-      begin = end + 1;
-    }
-    observer.emplace(session_, &kernels_);
-  }
-
-  auto runStart = std::chrono::steady_clock::now();
-  ProgressWindow window;
-  window.start = runStart;
-  long stepsDone = first_;
-  // Data parallel: whether a rank was asked to stop (signal or
-  // tcc_trainer_request_stop) during the last step; the ranks agree on it
-  // through the step's sum, so that all stop at the same boundary.
-  bool stopAll = false;
-  for (long step = first_; step < o_.steps; ++step) {
-    if (stopAll)
-      stopAt(step, "interrupted at step " + std::to_string(step) + " (a rank was asked to stop)",
-             TCC_ERROR_INTERRUPTED);
-    if (const char *signal = signals && world == 1 ? StopSignals::pending() : nullptr)
-      stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step),
-             TCC_ERROR_INTERRUPTED);
-    if (world == 1 && o_.stopRequest && o_.stopRequest->load())
-      stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
-             TCC_ERROR_INTERRUPTED);
-    float lr = float(schedule_.at(step));
-    auto stepStart = std::chrono::steady_clock::now();
-    double traceStart = trace_.now();
-    std::optional<float> stepLoss = runStep(step, lr);
-    if (!stepLoss) {
-      say(o_, "the data source has no more batches: %ld of %ld steps done\n", step, o_.steps);
+  if (!trace_.active() || kernelNames.empty())
+    return;
+  kernels_.trace = &trace_;
+  for (size_t begin = 0;;) {
+    size_t end = kernelNames.find(';', begin);
+    kernels_.names.push_back(kernelNames.substr(begin, end == std::string::npos ? end : end - begin));
+    if (end == std::string::npos)
       break;
-    }
-    float loss = *stepLoss;
-    if (world > 1) {
-      // The job's loss is the mean of the ranks' (each the mean of its
-      // batch): the loss of the whole W x B batch.
-      bool asked = (signals && StopSignals::pending()) || (o_.stopRequest && o_.stopRequest->load());
-      double sums[2] = {double(loss), asked ? 1.0 : 0.0};
-      check(tcc_communicator_sum(o_.communicator, sums, 2));
-      loss = float(sums[0] / world);
-      stopAll = sums[1] > 0;
-    }
-    float gradNorm = std::nanf("");
-    if (sig_.hasGradNorm)
-      check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
-    double stepSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();
-    if (trace_.active())
-      trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
-                  "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
-    skipped_ = false;
-    if (sig_.hasLossScale)
-      check(tcc_session_copy_output(session_, TCC_OUTPUT_LOSS_SCALE, &lossScale_, sizeof lossScale_));
-    if (sig_.hasSkipped) {
-      float skipped = 0;
-      check(tcc_session_copy_output(session_, TCC_OUTPUT_SKIPPED, &skipped, sizeof skipped));
-      skipped_ = skipped != 0;
-    }
-    // A step that skipped its update (loss scaling found an inf or NaN, or
-    // the guard did) left the parameters as they were: the run goes on
-    // (with a smaller scale). Otherwise --on-nonfinite decides.
-    if (skipped_) {
-      ++state_.skipped;
-      if (!sig_.hasLossScale)
-        say(o_, "warning: step %ld: the loss is %s, the gradient norm %s; update skipped "
-                "(--on-nonfinite=skip)\n",
-            step + 1, shortString(loss).c_str(), shortString(gradNorm).c_str());
-    }
-    bool finite = skipped_ ? std::isfinite(loss) : checkFinite(step, loss, gradNorm);
-    stepsDone = step + 1;
-    stepsDone_ = stepsDone;
-    ++window.steps;
-    // A non-finite loss (--on-nonfinite=continue) is counted, not averaged.
-    if (finite) {
-      window.loss += loss;
-      ++window.finite;
-      state_.windowSum += loss;
-      ++state_.windowCount;
-    }
-
-    // Evaluate every --eval-every steps and after the last one.
-    std::string stopReason;
-    std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
-    writeStepOutputs(stepsDone, loss, lr, gradNorm, stepSeconds, evaluation);
-    if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
-      stopReason = "the step callback asked to stop";
-    if (o_.jobSaveEvery > 0 && stepsDone % o_.jobSaveEvery == 0 && stepsDone < o_.steps &&
-        stopReason.empty())
-      saveCheckpoint(stepsDone);
-    if (stepsDone % o_.log_every == 0 || stepsDone == o_.steps || !stopReason.empty())
-      printProgress(stepsDone, loss, lr, window, runStart);
-    if (!stopReason.empty()) {
-      say(o_, "early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps,
-          stopReason.c_str());
-      break;
-    }
+    begin = end + 1;
   }
+  observer.emplace(session_, &kernels_);
+}
+
+void TrainingRun::stopIfAsked(long step, bool stopAll, bool signals) {
+  const int world = o_.worldSize;
+  if (stopAll)
+    stopAt(step, "interrupted at step " + std::to_string(step) + " (a rank was asked to stop)",
+           TCC_ERROR_INTERRUPTED);
+  if (const char *signal = signals && world == 1 ? StopSignals::pending() : nullptr)
+    stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step),
+           TCC_ERROR_INTERRUPTED);
+  if (world == 1 && o_.stopRequest && o_.stopRequest->load())
+    stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
+           TCC_ERROR_INTERRUPTED);
+}
+
+float TrainingRun::jobLoss(float loss, bool signals, bool *stopAll) {
+  // The job's loss is the mean of the ranks' (each the mean of its batch):
+  // the loss of the whole W x B batch.
+  bool asked = (signals && StopSignals::pending()) || (o_.stopRequest && o_.stopRequest->load());
+  double sums[2] = {double(loss), asked ? 1.0 : 0.0};
+  check(tcc_communicator_sum(o_.communicator, sums, 2));
+  *stopAll = sums[1] > 0;
+  return float(sums[0] / o_.worldSize);
+}
+
+bool TrainingRun::judgeStep(long step, float loss, float gradNorm) {
+  skipped_ = false;
+  if (sig_.hasLossScale)
+    check(tcc_session_copy_output(session_, TCC_OUTPUT_LOSS_SCALE, &lossScale_, sizeof lossScale_));
+  if (sig_.hasSkipped) {
+    float skipped = 0;
+    check(tcc_session_copy_output(session_, TCC_OUTPUT_SKIPPED, &skipped, sizeof skipped));
+    skipped_ = skipped != 0;
+  }
+  // A step that skipped its update (loss scaling found an inf or NaN, or
+  // the guard did) left the parameters as they were: the run goes on
+  // (with a smaller scale). Otherwise --on-nonfinite decides.
+  if (skipped_) {
+    ++state_.skipped;
+    if (!sig_.hasLossScale)
+      say(o_, "warning: step %ld: the loss is %s, the gradient norm %s; update skipped "
+              "(--on-nonfinite=skip)\n",
+          step + 1, shortString(loss).c_str(), shortString(gradNorm).c_str());
+  }
+  return skipped_ ? std::isfinite(loss) : checkFinite(step, loss, gradNorm);
+}
+
+bool TrainingRun::endStep(long stepsDone, float loss, float lr, float gradNorm, double seconds,
+                          ProgressWindow &window, Clock::time_point runStart) {
+  // Evaluate every --eval-every steps and after the last one.
+  std::string stopReason;
+  std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
+  writeStepOutputs(stepsDone, loss, lr, gradNorm, seconds, evaluation);
+  if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
+    stopReason = "the step callback asked to stop";
+  if (o_.jobSaveEvery > 0 && stepsDone % o_.jobSaveEvery == 0 && stepsDone < o_.steps &&
+      stopReason.empty())
+    saveCheckpoint(stepsDone);
+  if (stepsDone % o_.log_every == 0 || stepsDone == o_.steps || !stopReason.empty())
+    printProgress(stepsDone, loss, lr, window, runStart);
+  if (stopReason.empty())
+    return false;
+  say(o_, "early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps, stopReason.c_str());
+  return true;
+}
+
+void TrainingRun::finishRun(long stepsDone) {
   batches_.reset();
   if (state_.nonfinite > 0)
     say(o_, "warning: %ld of the steps had a non-finite loss or gradient norm "
@@ -1449,6 +1438,71 @@ void TrainingRun::run(tcc_session_t session) {
     }
   }
   trace_.finish();
+}
+
+void TrainingRun::run(tcc_session_t session) {
+  beginRun(session);
+  std::optional<StopSignals> signals;
+  if (o_.handleSignals)
+    signals.emplace();
+
+  const char *device = nullptr;
+  check(tcc_artifact_get_device(artifact_, &device));
+  // A data callback's batches are taken when the step needs them.
+  overlapUploads_ = std::strcmp(device, "cpu") != 0 && !stream_;
+  if (!o_.tensorboard.empty()) {
+    openTensorBoard();
+    if (!unwrittenScalars_.empty())
+      tensorboard_.scalars(first_, decodeScalars(unwrittenScalars_));
+  }
+  // A --profile artifact names its kernels: a span each in the trace.
+  std::optional<KernelObserverScope> observer;
+  traceKernels(observer);
+
+  auto runStart = std::chrono::steady_clock::now();
+  ProgressWindow window;
+  window.start = runStart;
+  long stepsDone = first_;
+  // Data parallel: whether a rank was asked to stop (signal or
+  // tcc_trainer_request_stop) during the last step; the ranks agree on it
+  // through the step's sum, so that all stop at the same boundary.
+  bool stopAll = false;
+  for (long step = first_; step < o_.steps; ++step) {
+    stopIfAsked(step, stopAll, signals.has_value());
+    float lr = float(schedule_.at(step));
+    auto stepStart = std::chrono::steady_clock::now();
+    double traceStart = trace_.now();
+    std::optional<float> stepLoss = runStep(step, lr);
+    if (!stepLoss) {
+      say(o_, "the data source has no more batches: %ld of %ld steps done\n", step, o_.steps);
+      break;
+    }
+    float loss = *stepLoss;
+    if (o_.worldSize > 1)
+      loss = jobLoss(loss, signals.has_value(), &stopAll);
+    float gradNorm = std::nanf("");
+    if (sig_.hasGradNorm)
+      check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
+    double stepSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();
+    if (trace_.active())
+      trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
+                  "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
+    bool finite = judgeStep(step, loss, gradNorm);
+    stepsDone = step + 1;
+    stepsDone_ = stepsDone;
+    ++window.steps;
+    // A non-finite loss (--on-nonfinite=continue) is counted, not averaged.
+    if (finite) {
+      window.loss += loss;
+      ++window.finite;
+      state_.windowSum += loss;
+      ++state_.windowCount;
+    }
+    if (endStep(stepsDone, loss, lr, gradNorm, stepSeconds, window, runStart))
+      break;
+  }
+  finishRun(stepsDone);
 }
 
 Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(options)) {
