@@ -3,6 +3,7 @@
 #include "compiler/PrecisionReport.h"
 
 #include "dialects/TccNames.h"
+#include "runtime/dtype.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -15,17 +16,6 @@
 using namespace mlir;
 
 namespace {
-
-const char *dtypeText(int64_t dtype) {
-  switch (dtype) {
-  case TCC_DTYPE_BF16:
-    return "bf16";
-  case TCC_DTYPE_F16:
-    return "f16";
-  default:
-    return "f32";
-  }
-}
 
 const char *kindText(int64_t kind) {
   switch (kind) {
@@ -72,8 +62,10 @@ std::string cpuRoute(int64_t in, const std::set<std::string> &host) {
 std::string deviceRoute(int64_t kind, int64_t in) {
   if (kind != TCC_LIBRARY_CALL_MATMUL)
     return "cuDNN f32";
-  return in == TCC_DTYPE_F32 ? "cuBLASLt f32" : std::string("cuBLASLt ") + dtypeText(in) +
-                                                    " with f32 sums (tensor cores)";
+  if (in == TCC_DTYPE_F32)
+    return "cuBLASLt f32";
+  return std::string("cuBLASLt ") + tcc::rt::dtypeName(int32_t(in)) +
+         " with f32 sums (tensor cores)";
 }
 
 } // namespace
@@ -103,7 +95,8 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
     os << "  none: every product is generated code\n";
   for (const auto &[key, count] : groups) {
     auto [kind, in, out] = key;
-    std::string types = std::string(dtypeText(in)) + " -> " + dtypeText(out);
+    std::string types = std::string(tcc::rt::dtypeName(int32_t(in))) + " -> " +
+                        tcc::rt::dtypeName(int32_t(out));
     os << llvm::formatv("  {0,-24} {1,-12} x{2,-4} {3}\n", kindText(kind), types, count,
                         device ? deviceRoute(kind, in) : cpuRoute(in, host));
   }
