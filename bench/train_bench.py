@@ -14,7 +14,18 @@ training step (forward, mean cross-entropy, backward, optimizer update) of:
                 inductor's CPU backend; its compile falls in the warm-up);
   jax           the model in jax.numpy (bench/train_jax.py), the whole step
                 under jax.jit with the parameters and optimizer state donated
-                (XLA CPU).
+                (XLA CPU);
+  tcc-bf16, torch-bf16, torch-compile-bf16
+                mixed precision: tcc --precision=bf16 (16-bit matmuls and
+                activations, f32 master weights and optimizer), and PyTorch's
+                forward and loss under torch.autocast('cpu', torch.bfloat16).
+
+--channels-last runs PyTorch's CNNs (4-D inputs) in channels_last memory
+format, as its users run CNNs in bf16. --flops adds each engine's achieved
+GFLOP/s (the step's FLOPs counted once by torch.utils.flop_counter on the
+fp32 PyTorch step, forward and backward) and the machine's own fp32 and bf16
+GEMM rates (torch.matmul of 1024^3 at the run's thread count, best of 20)
+measured in the same run; it needs PyTorch 2.x.
 
 Models: the three parity models of test/parity (mlp, cnn_bn, gpt; batch 16,
 SGD with momentum 0.9 at the parity tests' rates), gpt4, a 4-layer GPT
@@ -94,7 +105,9 @@ MODELS['gpt2s'] = dict(onnx=os.path.join(ROOT, 'examples', 'gpt.tcc'), input='to
                               '--dim=T=64', '--dim=TIED=0'])
 GROUPS = {'zoo': ZOO_NAMES, 'bench': ['mlp', 'cnn_bn', 'gpt', 'gpt4'],
           'all': ['mlp', 'cnn_bn', 'gpt', 'gpt4', 'gpt2s'] + ZOO_NAMES}
-ENGINES = ['tcc', 'tcc-nofusion', 'torch', 'torch-compile', 'jax']
+ENGINES = ['tcc', 'tcc-nofusion', 'torch', 'torch-compile', 'jax', 'tcc-bf16', 'torch-bf16',
+           'torch-compile-bf16']
+BF16_LOSS_RTOL = 5e-2  # a bf16 engine's first losses against the fp32 reference
 NUM_BATCHES = 4  # the engines cycle through these batches
 LOSS_STEPS = 3  # first losses compared across engines
 LOSS_RTOL_FIRST, LOSS_RTOL_LATER = 1e-4, 1e-3
@@ -210,7 +223,8 @@ class TccEngine:
 
 
 class TorchEngine:
-    def __init__(self, name, cfg, weights, data, optimizer, lr, compile=False):
+    def __init__(self, name, cfg, weights, data, optimizer, lr, compile=False, bf16=False,
+                 channels_last=False):
         import torch
         import torch.nn.functional as F
         import make_references as mr
@@ -241,6 +255,10 @@ class TorchEngine:
         if missing or unexpected:
             raise RuntimeError('torch state_dict vs tcc: missing %s, unexpected %s' % (missing, unexpected))
         model.train()
+        self.channels_last = channels_last and data[0][0].ndim == 4
+        if self.channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        self.bf16 = bf16
         self.model = torch.compile(model) if compile else model
         if cfg.get('zoo'):
             kw = dict(cfg['zoo']['optimizer'])
@@ -251,19 +269,54 @@ class TorchEngine:
         else:
             self.opt = torch.optim.AdamW(model.parameters(), lr=lr)
         self.data = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in data]
+        if self.channels_last:
+            self.data = [(x.contiguous(memory_format=torch.channels_last), y) for x, y in self.data]
+
+    def loss(self, k):
+        x, y = self.data[k % len(self.data)]
+        with self.torch.autocast('cpu', dtype=self.torch.bfloat16, enabled=self.bf16):
+            out = self.model(x)
+            logits = out[0] if isinstance(out, (tuple, list)) else out  # Hugging Face: a tuple
+            return self.F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
     def step(self, k):
-        x, y = self.data[k % len(self.data)]
-        out = self.model(x)
-        logits = out[0] if isinstance(out, (tuple, list)) else out  # Hugging Face: a tuple
-        loss = self.F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        loss = self.loss(k)
         loss.backward()
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)
         return loss.item()
 
+    def flops(self):
+        """The FLOPs of one step's forward and backward (an untimed step;
+        the optimizer's update is not counted)."""
+        from torch.utils.flop_counter import FlopCounterMode
+        counter = FlopCounterMode(display=False)
+        with counter:
+            self.loss(0).backward()
+        self.opt.zero_grad(set_to_none=True)
+        return counter.get_total_flops()
+
     def close(self):
         pass
+
+
+def gemm_rates(torch, threads):
+    """GFLOP/s of torch.matmul on 1024^3 in fp32 and bf16 at THREADS, the
+    best of 20 (a shared machine's load only slows it down): the machine's
+    own rate, for the achieved rates beside it."""
+    rates = {}
+    for dtype in (torch.float32, torch.bfloat16):
+        a = torch.randn(1024, 1024).to(dtype)
+        b = torch.randn(1024, 1024).to(dtype)
+        for _ in range(3):
+            torch.matmul(a, b)
+        times = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            torch.matmul(a, b)
+            times.append(time.perf_counter() - t0)
+        rates[str(dtype).replace('torch.', '')] = 2 * 1024 ** 3 / min(times) / 1e9
+    return rates
 
 
 class JaxEngine:
@@ -363,7 +416,9 @@ def loss_check(rec):
         got = r['losses'][:LOSS_STEPS]
         rel = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(got, ref)]
         diffs[e] = rel
-        if rel and (rel[0] > LOSS_RTOL_FIRST or max(rel) > LOSS_RTOL_LATER):
+        first, later = ((BF16_LOSS_RTOL, BF16_LOSS_RTOL) if e.endswith('-bf16')
+                        else (LOSS_RTOL_FIRST, LOSS_RTOL_LATER))
+        if rel and (rel[0] > first or max(rel) > later):
             warnings.append('%s vs %s: rel %s' % (e, ref_name, ' '.join('%.1e' % d for d in rel)))
     return '; '.join(warnings), diffs
 
@@ -417,6 +472,10 @@ def main():
     ap.add_argument('--runtime-lib', help='libtcc_runtime.so')
     ap.add_argument('--out', default=os.path.join(HERE, 'out', 'train'), help='artifacts folder (bench/out/train)')
     ap.add_argument('--json', help='write every number to this file')
+    ap.add_argument('--channels-last', action='store_true',
+                    help="PyTorch's CNNs in channels_last memory format")
+    ap.add_argument('--flops', action='store_true',
+                    help='achieved GFLOP/s of every engine and the GEMM rates of the machine (PyTorch 2.x)')
     args = ap.parse_args()
     args.warmup = max(args.warmup, LOSS_STEPS)
     models = [x for m in args.models.split(',') if m for x in GROUPS.get(m, [m])]
@@ -448,7 +507,7 @@ def main():
     rt = tcc_runtime.TccRuntime(lib)
     omp = expose_openmp_globally()
     # Import order matters: torch after libomp is global (see above).
-    if 'torch' in engines or 'torch-compile' in engines:
+    if any(e.startswith('torch') for e in engines) or args.flops:
         import torch
         torch.set_num_threads(args.threads)
         torch.set_num_interop_threads(1)
@@ -457,10 +516,13 @@ def main():
         jax.config.update('jax_platforms', 'cpu')
 
     versions = dict(tcc_runtime=rt.version, python=platform.python_version(), numpy=np.__version__)
-    if 'torch-compile' in engines and int(torch.__version__.split('.')[0]) < 2:
-        engines.remove('torch-compile')
-        notes.append('torch-compile: torch %s has no torch.compile; column omitted' % torch.__version__)
-    if 'torch' in engines or 'torch-compile' in engines:
+    for e in ('torch-compile', 'torch-compile-bf16'):
+        if e in engines and int(torch.__version__.split('.')[0]) < 2:
+            engines.remove(e)
+            notes.append('%s: torch %s has no torch.compile; column omitted' % (e, torch.__version__))
+    if args.flops and int(torch.__version__.split('.')[0]) < 2:
+        sys.exit('bench/train: --flops needs PyTorch 2.x (torch.utils.flop_counter)')
+    if any(e.startswith('torch') for e in engines):
         versions['torch'] = torch.__version__
         blas = sorted({line.split()[-1] for line in open('/proc/self/maps') if '/libblas' in line
                        or '/libopenblas' in line})
@@ -473,6 +535,9 @@ def main():
         versions['jax'] = jax.__version__
         versions['jaxlib'] = jaxlib.__version__
     log('threads %d (%d CPUs), versions %s, libomp %s' % (args.threads, ncpu, versions, omp))
+    gemm = gemm_rates(torch, args.threads) if args.flops else {}
+    if gemm:
+        log('torch.matmul 1024^3: ' + ', '.join('%s %.1f GFLOP/s' % kv for kv in gemm.items()))
 
     results = []
     for name in models:
@@ -500,6 +565,13 @@ def main():
         except RuntimeError as err:
             row['failures']['tcc'] = str(err)
             log('%s: %s' % (name, err))
+        if 'tcc-bf16' in engines:
+            so_bf = os.path.join(mdir, 'tcc-bf16-%s.so' % optimizer)
+            try:
+                row['compile_bf16_s'] = tcc_compile(tcc, onnx, so_bf, cfg, optimizer, ['--precision=bf16'])
+                built['tcc-bf16'] = so_bf
+            except RuntimeError as err:
+                row['failures']['tcc-bf16'] = str(err)
         if 'tcc-nofusion' in engines:
             so_nf = os.path.join(mdir, 'tcc-nofusion-%s.so' % optimizer)
             try:
@@ -515,12 +587,14 @@ def main():
         live = {}
         for e in engines:
             try:
-                if e in ('tcc', 'tcc-nofusion'):
+                if e.startswith('tcc'):
                     if e in built:
                         live[e] = TccEngine(rt, built[e], cfg, data, lr, args.threads)
-                elif e in ('torch', 'torch-compile'):
+                elif e.startswith('torch'):
                     live[e] = TorchEngine(name, cfg, weights, data, optimizer, lr,
-                                          compile=e == 'torch-compile')
+                                          compile=e.startswith('torch-compile'),
+                                          bf16=e.endswith('-bf16'),
+                                          channels_last=args.channels_last)
                 elif cfg.get('zoo'):
                     continue  # no JAX version of the zoo's torchvision models
                 else:
@@ -528,6 +602,11 @@ def main():
             except Exception as err:  # report and go on with the other engines
                 row['failures'][e] = '%s: %s' % (type(err).__name__, err)
                 log('%s/%s failed: %s' % (name, e, row['failures'][e]))
+        if args.flops:
+            try:
+                row['flops'] = TorchEngine(name, cfg, weights, data, optimizer, lr).flops()
+            except Exception as err:
+                row['failures']['flops'] = '%s: %s' % (type(err).__name__, err)
         try:
             rec = measure(live, args)
         except Exception as err:
@@ -542,20 +621,26 @@ def main():
         for e, r in rec.items():
             log('  %-13s median %9.3f ms  first losses %s' % (e, r['median'], ' '.join('%.6f' % v for v in r['losses'][:LOSS_STEPS])))
 
-    print_tables(results, engines, args, versions, notes)
+    print_tables(results, engines, args, versions, notes, gemm)
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump(dict(args=vars(args), versions=versions, cpus=ncpu, notes=notes,
+            json.dump(dict(args=vars(args), versions=versions, cpus=ncpu, notes=notes, gemm=gemm,
                            loadavg=os.getloadavg(), results=results), f, indent=1)
     failed = any(r['failures'] or r['loss_warning'] for r in results)
     return 1 if failed else 0
 
 
-def print_tables(results, engines, args, versions, notes):
+def ratio_base(e, engines):
+    """The tcc engine that engine E is compared with: tcc-bf16 for the other
+    bf16 engines (when it runs), else tcc."""
+    return 'tcc-bf16' if e.endswith('-bf16') and e != 'tcc-bf16' and 'tcc-bf16' in engines else 'tcc'
+
+
+def print_tables(results, engines, args, versions, notes, gemm):
     cols = [e for e in engines]
     head = ['model', 'batch', 'optimizer'] + ['%s ms' % e for e in cols]
     ratios = [e for e in cols if e != 'tcc']
-    head += ['%s/tcc' % e for e in ratios] + ['first losses agree']
+    head += ['%s/%s' % (e, ratio_base(e, engines)) for e in ratios] + ['first losses agree']
     rows = []
     for r in results:
         rec = r['engines']
@@ -566,8 +651,9 @@ def print_tables(results, engines, args, versions, notes):
             else:
                 cells.append('FAILED' if e in r['failures'] else '-')
         for e in ratios:
-            if e in rec and 'tcc' in rec:
-                cells.append('%.2f' % (rec[e]['median'] / rec['tcc']['median']))
+            base = ratio_base(e, engines)
+            if e in rec and base in rec:
+                cells.append('%.2f' % (rec[e]['median'] / rec[base]['median']))
             else:
                 cells.append('-')
         if r['failures']:
@@ -582,8 +668,9 @@ def print_tables(results, engines, args, versions, notes):
     means = ['geometric mean', '', '']
     means += ['' for _ in cols]
     for e in ratios:
-        xs = [r['engines'][e]['median'] / r['engines']['tcc']['median'] for r in results
-              if e in r['engines'] and 'tcc' in r['engines']]
+        base = ratio_base(e, engines)
+        xs = [r['engines'][e]['median'] / r['engines'][base]['median'] for r in results
+              if e in r['engines'] and base in r['engines']]
         means.append('%.2f (%d)' % (math.exp(sum(math.log(x) for x in xs) / len(xs)), len(xs)) if xs else '-')
     means.append('')
     rows.append(means)
@@ -591,6 +678,18 @@ def print_tables(results, engines, args, versions, notes):
     print('Training step, median ms of %d steps after %d warm-up, --threads %d; X/tcc > 1: tcc faster'
           % (args.iters, args.warmup, args.threads))
     print_markdown(head, rows)
+    if gemm:
+        flop_rows = []
+        for r in results:
+            if r.get('flops'):
+                flop_rows.append([r['model'], '%.2f' % (r['flops'] / 1e9)] +
+                                 ['%.1f' % (r['flops'] / r['engines'][e]['median'] / 1e6)
+                                  if e in r['engines'] else '-' for e in cols])
+        print()
+        print('Achieved GFLOP/s (the step\'s forward and backward FLOPs over its median time); '
+              'torch.matmul 1024^3 on this machine: ' +
+              ', '.join('%s %.1f GFLOP/s' % kv for kv in gemm.items()))
+        print_markdown(['model', 'GFLOP per step'] + cols, flop_rows)
 
     detail_head = ['model', 'engine', 'median ms (p10-p90)', 'cores', 'first step s', 'first losses']
     detail = []

@@ -3,7 +3,9 @@
 #   bin/tcc, bin/tcc-run                 the compiler and the runner
 #   lib/libtcc_runtime.so*               the runtime (and trainer) C API
 #   lib/libtcc_tensorboard.so*           the trainer's --tensorboard plugin (protobuf-lite)
-#   include/tcc/{tcc.h,abi.h,tcc.hpp}    its headers; tcc.hpp is the C++ wrapper
+#   include/tcc/{tcc.h,abi.h,tcc.hpp,trainer_options.def}
+#                                        its headers; tcc.hpp is the C++ wrapper,
+#                                        trainer_options.def the trainer's options
 #   lib/cmake/tcc/tccConfig*.cmake       find_package(tcc): tcc::runtime, ...
 #   lib/pkgconfig/tcc.pc                 pkg-config --cflags --libs tcc
 #
@@ -22,7 +24,7 @@ install(TARGETS ${TCC_COMPONENTS} EXPORT tccTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES runtime/include/tcc/tcc.h runtime/include/tcc/abi.h runtime/include/tcc/tcc.hpp
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tcc)
+  runtime/include/tcc/trainer_options.def DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tcc)
 
 # Machines without Debian's libomp5 (a GPU box with only the driver) get
 # LLVM's libomp.so.5 beside the runtime, found through its $ORIGIN RUNPATH.

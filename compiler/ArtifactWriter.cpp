@@ -666,62 +666,67 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
 // Writing
 //===----------------------------------------------------------------------===//
 
-LogicalResult tcc::writeArtifact(ModuleOp module,
-                                 ArrayRef<PlannedEntry> entries,
-                                 const ArtifactOptions &options,
-                                 ArtifactStage stage, StringRef outputPath) {
-  Location loc = module.getLoc();
+namespace {
+
+/// A timer for one stage, nested in the caller's (none without one).
+mlir::TimingScope timedStage(const ArtifactOptions &options, StringRef name) {
+  return options.timing ? options.timing->nest(name) : mlir::TimingScope();
+}
+
+/// What the module's attributes hold besides its code: the library calls,
+/// the collectives, the metadata and the device code.
+struct ModuleTables {
+  SmallVector<LibraryCallRow> calls, collectives;
+  SmallVector<std::pair<std::string, std::string>> metadata;
+  DeviceCode deviceCode;
+};
+
+/// MODULE's tables, with the device code's PTX assembled to a cubin.
+FailureOr<ModuleTables> readModuleTables(ModuleOp module, const ArtifactOptions &options) {
+  ModuleTables tables;
   FailureOr<SmallVector<LibraryCallRow>> calls = readLibraryCalls(module);
   if (failed(calls))
     return failure();
+  tables.calls = std::move(*calls);
   FailureOr<SmallVector<LibraryCallRow>> collectives =
       readLibraryCalls(module, attr::collectives);
   if (failed(collectives))
     return failure();
+  tables.collectives = std::move(*collectives);
   auto metadata = readMetadata(module);
   if (failed(metadata))
     return failure();
+  tables.metadata = std::move(*metadata);
   FailureOr<DeviceCode> deviceCode = readDeviceCode(module);
   if (failed(deviceCode))
     return failure();
-  // The stages' timers nest in the caller's (null: no timing).
-  auto timed = [&](StringRef name) {
-    return options.timing ? options.timing->nest(name) : mlir::TimingScope();
-  };
-  if (!deviceCode->kernels.empty()) {
-    mlir::TimingScope t = timed("ptxas");
-    StringRef chip = StringRef(deviceCode->device).rsplit(':').second;
-    auto cubin = assemblePtx(loc, deviceCode->ptx, chip, options.cudaToolkit);
+  tables.deviceCode = std::move(*deviceCode);
+  if (!tables.deviceCode.kernels.empty()) {
+    mlir::TimingScope t = timedStage(options, "ptxas");
+    StringRef chip = StringRef(tables.deviceCode.device).rsplit(':').second;
+    auto cubin = assemblePtx(module.getLoc(), tables.deviceCode.ptx, chip, options.cudaToolkit);
     if (failed(cubin))
       return failure();
-    deviceCode->cubin = std::move(*cubin);
+    tables.deviceCode.cubin = std::move(*cubin);
   }
+  return tables;
+}
+
+/// MODULE (LLVM dialect) as an LLVM module in LLCTX; null when it does not
+/// translate.
+std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module, llvm::LLVMContext &llctx,
+                                                const ArtifactOptions &options) {
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   registerOpenMPDialectTranslation(*module.getContext());
-  llvm::LLVMContext llctx;
-  mlir::TimingScope translation = timed("translate to LLVM IR");
-  std::unique_ptr<llvm::Module> m =
-      translateModuleToLLVMIR(module, llctx, "tcc-artifact");
-  translation.stop();
-  if (!m)
-    return emitError(loc, "cannot translate the module to LLVM IR");
+  mlir::TimingScope translation = timedStage(options, "translate to LLVM IR");
+  return translateModuleToLLVMIR(module, llctx, "tcc-artifact");
+}
 
-  std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm =
-      createTargetMachine(options.cpu.name, options.cpu.features, error);
-  if (!tm)
-    return emitError(loc, "no x86-64 target in this LLVM: ") << error;
-  m->setTargetTriple(tm->getTargetTriple());
-  m->setDataLayout(tm->createDataLayout());
-
-  bool usesOpenMP = llvm::any_of(*m, [](const llvm::Function &f) {
-    return f.isDeclaration() && f.getName().starts_with("__kmpc_");
-  });
-
-  // Only the descriptor is exported; everything tcc generated is internal so
-  // that two artifacts in one process never clash.
-  for (llvm::Function &f : *m) {
+/// Makes every function tcc generated internal: only the descriptor is
+/// exported, so that two artifacts in one process never clash.
+void internalizeFunctions(llvm::Module &m, const ArtifactOptions &options) {
+  for (llvm::Function &f : m) {
     if (f.isDeclaration())
       continue;
     f.setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -735,80 +740,82 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
         f.addFnAttr("prefer-vector-width", std::to_string(options.cpu.vectorBits));
     }
   }
-  mlir::TimingScope descriptor = timed("descriptor and verifier");
+}
+
+/// Adds the entry points' wrappers and the descriptor to M, then verifies
+/// the whole module.
+LogicalResult addDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry> entries,
+                            const ModuleTables &tables, const ArtifactOptions &options) {
+  mlir::TimingScope descriptor = timedStage(options, "descriptor and verifier");
   SmallVector<llvm::Function *> wrappers;
   for (const PlannedEntry &e : entries) {
-    llvm::Function *lowered = m->getFunction(e.function);
+    llvm::Function *lowered = m.getFunction(e.function);
     if (!lowered || lowered->arg_size() != 11)
       return emitError(loc, "entry '")
              << e.name << "': lowered function '" << e.function
              << "' is missing or does not take (arena, state, runtime)";
-    wrappers.push_back(buildWrapper(*m, e, lowered));
+    wrappers.push_back(buildWrapper(m, e, lowered));
   }
-  if (failed(buildDescriptor(loc, *m, entries, *calls, *collectives, *metadata, *deviceCode,
-                             options, wrappers)))
+  if (failed(buildDescriptor(loc, m, entries, tables.calls, tables.collectives, tables.metadata,
+                             tables.deviceCode, options, wrappers)))
     return failure();
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);
-  if (llvm::verifyModule(*m, &vs))
+  if (llvm::verifyModule(m, &vs))
     return emitError(loc, "internal error: invalid LLVM IR: ") << verifyErrors;
-  descriptor.stop();
-  if (stage == ArtifactStage::LLVMIR) {
-    if (options.optimize)
-      optimizeModule(*m, *tm);
-    auto out = mlir::openOutputFile(outputPath, &error);
-    if (!out)
-      return emitError(loc, error);
-    m->print(out->os(), nullptr);
-    out->keep();
-    return success();
-  }
+  return success();
+}
 
-  // Object code, in-process: one object file for --emit=obj, else one per
-  // group of kernels, compiled in parallel.
-  std::vector<std::string> objects;
+/// Writes OUTPUTPATH whole with WRITE.
+LogicalResult writeOutputFile(Location loc, StringRef outputPath,
+                              llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  std::string error;
+  auto out = mlir::openOutputFile(outputPath, &error);
+  if (!out)
+    return emitError(loc, error);
+  write(out->os());
+  out->keep();
+  return success();
+}
+
+/// Object code, in-process: one object file for --emit=obj (STAGE Object),
+/// else one per group of kernels, compiled in parallel.
+FailureOr<std::vector<std::string>> emitObjectCode(Location loc, llvm::Module &m,
+                                                   llvm::TargetMachine &tm,
+                                                   const ArtifactOptions &options,
+                                                   ArtifactStage stage) {
   if (stage == ArtifactStage::Object) {
     if (options.optimize)
-      optimizeModule(*m, *tm);
+      optimizeModule(m, tm);
     llvm::SmallString<0> object;
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager pm;
-    if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
       return emitError(loc, "the target cannot emit object files");
-    pm.run(*m);
-    objects.push_back(std::string(object.str()));
-  } else {
-    CodegenOptions codegen;
-    codegen.cpu = options.cpu.name;
-    codegen.features = options.cpu.features;
-    codegen.optimize = options.optimize;
-    codegen.threads = options.threads;
-    codegen.cache = options.cache;
-    mlir::TimingScope none;
-    CodegenStats unused;
-    FailureOr<std::vector<std::string>> emitted =
-        emitObjects(*m, codegen, options.timing ? *options.timing : none,
-                    options.stats ? *options.stats : unused, error);
-    if (failed(emitted))
-      return emitError(loc, "LLVM code generation failed: ") << error;
-    objects = std::move(*emitted);
+    pm.run(m);
+    return std::vector<std::string>{std::string(object.str())};
   }
-  if (stage == ArtifactStage::Object) {
-    auto out = mlir::openOutputFile(outputPath, &error);
-    if (!out)
-      return emitError(loc, error);
-    out->os() << objects.front();
-    out->keep();
-    return success();
-  }
+  CodegenOptions codegen;
+  codegen.cpu = options.cpu.name;
+  codegen.features = options.cpu.features;
+  codegen.optimize = options.optimize;
+  codegen.threads = options.threads;
+  codegen.cache = options.cache;
+  mlir::TimingScope none;
+  CodegenStats unused;
+  std::string error;
+  FailureOr<std::vector<std::string>> emitted =
+      emitObjects(m, codegen, options.timing ? *options.timing : none,
+                  options.stats ? *options.stats : unused, error);
+  if (failed(emitted))
+    return emitError(loc, "LLVM code generation failed: ") << error;
+  return emitted;
+}
 
-  // The objects as temporary files for the linker, removed whatever happens.
-  mlir::TimingScope writing = timed("write objects");
-  SmallVector<SmallString<128>> objPaths;
-  llvm::scope_exit removeObjects([&] {
-    for (const SmallString<128> &p : objPaths)
-      llvm::sys::fs::remove(p);
-  });
+/// Writes OBJECTS as temporary files for the linker, appending their paths
+/// to OBJPATHS (the caller removes them).
+LogicalResult writeTemporaryObjects(Location loc, ArrayRef<std::string> objects,
+                                    SmallVectorImpl<SmallString<128>> &objPaths) {
   for (const std::string &object : objects) {
     int fd;
     SmallString<128> objPath;
@@ -824,11 +831,24 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
       return emitError(loc, "cannot write '") << objPath << "'";
     }
   }
+  return success();
+}
 
+/// Links OBJECTS into the shared library OUTPUTPATH with the system C
+/// driver; written beside the output and renamed, so a failure leaves
+/// nothing half written.
+LogicalResult linkSharedLibrary(Location loc, ArrayRef<std::string> objects, StringRef outputPath,
+                                bool usesOpenMP, const ArtifactOptions &options) {
+  // The objects as temporary files for the linker, removed whatever happens.
+  mlir::TimingScope writing = timedStage(options, "write objects");
+  SmallVector<SmallString<128>> objPaths;
+  llvm::scope_exit removeObjects([&] {
+    for (const SmallString<128> &p : objPaths)
+      llvm::sys::fs::remove(p);
+  });
+  if (failed(writeTemporaryObjects(loc, objects, objPaths)))
+    return failure();
   writing.stop();
-  // Link: the system C driver makes a shared library of the objects;
-  // written beside the output and renamed, so a failure leaves nothing half
-  // written.
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc) {
     return emitError(loc, "no C compiler driver 'cc' on PATH to link with");
@@ -851,7 +871,7 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
     argv.push_back(openmpRpath);
   }
   std::string linkError;
-  mlir::TimingScope link = timed("link");
+  mlir::TimingScope link = timedStage(options, "link");
   int rc = llvm::sys::ExecuteAndWait(ccPath, argv, std::nullopt, {}, 0, 0,
                                      &linkError);
   link.stop();
@@ -864,4 +884,47 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   if (std::error_code ec = llvm::sys::fs::rename(tmpOut, outputPath))
     return emitError(loc, "cannot write '") << outputPath << "': " << ec.message();
   return success();
+}
+
+} // namespace
+
+LogicalResult tcc::writeArtifact(ModuleOp module,
+                                 ArrayRef<PlannedEntry> entries,
+                                 const ArtifactOptions &options,
+                                 ArtifactStage stage, StringRef outputPath) {
+  Location loc = module.getLoc();
+  FailureOr<ModuleTables> tables = readModuleTables(module, options);
+  if (failed(tables))
+    return failure();
+  llvm::LLVMContext llctx;
+  std::unique_ptr<llvm::Module> m = translateToLLVMIR(module, llctx, options);
+  if (!m)
+    return emitError(loc, "cannot translate the module to LLVM IR");
+
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm =
+      createTargetMachine(options.cpu.name, options.cpu.features, error);
+  if (!tm)
+    return emitError(loc, "no x86-64 target in this LLVM: ") << error;
+  m->setTargetTriple(tm->getTargetTriple());
+  m->setDataLayout(tm->createDataLayout());
+
+  bool usesOpenMP = llvm::any_of(*m, [](const llvm::Function &f) {
+    return f.isDeclaration() && f.getName().starts_with("__kmpc_");
+  });
+  internalizeFunctions(*m, options);
+  if (failed(addDescriptor(loc, *m, entries, *tables, options)))
+    return failure();
+  if (stage == ArtifactStage::LLVMIR) {
+    if (options.optimize)
+      optimizeModule(*m, *tm);
+    return writeOutputFile(loc, outputPath, [&](llvm::raw_ostream &os) { m->print(os, nullptr); });
+  }
+  FailureOr<std::vector<std::string>> objects = emitObjectCode(loc, *m, *tm, options, stage);
+  if (failed(objects))
+    return failure();
+  if (stage == ArtifactStage::Object)
+    return writeOutputFile(loc, outputPath,
+                           [&](llvm::raw_ostream &os) { os << objects->front(); });
+  return linkSharedLibrary(loc, *objects, outputPath, usesOpenMP, options);
 }

@@ -14,6 +14,9 @@
 #include "compiler/LengthBuckets.h"
 #include "compiler/CompileCache.h"
 #include "compiler/MemoryReport.h"
+#include "compiler/PrecisionReport.h"
+#include "passes/RematSummary.h"
+#include "runtime/cpu/cpu_features.h"
 #include "compiler/SourceKey.h"
 #include "compiler/Weights.h"
 #include "compiler/cpu/CpuPipeline.h"
@@ -297,7 +300,7 @@ LogicalResult Compilation::checkOptions() {
                       "later, or -o model.so)";
   // TF32 is a tensor-core mode; the CPU's oneDNN calls have no such mode,
   // and running fp32 under the name would hide that the request did nothing.
-  if (training.precision == "tf32" && !device)
+  if (training.precision == tcc::Precision::TF32 && !device)
     return error() << "--precision=tf32 needs --target=cuda (TF32 is a tensor-core mode of "
                       "NVIDIA GPUs; on the CPU use --precision=fp32)";
   if (stage == Stage::Ptx && !device)
@@ -331,8 +334,10 @@ void Compilation::applyRecipe(const tcc::dsl::Recipe &recipe) {
     if (value && !options.trainingGiven.count(key))
       field = *value;
   };
-  set("loss", training.loss, recipe.loss);
-  set("optimizer", training.optimizer, recipe.optimizer);
+  // The recipe's words were checked against these spellings when it was read.
+  set("loss", training.loss, recipe.loss ? tcc::parseLoss(*recipe.loss) : std::nullopt);
+  set("optimizer", training.optimizer,
+      recipe.optimizer ? tcc::parseOptimizer(*recipe.optimizer) : std::nullopt);
   set("labels", training.labels, recipe.labels);
   set("momentum", training.momentum, recipe.momentum);
   set("dampening", training.dampening, recipe.dampening);
@@ -503,7 +508,7 @@ tcc::CpuPipelineOptions Compilation::cpuOptions() const {
   cpu.reportFusion = options.report == tcc::Report::Fusion;
   cpu.outlineKernels = options.profile;
   cpu.device = device;
-  cpu.tf32 = training.precision == "tf32";
+  cpu.tf32 = training.precision == tcc::Precision::TF32;
   cpu.vectorBits = targetCpu.vectorBits;
   return cpu;
 }
@@ -829,7 +834,7 @@ LogicalResult Compilation::run() {
       return failure();
     // A .tcc recipe may make the compile train: checked after the import.
     if (options.report == tcc::Report::Precision &&
-        (training.precision == "fp32" || training.precision == "tf32" || !train))
+        (!tcc::isSixteenBit(training.precision) || !train))
       return error() << "--report=precision needs a training step with --precision=bf16 or fp16";
     if (!options.lengthBuckets.empty() && !train)
       return error() << "--length-buckets compiles the training step at several lengths; it "
@@ -916,9 +921,8 @@ LogicalResult Compilation::recomputeLess(Attempt &attempt, int64_t fits,
   int64_t budget = options.memoryBudget;
   int64_t above = 0;
   module->walk([&](func::FuncOp fn) {
-    if (auto remat = fn->getAttrOfType<DictionaryAttr>(tcc::attr::remat))
-      if (auto before = remat.getAs<IntegerAttr>("peak_before"))
-        above = std::max(above, before.getInt());
+    if (std::optional<tcc::RematSummary> remat = tcc::readRematSummary(fn))
+      above = std::max(above, remat->peakBefore);
   });
   if (probing || budget - got.total() < budget / 32 || above <= fits)
     return success();
@@ -956,8 +960,8 @@ LogicalResult Compilation::planWithBudget() {
     return readFootprint();
   };
   tcc::RematOptions off, max;
-  off.mode = "off";
-  max.mode = "max";
+  off.mode = tcc::RematMode::Off;
+  max.mode = tcc::RematMode::Max;
   if (probing) {
     // --batch=auto asks only whether the batch fits at all: with the most
     // recomputation it does, or no budgeted compile of it would (the
@@ -1139,7 +1143,7 @@ LogicalResult Compilation::compileStages() {
       return failure();
   if (stage != Stage::MlirRaw) {
     tcc::RematOptions remat;
-    remat.mode = options.remat == tcc::Remat::Max ? "max" : "off";
+    remat.mode = options.remat == tcc::Remat::Max ? tcc::RematMode::Max : tcc::RematMode::Off;
     // The plan before recomputation is also wanted for the report and plot.
     bool before = options.report == tcc::Report::Memory || !options.memoryPlot.empty();
     bool budgeted = stage >= Stage::Bufferized &&
@@ -1171,6 +1175,10 @@ LogicalResult Compilation::compileStages() {
   }
   if (stage >= Stage::Ptx && failed(lowerPlanned()))
     return failure();
+  // The library-call table exists once the calls are lowered.
+  if (options.report == tcc::Report::Precision && stage >= Stage::LLVMDialect)
+    tcc::printLibraryCallPrecision(*module, device, tcc::rt::hostCpuFeatures(),
+                                   *options.reportStream);
   if (stage == Stage::Ptx)
     return success();
   if (stage >= Stage::LLVMIR)

@@ -4,6 +4,7 @@
 
 #include "compiler/cuda/CudaPipeline.h"
 #include "dialects/TccNames.h"
+#include "passes/RematSummary.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -117,15 +118,11 @@ void printLiveAtPeak(const tcc::PlannedEntry &e, llvm::raw_ostream &os, size_t c
 
 /// What tcc-rematerialize recorded on FN: the values, their bytes and flops.
 void printRemat(func::FuncOp fn, llvm::raw_ostream &os) {
-  auto remat = fn ? fn->getAttrOfType<DictionaryAttr>(tcc::attr::remat) : nullptr;
-  auto values = remat ? remat.getAs<ArrayAttr>("recomputed") : nullptr;
+  std::optional<tcc::RematSummary> remat = tcc::readRematSummary(fn);
+  ArrayAttr values = remat ? remat->recomputed : nullptr;
   if (!values)
     return;
-  auto number = [&](StringRef key) {
-    auto f = remat.getAs<FloatAttr>(key);
-    return f ? f.getValueAsDouble() : 0.0;
-  };
-  double flops = number("recompute_flops"), step = number("step_flops");
+  double flops = remat->recomputeFlops, step = remat->stepFlops;
   os << "  recomputed " << values.size() << " value(s) in the backward pass: "
      << llvm::format("%.3g", flops) << " flops, "
      << llvm::format("%.1f%%", step > 0 ? 100.0 * flops / step : 0.0)
@@ -195,9 +192,8 @@ void tcc::printPeak(ArrayRef<PlannedEntry> plans, llvm::raw_ostream &os, size_t 
 int64_t tcc::rematModelPeak(ModuleOp module) {
   int64_t peak = 0;
   module.walk([&](func::FuncOp fn) {
-    if (auto remat = fn->getAttrOfType<DictionaryAttr>(attr::remat))
-      if (auto after = remat.getAs<IntegerAttr>("peak_after"))
-        peak = std::max(peak, after.getInt());
+    if (std::optional<tcc::RematSummary> remat = tcc::readRematSummary(fn))
+      peak = std::max(peak, remat->peakAfter);
   });
   return peak;
 }

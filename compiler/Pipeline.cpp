@@ -24,7 +24,7 @@ void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // tf32 stores and computes what fp32 does; only the library calls differ.
-  if (options.precision != "fp32" && options.precision != "tf32") {
+  if (tcc::isSixteenBit(options.precision)) {
     // On the joint graph after CSE: one cast per value, and the backward's
     // reads of forward values see the forward's 16-bit types.
     PrecisionPassOptions precision;
@@ -39,6 +39,6 @@ void tcc::buildTrainingPipeline(mlir::OpPassManager &pm, const TrainingOptions &
   // fusion on linalg, which fuses recomputed elementwise chains into the
   // backward kernels that read them (tcc-keep-recomputed keeps the rest
   // apart through the CSE after fusion).
-  if (remat.mode != "off")
+  if (remat.mode != tcc::RematMode::Off)
     pm.addNestedPass<mlir::func::FuncOp>(tcc::createRematerializePass(remat));
 }

@@ -347,46 +347,9 @@ void warnAboutRandomOps(func::FuncOp forward) {
         << "does); for inference as model.eval() runs it, compile an eval-mode export";
 }
 
-/// The --loss option, parsed once.
-enum class Loss { Mse, CrossEntropy, None };
-/// The --optimizer option, parsed once.
-enum class Optimizer { Sgd, Adam, AdamW };
-
-std::optional<Loss> parseLoss(StringRef name) {
-  return llvm::StringSwitch<std::optional<Loss>>(name)
-      .Case("mse", Loss::Mse)
-      .Case("cross_entropy", Loss::CrossEntropy)
-      .Case("none", Loss::None)
-      .Default(std::nullopt);
-}
-
-/// The option's spelling, as the metadata records it (TCC_METADATA_LOSS).
-StringRef lossName(Loss loss) {
-  switch (loss) {
-  case Loss::Mse: return "mse";
-  case Loss::CrossEntropy: return "cross_entropy";
-  case Loss::None: return "none";
-  }
-  return "";
-}
-
-std::optional<Optimizer> parseOptimizer(StringRef name) {
-  return llvm::StringSwitch<std::optional<Optimizer>>(name)
-      .Case("sgd", Optimizer::Sgd)
-      .Case("adam", Optimizer::Adam)
-      .Case("adamw", Optimizer::AdamW)
-      .Default(std::nullopt);
-}
-
-/// The option's spelling, as the metadata records it (TCC_METADATA_OPTIMIZER).
-StringRef optimizerName(Optimizer optimizer) {
-  switch (optimizer) {
-  case Optimizer::Sgd: return "sgd";
-  case Optimizer::Adam: return "adam";
-  case Optimizer::AdamW: return "adamw";
-  }
-  return "";
-}
+using tcc::Loss;
+using tcc::Optimizer;
+using tcc::Precision;
 
 /// The name of FN's parameter argument ARG_INDEX.
 std::string paramName(func::FuncOp fn, unsigned argIndex) {
@@ -418,8 +381,6 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   using Base::Base;
 
   /// The parsed --loss and --optimizer (set by checkOptions).
-  Loss lossKind = Loss::Mse;
-  Optimizer optimizerKind = Optimizer::Sgd;
   /// --data-parallel: the gradient buckets train_step reduces.
   int64_t buckets = 0;
 
@@ -444,7 +405,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     llvm::scope_exit eraseLoss([&] { lossFn->erase(); });
     if (failed(connectDropouts(*lossFn)))
       return signalPassFailure();
-    if (precision == "fp16" && failed(scaleLoss(*lossFn)))
+    if (precision == Precision::FP16 && failed(scaleLoss(*lossFn)))
       return signalPassFailure();
     FailureOr<SmallVector<unsigned>> params = trainedParameters(*lossFn);
     if (failed(params))
@@ -464,19 +425,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
 
   // Validation.
 
-  /// Parses --loss and --optimizer and checks every option's range. Errors
+  /// Checks every option's range. Errors
   /// at the module's location, without the module itself attached (a bad
   /// flag is not about the IR).
   LogicalResult checkOptions(ModuleOp module) {
     Location loc = module.getLoc();
-    std::optional<Loss> parsedLoss = parseLoss(loss);
-    if (!parsedLoss)
-      return emitError(loc, "unknown loss '") << loss << "' (mse, cross_entropy or none)";
-    std::optional<Optimizer> parsedOptimizer = parseOptimizer(optimizer);
-    if (!parsedOptimizer)
-      return emitError(loc, "unknown optimizer '") << optimizer << "' (sgd, adam or adamw)";
-    lossKind = *parsedLoss;
-    optimizerKind = *parsedOptimizer;
     // Written so that NaN fails every check (each comparison with NaN is
     // false), and an infinity those that need a finite value.
     struct Range {
@@ -504,16 +457,14 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         return emitError(loc) << r.flag << " must be " << r.range << ", got " << r.value;
     if (nesterov && (momentum <= 0 || dampening != 0))
       return emitError(loc, "Nesterov momentum requires a momentum and zero dampening");
-    if (labelSmoothing > 0 && lossKind != Loss::CrossEntropy)
+    if (labelSmoothing > 0 && loss != Loss::CrossEntropy)
       return emitError(loc, "--label-smoothing needs --loss=cross_entropy");
     if (gradAccum < 1)
       return emitError(loc, "--grad-accum must be at least 1, got ")
              << static_cast<int64_t>(gradAccum);
-    if (precision == "fp16" && gradAccum > 1)
+    if (precision == Precision::FP16 && gradAccum > 1)
       return emitError(loc, "--precision=fp16 with --grad-accum > 1 is not supported yet "
                             "(loss scaling covers train_step only)");
-    if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16")
-      return emitError(loc, "unknown precision '") << precision << "' (fp32, tf32, bf16 or fp16)";
     if (!(bucketMb > 0) || !std::isfinite(bucketMb))
       return emitError(loc, "--bucket-mb must be a finite size > 0, got ") << bucketMb;
     if (zero != 0 && zero != 1)
@@ -524,7 +475,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       // What the sharded update does not do yet: refused, not computed wrong.
       const char *unsupported = !dataParallel        ? "without --data-parallel"
                                 : skipNonFinite      ? "with --skip-nonfinite"
-                                : precision != "fp32" ? "with a precision other than fp32"
+                                : precision != Precision::FP32 ? "with a precision other than fp32"
                                                       : nullptr;
       if (unsupported)
         return emitError(loc, "--zero=1 is not supported ") << unsupported;
@@ -538,7 +489,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// computes in f32 whatever the precision of the gradients it reads.
   /// Constants are left alone: they carry their own type.
   void keepFp32After(func::FuncOp fn, Operation *after) {
-    if (precision == "fp32" || precision == "tf32")
+    if (!tcc::isSixteenBit(precision))
       return;
     Block &body = fn.getBody().front();
     auto it = after ? std::next(after->getIterator()) : body.begin();
@@ -553,7 +504,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   double effectiveWeightDecay() const {
     if (weightDecay != -1.0)
       return weightDecay;
-    return optimizerKind == Optimizer::AdamW ? 0.01 : 0.0;
+    return optimizer == Optimizer::AdamW ? 0.01 : 0.0;
   }
 
   /// Whether NAME is one of the runtime inputs the step adds.
@@ -578,7 +529,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (!isa<FloatType>(pred.getElementType()))
       return emitError(loc, "the model's first output is not a float tensor: ") << pred;
     // --loss=none takes no labels, so no input name is the labels'.
-    bool takesLabels = lossKind != Loss::None;
+    bool takesLabels = loss != Loss::None;
     for (unsigned i = 0; i < forward.getNumArguments(); ++i)
       if (auto n = forward.getArgAttrOfType<StringAttr>(i, attr::input))
         if ((takesLabels && n.getValue() == labels) || isStepInputName(n.getValue()))
@@ -597,7 +548,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// ROWS leading-axis rows each.
   FailureOr<Value> buildLoss(OpBuilder &b, Location loc, Value prediction, Value labelValue,
                              Value valid = {}, int64_t rows = 0) {
-    switch (lossKind) {
+    switch (loss) {
     case Loss::Mse: {
       std::optional<RowMask> real;
       if (valid) {
@@ -639,7 +590,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Location loc = forward.getLoc();
     auto pred = cast<RankedTensorType>(forward.getResultTypes()[0]);
     Type labelType;
-    switch (lossKind) {
+    switch (loss) {
     case Loss::Mse:
       labelType = pred;
       break;
@@ -685,7 +636,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     e.output(*lossValue, TCC_OUTPUT_LOSS);
     if (keepOutputs)
-      for (unsigned i = lossKind == Loss::None ? 1 : 0; i < ret.getNumOperands(); ++i) {
+      for (unsigned i = loss == Loss::None ? 1 : 0; i < ret.getNumOperands(); ++i) {
         e.results.push_back(ret.getOperand(i));
         e.resultAttrs.push_back(forward.getResultAttrDict(i) ? forward.getResultAttrDict(i)
                                                              : mb.getDictionaryAttr({}));
@@ -878,7 +829,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     RankedTensorType scalar = scalarType();
     Hyper h;
     h.weightDecay = e.addArgument(scalar, attr::input, TCC_INPUT_WEIGHT_DECAY);
-    if (optimizerKind == Optimizer::Sgd) {
+    if (optimizer == Optimizer::Sgd) {
       if (momentum > 0)
         h.momentum = e.addArgument(scalar, attr::input, TCC_INPUT_MOMENTUM);
     } else {
@@ -890,8 +841,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     }
     if (gradClip > 0)
       h.gradClip = e.addArgument(scalar, attr::input, TCC_INPUT_GRAD_CLIP);
-    if (!h.weightDecay || (optimizerKind == Optimizer::Sgd && momentum > 0 && !h.momentum) ||
-        (optimizerKind != Optimizer::Sgd &&
+    if (!h.weightDecay || (optimizer == Optimizer::Sgd && momentum > 0 && !h.momentum) ||
+        (optimizer != Optimizer::Sgd &&
          (!h.beta1 || !h.beta2 || !h.eps || !h.oneMinusBeta1 || !h.oneMinusBeta2)) ||
         (gradClip > 0 && !h.gradClip))
       return failure();
@@ -901,9 +852,9 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
   /// The compile-time value of every hyperparameter input, as metadata.
   void hyperparameterDefaults(SmallVectorImpl<std::pair<std::string, double>> &out) const {
     out.push_back({TCC_INPUT_WEIGHT_DECAY, effectiveWeightDecay()});
-    if (optimizerKind == Optimizer::Sgd && momentum > 0)
+    if (optimizer == Optimizer::Sgd && momentum > 0)
       out.push_back({TCC_INPUT_MOMENTUM, momentum});
-    if (optimizerKind != Optimizer::Sgd) {
+    if (optimizer != Optimizer::Sgd) {
       out.push_back({TCC_INPUT_BETA1, beta1});
       out.push_back({TCC_INPUT_BETA2, beta2});
       out.push_back({TCC_INPUT_EPS, eps});
@@ -1098,7 +1049,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       auto reduce = AllReduceOp::create(b, loc, ValueRange(operands).getTypes(), operands,
                                         b.getI64IntegerAttr(buckets++));
       // The average is f32 whatever the gradients' precision.
-      if (precision != "fp32" && precision != "tf32")
+      if (tcc::isSixteenBit(precision))
         reduce->setAttr(attr::keepFp32, b.getUnitAttr());
       for (auto [k, r] : llvm::zip(members, reduce.getResults()))
         grads[k] = r;
@@ -1166,7 +1117,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     func::ReturnOp stepRet = e.terminator();
     Operation *built = stepRet->getPrevNode();
     Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
-    bool adam = optimizerKind != Optimizer::Sgd;
+    bool adam = optimizer != Optimizer::Sgd;
     bool needsStep = adam || (momentum > 0 && dampening != 0);
     Value stepCount = needsStep ? e.addArgument(scalar, attr::input, TCC_INPUT_STEP) : Value();
     if (!lr || (needsStep && !stepCount))
@@ -1181,7 +1132,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       averageOverRanks(step, *grads, loc);
     Value lossValue = stepRet.getOperand(0);
     LossScaler scaler;
-    if (precision == "fp16") {
+    if (precision == Precision::FP16) {
       FailureOr<LossScaler> s = unscale(e, lossValue, *grads, loc);
       if (failed(s))
         return failure();
@@ -1286,9 +1237,9 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (!m || !v)
       return failure();
     Value param = p;
-    if (optimizerKind == Optimizer::Adam)
+    if (optimizer == Optimizer::Adam)
       g = t.add(g, t.mul(decay, p));
-    if (optimizerKind == Optimizer::AdamW) {
+    if (optimizer == Optimizer::AdamW) {
       Value one = t.constant(1.0);
       param = t.mul(p, t.sub(one, t.mul(lrFull, decay)));
     }
@@ -1331,7 +1282,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     OpBuilder &sb = e.b;
     func::ReturnOp stepRet = e.terminator();
     Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
-    bool adam = optimizerKind != Optimizer::Sgd;
+    bool adam = optimizer != Optimizer::Sgd;
     bool needsStep = adam || (momentum > 0 && dampening != 0);
     Value stepCount = needsStep ? e.addArgument(scalar, attr::input, TCC_INPUT_STEP) : Value();
     if (!lr || (needsStep && !stepCount) || failed(addHyperparameters(e)))
@@ -1392,7 +1343,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value p = e.addArgument(chunk, attr::input, TCC_ZERO_PARAM);
     Value g = e.addArgument(chunk, attr::input, TCC_ZERO_GRAD);
     Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
-    bool adam = optimizerKind != Optimizer::Sgd;
+    bool adam = optimizer != Optimizer::Sgd;
     bool needsStep = adam || (momentum > 0 && dampening != 0);
     Value stepCount = needsStep ? e.addArgument(scalar, attr::input, TCC_INPUT_STEP) : Value();
     if (!p || !g || !lr || (needsStep && !stepCount))
@@ -1439,14 +1390,14 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       return NamedAttribute(StringAttr::get(ctx, key), StringAttr::get(ctx, value));
     };
     SmallVector<NamedAttribute> metadata = {
-        entry(TCC_METADATA_LOSS, lossName(lossKind)),
-        entry(TCC_METADATA_OPTIMIZER, optimizerName(optimizerKind)),
+        entry(TCC_METADATA_LOSS, tcc::lossName(loss)),
+        entry(TCC_METADATA_OPTIMIZER, tcc::optimizerName(optimizer)),
         entry(TCC_METADATA_GRAD_ACCUM, std::to_string(gradAccum))};
     for (const auto &[name, why] : notTrained)
       metadata.push_back(entry(std::string(TCC_METADATA_NOT_TRAINED_PREFIX) + name, why));
-    if (lossKind != Loss::None)
+    if (loss != Loss::None)
       metadata.push_back(entry(TCC_METADATA_LABELS, labels));
-    if (lossKind == Loss::CrossEntropy)
+    if (loss == Loss::CrossEntropy)
       metadata.push_back(entry(TCC_METADATA_IGNORE_INDEX, std::to_string(ignoreIndex)));
     if (dataParallel)
       metadata.push_back(entry(TCC_METADATA_DATA_PARALLEL, std::to_string(buckets)));
@@ -1454,14 +1405,14 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       metadata.push_back(entry(TCC_METADATA_ZERO, std::to_string(kZeroChunks) + "," +
                                                       std::to_string(zeroChunkSize)));
       metadata.push_back(entry(TCC_METADATA_ZERO_PARAMS, llvm::join(zeroParams, ";")));
-      StringRef state = optimizerKind != Optimizer::Sgd ? ".exp_avg;.exp_avg_sq"
+      StringRef state = optimizer != Optimizer::Sgd ? ".exp_avg;.exp_avg_sq"
                         : momentum > 0                  ? ".momentum_buffer"
                                                         : "";
       metadata.push_back(entry(TCC_METADATA_ZERO_STATE, state));
     }
     SmallVector<std::pair<std::string, double>> defaults;
     hyperparameterDefaults(defaults);
-    if (skipNonFinite && precision != "fp16")
+    if (skipNonFinite && precision != Precision::FP16)
       defaults.push_back({TCC_INPUT_SKIP_NONFINITE, 0.0});
     for (const auto &[name, value] : defaults) {
       char text[32];

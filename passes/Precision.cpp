@@ -295,13 +295,13 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     FloatType low;
-    if (precision == "bf16")
+    if (precision == tcc::Precision::BF16)
       low = BFloat16Type::get(ctx);
-    else if (precision == "fp16")
+    else if (precision == tcc::Precision::FP16)
       low = Float16Type::get(ctx);
     else {
-      module.emitError() << "tcc-precision: precision must be bf16 or fp16, not '" << precision
-                         << "'";
+      module.emitError() << "tcc-precision: precision must be bf16 or fp16, not '"
+                         << tcc::precisionName(precision) << "'";
       return signalPassFailure();
     }
     // init_state joins the module below; it is not one to retype.
@@ -319,7 +319,7 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
       SmallVector<std::pair<unsigned, std::string>> copies;
       if (fn.getSymName() == TCC_ENTRY_TRAIN_STEP &&
           !module.lookupSymbol(TCC_ENTRY_INIT_STATE)) {
-        copies = keepWeightCopies(fn, state, precision);
+        copies = keepWeightCopies(fn, state, tcc::precisionName(precision));
         if (!copies.empty())
           buildInitState(fn, copies, low);
       }
@@ -329,10 +329,11 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
   }
 
   void printReport(func::FuncOp fn, const FunctionPrecision &state, size_t copies) {
-    llvm::errs() << "precision @" << fn.getSymName() << " (" << precision << "): "
+    llvm::errs() << "precision @" << fn.getSymName() << " (" << tcc::precisionName(precision) << "): "
                  << state.castsMade << " casts at class boundaries\n";
     if (copies)
-      llvm::errs() << "  " << copies << " parameters read through their " << precision
+      llvm::errs() << "  " << copies << " parameters read through their "
+                   << tcc::precisionName(precision)
                    << " copies (state, written by the optimizer's update; @"
                    << TCC_ENTRY_INIT_STATE << " makes them from the parameters)\n";
     llvm::errs() << llvm::formatv("  {0,-26} {1,-8} {2,-5} {3}\n", "op", "class", "runs",

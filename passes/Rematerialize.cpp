@@ -14,6 +14,7 @@
 #include "dialects/TccNames.h"
 #include "dialects/TccOps.h"
 #include "passes/SourceNames.h"
+#include "passes/RematSummary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -226,13 +227,9 @@ public:
   using RematerializePassBase::RematerializePassBase;
 
   void runOnOperation() override {
-    if (mode != "auto" && mode != "max" && mode != "off") {
-      getOperation().emitError("tcc-rematerialize: mode must be auto, max or off, not '")
-          << mode << "'";
-      return signalPassFailure();
-    }
     func::FuncOp func = getOperation();
-    if (mode == "off" || func.getBody().empty() || (mode == "auto" && arenaBudget < 0))
+    if (mode == tcc::RematMode::Off || func.getBody().empty() ||
+        (mode == tcc::RematMode::Auto && arenaBudget < 0))
       return;
     // Only training entries (those that update parameters) have a backward
     // pass to recompute in; inference keeps its forward as it is.
@@ -579,7 +576,7 @@ static void scheduleUpdatesEarly(func::FuncOp func) {
 
 void RematerializePass::rematerialize(func::FuncOp func) {
   int64_t base = inputBytes(func);
-  int64_t target = mode == "max" ? 0 : arenaBudget.getValue();
+  int64_t target = mode == tcc::RematMode::Max ? 0 : arenaBudget.getValue();
   Liveness l;
   l.compute(func, base);
   int64_t before = l.peak;
@@ -621,13 +618,13 @@ void RematerializePass::rematerialize(func::FuncOp func) {
         !isa<tcc::ConstantOp>(op))
       stepFlops += recomputeFlops(&op);
   // For the memory report: what was recomputed, the model's peaks.
-  NamedAttrList summary;
-  summary.append("recomputed", ArrayAttr::get(ctx, chosen.recomputed));
-  summary.append("peak_before", IntegerAttr::get(IntegerType::get(ctx, 64), before));
-  summary.append("peak_after", IntegerAttr::get(IntegerType::get(ctx, 64), chosen.peak));
-  summary.append("recompute_flops", FloatAttr::get(Float64Type::get(ctx), chosen.flops));
-  summary.append("step_flops", FloatAttr::get(Float64Type::get(ctx), stepFlops));
-  func->setAttr(tcc::attr::remat, summary.getDictionary(ctx));
+  tcc::RematSummary summary;
+  summary.recomputed = ArrayAttr::get(ctx, chosen.recomputed);
+  summary.peakBefore = before;
+  summary.peakAfter = chosen.peak;
+  summary.recomputeFlops = chosen.flops;
+  summary.stepFlops = stepFlops;
+  tcc::writeRematSummary(func, summary);
 }
 
 RematerializePass::Outcome RematerializePass::recompute(func::FuncOp func, int64_t base,
@@ -761,3 +758,39 @@ RematerializePass::Outcome RematerializePass::recompute(func::FuncOp func, int64
 }
 
 } // namespace
+
+// The record's keys (tcc.remat's dictionary), spelled here only.
+static constexpr llvm::StringLiteral kRecomputed = "recomputed", kPeakBefore = "peak_before",
+                                     kPeakAfter = "peak_after",
+                                     kRecomputeFlops = "recompute_flops",
+                                     kStepFlops = "step_flops";
+
+void tcc::writeRematSummary(func::FuncOp fn, const RematSummary &summary) {
+  MLIRContext *ctx = fn.getContext();
+  auto i64 = IntegerType::get(ctx, 64);
+  auto f64 = Float64Type::get(ctx);
+  NamedAttrList record;
+  record.append(kRecomputed, summary.recomputed ? summary.recomputed : ArrayAttr::get(ctx, {}));
+  record.append(kPeakBefore, IntegerAttr::get(i64, summary.peakBefore));
+  record.append(kPeakAfter, IntegerAttr::get(i64, summary.peakAfter));
+  record.append(kRecomputeFlops, FloatAttr::get(f64, summary.recomputeFlops));
+  record.append(kStepFlops, FloatAttr::get(f64, summary.stepFlops));
+  fn->setAttr(tcc::attr::remat, record.getDictionary(ctx));
+}
+
+std::optional<tcc::RematSummary> tcc::readRematSummary(func::FuncOp fn) {
+  auto record = fn ? fn->getAttrOfType<DictionaryAttr>(tcc::attr::remat) : nullptr;
+  if (!record)
+    return std::nullopt;
+  RematSummary summary;
+  summary.recomputed = record.getAs<ArrayAttr>(kRecomputed);
+  if (auto v = record.getAs<IntegerAttr>(kPeakBefore))
+    summary.peakBefore = v.getInt();
+  if (auto v = record.getAs<IntegerAttr>(kPeakAfter))
+    summary.peakAfter = v.getInt();
+  if (auto v = record.getAs<FloatAttr>(kRecomputeFlops))
+    summary.recomputeFlops = v.getValueAsDouble();
+  if (auto v = record.getAs<FloatAttr>(kStepFlops))
+    summary.stepFlops = v.getValueAsDouble();
+  return summary;
+}

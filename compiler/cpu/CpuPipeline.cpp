@@ -24,10 +24,11 @@ using namespace mlir;
 void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Every tcc op becomes linalg / tensor / arith / math / scf on tensors;
   // unsigned types become signless, signatures included.
-  // On a device, 16-bit matmuls keep their 16-bit operands (cuBLASLt takes
-  // them); the CPU widens them for oneDNN's f32 calls.
+  // 16-bit matmuls keep their 16-bit operands, into f32 sums: cuBLASLt and
+  // oneDNN take them (the runtime widens them on a CPU without 16-bit dot
+  // products).
   tcc::LowerToLinalgPassOptions lower;
-  lower.sixteenBitMatmuls = options.device;
+  lower.sixteenBitMatmuls = true;
   pm.addPass(tcc::createLowerToLinalgPass(lower));
   // Per function: the entry points (train_step, eval_step, infer) in
   // parallel.
@@ -82,11 +83,12 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   // The memory plan needs every allocation at the top level of the body.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
-  // f32 matmuls and convolutions: oneDNN through the runtime. Before the
+  // Matmuls (f32, and 16-bit with f32 sums) and f32 convolutions: oneDNN
+  // through the runtime. Before the
   // plan, so that a convolution reading an unpadded input keeps it live.
   if (options.libraryCalls) {
     tcc::CpuLibraryCallsPassOptions calls;
-    calls.sixteenBit = options.device;
+    calls.sixteenBit = true;
     calls.tf32 = options.tf32;
     pm.addPass(tcc::createCpuLibraryCallsPass(calls));
   }

@@ -1,16 +1,17 @@
 //===- module.cpp - tcc._tcc: the C API of libtcc_runtime for Python -------===//
 //
-// A thin nanobind layer over tcc.h: artifacts, sessions, the trainer and the
-// evaluator, with tensors passed as buffers (NumPy arrays, anything with
+// A thin nanobind layer over tcc.hpp (the C API's C++ wrapper): artifacts,
+// sessions, the trainer and the evaluator, with tensors passed as buffers (NumPy arrays, anything with
 // DLPack or the buffer protocol) whose memory is read or written in place,
 // never copied on the way. python/tcc/__init__.py builds the Pythonic API (dicts of arrays,
-// keyword options) on top. A failing call raises tcc.Error carrying the
-// runtime's message and its status name; long calls (run, train) release
-// the GIL.
+// keyword options) on top; the trainer's keywords are the rows of
+// <tcc/trainer_options.def> (trainer_options() lists them). A failing call
+// raises tcc.Error carrying the runtime's message and its status name; long
+// calls (run, train) release the GIL.
 //
 //===----------------------------------------------------------------------===//
 
-#include <tcc/tcc.h>
+#include <tcc/tcc.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -34,16 +35,7 @@ namespace {
 /// tcc.Error, created at import (a RuntimeError with a `status` attribute).
 PyObject *errorType = nullptr;
 
-/// A failed call, raised in Python as tcc.Error(message) with .status.
-struct Failure {
-  tcc_status status;
-  std::string message;
-};
-
-void check(tcc_status status) {
-  if (status != TCC_OK)
-    throw Failure{status, tcc_last_error()};
-}
+using tcc::check; // throws tcc::Error, raised in Python as tcc.Error
 
 /// Input buffers: read-only, C-contiguous, on the CPU, of any dtype.
 using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
@@ -52,17 +44,14 @@ using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
 size_t byteSize(const InArray &a) { return a.size() * a.itemsize(); }
 
+/// A loaded artifact: tcc::Artifact, with its tables as Python values.
 class Artifact {
 public:
-  explicit Artifact(const std::string &path) { check(tcc_artifact_load(path.c_str(), &handle_)); }
-  ~Artifact() { tcc_artifact_destroy(handle_); }
-  Artifact(const Artifact &) = delete;
-  Artifact &operator=(const Artifact &) = delete;
-  tcc_artifact_t get() const { return handle_; }
+  explicit Artifact(const std::string &path) : impl_(path) {}
+  tcc_artifact_t get() const { return impl_.get(); }
 
   nb::dict info() const {
-    tcc_artifact_info i;
-    check(tcc_artifact_get_info(handle_, &i));
+    tcc_artifact_info i = impl_.info();
     nb::dict d;
     d["path"] = i.path;
     d["abi_version"] = i.abi_version;
@@ -71,121 +60,86 @@ public:
     d["target"] = i.target;
     d["arena_size"] = i.arena_size;
     d["state_size"] = i.state_size;
-    const char *device = nullptr;
-    check(tcc_artifact_get_device(handle_, &device));
-    d["device"] = device;
+    d["device"] = impl_.device();
     return d;
   }
 
   /// (name, role, dtype code, shape, size in bytes) of every tensor.
   std::vector<std::tuple<std::string, int, int, std::vector<int64_t>, size_t>> tensors() const {
-    int32_t count = 0;
-    check(tcc_artifact_num_tensors(handle_, &count));
     std::vector<std::tuple<std::string, int, int, std::vector<int64_t>, size_t>> out;
-    for (int32_t i = 0; i < count; ++i) {
-      tcc_tensor_info t;
-      check(tcc_artifact_tensor_info(handle_, i, &t));
-      out.emplace_back(t.name, int(t.role), int(t.dtype),
-                       std::vector<int64_t>(t.shape, t.shape + t.rank), t.size_bytes);
-    }
+    for (const tcc::TensorInfo &t : impl_.tensors())
+      out.emplace_back(t.name, int(t.role), int(t.dtype), t.shape, t.sizeBytes);
     return out;
   }
 
   /// entry name -> the indices of its tensors.
   std::map<std::string, std::vector<int32_t>> entries() const {
     int32_t count = 0;
-    check(tcc_artifact_num_entries(handle_, &count));
+    check(tcc_artifact_num_entries(get(), &count));
     std::map<std::string, std::vector<int32_t>> out;
     for (int32_t i = 0; i < count; ++i) {
       tcc_entry_info e;
-      check(tcc_artifact_entry_info(handle_, i, &e));
+      check(tcc_artifact_entry_info(get(), i, &e));
       out[e.name] = std::vector<int32_t>(e.tensor_indices, e.tensor_indices + e.num_tensors);
     }
     return out;
   }
 
   std::optional<std::string> metadata(const std::string &key) const {
-    const char *value = nullptr;
-    tcc_status s = tcc_artifact_get_metadata(handle_, key.c_str(), &value);
-    if (s == TCC_ERROR_NOT_FOUND)
-      return std::nullopt;
-    check(s);
-    return std::string(value);
+    return impl_.metadata(key);
   }
+  const tcc::Artifact &getArtifact() const { return impl_; }
 
 private:
-  tcc_artifact_t handle_ = nullptr;
+  tcc::Artifact impl_;
 };
 
+/// A session: tcc::Session, with buffers of any dtype in and out.
 class Session {
 public:
-  Session(const Artifact &artifact, int threads, bool poison, bool skipDefaultParams) {
-    tcc_session_options o;
-    tcc_session_options_init(&o);
-    o.num_threads = threads;
-    o.poison_arena = poison;
-    o.skip_default_params = skipDefaultParams;
-    check(tcc_session_create(artifact.get(), &o, &handle_));
-  }
-  ~Session() { tcc_session_destroy(handle_); }
-  Session(const Session &) = delete;
-  Session &operator=(const Session &) = delete;
-  tcc_session_t get() const { return handle_; }
+  Session(const Artifact &artifact, int threads, bool poison, bool skipDefaultParams)
+      : impl_(artifact.getArtifact(), options(threads, poison, skipDefaultParams)) {}
+  tcc_session_t get() const { return impl_.get(); }
+  tcc::Session &impl() { return impl_; }
 
   void setInput(const std::string &name, int dtype, const std::vector<int64_t> &shape,
                 const InArray &data) {
-    check(tcc_session_set_input(handle_, name.c_str(), tcc_dtype(dtype), int32_t(shape.size()),
+    check(tcc_session_set_input(get(), name.c_str(), tcc_dtype(dtype), int32_t(shape.size()),
                                 shape.data(), data.data(), byteSize(data)));
   }
   void setParam(const std::string &name, int dtype, const std::vector<int64_t> &shape,
                 const InArray &data) {
-    check(tcc_session_set_param(handle_, name.c_str(), tcc_dtype(dtype), int32_t(shape.size()),
+    check(tcc_session_set_param(get(), name.c_str(), tcc_dtype(dtype), int32_t(shape.size()),
                                 shape.data(), data.data(), byteSize(data)));
   }
   void run(const std::string &entry) {
-    tcc_status s;
-    {
-      nb::gil_scoped_release released;
-      s = tcc_session_run(handle_, entry.c_str());
-    }
-    check(s);
+    nb::gil_scoped_release released;
+    impl_.run(entry);
   }
   void copyOutput(const std::string &name, OutArray out) {
-    check(tcc_session_copy_output(handle_, name.c_str(), out.data(), out.size() * out.itemsize()));
+    check(tcc_session_copy_output(get(), name.c_str(), out.data(), out.size() * out.itemsize()));
   }
-  std::vector<int64_t> outputShape(const std::string &name) {
-    std::vector<int64_t> shape(16);
-    int32_t rank = 0;
-    check(tcc_session_get_output_shape(handle_, name.c_str(), int32_t(shape.size()), shape.data(),
-                                       &rank));
-    shape.resize(size_t(rank));
-    return shape;
-  }
+  std::vector<int64_t> outputShape(const std::string &name) { return impl_.outputShape(name); }
   void getParam(const std::string &name, OutArray out) {
-    check(tcc_session_get_param(handle_, name.c_str(), out.data(), out.size() * out.itemsize()));
+    check(tcc_session_get_param(get(), name.c_str(), out.data(), out.size() * out.itemsize()));
   }
+  void saveParams(const std::string &path) { impl_.saveParams(path); }
+  void loadParams(const std::string &path) { impl_.loadParams(path); }
   void saveCheckpoint(const std::string &path, const std::map<std::string, std::string> &meta) {
-    std::vector<const char *> keys, values;
-    for (const auto &[k, v] : meta) {
-      keys.push_back(k.c_str());
-      values.push_back(v.c_str());
-    }
-    check(tcc_session_save_checkpoint(handle_, path.c_str(), int32_t(keys.size()), keys.data(),
-                                      values.data()));
+    impl_.saveCheckpoint(path, meta);
   }
+  void loadCheckpoint(const std::string &path) { impl_.loadCheckpoint(path); }
 
 private:
-  tcc_session_t handle_ = nullptr;
+  static tcc_session_options options(int threads, bool poison, bool skipDefaultParams) {
+    tcc_session_options o = tcc::sessionOptions();
+    o.num_threads = threads;
+    o.poison_arena = poison;
+    o.skip_default_params = skipDefaultParams;
+    return o;
+  }
+  tcc::Session impl_;
 };
-
-std::optional<std::string> checkpointMetadata(const std::string &path, const std::string &key) {
-  std::vector<char> buffer(1 << 16);
-  tcc_status s = tcc_checkpoint_get_metadata(path.c_str(), key.c_str(), buffer.data(), buffer.size());
-  if (s == TCC_ERROR_NOT_FOUND)
-    return std::nullopt;
-  check(s);
-  return std::string(buffer.data());
-}
 
 /// The job this process belongs to (tcc_communicator_create): a world of
 /// one unless launched by mpirun / srun with several processes.
@@ -259,61 +213,13 @@ public:
           nb::object log, nb::object onStep, nb::object communicator, nb::object source)
       : artifact_(artifact), log_(log), onStep_(onStep), communicator_(communicator),
         source_(source) {
-    tcc_trainer_options o;
-    tcc_trainer_options_init(&o);
-    strings_.reserve(16);
-    auto text = [&](const char *key) -> const char * {
-      if (!options.contains(key) || options[key].is_none())
-        return nullptr;
-      strings_.push_back(nb::cast<std::string>(options[key]));
-      return strings_.back().c_str();
-    };
-    auto integer = [&](const char *key, int64_t fallback) {
-      return options.contains(key) ? nb::cast<int64_t>(options[key]) : fallback;
-    };
-    auto real = [&](const char *key, double fallback) {
-      return options.contains(key) ? nb::cast<double>(options[key]) : fallback;
-    };
-    o.data_dir = text("data_dir");
-    o.val_dir = text("val_dir");
-    o.metrics = text("metrics");
-    o.save = text("save");
-    o.lr_schedule = text("lr_schedule");
-    o.checkpoint_dir = text("checkpoint_dir");
-    o.resume = text("resume");
-    o.tensorboard = text("tensorboard");
-    o.trace = text("trace");
-    o.on_nonfinite = text("on_nonfinite");
-    o.steps = integer("steps", 0);
-    o.epochs = integer("epochs", 0);
-    o.lr = real("lr", 0);
-    o.shuffle = int32_t(integer("shuffle", 1));
-    o.seed = uint64_t(integer("seed", 0));
-    o.log_every = integer("log_every", 1);
-    o.warmup = integer("warmup", 0);
-    o.step_size = integer("step_size", 0);
-    o.cycle_steps = integer("cycle_steps", 0);
-    o.plateau_patience = integer("plateau_patience", 10);
-    o.min_lr = real("min_lr", 0);
-    o.gamma = real("gamma", 0.1);
-    o.save_every = integer("save_every", 0);
-    o.overwrite = int32_t(integer("overwrite", 0));
-    o.eval_every = integer("eval_every", 0);
-    o.patience = integer("patience", 0);
-    o.min_delta = real("min_delta", 0);
-    // The hyperparameters: NaN keeps the artifact's compile-time values.
-    o.weight_decay = real("weight_decay", NAN);
-    o.momentum = real("momentum", NAN);
-    o.beta1 = real("beta1", NAN);
-    o.beta2 = real("beta2", NAN);
-    o.eps = real("eps", NAN);
-    o.grad_clip = real("grad_clip", NAN);
-    o.workers = int32_t(integer("workers", 0));
-    o.random_crop = int32_t(integer("random_crop", 0));
-    o.flip = int32_t(integer("flip", 0));
-    o.normalize = text("normalize");
-    o.augment_input = text("augment_input");
-    o.image_shape = text("image_shape");
+    tcc_trainer_options o = tcc::trainerOptions();
+    // Every row of the table by its name; absent or None keeps the default.
+    strings_.reserve(64);
+#define TCC_TRAINER_OPTION(NAME, TYPE, KIND, FLAG, ARG, DEFAULT, RANGE, HELP)                    \
+  if (options.contains(#NAME) && !options[#NAME].is_none())                                     \
+    set(o.NAME, options[#NAME]);
+#include <tcc/trainer_options.def>
     o.handle_signals = 0; // Python's own SIGINT handling stays in charge
     if (!communicator_.is_none())
       o.communicator = nb::cast<Communicator &>(communicator_).get();
@@ -389,23 +295,23 @@ public:
       };
       o.on_step_user = this;
     }
-    check(tcc_trainer_create(nb::cast<Artifact &>(artifact).get(), &o, &handle_));
+    impl_.emplace(nb::cast<Artifact &>(artifact).getArtifact(), o);
   }
-  ~Trainer() { tcc_trainer_destroy(handle_); }
   /// Destroys the C trainer now (its checkpoint folder's lock with it),
   /// whoever still holds this object: a traceback keeps it alive.
-  void close() {
-    tcc_trainer_destroy(handle_);
-    handle_ = nullptr;
-  }
+  void close() { impl_.reset(); }
   Trainer(const Trainer &) = delete;
   Trainer &operator=(const Trainer &) = delete;
 
   void run(Session &session) {
-    tcc_status s;
+    std::optional<tcc::Error> failed;
     {
       nb::gil_scoped_release released;
-      s = tcc_trainer_run(handle_, session.get());
+      try {
+        impl_->run(session.impl());
+      } catch (const tcc::Error &e) {
+        failed = e;
+      }
     }
     batch_.clear();
     if (callbackError_) {
@@ -416,22 +322,34 @@ public:
     }
     if (!sourceError_.empty())
       throw nb::type_error(("tcc.train: a batch of the data: " + sourceError_).c_str());
-    check(s);
+    if (failed)
+      throw *failed;
   }
-  void requestStop() { tcc_trainer_request_stop(handle_); }
-  int64_t stepsDone() const {
-    int64_t steps = 0;
-    check(tcc_trainer_steps_done(handle_, &steps));
-    return steps;
-  }
+  void requestStop() { impl_->requestStop(); }
+  int64_t stepsDone() const { return impl_->stepsDone(); }
 
 private:
+  /// An option's value from Python, converted to its C field's type; the
+  /// strings are kept in strings_.
+  void set(const char *&field, nb::handle value) {
+    strings_.push_back(nb::cast<std::string>(value));
+    field = strings_.back().c_str();
+  }
+  void set(int64_t &field, nb::handle value) { field = nb::cast<int64_t>(value); }
+  void set(uint64_t &field, nb::handle value) { field = nb::cast<uint64_t>(value); }
+  void set(double &field, nb::handle value) { field = nb::cast<double>(value); }
+  void set(int32_t &field, nb::handle value) {
+    // A switch (shuffle, flip, overwrite) takes any truth value.
+    field = PyBool_Check(value.ptr()) ? int32_t(value.ptr() == Py_True)
+                                      : int32_t(nb::cast<int64_t>(value));
+  }
+
   nb::object artifact_, log_, onStep_, communicator_, source_;
   std::vector<std::string> strings_; // reserved: pointers into it stay valid
   ArrayList data_, val_, batch_;
   std::unique_ptr<nb::python_error> callbackError_;
   std::string sourceError_;
-  tcc_trainer_t handle_ = nullptr;
+  std::optional<tcc::Trainer> impl_;
 };
 
 /// An evaluator (tcc_evaluator_create): the data set opened and checked
@@ -451,26 +369,18 @@ public:
     o.normalize = normalize ? normalize->c_str() : nullptr;
     o.augment_input = augmentInput ? augmentInput->c_str() : nullptr;
     o.image_shape = imageShape ? imageShape->c_str() : nullptr;
-    check(tcc_evaluator_create(nb::cast<Artifact &>(artifact).get(), &o, &handle_));
+    impl_.emplace(nb::cast<Artifact &>(artifact).getArtifact(), o);
   }
-  ~Evaluator() { tcc_evaluator_destroy(handle_); }
-  Evaluator(const Evaluator &) = delete;
-  Evaluator &operator=(const Evaluator &) = delete;
   /// Closes the files now, whoever still holds this object.
-  void close() {
-    tcc_evaluator_destroy(handle_);
-    handle_ = nullptr;
-  }
+  void close() { impl_.reset(); }
 
   /// samples, skipped, and loss / accuracy, correct, counted where measured.
   nb::dict run(Session &session) {
     tcc_evaluation e;
-    tcc_status s;
     {
       nb::gil_scoped_release released;
-      s = tcc_evaluator_run(handle_, session.get(), &e);
+      e = impl_->run(session.impl());
     }
-    check(s);
     nb::dict d;
     d["samples"] = e.samples;
     d["skipped"] = e.skipped;
@@ -487,8 +397,34 @@ public:
 private:
   nb::object artifact_;
   ArrayList data_;
-  tcc_evaluator_t handle_ = nullptr;
+  std::optional<tcc::Evaluator> impl_;
 };
+
+/// A default as Python has it: None for an absent string and a NaN (the
+/// artifact's value), a bool for a switch.
+nb::object pythonValue(const char *v, const char *) {
+  return v ? nb::object(nb::str(v)) : nb::none();
+}
+nb::object pythonValue(int64_t v, const char *) { return nb::int_(v); }
+nb::object pythonValue(uint64_t v, const char *) { return nb::int_(v); }
+nb::object pythonValue(double v, const char *) {
+  return std::isnan(v) ? nb::none() : nb::object(nb::float_(v));
+}
+nb::object pythonValue(int32_t v, const char *kind) {
+  std::string k = kind;
+  return k == "Switch" || k == "NoSwitch" ? nb::object(nb::bool_(v != 0)) : nb::object(nb::int_(v));
+}
+
+/// The rows of trainer_options.def: (name, kind, flag, arg, default, range,
+/// help), the default as tcc_trainer_options_init sets it.
+nb::list trainerOptionRows() {
+  tcc_trainer_options d = tcc::trainerOptions();
+  nb::list out;
+#define TCC_TRAINER_OPTION(NAME, TYPE, KIND, FLAG, ARG, DEFAULT, RANGE, HELP)                    \
+  out.append(nb::make_tuple(#NAME, #KIND, FLAG, ARG, pythonValue(d.NAME, #KIND), RANGE, HELP));
+#include <tcc/trainer_options.def>
+  return out;
+}
 
 } // namespace
 
@@ -501,13 +437,16 @@ NB_MODULE(_tcc, m) {
   nb::register_exception_translator([](const std::exception_ptr &p, void *) {
     try {
       std::rethrow_exception(p);
-    } catch (const Failure &f) {
-      nb::object error = nb::borrow(errorType)(f.message);
-      error.attr("status") = tcc_status_string(f.status);
+    } catch (const tcc::Error &e) {
+      nb::object error = nb::borrow(errorType)(e.what());
+      error.attr("status") = tcc_status_string(e.status());
       PyErr_SetObject(errorType, error.ptr());
     }
   });
   m.def("runtime_version", [] { return std::string(tcc_runtime_version()); });
+  m.def("trainer_options", &trainerOptionRows,
+        "The trainer's options, the rows of trainer_options.def: (name, kind, flag, arg, "
+        "default, range, help).");
 
   nb::class_<Artifact>(m, "Artifact", "A loaded artifact (tcc_artifact_load).")
       .def(nb::init<const std::string &>(), nb::arg("path"))
@@ -529,18 +468,12 @@ NB_MODULE(_tcc, m) {
       .def("output_shape", &Session::outputShape, nb::arg("name"),
            "The shape output NAME has after the last run (a partial batch's rows first).")
       .def("get_param", &Session::getParam, nb::arg("name"), nb::arg("out"))
-      .def("save_params", [](Session &s, const std::string &p) {
-        check(tcc_session_save_params(s.get(), p.c_str()));
-      })
-      .def("load_params", [](Session &s, const std::string &p) {
-        check(tcc_session_load_params(s.get(), p.c_str()));
-      })
+      .def("save_params", &Session::saveParams)
+      .def("load_params", &Session::loadParams)
       .def("save_checkpoint", &Session::saveCheckpoint, nb::arg("path"), nb::arg("metadata"))
-      .def("load_checkpoint", [](Session &s, const std::string &p) {
-        check(tcc_session_load_checkpoint(s.get(), p.c_str()));
-      });
+      .def("load_checkpoint", &Session::loadCheckpoint);
 
-  m.def("checkpoint_metadata", &checkpointMetadata, nb::arg("path"), nb::arg("key"));
+  m.def("checkpoint_metadata", &tcc::checkpointMetadata, nb::arg("path"), nb::arg("key"));
 
   nb::class_<Communicator>(m, "Communicator",
                            "The job this process belongs to (tcc_communicator_create).")

@@ -17,6 +17,7 @@ evaluate runs it. Failures raise `tcc.Error` with the runtime's message.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -33,7 +34,8 @@ from . import torch_export as _torch_export
 from ._tcc import Error
 
 __all__ = ["Error", "CompileError", "Artifact", "Session", "TrainResult", "Communicator",
-           "compile", "load", "train", "evaluate", "predict", "runtime_version"]
+           "TrainerOption", "TRAINER_OPTIONS", "compile", "load", "train", "evaluate", "predict",
+           "runtime_version"]
 __version__ = "0.1.0"
 
 # tcc_dtype codes (abi.h) <-> NumPy. bf16 travels as its uint16 bit patterns.
@@ -367,9 +369,35 @@ def _batch_source(batches: Iterable[Mapping[str, Any]]) -> Iterator[list]:
         yield _arrays(batch)
 
 
+@dataclass(frozen=True)
+class TrainerOption:
+    """One option of the trainer, a row of trainer_options.def: the C field
+    and keyword NAME, KIND (Text, Choice, Count, Seed, Rate, Real, Hyper,
+    Scale, Switch, NoSwitch), tcc-run's FLAG and ARG, the DEFAULT (None:
+    not given, or for a hyperparameter the artifact's value), RANGE, HELP."""
+    name: str
+    kind: str
+    flag: str
+    arg: str
+    default: Any
+    range: str
+    help: str
+
+
+#: The trainer's options, from the runtime's one table (trainer_options.def).
+TRAINER_OPTIONS: List[TrainerOption] = [TrainerOption(*row) for row in _tcc.trainer_options()]
+_DEFAULTS = {o.name: o.default for o in TRAINER_OPTIONS}
+# Options that train() takes under a name or in a form of its own: data and
+# val (a folder, arrays or batches), schedule, shuffle (None: the default,
+# or an iterable's own order).
+_OWN = {"data_dir": "data", "val_dir": "val", "lr_schedule": "schedule", "steps": "steps",
+        "lr": "lr", "shuffle": "shuffle"}
+
+
 def train(artifact: Artifact,
           data: Union[str, os.PathLike, Mapping[str, Any], Iterable[Mapping[str, Any]]],
-          steps: int = 0, lr: float = 0.0, schedule: str = "constant",
+          steps: int = _DEFAULTS["steps"], lr: float = float(_DEFAULTS["lr"]),
+          schedule: str = _DEFAULTS["lr_schedule"],
           session: Optional[Session] = None,
           val: Union[None, str, os.PathLike, Mapping[str, Any]] = None, threads: int = 0,
           shuffle: Optional[bool] = None, verbose: bool = False,
@@ -403,30 +431,19 @@ def train(artifact: Artifact,
 
     SESSION: the session to train (default: a new one
     with THREADS threads and the parameters beside the artifact). The other
-    keywords are tcc-run's training flags: seed, log_every, warmup, min_lr,
-    step_size, gamma, cycle_steps, plateau_patience, checkpoint_dir,
-    save_every, resume, overwrite, eval_every, patience, min_delta, metrics,
-    save, tensorboard, trace, on_nonfinite, weight_decay, momentum, beta1,
-    beta2, eps, grad_clip, workers, random_crop, flip, normalize,
-    augment_input, image_shape. verbose prints the progress lines; CALLBACK(step_dict) runs after
-    every step and stops the run (as early stopping does) by returning True.
-    COMMUNICATOR: train as one rank of a data-parallel job (Communicator).
+    keywords are the trainer's options (TRAINER_OPTIONS; tcc-run's training
+    flags, --plateau-patience as plateau_patience), with their defaults as
+    the signature shows; None leaves one at its default. verbose prints the
+    progress lines; CALLBACK(step_dict) runs after every step and stops the
+    run (as early stopping does) by returning True. COMMUNICATOR: train as
+    one rank of a data-parallel job (Communicator).
     """
-    known = {"seed", "log_every", "warmup", "min_lr", "step_size", "gamma", "cycle_steps",
-             "plateau_patience", "checkpoint_dir", "save_every", "resume", "overwrite",
-             "eval_every", "patience", "min_delta", "metrics", "save", "tensorboard", "trace", "on_nonfinite",
-             "weight_decay", "momentum", "beta1", "beta2", "eps", "grad_clip",
-             "workers", "random_crop", "flip", "normalize", "augment_input", "image_shape",
-             "epochs"}
-    unknown = sorted(set(options) - known)
+    unknown = sorted(set(options) - (set(_DEFAULTS) - set(_OWN)))
     if unknown:
         raise TypeError(f"tcc.train: unknown option(s) {', '.join(unknown)}")
     o: Dict[str, Any] = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v)
                          for k, v in options.items() if v is not None}
     o.update(steps=int(steps), lr=float(lr), lr_schedule=schedule)
-    for flag in ("overwrite", "flip"):
-        if flag in o:
-            o[flag] = int(bool(o[flag]))
     arrays, val_arrays, source = [], [], None
     if isinstance(data, Mapping):
         arrays = _arrays(data)
@@ -464,6 +481,19 @@ def train(artifact: Artifact,
         # checkpoint folder that the next run (a resume) needs.
         trainer.close()
     return result
+
+
+def _train_signature() -> inspect.Signature:
+    """train's signature with the trainer's options as keywords: every row
+    of the table that train does not take under a name of its own."""
+    own = inspect.signature(train)
+    parameters = [p for p in own.parameters.values() if p.kind != p.VAR_KEYWORD]
+    parameters += [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default)
+                   for o in TRAINER_OPTIONS if o.name not in _OWN]
+    return own.replace(parameters=parameters)
+
+
+train.__signature__ = _train_signature()  # type: ignore[attr-defined]
 
 
 def _session_of(model: Union[Artifact, Session], threads: int) -> Session:

@@ -60,6 +60,7 @@ namespace {
   X(dnnl_memory_create)                                                        \
   X(dnnl_memory_set_data_handle)                                               \
   X(dnnl_memory_destroy)                                                       \
+  X(dnnl_get_effective_cpu_isa)                                                \
   X(dnnl_status2str)
 
 /// oneDNN's entry points and the one CPU engine of the process.
@@ -289,9 +290,10 @@ public:
   }
 
   dnnl_memory_desc_t plain(const std::vector<dnnl_dim_t> &dims,
-                           const std::vector<dnnl_dim_t> &strides) const {
+                           const std::vector<dnnl_dim_t> &strides,
+                           dnnl_data_type_t type = dnnl_f32) const {
     dnnl_memory_desc_t md;
-    check(a.dnnl_memory_desc_init_by_strides(&md, int(dims.size()), dims.data(), dnnl_f32,
+    check(a.dnnl_memory_desc_init_by_strides(&md, int(dims.size()), dims.data(), type,
                                              strides.data()),
           "memory descriptor");
     return md;
@@ -518,15 +520,177 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
     b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, accumulate && !forward);
 }
 
+
+/// oneDNN's type for an ABI dtype of a call's operands.
+dnnl_data_type_t dnnlType(int32_t dtype) {
+  switch (dtype) {
+  case TCC_DTYPE_BF16:
+    return dnnl_bf16;
+  case TCC_DTYPE_F16:
+    return dnnl_f16;
+  default:
+    return dnnl_f32;
+  }
+}
+
+/// The steps of a MATMUL call: plain row-major operands, transposes as
+/// strides (matmul's JIT kernels read them directly). A 16-bit call (bf16 /
+/// f16 A and B, f32 sums, C in f32 or in the operands' type) is oneDNN's
+/// 16-bit matmul when NATIVE, else it is WIDENED: A and B reordered into f32
+/// copies in scratch memory (exact), the f32 matmul, and a 16-bit C rounded
+/// once from an f32 result in scratch (the reorder out rounds to nearest
+/// even), the numbers of the native call up to the order of the f32 sums.
+void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
+  const Api &a = b.a;
+  const int64_t *p = c.params;
+  const dnnl_dim_t n = p[0], rows = p[1], cols = p[2], k = p[3];
+  const bool ta = p[4], tb = p[5], accumulate = p[6];
+  const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(matmulOutputDtype(c));
+  const bool widened = in != dnnl_f32 && !native;
+  const int64_t epilogue = matmulEpilogue(c);
+  if (in != dnnl_f32 && epilogue)
+    fail(TCC_ERROR_UNSUPPORTED, b.what + ": library call #" + std::to_string(b.index) +
+                                    ": a 16-bit matmul call takes no epilogue");
+  // An R x C matrix of the call (one per batch element), stored transposed
+  // (column-major) when TRANSPOSED.
+  auto matrix = [&](dnnl_dim_t r, dnnl_dim_t cc, bool transposed, dnnl_data_type_t type) {
+    std::vector<dnnl_dim_t> inner = transposed ? std::vector<dnnl_dim_t>{1, r}
+                                               : std::vector<dnnl_dim_t>{cc, 1};
+    if (n == 1)
+      return b.plain({r, cc}, inner, type);
+    return b.plain({n, r, cc}, {r * cc, inner[0], inner[1]}, type);
+  };
+  auto bytesOf = [&](const dnnl_memory_desc_t &md) { return alignUp(a.dnnl_memory_desc_get_size(&md)); };
+  // Scratch memory: the copies first, then the scratchpads of the steps
+  // (which run one at a time).
+  size_t copies = 0;
+  auto copyTo = [&](const dnnl_memory_desc_t &md) {
+    Binding at = {0, -1, copies, nullptr};
+    copies += bytesOf(md);
+    return at;
+  };
+  dnnl_memory_desc_t md[3] = {matrix(rows, k, ta, in), matrix(k, cols, tb, in),
+                              matrix(rows, cols, false, out)};
+  Binding src = {DNNL_ARG_SRC, 0, 0, nullptr}, weights = {DNNL_ARG_WEIGHTS, 1, 0, nullptr},
+          dst = {DNNL_ARG_DST, 2, 0, nullptr};
+  // Reorders in, each from operand KIND's descriptor into a plain copy of
+  // TYPE in scratch memory (placed once the copies' size is known).
+  struct CopyIn {
+    dnnl_memory_desc_t from, to;
+    Binding fromAt, toAt;
+  };
+  std::vector<CopyIn> copiesIn;
+  auto copyIn = [&](int operand, dnnl_dim_t r, dnnl_dim_t cc, dnnl_data_type_t type,
+                    Binding &binding) {
+    dnnl_memory_desc_t to = matrix(r, cc, false, type);
+    Binding at = copyTo(to);
+    copiesIn.push_back({md[operand], to, {0, operand, 0, nullptr}, at});
+    md[operand] = to;
+    binding.operand = -1;
+    binding.scratchOffset = at.scratchOffset;
+  };
+  if (widened) {
+    copyIn(0, rows, k, dnnl_f32, src);
+    copyIn(1, k, cols, dnnl_f32, weights);
+  } else if (ta && n == 1 && rows * k >= kTransposeCopyElements) {
+    // A transposed left operand (A^T B: the weight gradient X^T G) halves
+    // the speed of oneDNN's matmul; a large one is first copied into plain
+    // layout (the reorder costs a pass over A).
+    copyIn(0, rows, k, in, src);
+  }
+  // A widened call with a 16-bit C computes into an f32 copy of C (holding
+  // C's values first when it accumulates) and rounds it out.
+  dnnl_memory_desc_t result = md[2];
+  bool roundOut = widened && out != dnnl_f32;
+  if (roundOut) {
+    md[2] = matrix(rows, cols, false, dnnl_f32);
+    Binding at = copyTo(md[2]);
+    dst.operand = -1;
+    dst.scratchOffset = at.scratchOffset;
+    if (accumulate)
+      copiesIn.push_back({result, md[2], {0, 2, 0, nullptr}, at});
+  }
+  for (const CopyIn &copy : copiesIn)
+    b.addReorder(copy.from, copy.fromAt, copy.to, copy.toAt, copies);
+  // The epilogue: bias as the matmul's own bias (a [1, N] row, the same for
+  // every batch), then the residual as a binary-add post-op and relu as an
+  // eltwise post-op: dst = relu(A B + bias + D).
+  bool hasBias = epilogue & TCC_MATMUL_EPILOGUE_BIAS;
+  bool hasResidual = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL;
+  dnnl_memory_desc_t biasMd;
+  if (hasBias)
+    biasMd = n == 1 ? b.plain({1, cols}, {cols, 1}) : b.plain({1, 1, cols}, {cols, cols, 1});
+  CallBuilder::PostOps post;
+  post.sum = accumulate;
+  post.add = hasResidual ? &md[2] : nullptr;
+  post.relu = epilogue & TCC_MATMUL_EPILOGUE_RELU;
+  dnnl_matmul_desc_t desc;
+  b.check(a.dnnl_matmul_desc_init(&desc, &md[0], &md[1], hasBias ? &biasMd : nullptr, &md[2]),
+          "matmul");
+  dnnl_primitive_desc_t pd = b.describe(&desc, post);
+  b.call->implementation = (widened ? "widened to f32: " : "") + b.implementationOf(pd);
+  b.call->scratchBytes = std::max(b.call->scratchBytes, copies);
+  std::vector<std::pair<Binding, dnnl_memory_desc_t>> args = {
+      {src, md[0]}, {weights, md[1]}, {dst, md[2]}};
+  // Operands {A, B, C, bias, D}, without the ones the epilogue lacks.
+  int next = 3;
+  if (hasBias)
+    args.push_back({{DNNL_ARG_BIAS, next++, 0, nullptr}, biasMd});
+  if (hasResidual)
+    args.push_back(
+        {{DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.addIndex()) | DNNL_ARG_SRC_1, next++, 0, nullptr},
+         md[2]});
+  b.addStep(pd, std::move(args), copies);
+  if (roundOut)
+    b.addReorder(md[2], {0, -1, dst.scratchOffset, nullptr}, result, {0, 2, 0, nullptr}, copies);
+}
+
 } // namespace
 
+bool nativeSixteenBitCalls(int32_t dtype, SixteenBitCalls mode) {
+  if (dtype != TCC_DTYPE_BF16 && dtype != TCC_DTYPE_F16)
+    return false;
+  if (mode == SixteenBitCalls::Auto) {
+    const char *env = std::getenv("TCC_SIXTEEN_BIT_CALLS");
+    std::string choice = env ? env : "";
+    if (choice == "native")
+      mode = SixteenBitCalls::Native;
+    else if (choice == "widened")
+      mode = SixteenBitCalls::Widened;
+    else if (!choice.empty())
+      fail(TCC_ERROR_INVALID_ARGUMENT,
+           "TCC_SIXTEEN_BIT_CALLS is '" + choice + "'; expected native or widened");
+  }
+  if (mode != SixteenBitCalls::Auto)
+    return mode == SixteenBitCalls::Native;
+  // oneDNN 2.6 has no f16 CPU kernels; its bf16 ones compute with the CPU's
+  // bf16 dot products (AVX512-BF16, AMX), and on a CPU without them emulate
+  // these, slower than the f32 call on widened copies. oneDNN's own ISA
+  // (DNNL_MAX_CPU_ISA lowers it) decides.
+  if (dtype == TCC_DTYPE_F16)
+    return false;
+  int isa = int(api().dnnl_get_effective_cpu_isa());
+  return (isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16;
+}
+
+std::string sixteenBitCallsIsa() {
+  int isa = int(api().dnnl_get_effective_cpu_isa());
+  if ((isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx)
+    return "AMX";
+  if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16)
+    return "AVX512-BF16";
+  return "";
+}
+
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
-                           const std::string &what, MatmulLibrary matmuls)
+                           const std::string &what, MatmulLibrary matmuls,
+                           SixteenBitCalls sixteenBit)
     : what_(what) {
-  // BLAS is loaded only when a session has a matmul call (blasPrefers asks
-  // which library it is).
+  // BLAS is loaded only when a session has an f32 matmul call (blasPrefers
+  // asks which library it is).
   auto onBlas = [matmuls](const tcc_abi_library_call &c) {
-    return c.kind == TCC_LIBRARY_CALL_MATMUL &&
+    return c.kind == TCC_LIBRARY_CALL_MATMUL && c.dtype == TCC_DTYPE_F32 &&
+           matmulOutputDtype(c) == TCC_DTYPE_F32 &&
            (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
   };
   bool anyMatmul = std::any_of(calls, calls + count, [](const tcc_abi_library_call &c) {
@@ -540,11 +704,6 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
   for (int32_t i = 0; i < count; ++i) {
     const tcc_abi_library_call &c = calls[i];
     const int64_t *p = c.params;
-    if (c.dtype != TCC_DTYPE_F32 ||
-        (c.kind == TCC_LIBRARY_CALL_MATMUL && matmulOutputDtype(c) != TCC_DTYPE_F32))
-      fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) + ": dtype " +
-                                      dtypeName(c.dtype) +
-                                      " is not supported on the CPU (oneDNN calls are f32 only)");
     if (libraryCallMath(c) != TCC_LIBRARY_MATH_EXACT)
       fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) +
                                       ": TF32 math is a GPU mode (tensor cores); the CPU runs "
@@ -575,71 +734,10 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     CallBuilder b(a, i, what);
     b.call->serial = serial;
     ParallelThreadsScope scope(b.call->serial ? 1 : 0);
-    if (c.kind == TCC_LIBRARY_CALL_MATMUL) {
-      // Plain row-major operands (transposes as strides): matmul's JIT
-      // kernels read them directly.
-      dnnl_dim_t n = p[0], rows = p[1], cols = p[2], k = p[3];
-      bool ta = p[4], tb = p[5];
-      dnnl_memory_desc_t md[3];
-      if (n == 1) {
-        md[0] = b.plain({rows, k}, ta ? std::vector<dnnl_dim_t>{1, rows} : std::vector<dnnl_dim_t>{k, 1});
-        md[1] = b.plain({k, cols}, tb ? std::vector<dnnl_dim_t>{1, k} : std::vector<dnnl_dim_t>{cols, 1});
-        md[2] = b.plain({rows, cols}, {cols, 1});
-      } else {
-        md[0] = b.plain({n, rows, k}, ta ? std::vector<dnnl_dim_t>{rows * k, 1, rows}
-                                         : std::vector<dnnl_dim_t>{rows * k, k, 1});
-        md[1] = b.plain({n, k, cols}, tb ? std::vector<dnnl_dim_t>{k * cols, 1, k}
-                                         : std::vector<dnnl_dim_t>{k * cols, cols, 1});
-        md[2] = b.plain({n, rows, cols}, {rows * cols, cols, 1});
-      }
-      // A transposed left operand (A^T B: the weight gradient X^T G) halves
-      // the speed of oneDNN's matmul; a large one is first copied into
-      // plain layout in scratch memory (the reorder costs a pass over A).
-      Binding src = {DNNL_ARG_SRC, 0, 0, nullptr};
-      size_t matmulScratch = 0;
-      if (ta && n == 1 && rows * k >= kTransposeCopyElements) {
-        dnnl_memory_desc_t plainA = b.plain({rows, k}, {k, 1});
-        size_t copyBytes = alignUp(size_t(rows * k) * sizeof(float));
-        b.addReorder(md[0], {0, 0, 0, nullptr}, plainA, {0, -1, 0, nullptr}, copyBytes);
-        md[0] = plainA;
-        src = {DNNL_ARG_SRC, -1, 0, nullptr};
-        matmulScratch = copyBytes;
-      }
-      // The epilogue: bias as the matmul's own bias (a [1, N] row, the
-      // same for every batch), then the residual as a binary-add post-op
-      // and relu as an eltwise post-op: dst = relu(A B + bias + D).
-      int64_t epilogue = matmulEpilogue(c);
-      bool hasBias = epilogue & TCC_MATMUL_EPILOGUE_BIAS;
-      bool hasResidual = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL;
-      dnnl_memory_desc_t biasMd;
-      if (hasBias)
-        biasMd = n == 1 ? b.plain({1, cols}, {cols, 1}) : b.plain({1, 1, cols}, {cols, cols, 1});
-      CallBuilder::PostOps post;
-      post.sum = p[6] != 0;
-      post.add = hasResidual ? &md[2] : nullptr;
-      post.relu = epilogue & TCC_MATMUL_EPILOGUE_RELU;
-      dnnl_matmul_desc_t desc;
-      b.check(a.dnnl_matmul_desc_init(&desc, &md[0], &md[1], hasBias ? &biasMd : nullptr, &md[2]),
-              "matmul");
-      dnnl_primitive_desc_t pd = b.describe(&desc, post);
-      b.call->implementation = b.implementationOf(pd);
-      b.call->scratchBytes = std::max(b.call->scratchBytes, matmulScratch);
-      std::vector<std::pair<Binding, dnnl_memory_desc_t>> args = {
-          {src, md[0]},
-          {{DNNL_ARG_WEIGHTS, 1, 0, nullptr}, md[1]},
-          {{DNNL_ARG_DST, 2, 0, nullptr}, md[2]}};
-      // Operands {A, B, C, bias, D}, without the ones the epilogue lacks.
-      int next = 3;
-      if (hasBias)
-        args.push_back({{DNNL_ARG_BIAS, next++, 0, nullptr}, biasMd});
-      if (hasResidual)
-        args.push_back({{DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.addIndex()) | DNNL_ARG_SRC_1, next++, 0,
-                         nullptr},
-                        md[2]});
-      b.addStep(pd, std::move(args), matmulScratch);
-    } else {
+    if (c.kind == TCC_LIBRARY_CALL_MATMUL)
+      addMatmul(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit));
+    else
       addConvolution(b, c);
-    }
     scratchpadSize_ = std::max(scratchpadSize_, b.call->scratchBytes);
     calls_.push_back(std::move(b.call));
   }

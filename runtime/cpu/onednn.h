@@ -1,7 +1,7 @@
 //===- onednn.h - library calls of an artifact, on oneDNN -----------------===//
 //
-// An artifact's f32 matmuls (with their bias / residual / relu epilogues)
-// and convolutions are calls of the runtime's library_call (abi.h); the
+// An artifact's matmuls (f32 with their bias / residual / relu epilogues;
+// bf16 / f16 with f32 sums) and f32 convolutions are calls of the runtime's library_call (abi.h); the
 // descriptor lists each call's kind and sizes. A
 // session creates one oneDNN primitive per call when it is created and runs
 // it on the operands the generated code passes; small matmuls go to a CBLAS
@@ -47,6 +47,25 @@ enum class MatmulLibrary {
   Blas,   ///< every one on BLAS (tests and bench/gemm; fails without a BLAS)
 };
 
+/// How a session runs its 16-bit (bf16 / f16 operands, f32 sums) matmul
+/// calls.
+enum class SixteenBitCalls {
+  /// TCC_SIXTEEN_BIT_CALLS ("native" or "widened") where it is set, else
+  /// native where oneDNN computes in the 16-bit type with the CPU's own
+  /// instructions (bf16: AVX512-BF16 or AMX), widened elsewhere.
+  Auto,
+  Native,  ///< oneDNN's 16-bit primitive on the 16-bit operands
+  Widened, ///< oneDNN's f32 primitive on f32 copies, C rounded once
+};
+
+/// Whether a matmul call of DTYPE runs natively in a session asking for
+/// MODE (false for f32). Loads oneDNN to ask for its instruction set.
+bool nativeSixteenBitCalls(int32_t dtype, SixteenBitCalls mode = SixteenBitCalls::Auto);
+
+/// The 16-bit instructions oneDNN computes bf16 products with on this CPU:
+/// "AMX", "AVX512-BF16", or "" (none: bf16 calls are widened).
+std::string sixteenBitCallsIsa();
+
 /// The primitives of one session.
 class LibraryCalls {
 public:
@@ -55,7 +74,8 @@ public:
   /// for MatmulLibrary::Blas, a BLAS) cannot be loaded or refuses a call,
   /// naming WHAT (the artifact) and the call.
   LibraryCalls(const tcc_abi_library_call *calls, int32_t count, const std::string &what,
-               MatmulLibrary matmuls = MatmulLibrary::Auto);
+               MatmulLibrary matmuls = MatmulLibrary::Auto,
+               SixteenBitCalls sixteenBit = SixteenBitCalls::Auto);
   ~LibraryCalls();
   LibraryCalls(const LibraryCalls &) = delete;
   LibraryCalls &operator=(const LibraryCalls &) = delete;

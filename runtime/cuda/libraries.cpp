@@ -294,6 +294,348 @@ struct LibraryCalls::Call {
   cudnnConvolutionBwdFilterAlgo_t bwdFilter = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
 };
 
+namespace {
+
+/// The group count of a convolution (1 for a matmul).
+int convGroups(const tcc_abi_library_call &call) {
+  return call.kind != TCC_LIBRARY_CALL_MATMUL && call.num_params > 18 ? int(call.params[18]) : 1;
+}
+
+/// "library call #3 (MATMUL 1x37x19x53 bf16 +bias)": call INDEX, its kind,
+/// dimensions, types, math and epilogue.
+std::string callName(const tcc_abi_library_call &call, int32_t index) {
+  const int64_t *p = call.params;
+  bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
+  int64_t epilogue = matmul ? matmulEpilogue(call) : 0;
+  std::string dims;
+  int np = matmul ? 4 : 9;
+  for (int k = 0; k < np; ++k)
+    dims += (k ? "x" : "") + std::to_string(p[k]);
+  if (call.dtype != TCC_DTYPE_F32)
+    dims += std::string(" ") + dtypeName(call.dtype);
+  int32_t outDtype = matmul ? matmulOutputDtype(call) : call.dtype;
+  if (outDtype != call.dtype)
+    dims += std::string(" -> ") + dtypeName(outDtype);
+  if (libraryCallMath(call) == TCC_LIBRARY_MATH_TF32)
+    dims += " tf32";
+  dims += std::string(epilogue & TCC_MATMUL_EPILOGUE_BIAS ? " +bias" : "") +
+          (epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL ? " +residual" : "") +
+          (epilogue & TCC_MATMUL_EPILOGUE_RELU ? " relu" : "");
+  int groups = convGroups(call);
+  if (groups > 1)
+    dims += " groups " + std::to_string(groups);
+  return "library call #" + std::to_string(index) + " (" + kindName(call.kind) + " " + dims + ")";
+}
+
+/// The operands' CUDA type; refuses what the libraries do not take.
+cudaDataType_t operandType(const tcc_abi_library_call &call, const std::string &where) {
+  bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
+  if (call.dtype == TCC_DTYPE_BF16 && matmul)
+    return CUDA_R_16BF;
+  if (call.dtype == TCC_DTYPE_F16 && matmul)
+    return CUDA_R_16F;
+  if (call.dtype != TCC_DTYPE_F32)
+    fail(TCC_ERROR_UNSUPPORTED, where + ": dtype " + dtypeName(call.dtype) +
+                                    " is not supported (cuBLASLt matmuls: f32, bf16, f16; "
+                                    "cuDNN convolutions: f32)");
+  return CUDA_R_32F;
+}
+
+/// Fails for WHERE unless S is success: FN failed.
+void checkLt(cublasStatus_t s, const std::string &where, const char *fn) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fail(TCC_ERROR_UNSUPPORTED, where + ": " + fn + " failed: " + ltStatus(s));
+}
+
+void checkDnn(cudnnStatus_t s, const std::string &where, const char *fn) {
+  if (s != CUDNN_STATUS_SUCCESS)
+    fail(TCC_ERROR_UNSUPPORTED, where + ": " + fn + " failed: " + cudnn().cudnnGetErrorString(s));
+}
+
+/// C's matmul descriptor: fp32 sums (TF32 with FASTTF32), the swapped
+/// operands' transposes, the epilogue and, with a bias, its type OUTTYPE.
+void createMatmulDesc(LibraryCalls::Call &c, bool fastTf32, bool transA, bool transB, bool relu,
+                      cudaDataType_t outType, const std::string &where) {
+  const CublasLtApi &lt = cublasLt();
+  checkLt(lt.cublasLtMatmulDescCreate(&c.op,
+                                      fastTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                      CUDA_R_32F),
+          where, "cublasLtMatmulDescCreate");
+  // Column-major view: C^T (N x M) = op(B)^T (N x K) * op(A)^T (K x M).
+  cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  checkLt(lt.cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst,
+                                            sizeof opFirst),
+          where, "cublasLtMatmulDescSetAttribute(TRANSA)");
+  checkLt(lt.cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond,
+                                            sizeof opSecond),
+          where, "cublasLtMatmulDescSetAttribute(TRANSB)");
+  cublasLtEpilogue_t mode = c.bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                   : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  checkLt(lt.cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &mode, sizeof mode),
+          where, "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+  if (c.bias) {
+    // The bias is of C's type (abi.h). Its address is set per run; until
+    // then a stand-in tells the heuristic the alignment to expect (state
+    // and arena offsets are multiples of 64 bytes).
+    int32_t biasType = outType;
+    const void *standIn = reinterpret_cast<const void *>(uintptr_t(64));
+    checkLt(lt.cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
+                                              sizeof biasType),
+            where, "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
+    checkLt(lt.cublasLtMatmulDescSetAttribute(c.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &standIn,
+                                              sizeof standIn),
+            where, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  }
+}
+
+/// C's three matrix layouts in the column-major view, batched BATCH times;
+/// returns the alignment every operand keeps.
+uint32_t createMatmulLayouts(LibraryCalls::Call &c, const int64_t *p, cudaDataType_t type,
+                             cudaDataType_t outType, const std::string &where) {
+  const CublasLtApi &lt = cublasLt();
+  int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
+  bool transA = p[4] != 0, transB = p[5] != 0;
+  uint32_t align = 64; // arena offsets are multiples of 64
+  auto layout = [&](cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols, int64_t ld,
+                    cudaDataType_t elementType) {
+    uint64_t elementBytes = elementType == CUDA_R_32F ? 4 : 2;
+    checkLt(lt.cublasLtMatrixLayoutCreate(l, elementType, uint64_t(rows), uint64_t(cols), ld),
+            where, "cublasLtMatrixLayoutCreate");
+    if (batch > 1) {
+      int32_t b = int32_t(batch);
+      int64_t stride = rows * cols;
+      checkLt(lt.cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b,
+                                                  sizeof b),
+              where, "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+      checkLt(lt.cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                  &stride, sizeof stride),
+              where, "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+      align = std::min(align, alignmentOf(uint64_t(stride) * elementBytes));
+    }
+  };
+  // B first: cuBLASLt's "A" is op(B)^T.
+  if (transB)
+    layout(&c.layoutA, K, N, K, type);
+  else
+    layout(&c.layoutA, N, K, N, type);
+  if (transA)
+    layout(&c.layoutB, M, K, M, type);
+  else
+    layout(&c.layoutB, K, M, K, type);
+  layout(&c.layoutC, N, M, N, outType);
+  return align;
+}
+
+/// cuBLASLt's first choice of algorithm for C on HANDLE, within
+/// WORKSPACELIMIT bytes and for operands aligned to ALIGN bytes.
+cublasLtMatmulHeuristicResult_t matmulHeuristic(cublasLtHandle_t handle, LibraryCalls::Call &c,
+                                                uint32_t align, size_t workspaceLimit,
+                                                const std::string &where) {
+  const CublasLtApi &lt = cublasLt();
+  cublasLtMatmulPreference_t pref = nullptr;
+  checkLt(lt.cublasLtMatmulPreferenceCreate(&pref), where, "cublasLtMatmulPreferenceCreate");
+  uint64_t limit = workspaceLimit;
+  cublasStatus_t s = lt.cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
+  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = lt.cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (s == CUBLAS_STATUS_SUCCESS)
+    s = lt.cublasLtMatmulAlgoGetHeuristic(handle, c.op, c.layoutA, c.layoutB, c.layoutC,
+                                          c.layoutC, pref, 1, &result, &found);
+  lt.cublasLtMatmulPreferenceDestroy(pref);
+  checkLt(s, where, "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0)
+    fail(TCC_ERROR_UNSUPPORTED, where +
+                                    ": cublasLtMatmulAlgoGetHeuristic found no algorithm "
+                                    "within the library workspace (" +
+                                    std::to_string(workspaceLimit) + " bytes)");
+  return result;
+}
+
+/// C's forward convolution as cuDNN descriptors (X, W, the convolution, Y)
+/// from the call's parameters P; refuses padding the legacy API cannot
+/// express.
+void createConvDescriptors(LibraryCalls::Call &c, const int64_t *p, int groups, bool tf32,
+                           const std::string &where) {
+  const CudnnApi &dnn = cudnn();
+  int n = int(p[0]), ch = int(p[1]), h = int(p[2]), w = int(p[3]), f = int(p[4]);
+  int kh = int(p[5]), kw = int(p[6]), oh = int(p[7]), ow = int(p[8]);
+  int sh = int(p[9]), sw = int(p[10]), dh = int(p[11]), dw = int(p[12]);
+  int pt = int(p[13]), pl = int(p[14]), pb = int(p[15]), pr = int(p[16]);
+  checkDnn(dnn.cudnnCreateTensorDescriptor(&c.x), where, "cudnnCreateTensorDescriptor");
+  checkDnn(dnn.cudnnSetTensor4dDescriptor(c.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, h, w),
+           where, "cudnnSetTensor4dDescriptor(X)");
+  checkDnn(dnn.cudnnCreateFilterDescriptor(&c.w), where, "cudnnCreateFilterDescriptor");
+  checkDnn(dnn.cudnnSetFilter4dDescriptor(c.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f,
+                                          ch / groups, kh, kw),
+           where, "cudnnSetFilter4dDescriptor(W)");
+  checkDnn(dnn.cudnnCreateConvolutionDescriptor(&c.conv), where,
+           "cudnnCreateConvolutionDescriptor");
+  checkDnn(dnn.cudnnSetConvolution2dDescriptor(c.conv, pt, pl, sh, sw, dh, dw,
+                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+           where, "cudnnSetConvolution2dDescriptor");
+  checkDnn(dnn.cudnnSetConvolutionMathType(c.conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+           where, "cudnnSetConvolutionMathType");
+  checkDnn(dnn.cudnnSetConvolutionGroupCount(c.conv, groups), where,
+           "cudnnSetConvolutionGroupCount");
+  // The legacy API pads symmetrically (top and left on both sides). Other
+  // bottom / right padding gives the same result exactly when it gives the
+  // same output size: padding only decides how many windows there are.
+  int on = 0, of = 0, ooh = 0, oow = 0;
+  checkDnn(dnn.cudnnGetConvolution2dForwardOutputDim(c.conv, c.x, c.w, &on, &of, &ooh, &oow),
+           where, "cudnnGetConvolution2dForwardOutputDim");
+  if (ooh != oh || oow != ow)
+    fail(TCC_ERROR_UNSUPPORTED,
+         where + ": padding top/left/bottom/right " + std::to_string(pt) + "/" +
+             std::to_string(pl) + "/" + std::to_string(pb) + "/" + std::to_string(pr) +
+             ((pt != pb || pl != pr) ? " is asymmetric, which cudnnSetConvolution2dDescriptor "
+                                       "cannot express (output "
+                                     : " gives output ") +
+             std::to_string(ooh) + "x" + std::to_string(oow) + ", the artifact expects " +
+             std::to_string(oh) + "x" + std::to_string(ow) + ")");
+  checkDnn(dnn.cudnnCreateTensorDescriptor(&c.y), where, "cudnnCreateTensorDescriptor");
+  checkDnn(dnn.cudnnSetTensor4dDescriptor(c.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f, oh, ow),
+           where, "cudnnSetTensor4dDescriptor(Y)");
+}
+
+/// The algorithm of a convolution's direction: its index, math type and
+/// workspace, and the faster one passed over for its workspace.
+struct ConvAlgorithm {
+  int algo = -1;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  size_t memory = 0;
+  std::string refusal; ///< "; algo 7 would need 123"
+};
+
+/// chooseAlgorithm's pick of PERF, or a failure naming FN and why none fits.
+template <typename Perf>
+ConvAlgorithm pickConvAlgorithm(const std::vector<Perf> &perf, int returned, size_t workspaceLimit,
+                                bool tf32, bool deterministic, const char *fn,
+                                const std::string &where) {
+  const Perf *tooLarge = nullptr;
+  const Perf *chosen =
+      chooseAlgorithm(perf, returned, workspaceLimit, tf32, deterministic, &tooLarge);
+  if (chosen) {
+    ConvAlgorithm a;
+    a.algo = int(chosen->algo), a.math = chosen->mathType, a.memory = chosen->memory;
+    if (tooLarge && tooLarge < chosen)
+      a.refusal = "; algo " + std::to_string(int(tooLarge->algo)) + " would need " +
+                  std::to_string(tooLarge->memory);
+    return a;
+  }
+  fail(TCC_ERROR_UNSUPPORTED,
+       where + ": " + fn + " offers no algorithm" +
+           (tf32 ? "" : " without tensor cores (TCC_CUDA_TF32=1 allows TF32)") +
+           (deterministic ? ", deterministic," : "") + " that fits the " +
+           std::to_string(workspaceLimit) + "-byte library workspace the artifact reserves" +
+           (tooLarge ? " (algo " + std::to_string(int(tooLarge->algo)) + " needs " +
+                           std::to_string(tooLarge->memory) + " bytes)"
+                     : std::string()));
+}
+
+/// The algorithm of C's direction (set in C), asked of cuDNN on HANDLE. The
+/// gradients' algorithms must be deterministic (a training run gives the
+/// same bits every time).
+ConvAlgorithm chooseConvAlgorithm(cudnnHandle_t handle, LibraryCalls::Call &c,
+                                  size_t workspaceLimit, bool tf32, const std::string &where) {
+  const CudnnApi &dnn = cudnn();
+  int maxCount = 0, returned = 0;
+  ConvAlgorithm a;
+  if (c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA) {
+    checkDnn(dnn.cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &maxCount), where,
+             "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
+    checkDnn(dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                 handle, c.w, c.y, c.conv, c.x, int(perf.size()), &returned, perf.data()),
+             where, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    a = pickConvAlgorithm(perf, returned, workspaceLimit, tf32, true,
+                          "cudnnGetConvolutionBackwardDataAlgorithm_v7", where);
+    c.bwdData = cudnnConvolutionBwdDataAlgo_t(a.algo);
+  } else if (c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS) {
+    checkDnn(dnn.cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &maxCount), where,
+             "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
+    checkDnn(dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                 handle, c.x, c.y, c.conv, c.w, int(perf.size()), &returned, perf.data()),
+             where, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    a = pickConvAlgorithm(perf, returned, workspaceLimit, tf32, true,
+                          "cudnnGetConvolutionBackwardFilterAlgorithm_v7", where);
+    c.bwdFilter = cudnnConvolutionBwdFilterAlgo_t(a.algo);
+  } else {
+    checkDnn(dnn.cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &maxCount), where,
+             "cudnnGetConvolutionForwardAlgorithmMaxCount");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
+    checkDnn(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x, c.w, c.conv, c.y,
+                                                        int(perf.size()), &returned, perf.data()),
+             where, "cudnnGetConvolutionForwardAlgorithm_v7");
+    a = pickConvAlgorithm(perf, returned, workspaceLimit, tf32, false,
+                          "cudnnGetConvolutionForwardAlgorithm_v7", where);
+    c.fwd = cudnnConvolutionFwdAlgo_t(a.algo);
+  }
+  return a;
+}
+
+/// Plans C, a matmul, on cuBLASLt: its descriptor, layouts and algorithm
+/// for operands of TYPE; creates the session's HANDLE first if need be.
+void planMatmul(void *&handle, LibraryCalls::Call &c, const tcc_abi_library_call &call,
+                cudaDataType_t type, bool tf32, size_t workspaceLimit, const std::string &where) {
+  const CublasLtApi &lt = cublasLt();
+  if (!handle) {
+    cublasLtHandle_t h = nullptr;
+    checkLt(lt.cublasLtCreate(&h), where, "cublasLtCreate");
+    handle = h;
+  }
+  const int64_t *p = call.params;
+  cudaDataType_t outType = matmulOutputDtype(call) == TCC_DTYPE_F32 ? CUDA_R_32F : type;
+  // fp32 sums and scale factors for every dtype; TF32 only for f32
+  // operands and only when asked for.
+  bool fastTf32 = tf32 && type == CUDA_R_32F;
+  bool relu = matmulEpilogue(call) & TCC_MATMUL_EPILOGUE_RELU;
+  createMatmulDesc(c, fastTf32, p[4] != 0, p[5] != 0, relu, outType, where);
+  uint32_t align = createMatmulLayouts(c, p, type, outType, where);
+  cublasLtMatmulHeuristicResult_t result = matmulHeuristic(
+      static_cast<cublasLtHandle_t>(handle), c, align, workspaceLimit, where);
+  c.algo = result.algo;
+  c.workspaceBytes = result.workspaceSize;
+  c.implementation = "cublasLt (" +
+                     std::string(fastTf32                       ? "TF32"
+                                 : call.dtype == TCC_DTYPE_F32  ? "FP32"
+                                 : call.dtype == TCC_DTYPE_BF16 ? "BF16, FP32 sums"
+                                                                : "FP16, FP32 sums") +
+                     (outType != type ? ", FP32 output" : "") + ", workspace " +
+                     std::to_string(result.workspaceSize) + ")";
+}
+
+/// Plans C, a convolution or one of its gradients, on cuDNN; creates the
+/// session's HANDLE on STREAM first if need be.
+void planConv2d(void *&handle, CUstream stream, LibraryCalls::Call &c,
+                const tcc_abi_library_call &call, bool tf32, size_t workspaceLimit,
+                const std::string &where) {
+  const CudnnApi &dnn = cudnn();
+  if (!handle) {
+    cudnnHandle_t h = nullptr;
+    checkDnn(dnn.cudnnCreate(&h), where, "cudnnCreate");
+    handle = h;
+    checkDnn(dnn.cudnnSetStream(h, stream), where, "cudnnSetStream");
+  }
+  createConvDescriptors(c, call.params, convGroups(call), tf32, where);
+  ConvAlgorithm a = chooseConvAlgorithm(static_cast<cudnnHandle_t>(handle), c, workspaceLimit,
+                                        tf32, where);
+  c.workspaceBytes = a.memory;
+  checkDnn(dnn.cudnnSetConvolutionMathType(c.conv, a.math), where, "cudnnSetConvolutionMathType");
+  c.implementation = "cudnn (algo " + std::to_string(a.algo) + ", workspace " +
+                     std::to_string(a.memory) + ")" + a.refusal;
+}
+
+} // namespace
+
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, size_t workspaceLimit,
                            CUstream stream, const std::string &what)
     : stream_(stream), what_(what) {
@@ -310,263 +652,17 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
     c->kind = call.kind;
     c->bias = epilogue & TCC_MATMUL_EPILOGUE_BIAS;
     c->residual = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL;
-    bool relu = epilogue & TCC_MATMUL_EPILOGUE_RELU;
     // The residual is cuBLASLt's C, added like an accumulated output.
     c->beta = matmul ? float(p[6] || c->residual) : float(p[17]);
-    std::string dims;
-    int np = matmul ? 4 : 9;
-    for (int k = 0; k < np; ++k)
-      dims += (k ? "x" : "") + std::to_string(p[k]);
-    if (call.dtype != TCC_DTYPE_F32)
-      dims += std::string(" ") + dtypeName(call.dtype);
-    int32_t outDtype = matmul ? matmulOutputDtype(call) : call.dtype;
-    if (outDtype != call.dtype)
-      dims += std::string(" -> ") + dtypeName(outDtype);
-    if (libraryCallMath(call) == TCC_LIBRARY_MATH_TF32)
-      dims += " tf32";
-    dims += std::string(c->bias ? " +bias" : "") + (c->residual ? " +residual" : "") +
-            (relu ? " relu" : "");
-    int groups = !matmul && call.num_params > 18 ? int(p[18]) : 1;
-    if (groups > 1)
-      dims += " groups " + std::to_string(groups);
-    c->name = "library call #" + std::to_string(i) + " (" + kindName(call.kind) + " " + dims + ")";
+    c->name = callName(call, i);
     std::string where = what + ": " + c->name;
     Call &cr = *c;
     calls_.push_back(std::move(c)); // owned from here: destroyed on failure
-
-    cudaDataType_t type = CUDA_R_32F;
-    if (call.dtype == TCC_DTYPE_BF16 && matmul)
-      type = CUDA_R_16BF;
-    else if (call.dtype == TCC_DTYPE_F16 && matmul)
-      type = CUDA_R_16F;
-    else if (call.dtype != TCC_DTYPE_F32)
-      fail(TCC_ERROR_UNSUPPORTED, where + ": dtype " + dtypeName(call.dtype) +
-                                      " is not supported (cuBLASLt matmuls: f32, bf16, f16; "
-                                      "cuDNN convolutions: f32)");
-    cudaDataType_t outType = outDtype == TCC_DTYPE_F32 ? CUDA_R_32F : type;
-
-    if (matmul) {
-      const CublasLtApi &lt = cublasLt();
-      auto ck = [&](cublasStatus_t s, const char *fn) {
-        if (s != CUBLAS_STATUS_SUCCESS)
-          fail(TCC_ERROR_UNSUPPORTED, where + ": " + fn + " failed: " + ltStatus(s));
-      };
-      if (!cublasLt_) {
-        cublasLtHandle_t h = nullptr;
-        ck(lt.cublasLtCreate(&h), "cublasLtCreate");
-        cublasLt_ = h;
-      }
-      int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
-      bool transA = p[4] != 0, transB = p[5] != 0;
-      // fp32 sums and scale factors for every dtype; TF32 only for f32
-      // operands and only when asked for.
-      bool fastTf32 = tf32 && type == CUDA_R_32F;
-      ck(lt.cublasLtMatmulDescCreate(&cr.op,
-                                     fastTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
-                                     CUDA_R_32F),
-         "cublasLtMatmulDescCreate");
-      // Column-major view: C^T (N x M) = op(B)^T (N x K) * op(A)^T (K x M).
-      cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-      cublasOperation_t opSecond = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-      ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst,
-                                           sizeof opFirst),
-         "cublasLtMatmulDescSetAttribute(TRANSA)");
-      ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond,
-                                           sizeof opSecond),
-         "cublasLtMatmulDescSetAttribute(TRANSB)");
-      cublasLtEpilogue_t mode = cr.bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                                        : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
-      ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &mode, sizeof mode),
-         "cublasLtMatmulDescSetAttribute(EPILOGUE)");
-      if (cr.bias) {
-        // The bias is of C's type (abi.h). Its address is set per run;
-        // until then a stand-in tells the heuristic the alignment to expect
-        // (state and arena offsets are multiples of 64 bytes).
-        int32_t biasType = outType;
-        const void *standIn = reinterpret_cast<const void *>(uintptr_t(64));
-        ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
-                                             sizeof biasType),
-           "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
-        ck(lt.cublasLtMatmulDescSetAttribute(cr.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &standIn,
-                                             sizeof standIn),
-           "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
-      }
-      uint32_t align = 64; // arena offsets are multiples of 64
-      auto layout = [&](cublasLtMatrixLayout_t *l, int64_t rows, int64_t cols, int64_t ld,
-                        cudaDataType_t elementType) {
-        uint64_t elementBytes = elementType == CUDA_R_32F ? 4 : 2;
-        ck(lt.cublasLtMatrixLayoutCreate(l, elementType, uint64_t(rows), uint64_t(cols), ld),
-           "cublasLtMatrixLayoutCreate");
-        if (batch > 1) {
-          int32_t b = int32_t(batch);
-          int64_t stride = rows * cols;
-          ck(lt.cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b,
-                                                 sizeof b),
-             "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
-          ck(lt.cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                 &stride, sizeof stride),
-             "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
-          align = std::min(align, alignmentOf(uint64_t(stride) * elementBytes));
-        }
-      };
-      // B first: cuBLASLt's "A" is op(B)^T.
-      if (transB)
-        layout(&cr.layoutA, K, N, K, type);
-      else
-        layout(&cr.layoutA, N, K, N, type);
-      if (transA)
-        layout(&cr.layoutB, M, K, M, type);
-      else
-        layout(&cr.layoutB, K, M, K, type);
-      layout(&cr.layoutC, N, M, N, outType);
-
-      cublasLtMatmulPreference_t pref = nullptr;
-      ck(lt.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-      uint64_t limit = workspaceLimit;
-      cublasStatus_t s = lt.cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
-      for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-        if (s == CUBLAS_STATUS_SUCCESS)
-          s = lt.cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
-      cublasLtMatmulHeuristicResult_t result{};
-      int found = 0;
-      if (s == CUBLAS_STATUS_SUCCESS)
-        s = lt.cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(cublasLt_), cr.op,
-                                              cr.layoutA, cr.layoutB, cr.layoutC, cr.layoutC, pref,
-                                              1, &result, &found);
-      lt.cublasLtMatmulPreferenceDestroy(pref);
-      ck(s, "cublasLtMatmulAlgoGetHeuristic");
-      if (found == 0)
-        fail(TCC_ERROR_UNSUPPORTED, where +
-                                        ": cublasLtMatmulAlgoGetHeuristic found no algorithm "
-                                        "within the library workspace (" +
-                                        std::to_string(workspaceLimit) + " bytes)");
-      cr.algo = result.algo;
-      cr.workspaceBytes = result.workspaceSize;
-      cr.implementation = "cublasLt (" +
-                          std::string(fastTf32                 ? "TF32"
-                                      : call.dtype == TCC_DTYPE_F32 ? "FP32"
-                                      : call.dtype == TCC_DTYPE_BF16 ? "BF16, FP32 sums"
-                                                                     : "FP16, FP32 sums") +
-                          (outType != type ? ", FP32 output" : "") +
-                          ", workspace " + std::to_string(result.workspaceSize) + ")";
-      continue;
-    }
-
-    // CONV2D
-    const CudnnApi &dnn = cudnn();
-    auto ck = [&](cudnnStatus_t s, const char *fn) {
-      if (s != CUDNN_STATUS_SUCCESS)
-        fail(TCC_ERROR_UNSUPPORTED, where + ": " + fn + " failed: " + dnn.cudnnGetErrorString(s));
-    };
-    if (!cudnn_) {
-      cudnnHandle_t h = nullptr;
-      ck(dnn.cudnnCreate(&h), "cudnnCreate");
-      cudnn_ = h;
-      ck(dnn.cudnnSetStream(h, stream), "cudnnSetStream");
-    }
-    auto handle = static_cast<cudnnHandle_t>(cudnn_);
-    int n = int(p[0]), ch = int(p[1]), h = int(p[2]), w = int(p[3]), f = int(p[4]);
-    int kh = int(p[5]), kw = int(p[6]), oh = int(p[7]), ow = int(p[8]);
-    int sh = int(p[9]), sw = int(p[10]), dh = int(p[11]), dw = int(p[12]);
-    int pt = int(p[13]), pl = int(p[14]), pb = int(p[15]), pr = int(p[16]);
-    ck(dnn.cudnnCreateTensorDescriptor(&cr.x), "cudnnCreateTensorDescriptor");
-    ck(dnn.cudnnSetTensor4dDescriptor(cr.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, h, w),
-       "cudnnSetTensor4dDescriptor(X)");
-    ck(dnn.cudnnCreateFilterDescriptor(&cr.w), "cudnnCreateFilterDescriptor");
-    ck(dnn.cudnnSetFilter4dDescriptor(cr.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, f, ch / groups,
-                                      kh, kw),
-       "cudnnSetFilter4dDescriptor(W)");
-    ck(dnn.cudnnCreateConvolutionDescriptor(&cr.conv), "cudnnCreateConvolutionDescriptor");
-    ck(dnn.cudnnSetConvolution2dDescriptor(cr.conv, pt, pl, sh, sw, dh, dw,
-                                           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-       "cudnnSetConvolution2dDescriptor");
-    ck(dnn.cudnnSetConvolutionMathType(cr.conv, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
-       "cudnnSetConvolutionMathType");
-    ck(dnn.cudnnSetConvolutionGroupCount(cr.conv, groups), "cudnnSetConvolutionGroupCount");
-    // The legacy API pads symmetrically (top and left on both sides). Other
-    // bottom / right padding gives the same result exactly when it gives the
-    // same output size: padding only decides how many windows there are.
-    int on = 0, of = 0, ooh = 0, oow = 0;
-    ck(dnn.cudnnGetConvolution2dForwardOutputDim(cr.conv, cr.x, cr.w, &on, &of, &ooh, &oow),
-       "cudnnGetConvolution2dForwardOutputDim");
-    if (ooh != oh || oow != ow)
-      fail(TCC_ERROR_UNSUPPORTED,
-           where + ": padding top/left/bottom/right " + std::to_string(pt) + "/" +
-               std::to_string(pl) + "/" + std::to_string(pb) + "/" + std::to_string(pr) +
-               ((pt != pb || pl != pr) ? " is asymmetric, which cudnnSetConvolution2dDescriptor "
-                                         "cannot express (output "
-                                       : " gives output ") +
-               std::to_string(ooh) + "x" + std::to_string(oow) + ", the artifact expects " +
-               std::to_string(oh) + "x" + std::to_string(ow) + ")");
-    ck(dnn.cudnnCreateTensorDescriptor(&cr.y), "cudnnCreateTensorDescriptor");
-    ck(dnn.cudnnSetTensor4dDescriptor(cr.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, f, oh, ow),
-       "cudnnSetTensor4dDescriptor(Y)");
-    // The algorithm of the call's direction: its index, math type and
-    // workspace, or the reason there is none. The gradients' algorithms
-    // must be deterministic (a training run gives the same bits every time).
-    int algo = -1;
-    cudnnMathType_t math = CUDNN_FMA_MATH;
-    size_t memory = 0;
-    std::string refusal;
-    auto pick = [&](const auto &perf, int returned, bool deterministic, const char *fn) {
-      using Perf = typename std::decay_t<decltype(perf)>::value_type;
-      const Perf *tooLarge = nullptr;
-      const Perf *chosen =
-          chooseAlgorithm(perf, returned, workspaceLimit, tf32, deterministic, &tooLarge);
-      if (chosen) {
-        algo = int(chosen->algo), math = chosen->mathType, memory = chosen->memory;
-        if (tooLarge && tooLarge < chosen)
-          refusal = "; algo " + std::to_string(int(tooLarge->algo)) + " would need " +
-                    std::to_string(tooLarge->memory);
-        return;
-      }
-      fail(TCC_ERROR_UNSUPPORTED,
-           where + ": " + fn + " offers no algorithm" +
-               (tf32 ? "" : " without tensor cores (TCC_CUDA_TF32=1 allows TF32)") +
-               (deterministic ? ", deterministic," : "") + " that fits the " +
-               std::to_string(workspaceLimit) + "-byte library workspace the artifact reserves" +
-               (tooLarge ? " (algo " + std::to_string(int(tooLarge->algo)) + " needs " +
-                               std::to_string(tooLarge->memory) + " bytes)"
-                         : std::string()));
-    };
-    int maxCount = 0, returned = 0;
-    if (call.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA) {
-      ck(dnn.cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &maxCount),
-         "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
-      ck(dnn.cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, cr.w, cr.y, cr.conv, cr.x,
-                                                         int(perf.size()), &returned, perf.data()),
-         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      pick(perf, returned, true, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      cr.bwdData = cudnnConvolutionBwdDataAlgo_t(algo);
-    } else if (call.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS) {
-      ck(dnn.cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &maxCount),
-         "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount");
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
-      ck(dnn.cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, cr.x, cr.y, cr.conv, cr.w,
-                                                           int(perf.size()), &returned,
-                                                           perf.data()),
-         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      pick(perf, returned, true, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      cr.bwdFilter = cudnnConvolutionBwdFilterAlgo_t(algo);
-    } else {
-      ck(dnn.cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &maxCount),
-         "cudnnGetConvolutionForwardAlgorithmMaxCount");
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(maxCount, 1)));
-      ck(dnn.cudnnGetConvolutionForwardAlgorithm_v7(handle, cr.x, cr.w, cr.conv, cr.y,
-                                                    int(perf.size()), &returned, perf.data()),
-         "cudnnGetConvolutionForwardAlgorithm_v7");
-      pick(perf, returned, false, "cudnnGetConvolutionForwardAlgorithm_v7");
-      cr.fwd = cudnnConvolutionFwdAlgo_t(algo);
-    }
-    cr.workspaceBytes = memory;
-    ck(dnn.cudnnSetConvolutionMathType(cr.conv, math), "cudnnSetConvolutionMathType");
-    cr.implementation = "cudnn (algo " + std::to_string(algo) + ", workspace " +
-                        std::to_string(memory) + ")" + refusal;
+    cudaDataType_t type = operandType(call, where);
+    if (matmul)
+      planMatmul(cublasLt_, cr, call, type, tf32, workspaceLimit, where);
+    else
+      planConv2d(cudnn_, stream, cr, call, tf32, workspaceLimit, where);
   }
 }
 

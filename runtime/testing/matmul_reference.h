@@ -2,7 +2,7 @@
 //
 // The oracle of the runtime's matmul tests (oneDNN and BLAS unit tests, CUDA
 // self-test): the call's semantics of abi.h in float64, the tests' random
-// operands and their error measure.
+// operands, their encoding in 16 bits and their error measure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -28,6 +29,44 @@ inline std::vector<float> randomVector(size_t n, std::mt19937_64 &rng) {
     x = u(rng);
   return v;
 }
+
+/// X rounded to DTYPE (f32, bf16 or f16) and stored in its bytes at OUT.
+inline void encode(float x, int32_t dtype, uint8_t *out) {
+  if (dtype == TCC_DTYPE_F32) {
+    std::memcpy(out, &x, 4);
+  } else if (dtype == TCC_DTYPE_F16) {
+    _Float16 h = static_cast<_Float16>(x);
+    std::memcpy(out, &h, 2);
+  } else { // bf16: the high half of the f32, rounded to nearest even
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    uint16_t b = uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+    std::memcpy(out, &b, 2);
+  }
+}
+
+/// The DTYPE value stored at IN, as a float (exact).
+inline float decode(const uint8_t *in, int32_t dtype) {
+  if (dtype == TCC_DTYPE_F32) {
+    float x;
+    std::memcpy(&x, in, 4);
+    return x;
+  }
+  if (dtype == TCC_DTYPE_F16) {
+    _Float16 h;
+    std::memcpy(&h, in, 2);
+    return float(h);
+  }
+  uint16_t b;
+  std::memcpy(&b, in, 2);
+  uint32_t u = uint32_t(b) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+/// Bytes of one element of DTYPE (f32, bf16 or f16).
+inline size_t elementSize(int32_t dtype) { return dtype == TCC_DTYPE_F32 ? 4 : 2; }
 
 /// max |got - ref| over max |ref|; infinite when GOT holds a NaN.
 inline double relativeError(const std::vector<float> &got, const std::vector<double> &ref) {

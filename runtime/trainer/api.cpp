@@ -73,7 +73,8 @@ std::vector<tcc::train::Array> arrays(const tcc_trainer_array *list, int32_t cou
 }
 
 /// The trainer's Options from the C struct, of which the caller knew
-/// struct_size bytes (later fields keep their defaults).
+/// struct_size bytes (later fields keep their defaults): the option fields
+/// by trainer_options.def, the arrays (copied), callbacks and communicator.
 Options convert(const tcc_trainer_options *c) {
   require(c, "options");
   tcc_trainer_options full;
@@ -84,58 +85,17 @@ Options convert(const tcc_trainer_options *c) {
                       " is not a tcc_trainer_options; call tcc_trainer_options_init");
   std::memcpy(&full, c, c->struct_size);
   Options o;
-  o.dataDir = text(full.data_dir);
+  tcc::train::fromC(full, o);
   o.data = arrays(full.data, full.num_data, "data array");
-  o.steps = long(full.steps);
-  o.lr = full.lr;
-  o.shuffle = full.shuffle != 0;
-  o.seed = full.seed;
-  o.metrics = text(full.metrics);
-  o.save = text(full.save);
-  o.logEvery = long(full.log_every);
-  o.schedule = full.lr_schedule ? full.lr_schedule : "constant";
-  o.warmup = long(full.warmup);
-  o.stepSize = long(full.step_size);
-  o.cycleSteps = long(full.cycle_steps);
-  o.plateauPatience = long(full.plateau_patience);
-  o.minLr = full.min_lr;
-  o.gamma = full.gamma;
-  o.checkpointDir = text(full.checkpoint_dir);
-  o.saveEvery = long(full.save_every);
-  o.resume = text(full.resume);
-  o.overwrite = full.overwrite != 0;
-  o.valDir = text(full.val_dir);
   o.val = arrays(full.val, full.num_val, "validation array");
-  o.evalEvery = long(full.eval_every);
-  o.patience = long(full.patience);
-  o.minDelta = full.min_delta;
   o.handleSignals = full.handle_signals != 0;
   o.log = full.log;
   o.logUser = full.log_user;
   o.onStep = full.on_step;
   o.onStepUser = full.on_step_user;
-  o.tensorboard = text(full.tensorboard);
-  o.trace = text(full.trace);
-  if (full.on_nonfinite)
-    o.onNonfinite = full.on_nonfinite;
-  o.weightDecay = full.weight_decay;
-  o.momentum = full.momentum;
-  o.beta1 = full.beta1;
-  o.beta2 = full.beta2;
-  o.eps = full.eps;
-  o.gradClip = full.grad_clip;
-  o.workers = long(full.workers);
-  o.augmentInput = text(full.augment_input);
-  o.imageShape = text(full.image_shape);
-  o.randomCrop = long(full.random_crop);
-  o.flip = full.flip != 0;
-  o.normalize = text(full.normalize);
-  if (full.loss_scale_init != 0)
-    o.lossScaleInit = full.loss_scale_init;
   o.communicator = full.communicator;
   o.nextBatch = full.next_batch;
   o.nextBatchUser = full.next_batch_user;
-  o.epochs = long(full.epochs);
   return o;
 }
 
@@ -146,12 +106,7 @@ void tcc_trainer_options_init(tcc_trainer_options *out_options) {
     return;
   std::memset(out_options, 0, sizeof *out_options);
   out_options->struct_size = sizeof *out_options;
-  out_options->shuffle = 1;
-  out_options->log_every = 1;
-  out_options->plateau_patience = 10;
-  out_options->gamma = 0.1;
-  out_options->weight_decay = out_options->momentum = out_options->beta1 = NAN;
-  out_options->beta2 = out_options->eps = out_options->grad_clip = NAN;
+  tcc::train::setDefaults(*out_options);
 }
 
 tcc_status tcc_trainer_check_options(const tcc_trainer_options *options) {
@@ -230,13 +185,13 @@ tcc_status tcc_evaluator_create(tcc_artifact_t artifact, const tcc_evaluator_opt
     tcc::train::check(tcc_artifact_get_info(artifact, &info));
     o.model = info.path;
     // The data set is what the trainer's --val would be.
-    o.valDir = text(full.data_dir);
+    o.val_dir = text(full.data_dir);
     o.val = arrays(full.data, full.num_data, "data array");
-    if (o.valDir.empty() == o.val.empty())
+    if (o.val_dir.empty() == o.val.empty())
       tcc::train::die("evaluating needs --data DIR or data arrays (one of the two)");
     o.normalize = text(full.normalize);
-    o.augmentInput = text(full.augment_input);
-    o.imageShape = text(full.image_shape);
+    o.augment_input = text(full.augment_input);
+    o.image_shape = text(full.image_shape);
     tcc::train::LabelSpec labels = tcc::train::readLabelSpec(artifact, o.model);
     // The training step's labels, when infer does not take them.
     const tcc_tensor_info *trainLabels = nullptr;
@@ -246,7 +201,7 @@ tcc_status tcc_evaluator_create(tcc_artifact_t artifact, const tcc_evaluator_opt
     for (const tcc_tensor_info &t : step)
       if (t.role == TCC_ROLE_INPUT && t.name == labels.name)
         trainLabels = &t;
-    evaluator->impl.emplace(artifact, o, tcc::train::DataSource{o.valDir, &o.val}, labels,
+    evaluator->impl.emplace(artifact, o, tcc::train::DataSource{o.val_dir, &o.val}, labels,
                             trainLabels, "--data");
     // The training's normalization, never its random crop or flip.
     tcc::train::DataSet &set = evaluator->impl->set();

@@ -10,85 +10,103 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <sys/stat.h>
 
 namespace tcc::train {
 
-const Hyperparameter kHyperparameters[6] = {
-    {TCC_INPUT_WEIGHT_DECAY, "--weight-decay", &Options::weightDecay},
-    {TCC_INPUT_MOMENTUM, "--momentum", &Options::momentum},
-    {TCC_INPUT_BETA1, "--beta1", &Options::beta1},
-    {TCC_INPUT_BETA2, "--beta2", &Options::beta2},
-    {TCC_INPUT_EPS, "--eps", &Options::eps},
-    {TCC_INPUT_GRAD_CLIP, "--grad-clip", &Options::gradClip},
-};
+namespace {
 
-void checkHyperparameter(const char *flag, double v) {
-  std::string f = flag;
-  // Written so that infinities fail every check; NaN means "not set".
-  bool ok = f == "--beta1" || f == "--beta2" ? v >= 0 && v < 1
-            : f == "--eps" || f == "--grad-clip" ? v > 0 && std::isfinite(v)
-                                                 : v >= 0 && std::isfinite(v);
-  if (!ok)
-    die(f + " must be " +
-        (f == "--beta1" || f == "--beta2" ? "in [0, 1)"
-         : f == "--eps" || f == "--grad-clip" ? "a finite number > 0"
-                                              : "a finite number >= 0") +
-        ", got " + std::to_string(v));
+template <OptionKind K, typename T>
+void addHyperparameter(std::vector<Hyperparameter> &out, const char *name, const char *flag,
+                       T OptionValues::*value) {
+  if constexpr (K == OptionKind::Hyper)
+    out.push_back({name, flag, value});
+}
+
+} // namespace
+
+const std::vector<Hyperparameter> &hyperparameters() {
+  static const std::vector<Hyperparameter> list = [] {
+    std::vector<Hyperparameter> out;
+#define TCC_TRAINER_OPTION(NAME, TYPE, KIND, FLAG, ARG, DEFAULT, RANGE, HELP)                    \
+  addHyperparameter<OptionKind::KIND>(out, #NAME, FLAG, &OptionValues::NAME);
+#include "runtime/include/tcc/trainer_options.def"
+    return out;
+  }();
+  return list;
 }
 
 namespace {
 
+/// Dies unless V, the value of ROW's option, is its default or in its range.
+void checkValue(const OptionRow &row, const std::string &v) {
+  OptionRange range = optionRange(row);
+  if (!range.isWords())
+    return;
+  std::string words = "|" + range.words + "|";
+  if (words.find("|" + v + "|") == std::string::npos)
+    die(std::string(row.flag) + " must be " + range.wordList() + ", not '" + v + "'");
+}
+void checkValue(const OptionRow &row, long v) {
+  OptionRange range = optionRange(row);
+  if (v == std::strtol(row.defaultText, nullptr, 10))
+    return;
+  if (v < range.lo)
+    die(std::string(row.flag) + " needs " + (range.lo >= 1 ? "a positive" : "a non-negative") +
+        " integer, got " + std::to_string(v));
+  if (v > range.hi)
+    die(std::string(row.flag) + " needs at most " + range.hiText +
+        (range.unit.empty() ? "" : " " + range.unit) + ", got " + std::to_string(v));
+}
+void checkValue(const OptionRow &, uint64_t) {}
+void checkValue(const OptionRow &, bool) {}
+void checkValue(const OptionRow &row, double v) {
+  OptionRange range = optionRange(row);
+  std::string flag = row.flag;
+  switch (row.kind) {
+  case OptionKind::Rate: {
+    bool zero = !range.loOpen;
+    if (!range.contains(v))
+      die(flag + " needs a " + (zero ? "non-negative" : "positive") + " number up to " +
+          range.hiText + ", got " + std::to_string(v));
+    if (v > 0 && !std::isnormal(float(v)))
+      die(flag + " " + std::to_string(v) +
+          " is below the smallest normal f32 (1.2e-38), the precision the step computes the "
+          "update in");
+    return;
+  }
+  case OptionKind::Real:
+    if (!range.contains(v) || !std::isfinite(v))
+      die(flag + " needs a finite non-negative number, got " + std::to_string(v));
+    return;
+  case OptionKind::Hyper:
+    // Written so that infinities fail every check; NaN means "not set".
+    if (std::isnan(v) || (range.contains(v) && std::isfinite(v)))
+      return;
+    die(flag + " must be " +
+        (std::isinf(range.hi)
+             ? std::string("a finite number ") + (range.loOpen ? "> " : ">= ") + range.loText
+             : "in " + std::string(row.range)) +
+        ", got " + std::to_string(v));
+  case OptionKind::Scale:
+    if (!(v > 0) || !std::isfinite(v) || !std::isfinite(float(v)) || float(v) == 0)
+      die(flag + " must be a positive finite f32, got " + std::to_string(v));
+    return;
+  default:
+    return;
+  }
+}
+
 /// Range checks of the values that tcc-run's option parsers already make
 /// (so tcc-run never reaches them) for callers of the C API.
 void checkRanges(const Options &o) {
-  auto rate = [](const char *flag, double v, bool zero) {
-    if (!(zero ? v >= 0 : v > 0) || v > 1e6)
-      die(std::string(flag) + " needs a " + (zero ? "non-negative" : "positive") +
-          " number up to 1e6, got " + std::to_string(v));
-    if (v > 0 && !std::isnormal(float(v)))
-      die(std::string(flag) + " " + std::to_string(v) +
-          " is below the smallest normal f32 (1.2e-38), the precision the step computes the "
-          "update in");
-  };
-  auto count = [](const char *flag, long v, long least) {
-    if (v < least)
-      die(std::string(flag) + " needs " + (least ? "a positive" : "a non-negative") +
-          " integer, got " + std::to_string(v));
-  };
-  rate("--lr", o.lr, /*zero=*/false);
-  rate("--min-lr", o.minLr, /*zero=*/true);
-  if (!(o.gamma >= 0) || !std::isfinite(o.gamma))
-    die("--gamma needs a finite non-negative number, got " + std::to_string(o.gamma));
-  if (!(o.lossScaleInit > 0) || !std::isfinite(o.lossScaleInit) ||
-      !std::isfinite(float(o.lossScaleInit)) || float(o.lossScaleInit) == 0)
-    die("--loss-scale-init must be a positive finite f32, got " + std::to_string(o.lossScaleInit));
-  if (!(o.minDelta >= 0) || !std::isfinite(o.minDelta))
-    die("--min-delta needs a finite non-negative number, got " + std::to_string(o.minDelta));
-  count("--log-every", o.logEvery, 1);
-  count("--epochs", o.epochs, 0);
-  count("--warmup", o.warmup, 0);
-  count("--step-size", o.stepSize, 0);
-  count("--cycle-steps", o.cycleSteps, 0);
-  count("--plateau-patience", o.plateauPatience, 0);
-  count("--save-every", o.saveEvery, 0);
-  count("--eval-every", o.evalEvery, 0);
-  count("--patience", o.patience, 0);
-  count("--workers", o.workers, 0);
-  count("--random-crop", o.randomCrop, 0);
-  if (o.workers > 256)
-    die("--workers needs at most 256 threads, got " + std::to_string(o.workers));
-  const std::string &kind = o.schedule;
-  if (kind != "constant" && kind != "warmup" && kind != "cosine" && kind != "step" &&
-      kind != "cyclic" && kind != "plateau")
-    die("--lr-schedule must be constant, warmup, cosine, step, cyclic or plateau, not '" + kind +
-        "'");
-  for (const Hyperparameter &h : kHyperparameters)
-    if (!std::isnan(o.*h.value))
-      checkHyperparameter(h.flag, o.*h.value);
-  if (o.onNonfinite != "stop" && o.onNonfinite != "skip" && o.onNonfinite != "continue")
-    die("--on-nonfinite must be stop, skip or continue, not '" + o.onNonfinite + "'");
-  if (int(!o.dataDir.empty()) + int(!o.data.empty()) + int(o.nextBatch != nullptr) > 1)
+  // In the table's order but --lr first, the option every run gives.
+  checkValue(TCC_OPTION_ROW(lr), o.lr);
+#define TCC_TRAINER_OPTION(NAME, TYPE, KIND, FLAG, ARG, DEFAULT, RANGE, HELP)                    \
+  checkValue(TCC_OPTION_ROW(NAME), o.NAME);
+#include "runtime/include/tcc/trainer_options.def"
+  if (int(!o.data_dir.empty()) + int(!o.data.empty()) + int(o.nextBatch != nullptr) > 1)
     die("training takes one of --data DIR, data arrays and a data source (next_batch)");
   // A callback's batches come in its own order, from the run's thread.
   if (o.nextBatch && o.shuffle)
@@ -96,7 +114,7 @@ void checkRanges(const Options &o) {
         "(--no-shuffle)");
   if (o.nextBatch && o.workers > 0)
     die("--workers read a data set; a data source (next_batch) gives its batches itself");
-  if (!o.valDir.empty() && !o.val.empty())
+  if (!o.val_dir.empty() && !o.val.empty())
     die("validation takes --val DIR or validation arrays, not both");
 }
 
@@ -117,14 +135,14 @@ void checkOptions(const Options &o) {
   // With --epochs the schedule is checked once the steps are known.
   if (o.steps > 0)
     checkSchedule(o);
-  if (o.saveEvery > 0 && o.checkpointDir.empty())
+  if (o.save_every > 0 && o.checkpoint_dir.empty())
     die("--save-every needs --checkpoint-dir DIR");
-  if (o.evalEvery > 0 && !o.hasVal() && o.schedule != "plateau")
+  if (o.eval_every > 0 && !o.hasVal() && o.lr_schedule != "plateau")
     die("--eval-every needs --val DIR (or --lr-schedule=plateau, which then judges the "
         "training loss)");
-  if (o.patience > 0 && (!o.hasVal() || o.evalEvery == 0))
+  if (o.patience > 0 && (!o.hasVal() || o.eval_every == 0))
     die("--patience needs --val DIR and --eval-every K");
-  if (o.overwrite && o.checkpointDir.empty())
+  if (o.overwrite && o.checkpoint_dir.empty())
     die("--overwrite applies to a training run's --checkpoint-dir");
 }
 

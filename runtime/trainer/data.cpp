@@ -201,7 +201,7 @@ void checkLabels(const DataSet &set, const LabelSpec &labels, int64_t classes) {
 
 void configureAugmentation(const Options &o, const LabelSpec &labels, DataSet &set) {
   AugmentSpec &a = set.augment;
-  a.pad = o.randomCrop;
+  a.pad = o.random_crop;
   a.flip = o.flip;
   auto numbers = [&](const std::string &text, const char *what) {
     std::vector<float> out;
@@ -237,8 +237,8 @@ void configureAugmentation(const Options &o, const LabelSpec &labels, DataSet &s
   int index = -1;
   for (size_t i = 0; i < set.inputs.size(); ++i) {
     const Samples &s = set.inputs[i];
-    bool named = o.augmentInput.empty() ? s.name != labels.name && s.dtype == TCC_DTYPE_F32
-                                         : s.name == o.augmentInput;
+    bool named = o.augment_input.empty() ? s.name != labels.name && s.dtype == TCC_DTYPE_F32
+                                         : s.name == o.augment_input;
     if (!named)
       continue;
     if (index >= 0)
@@ -246,16 +246,16 @@ void configureAugmentation(const Options &o, const LabelSpec &labels, DataSet &s
     index = int(i);
   }
   if (index < 0)
-    die("augmentation: " + (o.augmentInput.empty() ? std::string("the data has no f32 input")
-                                                    : "no data input '" + o.augmentInput + "'"));
+    die("augmentation: " + (o.augment_input.empty() ? std::string("the data has no f32 input")
+                                                    : "no data input '" + o.augment_input + "'"));
   const Samples &image = set.inputs[size_t(index)];
   if (image.dtype != TCC_DTYPE_F32)
     die("augmentation: input '" + image.name + "' is not f32");
   // The image geometry: --image-shape CxHxW, else the input's own C x H x W.
   std::vector<int64_t> dims(image.declared.shape + 1, image.declared.shape + image.declared.rank);
-  if (!o.imageShape.empty()) {
+  if (!o.image_shape.empty()) {
     dims.clear();
-    std::string text = o.imageShape;
+    std::string text = o.image_shape;
     for (size_t begin = 0;;) {
       size_t end = text.find('x', begin);
       std::string part = text.substr(begin, end == std::string::npos ? end : end - begin);

@@ -224,7 +224,7 @@ struct StepSignature {
 
 /// Whether NAME is a hyperparameter input.
 const Hyperparameter *findHyperparameter(const std::string &name) {
-  for (const Hyperparameter &h : kHyperparameters)
+  for (const Hyperparameter &h : hyperparameters())
     if (name == h.input)
       return &h;
   return nullptr;
@@ -344,6 +344,32 @@ private:
   /// state is at a step boundary) and dies saying where it went.
   [[noreturn]] void stopAt(long stepsDone, const std::string &why,
                            tcc_status status = TCC_ERROR_INVALID_ARGUMENT);
+  /// The run's start on SESSION: the communicator, --resume, rank 0's state
+  /// on every rank, the metrics file and the data.
+  void beginRun(tcc_session_t session);
+  /// On a --profile artifact with --trace: the kernels' names, and OBSERVER
+  /// set to give each kernel a span in the trace.
+  void traceKernels(std::optional<KernelObserverScope> &observer);
+  /// Stops the run before STEP (0-based) when it was asked to: STOPALL (a
+  /// rank was asked during the last step), a signal (SIGNALS: handled) or
+  /// tcc_trainer_request_stop.
+  void stopIfAsked(long step, bool stopAll, bool signals);
+  /// Data parallel: the job's loss from this rank's LOSS (one collective),
+  /// and in *STOPALL whether any rank was asked to stop.
+  float jobLoss(float loss, bool signals, bool *stopAll);
+  /// Reads whether STEP (0-based) skipped its update and its loss scale,
+  /// then guards LOSS and GRADNORM (checkFinite unless it skipped). Returns
+  /// whether the loss is finite.
+  bool judgeStep(long step, float loss, float gradNorm);
+  /// What follows step STEPSDONE of the loop: the evaluation when due, the
+  /// step's outputs and callback, the periodic checkpoint and the progress
+  /// line. Returns true when the run stops here (early stopping, the
+  /// callback).
+  bool endStep(long stepsDone, float loss, float lr, float gradNorm, double seconds,
+               ProgressWindow &window, Clock::time_point runStart);
+  /// After the loop's STEPSDONE steps: the warnings, the last checkpoint,
+  /// --save, the validation without --eval-every and the trace.
+  void finishRun(long stepsDone);
   /// Starts the data for the steps from first_ on: the prefetcher of a data
   /// set (the epochs' order replayed up to first_), or the data callback
   /// (the micro-batches of the steps before first_ discarded).
@@ -352,8 +378,8 @@ private:
   /// The next micro-batch, or stopAt(STEP) when its data cannot be read.
   const Batch &nextBatch(long step);
   bool evaluatesAfter(long stepsDone) const {
-    return validator_ && o_.evalEvery > 0 &&
-           (stepsDone % o_.evalEvery == 0 || stepsDone == o_.steps);
+    return validator_ && o_.eval_every > 0 &&
+           (stepsDone % o_.eval_every == 0 || stepsDone == o_.steps);
   }
 
   tcc_artifact_t artifact_;
@@ -479,12 +505,12 @@ void TrainingRun::readSignature() {
     if (o_.nextBatch)
       set_.declare(t, o_.model);
     else
-      set_.add({o_.dataDir, &o_.data}, t, o_.model);
+      set_.add({o_.data_dir, &o_.data}, t, o_.model);
   }
   if (!sig_.hasLr || !sig_.hasLoss)
     die(o_.model + ": train_step lacks the 'lr' input or the 'loss' output");
   // A hyperparameter set for an artifact that has no such input: say why.
-  for (const Hyperparameter &h : kHyperparameters) {
+  for (const Hyperparameter &h : hyperparameters()) {
     bool present = std::any_of(sig_.hyper.begin(), sig_.hyper.end(),
                                [&](const HyperInput &in) { return in.name == h.input; });
     if (std::isnan(o_.*h.value) || present)
@@ -502,7 +528,7 @@ void TrainingRun::readSignature() {
   // Skipping must happen inside the compiled step (the update is applied
   // in place before the host sees the loss): the guard's input, or fp16
   // loss scaling, which skips non-finite steps by itself.
-  if (o_.onNonfinite == "skip" && !sig_.hasSkipInput && !sig_.hasLossScale)
+  if (o_.on_nonfinite == "skip" && !sig_.hasSkipInput && !sig_.hasLossScale)
     die("--on-nonfinite=skip: " + o_.model +
         "'s train_step applies its update whatever the loss; recompile it with --skip-nonfinite "
         "(or use --on-nonfinite=stop or continue)");
@@ -529,7 +555,7 @@ void TrainingRun::readSignature() {
   // The validation set is checked before the first step too.
   if (o_.hasVal()) {
     const Samples *y = set_.find(labels_.name);
-    validator_.emplace(artifact_, o_, DataSource{o_.valDir, &o_.val}, labels_,
+    validator_.emplace(artifact_, o_, DataSource{o_.val_dir, &o_.val}, labels_,
                        y ? &y->declared : nullptr, "--val");
     judgeLoss_ = validator_->hasLoss();
     if (set_.augmentIndex >= 0)
@@ -566,13 +592,13 @@ std::vector<std::pair<std::string, std::string>> TrainingRun::jobSettings() cons
       {"--data", std::to_string(set_.samples) + " samples"},
       {"--steps", std::to_string(o_.steps)},
       {"--lr", shortestString(o_.lr)},
-      {"--lr-schedule", o_.schedule},
+      {"--lr-schedule", o_.lr_schedule},
       {"--warmup", std::to_string(o_.warmup)},
-      {"--min-lr", shortestString(o_.minLr)},
+      {"--min-lr", shortestString(o_.min_lr)},
       {"--gamma", shortestString(o_.gamma)},
-      {"--step-size", std::to_string(o_.stepSize)},
-      {"--cycle-steps", std::to_string(o_.cycleSteps)},
-      {"--plateau-patience", std::to_string(o_.plateauPatience)},
+      {"--step-size", std::to_string(o_.step_size)},
+      {"--cycle-steps", std::to_string(o_.cycle_steps)},
+      {"--plateau-patience", std::to_string(o_.plateau_patience)},
       {"--seed", std::to_string(o_.seed)},
       {"--no-shuffle", o_.shuffle ? "" : "yes"},
   };
@@ -581,9 +607,9 @@ std::vector<std::pair<std::string, std::string>> TrainingRun::jobSettings() cons
   for (const HyperInput &h : sig_.hyper)
     if (const Hyperparameter *p = findHyperparameter(h.name))
       out.push_back({p->flag, shortestString(h.value)});
-  out.push_back({"--on-nonfinite", o_.onNonfinite});
+  out.push_back({"--on-nonfinite", o_.on_nonfinite});
   if (sig_.hasLossScale)
-    out.push_back({"--loss-scale-init", shortestString(o_.lossScaleInit)});
+    out.push_back({"--loss-scale-init", shortestString(o_.loss_scale_init)});
   // The augmentation as resolved (input, geometry, crop, flip, normalization).
   out.push_back({"augmentation (--augment-input, --image-shape, --random-crop, --flip, "
                  "--normalize)",
@@ -591,9 +617,9 @@ std::vector<std::pair<std::string, std::string>> TrainingRun::jobSettings() cons
                      ? set_.inputs[size_t(set_.augmentIndex)].name + ": " + set_.augment.describe()
                      : ""});
   out.push_back({"--val", validator_ ? std::to_string(validator_->samples()) + " samples" : ""});
-  out.push_back({"--eval-every", std::to_string(o_.evalEvery)});
+  out.push_back({"--eval-every", std::to_string(o_.eval_every)});
   out.push_back({"--patience", std::to_string(o_.patience)});
-  out.push_back({"--min-delta", shortestString(o_.minDelta)});
+  out.push_back({"--min-delta", shortestString(o_.min_delta)});
   // Checkpoints gather a ZeRO-1 state from every rank: whether and when.
   out.push_back({"--checkpoint-dir", o_.jobCheckpoints ? "yes" : ""});
   out.push_back({"--save-every", std::to_string(o_.jobSaveEvery)});
@@ -687,9 +713,9 @@ void TrainingRun::checkOutputs() {
   std::vector<tcc::rt::FileRole> outputs = {
       {"--save", o_.save}, {"--metrics", o_.metrics}, {"--trace", o_.trace}};
   std::vector<tcc::rt::FileRole> notCheckpoints = outputs;
-  if (!o_.checkpointDir.empty())
+  if (!o_.checkpoint_dir.empty())
     for (const char *file : kCheckpointFiles)
-      outputs.push_back({"--checkpoint-dir", o_.checkpointDir + "/" + file});
+      outputs.push_back({"--checkpoint-dir", o_.checkpoint_dir + "/" + file});
   std::string error;
   if (!tcc::rt::checkOutputsApart(inputs, outputs, &error) ||
       !tcc::rt::checkOutputsApart({{"--resume", o_.resume}}, notCheckpoints, &error))
@@ -698,8 +724,8 @@ void TrainingRun::checkOutputs() {
     checkWritableFile(o_.save, "--save");
   if (!o_.metrics.empty())
     checkWritableFile(o_.metrics, "--metrics");
-  if (!o_.checkpointDir.empty())
-    checkpoints_.open(o_.checkpointDir, o_.resume, o_.overwrite);
+  if (!o_.checkpoint_dir.empty())
+    checkpoints_.open(o_.checkpoint_dir, o_.resume, o_.overwrite);
   if (!o_.tensorboard.empty()) {
     makeDirectory(o_.tensorboard);
     checkWritableFolder(o_.tensorboard, "--tensorboard");
@@ -840,7 +866,7 @@ bool TrainingRun::checkFinite(long step, float loss, float gradNorm) {
     std::string what = badLoss ? "the loss is " + shortString(loss)
                                : "the gradient norm is " + shortString(gradNorm) + " (the loss " +
                                      shortString(loss) + ")";
-    if (o_.onNonfinite == "continue") {
+    if (o_.on_nonfinite == "continue") {
       ++state_.nonfinite;
       say(o_, "warning: %s%s; continuing (--on-nonfinite=continue)\n", where.c_str(),
           what.c_str());
@@ -912,12 +938,12 @@ std::optional<float> TrainingRun::runStep(long step, float lr) {
           check(tcc_session_set_input(session, h.name.c_str(), TCC_DTYPE_F32, 0, nullptr, &h.value,
                                     sizeof h.value));
       if (sig_.hasLossScale) {
-        float init = float(o_.lossScaleInit);
+        float init = float(o_.loss_scale_init);
         check(tcc_session_set_input(session, TCC_INPUT_LOSS_SCALE_INIT, TCC_DTYPE_F32, 0, nullptr,
                                     &init, sizeof init));
       }
       if (sig_.hasSkipInput) {
-        float skip = o_.onNonfinite == "skip" ? 1.0f : 0.0f;
+        float skip = o_.on_nonfinite == "skip" ? 1.0f : 0.0f;
         check(tcc_session_set_input(session, TCC_INPUT_SKIP_NONFINITE, TCC_DTYPE_F32, 0, nullptr,
                                     &skip, sizeof skip));
       }
@@ -963,8 +989,8 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
   // best.safetensors) but leaves early stopping and the plateau schedule
   // alone: no step follows it, and a longer run resumed from this one's
   // checkpoint must take the steps of a run that never stopped here.
-  bool scheduled = o_.evalEvery > 0 && stepsDone % o_.evalEvery == 0;
-  if (!scheduled && !(o_.evalEvery > 0 && stepsDone == o_.steps))
+  bool scheduled = o_.eval_every > 0 && stepsDone % o_.eval_every == 0;
+  if (!scheduled && !(o_.eval_every > 0 && stepsDone == o_.steps))
     return std::nullopt;
   const char *judged = judgeLoss_ ? "val_loss" : "val_accuracy";
   auto better = [&](double a, double b, double delta) {
@@ -984,14 +1010,14 @@ std::optional<Evaluation> TrainingRun::evaluateIfDue(long stepsDone, std::string
     if (improved)
       state_.bestMetric = metric;
     if (o_.patience > 0 && scheduled) {
-      if (std::isnan(state_.stopBest) || better(metric, state_.stopBest, o_.minDelta)) {
+      if (std::isnan(state_.stopBest) || better(metric, state_.stopBest, o_.min_delta)) {
         state_.stopBest = metric;
         state_.stopBad = 0;
       } else if (++state_.stopBad >= o_.patience) {
         char text[256];
         std::snprintf(text, sizeof text,
                       "%s has not improved by more than %g for %ld evaluations (best %.6f)",
-                      judged, o_.minDelta, state_.stopBad, state_.stopBest);
+                      judged, o_.min_delta, state_.stopBad, state_.stopBest);
         *stopReason = text;
       }
     }
@@ -1125,20 +1151,20 @@ void TrainingRun::openTensorBoard() {
     table += std::string("| ") + flag + " | " + value + " |\n";
   };
   row("model", o_.model);
-  row("--data", o_.nextBatch ? "(callback)" : o_.data.empty() ? o_.dataDir : "(arrays)");
+  row("--data", o_.nextBatch ? "(callback)" : o_.data.empty() ? o_.data_dir : "(arrays)");
   row("--steps", std::to_string(o_.steps));
   row("--lr", shortString(o_.lr));
-  row("--lr-schedule", o_.schedule);
+  row("--lr-schedule", o_.lr_schedule);
   if (o_.warmup)
     row("--warmup", std::to_string(o_.warmup));
-  if (o_.minLr > 0)
-    row("--min-lr", shortString(o_.minLr));
-  if (o_.schedule == "step" || o_.schedule == "plateau")
+  if (o_.min_lr > 0)
+    row("--min-lr", shortString(o_.min_lr));
+  if (o_.lr_schedule == "step" || o_.lr_schedule == "plateau")
     row("--gamma", shortString(o_.gamma));
-  if (o_.stepSize)
-    row("--step-size", std::to_string(o_.stepSize));
-  if (o_.cycleSteps)
-    row("--cycle-steps", std::to_string(o_.cycleSteps));
+  if (o_.step_size)
+    row("--step-size", std::to_string(o_.step_size));
+  if (o_.cycle_steps)
+    row("--cycle-steps", std::to_string(o_.cycle_steps));
   for (const HyperInput &h : sig_.hyper)
     if (findHyperparameter(h.name))
       row(h.name.c_str(), shortString(h.value));
@@ -1152,13 +1178,13 @@ void TrainingRun::openTensorBoard() {
                    (o_.worldSize > 1 ? " on each of " + std::to_string(o_.worldSize) + " ranks"
                                      : ""));
   if (o_.hasVal())
-    row("--val", o_.val.empty() ? o_.valDir : "(arrays)");
-  if (o_.evalEvery)
-    row("--eval-every", std::to_string(o_.evalEvery));
+    row("--val", o_.val.empty() ? o_.val_dir : "(arrays)");
+  if (o_.eval_every)
+    row("--eval-every", std::to_string(o_.eval_every));
   if (o_.patience)
     row("--patience", std::to_string(o_.patience));
-  if (!o_.checkpointDir.empty())
-    row("--checkpoint-dir", o_.checkpointDir);
+  if (!o_.checkpoint_dir.empty())
+    row("--checkpoint-dir", o_.checkpoint_dir);
   if (!o_.resume.empty())
     row("--resume", o_.resume);
   row("threads", o_.threads > 0 ? std::to_string(o_.threads) : "every core");
@@ -1279,7 +1305,7 @@ void TrainingRun::startStream() {
           " steps took");
 }
 
-void TrainingRun::run(tcc_session_t session) {
+void TrainingRun::beginRun(tcc_session_t session) {
   session_ = session;
   const int world = o_.worldSize;
   if (o_.communicator)
@@ -1303,125 +1329,88 @@ void TrainingRun::run(tcc_session_t session) {
     startStream();
   else
     startPrefetcher();
-  std::optional<StopSignals> signals;
-  if (o_.handleSignals)
-    signals.emplace();
+}
 
-  const char *device = nullptr;
-  check(tcc_artifact_get_device(artifact_, &device));
-  // A data callback's batches are taken when the step needs them.
-  overlapUploads_ = std::strcmp(device, "cpu") != 0 && !stream_;
-  if (!o_.tensorboard.empty()) {
-    openTensorBoard();
-    if (!unwrittenScalars_.empty())
-      tensorboard_.scalars(first_, decodeScalars(unwrittenScalars_));
-  }
-  // A --profile artifact names its kernels: a span each in the trace.
-  std::optional<KernelObserverScope> observer;
+void TrainingRun::traceKernels(std::optional<KernelObserverScope> &observer) {
   std::string kernelNames = artifactMetadata(artifact_, TCC_METADATA_PROFILE_KERNELS, "");
-  if (trace_.active() && !kernelNames.empty()) {
-    kernels_.trace = &trace_;
-    for (size_t begin = 0;;) {
-      size_t end = kernelNames.find(';', begin);
-      kernels_.names.push_back(kernelNames.substr(begin, end == std::string::npos ? end : end - begin));
-      if (end == std::string::npos)
-        break;
-      begin = end + 1;
-    }
-    observer.emplace(session_, &kernels_);
-  }
-
-  auto runStart = std::chrono::steady_clock::now();
-  ProgressWindow window;
-  window.start = runStart;
-  long stepsDone = first_;
-  // Data parallel: whether a rank was asked to stop (signal or
-  // tcc_trainer_request_stop) during the last step; the ranks agree on it
-  // through the step's sum, so that all stop at the same boundary.
-  bool stopAll = false;
-  for (long step = first_; step < o_.steps; ++step) {
-    if (stopAll)
-      stopAt(step, "interrupted at step " + std::to_string(step) + " (a rank was asked to stop)",
-             TCC_ERROR_INTERRUPTED);
-    if (const char *signal = signals && world == 1 ? StopSignals::pending() : nullptr)
-      stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step),
-             TCC_ERROR_INTERRUPTED);
-    if (world == 1 && o_.stopRequest && o_.stopRequest->load())
-      stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
-             TCC_ERROR_INTERRUPTED);
-    float lr = float(schedule_.at(step));
-    auto stepStart = std::chrono::steady_clock::now();
-    double traceStart = trace_.now();
-    std::optional<float> stepLoss = runStep(step, lr);
-    if (!stepLoss) {
-      say(o_, "the data source has no more batches: %ld of %ld steps done\n", step, o_.steps);
+  if (!trace_.active() || kernelNames.empty())
+    return;
+  kernels_.trace = &trace_;
+  for (size_t begin = 0;;) {
+    size_t end = kernelNames.find(';', begin);
+    kernels_.names.push_back(kernelNames.substr(begin, end == std::string::npos ? end : end - begin));
+    if (end == std::string::npos)
       break;
-    }
-    float loss = *stepLoss;
-    if (world > 1) {
-      // The job's loss is the mean of the ranks' (each the mean of its
-      // batch): the loss of the whole W x B batch.
-      bool asked = (signals && StopSignals::pending()) || (o_.stopRequest && o_.stopRequest->load());
-      double sums[2] = {double(loss), asked ? 1.0 : 0.0};
-      check(tcc_communicator_sum(o_.communicator, sums, 2));
-      loss = float(sums[0] / world);
-      stopAll = sums[1] > 0;
-    }
-    float gradNorm = std::nanf("");
-    if (sig_.hasGradNorm)
-      check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
-    double stepSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();
-    if (trace_.active())
-      trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
-                  "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
-    skipped_ = false;
-    if (sig_.hasLossScale)
-      check(tcc_session_copy_output(session_, TCC_OUTPUT_LOSS_SCALE, &lossScale_, sizeof lossScale_));
-    if (sig_.hasSkipped) {
-      float skipped = 0;
-      check(tcc_session_copy_output(session_, TCC_OUTPUT_SKIPPED, &skipped, sizeof skipped));
-      skipped_ = skipped != 0;
-    }
-    // A step that skipped its update (loss scaling found an inf or NaN, or
-    // the guard did) left the parameters as they were: the run goes on
-    // (with a smaller scale). Otherwise --on-nonfinite decides.
-    if (skipped_) {
-      ++state_.skipped;
-      if (!sig_.hasLossScale)
-        say(o_, "warning: step %ld: the loss is %s, the gradient norm %s; update skipped "
-                "(--on-nonfinite=skip)\n",
-            step + 1, shortString(loss).c_str(), shortString(gradNorm).c_str());
-    }
-    bool finite = skipped_ ? std::isfinite(loss) : checkFinite(step, loss, gradNorm);
-    stepsDone = step + 1;
-    stepsDone_ = stepsDone;
-    ++window.steps;
-    // A non-finite loss (--on-nonfinite=continue) is counted, not averaged.
-    if (finite) {
-      window.loss += loss;
-      ++window.finite;
-      state_.windowSum += loss;
-      ++state_.windowCount;
-    }
-
-    // Evaluate every --eval-every steps and after the last one.
-    std::string stopReason;
-    std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
-    writeStepOutputs(stepsDone, loss, lr, gradNorm, stepSeconds, evaluation);
-    if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
-      stopReason = "the step callback asked to stop";
-    if (o_.jobSaveEvery > 0 && stepsDone % o_.jobSaveEvery == 0 && stepsDone < o_.steps &&
-        stopReason.empty())
-      saveCheckpoint(stepsDone);
-    if (stepsDone % o_.logEvery == 0 || stepsDone == o_.steps || !stopReason.empty())
-      printProgress(stepsDone, loss, lr, window, runStart);
-    if (!stopReason.empty()) {
-      say(o_, "early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps,
-          stopReason.c_str());
-      break;
-    }
+    begin = end + 1;
   }
+  observer.emplace(session_, &kernels_);
+}
+
+void TrainingRun::stopIfAsked(long step, bool stopAll, bool signals) {
+  const int world = o_.worldSize;
+  if (stopAll)
+    stopAt(step, "interrupted at step " + std::to_string(step) + " (a rank was asked to stop)",
+           TCC_ERROR_INTERRUPTED);
+  if (const char *signal = signals && world == 1 ? StopSignals::pending() : nullptr)
+    stopAt(step, std::string("interrupted (") + signal + ") at step " + std::to_string(step),
+           TCC_ERROR_INTERRUPTED);
+  if (world == 1 && o_.stopRequest && o_.stopRequest->load())
+    stopAt(step, "stopped by tcc_trainer_request_stop at step " + std::to_string(step),
+           TCC_ERROR_INTERRUPTED);
+}
+
+float TrainingRun::jobLoss(float loss, bool signals, bool *stopAll) {
+  // The job's loss is the mean of the ranks' (each the mean of its batch):
+  // the loss of the whole W x B batch.
+  bool asked = (signals && StopSignals::pending()) || (o_.stopRequest && o_.stopRequest->load());
+  double sums[2] = {double(loss), asked ? 1.0 : 0.0};
+  check(tcc_communicator_sum(o_.communicator, sums, 2));
+  *stopAll = sums[1] > 0;
+  return float(sums[0] / o_.worldSize);
+}
+
+bool TrainingRun::judgeStep(long step, float loss, float gradNorm) {
+  skipped_ = false;
+  if (sig_.hasLossScale)
+    check(tcc_session_copy_output(session_, TCC_OUTPUT_LOSS_SCALE, &lossScale_, sizeof lossScale_));
+  if (sig_.hasSkipped) {
+    float skipped = 0;
+    check(tcc_session_copy_output(session_, TCC_OUTPUT_SKIPPED, &skipped, sizeof skipped));
+    skipped_ = skipped != 0;
+  }
+  // A step that skipped its update (loss scaling found an inf or NaN, or
+  // the guard did) left the parameters as they were: the run goes on
+  // (with a smaller scale). Otherwise --on-nonfinite decides.
+  if (skipped_) {
+    ++state_.skipped;
+    if (!sig_.hasLossScale)
+      say(o_, "warning: step %ld: the loss is %s, the gradient norm %s; update skipped "
+              "(--on-nonfinite=skip)\n",
+          step + 1, shortString(loss).c_str(), shortString(gradNorm).c_str());
+  }
+  return skipped_ ? std::isfinite(loss) : checkFinite(step, loss, gradNorm);
+}
+
+bool TrainingRun::endStep(long stepsDone, float loss, float lr, float gradNorm, double seconds,
+                          ProgressWindow &window, Clock::time_point runStart) {
+  // Evaluate every --eval-every steps and after the last one.
+  std::string stopReason;
+  std::optional<Evaluation> evaluation = evaluateIfDue(stepsDone, &stopReason);
+  writeStepOutputs(stepsDone, loss, lr, gradNorm, seconds, evaluation);
+  if (o_.onStep && reportStep(stepsDone, loss, lr, gradNorm, evaluation) && stopReason.empty())
+    stopReason = "the step callback asked to stop";
+  if (o_.jobSaveEvery > 0 && stepsDone % o_.jobSaveEvery == 0 && stepsDone < o_.steps &&
+      stopReason.empty())
+    saveCheckpoint(stepsDone);
+  if (stepsDone % o_.log_every == 0 || stepsDone == o_.steps || !stopReason.empty())
+    printProgress(stepsDone, loss, lr, window, runStart);
+  if (stopReason.empty())
+    return false;
+  say(o_, "early stopping at step %ld of %ld: %s\n", stepsDone, o_.steps, stopReason.c_str());
+  return true;
+}
+
+void TrainingRun::finishRun(long stepsDone) {
   batches_.reset();
   if (state_.nonfinite > 0)
     say(o_, "warning: %ld of the steps had a non-finite loss or gradient norm "
@@ -1433,7 +1422,7 @@ void TrainingRun::run(tcc_session_t session) {
   if (!o_.save.empty())
     check(tcc_session_save_params(session_, o_.save.c_str()));
   // Without --eval-every, --val evaluates once, after training.
-  if (validator_ && o_.evalEvery == 0) {
+  if (validator_ && o_.eval_every == 0) {
     double start = trace_.now();
     Evaluation evaluation = validator_->run(session_);
     if (trace_.active())
@@ -1451,18 +1440,83 @@ void TrainingRun::run(tcc_session_t session) {
   trace_.finish();
 }
 
+void TrainingRun::run(tcc_session_t session) {
+  beginRun(session);
+  std::optional<StopSignals> signals;
+  if (o_.handleSignals)
+    signals.emplace();
+
+  const char *device = nullptr;
+  check(tcc_artifact_get_device(artifact_, &device));
+  // A data callback's batches are taken when the step needs them.
+  overlapUploads_ = std::strcmp(device, "cpu") != 0 && !stream_;
+  if (!o_.tensorboard.empty()) {
+    openTensorBoard();
+    if (!unwrittenScalars_.empty())
+      tensorboard_.scalars(first_, decodeScalars(unwrittenScalars_));
+  }
+  // A --profile artifact names its kernels: a span each in the trace.
+  std::optional<KernelObserverScope> observer;
+  traceKernels(observer);
+
+  auto runStart = std::chrono::steady_clock::now();
+  ProgressWindow window;
+  window.start = runStart;
+  long stepsDone = first_;
+  // Data parallel: whether a rank was asked to stop (signal or
+  // tcc_trainer_request_stop) during the last step; the ranks agree on it
+  // through the step's sum, so that all stop at the same boundary.
+  bool stopAll = false;
+  for (long step = first_; step < o_.steps; ++step) {
+    stopIfAsked(step, stopAll, signals.has_value());
+    float lr = float(schedule_.at(step));
+    auto stepStart = std::chrono::steady_clock::now();
+    double traceStart = trace_.now();
+    std::optional<float> stepLoss = runStep(step, lr);
+    if (!stepLoss) {
+      say(o_, "the data source has no more batches: %ld of %ld steps done\n", step, o_.steps);
+      break;
+    }
+    float loss = *stepLoss;
+    if (o_.worldSize > 1)
+      loss = jobLoss(loss, signals.has_value(), &stopAll);
+    float gradNorm = std::nanf("");
+    if (sig_.hasGradNorm)
+      check(tcc_session_copy_output(session_, TCC_OUTPUT_GRAD_NORM, &gradNorm, sizeof gradNorm));
+    double stepSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - stepStart).count();
+    if (trace_.active())
+      trace_.span(Track::Steps, "step " + std::to_string(step + 1), traceStart, trace_.now(),
+                  "\"loss\": " + jsonNumber(loss) + ", \"lr\": " + jsonNumber(lr));
+    bool finite = judgeStep(step, loss, gradNorm);
+    stepsDone = step + 1;
+    stepsDone_ = stepsDone;
+    ++window.steps;
+    // A non-finite loss (--on-nonfinite=continue) is counted, not averaged.
+    if (finite) {
+      window.loss += loss;
+      ++window.finite;
+      state_.windowSum += loss;
+      ++state_.windowCount;
+    }
+    if (endStep(stepsDone, loss, lr, gradNorm, stepSeconds, window, runStart))
+      break;
+  }
+  finishRun(stepsDone);
+}
+
 Trainer::Trainer(tcc_artifact_t artifact, Options options) : o_(std::move(options)) {
   checkOptions(o_);
-  o_.jobCheckpoints = !o_.checkpointDir.empty();
-  o_.jobSaveEvery = o_.saveEvery;
+  o_.jobCheckpoints = !o_.checkpoint_dir.empty();
+  o_.jobSaveEvery = o_.save_every;
   if (o_.rank != 0) {
     // Rank 0 writes the job's files; the others only read (--resume).
     o_.metrics.clear();
     o_.save.clear();
     o_.tensorboard.clear();
     o_.trace.clear();
-    o_.checkpointDir.clear();
-    o_.saveEvery = 0;
+    o_.checkpoint_dir.clear();
+    o_.save_every = 0;
   }
   run_ = std::make_unique<TrainingRun>(artifact, o_);
   run_->prepare();

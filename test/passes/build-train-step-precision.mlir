@@ -40,7 +40,7 @@
 // TF32-LABEL: func.func @train_step
 //   TF32-NOT: loss_scale
 //   TF32-NOT: tcc.keep_fp32
-// BAD: unknown precision 'fp8' (fp32, tf32, bf16 or fp16)
+// BAD: for the --precision option: Cannot find option named 'fp8'!
 func.func @forward(%x: tensor<4x2xf32> {tcc.input = "x"}, %w: tensor<2x3xf32> {tcc.param = "w"})
     -> (tensor<4x3xf32> {tcc.output = "pred"}) {
   %p = tcc.matmul %x, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>

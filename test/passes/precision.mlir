@@ -107,7 +107,7 @@ func.func @folds(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>) -> tensor<4x2xf32> {
   return %m : tensor<4x2xf32>
 }
 
-// BAD: tcc-precision: precision must be bf16 or fp16, not 'fp8'
+// BAD: for the --precision option: Cannot find option named 'fp8'!
 
 // -----
 

@@ -4,7 +4,7 @@
 // RUN: tcc-opt --split-input-file --pass-pipeline='builtin.module(func.func(tcc-rematerialize{arena-budget=20480}))' %s | FileCheck %s --check-prefix=GROUP
 // RUN: not tcc-opt --pass-pipeline='builtin.module(func.func(tcc-rematerialize{mode=some}))' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: tcc-rematerialize: mode must be auto, max or off, not 'some'
+// BAD: for the --mode option: Cannot find option named 'some'!
 
 // Tests that a value kept across the peak (%h, 4 KiB, read only at the end)
 // is recomputed right before its last reader, from the input, which brings

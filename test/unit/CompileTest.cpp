@@ -71,8 +71,8 @@ TEST_F(Compile, BuildsTheTrainingStepFromOptions) {
   tcc::CompileOptions options;
   options.input = model;
   options.train = true;
-  options.training.loss = "mse";
-  options.training.optimizer = "adamw";
+  options.training.loss = tcc::Loss::Mse;
+  options.training.optimizer = tcc::Optimizer::AdamW;
   options.stage = tcc::Stage::Mlir;
   options.output = folder + "/step.mlir";
   ASSERT_TRUE(succeeded(run(options))) << (errors.empty() ? "" : errors[0]);
@@ -168,9 +168,9 @@ TEST(ArtifactOptionsKey, EveryOptionThatShapesTheArtifactChangesIt) {
        [](auto &o) { o.import.constantInputs["shape"] = tcc::ConstantInput{7, {1}, {2, 0, 0, 0, 0, 0, 0, 0}}; }},
   };
   std::map<std::string, Change> trainingChanges = {
-      {"loss", [](auto &o) { o.training.loss = "cross_entropy"; }},
+      {"loss", [](auto &o) { o.training.loss = tcc::Loss::CrossEntropy; }},
       {"labels", [](auto &o) { o.training.labels = "target"; }},
-      {"optimizer", [](auto &o) { o.training.optimizer = "adamw"; }},
+      {"optimizer", [](auto &o) { o.training.optimizer = tcc::Optimizer::AdamW; }},
       {"momentum", [](auto &o) { o.training.momentum = 0.9; }},
       {"dampening", [](auto &o) { o.training.dampening = 0.1; }},
       {"nesterov", [](auto &o) { o.training.nesterov = true; }},
@@ -183,7 +183,7 @@ TEST(ArtifactOptionsKey, EveryOptionThatShapesTheArtifactChangesIt) {
       {"label-smoothing", [](auto &o) { o.training.labelSmoothing = 0.1; }},
       {"grad-accum", [](auto &o) { o.training.gradAccum = 4; }},
       {"freeze", [](auto &o) { o.training.freeze = {"embed*"}; }},
-      {"precision", [](auto &o) { o.training.precision = "bf16"; }},
+      {"precision", [](auto &o) { o.training.precision = tcc::Precision::BF16; }},
       {"data-parallel", [](auto &o) { o.training.dataParallel = true; }},
       {"bucket-mb", [](auto &o) { o.training.bucketMb = 1.0; }},
       {"zero", [](auto &o) { o.training.zero = 1; }},

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_zoo.py MODEL_DIR --tcc PATH --tcc-run PATH --work DIR [--json OUT]
+"""check_zoo.py MODEL_DIR --tcc PATH --tcc-run PATH --work DIR [--json OUT] [--precision bf16]
 
 Checks that tcc trains one zoo model as PyTorch does (numpy only):
   1. regenerates WORK/weights.bin from MODEL_DIR/ref.json beside a copy of
@@ -14,6 +14,15 @@ Checks that tcc trains one zoo model as PyTorch does (numpy only):
 Prints one line per failing tensor or step, then
   ZOO <name>: OK|FAIL losses <worst> update <worst> (<tensor>) compile <s> s step <ms> ms
 and exits 1 on a failure.
+
+With --precision bf16 (or fp16) it trains ref.json's 30 steps twice, compiled
+in fp32 and in that precision, at ref.json's learning rate (a tenth of it
+where PyTorch's own fp32 run leaves float64 before the last step): every loss
+finite, the 16-bit run's mean of the last 10 losses below its first loss and
+within 5% of the fp32 run's, or, where PyTorch's own bf16 autocast run drifts
+further from its fp32 run (test/zoo/bf16.json: chaotic runs that memorize a
+few batches), within twice that drift (one run of each: a noisy measure). Prints
+  ZOO <name> <precision>: OK|FAIL lr <lr> drift <d> (bound <b>, PyTorch <p>) step <n> loss <got> fp32 <ref> compile <s> s step <ms> ms
 """
 import argparse
 import json
@@ -36,6 +45,69 @@ def run(cmd, what):
         tail = p.stdout.strip().splitlines()[-20:]
         raise RuntimeError('%s failed (exit %d): %s\n%s' % (what, p.returncode, ' '.join(cmd), '\n'.join(tail)))
     return time.time() - t
+
+
+PRECISION_TOLERANCE = 0.05  # a 16-bit run's late losses against fp32's
+
+
+def load_bf16_reference():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'bf16.json')
+    return json.load(open(path)) if os.path.exists(path) else {}
+
+
+def run_steps(args, ref, work, flags, lr, tag):
+    """Compiles the model with FLAGS and trains ref.json's steps at LR;
+    returns (losses, compile s, step ms)."""
+    zoo = os.path.dirname(os.path.abspath(args.model_dir.rstrip('/')))
+    so = os.path.join(work, 'train-%s.so' % tag)
+    compile_s = run([args.tcc, os.path.join(work, 'model.onnx')] + ref['tcc_flags'] + flags +
+                    ['-o', so], 'tcc')
+    metrics = os.path.join(work, 'metrics-%s.jsonl' % tag)
+    run_flags = list(ref['run_flags'])
+    run_flags[run_flags.index('--lr') + 1] = repr(lr)
+    t = run([args.tcc_run, so, '--data', os.path.join(zoo, ref['data']), '--no-shuffle',
+             '--threads', str(args.threads)] + run_flags +
+            ['--steps', str(ref['steps']), '--metrics', metrics], 'tcc-run (%s)' % tag)
+    return [json.loads(line)['loss'] for line in open(metrics)], compile_s, 1000.0 * t / ref['steps']
+
+
+def check_precision(args, ref, result):
+    """The --precision mode: ref.json's steps of the 16-bit step against
+    tcc's fp32 step, at ref.json's learning rate where PyTorch's fp32 run
+    tracks float64 over all of them, else at a tenth of it (a chaotic run
+    magnifies any rounding difference, 16-bit or not)."""
+    work = os.path.abspath(args.work)
+    os.makedirs(work, exist_ok=True)
+    shutil.copyfile(os.path.join(args.model_dir, 'model.onnx'), os.path.join(work, 'model.onnx'))
+    zc.write_weights(ref['weights'], os.path.join(work, zc.WEIGHTS_FILE))
+    steps = ref['steps']
+    lr = float(ref['run_flags'][ref['run_flags'].index('--lr') + 1])
+    if ref.get('loss_horizon', steps) < steps:
+        lr /= 10
+    fp32, _, _ = run_steps(args, ref, work, [], lr, 'fp32')
+    losses, result['compile_s'], result['step_ms'] = run_steps(
+        args, ref, work, ['--precision=' + args.precision], lr, args.precision)
+    failures = []
+    for tag, curve in (('fp32', fp32), (args.precision, losses)):
+        if len(curve) != steps or any(x is None or not np.isfinite(x) for x in curve):
+            failures.append('%s losses: %d steps, not all finite: %s' % (tag, len(curve), curve))
+    if failures:
+        return failures
+    mean = lambda xs: sum(xs[-10:]) / len(xs[-10:])  # noqa: E731
+    drift = abs(mean(losses) - mean(fp32)) / abs(mean(fp32))
+    # PyTorch's own drift (test/zoo/bf16.json, make_bf16_reference.py):
+    # a chaotic run drifts whatever rounds it.
+    own = load_bf16_reference().get(ref['name'], {}).get('drift_last10')
+    bound = max(PRECISION_TOLERANCE, 2 * own) if own is not None else PRECISION_TOLERANCE
+    result.update(step=steps, lr=lr, loss=losses[-1], fp32=fp32[-1], drift=drift, bound=bound,
+                  torch_drift=own)
+    if not mean(losses) < losses[0]:
+        failures.append('not learning: loss %.6g at step 1, %.6g over the last 10 steps'
+                        % (losses[0], mean(losses)))
+    if not drift <= bound:
+        failures.append('%s: the mean of the last 10 losses %.6g is %.2e from fp32\'s %.6g (bound %.2e)'
+                        % (args.precision, mean(losses), drift, mean(fp32), bound))
+    return failures
 
 
 def check(args, ref, result):
@@ -135,6 +207,8 @@ def main():
     ap.add_argument('--work', required=True)
     ap.add_argument('--json')
     ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--precision', choices=['bf16', 'fp16'],
+                    help='train in this precision and compare the losses with fp32')
     args = ap.parse_args()
     with open(os.path.join(args.model_dir, 'ref.json')) as f:
         ref = json.load(f)
@@ -142,6 +216,25 @@ def main():
     result = {'name': name, 'source': ref['source'], 'ops': ref['ops'], 'params': ref['params'],
               'torch_fp32_update_error': max(ref['torch_fp32_update_error'].values(), default=0.0),
               'torch_fp32_loss_error': ref.get('torch_fp32_loss_error'), 'excluded': len(ref['excluded'])}
+    if args.precision:
+        try:
+            failures = check_precision(args, ref, result)
+        except RuntimeError as e:
+            failures = [str(e)]
+        for line in failures:
+            print(line)
+        own = result.get('torch_drift')
+        print('ZOO %s %s: %s lr %g drift %.2e (bound %.2e, PyTorch %s) step %d loss %.6g fp32 %.6g '
+              'compile %.1f s step %.0f ms'
+              % (name, args.precision, 'FAIL' if failures else 'OK', result.get('lr', float('nan')),
+                 result.get('drift', float('nan')), result.get('bound', float('nan')),
+                 '%.2e' % own if own is not None else '-', result.get('step', 0),
+                 result.get('loss', float('nan')), result.get('fp32', float('nan')),
+                 result.get('compile_s', 0.0), result.get('step_ms', 0.0)))
+        if args.json:
+            with open(args.json, 'w') as f:
+                json.dump(result, f, indent=1)
+        sys.exit(1 if failures else 0)
     try:
         failures = check(args, ref, result)
     except RuntimeError as e:

@@ -112,41 +112,10 @@ void report(bool pass, const std::string &name, const std::string &detail) {
   failures += !pass;
 }
 
-/// X rounded to DTYPE (f32, bf16 or f16) and stored in its bytes.
-void encode(float x, int32_t dtype, uint8_t *out) {
-  if (dtype == TCC_DTYPE_F32) {
-    std::memcpy(out, &x, 4);
-  } else if (dtype == TCC_DTYPE_F16) {
-    _Float16 h = static_cast<_Float16>(x);
-    std::memcpy(out, &h, 2);
-  } else { // bf16: the high half of the f32, rounded to nearest even
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    uint16_t b = uint16_t((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-    std::memcpy(out, &b, 2);
-  }
-}
 
-float decode(const uint8_t *in, int32_t dtype) {
-  if (dtype == TCC_DTYPE_F32) {
-    float x;
-    std::memcpy(&x, in, 4);
-    return x;
-  }
-  if (dtype == TCC_DTYPE_F16) {
-    _Float16 h;
-    std::memcpy(&h, in, 2);
-    return float(h);
-  }
-  uint16_t b;
-  std::memcpy(&b, in, 2);
-  uint32_t u = uint32_t(b) << 16;
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
-
-size_t elementSize(int32_t dtype) { return dtype == TCC_DTYPE_F32 ? 4 : 2; }
+using tcc::testing::decode;
+using tcc::testing::elementSize;
+using tcc::testing::encode;
 
 /// A device buffer holding HOST's values as DTYPE; HOST is rounded to DTYPE
 /// in place, so that a reference computes with the values the device reads.

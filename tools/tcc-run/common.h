@@ -11,7 +11,10 @@
 
 #include "runtime/data/host_tensor.h"
 #include "runtime/include/tcc/tcc.h"
+#include "runtime/trainer/options.h"
 #include "runtime/trainer/support.h"
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdint>
@@ -35,7 +38,9 @@ using train::artifactMetadata;
 using train::entryTensors;
 using train::hasEntry;
 
-struct Options {
+/// tcc-run's options: the trainer's (train::OptionValues, one flag per row
+/// of trainer_options.def) and the tool's own.
+struct Options : train::OptionValues {
   /// "evaluate" or "predict" for those subcommands (tools/tcc-run/
   /// evaluate.cpp, predict.cpp), else empty.
   std::string command;
@@ -52,44 +57,14 @@ struct Options {
   uint64_t initSeed = 0;
   int threads = 0;
   bool poison = false;
-  // Training.
-  bool train = false;
-  std::string dataDir;
-  long steps = 0;
-  long epochs = 0;
-  double lr = 0;
-  bool hasLr = false;
-  bool shuffle = true;
-  uint64_t seed = 0;
-  std::string metrics;
-  std::string save;
-  long logEvery = 1;
-  std::string schedule = "constant";
-  long warmup = 0, stepSize = 0, cycleSteps = 0, plateauPatience = 10;
-  double minLr = 0, gamma = 0.1;
-  std::string checkpointDir;
-  long saveEvery = 0;
-  std::string resume;
-  bool overwrite = false; // a fresh run may replace the checkpoints in --checkpoint-dir
-  // Validation.
-  std::string valDir;
-  long evalEvery = 0;
-  long patience = 0;
-  double minDelta = 0;
-  bool hasMinDelta = false;
-  // Monitoring.
-  std::string tensorboard;
-  std::string trace;
-  std::string onNonfinite = "stop";
-  // The optimizer's hyperparameters; NaN: the artifact's compile-time value.
-  double weightDecay = NAN, momentum = NAN, beta1 = NAN, beta2 = NAN, eps = NAN, gradClip = NAN;
-  // Data workers and augmentation.
-  long workers = 0;
-  std::string augmentInput, imageShape, normalize;
-  long randomCrop = 0;
-  bool flip = false;
-  double lossScaleInit = 65536; // --loss-scale-init (fp16 artifacts)
   double collectiveTimeout = 60; // --collective-timeout (data-parallel runs)
+
+  /// Whether FLAG was given.
+  bool has(const std::string &flag) const {
+    return std::find(given.begin(), given.end(), flag) != given.end();
+  }
+  /// A training run (or evaluate's data set): --data given.
+  bool train() const { return has("--data"); }
 };
 
 /// Owns a session; destroys it when it goes out of scope.

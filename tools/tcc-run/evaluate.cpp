@@ -76,7 +76,7 @@ int evaluateMain(const Options &o) {
     size_t slash = o.metrics.rfind('/');
     checkWritableFolder(slash == std::string::npos ? "." : o.metrics.substr(0, slash),
                         "--metrics " + o.metrics);
-    std::vector<tcc::rt::FileRole> read = dataFiles(artifact, o.dataDir);
+    std::vector<tcc::rt::FileRole> read = dataFiles(artifact, o.data_dir);
     read.push_back({"the artifact", o.model});
     read.push_back(
         {"--params", o.init ? "" : o.params.empty() ? tcc::rt::paramsBeside(o.model) : o.params});
@@ -87,16 +87,16 @@ int evaluateMain(const Options &o) {
   tcc_evaluator_options options;
   tcc_evaluator_options_init(&options);
   auto text = [](const std::string &s) { return s.empty() ? nullptr : s.c_str(); };
-  options.data_dir = o.dataDir.c_str();
+  options.data_dir = o.data_dir.c_str();
   options.normalize = text(o.normalize);
-  options.augment_input = text(o.augmentInput);
-  options.image_shape = text(o.imageShape);
+  options.augment_input = text(o.augment_input);
+  options.image_shape = text(o.image_shape);
   EvaluatorHandle evaluator(artifact, options); // the data is checked first
   SessionHandle session = createSession(artifact, o);
   tcc_evaluation e;
   check(tcc_evaluator_run(evaluator.e, session.s, &e));
 
-  std::printf("evaluated %" PRId64 " samples of %s%s:", e.samples, o.dataDir.c_str(),
+  std::printf("evaluated %" PRId64 " samples of %s%s:", e.samples, o.data_dir.c_str(),
               e.skipped ? " in full batches" : "");
   if (e.has_loss)
     std::printf(" loss %.6f", e.loss);

@@ -50,39 +50,36 @@ struct Gathered {
   size_t rowBytes = 0;
 };
 
-} // namespace
-
-int predictMain(const Options &o) {
-  ArtifactHandle loaded(o.model);
-  tcc_artifact_t artifact = loaded.a;
-  if (!hasEntry(artifact, TCC_ENTRY_INFER))
-    die(o.model + " has no infer entry point");
-  int32_t entryIndex;
-  check(tcc_artifact_find_entry(artifact, TCC_ENTRY_INFER, &entryIndex));
-  tcc_entry_info entry;
-  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
-  std::vector<tcc_tensor_info> tensors = entryTensors(artifact, TCC_ENTRY_INFER);
-
-  std::map<std::string, tcc::rt::HostTensor> inputs;
-  std::map<std::string, std::string> inputFiles;
-  readInputs(artifact, o, inputs, inputFiles);
-
-  // The batch: the artifact's (partial batches), else the first dimension
-  // of infer's first input, as the trainer reads data.
+/// The batch: the artifact's (PARTIAL: it takes partial batches), else the
+/// first dimension of infer's first input, as the trainer reads data.
+int64_t inferBatch(tcc_artifact_t artifact, const std::vector<tcc_tensor_info> &tensors,
+                   const Options &o, bool *partial) {
   std::string batchText = artifactMetadata(artifact, TCC_METADATA_BATCH, "");
-  const bool partial = !batchText.empty();
-  int64_t batch = partial ? std::strtoll(batchText.c_str(), nullptr, 10) : 0;
+  *partial = !batchText.empty();
+  int64_t batch = *partial ? std::strtoll(batchText.c_str(), nullptr, 10) : 0;
   for (const tcc_tensor_info &t : tensors)
-    if (!partial && t.role == TCC_ROLE_INPUT && t.rank >= 1 && batch == 0)
+    if (!*partial && t.role == TCC_ROLE_INPUT && t.rank >= 1 && batch == 0)
       batch = t.shape[0];
   if (batch < 1)
     die(o.model + ": infer has no input with a batch dimension");
+  return batch;
+}
 
-  // Every input of infer is given; those that follow the batch hold the
-  // same number of samples, which sets the runs.
-  int64_t samples = -1;
-  std::string first;
-  std::map<std::string, int64_t> inputRows; // per sample, for those that follow
+/// The samples the inputs hold, and how the inputs that follow the batch
+/// hold them.
+struct Samples {
+  int64_t count = -1;
+  std::string first;                   // the file that set the count
+  std::map<std::string, int64_t> rows; // per sample, for the inputs that follow
+};
+
+/// Checks that every input of infer is given and that those that follow the
+/// batch hold the same number of samples, which sets the runs.
+Samples countSamples(tcc_artifact_t artifact, const std::vector<tcc_tensor_info> &tensors,
+                     const Options &o, const std::map<std::string, tcc::rt::HostTensor> &inputs,
+                     std::map<std::string, std::string> &inputFiles, int64_t batch,
+                     bool partial) {
+  Samples s;
   std::string missing;
   for (const tcc_tensor_info &t : tensors) {
     if (t.role != TCC_ROLE_INPUT)
@@ -104,28 +101,34 @@ int predictMain(const Options &o) {
       die(file + ": holds " + std::to_string(h.shape[0]) + " rows, not a whole number of samples of " +
           std::to_string(rows) + " row(s) each (input '" + t.name + "' is " + typeString(t) + ")");
     int64_t n = h.shape[0] / rows;
-    if (samples >= 0 && n != samples)
-      die(file + ": holds " + std::to_string(n) + " samples, but " + first + " holds " +
-          std::to_string(samples) + "; the inputs hold the same samples");
-    samples = n;
-    first = file;
-    inputRows[t.name] = rows;
+    if (s.count >= 0 && n != s.count)
+      die(file + ": holds " + std::to_string(n) + " samples, but " + s.first + " holds " +
+          std::to_string(s.count) + "; the inputs hold the same samples");
+    s.count = n;
+    s.first = file;
+    s.rows[t.name] = rows;
   }
   if (!missing.empty())
     die(o.model + ": infer needs input(s) " + missing + "; pass --input NAME=FILE for each");
-  if (samples < 0)
+  if (s.count < 0)
     die(o.model + ": no input of infer follows the batch; run it with --infer instead");
-  if (samples == 0)
-    die(first + ": holds no samples");
-  if (!partial && samples % batch != 0)
-    die(first + ": holds " + std::to_string(samples) + " samples, not a whole number of batches of " +
-        std::to_string(batch) + ", and " + o.model +
-        " takes full batches only (tcc --batch=" + std::to_string(batch) +
-        " makes an artifact that runs the last " + std::to_string(samples % batch) +
+  if (s.count == 0)
+    die(s.first + ": holds no samples");
+  if (!partial && s.count % batch != 0)
+    die(s.first + ": holds " + std::to_string(s.count) +
+        " samples, not a whole number of batches of " + std::to_string(batch) + ", and " +
+        o.model + " takes full batches only (tcc --batch=" + std::to_string(batch) +
+        " makes an artifact that runs the last " + std::to_string(s.count % batch) +
         " as a partial batch, for a model whose samples are independent at inference)");
+  return s;
+}
 
-  // The outputs that hold rows per sample are gathered; the others (a value
-  // per run, not per sample) are not written.
+/// The outputs that hold rows per sample, to be gathered over SAMPLES; the
+/// others (a value per run, not per sample) are not written.
+std::vector<Gathered> gatheredOutputs(tcc_artifact_t artifact,
+                                      const std::vector<tcc_tensor_info> &tensors,
+                                      const tcc_entry_info &entry, const Options &o, int64_t batch,
+                                      bool partial, int64_t samples) {
   std::vector<std::pair<std::string, std::string>> files = outputFileNames(artifact, entry);
   std::vector<Gathered> outputs;
   for (const tcc_tensor_info &t : tensors) {
@@ -149,6 +152,71 @@ int predictMain(const Options &o) {
     g.rowBytes = t.size_bytes / size_t(t.shape[0]);
     outputs.push_back(std::move(g));
   }
+  return outputs;
+}
+
+/// Sets the inputs of the run over samples START .. START+N: the rows of
+/// those that follow the batch (ROWS), the others whole.
+void setRunInputs(tcc_session_t session, const std::map<std::string, tcc::rt::HostTensor> &inputs,
+                  const std::map<std::string, int64_t> &rows,
+                  std::map<std::string, std::string> &inputFiles, int64_t start, int64_t n) {
+  for (const auto &[name, h] : inputs) {
+    auto follows = rows.find(name);
+    tcc_status status;
+    if (follows == rows.end()) {
+      status = tcc_session_set_input(session, name.c_str(), h.dtype, int32_t(h.shape.size()),
+                                     h.shape.data(), h.bytes.data(), h.bytes.size());
+    } else {
+      std::vector<int64_t> shape = h.shape;
+      shape[0] = n * follows->second;
+      size_t rowBytes = h.bytes.size() / size_t(h.shape[0]);
+      status = tcc_session_set_input(
+          session, name.c_str(), h.dtype, int32_t(shape.size()), shape.data(),
+          h.bytes.data() + size_t(start * follows->second) * rowBytes, size_t(shape[0]) * rowBytes);
+    }
+    if (status != TCC_OK)
+      die(inputFiles[name] + ": " + tcc_last_error());
+  }
+}
+
+/// Copies the outputs of the run over samples START .. START+N into their
+/// rows of OUTPUTS.
+void gatherRunOutputs(tcc_session_t session, std::vector<Gathered> &outputs, int64_t start,
+                      int64_t n) {
+  for (Gathered &g : outputs) {
+    const void *data;
+    size_t size;
+    check(tcc_session_get_output(session, g.info.name, &data, &size));
+    size_t want = size_t(n * g.rows) * g.rowBytes;
+    if (size != want)
+      die("internal error: output '" + std::string(g.info.name) + "' of a run of " +
+          std::to_string(n) + " samples holds " + std::to_string(size) + " bytes, expected " +
+          std::to_string(want));
+    std::memcpy(g.bytes.data() + size_t(start * g.rows) * g.rowBytes, data, size);
+  }
+}
+
+} // namespace
+
+int predictMain(const Options &o) {
+  ArtifactHandle loaded(o.model);
+  tcc_artifact_t artifact = loaded.a;
+  if (!hasEntry(artifact, TCC_ENTRY_INFER))
+    die(o.model + " has no infer entry point");
+  int32_t entryIndex;
+  check(tcc_artifact_find_entry(artifact, TCC_ENTRY_INFER, &entryIndex));
+  tcc_entry_info entry;
+  check(tcc_artifact_entry_info(artifact, entryIndex, &entry));
+  std::vector<tcc_tensor_info> tensors = entryTensors(artifact, TCC_ENTRY_INFER);
+
+  std::map<std::string, tcc::rt::HostTensor> inputs;
+  std::map<std::string, std::string> inputFiles;
+  readInputs(artifact, o, inputs, inputFiles);
+  bool partial;
+  const int64_t batch = inferBatch(artifact, tensors, o, &partial);
+  const Samples samples = countSamples(artifact, tensors, o, inputs, inputFiles, batch, partial);
+  std::vector<Gathered> outputs =
+      gatheredOutputs(artifact, tensors, entry, o, batch, partial, samples.count);
 
   // Where the outputs go is checked before any work, as for --infer.
   std::vector<std::string> paths;
@@ -158,42 +226,16 @@ int predictMain(const Options &o) {
   // Every output in memory before the run, so that a lack of memory shows
   // before the work.
   for (Gathered &g : outputs)
-    g.bytes.resize(size_t(samples) * size_t(g.rows) * g.rowBytes);
+    g.bytes.resize(size_t(samples.count) * size_t(g.rows) * g.rowBytes);
 
   SessionHandle handle = createSession(artifact, o);
   tcc_session_t session = handle.s;
   int64_t runs = 0;
-  for (int64_t start = 0; start < samples; start += batch, ++runs) {
-    const int64_t n = std::min(batch, samples - start);
-    for (const auto &[name, h] : inputs) {
-      auto follows = inputRows.find(name);
-      tcc_status status;
-      if (follows == inputRows.end()) {
-        status = tcc_session_set_input(session, name.c_str(), h.dtype, int32_t(h.shape.size()),
-                                       h.shape.data(), h.bytes.data(), h.bytes.size());
-      } else {
-        std::vector<int64_t> shape = h.shape;
-        shape[0] = n * follows->second;
-        size_t rowBytes = h.bytes.size() / size_t(h.shape[0]);
-        status = tcc_session_set_input(
-            session, name.c_str(), h.dtype, int32_t(shape.size()), shape.data(),
-            h.bytes.data() + size_t(start * follows->second) * rowBytes, size_t(shape[0]) * rowBytes);
-      }
-      if (status != TCC_OK)
-        die(inputFiles[name] + ": " + tcc_last_error());
-    }
+  for (int64_t start = 0; start < samples.count; start += batch, ++runs) {
+    const int64_t n = std::min(batch, samples.count - start);
+    setRunInputs(session, inputs, samples.rows, inputFiles, start, n);
     check(tcc_session_run(session, TCC_ENTRY_INFER));
-    for (Gathered &g : outputs) {
-      const void *data;
-      size_t size;
-      check(tcc_session_get_output(session, g.info.name, &data, &size));
-      size_t want = size_t(n * g.rows) * g.rowBytes;
-      if (size != want)
-        die("internal error: output '" + std::string(g.info.name) + "' of a run of " +
-            std::to_string(n) + " samples holds " + std::to_string(size) + " bytes, expected " +
-            std::to_string(want));
-      std::memcpy(g.bytes.data() + size_t(start * g.rows) * g.rowBytes, data, size);
-    }
+    gatherRunOutputs(session, outputs, start, n);
   }
   for (const Gathered &g : outputs) {
     std::string error;
@@ -202,7 +244,8 @@ int predictMain(const Options &o) {
   }
   std::printf("predicted %" PRId64 " samples in %" PRId64 " run(s) of infer at batch %" PRId64
               "%s; wrote",
-              samples, runs, batch, partial && samples % batch ? " (the last one partial)" : "");
+              samples.count, runs, batch,
+              partial && samples.count % batch ? " (the last one partial)" : "");
   for (const Gathered &g : outputs)
     std::printf(" %s", g.file.c_str());
   std::printf("\n");

@@ -49,12 +49,12 @@ struct Axis {
 
 const Axis kAxes[] = {
     {"--lr", "lr", &Options::lr},
-    {"--weight-decay", "weight_decay", &Options::weightDecay},
+    {"--weight-decay", "weight_decay", &Options::weight_decay},
     {"--momentum", "momentum", &Options::momentum},
     {"--beta1", "beta1", &Options::beta1},
     {"--beta2", "beta2", &Options::beta2},
     {"--eps", "eps", &Options::eps},
-    {"--grad-clip", "grad_clip", &Options::gradClip},
+    {"--grad-clip", "grad_clip", &Options::grad_clip},
 };
 
 const Axis *findAxis(const std::string &flag) {
@@ -326,7 +326,7 @@ void Sweep::runTrial(Trial &t, long until, bool resume, int threads) {
   if (!stem.empty()) {
     o.metrics = stem + ".jsonl";
     if (s_.halving)
-      o.checkpointDir = stem;
+      o.checkpoint_dir = stem;
     if (resume)
       o.resume = stem + "/checkpoint.safetensors";
     else
@@ -599,12 +599,12 @@ int sweepMain(const std::vector<std::string> &args) {
     argv.insert(argv.end(), {a.axis->flag, value});
   }
   Options base = parseArgs(argv);
-  if (!base.train)
+  if (!base.train())
     die("sweep needs --data DIR");
   // --save is the sweep's: the best trial's parameters.
   s.save = base.save;
   base.save.clear();
-  if (!base.metrics.empty() || !base.checkpointDir.empty() || !base.resume.empty() ||
+  if (!base.metrics.empty() || !base.checkpoint_dir.empty() || !base.resume.empty() ||
       !base.tensorboard.empty() || !base.trace.empty())
     die("sweep writes no --metrics, --checkpoint-dir, --resume, --tensorboard or --trace of "
         "its own; --trial-dir DIR keeps each trial's metrics and parameters");

@@ -38,6 +38,8 @@ namespace {
 
 using tcc::rt::HostTensor;
 
+/// The help up to the trainer's options, which trainerUsage prints from
+/// trainer_options.def.
 const char kUsage[] =
     "tcc-run: runs a model compiled by tcc\n"
     "\n"
@@ -80,90 +82,10 @@ const char kUsage[] =
     "  --poison             Fill the arena with NaN bytes first (also TCC_POISON_ARENA=1)\n"
     "\n"
     "training (an artifact compiled with --loss; runs its 'train_step' entry point):\n"
-    "  --data DIR           DIR/NAME.npy for each input of the step but lr (the labels\n"
-    "                       too, e.g. y.npy); the first axis counts samples\n"
-    "  --steps N            Optimizer steps to run\n"
-    "  --epochs E           Instead of --steps: E passes over the data (the steps of\n"
-    "                       the whole batches it holds, times E)\n"
-    "  --lr X               Learning rate (a runtime input of every step)\n"
-    "  --no-shuffle         Batch i holds samples [i*B, (i+1)*B); the final partial batch\n"
-    "                       is dropped; after the last full batch it starts at the top\n"
-    "  --seed S             Seed of the per-epoch shuffle (default 0)\n"
-    "  --metrics FILE       One JSON object per step: {\"step\", \"loss\", \"lr\",\n"
-    "                       \"grad_norm\", \"val_loss\", \"val_accuracy\"}\n"
-    "  --save FILE          Write the trained parameters (safetensors) at the end\n"
-    "  --log-every K        Print a progress line every K steps (default 1): step/total,\n"
-    "                       mean loss, lr, epoch, samples/s and the time left\n"
-    "  --lr-schedule KIND   constant (default), warmup (linear from 0 over --warmup\n"
-    "                       steps), cosine (after --warmup, down to --min-lr at the\n"
-    "                       last step), step (times --gamma every --step-size steps),\n"
-    "                       cyclic (triangular between --min-lr and --lr, half a\n"
-    "                       cycle every --cycle-steps), plateau (times --gamma when\n"
-    "                       the loss judged every --eval-every steps has not improved\n"
-    "                       for more than --plateau-patience evaluations; not below\n"
-    "                       --min-lr)\n"
-    "  --warmup N, --min-lr X, --step-size N, --gamma G (default 0.1), --cycle-steps N,\n"
-    "  --plateau-patience P (default 10)   the schedules' settings\n"
-    "  --checkpoint-dir DIR Write DIR/checkpoint.safetensors (parameters, optimizer\n"
-    "                       state, step, data order, schedule state) every\n"
-    "                       --save-every steps, at the end, and on SIGINT (Ctrl-C),\n"
-    "                       SIGTERM or SIGHUP (then exit 1; a second signal stops at\n"
-    "                       once); atomically; with --eval-every also\n"
-    "                       DIR/best.safetensors whenever the validation metric\n"
-    "                       improves. DIR is locked for the run\n"
-    "  --save-every K       Steps between checkpoints (default: only at the end)\n"
-    "  --resume FILE        Continue from a checkpoint of this model: the same\n"
-    "                       parameters, optimizer state, step and batch order (not\n"
-    "                       with --params or --init); --metrics keeps its lines up\n"
-    "                       to the checkpoint's step and continues\n"
-    "  --overwrite          Let a run that does not continue the checkpoints in\n"
-    "                       --checkpoint-dir replace them (refused otherwise)\n"
-    "  --val DIR            Validate on the full batches of DIR/NAME.npy: the loss\n"
-    "                       with the entry 'eval_step' if the artifact has one, and\n"
-    "                       the accuracy of the first output (f32[batch, classes])\n"
-    "                       against the integer labels DIR/y.npy; after training, or\n"
-    "  --eval-every K       every K steps and at the end (metrics get val_loss and\n"
-    "                       val_accuracy)\n"
-    "  --patience P         Stop when the validation loss (the accuracy without\n"
-    "                       eval_step) has not improved by more than --min-delta D\n"
-    "                       (default 0) for P evaluations in a row\n"
-    "  --tensorboard DIR    Write a TensorBoard event file into DIR: train/loss,\n"
-    "                       train/lr, train/grad_norm, train/samples_per_s every step,\n"
-    "                       val/loss and val/accuracy at each evaluation (the\n"
-    "                       metrics' values), gpu/memory_used_bytes, memory_peak_bytes\n"
-    "                       and utilization_percent on CUDA (NVML), the options as text\n"
-    "  --trace FILE.json    Write a Chrome / Perfetto trace of the run: a span per\n"
-    "                       step and per wait for data, data loading, evaluations and\n"
-    "                       checkpoint writes on their own tracks, and for a CPU\n"
-    "                       artifact compiled with --profile a span per kernel\n"
-    "  --weight-decay W, --momentum M, --beta1 B, --beta2 B, --eps E, --grad-clip N\n"
-    "                       The optimizer's hyperparameters, runtime inputs of the\n"
-    "                       step (default: the values tcc compiled it with); the\n"
-    "                       artifact must have the input (--momentum needs SGD\n"
-    "                       compiled with a momentum, --grad-clip one compiled with\n"
-    "                       clipping, --beta1/2 and --eps Adam or AdamW)\n"
-    "  --workers N          Threads that read (and augment) batches ahead of the step\n"
-    "                       (default: one when a core is free); the batches are the\n"
-    "                       same for any N\n"
-    "  --random-crop P      Augment the image input: a random crop of the image padded\n"
-    "                       by P zeros on each side, back to its size\n"
-    "  --flip               Augment: a random horizontal flip (probability 1/2)\n"
-    "  --normalize M/S      (x - M) / S after the crop and flip, on the validation data\n"
-    "                       too; per channel M1:M2:M3/S1:S2:S3\n"
-    "  --augment-input NAME The image input (default: the data's one f32 input)\n"
-    "  --image-shape CxHxW  Its geometry when the input is flat (28x28 as 784)\n"
-    "                       Crops and flips draw from Philox keyed by --seed and\n"
-    "                       counted by (micro-batch, sample): reproducible, resumable\n"
-    "  --on-nonfinite MODE  What a non-finite loss or gradient norm does: stop\n"
-    "                       (default: exit 1 naming the step, the last checkpoint kept),\n"
-    "                       continue (warn and go on; the metrics get null), skip (not\n"
-    "                       applying the step's update: needs an artifact that can).\n"
-    "                       A loss above 10x the mean of the last 50 steps warns\n"
-    "  --loss-scale-init S  fp16 artifacts (tcc --precision=fp16): the loss scale a\n"
-    "                       fresh run starts from (default 65536); it halves on a\n"
-    "                       step whose gradients overflow (that step is skipped)\n"
-    "                       and doubles after 2000 finite steps; metrics get\n"
-    "                       loss_scale and skipped\n"
+    // The trainer's options follow (trainerUsage), then kUsageTail.
+    ;
+
+const char kUsageTail[] =
     "  --collective-timeout S  Under mpirun / srun (an artifact compiled with tcc\n"
     "                       --data-parallel): how long a rank waits for the others\n"
     "                       in any collective before the job ends with an error\n"
@@ -258,6 +180,69 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// The value V of the trainer's option OPTION (ROW's flag), read as ROW's
+/// kind says; dies naming the option.
+void parseValue(const train::OptionRow &row, std::string &out, const std::string &option,
+                const std::string &v) {
+  train::OptionRange range = train::optionRange(row);
+  if (range.isWords() && ("|" + range.words + "|").find("|" + v + "|") == std::string::npos)
+    die(option + " must be " + range.wordList() + ", not '" + v + "'");
+  out = v;
+}
+void parseValue(const train::OptionRow &row, long &out, const std::string &option,
+                const std::string &v) {
+  train::OptionRange range = train::optionRange(row);
+  out = range.lo >= 1 ? parsePositive(option, v, range.unit.c_str()) : parseCount(option, v);
+}
+void parseValue(const train::OptionRow &, uint64_t &out, const std::string &option,
+                const std::string &v) {
+  out = uint64_t(parseCount(option, v));
+}
+void parseValue(const train::OptionRow &row, double &out, const std::string &option,
+                const std::string &v) {
+  if (row.kind == train::OptionKind::Rate) {
+    out = parseRate(option, v, /*zero=*/!train::optionRange(row).loOpen);
+    return;
+  }
+  out = parseNumber(option, v);
+  // 0 is the C API's "default": refused here, as any scale that is not a
+  // positive f32.
+  if (row.kind == train::OptionKind::Scale &&
+      (!(out > 0) || !std::isfinite(float(out)) || float(out) == 0))
+    die(option + " must be a positive finite f32, got '" + v + "'");
+}
+void parseValue(const train::OptionRow &row, bool &out, const std::string &, const std::string &) {
+  out = row.kind == train::OptionKind::Switch;
+}
+
+/// The help of the trainer's options, a row of trainer_options.def each: the
+/// flag and its value, then the meaning and the default, wrapped.
+std::string trainerUsage() {
+  const size_t indent = 23, width = 88;
+  std::string out;
+  for (const train::OptionRow &row : train::kOptionRows) {
+    std::string line = "  " + std::string(row.flag) + (*row.arg ? " " + std::string(row.arg) : "");
+    line += line.size() < indent ? std::string(indent - line.size(), ' ') : " ";
+    std::string text = row.help, shown = row.shownDefault();
+    if (!shown.empty())
+      text += " (default " + shown + ")";
+    bool fresh = true; // nothing yet in the text column of LINE
+    for (size_t begin = 0, end; begin < text.size(); begin = end + 1) {
+      end = std::min(text.find(' ', begin), text.size());
+      std::string word = text.substr(begin, end - begin);
+      if (!fresh && line.size() + 1 + word.size() > width) {
+        out += line + "\n";
+        line.assign(indent, ' ');
+        fresh = true;
+      }
+      line += (fresh ? "" : " ") + word;
+      fresh = false;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 /// One command-line option of tcc-run: its spelling, whether it takes a
 /// value (--name VALUE or --name=VALUE), and what it sets (OPTION is its
 /// spelling, for the messages of the parsers above).
@@ -298,104 +283,18 @@ const OptionSpec kOptions[] = {
        o.threads = int(v);
      }},
     {"--poison", false, [](Options &o, Arg, Arg) { o.poison = true; }},
-    // Training.
-    {"--data", true,
-     [](Options &o, Arg, Arg v) {
-       o.dataDir = v;
-       o.train = true;
-     }},
-    {"--steps", true, [](Options &o, Arg option, Arg v) { o.steps = parseCount(option, v); }},
-    {"--epochs", true, [](Options &o, Arg option, Arg v) { o.epochs = parseCount(option, v); }},
-    {"--lr", true,
-     [](Options &o, Arg option, Arg v) {
-       o.lr = parseRate(option, v, /*zero=*/false);
-       o.hasLr = true;
-     }},
-    {"--no-shuffle", false, [](Options &o, Arg, Arg) { o.shuffle = false; }},
-    {"--seed", true,
-     [](Options &o, Arg option, Arg v) { o.seed = uint64_t(parseCount(option, v)); }},
-    {"--metrics", true, [](Options &o, Arg, Arg v) { o.metrics = v; }},
-    {"--save", true, [](Options &o, Arg, Arg v) { o.save = v; }},
-    {"--log-every", true,
-     [](Options &o, Arg option, Arg v) { o.logEvery = parsePositive(option, v, "steps"); }},
-    // Learning rate schedules.
-    {"--lr-schedule", true,
-     [](Options &o, Arg, Arg v) {
-       o.schedule = v;
-       if (o.schedule != "constant" && o.schedule != "warmup" && o.schedule != "cosine" &&
-           o.schedule != "step" && o.schedule != "cyclic" && o.schedule != "plateau")
-         die("--lr-schedule must be constant, warmup, cosine, step, cyclic or plateau, not '" +
-             o.schedule + "'");
-     }},
-    {"--warmup", true, [](Options &o, Arg option, Arg v) { o.warmup = parseCount(option, v); }},
-    {"--min-lr", true,
-     [](Options &o, Arg option, Arg v) { o.minLr = parseRate(option, v, /*zero=*/true); }},
-    {"--step-size", true,
-     [](Options &o, Arg option, Arg v) { o.stepSize = parseCount(option, v); }},
-    {"--gamma", true, [](Options &o, Arg option, Arg v) { o.gamma = parseNumber(option, v); }},
-    {"--cycle-steps", true,
-     [](Options &o, Arg option, Arg v) { o.cycleSteps = parsePositive(option, v, "steps"); }},
-    {"--plateau-patience", true,
-     [](Options &o, Arg option, Arg v) { o.plateauPatience = parseCount(option, v); }},
-    // Validation.
-    {"--val", true, [](Options &o, Arg, Arg v) { o.valDir = v; }},
-    {"--eval-every", true,
-     [](Options &o, Arg option, Arg v) { o.evalEvery = parsePositive(option, v, "steps"); }},
-    {"--patience", true,
-     [](Options &o, Arg option, Arg v) {
-       o.patience = parsePositive(option, v, "evaluations");
-     }},
-    {"--loss-scale-init", true,
-     [](Options &o, Arg option, Arg v) {
-       // 0 is the C API's "default": refused here, as any scale that is not
-       // a positive f32.
-       o.lossScaleInit = parseNumber(option, v);
-       if (!(o.lossScaleInit > 0) || !std::isfinite(float(o.lossScaleInit)) ||
-           float(o.lossScaleInit) == 0)
-         die(option + " must be a positive finite f32, got '" + v + "'");
-     }},
+    // The trainer's options: a row of trainer_options.def each.
+#define TCC_TRAINER_OPTION(NAME, TYPE, KIND, FLAG, ARG, DEFAULT, RANGE, HELP)                    \
+  {FLAG, train::OptionKind::KIND != train::OptionKind::Switch &&                                 \
+             train::OptionKind::KIND != train::OptionKind::NoSwitch,                             \
+   [](Options &o, Arg option, Arg v) { parseValue(TCC_OPTION_ROW(NAME), o.NAME, option, v); }},
+#include "runtime/include/tcc/trainer_options.def"
+    // Data-parallel runs.
     {"--collective-timeout", true,
      [](Options &o, Arg option, Arg v) {
        o.collectiveTimeout = parseNumber(option, v);
        if (!(o.collectiveTimeout > 0) || !std::isfinite(o.collectiveTimeout))
          die(option + " must be a positive number of seconds, got '" + v + "'");
-     }},
-    {"--min-delta", true,
-     [](Options &o, Arg option, Arg v) {
-       o.minDelta = parseNumber(option, v);
-       o.hasMinDelta = true;
-     }},
-    // Checkpoints.
-    {"--checkpoint-dir", true, [](Options &o, Arg, Arg v) { o.checkpointDir = v; }},
-    {"--save-every", true,
-     [](Options &o, Arg option, Arg v) { o.saveEvery = parseCount(option, v); }},
-    {"--resume", true, [](Options &o, Arg, Arg v) { o.resume = v; }},
-    {"--overwrite", false, [](Options &o, Arg, Arg) { o.overwrite = true; }},
-    // Monitoring.
-    {"--tensorboard", true, [](Options &o, Arg, Arg v) { o.tensorboard = v; }},
-    {"--trace", true, [](Options &o, Arg, Arg v) { o.trace = v; }},
-    {"--weight-decay", true,
-     [](Options &o, Arg option, Arg v) { o.weightDecay = parseNumber(option, v); }},
-    {"--momentum", true,
-     [](Options &o, Arg option, Arg v) { o.momentum = parseNumber(option, v); }},
-    {"--beta1", true, [](Options &o, Arg option, Arg v) { o.beta1 = parseNumber(option, v); }},
-    {"--beta2", true, [](Options &o, Arg option, Arg v) { o.beta2 = parseNumber(option, v); }},
-    {"--eps", true, [](Options &o, Arg option, Arg v) { o.eps = parseNumber(option, v); }},
-    {"--grad-clip", true,
-     [](Options &o, Arg option, Arg v) { o.gradClip = parseNumber(option, v); }},
-    {"--workers", true,
-     [](Options &o, Arg option, Arg v) { o.workers = parseCount(option, v); }},
-    {"--random-crop", true,
-     [](Options &o, Arg option, Arg v) { o.randomCrop = parseCount(option, v); }},
-    {"--flip", false, [](Options &o, Arg, Arg) { o.flip = true; }},
-    {"--normalize", true, [](Options &o, Arg, Arg v) { o.normalize = v; }},
-    {"--augment-input", true, [](Options &o, Arg, Arg v) { o.augmentInput = v; }},
-    {"--image-shape", true, [](Options &o, Arg, Arg v) { o.imageShape = v; }},
-    {"--on-nonfinite", true,
-     [](Options &o, Arg, Arg v) {
-       if (v != "stop" && v != "skip" && v != "continue")
-         die("--on-nonfinite must be stop, skip or continue, not '" + v + "'");
-       o.onNonfinite = v;
      }},
 };
 
@@ -448,7 +347,7 @@ void checkTrainingOptions(const Options &o) {
   // each other), before the artifact is loaded.
   tcc_trainer_options options = trainerOptions(o);
   check(tcc_trainer_check_options(&options));
-  if (o.hasMinDelta && o.patience == 0)
+  if (o.has("--min-delta") && o.patience == 0)
     die("--min-delta needs --patience P");
 }
 
@@ -467,7 +366,7 @@ void checkCommandOptions(const Options &o) {
         list += (list.empty() ? "" : ", ") + a;
       die("tcc-run " + o.command + " takes no " + flag + " (its options: " + list + ")");
     }
-  if (o.command == "evaluate" && o.dataDir.empty())
+  if (o.command == "evaluate" && o.data_dir.empty())
     die("tcc-run evaluate needs --data DIR (DIR/NAME.npy for each input and the labels)");
   if (o.command == "predict" && o.inputs.empty())
     die("tcc-run predict needs --input NAME=FILE for each input of infer");
@@ -489,11 +388,11 @@ void checkOptions(const Options &o) {
     die("--params and --resume cannot be combined: the checkpoint holds the parameters");
   if (!o.command.empty())
     return checkCommandOptions(o);
-  if (o.overwrite && (!o.train || o.checkpointDir.empty()))
+  if (o.overwrite && (!o.train() || o.checkpoint_dir.empty()))
     die("--overwrite applies to a training run's --checkpoint-dir");
   if (o.init && o.list)
     die("--list takes no --init");
-  if (o.train)
+  if (o.train())
     return checkTrainingOptions(o);
   if (o.list == o.run)
     die(o.list ? "--list cannot be combined with --infer or --entry"
@@ -524,6 +423,8 @@ Options parseArgs(const std::vector<std::string> &argv, const std::string &comma
     }
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
+      std::fputs(trainerUsage().c_str(), stdout);
+      std::fputs(kUsageTail, stdout);
       std::exit(0);
     }
     if (arg == "--version") {
@@ -792,9 +693,9 @@ int train(tcc_artifact_t artifact, const Options &o) {
     // files it knows). --save may replace it: it is read whole first, and
     // training on and saving back is a way to continue.
     std::vector<tcc::rt::FileRole> written = {{"--metrics", o.metrics}, {"--trace", o.trace}};
-    if (!o.checkpointDir.empty())
+    if (!o.checkpoint_dir.empty())
       for (const char *file : train::kCheckpointFiles)
-        written.push_back({"--checkpoint-dir", o.checkpointDir + "/" + file});
+        written.push_back({"--checkpoint-dir", o.checkpoint_dir + "/" + file});
     std::string params = o.init ? "" : o.params.empty() ? tcc::rt::paramsBeside(o.model) : o.params;
     std::string error;
     if (!tcc::rt::checkOutputsApart({{"--params", params}}, written, &error))
@@ -837,7 +738,7 @@ int runMain(int argc, char **argv) {
   tcc_artifact_t artifact = loaded.a;
   if (o.list)
     list(artifact);
-  else if (o.train)
+  else if (o.train())
     return train(artifact, o);
   else
     infer(artifact, o);

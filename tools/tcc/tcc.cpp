@@ -45,6 +45,25 @@ namespace cl = llvm::cl;
 
 // tcc's own options, grouped for --help; MLIR's and LLVM's stay reachable
 // (--help-hidden lists them).
+/// An enum option's parser whose error lists the values it takes:
+/// "tcc: for the --loss option: 'hinge' is not one of mse, cross_entropy,
+/// none".
+template <typename T>
+struct ChoiceParser : cl::parser<T> {
+  using cl::parser<T>::parser;
+  bool parse(cl::Option &option, llvm::StringRef name, llvm::StringRef arg, T &value) {
+    std::string choices;
+    for (unsigned i = 0, e = this->getNumOptions(); i != e; ++i) {
+      if (arg == this->getOption(i)) {
+        value = this->Values[i].V.getValue();
+        return false;
+      }
+      choices += (i ? ", " : "") + this->getOption(i).str();
+    }
+    return option.error("'" + arg + "' is not one of " + choices);
+  }
+};
+
 static cl::OptionCategory inputCategory("Input");
 static cl::OptionCategory trainingCategory("Training (the compiled step's loss and optimizer)");
 static cl::OptionCategory optimizationCategory("Optimization");
@@ -142,17 +161,24 @@ static tcc::TrainingOptions &training = options.training;
 
 // The training step's flags bind tcc-build-train-step's options (their
 // defaults and documentation are in passes/Passes.td).
-static cl::opt<std::string, true> lossKind(
-    "loss", cl::desc("Training loss: mse, cross_entropy, or none (the model's first output is "
-                     "the loss)"),
-    cl::value_desc("KIND"), cl::location(training.loss), cl::cat(trainingCategory));
+static cl::opt<tcc::Loss, true, ChoiceParser<tcc::Loss>> lossKind(
+    "loss", cl::desc("Training loss"), cl::value_desc("KIND"),
+    cl::values(clEnumValN(tcc::Loss::Mse, "mse", "mean squared error"),
+               clEnumValN(tcc::Loss::CrossEntropy, "cross_entropy",
+                          "softmax cross-entropy over the last axis"),
+               clEnumValN(tcc::Loss::None, "none", "the model's first output is the loss")),
+    cl::location(training.loss), cl::cat(trainingCategory));
 static cl::opt<std::string, true> labelsName(
     "labels", cl::desc("Name of the labels input of the training step (default y)"),
     cl::value_desc("NAME"), cl::location(training.labels), cl::cat(trainingCategory));
-static cl::opt<std::string, true> optimizerKind(
-    "optimizer", cl::desc("Optimizer compiled into the training step: sgd (default), adam, adamw "
-                          "(PyTorch's update formulas and defaults)"),
-    cl::value_desc("KIND"), cl::location(training.optimizer), cl::cat(trainingCategory));
+static cl::opt<tcc::Optimizer, true, ChoiceParser<tcc::Optimizer>> optimizerKind(
+    "optimizer", cl::desc("Optimizer compiled into the training step (PyTorch's update formulas "
+                          "and defaults)"),
+    cl::value_desc("KIND"),
+    cl::values(clEnumValN(tcc::Optimizer::Sgd, "sgd", "SGD (default)"),
+               clEnumValN(tcc::Optimizer::Adam, "adam", "Adam"),
+               clEnumValN(tcc::Optimizer::AdamW, "adamw", "AdamW")),
+    cl::location(training.optimizer), cl::cat(trainingCategory));
 static cl::opt<double, true> momentumOpt("momentum", cl::desc("SGD momentum (default 0)"),
                                          cl::location(training.momentum), cl::cat(trainingCategory));
 static cl::opt<double, true> dampeningOpt("dampening", cl::desc("SGD dampening (default 0)"),
@@ -184,14 +210,20 @@ static cl::opt<int64_t, true> ignoreIndexOpt(
     "ignore-index", cl::desc("cross_entropy: label positions with this label do not count "
                              "(default -100, as in PyTorch)"),
     cl::value_desc("N"), cl::location(training.ignoreIndex), cl::cat(trainingCategory));
-static cl::opt<std::string, true> precisionOpt(
-    "precision", cl::desc("Compute precision of the training step: fp32 (default), bf16 or fp16 "
-                          "(16-bit matmuls, convolutions and elementwise chains with f32 "
-                          "accumulation; softmax, normalization, the loss and the optimizer in "
-                          "f32 on f32 master weights; fp16 adds dynamic loss scaling), or tf32 "
-                          "(--target=cuda: fp32 storage, matmuls and convolutions on TF32 "
-                          "tensor cores)"),
-    cl::value_desc("fp32|tf32|bf16|fp16"), cl::location(training.precision), cl::cat(trainingCategory));
+static cl::opt<tcc::Precision, true, ChoiceParser<tcc::Precision>> precisionOpt(
+    "precision", cl::desc("Compute precision of the training step (bf16 / fp16: 16-bit matmuls, "
+                          "convolutions and elementwise chains with f32 accumulation; softmax, "
+                          "normalization, the loss and the optimizer in f32 on f32 master "
+                          "weights)"),
+    cl::value_desc("fp32|tf32|bf16|fp16"),
+    cl::values(clEnumValN(tcc::Precision::FP32, "fp32", "f32 (default)"),
+               clEnumValN(tcc::Precision::TF32, "tf32",
+                          "--target=cuda: fp32 storage, matmuls and convolutions on TF32 "
+                          "tensor cores"),
+               clEnumValN(tcc::Precision::BF16, "bf16", "bf16 mixed precision"),
+               clEnumValN(tcc::Precision::FP16, "fp16",
+                          "fp16 mixed precision with dynamic loss scaling")),
+    cl::location(training.precision), cl::cat(trainingCategory));
 static cl::opt<bool, true> dataParallelOpt(
     "data-parallel", cl::desc("Train on several ranks (mpirun -np N tcc-run ...): train_step averages "
                               "its gradients over the ranks with bucketed all-reduces that overlap "

@@ -723,142 +723,62 @@ typedef void (*tcc_trainer_log_callback)(void *user, const char *line);
 
 /** Options of a training run. Initialize with tcc_trainer_options_init, then
  *  set fields: later versions append fields, and struct_size tells them which
- *  ones the caller knew about. Strings may be NULL (= not given); all are
- *  copied by tcc_trainer_create. Each field is the tcc-run flag of its name
- *  (docs/training.md has their full meaning). */
+ *  ones the caller knew about. The fields after struct_size are the rows of
+ *  <tcc/trainer_options.def>, in order: each option's name, C type, tcc-run
+ *  flag, default, range and meaning (docs/training.md has more), and the
+ *  fields no flag sets. Strings may be NULL (= the default); all are copied
+ *  by tcc_trainer_create. Besides what each row says:
+ *
+ *  Data-parallel training (COMMUNICATOR, the job's, borrowed; NULL: this
+ *  process alone). The trainer gives it to the session and makes every rank
+ *  start from rank 0's parameters; each optimizer step takes W x B samples
+ *  (W ranks, B the compiled batch): global batch i is samples
+ *  [i W B, (i+1) W B) of the epoch's order (one permutation from the shared
+ *  seed), of which rank r trains on the r-th B. The reported losses are the
+ *  means over the ranks; only rank 0 prints, writes the metrics,
+ *  TensorBoard, the trace, --save and the checkpoints (every rank reads
+ *  --resume, whose world size must be this run's). The artifact must be
+ *  compiled with --data-parallel when W > 1. With W > 1, tcc_trainer_create
+ *  is collective (every rank calls it): it compares the ranks' artifacts
+ *  (their fingerprints) and the options that decide the update (lr and
+ *  schedule, seed, shuffle, the data's sample counts, steps,
+ *  hyperparameters, validation, checkpoint cadence, --resume's step, ...)
+ *  and fails every rank with TCC_ERROR_RANKS_DIFFER on a difference. The
+ *  outputs (metrics, save, tensorboard, trace), log_every, workers and the
+ *  data's paths may differ.
+ *
+ *  A data source (NEXT_BATCH, NEXT_BATCH_USER) instead of DATA_DIR / DATA:
+ *  micro-batches from NEXT_BATCH (see tcc_trainer_batch_callback), in the
+ *  order it gives them, so SHUFFLE must be 0 and WORKERS 0. The run takes at
+ *  most STEPS steps; when the source ends first, the run ends after its
+ *  last whole step as early stopping ends it (checkpoint and --save
+ *  written, --val evaluated when there is no eval_every; TCC_OK, and
+ *  tcc_trainer_steps_done says how many steps were taken). Not with a
+ *  communicator of several ranks, nor with length buckets.
+ *
+ *  EPOCHS, instead of STEPS (which must then be 0): STEPS = EPOCHS x the
+ *  whole optimizer steps one epoch holds (samples / (batch x ranks x
+ *  grad_accum)). Not with NEXT_BATCH (a source of unknown length) nor
+ *  length buckets.
+ *
+ *  The hyperparameters (weight_decay, momentum, beta1, beta2, eps,
+ *  grad_clip): NaN keeps the value the artifact was compiled with. Setting
+ *  one the artifact has no input for (momentum on SGD compiled without
+ *  momentum, beta1 on SGD, grad_clip compiled without clipping) fails
+ *  tcc_trainer_create naming the option.
+ *
+ *  LOSS_SCALE_INIT: 0 means the default too. ON_NONFINITE "skip" with an
+ *  artifact that cannot skip a step fails tcc_trainer_create naming it. */
 typedef struct tcc_trainer_options {
   uint32_t struct_size;
-  /* The training data: a folder of NAME.npy files (--data), NUM_DATA
-   * arrays, or the callback NEXT_BATCH (exactly one of the three). */
-  const char *data_dir;
-  const tcc_trainer_array *data;
-  int32_t num_data;
-  int64_t steps;  /* --steps, > 0 (or 0 with EPOCHS) */
-  double lr;      /* --lr, > 0 */
-  int32_t shuffle; /* 1 (default): a fresh permutation every epoch; 0: --no-shuffle */
-  uint64_t seed;  /* --seed of the shuffle and of the dropout masks */
-  const char *metrics; /* --metrics FILE (JSON lines) */
-  const char *save;    /* --save FILE: the trained parameters at the end */
-  int64_t log_every;   /* --log-every, default 1 */
-  /* --lr-schedule: "constant" (default), "warmup", "cosine", "step",
-   * "cyclic", "plateau", and its settings. */
-  const char *lr_schedule;
-  int64_t warmup, step_size, cycle_steps;
-  int64_t plateau_patience; /* default 10 */
-  double min_lr;
-  double gamma; /* default 0.1 */
-  /* Checkpoints: DIR/checkpoint.safetensors every save_every steps and at
-   * the end (and DIR/best.safetensors with validation); resume from a
-   * checkpoint of the same run's settings; overwrite lets a fresh run replace
-   * DIR's checkpoints. */
-  const char *checkpoint_dir;
-  int64_t save_every;
-  const char *resume;
-  int32_t overwrite;
-  /* Validation (--val DIR, or NUM_VAL arrays), every eval_every steps;
-   * early stopping after patience evaluations without min_delta of
-   * improvement. */
-  const char *val_dir;
-  const tcc_trainer_array *val;
-  int32_t num_val;
-  int64_t eval_every;
-  int64_t patience;
-  double min_delta;
-  /* Nonzero: SIGINT, SIGTERM and SIGHUP stop the run at the next step
-   * boundary (checkpoint written, TCC_ERROR_INTERRUPTED), for the run's
-   * duration; the previous handlers are restored afterwards. tcc-run sets
-   * it; a library caller that has its own handlers leaves it 0 and calls
-   * tcc_trainer_request_stop from them instead. */
-  int32_t handle_signals;
-  /* Progress lines: to LOG(LOG_USER, line) or, when LOG is NULL, to stdout.
-   * The end-of-step callback, or NULL. */
-  tcc_trainer_log_callback log;
-  void *log_user;
-  tcc_trainer_step_callback on_step;
-  void *on_step_user;
-  /* Monitoring (appended): --tensorboard DIR, a folder that gets a
-   * TensorBoard event file (scalars train/loss, train/lr, train/grad_norm,
-   * train/samples_per_s every step, val/loss and val/accuracy at each
-   * evaluation, gpu/... memory and utilization on a CUDA device where NVML
-   * is present, the options as text); --trace FILE, a Chrome / Perfetto
-   * trace-event JSON of the run (steps, waits for data, data loading,
-   * evaluations, checkpoint writes, and the kernels of a --profile CPU
-   * artifact), written when the run ends. */
-  const char *tensorboard;
-  const char *trace;
-  /* --on-nonfinite: what a non-finite loss or gradient norm does. "stop"
-   * (NULL, the default): the run fails (TCC_ERROR_INVALID_ARGUMENT) naming
-   * the step; nothing is saved over the last checkpoint. "continue": a
-   * warning, the run goes on (the metrics get null), and a count at the end.
-   * "skip": the step's update is not applied (parameters, optimizer state
-   * and running statistics stay; the optimizer's step counter leaves it
-   * out), which needs an artifact compiled with tcc --skip-nonfinite (or
-   * fp16, whose loss scaling skips such steps anyway); for another the
-   * trainer fails naming the artifact. */
-  const char *on_nonfinite;
-  /* The optimizer's hyperparameters (--weight-decay, --momentum, --beta1,
-   * --beta2, --eps, --grad-clip), runtime inputs of train_step; NaN (what
-   * tcc_trainer_options_init sets) keeps the value the artifact was
-   * compiled with. Setting one the artifact has no input for (--momentum
-   * on SGD compiled without momentum, --beta1 on SGD, --grad-clip compiled
-   * without clipping) fails tcc_trainer_create naming the option. */
-  double weight_decay, momentum, beta1, beta2, eps, grad_clip;
-  /* Data workers and augmentation: WORKERS threads assemble batches ahead
-   * (0: one when a core is free); on the image input AUGMENT_INPUT (NULL:
-   * the data's one f32 input) of geometry IMAGE_SHAPE "CxHxW" (NULL: its
-   * declared shape) a random crop with RANDOM_CROP pixels of zero padding,
-   * a random horizontal flip (FLIP nonzero) and NORMALIZE "MEAN/STD" (per
-   * channel "M1:M2:M3/S1:S2:S3"; the validation set is normalized too),
-   * drawn from Philox keyed by SEED: reproducible and resumable exactly. */
-  int32_t workers;
-  const char *augment_input;
-  const char *image_shape;
-  int32_t random_crop;
-  int32_t flip;
-  const char *normalize;
-  /* --loss-scale-init: the initial loss scale of an artifact compiled with
-   * --precision=fp16 (its input "loss_scale_init"), > 0; 0 (the default)
-   * means 65536 = 2^16, PyTorch GradScaler's. Ignored by other artifacts. */
-  double loss_scale_init;
-  /* Data-parallel training (appended): the job's communicator (borrowed;
-   * NULL: this process alone). The trainer gives it to the session and
-   * makes every rank start from rank 0's parameters; each optimizer step
-   * takes W x B samples (W ranks, B the compiled batch): global batch i is
-   * samples [i W B, (i+1) W B) of the epoch's order (one permutation from
-   * the shared seed), of which rank r trains on the r-th B. The reported
-   * losses are the means over the ranks; only rank 0 prints, writes the
-   * metrics, TensorBoard, the trace, --save and the checkpoints (every rank
-   * reads --resume, whose world size must be this run's). The artifact must
-   * be compiled with --data-parallel when W > 1. With W > 1,
-   * tcc_trainer_create is collective (every rank calls it): it compares the
-   * ranks' artifacts (their fingerprints) and the options that decide the
-   * update (lr and schedule, seed, shuffle, the data's sample counts, steps,
-   * hyperparameters, validation, checkpoint cadence, --resume's step, ...)
-   * and fails every rank with TCC_ERROR_RANKS_DIFFER on a difference. The
-   * outputs (metrics, save, tensorboard, trace), log_every, workers and the
-   * data's paths may differ. */
-  tcc_communicator_t communicator;
-  /* A data source instead of DATA_DIR / DATA (appended): micro-batches from
-   * NEXT_BATCH (see tcc_trainer_batch_callback), in the order it gives
-   * them, so SHUFFLE must be 0 and WORKERS 0. The run takes at most STEPS
-   * steps; when the source ends first, the run ends after its last whole
-   * step as early stopping ends it (checkpoint and --save written, --val
-   * evaluated when there is no eval_every; TCC_OK, and
-   * tcc_trainer_steps_done says how many steps were taken). Not with a
-   * communicator of several ranks, nor with length buckets. */
-  tcc_trainer_batch_callback next_batch;
-  void *next_batch_user;
-  /* --epochs (appended): instead of STEPS (which must then be 0), that many
-   * passes over the data set: STEPS = EPOCHS x the whole optimizer steps
-   * one epoch holds (samples / (batch x ranks x grad_accum)). Not with
-   * NEXT_BATCH (a source of unknown length) nor length buckets. */
-  int64_t epochs;
+#define TCC_TRAINER_OPTION(NAME, TYPE, KIND, FLAG, ARG, DEFAULT, RANGE, HELP) TYPE NAME;
+#define TCC_TRAINER_FIELD(NAME, TYPE) TYPE NAME;
+#include "trainer_options.def"
 } tcc_trainer_options;
 
-/** Sets *out_options to the defaults: struct_size filled in, shuffle 1,
- *  log_every 1, plateau_patience 10, gamma 0.1, the hyperparameters NaN,
- *  all else 0 / NULL. NULL is
- *  ignored. Does not change the last error. */
+/** Sets *out_options to the defaults: struct_size filled in, every option
+ *  the DEFAULT of its row in trainer_options.def, every other field 0 /
+ *  NULL. NULL is ignored. Does not change the last error. */
 TCC_API void tcc_trainer_options_init(tcc_trainer_options *out_options);
 
 /** Checks OPTIONS on their own, without an artifact or any file: what is

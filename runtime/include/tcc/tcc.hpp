@@ -280,7 +280,7 @@ private:
 /// The metadata value KEY of the checkpoint PATH, or nothing when absent.
 inline std::optional<std::string> checkpointMetadata(const std::string &path,
                                                      const std::string &key) {
-  std::vector<char> buffer(4096);
+  std::vector<char> buffer(1 << 16);
   tcc_status s = tcc_checkpoint_get_metadata(path.c_str(), key.c_str(), buffer.data(),
                                              buffer.size());
   if (s == TCC_ERROR_NOT_FOUND)

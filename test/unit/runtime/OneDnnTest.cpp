@@ -2,7 +2,8 @@
 //
 // Library-call descriptors are validated, MATMUL calls with every
 // epilogue (bias, residual, relu and their combinations; 2-D and batched;
-// transposed operands) run on oneDNN against a float64 reference, and
+// transposed operands) and 16-bit matmuls (native and widened) run on
+// oneDNN against a float64 reference, and
 // convolutions and their two gradient calls run on awkward shapes against
 // float64 (finite differences for the gradients). Skipped where oneDNN
 // cannot be loaded.
@@ -119,31 +120,17 @@ std::unique_ptr<LibraryCalls> create(const std::vector<tcc_abi_library_call> &ca
   }
 }
 
-// Tests that the CPU runtime refuses a bf16 call when the session's calls
-// are created, with a message that says why.
-TEST(OneDnnTest, RejectsHalfPrecision) {
-  std::vector<int64_t> p = {1, 4, 5, 6, 0, 0, 0, 0};
-  std::vector<tcc_abi_library_call> calls = {matmulCall(p, 3, TCC_DTYPE_BF16)};
-  try {
-    create(calls);
-    FAIL() << "a bf16 call was accepted";
-  } catch (const Error &e) {
-    EXPECT_EQ(e.status(), TCC_ERROR_UNSUPPORTED);
-    EXPECT_NE(std::string(e.what()).find(
-                  "library call #0: dtype bf16 is not supported on the CPU (oneDNN calls are f32 only)"),
-              std::string::npos)
-        << e.what();
-  }
-}
-
-// Tests that the CPU runtime refuses TF32 math and 16-bit operands with an
-// f32 output (device modes) when the session's calls are created.
+// Tests that the CPU runtime refuses, when the session's calls are created
+// and with a message that says why, TF32 math (a GPU mode) and a 16-bit
+// matmul with an epilogue (tcc emits none: its bias and residual would need
+// a dtype of their own).
 TEST(OneDnnTest, RejectsDeviceModes) {
   std::vector<int64_t> tf32 = {1, 4, 5, 6, 0, 0, 0, 0, 0, TCC_LIBRARY_MATH_TF32};
-  std::vector<int64_t> wide = {1, 4, 5, 6, 0, 0, 0, 0, TCC_DTYPE_F32, TCC_LIBRARY_MATH_EXACT};
+  std::vector<int64_t> bias = {1, 4, 5, 6, 0, 0, 0, kBias};
   for (auto [call, why] :
        {std::pair{matmulCall(tf32, 3), "library call #0: TF32 math is a GPU mode"},
-        std::pair{matmulCall(wide, 3, TCC_DTYPE_F16), "library call #0: dtype f16 is not supported"}}) {
+        std::pair{matmulCall(bias, 4, TCC_DTYPE_BF16),
+                  "library call #0: a 16-bit matmul call takes no epilogue"}}) {
     try {
       create({call});
       FAIL() << "accepted: " << why;
@@ -154,8 +141,21 @@ TEST(OneDnnTest, RejectsDeviceModes) {
   }
 }
 
+using tcc::testing::decode;
+using tcc::testing::encode;
 using tcc::testing::randomVector;
 using tcc::testing::relativeError;
+
+/// VALUES rounded to DTYPE in place; returns their bytes in DTYPE.
+std::vector<uint8_t> roundTo(std::vector<float> &values, int32_t dtype) {
+  size_t size = tcc::testing::elementSize(dtype);
+  std::vector<uint8_t> bytes(values.size() * size);
+  for (size_t i = 0; i < values.size(); ++i) {
+    encode(values[i], dtype, &bytes[i * size]);
+    values[i] = decode(&bytes[i * size], dtype);
+  }
+  return bytes;
+}
 
 
 // Tests every epilogue on 2-D and batched products with plain and
@@ -201,6 +201,74 @@ TEST(OneDnnTest, MatmulEpilogues) {
     if (epilogue & kRelu) // relu really clamps: some inputs were negative
       EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x >= 0; }));
   }
+}
+
+// Tests 16-bit matmuls (bf16 and f16 A and B, f32 sums, C in f32 or in the
+// operands' type) on awkward shapes, both ways the CPU runs them: oneDNN's
+// 16-bit primitive (bf16, where oneDNN has the CPU's bf16 instructions) and
+// the f32 primitive on widened copies. Oracle: float64 products of the same
+// rounded operands; tolerance 1e-5 of the largest magnitude for an f32 C
+// (f32 sums), and one rounding of C for a 16-bit one (half an ulp of 8 / 11
+// significant bits, with margin: 1e-2 bf16, 2e-3 f16).
+TEST(OneDnnTest, SixteenBitMatmuls) {
+  // batch M N K trans_a trans_b accumulate
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 1, 1, 1, 0, 0, 0},      {1, 2, 2, 2, 1, 1, 0},     {1, 1, 37, 13, 0, 1, 0},
+      {1, 37, 19, 53, 0, 0, 1},   {3, 37, 19, 53, 1, 0, 0},  {3, 5, 17, 33, 0, 1, 1},
+      {1, 64, 48, 96, 0, 1, 0},   {1, 300, 40, 257, 1, 0, 0}, // A^T copied first (native)
+      {2, 16, 31, 65, 1, 1, 0}};
+  for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
+    for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
+      for (int32_t cDtype : {int32_t(TCC_DTYPE_F32), dtype}) {
+        if (route == SixteenBitCalls::Native && !nativeSixteenBitCalls(dtype))
+          continue; // not how this CPU runs them (oneDNN 2.6: no f16 kernels)
+        std::vector<std::vector<int64_t>> params;
+        std::vector<tcc_abi_library_call> calls;
+        for (const auto &shape : shapes) {
+          params.push_back(shape);
+          params.back().insert(params.back().end(), {0, cDtype, TCC_LIBRARY_MATH_EXACT});
+        }
+        for (const auto &p : params)
+          calls.push_back(matmulCall(p, 3, dtype));
+        std::unique_ptr<LibraryCalls> library;
+        try {
+          library = std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test",
+                                                   MatmulLibrary::OneDnn, route);
+        } catch (const Error &e) {
+          if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
+            GTEST_SKIP() << "oneDNN cannot be loaded";
+          throw;
+        }
+        std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
+        library->setScratchpad(scratch.data());
+        const std::string prefix = (route == SixteenBitCalls::Native ? "native " : "widened ");
+        for (size_t i = 0; i < calls.size(); ++i) {
+          const int64_t *p = params[i].data();
+          std::string name = prefix + (dtype == TCC_DTYPE_BF16 ? "bf16" : "f16") + " -> " +
+                             (cDtype == TCC_DTYPE_F32 ? "f32" : "16-bit") + ", call #" +
+                             std::to_string(i) + " (" + library->implementations()[i] + ")";
+          std::mt19937_64 rng(11 + i);
+          size_t batch = size_t(p[0]), M = size_t(p[1]), N = size_t(p[2]), K = size_t(p[3]);
+          std::vector<float> a = randomVector(batch * M * K, rng),
+                             b = randomVector(batch * K * N, rng),
+                             c = randomVector(batch * M * N, rng), none;
+          std::vector<uint8_t> aBytes = roundTo(a, dtype), bBytes = roundTo(b, dtype),
+                               cBytes = roundTo(c, cDtype);
+          std::vector<double> ref = tcc::testing::matmulReference(params[i], a, b, c, none, none);
+          void *operands[] = {aBytes.data(), bBytes.data(), cBytes.data()};
+          LibraryCalls::run(library.get(), int32_t(i), operands);
+          ASSERT_EQ(library->takeError(), "") << name;
+          std::vector<float> got(c.size());
+          for (size_t k = 0; k < got.size(); ++k)
+            got[k] = decode(&cBytes[k * tcc::testing::elementSize(cDtype)], cDtype);
+          double tolerance = cDtype == TCC_DTYPE_F32    ? 1e-5
+                             : cDtype == TCC_DTYPE_BF16 ? 1e-2
+                                                        : 2e-3;
+          EXPECT_LE(relativeError(got, ref), tolerance) << name;
+          bool widened = library->implementations()[i].rfind("widened to f32: ", 0) == 0;
+          EXPECT_EQ(widened, route == SixteenBitCalls::Widened) << name;
+        }
+      }
 }
 
 /// One convolution case: the parameters (18, or 19 with groups) and what

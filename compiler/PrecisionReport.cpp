@@ -1,0 +1,114 @@
+//===- PrecisionReport.cpp - how a 16-bit step's library calls run --------===//
+
+#include "compiler/PrecisionReport.h"
+
+#include "dialects/TccNames.h"
+#include "runtime/dtype.h"
+#include "runtime/include/tcc/abi.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+
+namespace {
+
+const char *kindText(int64_t kind) {
+  switch (kind) {
+  case TCC_LIBRARY_CALL_MATMUL:
+    return "matmul";
+  case TCC_LIBRARY_CALL_CONV2D:
+    return "conv2d";
+  case TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA:
+    return "conv2d data gradient";
+  case TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS:
+    return "conv2d filter gradient";
+  default:
+    return "library call";
+  }
+}
+
+/// The 16-bit instructions oneDNN would compute bf16 products with on a CPU
+/// with HOST's features (its avx512_core_bf16 and avx512_core_amx ISAs), or
+/// "" for none.
+std::string bf16Isa(const std::set<std::string> &host) {
+  bool core = host.count("avx512f") && host.count("avx512bw") && host.count("avx512vl") &&
+              host.count("avx512dq");
+  if (core && host.count("amx-bf16") && host.count("amx-tile"))
+    return "AMX";
+  if (core && host.count("avx512bf16"))
+    return "AVX512-BF16";
+  return "";
+}
+
+/// How a CPU call of operand dtype IN (and C dtype OUT) runs.
+std::string cpuRoute(int64_t in, const std::set<std::string> &host) {
+  if (in == TCC_DTYPE_F32)
+    return "oneDNN (or BLAS) f32";
+  if (in == TCC_DTYPE_F16)
+    return "widened: oneDNN f32 on f32 copies made by the runtime (oneDNN 2.6 has no f16 CPU "
+           "kernels)";
+  std::string isa = bf16Isa(host);
+  if (isa.empty())
+    return "widened: oneDNN f32 on f32 copies made by the runtime (this CPU has neither "
+           "AVX512-BF16 nor AMX)";
+  return "oneDNN bf16 with f32 sums, " + isa + " on this CPU";
+}
+
+std::string deviceRoute(int64_t kind, int64_t in) {
+  if (kind != TCC_LIBRARY_CALL_MATMUL)
+    return "cuDNN f32";
+  if (in == TCC_DTYPE_F32)
+    return "cuBLASLt f32";
+  return std::string("cuBLASLt ") + tcc::rt::dtypeName(int32_t(in)) +
+         " with f32 sums (tensor cores)";
+}
+
+} // namespace
+
+void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
+                                    const std::set<std::string> &host, llvm::raw_ostream &os) {
+  // (kind, operand dtype, C dtype) -> calls
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int> groups;
+  if (auto table = module->getAttrOfType<ArrayAttr>(attr::libraryCalls))
+    for (Attribute a : table) {
+      auto d = dyn_cast<DictionaryAttr>(a);
+      auto kind = d ? d.getAs<IntegerAttr>("kind") : nullptr;
+      auto params = d ? d.getAs<DenseI64ArrayAttr>("params") : nullptr;
+      if (!kind || !params)
+        continue;
+      int64_t in = TCC_DTYPE_F32;
+      if (auto dtype = d.getAs<IntegerAttr>("dtype"))
+        in = dtype.getInt();
+      int64_t out = in;
+      // abi.h: a 10-parameter MATMUL's 9th parameter is C's dtype (0: A's).
+      if (kind.getInt() == TCC_LIBRARY_CALL_MATMUL && params.size() >= 9 && params[8] != 0)
+        out = params[8];
+      ++groups[{kind.getInt(), in, out}];
+    }
+  os << "library calls of the artifact (" << (device ? "GPU" : "this CPU") << "):\n";
+  if (groups.empty())
+    os << "  none: every product is generated code\n";
+  for (const auto &[key, count] : groups) {
+    auto [kind, in, out] = key;
+    std::string types = std::string(tcc::rt::dtypeName(int32_t(in))) + " -> " +
+                        tcc::rt::dtypeName(int32_t(out));
+    os << llvm::formatv("  {0,-24} {1,-12} x{2,-4} {3}\n", kindText(kind), types, count,
+                        device ? deviceRoute(kind, in) : cpuRoute(in, host));
+  }
+  if (!device) {
+    bool convolutions = llvm::any_of(groups, [](const auto &g) {
+      return std::get<0>(g.first) != TCC_LIBRARY_CALL_MATMUL;
+    });
+    if (convolutions)
+      os << "  16-bit convolutions are f32 calls on operands widened by the generated code\n";
+    os << "  the runtime decides each call again on the CPU that runs the artifact "
+          "(oneDNN's instruction set; TCC_SIXTEEN_BIT_CALLS=native or widened overrides)\n"
+          "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
+          "arithmetic, f16 with F16C): any x86-64-v3 CPU\n";
+  }
+}

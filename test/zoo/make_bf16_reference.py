@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""make_bf16_reference.py - PyTorch's own bf16 drift on the zoo (test/zoo/bf16.json).
+
+How far PyTorch's mixed precision (torch.autocast('cpu', torch.bfloat16)
+around the forward and the loss, fp32 parameters and optimizer) moves a
+zoo model's 30-step run from its fp32 run, at the learning rate that
+check_zoo.py --precision uses (ref.json's, a tenth of it where PyTorch's fp32
+run leaves float64 early), from ref.json's initial weights, on the batches
+tcc-run --no-shuffle reads. A 16-bit run of a chaotic one (batch norm, a few
+batches memorized) drifts from fp32 however it rounds; check_zoo.py holds
+tcc's bf16 run to 5% of its fp32 run or to twice PyTorch's own drift, whichever is
+larger (a model whose autocast this PyTorch cannot run records the error
+instead, and is held to 5%). Run with Debian's python3 (python3-torch 1.13) from the repository
+root:
+
+    /usr/bin/python3 test/zoo/make_bf16_reference.py [MODEL ...]   (default: all)
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, 'bench'))
+import train_bench as tb  # noqa: E402
+import zoo_common as zc  # noqa: E402
+
+OUT = os.path.join(HERE, 'bf16.json')
+
+
+def precision_lr(ref):
+    """check_zoo.py --precision's learning rate for REF."""
+    lr = float(ref['run_flags'][ref['run_flags'].index('--lr') + 1])
+    return lr / 10 if ref.get('loss_horizon', ref['steps']) < ref['steps'] else lr
+
+
+def last10_drift(low, fp32):
+    mean = lambda v: sum(v[-10:]) / len(v[-10:])  # noqa: E731
+    return abs(mean(low) - mean(fp32)) / abs(mean(fp32))
+
+
+def measure(name):
+    cfg = dict(tb.MODELS[name])
+    ref = cfg['zoo']
+    steps, lr = ref['steps'], precision_lr(ref)
+    cfg['zoo'] = dict(ref, optimizer=dict(ref['optimizer'], lr=lr))
+    weights = zc.initial_values(ref['weights'])
+    x = np.load(os.path.join(cfg['data'], cfg['input'] + '.npy'))
+    y = np.load(os.path.join(cfg['data'], 'y.npy'))
+    b, n = cfg['batch'], len(x) // cfg['batch']
+    data = [(np.ascontiguousarray(x[(i % n) * b:(i % n + 1) * b]),
+             np.ascontiguousarray(y[(i % n) * b:(i % n + 1) * b])) for i in range(steps)]
+    curves = {}
+    for bf16 in (False, True):
+        engine = tb.TorchEngine(name, cfg, weights, data, ref['optimizer']['kind'], lr, bf16=bf16)
+        try:
+            curves[bf16] = [engine.step(k) for k in range(steps)]
+        except RuntimeError as e:  # an autocast this PyTorch cannot run: no yardstick
+            return dict(lr=lr, error='%s: %s' % ('bf16' if bf16 else 'fp32', str(e).splitlines()[0]))
+    return dict(lr=lr, fp32=curves[False], bf16=curves[True],
+                drift_last10=last10_drift(curves[True], curves[False]))
+
+
+def main():
+    import torch
+    torch.manual_seed(0)
+    names = sys.argv[1:] or tb.ZOO_NAMES
+    table = json.load(open(OUT)) if os.path.exists(OUT) else {}
+    for name in names:
+        table[name] = measure(name)
+        table[name]['torch'] = torch.__version__
+        row = table[name]
+        print('%-14s lr %-8g PyTorch bf16 vs fp32, mean of the last 10 losses: %s'
+              % (name, row['lr'], row['error'] if 'error' in row else '%.2e' % row['drift_last10']),
+              flush=True)
+        with open(OUT, 'w') as f:
+            json.dump(table, f, indent=1, sort_keys=True)
+
+
+if __name__ == '__main__':
+    main()
