@@ -229,7 +229,12 @@ class TorchEngine:
         import torch.nn.functional as F
         import make_references as mr
         self.torch, self.F = torch, F
-        if cfg.get('zoo'):
+        if cfg.get('zoo') and name.startswith('dynamo_'):
+            # The zoo's exports by PyTorch 2.x's dynamo exporter (PyTorch 2.x only).
+            sys.path.insert(0, ZOO)
+            import make_zoo_dynamo
+            model = make_zoo_dynamo.MODELS[name[len('dynamo_'):]][0]()
+        elif cfg.get('zoo'):
             sys.path.insert(0, ZOO)
             import make_zoo
             model = make_zoo.MODELS[name][0]()

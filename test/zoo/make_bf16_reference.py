@@ -14,6 +14,11 @@ instead, and is held to 5%). Run with Debian's python3 (python3-torch 1.13) from
 root:
 
     /usr/bin/python3 test/zoo/make_bf16_reference.py [MODEL ...]   (default: all)
+
+The dynamo_* models (make_zoo_dynamo.py) need PyTorch 2.x: run those with the
+dynamo generator's venv (test/zoo/setup_dynamo.sh), e.g.
+
+    /opt/tcc/zoo-dynamo-venv/bin/python test/zoo/make_bf16_reference.py dynamo_resnet18
 """
 import json
 import os
@@ -67,7 +72,7 @@ def measure(name):
 def main():
     import torch
     torch.manual_seed(0)
-    names = sys.argv[1:] or tb.ZOO_NAMES
+    names = sys.argv[1:] or [n for n in tb.ZOO_NAMES if not n.startswith('dynamo_')]
     table = json.load(open(OUT)) if os.path.exists(OUT) else {}
     for name in names:
         table[name] = measure(name)
