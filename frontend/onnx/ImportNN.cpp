@@ -519,38 +519,26 @@ einsumContract(NodeContext &ctx, EinsumOperand a, EinsumOperand b,
   return result;
 }
 
-static LogicalResult importEinsum(NodeContext &ctx) {
-  if (failed(requireOpset(ctx, 12)))
-    return failure();
-  std::string equation = ctx.getString("equation", "");
-  llvm::erase_if(equation, [](char c) { return llvm::isSpace(c); });
-  if (equation.empty())
-    return ctx.error() << "the 'equation' attribute is required", failure();
-  StringRef eq(equation);
-  auto [lhs, rhs] = eq.split("->");
-  bool explicitOutput = lhs.size() != eq.size();
-  if (rhs.contains("->"))
-    return ctx.error() << "equation '" << eq << "' has more than one '->'",
-           failure();
-  SmallVector<StringRef> terms;
-  lhs.split(terms, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
-  if (terms.size() != ctx.numInputs())
-    return ctx.error() << "equation '" << eq << "' has " << terms.size()
-                       << " operand terms, but the node has " << ctx.numInputs()
-                       << " inputs",
-           failure();
-
-  // Parse the terms and size the ellipsis.
+namespace {
+/// An Einsum node's operands: each input with its term's labels (-1 for
+/// the ellipsis) and the rank its ellipsis stands for.
+struct EinsumTerms {
   SmallVector<EinsumOperand> operands;
   SmallVector<SmallVector<int>> parsed;
   SmallVector<int64_t> ellipsisRanks;
   int64_t maxEllipsis = 0;
+};
+} // namespace
+
+/// Parses TERMS (one per input) and sizes each ellipsis.
+static FailureOr<EinsumTerms> parseEinsumOperands(NodeContext &ctx, ArrayRef<StringRef> terms) {
+  EinsumTerms e;
   for (auto [i, term] : llvm::enumerate(terms)) {
     Value v = ctx.input(i);
     if (!v)
       return failure();
     if (i > 0 &&
-        failed(requireSameElementType(ctx, v, "every input", operands[0].value,
+        failed(requireSameElementType(ctx, v, "every input", e.operands[0].value,
                                       "the first input")))
       return failure();
     auto labels = parseEinsumTerm(ctx, term);
@@ -564,24 +552,29 @@ static LogicalResult importEinsum(NodeContext &ctx) {
                          << " labels, but input " << i << " has shape "
                          << formatShape(ctx.shape(v)),
              failure();
-    maxEllipsis = std::max(maxEllipsis, ell);
-    ellipsisRanks.push_back(ell);
-    parsed.push_back(*labels);
-    operands.push_back({v, {}});
+    e.maxEllipsis = std::max(e.maxEllipsis, ell);
+    e.ellipsisRanks.push_back(ell);
+    e.parsed.push_back(*labels);
+    e.operands.push_back({v, {}});
   }
+  return e;
+}
 
-  // Expand the ellipsis, size every label, and reject diagonals.
-  llvm::DenseMap<int, int64_t> sizes;
-  llvm::DenseMap<int, int> occurrences;
-  for (auto [i, op] : llvm::enumerate(operands)) {
-    for (int l : parsed[i]) {
+/// Expands each operand's ellipsis into labels, sizes every label (SIZES;
+/// OCCURRENCES counts the letters' uses), rejects diagonals, and broadcasts
+/// each operand's ellipsis dimensions as numpy does.
+static LogicalResult sizeEinsumLabels(NodeContext &ctx, ArrayRef<StringRef> terms,
+                                      EinsumTerms &e, llvm::DenseMap<int, int64_t> &sizes,
+                                      llvm::DenseMap<int, int> &occurrences) {
+  for (auto [i, op] : llvm::enumerate(e.operands)) {
+    for (int l : e.parsed[i]) {
       if (l != -1) {
         op.labels.push_back(l);
         continue;
       }
-      for (int64_t j = 0; j < ellipsisRanks[i]; ++j)
-        op.labels.push_back(kEllipsisLabel + int(maxEllipsis) -
-                            int(ellipsisRanks[i]) + int(j));
+      for (int64_t j = 0; j < e.ellipsisRanks[i]; ++j)
+        op.labels.push_back(kEllipsisLabel + int(e.maxEllipsis) -
+                            int(e.ellipsisRanks[i]) + int(j));
     }
     for (auto [d, l] : llvm::enumerate(op.labels)) {
       if (llvm::count(op.labels, l) > 1)
@@ -607,7 +600,7 @@ static LogicalResult importEinsum(NodeContext &ctx) {
     }
   }
   // numpy broadcasts every operand's ellipsis dimensions first.
-  for (EinsumOperand &op : operands) {
+  for (EinsumOperand &op : e.operands) {
     SmallVector<int64_t> target;
     for (int l : op.labels)
       target.push_back(sizes.lookup(l));
@@ -620,30 +613,18 @@ static LogicalResult importEinsum(NodeContext &ctx) {
           llvm::to_vector(llvm::seq<int64_t>(0, op.labels.size())));
     }
   }
+  return success();
+}
 
-  // The output labels: explicit, or (implicit mode) the ellipsis followed by
-  // the letters that occur exactly once, in alphabetical (ASCII) order.
+/// The output labels: RHS's when the equation has one (EXPLICIT), else the
+/// ellipsis followed by the letters that occur exactly once, in
+/// alphabetical (ASCII) order.
+static FailureOr<SmallVector<int>>
+einsumOutputLabels(NodeContext &ctx, StringRef rhs, bool explicitOutput, int64_t maxEllipsis,
+                   const llvm::DenseMap<int, int64_t> &sizes,
+                   const llvm::DenseMap<int, int> &occurrences) {
   SmallVector<int> output;
-  if (explicitOutput) {
-    auto labels = parseEinsumTerm(ctx, rhs);
-    if (failed(labels))
-      return failure();
-    for (int l : *labels) {
-      if (l == -1) {
-        for (int64_t j = 0; j < maxEllipsis; ++j)
-          output.push_back(kEllipsisLabel + int(j));
-        continue;
-      }
-      if (!sizes.count(l))
-        return ctx.error() << "output label " << labelStr(l)
-                           << " appears in no input term",
-               failure();
-      if (llvm::is_contained(output, l))
-        return ctx.error() << "output label " << labelStr(l) << " repeats",
-               failure();
-      output.push_back(l);
-    }
-  } else {
+  if (!explicitOutput) {
     for (int64_t j = 0; j < maxEllipsis; ++j)
       output.push_back(kEllipsisLabel + int(j));
     SmallVector<int> once;
@@ -652,14 +633,69 @@ static LogicalResult importEinsum(NodeContext &ctx) {
         once.push_back(l);
     llvm::sort(once);
     output.append(once);
+    return output;
   }
+  auto labels = parseEinsumTerm(ctx, rhs);
+  if (failed(labels))
+    return failure();
+  for (int l : *labels) {
+    if (l == -1) {
+      for (int64_t j = 0; j < maxEllipsis; ++j)
+        output.push_back(kEllipsisLabel + int(j));
+      continue;
+    }
+    if (!sizes.count(l))
+      return ctx.error() << "output label " << labelStr(l)
+                         << " appears in no input term",
+             failure();
+    if (llvm::is_contained(output, l))
+      return ctx.error() << "output label " << labelStr(l) << " repeats",
+             failure();
+    output.push_back(l);
+  }
+  return output;
+}
+
+static LogicalResult importEinsum(NodeContext &ctx) {
+  if (failed(requireOpset(ctx, 12)))
+    return failure();
+  std::string equation = ctx.getString("equation", "");
+  llvm::erase_if(equation, [](char c) { return llvm::isSpace(c); });
+  if (equation.empty())
+    return ctx.error() << "the 'equation' attribute is required", failure();
+  StringRef eq(equation);
+  auto [lhs, rhs] = eq.split("->");
+  bool explicitOutput = lhs.size() != eq.size();
+  if (rhs.contains("->"))
+    return ctx.error() << "equation '" << eq << "' has more than one '->'",
+           failure();
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  if (terms.size() != ctx.numInputs())
+    return ctx.error() << "equation '" << eq << "' has " << terms.size()
+                       << " operand terms, but the node has " << ctx.numInputs()
+                       << " inputs",
+           failure();
+
+  FailureOr<EinsumTerms> parsed = parseEinsumOperands(ctx, terms);
+  if (failed(parsed))
+    return failure();
+  llvm::DenseMap<int, int64_t> sizes;
+  llvm::DenseMap<int, int> occurrences;
+  if (failed(sizeEinsumLabels(ctx, terms, *parsed, sizes, occurrences)))
+    return failure();
+  FailureOr<SmallVector<int>> output =
+      einsumOutputLabels(ctx, rhs, explicitOutput, parsed->maxEllipsis, sizes, occurrences);
+  if (failed(output))
+    return failure();
 
   // Left fold; a label is needed later if a later operand or the output has
   // it.
+  ArrayRef<EinsumOperand> operands = parsed->operands;
   EinsumOperand current = operands[0];
   for (size_t i = 1; i < operands.size(); ++i) {
     auto neededLater = [&](int l) {
-      if (llvm::is_contained(output, l))
+      if (llvm::is_contained(*output, l))
         return true;
       for (size_t j = i + 1; j < operands.size(); ++j)
         if (llvm::is_contained(operands[j].labels, l))
@@ -672,8 +708,8 @@ static LogicalResult importEinsum(NodeContext &ctx) {
     current = *next;
   }
   einsumSumOut(ctx, current,
-               [&](int l) { return !llvm::is_contained(output, l); });
-  ctx.setOutput(0, einsumTranspose(ctx, current, output));
+               [&](int l) { return !llvm::is_contained(*output, l); });
+  ctx.setOutput(0, einsumTranspose(ctx, current, *output));
   return success();
 }
 
