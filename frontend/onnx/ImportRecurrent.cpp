@@ -155,8 +155,24 @@ FailureOr<SmallVector<Activation>> readActivations(NC &ctx, Cell cell,
   return out;
 }
 
-/// Imports LSTM, GRU or RNN (any opset from 7: layout from 14).
-LogicalResult importRecurrent(NC &ctx, Cell cell) {
+/// A recurrent node's inputs and attributes, checked; X in [seq, batch,
+/// in] order whatever the layout, the optional inputs null when absent.
+struct RecurrentNode {
+  Cell cell;
+  Value x, w, r, bias, h0, c0, peep;
+  std::string direction;
+  int64_t layout = 0, dirs = 1, gates = 0, hidden = 0, seq = 0, batch = 0, inSize = 0;
+  Type et;
+  SmallVector<Activation> acts;
+  bool hasClip = false, inputForget = false, linearBeforeReset = false;
+  double clip = 0.0;
+};
+
+/// Reads and checks the node's inputs and attributes (any opset from 7:
+/// layout from 14).
+FailureOr<RecurrentNode> readRecurrent(NC &ctx, Cell cell) {
+  RecurrentNode n;
+  n.cell = cell;
   Value x = ctx.input(0), w = ctx.input(1), r = ctx.input(2);
   if (!x || !w || !r)
     return failure();
@@ -261,132 +277,179 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
   bool hasClip = ctx.hasAttr("clip");
   if (hasClip && clip <= 0)
     return ctx.error() << "clip must be positive, got " << clip, failure();
-  bool inputForget = ctx.getInt("input_forget", 0) != 0;
-  bool linearBeforeReset = ctx.getInt("linear_before_reset", 0) != 0;
+  n.x = x, n.w = w, n.r = r, n.bias = bias, n.h0 = *h0, n.c0 = *c0, n.peep = peep;
+  n.direction = direction;
+  n.layout = layout, n.dirs = dirs, n.gates = gates, n.hidden = hidden;
+  n.seq = seq, n.batch = batch, n.inSize = inSize, n.et = et;
+  n.acts = std::move(*acts);
+  n.hasClip = hasClip, n.clip = clip;
+  n.inputForget = ctx.getInt("input_forget", 0) != 0;
+  n.linearBeforeReset = ctx.getInt("linear_before_reset", 0) != 0;
+  return n;
+}
 
-  int64_t perDir = acts->size() / dirs;
+/// What one direction's steps read besides the state: its activations, R^T
+/// (for GRU also its z/r columns and its candidate columns, multiplied
+/// apart: the candidate reads r * H or is reset after the product), the
+/// recurrent bias Rb and the LSTM peepholes broadcast over the batch.
+struct DirectionWeights {
+  ArrayRef<Activation> f;
+  Value rT, rzrT, rhT, rb, pi, po, pf;
+};
+
+/// One step of the cell: H (and C for LSTM) from the step's input
+/// projection XT [batch, G*H]. Returns false when a value could not be
+/// built.
+bool cellStep(NC &ctx, const RecurrentNode &n, const DirectionWeights &k, Value xt, Value &h,
+              Value &c) {
+  int64_t hidden = n.hidden, batch = n.batch;
+  auto inGate = [&](int64_t g) { return ctx.sliceAxis(xt, 1, g * hidden, hidden); };
+  auto clipped = [&](Value v) {
+    if (!n.hasClip)
+      return v;
+    return ctx.create<ClampOp>(v, ctx.b.getF64FloatAttr(-n.clip), ctx.b.getF64FloatAttr(n.clip));
+  };
+  ArrayRef<Activation> f = k.f;
+  if (n.cell == Cell::Lstm) {
+    // Gate order i, o, f, c.
+    Value hr = ctx.create<MatmulOp>(h, k.rT);
+    auto pre = [&](int64_t g) {
+      Value in = inGate(g);
+      return add(ctx, in, ctx.sliceAxis(hr, 1, g * hidden, hidden));
+    };
+    Value preI = pre(0), preF = pre(2);
+    if (n.peep) {
+      preI = add(ctx, preI, mul(ctx, k.pi, c));
+      preF = add(ctx, preF, mul(ctx, k.pf, c));
+    }
+    Value it = activate(ctx, f[0], clipped(preI));
+    Value ft = n.inputForget ? ctx.create<SubOp>(ctx.splatLike(it, 1.0), it)
+                             : activate(ctx, f[0], clipped(preF));
+    Value ct = activate(ctx, f[1], clipped(pre(3)));
+    Value kept = mul(ctx, ft, c);
+    c = add(ctx, kept, mul(ctx, it, ct));
+    Value preO = pre(1);
+    if (n.peep)
+      preO = add(ctx, preO, mul(ctx, k.po, c));
+    Value ot = activate(ctx, f[0], clipped(preO));
+    h = mul(ctx, ot, activate(ctx, f[2], c));
+  } else if (n.cell == Cell::Gru) {
+    // Gate order z, r, h.
+    Value hzr = ctx.create<MatmulOp>(h, k.rzrT); // [batch, 2H]
+    auto gate = [&](int64_t g) {
+      Value in = inGate(g);
+      return add(ctx, in, ctx.sliceAxis(hzr, 1, g * hidden, hidden));
+    };
+    Value zt = activate(ctx, f[0], clipped(gate(0)));
+    Value rt = activate(ctx, f[0], clipped(gate(1)));
+    Value cand;
+    if (n.linearBeforeReset) {
+      Value hh = ctx.create<MatmulOp>(h, k.rhT);
+      if (k.rb)
+        hh = add(ctx, hh, ctx.broadcastTo(ctx.sliceAxis(k.rb, 0, 2 * hidden, hidden),
+                                          {batch, hidden}));
+      Value in = inGate(2);
+      cand = add(ctx, in, mul(ctx, rt, hh));
+    } else {
+      Value in = inGate(2);
+      cand = add(ctx, in, ctx.create<MatmulOp>(mul(ctx, rt, h), k.rhT));
+    }
+    Value ht = activate(ctx, f[1], clipped(cand));
+    // H = (1 - z) h~ + z H_prev = h~ + z (H_prev - h~).
+    h = add(ctx, ht, mul(ctx, zt, ctx.create<SubOp>(h, ht)));
+  } else {
+    Value in = inGate(0);
+    h = activate(ctx, f[0], clipped(add(ctx, in, ctx.create<MatmulOp>(h, k.rT))));
+  }
+  return bool(h);
+}
+
+/// One direction's outputs: Y [seq, 1, batch, H], the last H and C
+/// [1, batch, H] (C null but for LSTM).
+struct DirectionOutputs {
+  Value y, h, c;
+};
+
+/// Unrolls direction D of node N over the sequence.
+FailureOr<DirectionOutputs> unrollDirection(NC &ctx, const RecurrentNode &n, int64_t d) {
+  int64_t seq = n.seq, batch = n.batch, hidden = n.hidden, gates = n.gates;
+  bool reverse = n.direction == "reverse" || d == 1;
+  auto dirSlice = [&](Value v) {
+    Value s = ctx.sliceAxis(v, 0, d, 1);
+    SmallVector<int64_t> shape(NC::shape(v).drop_front());
+    return ctx.reshape(s, shape);
+  };
+  DirectionWeights k;
+  // The weights transposed once for all steps: W^T [in, G*H], R^T [H, G*H].
+  Value wT = ctx.transpose(dirSlice(n.w), {1, 0});
+  k.rT = ctx.transpose(dirSlice(n.r), {1, 0});
+  // The input projection of every step at once: [seq*batch, G*H].
+  Value xw = ctx.create<MatmulOp>(ctx.reshape(n.x, {seq * batch, n.inSize}), wT);
+  if (n.bias) {
+    Value bd = dirSlice(n.bias); // [2*G*H]
+    Value wb = ctx.sliceAxis(bd, 0, 0, gates * hidden);
+    k.rb = ctx.sliceAxis(bd, 0, gates * hidden, gates * hidden);
+    Value inputBias = add(ctx, wb, k.rb);
+    if (n.cell == Cell::Gru && n.linearBeforeReset) {
+      // Rb_h stays inside r * (H R_h^T + Rb_h); z and r add both biases.
+      inputBias = ctx.create<ConcatOp>(
+          ValueRange{ctx.sliceAxis(inputBias, 0, 0, 2 * hidden),
+                     ctx.sliceAxis(wb, 0, 2 * hidden, hidden)},
+          0);
+    }
+    xw = add(ctx, xw, ctx.broadcastTo(inputBias, {seq * batch, gates * hidden}));
+  }
+  xw = ctx.reshape(xw, {seq, batch, gates * hidden});
+  int64_t perDir = int64_t(n.acts.size()) / n.dirs;
+  k.f = ArrayRef<Activation>(n.acts).slice(d * perDir, perDir);
+  auto stateOf = [&](Value init) {
+    if (!init)
+      return ctx.splat(n.et, {batch, hidden}, 0.0);
+    return dirSlice(init);
+  };
+  Value h = stateOf(n.h0), c = n.cell == Cell::Lstm ? stateOf(n.c0) : Value();
+  // Peepholes [3H]: i, o, f, each broadcast over the batch.
+  if (n.peep) {
+    Value pd = dirSlice(n.peep);
+    auto row = [&](int64_t g) {
+      return ctx.broadcastTo(ctx.sliceAxis(pd, 0, g * hidden, hidden), {batch, hidden});
+    };
+    k.pi = row(0), k.po = row(1), k.pf = row(2);
+  }
+  if (n.cell == Cell::Gru) {
+    k.rzrT = ctx.sliceAxis(k.rT, 1, 0, 2 * hidden);
+    k.rhT = ctx.sliceAxis(k.rT, 1, 2 * hidden, hidden);
+  }
+  SmallVector<Value> steps(seq);
+  for (int64_t i = 0; i < seq; ++i) {
+    int64_t t = reverse ? seq - 1 - i : i;
+    Value xt = ctx.reshape(ctx.sliceAxis(xw, 0, t, 1), {batch, gates * hidden});
+    if (!cellStep(ctx, n, k, xt, h, c))
+      return failure();
+    steps[t] = ctx.reshape(h, {1, 1, batch, hidden});
+  }
+  DirectionOutputs out;
+  out.y = seq == 1 ? steps[0] : ctx.create<ConcatOp>(steps, 0);
+  out.h = ctx.reshape(h, {1, batch, hidden});
+  if (c)
+    out.c = ctx.reshape(c, {1, batch, hidden});
+  return out;
+}
+
+/// Imports LSTM, GRU or RNN, unrolled over the sequence.
+LogicalResult importRecurrent(NC &ctx, Cell cell) {
+  FailureOr<RecurrentNode> n = readRecurrent(ctx, cell);
+  if (failed(n))
+    return failure();
   SmallVector<Value> ys, hs, cs;
-  for (int64_t d = 0; d < dirs; ++d) {
-    bool reverse = direction == "reverse" || d == 1;
-    auto dirSlice = [&](Value v) {
-      Value s = ctx.sliceAxis(v, 0, d, 1);
-      SmallVector<int64_t> shape(NC::shape(v).drop_front());
-      return ctx.reshape(s, shape);
-    };
-    // The weights transposed once for all steps: W^T [in, G*H], R^T [H, G*H].
-    Value wT = ctx.transpose(dirSlice(w), {1, 0}), rT = ctx.transpose(dirSlice(r), {1, 0});
-    // The input projection of every step at once: [seq*batch, G*H].
-    Value xw = ctx.create<MatmulOp>(ctx.reshape(x, {seq * batch, inSize}), wT);
-    Value wb, rb;
-    if (bias) {
-      Value bd = dirSlice(bias); // [2*G*H]
-      wb = ctx.sliceAxis(bd, 0, 0, gates * hidden);
-      rb = ctx.sliceAxis(bd, 0, gates * hidden, gates * hidden);
-      Value inputBias = add(ctx, wb, rb);
-      if (cell == Cell::Gru && linearBeforeReset) {
-        // Rb_h stays inside r * (H R_h^T + Rb_h); z and r add both biases.
-        inputBias = ctx.create<ConcatOp>(
-            ValueRange{ctx.sliceAxis(inputBias, 0, 0, 2 * hidden),
-                       ctx.sliceAxis(wb, 0, 2 * hidden, hidden)},
-            0);
-      }
-      xw = add(ctx, xw, ctx.broadcastTo(inputBias, {seq * batch, gates * hidden}));
-    }
-    xw = ctx.reshape(xw, {seq, batch, gates * hidden});
-    ArrayRef<Activation> f(acts->begin() + d * perDir, perDir);
-    auto clipped = [&](Value v) {
-      if (!hasClip)
-        return v;
-      return ctx.create<ClampOp>(v, ctx.b.getF64FloatAttr(-clip),
-                                 ctx.b.getF64FloatAttr(clip));
-    };
-    auto stateOf = [&](Value init) {
-      if (!init)
-        return ctx.splat(et, {batch, hidden}, 0.0);
-      return dirSlice(init);
-    };
-    Value h = stateOf(*h0), c = cell == Cell::Lstm ? stateOf(*c0) : Value();
-    // Peepholes [3H]: i, o, f, each broadcast over the batch.
-    Value pi, po, pf;
-    if (peep) {
-      Value pd = dirSlice(peep);
-      auto row = [&](int64_t k) {
-        return ctx.broadcastTo(ctx.sliceAxis(pd, 0, k * hidden, hidden), {batch, hidden});
-      };
-      pi = row(0), po = row(1), pf = row(2);
-    }
-    // GRU: R^T's z/r columns and its candidate columns, multiplied apart
-    // (the candidate reads r * H or is reset after the product).
-    Value rzrT, rhT;
-    if (cell == Cell::Gru) {
-      rzrT = ctx.sliceAxis(rT, 1, 0, 2 * hidden);
-      rhT = ctx.sliceAxis(rT, 1, 2 * hidden, hidden);
-    }
-    SmallVector<Value> steps(seq);
-    for (int64_t i = 0; i < seq; ++i) {
-      int64_t t = reverse ? seq - 1 - i : i;
-      Value xt = ctx.reshape(ctx.sliceAxis(xw, 0, t, 1), {batch, gates * hidden});
-      auto inGate = [&](int64_t g) { return ctx.sliceAxis(xt, 1, g * hidden, hidden); };
-      if (cell == Cell::Lstm) {
-        // Gate order i, o, f, c.
-        Value hr = ctx.create<MatmulOp>(h, rT);
-        auto pre = [&](int64_t g) {
-          Value in = inGate(g);
-          return add(ctx, in, ctx.sliceAxis(hr, 1, g * hidden, hidden));
-        };
-        Value preI = pre(0), preF = pre(2);
-        if (peep) {
-          preI = add(ctx, preI, mul(ctx, pi, c));
-          preF = add(ctx, preF, mul(ctx, pf, c));
-        }
-        Value it = activate(ctx, f[0], clipped(preI));
-        Value ft = inputForget
-                       ? ctx.create<SubOp>(ctx.splatLike(it, 1.0), it)
-                       : activate(ctx, f[0], clipped(preF));
-        Value ct = activate(ctx, f[1], clipped(pre(3)));
-        Value kept = mul(ctx, ft, c);
-        c = add(ctx, kept, mul(ctx, it, ct));
-        Value preO = pre(1);
-        if (peep)
-          preO = add(ctx, preO, mul(ctx, po, c));
-        Value ot = activate(ctx, f[0], clipped(preO));
-        h = mul(ctx, ot, activate(ctx, f[2], c));
-      } else if (cell == Cell::Gru) {
-        // Gate order z, r, h.
-        Value hzr = ctx.create<MatmulOp>(h, rzrT); // [batch, 2H]
-        auto gate = [&](int64_t g) {
-          Value in = inGate(g);
-          return add(ctx, in, ctx.sliceAxis(hzr, 1, g * hidden, hidden));
-        };
-        Value zt = activate(ctx, f[0], clipped(gate(0)));
-        Value rt = activate(ctx, f[0], clipped(gate(1)));
-        Value cand;
-        if (linearBeforeReset) {
-          Value hh = ctx.create<MatmulOp>(h, rhT);
-          if (rb)
-            hh = add(ctx, hh, ctx.broadcastTo(ctx.sliceAxis(rb, 0, 2 * hidden, hidden),
-                                              {batch, hidden}));
-          Value in = inGate(2);
-          cand = add(ctx, in, mul(ctx, rt, hh));
-        } else {
-          Value in = inGate(2);
-          cand = add(ctx, in, ctx.create<MatmulOp>(mul(ctx, rt, h), rhT));
-        }
-        Value ht = activate(ctx, f[1], clipped(cand));
-        // H = (1 - z) h~ + z H_prev = h~ + z (H_prev - h~).
-        h = add(ctx, ht, mul(ctx, zt, ctx.create<SubOp>(h, ht)));
-      } else {
-        Value in = inGate(0);
-        h = activate(ctx, f[0], clipped(add(ctx, in, ctx.create<MatmulOp>(h, rT))));
-      }
-      if (!h)
-        return failure();
-      steps[t] = ctx.reshape(h, {1, 1, batch, hidden});
-    }
-    ys.push_back(seq == 1 ? steps[0] : ctx.create<ConcatOp>(steps, 0));
-    hs.push_back(ctx.reshape(h, {1, batch, hidden}));
-    if (c)
-      cs.push_back(ctx.reshape(c, {1, batch, hidden}));
+  for (int64_t d = 0; d < n->dirs; ++d) {
+    FailureOr<DirectionOutputs> out = unrollDirection(ctx, *n, d);
+    if (failed(out))
+      return failure();
+    ys.push_back(out->y);
+    hs.push_back(out->h);
+    if (out->c)
+      cs.push_back(out->c);
   }
   auto joined = [&](ArrayRef<Value> parts, int64_t axis) {
     return parts.size() == 1 ? parts[0] : ctx.create<ConcatOp>(parts, axis);
@@ -394,7 +457,7 @@ LogicalResult importRecurrent(NC &ctx, Cell cell) {
   Value y = joined(ys, 1);   // [seq, dirs, batch, H]
   Value yh = joined(hs, 0);  // [dirs, batch, H]
   Value yc = cs.empty() ? Value() : joined(cs, 0);
-  if (layout == 1) {
+  if (n->layout == 1) {
     y = ctx.transpose(y, {2, 0, 1, 3}); // [batch, seq, dirs, H]
     yh = ctx.transpose(yh, {1, 0, 2});  // [batch, dirs, H]
     if (yc)
