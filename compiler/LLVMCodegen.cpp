@@ -20,6 +20,7 @@
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/IRBuilder.h"
@@ -307,6 +308,17 @@ void fixReductionOrder(Function &f, LoopInfo &loops, ScalarEvolution &se,
   }
 }
 
+/// LLVM's diagnostics while a group compiles, less its optimization remarks
+/// and failures: a loop that fixReductionOrder asks to vectorize and LLVM
+/// cannot (a reduction whose value also leaves the loop) stays a scalar loop
+/// in program order, which is the compiler's business, not the user's.
+/// Everything else (errors included) is printed as LLVM prints it.
+struct QuietOptimizationDiagnostics : DiagnosticHandler {
+  bool handleDiagnostics(const DiagnosticInfo &di) override {
+    return isa<DiagnosticInfoOptimizationBase>(di);
+  }
+};
+
 /// One group from bitcode to an object file, in a context of its own. The
 /// host group is straight-line code that calls each kernel once per step:
 /// O1 folds its constants, and the fast instruction selector and register
@@ -317,6 +329,7 @@ void fixReductionOrder(Function &f, LoopInfo &loops, ScalarEvolution &se,
 Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions &options,
                                    bool host, OptimizationLevel kernelLevel) {
   LLVMContext context;
+  context.setDiagnosticHandler(std::make_unique<QuietOptimizationDiagnostics>());
   Expected<std::unique_ptr<Module>> m =
       parseBitcodeFile(MemoryBufferRef(bitcode, "tcc-group"), context);
   if (!m)
