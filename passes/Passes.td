@@ -83,17 +83,11 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"loss", "loss", "tcc::Loss", /*default=*/"tcc::Loss::Mse",
-           "mse, cross_entropy or none", [{::llvm::cl::values(
-             clEnumValN(tcc::Loss::Mse, "mse", "mean squared error"),
-             clEnumValN(tcc::Loss::CrossEntropy, "cross_entropy", "softmax cross-entropy"),
-             clEnumValN(tcc::Loss::None, "none", "the model's own scalar output"))}]>,
+           "mse, cross_entropy or none", [{tcc::lossValues()}]>,
     Option<"labels", "labels", "std::string", /*default=*/"\"y\"",
            "Name of the labels input">,
     Option<"optimizer", "optimizer", "tcc::Optimizer", /*default=*/"tcc::Optimizer::Sgd",
-           "sgd, adam or adamw", [{::llvm::cl::values(
-             clEnumValN(tcc::Optimizer::Sgd, "sgd", "SGD"),
-             clEnumValN(tcc::Optimizer::Adam, "adam", "Adam"),
-             clEnumValN(tcc::Optimizer::AdamW, "adamw", "AdamW"))}]>,
+           "sgd, adam or adamw", [{tcc::optimizerValues()}]>,
     Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0", "SGD dampening">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
@@ -115,11 +109,7 @@ def BuildTrainStepPass : Pass<"tcc-build-train-step", "mlir::ModuleOp"> {
     Option<"precision", "precision", "tcc::Precision", /*default=*/"tcc::Precision::FP32",
            "fp32, tf32, bf16 or fp16; a 16-bit precision marks the optimizer "
            "tcc.keep_fp32 (tcc-precision runs next); fp16 adds dynamic loss scaling; "
-           "tf32 builds what fp32 does (the library calls take it)", [{::llvm::cl::values(
-             clEnumValN(tcc::Precision::FP32, "fp32", "f32"),
-             clEnumValN(tcc::Precision::TF32, "tf32", "f32 with TF32 library calls"),
-             clEnumValN(tcc::Precision::BF16, "bf16", "bf16 mixed precision"),
-             clEnumValN(tcc::Precision::FP16, "fp16", "fp16 mixed precision, loss scaling"))}]>,
+           "tf32 builds what fp32 does (the library calls take it)", [{tcc::precisionValues()}]>,
     Option<"dataParallel", "data-parallel", "bool", /*default=*/"false",
            "Average the gradients over the ranks of a data-parallel job "
            "(tcc.all_reduce per bucket; the world size is the runtime's)">,
@@ -170,9 +160,7 @@ def PrecisionPass : Pass<"tcc-precision", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"precision", "precision", "tcc::Precision", /*default=*/"tcc::Precision::BF16",
-           "The 16-bit type: bf16 or fp16", [{::llvm::cl::values(
-             clEnumValN(tcc::Precision::BF16, "bf16", "bf16"),
-             clEnumValN(tcc::Precision::FP16, "fp16", "fp16"))}]>,
+           "The 16-bit type: bf16 or fp16", [{tcc::precisionValues()}]>,
     Option<"report", "report", "bool", /*default=*/"false",
            "Print what runs in which precision and why (--report=precision)">
   ];
@@ -258,10 +246,7 @@ def RematerializePass : Pass<"tcc-rematerialize", "mlir::func::FuncOp"> {
            "The tensor-level arena peak to reach, in bytes (-1: none)">,
     Option<"mode", "mode", "tcc::RematMode", /*default=*/"tcc::RematMode::Auto",
            "auto (recompute until the budget holds), max (the least memory), off",
-           [{::llvm::cl::values(
-             clEnumValN(tcc::RematMode::Auto, "auto", "recompute until the budget holds"),
-             clEnumValN(tcc::RematMode::Max, "max", "the least memory"),
-             clEnumValN(tcc::RematMode::Off, "off", "recompute nothing"))}]>
+           [{tcc::rematModeValues()}]>
   ];
 }
 

@@ -5,69 +5,73 @@
 #include "llvm/ADT/StringSwitch.h"
 
 using llvm::StringRef;
+namespace cl = llvm::cl;
+
+#define TCC_NAME_CASE(type, e, name) \
+  case type::e:                      \
+    return name;
+#define TCC_PARSE_CASE(type, e, name) .Case(name, type::e)
+#define TCC_CL_VALUE(type, e, name, help) clEnumValN(type::e, name, help),
 
 StringRef tcc::lossName(Loss loss) {
   switch (loss) {
-  case Loss::Mse:
-    return "mse";
-  case Loss::CrossEntropy:
-    return "cross_entropy";
-  case Loss::None:
-    return "none";
+#define X(e, name, help) TCC_NAME_CASE(Loss, e, name)
+    TCC_LOSSES(X)
+#undef X
   }
   return "";
 }
 
 StringRef tcc::optimizerName(Optimizer optimizer) {
   switch (optimizer) {
-  case Optimizer::Sgd:
-    return "sgd";
-  case Optimizer::Adam:
-    return "adam";
-  case Optimizer::AdamW:
-    return "adamw";
+#define X(e, name, help) TCC_NAME_CASE(Optimizer, e, name)
+    TCC_OPTIMIZERS(X)
+#undef X
   }
   return "";
 }
 
 StringRef tcc::precisionName(Precision precision) {
   switch (precision) {
-  case Precision::FP32:
-    return "fp32";
-  case Precision::TF32:
-    return "tf32";
-  case Precision::BF16:
-    return "bf16";
-  case Precision::FP16:
-    return "fp16";
-  }
-  return "";
-}
-
-StringRef tcc::rematModeName(RematMode mode) {
-  switch (mode) {
-  case RematMode::Auto:
-    return "auto";
-  case RematMode::Max:
-    return "max";
-  case RematMode::Off:
-    return "off";
+#define X(e, name, help) TCC_NAME_CASE(Precision, e, name)
+    TCC_PRECISIONS(X)
+#undef X
   }
   return "";
 }
 
 std::optional<tcc::Loss> tcc::parseLoss(StringRef name) {
-  return llvm::StringSwitch<std::optional<Loss>>(name)
-      .Case("mse", Loss::Mse)
-      .Case("cross_entropy", Loss::CrossEntropy)
-      .Case("none", Loss::None)
-      .Default(std::nullopt);
+#define X(e, name, help) TCC_PARSE_CASE(Loss, e, name)
+  return llvm::StringSwitch<std::optional<Loss>>(name) TCC_LOSSES(X).Default(std::nullopt);
+#undef X
 }
 
 std::optional<tcc::Optimizer> tcc::parseOptimizer(StringRef name) {
-  return llvm::StringSwitch<std::optional<Optimizer>>(name)
-      .Case("sgd", Optimizer::Sgd)
-      .Case("adam", Optimizer::Adam)
-      .Case("adamw", Optimizer::AdamW)
-      .Default(std::nullopt);
+#define X(e, name, help) TCC_PARSE_CASE(Optimizer, e, name)
+  return llvm::StringSwitch<std::optional<Optimizer>>(name) TCC_OPTIMIZERS(X).Default(std::nullopt);
+#undef X
+}
+
+cl::ValuesClass tcc::lossValues() {
+#define X(e, name, help) TCC_CL_VALUE(Loss, e, name, help)
+  return cl::ValuesClass({TCC_LOSSES(X)});
+#undef X
+}
+
+cl::ValuesClass tcc::optimizerValues() {
+#define X(e, name, help) TCC_CL_VALUE(Optimizer, e, name, help)
+  return cl::ValuesClass({TCC_OPTIMIZERS(X)});
+#undef X
+}
+
+cl::ValuesClass tcc::precisionValues() {
+#define X(e, name, help) TCC_CL_VALUE(Precision, e, name, help)
+  return cl::ValuesClass({TCC_PRECISIONS(X)});
+#undef X
+}
+
+cl::ValuesClass tcc::rematModeValues() {
+#define X(e, name, help) TCC_CL_VALUE(RematMode, e, name, help)
+  return cl::ValuesClass({TCC_REMAT_MODES(X)});
+#undef X
 }

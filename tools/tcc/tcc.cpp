@@ -163,10 +163,7 @@ static tcc::TrainingOptions &training = options.training;
 // defaults and documentation are in passes/Passes.td).
 static cl::opt<tcc::Loss, true, ChoiceParser<tcc::Loss>> lossKind(
     "loss", cl::desc("Training loss"), cl::value_desc("KIND"),
-    cl::values(clEnumValN(tcc::Loss::Mse, "mse", "mean squared error"),
-               clEnumValN(tcc::Loss::CrossEntropy, "cross_entropy",
-                          "softmax cross-entropy over the last axis"),
-               clEnumValN(tcc::Loss::None, "none", "the model's first output is the loss")),
+    tcc::lossValues(),
     cl::location(training.loss), cl::cat(trainingCategory));
 static cl::opt<std::string, true> labelsName(
     "labels", cl::desc("Name of the labels input of the training step (default y)"),
@@ -175,9 +172,7 @@ static cl::opt<tcc::Optimizer, true, ChoiceParser<tcc::Optimizer>> optimizerKind
     "optimizer", cl::desc("Optimizer compiled into the training step (PyTorch's update formulas "
                           "and defaults)"),
     cl::value_desc("KIND"),
-    cl::values(clEnumValN(tcc::Optimizer::Sgd, "sgd", "SGD (default)"),
-               clEnumValN(tcc::Optimizer::Adam, "adam", "Adam"),
-               clEnumValN(tcc::Optimizer::AdamW, "adamw", "AdamW")),
+    tcc::optimizerValues(),
     cl::location(training.optimizer), cl::cat(trainingCategory));
 static cl::opt<double, true> momentumOpt("momentum", cl::desc("SGD momentum (default 0)"),
                                          cl::location(training.momentum), cl::cat(trainingCategory));
@@ -216,13 +211,7 @@ static cl::opt<tcc::Precision, true, ChoiceParser<tcc::Precision>> precisionOpt(
                           "normalization, the loss and the optimizer in f32 on f32 master "
                           "weights)"),
     cl::value_desc("fp32|tf32|bf16|fp16"),
-    cl::values(clEnumValN(tcc::Precision::FP32, "fp32", "f32 (default)"),
-               clEnumValN(tcc::Precision::TF32, "tf32",
-                          "--target=cuda: fp32 storage, matmuls and convolutions on TF32 "
-                          "tensor cores"),
-               clEnumValN(tcc::Precision::BF16, "bf16", "bf16 mixed precision"),
-               clEnumValN(tcc::Precision::FP16, "fp16",
-                          "fp16 mixed precision with dynamic loss scaling")),
+    tcc::precisionValues(),
     cl::location(training.precision), cl::cat(trainingCategory));
 static cl::opt<bool, true> dataParallelOpt(
     "data-parallel", cl::desc("Train on several ranks (mpirun -np N tcc-run ...): train_step averages "
