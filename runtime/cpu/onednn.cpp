@@ -560,7 +560,9 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
       return b.plain({r, cc}, inner, type);
     return b.plain({n, r, cc}, {r * cc, inner[0], inner[1]}, type);
   };
-  auto bytesOf = [&](const dnnl_memory_desc_t &md) { return alignUp(a.dnnl_memory_desc_get_size(&md)); };
+  auto bytesOf = [&](const dnnl_memory_desc_t &md) {
+    return alignUp(a.dnnl_memory_desc_get_size(&md));
+  };
   // Scratch memory: the copies first, then the scratchpads of the steps
   // (which run one at a time).
   size_t copies = 0;
@@ -573,8 +575,8 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
                               matrix(rows, cols, false, out)};
   Binding src = {DNNL_ARG_SRC, 0, 0, nullptr}, weights = {DNNL_ARG_WEIGHTS, 1, 0, nullptr},
           dst = {DNNL_ARG_DST, 2, 0, nullptr};
-  // Reorders in, each from operand KIND's descriptor into a plain copy of
-  // TYPE in scratch memory (placed once the copies' size is known).
+  // Reorders in: an operand (or C, to accumulate onto) into a plain copy in
+  // scratch memory, run before the product.
   struct CopyIn {
     dnnl_memory_desc_t from, to;
     Binding fromAt, toAt;
