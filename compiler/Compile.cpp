@@ -15,7 +15,7 @@
 #include "compiler/CompileCache.h"
 #include "compiler/MemoryReport.h"
 #include "compiler/PrecisionReport.h"
-#include "passes/RematSummary.h"
+#include "passes/training/RematSummary.h"
 #include "runtime/cpu/cpu_features.h"
 #include "compiler/SourceKey.h"
 #include "compiler/Weights.h"
@@ -531,8 +531,12 @@ LogicalResult Compilation::lowerPlanned() {
     return writeText([&](llvm::raw_ostream &os) { os << ptx.getValue(); });
   }
   tcc::CpuPipelineOptions cpu = cpuOptions();
-  return runStage("to the LLVM dialect",
-                  [&](OpPassManager &pm) { tcc::buildCpuLowerToLLVMPipeline(pm, cpu); });
+  return runStage("to the LLVM dialect", [&](OpPassManager &pm) {
+    if (device)
+      tcc::buildCudaHostPipeline(pm, cpu);
+    else
+      tcc::buildCpuLowerToLLVMPipeline(pm, cpu);
+  });
 }
 
 namespace {

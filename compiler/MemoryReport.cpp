@@ -4,7 +4,7 @@
 
 #include "compiler/cuda/CudaPipeline.h"
 #include "dialects/TccNames.h"
-#include "passes/RematSummary.h"
+#include "passes/training/RematSummary.h"
 #include "runtime/include/tcc/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

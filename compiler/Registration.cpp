@@ -10,12 +10,12 @@
 
 #include "dialects/TccOps.h"
 #include "passes/Passes.h"
-#include "passes/KernelCost.h"
+#include "passes/graph/KernelCost.h"
 #include "compiler/cpu/CpuPipeline.h"
 #include "compiler/cuda/CudaPipeline.h"
 
-#include "passes/Collectives.h"
-#include "passes/autodiff/GradientRules.h"
+#include "passes/memory/Collectives.h"
+#include "passes/training/autodiff/GradientRules.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"

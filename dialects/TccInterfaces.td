@@ -1,10 +1,10 @@
 //===- TccInterfaces.td - interfaces of the tcc dialect ----*- tablegen -*-===//
 //
-// The gradient rule of an op, for reverse-mode autodiff (passes/Autodiff.cpp).
-// The rules are attached as external models (passes/autodiff/), so that the
+// The gradient rule of an op, for reverse-mode autodiff (passes/training/Autodiff.cpp).
+// The rules are attached as external models (passes/training/autodiff/), so that the
 // dialect does not depend on them and each rule sits next to the others.
 // The precision class of an op, for the mixed-precision pass
-// (passes/Precision.cpp): stated in each op's ODS by a Tcc_Precision trait.
+// (passes/training/Precision.cpp): stated in each op's ODS by a Tcc_Precision trait.
 //
 //===----------------------------------------------------------------------===//
 

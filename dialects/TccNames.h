@@ -111,7 +111,7 @@ inline constexpr llvm::StringLiteral collectives = "tcc.collectives";
 /// On a linalg op that computes a convolution's gradient (tcc-lower-to-linalg
 /// -> tcc-cpu-library-calls): {kind, params} of the library call it is
 /// (abi.h's CONV2D_BACKWARD_DATA / _WEIGHTS, the parameters up to the
-/// padding). Fusion leaves such ops whole (passes/ConvBackward.h).
+/// padding). Fusion leaves such ops whole (passes/lowering/ConvBackward.h).
 inline constexpr llvm::StringLiteral convBackward = "tcc.conv_backward";
 
 // Device code (the CUDA pipeline -> the artifact writer), on the module.

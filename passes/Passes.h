@@ -4,7 +4,7 @@
 #define TCC_PASSES_PASSES_H
 
 #include "dialects/TccOps.h"
-#include "passes/TrainingOptions.h"
+#include "passes/training/TrainingOptions.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -1,7 +1,8 @@
 //===- Passes.td - tcc's own passes ---------------------------*- tablegen -*-===//
 //
-// Every tcc pass is declared here (def FooPass, flag --tcc-foo, file Foo.cpp,
-// test test/passes/foo.mlir). Upstream passes are used wherever they do the
+// Every tcc pass is declared here (def FooPass, flag --tcc-foo, file
+// STAGE/Foo.cpp, test test/passes/STAGE/foo.mlir; the stages' folders are
+// listed in passes/CMakeLists.txt). Upstream passes are used wherever they do the
 // job; the passes here are what upstream lacks.
 //
 //===----------------------------------------------------------------------===//
@@ -495,7 +496,7 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
         call parameters: no padded copy is made. Done before memory
         planning, so the unpadded buffer stays live until the call.
     A linalg op that the lowering marked as a convolution's gradient
-    (`tcc.conv_backward`, passes/ConvBackward.h) becomes a
+    (`tcc.conv_backward`, passes/lowering/ConvBackward.h) becomes a
     CONV2D_BACKWARD_DATA or CONV2D_BACKWARD_WEIGHTS call on the buffers the
     call reads: a data gradient's dY behind the strided copy into zeros and
     W behind the flipped copy, a filter gradient's X behind its padding;

@@ -173,6 +173,11 @@ void tcc::buildCudaKernelPipeline(OpPassManager &pm, const CudaPipelineOptions &
   pm.addPass(tcc::createGpuLowerLaunchesPass(launches));
 }
 
+void tcc::buildCudaHostPipeline(OpPassManager &pm, CpuPipelineOptions options) {
+  options.device = true;
+  buildCpuLowerToLLVMPipeline(pm, options);
+}
+
 void tcc::registerCudaPipelines() {
   PassPipelineRegistration<>(
       "tcc-cuda-kernels",

@@ -3,6 +3,8 @@
 #ifndef TCC_COMPILER_CUDA_CUDAPIPELINE_H
 #define TCC_COMPILER_CUDA_CUDAPIPELINE_H
 
+#include "compiler/cpu/CpuPipeline.h"
+
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -39,9 +41,15 @@ const PtxasInfo &findPtxas(llvm::StringRef toolkit);
 
 /// After tcc-cpu-bufferize (library calls chosen, memory planned): every
 /// kernel through gpu.launch -> NVVM -> PTX (one module), launches and
-/// library calls as calls of the runtime; the host code is then lowered like
-/// the CPU's (buildCpuLowerToLLVMPipeline with `device` set).
+/// library calls as calls of the runtime; buildCudaHostPipeline then lowers
+/// the host code.
 void buildCudaKernelPipeline(mlir::OpPassManager &pm, const CudaPipelineOptions &options);
+
+/// The host code of a CUDA artifact, after buildCudaKernelPipeline: the
+/// planned entry points, now launches and runtime calls around the scalar
+/// glue left on the host, to the LLVM dialect. The CPU's lowering with
+/// `device` set: library calls were lowered and kernels outlined before.
+void buildCudaHostPipeline(mlir::OpPassManager &pm, CpuPipelineOptions options);
 
 /// Bytes of device workspace that library call KIND with PARAMS (abi.h's
 /// tcc_library_call_kind and its parameters) is planned for on CHIP

@@ -14,7 +14,7 @@
 // filter is a (filter-sized) copy, so that the convolution is the same
 // named op a forward one is (plain, depthwise, 2-D grouped). A 2-D one is
 // a convolution's data gradient: the named op carries tcc.conv_backward
-// (passes/ConvBackward.h), and tcc-cpu-library-calls makes it one
+// (passes/lowering/ConvBackward.h), and tcc-cpu-library-calls makes it one
 // CONV2D_BACKWARD_DATA call on dY and W themselves, which never multiplies
 // the inserted zeros; the loops that stay elsewhere (no library, other
 // ranks) do, a factor stride^k.
@@ -24,7 +24,7 @@
 // carries tcc.conv_backward too (a CONV2D_BACKWARD_WEIGHTS call).
 //===----------------------------------------------------------------------===//
 
-#include "passes/ConvBackward.h"
+#include "passes/lowering/ConvBackward.h"
 #include "passes/lowering/Patterns.h"
 
 #include "runtime/include/tcc/abi.h"

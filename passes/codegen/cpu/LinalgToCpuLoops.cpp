@@ -1,0 +1,481 @@
+//===- LinalgToCpuLoops.cpp - linalg on buffers to (parallel) loops -------===//
+//
+// Upstream offers convert-linalg-to-loops (all sequential) and
+// convert-linalg-to-parallel-loops (every op parallel, also a 4-element add);
+// this pass chooses per op, by its iteration count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/codegen/LinalgPayload.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tcc-linalg-to-cpu-loops"
+
+namespace tcc {
+#define GEN_PASS_DEF_LINALGTOCPULOOPSPASS
+#include "passes/Passes.h.inc"
+} // namespace tcc
+
+using namespace mlir;
+
+namespace {
+
+/// Iterations of all loops of OP, or nullopt when a range is dynamic.
+std::optional<int64_t> iterationCount(linalg::LinalgOp op) {
+  int64_t count = 1;
+  for (int64_t range : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(range))
+      return std::nullopt;
+    if (range != 0 && count > INT64_MAX / range)
+      return INT64_MAX;
+    count *= range;
+  }
+  return count;
+}
+
+/// Parallel chunks worth having: enough to balance a few dozen threads.
+constexpr int64_t kMinParallelIterations = 64;
+
+/// How many of OP's outermost loops to run as one parallel loop: the
+/// shortest prefix of its leading parallel dimensions with at least
+/// kMinParallelIterations iterations (all of them when none is that long).
+/// Only a prefix: collapsing every dimension would make each iteration
+/// recover its indices with divisions, and a parallel loop inside a
+/// reduction loop would fork once per reduction step.
+unsigned parallelPrefix(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned k = 0;
+  int64_t product = 1;
+  while (k < iterators.size() && iterators[k] == utils::IteratorType::parallel &&
+         !ShapedType::isDynamic(ranges[k]) && product < kMinParallelIterations)
+    product *= ranges[k++];
+  return k;
+}
+
+/// A reduction whose reduction loops are innermost, as loops that carry the
+/// accumulators in registers (scf.for iter_args: one load and one store of
+/// each output per output point, not one per reduction step), with
+/// reassociation allowed on the combiners so that LLVM vectorizes the
+/// innermost loop with several partial sums. The order of the additions is
+/// then fixed by the compiled code, not by the thread count.
+bool hasAccumulatorForm(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned parallelCount = op.getNumParallelLoops();
+  if (op.getNumReductionLoops() == 0 || !op.hasPureBufferSemantics())
+    return false;
+  for (auto [d, it] : llvm::enumerate(iterators))
+    if ((d < parallelCount) != (it == utils::IteratorType::parallel))
+      return false; // reductions not innermost: the default order is better
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.getMatchingBlockArgument(&init).use_empty())
+      return false;
+    AffineMap m = op.getMatchingIndexingMap(&init);
+    for (unsigned d = parallelCount; d < ranges.size(); ++d)
+      if (m.isFunctionOfDim(d))
+        return false;
+  }
+  return true;
+}
+
+/// Lowers OP (hasAccumulatorForm) so; the accumulators of outputs with a
+/// non-null KNOWN value start from it instead of a load (an absorbed fill).
+/// Returns the loops, outermost first.
+SmallVector<Operation *> reductionWithAccumulators(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                   ValueRange known) {
+  unsigned parallelCount = op.getNumParallelLoops();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Reassociation on each output's one-op combiner.
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    SmallVector<Operation *> combiners;
+    if (!matchReduction(op.getRegionOutputArgs(), i, combiners) || combiners.size() != 1)
+      continue;
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(combiners.front()))
+      combiners.front()->setAttr(
+          fm.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(rewriter.getContext(), arith::FastMathFlags::reassoc |
+                                                                   arith::FastMathFlags::contract));
+  }
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  SmallVector<Value> lbs(ranges.size(), zero), steps(ranges.size(), one), ubs;
+  for (int64_t r : ranges)
+    ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, r));
+  SmallVector<Operation *> loops;
+  auto inner = [&](OpBuilder &b, Location l, ValueRange outerIvs) {
+    SmallVector<Value> ivs(outerIvs.begin(), outerIvs.end());
+    ivs.resize(ranges.size(), zero);
+    SmallVector<Value> outs = tcc::loadLinalgOutputs(b, l, op, ivs, known);
+    scf::LoopNest nest = scf::buildLoopNest(
+        b, l, ArrayRef(lbs).drop_front(parallelCount), ArrayRef(ubs).drop_front(parallelCount),
+        ArrayRef(steps).drop_front(parallelCount), outs,
+        [&](OpBuilder &nb, Location nl, ValueRange reductionIvs, ValueRange args) {
+          SmallVector<Value> all(ivs);
+          for (auto [k, iv] : llvm::enumerate(reductionIvs))
+            all[parallelCount + k] = iv;
+          return tcc::emitLinalgPayload(nb, nl, op, all, args);
+        });
+    tcc::storeLinalgOutputs(b, l, op, ivs, nest.results);
+    for (scf::ForOp f : nest.loops)
+      loops.push_back(f);
+  };
+  if (parallelCount == 0) {
+    inner(rewriter, loc, {});
+  } else {
+    scf::LoopNest outer = scf::buildLoopNest(
+        rewriter, loc, ArrayRef(lbs).take_front(parallelCount),
+        ArrayRef(ubs).take_front(parallelCount), ArrayRef(steps).take_front(parallelCount),
+        [&](OpBuilder &b, Location l, ValueRange ivs) { inner(b, l, ivs); });
+    SmallVector<Operation *> all(outer.loops.begin(), outer.loops.end());
+    all.append(loops.begin(), loops.end());
+    loops = std::move(all);
+  }
+  rewriter.eraseOp(op);
+  return loops;
+}
+
+/// Replaces the K outermost loops of the perfect nest LOOPS by one
+/// scf.parallel; returns false (leaving the nest alone) when a loop bound is
+/// computed inside the nest.
+bool parallelizeOuterLoops(RewriterBase &rewriter, ArrayRef<Operation *> loops,
+                           unsigned k) {
+  SmallVector<scf::ForOp> fors;
+  for (unsigned i = 0; i < k; ++i) {
+    auto f = dyn_cast<scf::ForOp>(loops[i]);
+    if (!f || f.getNumRegionIterArgs() != 0)
+      return false;
+    fors.push_back(f);
+  }
+  scf::ForOp outer = fors.front(), inner = fors.back();
+  SmallVector<Value> lbs, ubs, steps;
+  for (scf::ForOp f : fors) {
+    for (Value v : {f.getLowerBound(), f.getUpperBound(), f.getStep()})
+      if (outer->isAncestor(v.getParentRegion()->getParentOp()))
+        return false;
+    lbs.push_back(f.getLowerBound());
+    ubs.push_back(f.getUpperBound());
+    steps.push_back(f.getStep());
+  }
+  rewriter.setInsertionPoint(outer);
+  auto par = scf::ParallelOp::create(rewriter, outer.getLoc(), lbs, ubs, steps);
+  for (unsigned i = 0; i + 1 < k; ++i)
+    rewriter.replaceAllUsesWith(fors[i].getInductionVar(), par.getInductionVars()[i]);
+  Block *body = inner.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, par.getBody()->getTerminator(),
+                             ValueRange{par.getInductionVars()[k - 1]});
+  rewriter.eraseOp(outer);
+  return true;
+}
+
+/// SIMD lanes of a vector register of BITS (AVX2: 256, AVX-512: 512) for
+/// ELEMENT, or 0.
+int64_t vectorLanes(Type element, int64_t bits) {
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8)
+    return 0;
+  return bits / element.getIntOrFloatBitWidth();
+}
+
+/// The vector width for OP's innermost loop, or 0 when the op stays scalar:
+/// only elementwise generics (every loop parallel) whose innermost loop walks
+/// the innermost dimension of every operand that it indexes (unit stride),
+/// with a static extent that is a multiple of the width.
+int64_t vectorWidth(linalg::LinalgOp op, int64_t bits) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || op.getNumReductionLoops() != 0 || op.getNumLoops() == 0)
+    return 0;
+  // A body of arith / math on its block arguments only: loads from other
+  // buffers (gathers, resizes) stay scalar.
+  for (Operation &inner : generic.getBody()->without_terminator())
+    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
+      return 0;
+  if (failed(linalg::vectorizeOpPrecondition(op)))
+    return 0;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned inner = op.getNumLoops() - 1;
+  int64_t lanes = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape())
+      return 0;
+    int64_t l = vectorLanes(type.getElementType(), bits);
+    if (l == 0)
+      return 0;
+    lanes = std::max(lanes, l);
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!map.isProjectedPermutation())
+      return 0;
+    // Uses the innermost loop: it must be the operand's last dimension, and
+    // that dimension contiguous.
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      if (map.getDimPosition(r) != inner)
+        continue;
+      int64_t offset;
+      SmallVector<int64_t> strides;
+      if (r + 1 != map.getNumResults() || failed(type.getStridesAndOffset(strides, offset)) ||
+          strides.back() != 1)
+        return 0;
+    }
+  }
+  if (lanes == 0 || ShapedType::isDynamic(ranges[inner]))
+    return 0;
+  // With 512-bit vectors, an extent that only 256-bit ones divide (24, 40
+  // channels) takes those instead of staying scalar.
+  for (; lanes > 0 && bits >= 256; lanes /= 2, bits /= 2)
+    if (ranges[inner] % lanes == 0)
+      return lanes;
+  return 0;
+}
+
+/// Innermost extents below this (or not a multiple of the vector width) are
+/// worth widening by merging the loops around them.
+constexpr int64_t kShortInnerLoop = 64;
+
+/// Whether OP's innermost loop is static and short in that sense.
+bool shortInnerLoop(linalg::LinalgOp op, int64_t bits) {
+  int64_t range = op.getStaticLoopRanges().back();
+  return !ShapedType::isDynamic(range) &&
+         (range < kShortInnerLoop ||
+          range % vectorLanes(Float32Type::get(op->getContext()), bits) != 0);
+}
+
+/// OP's innermost loops merged into one where they walk contiguous memory
+/// in every operand: an elementwise op or a full reduction over a 3x3
+/// filter (an optimizer update, a gradient norm) is one loop over all of
+/// its elements, vectorized, instead of an innermost loop of 3 that stays
+/// scalar. The loops merged are the trailing ones of one iterator type
+/// that every indexing map takes in order and whose operands' buffers are
+/// contiguous across them (memref.collapse_shape views; no copy). Only
+/// where the innermost loop is short or not a multiple of the vector
+/// width, so that row-wise kernels keep their shape. Each point is computed
+/// as before, in the same order; a reduction's order is the compiled code's
+/// (reassociated, like every reduction with register accumulators).
+/// Returns the op to lower: the merged one, or OP itself.
+linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op, int64_t bits) {
+  // A fill or a map (a zero-padded copy's zeros) as the generic it is, so
+  // that it merges too: one loop that LLVM turns into a memset.
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2 || !shortInnerLoop(op, bits))
+    return op;
+  if (isa<linalg::FillOp, linalg::MapOp>(op.getOperation())) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> general = linalg::generalizeNamedOp(rewriter, op);
+    if (succeeded(general))
+      op = cast<linalg::LinalgOp>(general->getOperation());
+  }
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !generic.getBody()->getOps<linalg::IndexOp>().empty())
+    return op;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, [](int64_t r) { return ShapedType::isDynamic(r); }))
+    return op;
+  unsigned inner = op.getNumLoops() - 1;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps, [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return op;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  // Does merging loops [first, inner] keep every operand a plain view?
+  auto mergeable = [&](unsigned first) {
+    ReassociationIndices group = llvm::to_vector(llvm::seq<int64_t>(first, inner + 1));
+    if (!linalg::areDimSequencesPreserved(maps, {group}))
+      return false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type) {
+        if (isa<ShapedType>(operand.get().getType()))
+          return false;
+        continue; // a scalar (a fill's value)
+      }
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      SmallVector<ReassociationIndices> dims;
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        unsigned d = map.getDimPosition(r);
+        bool inGroup = d >= first;
+        if (inGroup && !dims.empty() && map.getDimPosition(r - 1) >= first)
+          dims.back().push_back(r);
+        else
+          dims.push_back({int64_t(r)});
+      }
+      if (map.getNumResults() != 0 && !memref::CollapseShapeOp::isGuaranteedCollapsible(type, dims))
+        return false;
+    }
+    return true;
+  };
+  unsigned first = inner;
+  while (first > 0 && iterators[first - 1] == iterators[inner] && mergeable(first - 1))
+    --first;
+  if (first == inner)
+    return op;
+  ReassociationIndices group = llvm::to_vector(llvm::seq<int64_t>(first, inner + 1));
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> merged =
+      linalg::collapseOpIterationDims(op, {group}, rewriter);
+  if (failed(merged))
+    return op;
+  rewriter.eraseOp(op); // on buffers: no results to replace
+  // The merged views as reinterpret casts (static offset, sizes, strides):
+  // the alias folding below would fold a collapse_shape into each load,
+  // with a division per index to recover the original coordinates.
+  linalg::LinalgOp result = merged->collapsedOp;
+  for (OpOperand &operand : result->getOpOperands()) {
+    auto collapse = operand.get().getDefiningOp<memref::CollapseShapeOp>();
+    if (!collapse)
+      continue;
+    MemRefType type = collapse.getResultType();
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
+        llvm::any_of(strides, [](int64_t x) { return ShapedType::isDynamic(x); }))
+      continue;
+    rewriter.setInsertionPoint(collapse);
+    Value view = memref::ReinterpretCastOp::create(rewriter, collapse.getLoc(), type,
+                                                   collapse.getSrc(), offset, type.getShape(),
+                                                   strides);
+    rewriter.replaceAllUsesWith(collapse.getResult(), view);
+    rewriter.eraseOp(collapse);
+  }
+  return result;
+}
+
+/// Tiles OP to one vector of WIDTH along its innermost loop and vectorizes
+/// the tile (linalg::vectorize); returns the tile loops, outermost first.
+FailureOr<SmallVector<Operation *>> tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                     int64_t width) {
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(1));
+  sizes.back() = rewriter.getIndexAttr(width);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  rewriter.eraseOp(op);
+  Operation *tile = tiled->tiledOps.front();
+  rewriter.setInsertionPoint(tile);
+  if (failed(linalg::vectorize(rewriter, tile)))
+    return failure();
+  rewriter.eraseOp(tile);
+  SmallVector<Operation *> loops;
+  for (LoopLikeOpInterface loop : tiled->loops)
+    loops.push_back(loop.getOperation());
+  return loops;
+}
+
+struct LinalgToCpuLoopsPass
+    : tcc::impl::LinalgToCpuLoopsPassBase<LinalgToCpuLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    // Reductions lowered with register accumulators absorb the fill of
+    // their outputs (the accumulators start from its constant): one pass
+    // over memory and one loop nest fewer per reduction.
+    DenseMap<Operation *, SmallVector<Value>> known;
+    DenseSet<Operation *> absorbed;
+    for (linalg::LinalgOp op : ops) {
+      if (!hasAccumulatorForm(op))
+        continue;
+      SmallVector<linalg::FillOp> fills = tcc::initFills(op);
+      for (linalg::FillOp fill : fills)
+        if (fill)
+          absorbed.insert(fill);
+      known[op] = tcc::fillValues(fills);
+    }
+    llvm::erase_if(ops, [&](linalg::LinalgOp op) { return absorbed.contains(op); });
+    for (Operation *fill : absorbed)
+      rewriter.eraseOp(fill);
+    for (linalg::LinalgOp op : ops) {
+      if (!op.hasPureBufferSemantics()) {
+        op->emitError("linalg op on tensors after bufferization");
+        return signalPassFailure();
+      }
+      // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks.
+      bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
+      if (!nested) {
+        linalg::LinalgOp merged = mergeInnerLoops(rewriter, op, vectorBits);
+        if (merged != op) {
+          auto it = known.find(op);
+          if (it != known.end()) {
+            SmallVector<Value> values = it->second;
+            known.erase(it);
+            known[merged] = std::move(values);
+          }
+          op = merged;
+        }
+      }
+      std::optional<int64_t> count = iterationCount(op);
+      unsigned prefix =
+          count && *count >= minParallelWork && !nested ? parallelPrefix(op) : 0;
+      LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op.getLoc() << " ("
+                              << (count ? std::to_string(*count) : std::string("?"))
+                              << " iterations): ");
+      SmallVector<Operation *> loops;
+      [[maybe_unused]] StringRef how = "scalar loops"; // for the debug output
+      if (int64_t width = vectorize ? vectorWidth(op, vectorBits) : 0) {
+        how = "vectors";
+        FailureOr<SmallVector<Operation *>> tiled = tileAndVectorize(rewriter, op, width);
+        if (failed(tiled)) {
+          op->emitError("cannot vectorize");
+          return signalPassFailure();
+        }
+        loops = std::move(*tiled);
+      } else if (hasAccumulatorForm(op)) {
+        how = "register accumulators";
+        loops = reductionWithAccumulators(rewriter, op, known.lookup(op));
+      } else {
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::LinalgLoops> scalar = linalg::linalgOpToLoops(rewriter, op);
+        if (failed(scalar)) {
+          op->emitError("cannot lower to loops");
+          return signalPassFailure();
+        }
+        rewriter.eraseOp(op);
+        loops.assign(scalar->begin(), scalar->end());
+      }
+      [[maybe_unused]] bool parallel = prefix > 0 && loops.size() >= prefix &&
+                                       parallelizeOuterLoops(rewriter, loops, prefix);
+      LLVM_DEBUG(llvm::dbgs() << how << ", "
+                              << (parallel ? "parallel over " + std::to_string(prefix) + " loops"
+                                           : std::string("sequential"))
+                              << "\n");
+    }
+    // Vectors of one row: drop the unit dimensions, read through the
+    // subviews directly, and turn transfers into plain vector loads/stores.
+    RewritePatternSet patterns(&getContext());
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    memref::populateFoldMemRefAliasOpPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
