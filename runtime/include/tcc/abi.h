@@ -239,6 +239,43 @@ typedef struct tcc_abi_kernel {
   int32_t num_params;    /* entries of launch_kernel's PARAMS */
 } tcc_abi_kernel;
 
+/** The emulated CUDA device (tcc --cuda-emulation, TCC_CUDA_DEVICE=emulated;
+ *  docs/cuda-codegen.md): what one GPU thread of a launch sees, as the host
+ *  twin of a kernel reads it. The runtime runs the threads of a block as
+ *  fibers on one host thread; BARRIER and SHUFFLE switch between them. */
+typedef struct tcc_abi_emulated_thread {
+  int32_t thread[3];     /* threadIdx.x, .y, .z */
+  int32_t block[3];      /* blockIdx */
+  int32_t block_dim[3];  /* blockDim */
+  int32_t grid_dim[3];   /* gridDim */
+  /** The block's workgroup memory: the kernel's workgroup attributions in
+   *  order, each at an offset aligned to 16 bytes
+   *  (tcc_abi_emulated_kernel.shared_bytes in all); its contents are
+   *  undefined at the block's start. */
+  void *shared;
+  void *context;         /* the runtime's, passed to the calls below */
+  /** bar.sync 0: returns once every thread of the block has called it. */
+  void (*barrier)(void *context);
+  /** shfl.sync with a full member mask, as gpu.shuffle lowers to NVVM:
+   *  MODE is gpu::ShuffleMode (0 xor, 1 up, 2 down, 3 idx), WIDTH the
+   *  lanes of a segment (1 to 32), VALUE the bit pattern of a value of up
+   *  to 64 bits (zero-extended). Returns the source lane's VALUE, or the
+   *  caller's own when the source lane is outside the segment, and stores
+   *  PTX's predicate (1: the source lane was in range) in *VALID. Every
+   *  lane of the warp calls it. */
+  int64_t (*shuffle)(void *context, int64_t value, int32_t offset, int32_t width, int32_t mode,
+                     int32_t *valid);
+} tcc_abi_emulated_thread;
+
+/** Kernel k of the kernel table compiled for the host. */
+typedef struct tcc_abi_emulated_kernel {
+  /** Runs THREAD's part of one launch; PARAMS as launch_kernel's. */
+  void (*fn)(const tcc_abi_emulated_thread *thread, void **params);
+  int32_t shared_bytes;  /* of the block's workgroup memory (static) */
+  int32_t synchronizes;  /* 1: it calls barrier or shuffle (its threads need
+                            fibers); 0: they may run one after another */
+} tcc_abi_emulated_kernel;
+
 typedef struct tcc_abi_library_call {
   int32_t kind;          /* tcc_library_call_kind */
   int32_t dtype;         /* tcc_dtype of every operand (see the kinds) */
@@ -467,6 +504,11 @@ typedef struct tcc_abi_descriptor {
      tcc_abi_runtime.collective by index. */
   int32_t num_collectives;
   const tcc_abi_collective *collectives;
+  /* Appended: device artifacts compiled with --cuda-emulation, else NULL.
+     num_kernels entries, entry k the host twin of kernels[k], compiled from
+     the same gpu.module before NVVM: the runtime's emulated CUDA device runs
+     these instead of the PTX (TCC_CUDA_DEVICE=emulated). */
+  const tcc_abi_emulated_kernel *emulated_kernels;
 } tcc_abi_descriptor;
 
 /** The signature of the exported symbol. */
