@@ -252,6 +252,10 @@ struct KernelRow {
   std::string name;
   SmallVector<int32_t> grid, block;
   int32_t shared = 0, params = 0;
+  /// --cuda-emulation: the host twin's symbol, its workgroup memory bytes and
+  /// whether it synchronizes (tcc_abi_emulated_kernel); "" without.
+  std::string twin;
+  int32_t twinShared = 0, twinSynchronizes = 0;
 };
 
 /// What a device artifact adds to the descriptor.
@@ -261,6 +265,24 @@ struct DeviceCode {
   std::vector<char> cubin;
   SmallVector<KernelRow> kernels;
 };
+
+/// ROW's host twin from `tcc.emulated_kernels`, when the module has twins.
+LogicalResult readEmulatedKernel(ModuleOp module, KernelRow &row) {
+  auto twins = module->getAttrOfType<DictionaryAttr>(attr::emulatedKernels);
+  if (!twins)
+    return success();
+  auto entry = twins.getAs<ArrayAttr>(row.name);
+  auto twin = entry && entry.size() == 3 ? dyn_cast<StringAttr>(entry[0]) : nullptr;
+  auto shared = twin ? dyn_cast<IntegerAttr>(entry[1]) : nullptr;
+  auto synchronizes = twin ? dyn_cast<IntegerAttr>(entry[2]) : nullptr;
+  if (!shared || !synchronizes)
+    return module.emitError("kernel '") << row.name << "' has no host twin in "
+                                        << attr::emulatedKernels;
+  row.twin = twin.str();
+  row.twinShared = int32_t(shared.getInt());
+  row.twinSynchronizes = int32_t(synchronizes.getInt());
+  return success();
+}
 
 /// The module's device attributes (`tcc.device`, `tcc.device_ptx`,
 /// `tcc.kernels`); an empty DeviceCode for CPU artifacts.
@@ -292,6 +314,8 @@ FailureOr<DeviceCode> readDeviceCode(ModuleOp module) {
     llvm::append_range(row.block, block.asArrayRef());
     row.shared = int32_t(shared.getInt());
     row.params = int32_t(params.getInt());
+    if (failed(readEmulatedKernel(module, row)))
+      return failure();
     code.kernels.push_back(std::move(row));
   }
   return code;
@@ -401,7 +425,7 @@ FailureOr<llvm::StructType *> abiStruct(Location loc, const llvm::DataLayout &dl
 
 /// The LLVM types of abi.h's structs, each checked against the C layout.
 struct AbiTypes {
-  llvm::StructType *tensor, *entry, *call, *metadata, *kernel, *descriptor;
+  llvm::StructType *tensor, *entry, *call, *metadata, *kernel, *emulatedKernel, *descriptor;
   llvm::ArrayType *dim3;
 };
 
@@ -451,6 +475,12 @@ FailureOr<AbiTypes> abiTypes(Location loc, llvm::Module &m) {
              sizeof(tcc_abi_kernel)))
     return failure();
 #undef F
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_emulated_kernel, field, type)
+  if (!build(t.emulatedKernel, "tcc_abi_emulated_kernel",
+             {F(fn, ptr), F(shared_bytes, i32), F(synchronizes, i32)},
+             sizeof(tcc_abi_emulated_kernel)))
+    return failure();
+#undef F
 #define F(field, type) TCC_ABI_FIELD(tcc_abi_descriptor, field, type)
   if (!build(t.descriptor, "tcc_abi_descriptor",
              {F(abi_version, i32), F(struct_size, i32), F(fingerprint, ptr), F(producer, ptr),
@@ -459,7 +489,8 @@ FailureOr<AbiTypes> abiTypes(Location loc, llvm::Module &m) {
               F(entries, ptr), F(num_library_calls, i32), F(library_calls, ptr),
               F(num_metadata, i32), F(metadata, ptr), F(device, ptr), F(num_kernels, i32),
               F(kernels, ptr), F(ptx, ptr), F(cubin, ptr), F(cubin_size, i64),
-              F(device_scratch_size, i64), F(num_collectives, i32), F(collectives, ptr)},
+              F(device_scratch_size, i64), F(num_collectives, i32), F(collectives, ptr),
+              F(emulated_kernels, ptr)},
              sizeof(tcc_abi_descriptor)))
     return failure();
 #undef F
@@ -571,6 +602,27 @@ llvm::GlobalVariable *kernelTable(llvm::Module &m, DescriptorBuilder &d, const A
   return constantTable(m, types.kernel, rows, ".tcc.kernels");
 }
 
+/// The host twins of KERNELS (--cuda-emulation), in table order, or null
+/// when they have none; failure when a twin did not reach the module.
+FailureOr<llvm::Constant *> emulatedKernelTable(Location loc, llvm::Module &m,
+                                                const AbiTypes &types,
+                                                ArrayRef<KernelRow> kernels) {
+  auto *ptr = llvm::PointerType::getUnqual(m.getContext());
+  if (kernels.empty() || kernels.front().twin.empty())
+    return llvm::ConstantPointerNull::get(ptr);
+  auto *i32 = llvm::Type::getInt32Ty(m.getContext());
+  SmallVector<llvm::Constant *> rows;
+  for (const KernelRow &k : kernels) {
+    llvm::Function *fn = k.twin.empty() ? nullptr : m.getFunction(k.twin);
+    if (!fn || fn->isDeclaration())
+      return emitError(loc, "kernel '") << k.name << "': its host twin is missing", failure();
+    rows.push_back(llvm::ConstantStruct::get(
+        types.emulatedKernel, {fn, llvm::ConstantInt::get(i32, k.twinShared),
+                               llvm::ConstantInt::get(i32, k.twinSynchronizes)}));
+  }
+  return constantTable(m, types.emulatedKernel, rows, ".tcc.emulated_kernels");
+}
+
 /// The cubin's bytes as a 16-byte aligned global, or null.
 llvm::Constant *cubinGlobal(llvm::Module &m, ArrayRef<char> cubin) {
   if (cubin.empty())
@@ -621,6 +673,9 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   bool device = !deviceCode.device.empty();
   llvm::Constant *null = llvm::ConstantPointerNull::get(ptr);
   llvm::Constant *cubin = cubinGlobal(m, deviceCode.cubin);
+  FailureOr<llvm::Constant *> emulated = emulatedKernelTable(loc, m, *types, deviceCode.kernels);
+  if (failed(emulated))
+    return failure();
   // The library calls' workspace, at the device arena's tail: they run in
   // order on one stream, so the largest call's bound.
   int64_t deviceScratch = 0;
@@ -645,7 +700,8 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
        metadataRows, device ? d.string(deviceCode.device) : null,
        count(deviceCode.kernels.size()), kernels, device ? d.string(deviceCode.ptx) : null, cubin,
        llvm::ConstantInt::get(i64, int64_t(deviceCode.cubin.size())),
-       llvm::ConstantInt::get(i64, deviceScratch), count(collectives.size()), collectiveTable});
+       llvm::ConstantInt::get(i64, deviceScratch), count(collectives.size()), collectiveTable,
+       *emulated});
   auto *descGlobal = new llvm::GlobalVariable(m, types->descriptor, true,
                                               llvm::GlobalValue::PrivateLinkage, desc,
                                               ".tcc.descriptor");

@@ -242,6 +242,9 @@ LogicalResult Compilation::checkOptions() {
     return error() << "--target=" << options.target
                    << ": expected cpu, cuda, cuda:sm_80 or cuda:sm_90";
   cuda.toolkitPath = tcc::defaultCudaToolkitPath();
+  cuda.emulation = options.cudaEmulation;
+  if (options.cudaEmulation && !device)
+    return error() << "--cuda-emulation needs a CUDA target (--target=cuda)";
   std::string cpuError;
   std::optional<tcc::TargetCpu> resolved = tcc::resolveTargetCpu(options.cpu, cpuError);
   if (!resolved)
@@ -585,6 +588,8 @@ void printArtifactOptions(llvm::raw_ostream &os, const tcc::CompileOptions &opti
   if (options.target != "cpu")
     os << " ptxas="
        << tcc::hashKey({tcc::findPtxas(tcc::defaultCudaToolkitPath()).version});
+  if (options.cudaEmulation)
+    os << " cuda-emulation=1";
   if (training)
     tcc::createBuildTrainStepPass(*training)->printAsTextualPipeline(os);
 }

@@ -114,6 +114,10 @@ struct CompileOptions {
   // Target and code generation.
   /// "cpu", or "cuda", "cuda:sm_80", "cuda:sm_90".
   std::string target = "cpu";
+  /// CUDA targets: every kernel also compiled for the host, so that the
+  /// runtime's emulated CUDA device can run the artifact on the CPU
+  /// (TCC_CUDA_DEVICE=emulated; docs/cuda-codegen.md).
+  bool cudaEmulation = false;
   /// The x86-64 CPU the code is for (`--cpu`): x86-64-v3 (AVX2, the
   /// default), native (this machine's), or an LLVM CPU name (x86-64-v4,
   /// skylake-avx512, znver4, ...). The runtime refuses the artifact on a

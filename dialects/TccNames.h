@@ -118,6 +118,9 @@ inline constexpr llvm::StringLiteral convBackward = "tcc.conv_backward";
 inline constexpr llvm::StringLiteral device = "tcc.device";
 inline constexpr llvm::StringLiteral devicePtx = "tcc.device_ptx";
 inline constexpr llvm::StringLiteral kernels = "tcc.kernels";
+/// --cuda-emulation (tcc-gpu-emulated-kernels): {kernel name: [twin symbol,
+/// shared memory bytes, synchronizes (0 / 1)]}, the host twins of the kernels.
+inline constexpr llvm::StringLiteral emulatedKernels = "tcc.emulated_kernels";
 } // namespace attr
 
 /// The role of a buffer in the memory plan. The first four are what a plan

@@ -738,6 +738,29 @@ def GpuMergeModulesPass : Pass<"tcc-gpu-merge-modules", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def GpuEmulatedKernelsPass : Pass<"tcc-gpu-emulated-kernels", "mlir::ModuleOp"> {
+  let summary = "Every GPU kernel also as a host function, for the emulated device";
+  let description = [{
+    After `tcc-gpu-merge-modules` (tcc --cuda-emulation): each kernel of
+    the one gpu.module gets a host twin, a func.func
+    `kernel_emulated_NAME(thread, params)` with abi.h's
+    tcc_abi_emulated_kernel signature, whose body is the kernel's: its
+    memref parameters are the bare pointers PARAMS points at (as
+    cuLaunchKernel passes them), its workgroup attributions views of the
+    block's shared memory, `gpu.thread_id` / `block_id` / `block_dim` /
+    `grid_dim` the fields of THREAD, and `gpu.barrier` and `gpu.shuffle`
+    calls of the runtime's barrier and shuffle through THREAD. Globals the
+    kernels read are copied beside them. The module attribute
+    `tcc.emulated_kernels` maps each kernel to its twin, its shared memory
+    bytes and whether it synchronizes; the host pipeline then lowers the
+    twins with the host code. The gpu.module is unchanged: the PTX is the
+    same with and without twins.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def GpuLowerLaunchesPass : Pass<"tcc-gpu-lower-launches", "mlir::ModuleOp"> {
   let summary = "gpu.launch_func as calls of the runtime's launch_kernel";
   let description = [{

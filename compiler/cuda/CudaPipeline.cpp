@@ -137,6 +137,10 @@ void tcc::buildCudaKernelPipeline(OpPassManager &pm, const CudaPipelineOptions &
   pm.addNestedPass<func::FuncOp>(tcc::createGpuMapKernelsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(tcc::createGpuMergeModulesPass());
+  // Host twins of the kernels, cloned before anything lowers them for NVVM;
+  // the host pipeline compiles them with the host code.
+  if (options.emulation)
+    pm.addPass(tcc::createGpuEmulatedKernelsPass());
   // PTX ISA 8.0: the NVPTX backend's default is too old for sm_90.
   GpuNVVMAttachTargetOptions attach;
   attach.chip = options.chip;

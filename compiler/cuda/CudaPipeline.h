@@ -16,6 +16,9 @@ struct CudaPipelineOptions {
   std::string chip = "sm_90";
   /// The CUDA toolkit, for libdevice (math functions) and ptxas.
   std::string toolkitPath = "/usr/local/cuda";
+  /// Also compile every kernel for the host (tcc-gpu-emulated-kernels), for
+  /// the runtime's emulated CUDA device.
+  bool emulation = false;
 };
 
 /// Parses "cuda", "cuda:sm_80" or "cuda:sm_90" into OPTIONS.chip; false for

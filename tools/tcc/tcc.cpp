@@ -242,6 +242,13 @@ static cl::opt<std::string, true> target(
                        "default sm_90)"),
     cl::value_desc("cpu|cuda"), cl::location(options.target), cl::cat(targetCategory));
 
+static cl::opt<bool, true> cudaEmulationOpt(
+    "cuda-emulation",
+    cl::desc("CUDA targets: also compile every kernel for the host, so that the runtime's "
+             "emulated CUDA device runs the artifact on the CPU (TCC_CUDA_DEVICE=emulated; for "
+             "testing the GPU code without a GPU, slowly)"),
+    cl::location(options.cudaEmulation), cl::cat(targetCategory));
+
 static cl::opt<std::string, true> cpuOpt(
     "cpu", cl::desc("The x86-64 CPU the code is for: x86-64-v3 (AVX2 and FMA, the default; "
                     "runs on any such CPU), native (this machine's, AVX-512 where it has it), or "

@@ -239,6 +239,15 @@ typedef struct tcc_abi_kernel {
   int32_t num_params;    /* entries of launch_kernel's PARAMS */
 } tcc_abi_kernel;
 
+/** The shuffle modes of tcc_abi_emulated_thread.shuffle (PTX's shfl modes:
+ *  bfly, up, down, idx). */
+typedef enum tcc_emulated_shuffle_mode {
+  TCC_SHUFFLE_XOR = 0,
+  TCC_SHUFFLE_UP = 1,
+  TCC_SHUFFLE_DOWN = 2,
+  TCC_SHUFFLE_IDX = 3
+} tcc_emulated_shuffle_mode;
+
 /** The emulated CUDA device (tcc --cuda-emulation, TCC_CUDA_DEVICE=emulated;
  *  docs/cuda-codegen.md): what one GPU thread of a launch sees, as the host
  *  twin of a kernel reads it. The runtime runs the threads of a block as
@@ -257,7 +266,7 @@ typedef struct tcc_abi_emulated_thread {
   /** bar.sync 0: returns once every thread of the block has called it. */
   void (*barrier)(void *context);
   /** shfl.sync with a full member mask, as gpu.shuffle lowers to NVVM:
-   *  MODE is gpu::ShuffleMode (0 xor, 1 up, 2 down, 3 idx), WIDTH the
+   *  MODE a tcc_emulated_shuffle_mode (0 xor, 1 up, 2 down, 3 idx), WIDTH the
    *  lanes of a segment (1 to 32), VALUE the bit pattern of a value of up
    *  to 64 bits (zero-extended). Returns the source lane's VALUE, or the
    *  caller's own when the source lane is outside the segment, and stores
