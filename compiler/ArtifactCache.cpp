@@ -207,7 +207,7 @@ std::string tcc::artifactOptionsKey(const CompileOptions &options) {
   printArtifactOptions(os, options, *cpu, options.train, &options.training);
   // A .tcc recipe applies after the import, by these.
   os << " infer-only=" << options.inferOnly << " given=";
-  for (const std::string &key : options.trainingGiven)
+  for (StringRef key : options.trainingGiven.keys())
     os << key << ',';
   const OnnxImportOptions &import = options.import;
   os << " batch=" << (import.batch ? std::to_string(*import.batch) : "none")

@@ -252,7 +252,7 @@ LogicalResult tcc::Compilation::importDsl() {
   if (!module)
     return failure();
   applyRecipe(recipe);
-  if (train && options.trainingGiven.count("loss") == 0 && !recipe.loss)
+  if (train && !options.trainingGiven.has(tcc::TrainingSetting::Loss) && !recipe.loss)
     return error() << options.input
                    << ": training needs a loss: --loss=mse|cross_entropy|none or "
                       "'train { loss = ... }' in the file";

@@ -112,27 +112,28 @@ LogicalResult tcc::Compilation::checkOptions() {
 }
 
 void tcc::Compilation::applyRecipe(const tcc::dsl::Recipe &recipe) {
-  auto set = [&](const char *key, auto &field, const auto &value) {
-    if (value && !options.trainingGiven.count(key))
+  using S = tcc::TrainingSetting;
+  auto set = [&](S setting, auto &field, const auto &value) {
+    if (value && !options.trainingGiven.has(setting))
       field = *value;
   };
   // The recipe's words were checked against these spellings when it was read.
-  set("loss", training.loss, recipe.loss ? tcc::parseLoss(*recipe.loss) : std::nullopt);
-  set("optimizer", training.optimizer,
+  set(S::Loss, training.loss, recipe.loss ? tcc::parseLoss(*recipe.loss) : std::nullopt);
+  set(S::Optimizer, training.optimizer,
       recipe.optimizer ? tcc::parseOptimizer(*recipe.optimizer) : std::nullopt);
-  set("labels", training.labels, recipe.labels);
-  set("momentum", training.momentum, recipe.momentum);
-  set("dampening", training.dampening, recipe.dampening);
-  set("nesterov", training.nesterov, recipe.nesterov);
-  set("weight_decay", training.weightDecay, recipe.weightDecay);
-  set("beta1", training.beta1, recipe.beta1);
-  set("beta2", training.beta2, recipe.beta2);
-  set("eps", training.eps, recipe.eps);
-  set("grad_clip", training.gradClip, recipe.gradClip);
-  set("grad_accum", training.gradAccum, recipe.gradAccum);
-  set("ignore_index", training.ignoreIndex, recipe.ignoreIndex);
-  set("label_smoothing", training.labelSmoothing, recipe.labelSmoothing);
-  if (!recipe.freeze.empty() && !options.trainingGiven.count("freeze"))
+  set(S::Labels, training.labels, recipe.labels);
+  set(S::Momentum, training.momentum, recipe.momentum);
+  set(S::Dampening, training.dampening, recipe.dampening);
+  set(S::Nesterov, training.nesterov, recipe.nesterov);
+  set(S::WeightDecay, training.weightDecay, recipe.weightDecay);
+  set(S::Beta1, training.beta1, recipe.beta1);
+  set(S::Beta2, training.beta2, recipe.beta2);
+  set(S::Eps, training.eps, recipe.eps);
+  set(S::GradClip, training.gradClip, recipe.gradClip);
+  set(S::GradAccum, training.gradAccum, recipe.gradAccum);
+  set(S::IgnoreIndex, training.ignoreIndex, recipe.ignoreIndex);
+  set(S::LabelSmoothing, training.labelSmoothing, recipe.labelSmoothing);
+  if (!recipe.freeze.empty() && !options.trainingGiven.has(S::Freeze))
     training.freeze.assign(recipe.freeze.begin(), recipe.freeze.end());
   // A recipe with a loss is a training recipe.
   if (recipe.loss && !options.inferOnly)
