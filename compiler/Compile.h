@@ -18,8 +18,7 @@
 
 #include "compiler/Pipeline.h"
 #include "frontend/onnx/OnnxImporter.h"
-
-#include <set>
+#include "passes/training/TrainingSettings.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -80,11 +79,10 @@ struct CompileOptions {
   /// The step's loss, optimizer and their settings: the pass's own options,
   /// documented with their defaults in passes/Passes.td.
   TrainingOptions training;
-  /// The training settings the caller gave explicitly, by their .tcc recipe
-  /// key ("loss", "weight_decay", ...): a .tcc file's train block sets the
-  /// others, and a recipe with a loss makes the compile train unless
-  /// `inferOnly`.
-  std::set<std::string> trainingGiven;
+  /// The training settings the caller gave explicitly: a .tcc file's train
+  /// block sets the others, and a recipe with a loss makes the compile train
+  /// unless `inferOnly`.
+  TrainingGiven trainingGiven;
   bool inferOnly = false;
 
   /// Length buckets (`tcc --length-buckets=DIM=V1,V2,...`): the symbolic

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/dsl/Sema.h"
+#include "passes/training/TrainingOptions.h"
+#include "passes/training/TrainingSettings.h"
 
 using namespace tcc::dsl;
 
@@ -15,30 +17,59 @@ namespace {
 enum class KeyKind { Word, Number, Integer, Flag, Words };
 
 struct Key {
-  const char *name;
+  tcc::TrainingSetting setting;
   KeyKind kind;
   std::vector<std::string> choices; ///< for words: the allowed values, if limited
+  llvm::StringRef name() const { return tcc::trainingSettingKey(setting); }
 };
 
-const std::vector<Key> &keys() {
-  static const std::vector<Key> table = {
-      {"loss", KeyKind::Word, {"mse", "cross_entropy", "none"}},
-      {"optimizer", KeyKind::Word, {"sgd", "adam", "adamw"}},
-      {"labels", KeyKind::Word, {}},
-      {"momentum", KeyKind::Number, {}},
-      {"dampening", KeyKind::Number, {}},
-      {"nesterov", KeyKind::Flag, {}},
-      {"weight_decay", KeyKind::Number, {}},
-      {"beta1", KeyKind::Number, {}},
-      {"beta2", KeyKind::Number, {}},
-      {"eps", KeyKind::Number, {}},
-      {"grad_clip", KeyKind::Number, {}},
-      {"grad_accum", KeyKind::Integer, {}},
-      {"ignore_index", KeyKind::Integer, {}},
-      {"label_smoothing", KeyKind::Number, {}},
-      {"freeze", KeyKind::Words, {}},
+llvm::ArrayRef<Key> keys() {
+  using S = tcc::TrainingSetting;
+#define TCC_SPELLING(e, name, help) name,
+  static const Key table[] = {
+      {S::Loss, KeyKind::Word, {TCC_LOSSES(TCC_SPELLING)}},
+      {S::Optimizer, KeyKind::Word, {TCC_OPTIMIZERS(TCC_SPELLING)}},
+      {S::Labels, KeyKind::Word, {}},
+      {S::Momentum, KeyKind::Number, {}},
+      {S::Dampening, KeyKind::Number, {}},
+      {S::Nesterov, KeyKind::Flag, {}},
+      {S::WeightDecay, KeyKind::Number, {}},
+      {S::Beta1, KeyKind::Number, {}},
+      {S::Beta2, KeyKind::Number, {}},
+      {S::Eps, KeyKind::Number, {}},
+      {S::GradClip, KeyKind::Number, {}},
+      {S::GradAccum, KeyKind::Integer, {}},
+      {S::IgnoreIndex, KeyKind::Integer, {}},
+      {S::LabelSmoothing, KeyKind::Number, {}},
+      {S::Freeze, KeyKind::Words, {}},
   };
+#undef TCC_SPELLING
+  static_assert(std::size(table) == tcc::kNumTrainingSettings,
+                "every training setting is a key of the train block");
   return table;
+}
+
+/// The recipe's field for a setting of KeyKind::Number.
+std::optional<double> *numberField(Recipe &r, tcc::TrainingSetting setting) {
+  using S = tcc::TrainingSetting;
+  switch (setting) {
+  case S::Momentum:
+    return &r.momentum;
+  case S::Dampening:
+    return &r.dampening;
+  case S::WeightDecay:
+    return &r.weightDecay;
+  case S::Beta1:
+    return &r.beta1;
+  case S::Beta2:
+    return &r.beta2;
+  case S::Eps:
+    return &r.eps;
+  case S::GradClip:
+    return &r.gradClip;
+  default:
+    return &r.labelSmoothing;
+  }
 }
 
 /// A number literal, possibly negated.
@@ -59,10 +90,10 @@ Recipe tcc::dsl::readRecipe(const Program &program, Diagnostics &diags) {
   Recipe r;
   std::vector<std::string> names;
   for (const Key &k : keys())
-    names.push_back(k.name);
+    names.push_back(k.name().str());
   for (const TrainDecl &block : program.trains) {
     for (const TrainEntry &entry : block.entries) {
-      auto key = llvm::find_if(keys(), [&](const Key &k) { return entry.key.name == k.name; });
+      auto key = llvm::find_if(keys(), [&](const Key &k) { return entry.key.name == k.name(); });
       if (key == keys().end()) {
         std::string near = closestName(entry.key.name, names);
         auto d = diags.error(entry.key.pos) << "unknown training setting '" << entry.key.name << "'";
@@ -74,7 +105,8 @@ Recipe tcc::dsl::readRecipe(const Program &program, Diagnostics &diags) {
       bool isInt = false;
       std::optional<double> number = numberOf(value, isInt);
       auto *word = llvm::dyn_cast<NameExpr>(&value);
-      std::string name = key->name;
+      std::string name = key->name().str();
+      using S = tcc::TrainingSetting;
       if (key->kind == KeyKind::Word || key->kind == KeyKind::Words) {
         std::vector<std::string> words;
         if (word)
@@ -95,9 +127,9 @@ Recipe tcc::dsl::readRecipe(const Program &program, Diagnostics &diags) {
             d << "; did you mean '" << near << "'?";
           continue;
         }
-        if (name == "loss") r.loss = words[0];
-        else if (name == "optimizer") r.optimizer = words[0];
-        else if (name == "labels") r.labels = words[0];
+        if (key->setting == S::Loss) r.loss = words[0];
+        else if (key->setting == S::Optimizer) r.optimizer = words[0];
+        else if (key->setting == S::Labels) r.labels = words[0];
         else r.freeze = words;
       } else if (key->kind == KeyKind::Flag) {
         auto *b = llvm::dyn_cast<BoolExpr>(&value);
@@ -110,17 +142,9 @@ Recipe tcc::dsl::readRecipe(const Program &program, Diagnostics &diags) {
         diags.error(value.pos) << "'" << name << "' takes "
                                << (key->kind == KeyKind::Integer ? "an integer" : "a number");
       } else if (key->kind == KeyKind::Integer) {
-        (name == "grad_accum" ? r.gradAccum : r.ignoreIndex) = int64_t(*number);
+        (key->setting == S::GradAccum ? r.gradAccum : r.ignoreIndex) = int64_t(*number);
       } else {
-        std::optional<double> *slot = name == "momentum"       ? &r.momentum
-                                      : name == "dampening"    ? &r.dampening
-                                      : name == "weight_decay" ? &r.weightDecay
-                                      : name == "beta1"        ? &r.beta1
-                                      : name == "beta2"        ? &r.beta2
-                                      : name == "eps"          ? &r.eps
-                                      : name == "grad_clip"    ? &r.gradClip
-                                                               : &r.labelSmoothing;
-        *slot = *number;
+        *numberField(r, key->setting) = *number;
       }
     }
   }

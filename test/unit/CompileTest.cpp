@@ -143,7 +143,7 @@ TEST(ArtifactOptionsKey, EveryOptionThatShapesTheArtifactChangesIt) {
   using Change = std::function<void(tcc::CompileOptions &)>;
   std::map<std::string, Change> compileChanges = {
       {"train", [](auto &o) { o.train = true; }},
-      {"trainingGiven", [](auto &o) { o.trainingGiven.insert("loss"); }},
+      {"trainingGiven", [](auto &o) { o.trainingGiven.set(tcc::TrainingSetting::Loss); }},
       {"inferOnly", [](auto &o) { o.inferOnly = true; }},
       {"lengthBuckets",
        [](auto &o) {
@@ -220,6 +220,20 @@ TEST(ArtifactOptionsKey, EveryOptionThatShapesTheArtifactChangesIt) {
   elsewhere.cacheDir = "/tmp/another-cache";
   elsewhere.timeReport = true;
   EXPECT_EQ(tcc::artifactOptionsKey(elsewhere), keys["(none)"]);
+}
+
+// Tests that the settings the caller gave print in the key as their recipe
+// keys in sorted order, each followed by a comma: the text every source key
+// in a compile cache was made with, so it must not change.
+TEST(ArtifactOptionsKey, PrintsTheGivenSettingsAsSortedRecipeKeys) {
+  tcc::CompileOptions options;
+  EXPECT_NE(tcc::artifactOptionsKey(options).find(" given= batch="), std::string::npos);
+  using S = tcc::TrainingSetting;
+  for (S setting : {S::WeightDecay, S::Loss, S::Freeze, S::GradClip, S::Beta1, S::LabelSmoothing})
+    options.trainingGiven.set(setting);
+  EXPECT_NE(tcc::artifactOptionsKey(options).find(
+                " given=beta1,freeze,grad_clip,label_smoothing,loss,weight_decay, batch="),
+            std::string::npos);
 }
 
 } // namespace

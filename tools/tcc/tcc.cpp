@@ -642,18 +642,20 @@ static void parseTrainingFlags() {
   bool recipe = llvm::sys::path::extension(inputFile) == ".tcc";
   if (options.train && !lossKind.getNumOccurrences() && !recipe)
     fail("training needs --loss=mse|cross_entropy|none");
-  const std::pair<const char *, cl::Option *> given[] = {
-      {"loss", &lossKind},           {"optimizer", &optimizerKind},
-      {"labels", &labelsName},       {"momentum", &momentumOpt},
-      {"dampening", &dampeningOpt},  {"nesterov", &nesterovOpt},
-      {"weight_decay", &weightDecayOpt}, {"beta1", &beta1Opt},
-      {"beta2", &beta2Opt},          {"eps", &epsOpt},
-      {"grad_clip", &gradClipOpt},   {"grad_accum", &gradAccumOpt},
-      {"freeze", &freezeOpt},        {"ignore_index", &ignoreIndexOpt},
-      {"label_smoothing", &labelSmoothingOpt}};
-  for (auto [key, option] : given)
+  using S = tcc::TrainingSetting;
+  const std::pair<S, cl::Option *> given[] = {
+      {S::Loss, &lossKind},           {S::Optimizer, &optimizerKind},
+      {S::Labels, &labelsName},       {S::Momentum, &momentumOpt},
+      {S::Dampening, &dampeningOpt},  {S::Nesterov, &nesterovOpt},
+      {S::WeightDecay, &weightDecayOpt}, {S::Beta1, &beta1Opt},
+      {S::Beta2, &beta2Opt},          {S::Eps, &epsOpt},
+      {S::GradClip, &gradClipOpt},    {S::GradAccum, &gradAccumOpt},
+      {S::Freeze, &freezeOpt},        {S::IgnoreIndex, &ignoreIndexOpt},
+      {S::LabelSmoothing, &labelSmoothingOpt}};
+  static_assert(std::size(given) == tcc::kNumTrainingSettings, "a flag for every recipe setting");
+  for (auto [setting, option] : given)
     if (option->getNumOccurrences())
-      options.trainingGiven.insert(key);
+      options.trainingGiven.set(setting);
   // 0 is the pass's "no clipping"; said explicitly it is a mistake (PyTorch
   // would zero every gradient).
   if (gradClipOpt.getNumOccurrences() && training.gradClip == 0)
