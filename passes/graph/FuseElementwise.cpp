@@ -77,7 +77,7 @@ struct Provenance : RewriterBase::Listener {
 /// The most a producer may cost per point (KernelCostOpInterface weights)
 /// to be recomputed in each of its consumers: four simple arith ops; any
 /// division, gather or transcendental function is above it.
-constexpr double kCheapCostPerPoint = 4;
+constexpr double kCheapCostPerPoint = 4 * tcc::cost::kSimple;
 
 /// A producer cheap enough to recompute in each of its consumers: an
 /// all-parallel generic with one result whose body costs at most

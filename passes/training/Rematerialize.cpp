@@ -4,7 +4,8 @@
 // across the step's memory peak without being used there are recomputed
 // right before their first use after it, from operands that are live there
 // anyway or recomputed in turn, until the step's tensor-level peak fits the
-// budget. Cheap-to-recompute, large-to-keep values go first.
+// budget. Cheap-to-recompute, large-to-keep values go first; the cost of
+// recomputing is the kernel cost model's (passes/graph/KernelCost.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "dialects/ByteSizes.h"
 #include "dialects/TccNames.h"
 #include "dialects/TccOps.h"
+#include "passes/graph/KernelCost.h"
 #include "passes/support/SourceNames.h"
 #include "passes/training/RematSummary.h"
 
@@ -36,48 +38,6 @@ namespace tcc {
 using namespace mlir;
 
 namespace {
-
-int64_t numElements(Type type) {
-  auto shaped = dyn_cast<RankedTensorType>(type);
-  return shaped && shaped.hasStaticShape() ? shaped.getNumElements() : 0;
-}
-
-/// The arithmetic of recomputing OP, weighted as KernelCost.td weighs a
-/// kernel's body: 16 per transcendental, 8 per division or square root, 1
-/// per simple op and element; matmul and convolution 2 per multiply-add.
-double recomputeFlops(Operation *op) {
-  Type result = op->getResult(0).getType();
-  double n = double(numElements(result));
-  if (auto mm = dyn_cast<tcc::MatmulOp>(op)) {
-    auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
-    return 2.0 * n * double(lhs.getShape().back());
-  }
-  if (auto conv = dyn_cast<tcc::ConvOp>(op)) {
-    auto filter = cast<RankedTensorType>(conv.getFilter().getType());
-    return 2.0 * n * double(filter.getNumElements() / filter.getShape().front());
-  }
-  if (auto filterGrad = dyn_cast<tcc::ConvBackwardFilterOp>(op)) {
-    // A multiply-add per filter element, batch row and output position.
-    auto grad = cast<RankedTensorType>(filterGrad.getGrad().getType());
-    return 2.0 * n * double(grad.getNumElements() / grad.getShape()[1]);
-  }
-  if (isa<tcc::ExpOp, tcc::LogOp, tcc::TanhOp, tcc::SigmoidOp, tcc::ErfOp, tcc::SoftplusOp,
-          tcc::SinOp, tcc::CosOp, tcc::TanOp, tcc::AsinOp, tcc::AcosOp, tcc::AtanOp,
-          tcc::SinhOp, tcc::CoshOp, tcc::AsinhOp, tcc::AcoshOp, tcc::AtanhOp, tcc::PowOp,
-          tcc::GeluOp, tcc::EluOp>(op))
-    return 16 * n;
-  if (isa<tcc::DivOp, tcc::SqrtOp, tcc::RsqrtOp, tcc::ReciprocalOp>(op))
-    return 8 * n;
-  // Row and window ops: their input's elements, a few times.
-  double in = op->getNumOperands() ? double(numElements(op->getOperand(0).getType())) : n;
-  if (isa<tcc::SoftmaxOp, tcc::LogSoftmaxOp>(op))
-    return 20 * in;
-  if (isa<tcc::LayerNormOp>(op))
-    return 10 * in;
-  if (isa<tcc::ReshapeOp>(op))
-    return 0;
-  return std::max(n, in);
-}
 
 /// Whether OP may be recomputed: pure, tensor results, no region, and
 /// deterministic in the bits it produces, the same in a clone. Constants
@@ -199,6 +159,8 @@ struct Candidate {
   bool mayHoist = true;
   Operation *before = nullptr;
   int64_t freed = 0;
+  /// The chain's arithmetic, as the kernel cost model weighs it
+  /// (tcc::arithmetic: iterations x cost per point).
   double flops = 0;
   /// The operands that are dead at the peak and that the chain reads
   /// without recomputing them: they become live across it (their bytes are
@@ -372,7 +334,7 @@ static bool collectChain(Operation *op, int64_t firstAt, const Liveness &l,
     }
   }
   c.chain.push_back(op);
-  c.flops += recomputeFlops(op);
+  c.flops += tcc::arithmetic(op);
   return true;
 }
 
@@ -616,7 +578,7 @@ void RematerializePass::rematerialize(func::FuncOp func) {
   for (Operation &op : func.getBody().front())
     if (op.getNumResults() >= 1 && isa<RankedTensorType>(op.getResult(0).getType()) &&
         !isa<tcc::ConstantOp>(op))
-      stepFlops += recomputeFlops(&op);
+      stepFlops += tcc::arithmetic(&op);
   // For the memory report: what was recomputed, the model's peaks.
   tcc::RematSummary summary;
   summary.recomputed = ArrayAttr::get(ctx, chosen.recomputed);
