@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""check_emulation.py MODEL --tcc PATH --tcc-run PATH --work DIR [options] -- TCC_FLAGS...
+
+Trains MODEL (.onnx or .tcc) twice from the same parameters and batches: as
+a CPU artifact, and as a CUDA artifact (--target=cuda --cuda-emulation) run
+by the runtime's emulated CUDA device (TCC_CUDA_DEVICE=emulated), which
+executes the GPU kernels' host twins with their launch geometry, barriers,
+shuffles and workgroup memory, and the library calls on the CPU's. Every
+step's loss must agree within --tol (relative), and so must every trained
+parameter (--param-tol, relative to the tensor's largest magnitude).
+
+Batches come from --data DIR, or are generated (--random-data, numpy's
+default_rng(0)): f32 inputs normal, integer inputs uniform in [0, --classes)
+(class labels, token ids), per the artifact's `tcc-run --list`. Extra
+tcc-run options (--lr, --init, ...) go after --run. Prints
+  EMULATION <name>: OK|FAIL steps <n> losses <worst> params <worst> (<tensor>) cpu <ms> ms emulated <ms> ms
+and exits 1 on a failure. Debian's python3 with numpy.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+DTYPES = {'f32': np.float32, 'f16': np.float16, 'i64': np.int64, 'i32': np.int32,
+          'u8': np.uint8, 'bool': np.bool_, 'f64': np.float64}
+
+
+def run(cmd, what, env=None):
+    t = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if p.returncode != 0:
+        tail = p.stdout.strip().splitlines()[-20:]
+        raise RuntimeError('%s failed (exit %d): %s\n%s' % (what, p.returncode, ' '.join(cmd),
+                                                           '\n'.join(tail)))
+    return time.time() - t, p.stdout
+
+
+def data_inputs(listing):
+    """(name, dtype, shape) of each per-sample input in a --list output."""
+    found = []
+    for line in listing.splitlines():
+        m = re.match(r'\s+input\s+(\S+)\s+(\w+)\[([\d,]*)\]\s+batch rows/sample', line)
+        if m:
+            shape = [int(d) for d in m.group(3).split(',') if d]
+            found.append((m.group(1), m.group(2), shape))
+    return found
+
+
+def write_random_data(listing, steps, classes, out):
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for name, dtype, shape in data_inputs(listing):
+        shape = [shape[0] * steps] + shape[1:]
+        np_type = DTYPES[dtype]
+        if np.issubdtype(np_type, np.floating):
+            value = rng.standard_normal(shape).astype(np_type)
+        else:
+            value = rng.integers(0, classes, size=shape).astype(np_type)
+        np.save(os.path.join(out, name.replace('/', '_') + '.npy'), value)
+
+
+def read_safetensors(path):
+    with open(path, 'rb') as f:
+        n = struct.unpack('<Q', f.read(8))[0]
+        header = json.loads(f.read(n))
+        body = f.read()
+    tensors = {}
+    for name, info in header.items():
+        if name == '__metadata__' or info['dtype'] != 'F32':
+            continue
+        begin, end = info['data_offsets']
+        tensors[name] = np.frombuffer(body[begin:end], np.float32).astype(np.float64)
+    return tensors
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('model')
+    ap.add_argument('--tcc', required=True)
+    ap.add_argument('--tcc-run', required=True)
+    ap.add_argument('--work', required=True)
+    ap.add_argument('--name')
+    ap.add_argument('--steps', type=int, default=5)
+    ap.add_argument('--data')
+    ap.add_argument('--random-data', action='store_true')
+    ap.add_argument('--classes', type=int, default=10)
+    ap.add_argument('--tol', type=float, default=1e-5)
+    ap.add_argument('--param-tol', type=float, default=1e-5)
+    ap.add_argument('--run', nargs=argparse.REMAINDER, default=[],
+                    help='tcc-run options, then -- and the tcc flags')
+    args = ap.parse_args()
+    run_flags, tcc_flags = args.run, []
+    if '--' in run_flags:
+        i = run_flags.index('--')
+        run_flags, tcc_flags = run_flags[:i], run_flags[i + 1:]
+    name = args.name or os.path.splitext(os.path.basename(args.model))[0]
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    w = lambda f: os.path.join(args.work, f)  # noqa: E731
+
+    run([args.tcc, args.model, *tcc_flags, '-o', w('cpu.so')], 'compiling for the CPU')
+    run([args.tcc, args.model, *tcc_flags, '--target=cuda', '--cuda-emulation', '-o',
+         w('cuda.so')], 'compiling for CUDA with host twins')
+    data = args.data
+    if args.random_data:
+        _, listing = run([args.tcc_run, w('cpu.so'), '--list'], 'listing the artifact')
+        data = w('data')
+        write_random_data(listing, args.steps, args.classes, data)
+    env = dict(os.environ, TCC_CUDA_DEVICE='emulated')
+    times = {}
+    for kind in ('cpu', 'cuda'):
+        cmd = [args.tcc_run, w(kind + '.so'), '--data', data, '--steps', str(args.steps),
+               '--no-shuffle', '--metrics', w(kind + '.jsonl'),
+               '--save', w(kind + '.safetensors'), *run_flags]
+        seconds, _ = run(cmd, 'training the %s artifact' % kind, env if kind == 'cuda' else None)
+        times[kind] = 1000 * seconds / args.steps
+
+    ok = True
+    cpu = [json.loads(line)['loss'] for line in open(w('cpu.jsonl'))]
+    emu = [json.loads(line)['loss'] for line in open(w('cuda.jsonl'))]
+    worst_loss = 0.0
+    if len(cpu) != len(emu) or len(cpu) != args.steps:
+        print('MISMATCH: %d CPU steps, %d emulated' % (len(cpu), len(emu)))
+        ok = False
+    for step, (a, b) in enumerate(zip(cpu, emu), 1):
+        err = abs(a - b) / max(abs(a), 1e-12)
+        if not np.isfinite(b) or err > args.tol:
+            print('MISMATCH at step %d: CPU %r, emulated CUDA %r (relative %.2e)' % (step, a, b, err))
+            ok = False
+        worst_loss = max(worst_loss, err if np.isfinite(err) else np.inf)
+    a_params, b_params = read_safetensors(w('cpu.safetensors')), read_safetensors(w('cuda.safetensors'))
+    worst_param, worst_name = 0.0, '-'
+    for tensor, a in a_params.items():
+        b = b_params.get(tensor)
+        if b is None or b.shape != a.shape:
+            print('MISMATCH: parameter %s missing or reshaped in the emulated run' % tensor)
+            ok = False
+            continue
+        err = float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-12)) if a.size else 0.0
+        if not np.isfinite(err) or err > args.param_tol:
+            print('MISMATCH: parameter %s after %d steps: relative %.2e' % (tensor, args.steps, err))
+            ok = False
+        if err > worst_param or not np.isfinite(err):
+            worst_param, worst_name = err, tensor
+    print('EMULATION %s: %s steps %d losses %.1e params %.1e (%s) cpu %.1f ms emulated %.1f ms'
+          % (name, 'OK' if ok else 'FAIL', len(emu), worst_loss, worst_param, worst_name,
+             times['cpu'], times['cuda']))
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main())
+    except RuntimeError as e:
+        print('EMULATION: FAIL %s' % e)
+        sys.exit(1)
