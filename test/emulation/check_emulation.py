@@ -9,6 +9,10 @@ shuffles and workgroup memory, and the library calls on the CPU's. Every
 step's loss must agree within --tol (relative), and so must every trained
 parameter (--param-tol, relative to the tensor's largest magnitude).
 
+With --zoo, MODEL is a zoo model's folder (test/zoo/NAME): its model.onnx
+with the weights regenerated from ref.json, ref.json's compile and run
+flags and its stored batches.
+
 Batches come from --data DIR, or are generated (--random-data, numpy's
 default_rng(0)): f32 inputs normal, integer inputs uniform in [0, --classes)
 (class labels, token ids), per the artifact's `tcc-run --list`. Extra
@@ -87,6 +91,9 @@ def main():
     ap.add_argument('--tcc-run', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--name')
+    ap.add_argument('--zoo', action='store_true')
+    ap.add_argument('--launch', default='',
+                    help='a command that runs tcc-run, e.g. mpirun -np 2 (data-parallel artifacts)')
     ap.add_argument('--steps', type=int, default=5)
     ap.add_argument('--data')
     ap.add_argument('--random-data', action='store_true')
@@ -100,15 +107,26 @@ def main():
     if '--' in run_flags:
         i = run_flags.index('--')
         run_flags, tcc_flags = run_flags[:i], run_flags[i + 1:]
-    name = args.name or os.path.splitext(os.path.basename(args.model))[0]
+    name = args.name or os.path.splitext(os.path.basename(args.model.rstrip('/')))[0]
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     w = lambda f: os.path.join(args.work, f)  # noqa: E731
+    data = args.data
+    if args.zoo:
+        zoo = os.path.dirname(os.path.abspath(args.model.rstrip('/')))
+        sys.path.insert(0, zoo)
+        import zoo_common as zc  # noqa: E402
+        ref = json.load(open(os.path.join(args.model, 'ref.json')))
+        shutil.copyfile(os.path.join(args.model, 'model.onnx'), w('model.onnx'))
+        zc.write_weights(ref['weights'], w(zc.WEIGHTS_FILE))
+        args.model = w('model.onnx')
+        tcc_flags = ref['tcc_flags'] + tcc_flags
+        run_flags = ref['run_flags'] + run_flags
+        data = os.path.join(zoo, ref['data'])
 
     run([args.tcc, args.model, *tcc_flags, '-o', w('cpu.so')], 'compiling for the CPU')
     run([args.tcc, args.model, *tcc_flags, '--target=cuda', '--cuda-emulation', '-o',
          w('cuda.so')], 'compiling for CUDA with host twins')
-    data = args.data
     if args.random_data:
         _, listing = run([args.tcc_run, w('cpu.so'), '--list'], 'listing the artifact')
         data = w('data')
@@ -116,7 +134,7 @@ def main():
     env = dict(os.environ, TCC_CUDA_DEVICE='emulated')
     times = {}
     for kind in ('cpu', 'cuda'):
-        cmd = [args.tcc_run, w(kind + '.so'), '--data', data, '--steps', str(args.steps),
+        cmd = args.launch.split() + [args.tcc_run, w(kind + '.so'), '--data', data, '--steps', str(args.steps),
                '--no-shuffle', '--metrics', w(kind + '.jsonl'),
                '--save', w(kind + '.safetensors'), *run_flags]
         seconds, _ = run(cmd, 'training the %s artifact' % kind, env if kind == 'cuda' else None)
