@@ -38,8 +38,7 @@ bool emulationSelected() {
   return env && std::strcmp(env, kEmulatedDeviceSetting) == 0;
 }
 
-int32_t shuffleSourceLane(int32_t lane, int32_t offset, int32_t width, int32_t mode,
-                          bool *valid) {
+int32_t shuffleSourceLane(int32_t lane, int32_t offset, int32_t width, int32_t mode, bool *valid) {
   // MLIR's GPUToNVVM: c = 32 - width for up, width - 1 otherwise; its bits
   // 12:8 (the segment mask) are 0. PTX then reads b[4:0] and c[4:0].
   const int32_t c = mode == 1 ? 32 - width : width - 1;
@@ -91,8 +90,8 @@ CUresult failure(CUresult code, std::string why) {
 
 const char *errorName(CUresult r) {
   switch (r) {
-#define TCC_EMULATED_ERROR(name)                                               \
-  case name:                                                                   \
+#define TCC_EMULATED_ERROR(name)                                                                   \
+  case name:                                                                                       \
     return #name;
     TCC_EMULATED_ERROR(CUDA_SUCCESS)
     TCC_EMULATED_ERROR(CUDA_ERROR_INVALID_VALUE)
@@ -351,7 +350,9 @@ CUresult eventRecord(CUevent event, CUstream stream) {
   return CUDA_SUCCESS;
 }
 
-CUresult eventSynchronize(CUevent event) { return event ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+CUresult eventSynchronize(CUevent event) {
+  return event ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
 
 CUresult eventQuery(CUevent event) { return event ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 
@@ -421,8 +422,7 @@ CUresult memcpyHtoDAsync(CUdeviceptr to, const void *from, size_t n, CUstream st
 }
 
 CUresult memcpyDtoHAsync(void *to, CUdeviceptr from, size_t n, CUstream stream) {
-  return enqueue(stream,
-                 [=] { return copyNow(to, reinterpret_cast<const void *>(from), n); });
+  return enqueue(stream, [=] { return copyNow(to, reinterpret_cast<const void *>(from), n); });
 }
 
 CUresult memcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t n, CUstream stream) {
@@ -684,9 +684,9 @@ std::string Worker::runOnFibers(Block &b, const int32_t where[3]) {
         lane.state = Lane::Returned;
       }
     }
-    return "kernel '" + b.kernel->name + "' deadlocks in block (" + std::to_string(where[0]) +
-           "," + std::to_string(where[1]) + "," + std::to_string(where[2]) + "): " +
-           std::to_string(returned) + " of its " + std::to_string(n) +
+    return "kernel '" + b.kernel->name + "' deadlocks in block (" + std::to_string(where[0]) + "," +
+           std::to_string(where[1]) + "," + std::to_string(where[2]) +
+           "): " + std::to_string(returned) + " of its " + std::to_string(n) +
            " threads returned while " + std::to_string(atBarrier) + " wait at a barrier and " +
            std::to_string(atShuffle) +
            " at a shuffle (every thread of a block must reach each barrier, every lane of a "
@@ -699,8 +699,8 @@ std::string Worker::run(const EmulatedKernel &kernel, const Geometry &g, void **
                         int64_t index) {
   const int32_t bx = int32_t(g.block[0]), by = int32_t(g.block[1]), bz = int32_t(g.block[2]);
   const int32_t n = bx * by * bz;
-  size_t sharedBytes = std::max<size_t>({size_t(std::max(kernel.twin.shared_bytes, 0)),
-                                         size_t(g.sharedBytes), 1});
+  size_t sharedBytes =
+      std::max<size_t>({size_t(std::max(kernel.twin.shared_bytes, 0)), size_t(g.sharedBytes), 1});
   if (std::string e = reserve(n, sharedBytes); !e.empty())
     return e;
   int32_t where[3] = {int32_t(index % g.grid[0]), int32_t(index / g.grid[0] % g.grid[1]),
@@ -785,9 +785,9 @@ CUresult runKernel(const EmulatedKernel &kernel, const Geometry &g, void **param
   return CUDA_SUCCESS;
 }
 
-CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                      unsigned by, unsigned bz, unsigned sharedBytes, CUstream stream,
-                      void **params, void **extra) {
+CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                      unsigned bz, unsigned sharedBytes, CUstream stream, void **params,
+                      void **extra) {
   auto *kernel = reinterpret_cast<const EmulatedKernel *>(f);
   if (!kernel || !kernel->twin.fn)
     return failure(CUDA_ERROR_INVALID_HANDLE, "no emulated kernel");

@@ -64,8 +64,7 @@ CUresult emulatedHostWork(CUstream stream, std::function<void()> work);
 /// member mask (1 << WIDTH) - 1 and c = 32 - WIDTH for up, WIDTH - 1
 /// otherwise (no segment mask), b = OFFSET. Sets *VALID to PTX's predicate;
 /// returns LANE itself when it is 0.
-int32_t shuffleSourceLane(int32_t lane, int32_t offset, int32_t width, int32_t mode,
-                          bool *valid);
+int32_t shuffleSourceLane(int32_t lane, int32_t offset, int32_t width, int32_t mode, bool *valid);
 
 } // namespace tcc::rt::cuda
 

@@ -13,9 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cpu/parallel.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/emulator.h"
-#include "runtime/cpu/parallel.h"
 #include "runtime/error.h"
 #include "runtime/include/tcc/tcc.h"
 #include "runtime/testing/matmul_reference.h"
@@ -186,7 +186,8 @@ TEST(EmulatedDevice, ShuffleSemantics) {
             for (int32_t l = 0; l < 32; ++l)
               values[size_t(l)] = laneValue(warp, l);
             bool pval = false;
-            int64_t want = ptxShuffle(values, members, int32_t(me % 32), offset, width, mode, &pval);
+            int64_t want =
+                ptxShuffle(values, members, int32_t(me % 32), offset, width, mode, &pval);
             size_t at = size_t(combo) * threads + me;
             ASSERT_EQ(out[at], want) << "mode " << mode << " width " << width << " offset "
                                      << offset << " thread " << me << " of " << threads;
@@ -216,7 +217,8 @@ void rowSum(const tcc_abi_emulated_thread *t, void **params) {
   const float *in = param<const float *>(params, 0);
   float *out = param<float *>(params, 1);
   int64_t length = param<int64_t>(params, 2);
-  int64_t row = t->block[0] + int64_t(t->grid_dim[0]) * (t->block[1] + int64_t(t->grid_dim[1]) * t->block[2]);
+  int64_t row =
+      t->block[0] + int64_t(t->grid_dim[0]) * (t->block[1] + int64_t(t->grid_dim[1]) * t->block[2]);
   int32_t threads = blockThreads(t), me = linearThread(t);
   int32_t lane = me % 32, warp = me / 32, warps = (threads + 31) / 32;
   auto warpSum = [&](float v, int32_t width) {
@@ -298,7 +300,8 @@ TEST(EmulatedDevice, BlockReduction) {
 void axpb(const tcc_abi_emulated_thread *t, void **params) {
   const float *x = param<const float *>(params, 0);
   float *y = param<float *>(params, 1);
-  int64_t block = t->block[0] + int64_t(t->grid_dim[0]) * (t->block[1] + int64_t(t->grid_dim[1]) * t->block[2]);
+  int64_t block =
+      t->block[0] + int64_t(t->grid_dim[0]) * (t->block[1] + int64_t(t->grid_dim[1]) * t->block[2]);
   int64_t i = block * blockThreads(t) + linearThread(t);
   y[i] = 2 * x[i] + 1;
 }
@@ -621,7 +624,8 @@ TEST(EmulatedDevice, SessionsOnFixtures) {
     float x[6];
     for (int i = 0; i < 6; ++i)
       x[i] = float(run * 10 + i) - 2.5f;
-    ASSERT_EQ(tcc_session_set_input(session, "x", TCC_DTYPE_F32, 2, twoByThree, x, sizeof x), TCC_OK)
+    ASSERT_EQ(tcc_session_set_input(session, "x", TCC_DTYPE_F32, 2, twoByThree, x, sizeof x),
+              TCC_OK)
         << tcc_last_error();
     ASSERT_EQ(tcc_session_run(session, "infer"), TCC_OK) << tcc_last_error();
     const void *y = nullptr;
