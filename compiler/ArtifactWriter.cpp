@@ -459,7 +459,8 @@ FailureOr<AbiTypes> abiTypes(Location loc, llvm::Module &m) {
               F(entries, ptr), F(num_library_calls, i32), F(library_calls, ptr),
               F(num_metadata, i32), F(metadata, ptr), F(device, ptr), F(num_kernels, i32),
               F(kernels, ptr), F(ptx, ptr), F(cubin, ptr), F(cubin_size, i64),
-              F(device_scratch_size, i64), F(num_collectives, i32), F(collectives, ptr)},
+              F(device_scratch_size, i64), F(num_collectives, i32), F(collectives, ptr),
+              F(emulated_kernels, ptr)},
              sizeof(tcc_abi_descriptor)))
     return failure();
 #undef F
@@ -645,7 +646,9 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
        metadataRows, device ? d.string(deviceCode.device) : null,
        count(deviceCode.kernels.size()), kernels, device ? d.string(deviceCode.ptx) : null, cubin,
        llvm::ConstantInt::get(i64, int64_t(deviceCode.cubin.size())),
-       llvm::ConstantInt::get(i64, deviceScratch), count(collectives.size()), collectiveTable});
+       llvm::ConstantInt::get(i64, deviceScratch), count(collectives.size()), collectiveTable,
+       // No host twins of the kernels (tcc --cuda-emulation adds them).
+       null});
   auto *descGlobal = new llvm::GlobalVariable(m, types->descriptor, true,
                                               llvm::GlobalValue::PrivateLinkage, desc,
                                               ".tcc.descriptor");
