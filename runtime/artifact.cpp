@@ -147,6 +147,10 @@ bool isDeviceArtifact(const tcc_abi_descriptor &d) {
   return TCC_HAS_FIELD(d, device) && d.device != nullptr;
 }
 
+const tcc_abi_emulated_kernel *emulatedKernels(const tcc_abi_descriptor &d) {
+  return isDeviceArtifact(d) && TCC_HAS_FIELD(d, emulated_kernels) ? d.emulated_kernels : nullptr;
+}
+
 void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
   if (d.abi_version < TCC_ABI_MIN_VERSION || d.abi_version > TCC_ABI_VERSION)
     fail(TCC_ERROR_ABI, what + ": artifact ABI version " + std::to_string(d.abi_version) +
@@ -268,6 +272,13 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
           invalid(what, which + " '" + k.name + "' has an empty grid or block");
       if (k.shared_bytes < 0 || k.num_params < 0)
         invalid(what, which + " '" + k.name + "' has negative shared_bytes or num_params");
+      if (const tcc_abi_emulated_kernel *twins = emulatedKernels(d)) {
+        const tcc_abi_emulated_kernel &twin = twins[i];
+        if (!twin.fn || twin.shared_bytes < 0 || (twin.synchronizes != 0 && twin.synchronizes != 1))
+          invalid(what, which + " '" + k.name +
+                            "' has an emulated twin without a function, with negative "
+                            "shared_bytes or with synchronizes not 0 or 1");
+      }
     }
   } else if (TCC_HAS_FIELD(d, num_kernels) && d.num_kernels != 0) {
     invalid(what, std::to_string(d.num_kernels) + " kernels but no device");

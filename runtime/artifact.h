@@ -114,6 +114,10 @@ int32_t numMetadata(const tcc_abi_descriptor &descriptor);
 /// "cuda:sm_NN" string, is present and set).
 bool isDeviceArtifact(const tcc_abi_descriptor &descriptor);
 
+/// A device artifact's host twins of its kernels (compiled with
+/// --cuda-emulation), or nullptr.
+const tcc_abi_emulated_kernel *emulatedKernels(const tcc_abi_descriptor &descriptor);
+
 /// "input", "output", "parameter".
 const char *roleName(int32_t role);
 

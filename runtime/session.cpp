@@ -147,6 +147,13 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
   }
   runtime_.collective = &Collectives::run;
   runtime_.collective_context = collectives_.get();
+  if (device_ && device_->device->emulated() && collectives_) {
+    // The emulated device runs the CPU's collectives on its host pointers,
+    // in stream order, so that a captured graph holds them as NCCL's would.
+    device_->device->useHostCollectives(collectives_.get(), d.collectives, numCollectives(d));
+    runtime_.collective = &cuda::Device::collective;
+    runtime_.collective_context = device_->device.get();
+  }
 
   size_t n = size_t(d.num_tensors);
   inputSet_.assign(n, false);
@@ -813,9 +820,10 @@ void Session::setCommunicator(Communicator *communicator) {
            path + " has no collectives: it cannot train on " +
                std::to_string(communicator->size()) +
                " ranks (compile it with --data-parallel)");
-    if (device_) {
+    if (device_ && !device_->device->emulated()) {
       // The collectives go into the CUDA graphs an entry captures: they must
-      // be NCCL's from the first run on.
+      // be NCCL's from the first run on. (The emulated device keeps the CPU's,
+      // which read the communicator when they run.)
       if (!lastEntry_.empty() || runPending_)
         fail(TCC_ERROR_INVALID_STATE,
              path + ": a device session gets its communicator before its first run");
@@ -867,6 +875,8 @@ void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
   std::string error = dev.takeError();
   if (device_->nccl && error.empty())
     error = device_->nccl->takeError();
+  if (collectives_ && error.empty())
+    error = collectives_->takeError();
   if (code != 0 || !error.empty()) {
     drv.cuStreamSynchronize(stream); // let what was enqueued finish
     runPending_ = false;

@@ -13,6 +13,8 @@ PACKAGES=(
   python3-onnx
   # Boost.CRC (header-only): the CRC-32C of TensorBoard's event files
   libboost-dev
+  # Boost.Context: the fibers of the emulated CUDA device (TCC_CUDA_DEVICE=emulated)
+  libboost-context-dev
   # the SDK's pkg-config test; venvs and headers for the Python package
   # (scripts/python-tests.sh pip-installs scikit-build-core, nanobind, pytest)
   pkg-config python3-venv python3-dev

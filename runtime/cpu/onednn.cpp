@@ -540,17 +540,16 @@ dnnl_data_type_t dnnlType(int32_t dtype) {
 /// copies in scratch memory (exact), the f32 matmul, and a 16-bit C rounded
 /// once from an f32 result in scratch (the reorder out rounds to nearest
 /// even), the numbers of the native call up to the order of the f32 sums.
+/// A 16-bit call with an epilogue is always widened: its bias and residual
+/// (of C's type) are read from f32 copies too, and the sum is rounded once.
 void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   const Api &a = b.a;
   const int64_t *p = c.params;
   const dnnl_dim_t n = p[0], rows = p[1], cols = p[2], k = p[3];
   const bool ta = p[4], tb = p[5], accumulate = p[6];
   const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(matmulOutputDtype(c));
-  const bool widened = in != dnnl_f32 && !native;
   const int64_t epilogue = matmulEpilogue(c);
-  if (in != dnnl_f32 && epilogue)
-    fail(TCC_ERROR_UNSUPPORTED, b.what + ": library call #" + std::to_string(b.index) +
-                                    ": a 16-bit matmul call takes no epilogue");
+  const bool widened = in != dnnl_f32 && (!native || epilogue);
   // An R x C matrix of the call (one per batch element), stored transposed
   // (column-major) when TRANSPOSED.
   auto matrix = [&](dnnl_dim_t r, dnnl_dim_t cc, bool transposed, dnnl_data_type_t type) {
@@ -612,16 +611,37 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
     if (accumulate)
       copiesIn.push_back({result, md[2], {0, 2, 0, nullptr}, at});
   }
-  for (const CopyIn &copy : copiesIn)
-    b.addReorder(copy.from, copy.fromAt, copy.to, copy.toAt, copies);
   // The epilogue: bias as the matmul's own bias (a [1, N] row, the same for
   // every batch), then the residual as a binary-add post-op and relu as an
-  // eltwise post-op: dst = relu(A B + bias + D).
+  // eltwise post-op: dst = relu(A B + bias + D). Operands {A, B, C, bias, D},
+  // without the ones the epilogue lacks.
   bool hasBias = epilogue & TCC_MATMUL_EPILOGUE_BIAS;
   bool hasResidual = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL;
-  dnnl_memory_desc_t biasMd;
-  if (hasBias)
-    biasMd = n == 1 ? b.plain({1, cols}, {cols, 1}) : b.plain({1, 1, cols}, {cols, cols, 1});
+  auto biasOf = [&](dnnl_data_type_t type) {
+    return n == 1 ? b.plain({1, cols}, {cols, 1}, type)
+                  : b.plain({1, 1, cols}, {cols, cols, 1}, type);
+  };
+  dnnl_memory_desc_t biasMd, residualMd = md[2];
+  Binding bias = {DNNL_ARG_BIAS, 3, 0, nullptr},
+          residual = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(accumulate ? 1 : 0) | DNNL_ARG_SRC_1,
+                      hasBias ? 4 : 3, 0, nullptr};
+  if (hasBias) {
+    biasMd = biasOf(roundOut ? dnnl_f32 : out);
+    if (roundOut) {
+      Binding at = copyTo(biasMd);
+      copiesIn.push_back({biasOf(out), biasMd, {0, 3, 0, nullptr}, at});
+      bias.operand = -1;
+      bias.scratchOffset = at.scratchOffset;
+    }
+  }
+  if (hasResidual && roundOut) {
+    Binding at = copyTo(md[2]);
+    copiesIn.push_back({result, md[2], {0, residual.operand, 0, nullptr}, at});
+    residual.operand = -1;
+    residual.scratchOffset = at.scratchOffset;
+  }
+  for (const CopyIn &copy : copiesIn)
+    b.addReorder(copy.from, copy.fromAt, copy.to, copy.toAt, copies);
   CallBuilder::PostOps post;
   post.sum = accumulate;
   post.add = hasResidual ? &md[2] : nullptr;
@@ -634,14 +654,10 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   b.call->scratchBytes = std::max(b.call->scratchBytes, copies);
   std::vector<std::pair<Binding, dnnl_memory_desc_t>> args = {
       {src, md[0]}, {weights, md[1]}, {dst, md[2]}};
-  // Operands {A, B, C, bias, D}, without the ones the epilogue lacks.
-  int next = 3;
   if (hasBias)
-    args.push_back({{DNNL_ARG_BIAS, next++, 0, nullptr}, biasMd});
+    args.push_back({bias, biasMd});
   if (hasResidual)
-    args.push_back(
-        {{DNNL_ARG_ATTR_MULTIPLE_POST_OP(post.addIndex()) | DNNL_ARG_SRC_1, next++, 0, nullptr},
-         md[2]});
+    args.push_back({residual, residualMd});
   b.addStep(pd, std::move(args), copies);
   if (roundOut)
     b.addReorder(md[2], {0, -1, dst.scratchOffset, nullptr}, result, {0, 2, 0, nullptr}, copies);
@@ -686,7 +702,7 @@ std::string sixteenBitCallsIsa() {
 
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                            const std::string &what, MatmulLibrary matmuls,
-                           SixteenBitCalls sixteenBit)
+                           SixteenBitCalls sixteenBit, LibraryMath math)
     : what_(what) {
   // BLAS is loaded only when a session has an f32 matmul call (blasPrefers
   // asks which library it is).
@@ -706,7 +722,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
   for (int32_t i = 0; i < count; ++i) {
     const tcc_abi_library_call &c = calls[i];
     const int64_t *p = c.params;
-    if (libraryCallMath(c) != TCC_LIBRARY_MATH_EXACT)
+    if (libraryCallMath(c) != TCC_LIBRARY_MATH_EXACT && math == LibraryMath::RefuseTf32)
       fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) +
                                       ": TF32 math is a GPU mode (tensor cores); the CPU runs "
                                       "fp32 only");

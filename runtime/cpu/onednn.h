@@ -1,8 +1,8 @@
 //===- onednn.h - library calls of an artifact, on oneDNN -----------------===//
 //
-// An artifact's matmuls (f32 with their bias / residual / relu epilogues;
-// bf16 / f16 with f32 sums) and f32 convolutions are calls of the runtime's library_call (abi.h); the
-// descriptor lists each call's kind and sizes. A
+// An artifact's matmuls (f32, bf16 / f16 with f32 sums, each with its bias /
+// residual / relu epilogue) and f32 convolutions are calls of the runtime's
+// library_call (abi.h); the descriptor lists each call's kind and sizes. A
 // session creates one oneDNN primitive per call when it is created and runs
 // it on the operands the generated code passes; small matmuls go to a CBLAS
 // instead (blas.h, docs/cpu-gemm.md). oneDNN is loaded with dlopen when the
@@ -58,6 +58,13 @@ enum class SixteenBitCalls {
   Widened, ///< oneDNN's f32 primitive on f32 copies, C rounded once
 };
 
+/// What a session does with calls whose MATH is TF32 (abi.h).
+enum class LibraryMath {
+  RefuseTf32, ///< refuse them: TF32 is a GPU mode (a CPU artifact's session)
+  Tf32AsFp32, ///< compute them in fp32, more precise than TF32 (the emulated
+              ///< CUDA device, emulator.h)
+};
+
 /// Whether a matmul call of DTYPE runs natively in a session asking for
 /// MODE (false for f32). Loads oneDNN to ask for its instruction set.
 bool nativeSixteenBitCalls(int32_t dtype, SixteenBitCalls mode = SixteenBitCalls::Auto);
@@ -71,11 +78,13 @@ class LibraryCalls {
 public:
   /// Creates a primitive per call (CALLS validated), or plans its BLAS
   /// call (MATMULS). Throws Error(TCC_ERROR_UNSUPPORTED) when oneDNN (or,
-  /// for MatmulLibrary::Blas, a BLAS) cannot be loaded or refuses a call,
-  /// naming WHAT (the artifact) and the call.
+  /// for MatmulLibrary::Blas, a BLAS) cannot be loaded or refuses a call
+  /// (a TF32 one unless MATH says otherwise), naming WHAT (the artifact)
+  /// and the call.
   LibraryCalls(const tcc_abi_library_call *calls, int32_t count, const std::string &what,
                MatmulLibrary matmuls = MatmulLibrary::Auto,
-               SixteenBitCalls sixteenBit = SixteenBitCalls::Auto);
+               SixteenBitCalls sixteenBit = SixteenBitCalls::Auto,
+               LibraryMath math = LibraryMath::RefuseTf32);
   ~LibraryCalls();
   LibraryCalls(const LibraryCalls &) = delete;
   LibraryCalls &operator=(const LibraryCalls &) = delete;

@@ -8,6 +8,9 @@
 #include "runtime/cuda/device.h"
 
 #include "runtime/artifact.h"
+#include "runtime/cpu/onednn.h"
+#include "runtime/cuda/emulator.h"
+#include "runtime/dist/collectives.h"
 #include "runtime/error.h"
 
 #include <algorithm>
@@ -20,16 +23,33 @@ namespace tcc::rt::cuda {
 Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(what) {
   int arch = parseCudaArch(d.device);
   std::string archName = "sm_" + std::to_string(arch);
+  const tcc_abi_emulated_kernel *twins = emulatedKernels(d);
+  emulated_ = emulationSelected();
+  if (emulated_) {
+    if (d.num_kernels > 0 && !twins)
+      fail(TCC_ERROR_UNSUPPORTED,
+           what + ": TCC_CUDA_DEVICE=emulated, but it was compiled without --cuda-emulation "
+                  "(it has no host twins of its kernels); recompile it with --cuda-emulation, "
+                  "or unset TCC_CUDA_DEVICE to run it on a GPU");
+    emulateComputeCapability(arch);
+    // Every message of this session names the device it ran on.
+    what_ = what + " (on the " + kEmulatedDeviceName + ")";
+  }
   try {
     driver();
   } catch (const Error &e) {
     // "no CUDA device: <why>" from driver(), with the artifact in front.
-    fail(e.status(), what + ": compiled for " + d.device + " but there is " + e.what());
+    fail(e.status(), what + ": compiled for " + d.device + " but there is " + e.what() +
+                         (twins ? " (it was compiled with --cuda-emulation: "
+                                  "TCC_CUDA_DEVICE=emulated runs it on the CPU)"
+                                : ""));
   }
-  context_ = std::make_unique<Context>(deviceOrdinalFromEnv(), what);
+  context_ = std::make_unique<Context>(deviceOrdinalFromEnv(), what_);
   int cc = context_->computeCapability();
-  std::string deviceName = "CUDA device " + std::to_string(context_->ordinal()) + " (" +
-                           context_->name() + ", sm_" + std::to_string(cc) + ")";
+  std::string deviceName = emulated_ ? std::string("the ") + kEmulatedDeviceName
+                                     : "CUDA device " + std::to_string(context_->ordinal()) +
+                                           " (" + context_->name() + ", sm_" +
+                                           std::to_string(cc) + ")";
   if (cc < arch)
     fail(TCC_ERROR_UNSUPPORTED, what + ": compiled for " + d.device + ", which " + deviceName +
                                     " cannot run; recompile with --target=cuda:sm_" +
@@ -42,7 +62,20 @@ Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(wha
   if (profile_)
     graphsEnabled_ = false;
 
-  if (d.num_kernels > 0) {
+  kernels_ = d.kernels;
+  functions_.resize(size_t(d.num_kernels));
+  if (emulated_) {
+    // Entry k's twin runs where the PTX kernel k would.
+    moduleKind_ = "host twins (--cuda-emulation)";
+    for (int32_t i = 0; i < d.num_kernels; ++i) {
+      auto twin = std::make_unique<EmulatedKernel>();
+      twin->twin = twins[i];
+      twin->name = d.kernels[i].name;
+      twin->numParams = d.kernels[i].num_params;
+      functions_[size_t(i)] = twin->function();
+      twins_.push_back(std::move(twin));
+    }
+  } else if (d.num_kernels > 0) {
     // A cubin runs only on its exact architecture; PTX is JIT-compiled for
     // this device (and cached by the driver).
     const void *image = d.ptx;
@@ -53,18 +86,34 @@ Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(wha
     }
     check(driver().cuModuleLoadData(&module_, image), "cuModuleLoadData",
           what + ": loading the " + moduleKind_ + " on " + deviceName);
-    kernels_ = d.kernels;
-    functions_.resize(size_t(d.num_kernels));
     for (int32_t i = 0; i < d.num_kernels; ++i)
       check(driver().cuModuleGetFunction(&functions_[size_t(i)], module_, d.kernels[i].name),
             "cuModuleGetFunction",
             what + ": kernel #" + std::to_string(i) + " '" + d.kernels[i].name + "'");
   }
   if (int32_t n = numLibraryCalls(d); n > 0) {
-    workspaceBytes_ =
-        d.device_scratch_size > 0 ? size_t(d.device_scratch_size) : kDefaultWorkspaceBytes;
-    calls_ = std::make_unique<LibraryCalls>(d.library_calls, n, workspaceBytes_,
-                                            context_->stream(), what);
+    if (emulated_) {
+      // The CPU runtime's calls, which honor the same contract (abi.h);
+      // TF32 math is computed in fp32.
+      callTable_ = d.library_calls;
+      numCalls_ = n;
+      hostCalls_ = std::make_unique<tcc::rt::LibraryCalls>(
+          d.library_calls, n, what_, MatmulLibrary::Auto, SixteenBitCalls::Auto,
+          LibraryMath::Tf32AsFp32);
+      if (size_t bytes = hostCalls_->scratchpadSize(); bytes > 0) {
+        bytes = (bytes + 63) / 64 * 64;
+        hostScratch_.reset(static_cast<uint8_t *>(std::aligned_alloc(64, bytes)));
+        if (!hostScratch_)
+          fail(TCC_ERROR_OUT_OF_MEMORY, what_ + ": cannot allocate the library calls' " +
+                                            std::to_string(bytes) + "-byte scratchpad");
+        hostCalls_->setScratchpad(hostScratch_.get());
+      }
+    } else {
+      workspaceBytes_ =
+          d.device_scratch_size > 0 ? size_t(d.device_scratch_size) : kDefaultWorkspaceBytes;
+      calls_ = std::make_unique<LibraryCalls>(d.library_calls, n, workspaceBytes_,
+                                              context_->stream(), what);
+    }
   }
 }
 
@@ -87,6 +136,7 @@ Device::~Device() {
       driver().cuGraphDestroy(g.graph);
   }
   calls_.reset();
+  hostCalls_.reset();
   if (module_)
     driver().cuModuleUnload(module_);
 }
@@ -191,21 +241,69 @@ void Device::launchKernel(void *self, int32_t index, void **params) {
 
 void Device::libraryCall(void *self, int32_t index, void *const *operands) {
   auto *d = static_cast<Device *>(self);
-  if (!d->calls_) {
+  if (!d->calls_ && !d->hostCalls_) {
     d->record(d->what_ + ": generated code asked for library call #" + std::to_string(index) +
               " but the artifact lists none");
     return;
   }
   if (d->profile_)
-    d->markStart(d->calls_->name(index));
-  std::string error = d->calls_->run(index, operands);
+    d->markStart(d->hostCalls_ ? "library call #" + std::to_string(index)
+                               : d->calls_->name(index));
+  if (d->hostCalls_)
+    d->runOnHost("library call", index, d->numCalls_,
+                 d->numCalls_ > index && index >= 0 ? d->callTable_[index].num_operands : 0,
+                 operands, [calls = d->hostCalls_.get(), index](void *const *ops) {
+                   tcc::rt::LibraryCalls::run(calls, index, ops);
+                 });
+  else if (std::string error = d->calls_->run(index, operands); !error.empty())
+    d->record(error);
   if (d->profile_)
     d->markEnd();
-  if (!error.empty())
-    d->record(error);
+}
+
+void Device::useHostCollectives(Collectives *collectives, const tcc_abi_collective *table,
+                                int32_t count) {
+  hostCollectives_ = collectives;
+  collectiveTable_ = table;
+  numCollectives_ = count;
+}
+
+void Device::collective(void *self, int32_t index, void *const *operands) {
+  auto *d = static_cast<Device *>(self);
+  if (!d->hostCollectives_) {
+    d->record(d->what_ + ": generated code asked for collective #" + std::to_string(index) +
+              " but the artifact lists none");
+    return;
+  }
+  d->runOnHost("collective", index, d->numCollectives_,
+               d->numCollectives_ > index && index >= 0
+                   ? d->collectiveTable_[index].num_operands
+                   : 0,
+               operands, [collectives = d->hostCollectives_, index](void *const *ops) {
+                 Collectives::run(collectives, index, ops);
+               });
+}
+
+void Device::runOnHost(const char *kind, int32_t index, int32_t count, int32_t numOperands,
+                       void *const *operands, std::function<void(void *const *)> run) {
+  if (index < 0 || index >= count) {
+    record(what_ + ": generated code asked for " + kind + " #" + std::to_string(index) + " of " +
+           std::to_string(count));
+    return;
+  }
+  // The operand array is the caller's: a capture keeps the pointers.
+  std::vector<void *> ops(operands, operands + numOperands);
+  CUresult r = emulatedHostWork(context_->stream(),
+                                [ops = std::move(ops), run = std::move(run)] { run(ops.data()); });
+  if (r != CUDA_SUCCESS)
+    record(what_ + ": " + kind + " #" + std::to_string(index) + ": " + errorString(r));
 }
 
 std::string Device::takeError() {
+  // The CPU library calls keep their own first failure (the collectives'
+  // is the session's to take).
+  if (hostCalls_)
+    record(hostCalls_->takeError());
   std::string e;
   e.swap(error_);
   return e;

@@ -7,6 +7,12 @@
 // and library_call land here; generated code has no error path, so the
 // first failure is recorded and reported when the entry returns.
 //
+// On the emulated device (TCC_CUDA_DEVICE=emulated, emulator.h) the same
+// code runs on the emulator's driver table; only where the work comes from
+// differs: each kernel-table entry's CUfunction is its host twin, and the
+// library calls (and, over several ranks, the collectives) are the CPU
+// runtime's, enqueued as host work on the stream so that graphs capture them.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TCC_RUNTIME_CUDA_DEVICE_H
@@ -16,6 +22,7 @@
 #include "runtime/cuda/libraries.h"
 #include "runtime/include/tcc/abi.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -23,7 +30,14 @@
 #include <string>
 #include <vector>
 
+namespace tcc::rt {
+class LibraryCalls;
+class Collectives;
+} // namespace tcc::rt
+
 namespace tcc::rt::cuda {
+
+struct EmulatedKernel;
 
 /// Bytes of library workspace when the descriptor does not say (artifacts
 /// from before the compiler sized it per call).
@@ -33,13 +47,17 @@ class Device {
 public:
   /// D is validated and has device != NULL. Throws Error: UNSUPPORTED with
   /// "<what>: compiled for cuda:sm_XY but there is no CUDA device: <why>"
-  /// when there is none, or naming the call that failed.
+  /// when there is none, or with TCC_CUDA_DEVICE=emulated when D has no host
+  /// twins (compiled without --cuda-emulation); or naming the call that
+  /// failed.
   Device(const tcc_abi_descriptor &d, const std::string &what);
   ~Device();
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 
   Context &context() { return *context_; }
+  /// Whether this is the emulated CUDA device.
+  bool emulated() const { return emulated_; }
   /// Bytes of workspace the library calls need at the arena's tail (0
   /// without library calls).
   size_t workspaceSize() const { return calls_ ? workspaceBytes_ : 0; }
@@ -48,6 +66,12 @@ public:
   /// The ABI's launch_kernel and library_call (SELF is the Device).
   static void launchKernel(void *self, int32_t index, void **params);
   static void libraryCall(void *self, int32_t index, void *const *operands);
+  /// The emulated device's collectives: COLLECTIVES (the session's CPU ones,
+  /// on TABLE's COUNT rows) run in stream order through collective().
+  void useHostCollectives(Collectives *collectives, const tcc_abi_collective *table,
+                          int32_t count);
+  /// The ABI's collective on the emulated device (SELF is the Device).
+  static void collective(void *self, int32_t index, void *const *operands);
   /// The first failure recorded since the last call, or "" (and clears it).
   std::string takeError();
 
@@ -72,6 +96,10 @@ private:
     std::string failure; ///< non-empty: capture failed, run eagerly
   };
   void record(const std::string &error);
+  /// Emulated: runs RUN on a copy of the NUM_OPERANDS OPERANDS of row INDEX
+  /// (of COUNT) of KIND's table, as host work in stream order.
+  void runOnHost(const char *kind, int32_t index, int32_t count, int32_t numOperands,
+                 void *const *operands, std::function<void(void *const *)> run);
   /// TCC_CUDA_PROFILE=1: events around every kernel and library call of
   /// eager runs; per-name totals printed when the device is destroyed.
   void markStart(std::string name);
@@ -101,6 +129,19 @@ private:
   std::vector<CUfunction> functions_;
   std::unique_ptr<LibraryCalls> calls_;
   size_t workspaceBytes_ = 0;
+  bool emulated_ = false;
+  /// Emulated: the twins the CUfunctions point to.
+  std::vector<std::unique_ptr<EmulatedKernel>> twins_;
+  /// Emulated: the library calls on the CPU (oneDNN, BLAS), their own
+  /// scratchpad, and the table (operand counts).
+  std::unique_ptr<tcc::rt::LibraryCalls> hostCalls_;
+  std::unique_ptr<uint8_t, void (*)(void *)> hostScratch_{nullptr, std::free};
+  const tcc_abi_library_call *callTable_ = nullptr;
+  int32_t numCalls_ = 0;
+  /// Emulated: the session's CPU collectives and their table.
+  Collectives *hostCollectives_ = nullptr;
+  const tcc_abi_collective *collectiveTable_ = nullptr;
+  int32_t numCollectives_ = 0;
   std::string error_;
   bool graphsEnabled_ = true;
   std::map<int, Graph> graphs_;

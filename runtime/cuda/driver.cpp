@@ -9,6 +9,7 @@
 
 #include "runtime/cuda/driver.h"
 
+#include "runtime/cuda/emulator.h"
 #include "runtime/dist/communicator.h"
 
 #include "runtime/error.h"
@@ -31,6 +32,9 @@ namespace {
 } // namespace
 
 const Driver &driver() {
+  // Only the explicit setting selects the emulation, never a missing GPU.
+  if (emulationSelected())
+    return emulatedDriver();
   static std::mutex mutex;
   static Driver *loaded = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
@@ -110,11 +114,14 @@ int deviceOrdinalFromEnv() {
     int rank = localRankFromEnvironment(), count = driver().deviceCount;
     return rank >= 0 && count > 0 ? rank % count : 0;
   }
+  if (std::strcmp(env, kEmulatedDeviceSetting) == 0)
+    return 0; // the emulated device is the only one
   char *end = nullptr;
   long v = std::strtol(env, &end, 10);
   if (*end != '\0' || v < 0 || v > 1024)
-    fail(TCC_ERROR_INVALID_ARGUMENT,
-         std::string("TCC_CUDA_DEVICE='") + env + "' is not a device ordinal");
+    fail(TCC_ERROR_INVALID_ARGUMENT, std::string("TCC_CUDA_DEVICE='") + env +
+                                         "' is neither a device ordinal nor '" +
+                                         kEmulatedDeviceSetting + "'");
   return int(v);
 }
 

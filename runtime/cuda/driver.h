@@ -76,7 +76,8 @@ struct Driver {
 /// Loads the driver once per process and initializes it. Throws
 /// Error(TCC_ERROR_UNSUPPORTED) whose message starts with "no CUDA device: "
 /// and gives the reason (no libcuda.so.1, cuInit failed, no device); a later
-/// call tries again.
+/// call tries again. With TCC_CUDA_DEVICE=emulated, the emulated device's
+/// table instead (emulator.h).
 const Driver &driver();
 
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
@@ -89,8 +90,8 @@ void check(CUresult result, const char *call, const std::string &what);
 /// Parses "cuda:sm_90" into 90; returns -1 for anything else.
 int parseCudaArch(const char *device);
 
-/// The device ordinal from TCC_CUDA_DEVICE (default 0); throws
-/// Error(TCC_ERROR_INVALID_ARGUMENT) when it is not a number.
+/// The device ordinal from TCC_CUDA_DEVICE (default 0; 0 for "emulated");
+/// throws Error(TCC_ERROR_INVALID_ARGUMENT) when it is neither.
 int deviceOrdinalFromEnv();
 
 /// The PCI bus id of device ORDINAL ("0000:3b:00.0"), which names it to

@@ -22,8 +22,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
 #include <exception>
 #include <map>
 #include <string>
@@ -470,6 +473,42 @@ const char *roleString(tcc_role role) {
   return "?";
 }
 
+/// Whether the device artifact at PATH, which the runtime has loaded, has
+/// host twins of its kernels (tcc --cuda-emulation): read from the
+/// descriptor it exports (abi.h), as the runtime reads it.
+bool hasEmulatedKernels(const char *path) {
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!handle)
+    return false;
+  bool twins = false;
+  if (auto get = reinterpret_cast<tcc_abi_descriptor_fn>(dlsym(handle, TCC_ABI_DESCRIPTOR_SYMBOL)))
+    if (const tcc_abi_descriptor *d = get())
+      twins = d->struct_size >= offsetof(tcc_abi_descriptor, emulated_kernels) +
+                                    sizeof d->emulated_kernels &&
+              d->emulated_kernels;
+  dlclose(handle);
+  return twins;
+}
+
+/// The device line of --list: the device compiled for and, for CUDA, what
+/// TCC_CUDA_DEVICE=emulated does with it.
+std::string deviceLine(const char *device, const char *path) {
+  std::string line = device;
+  if (std::strncmp(device, "cuda:", 5) != 0)
+    return line;
+  const char *env = std::getenv("TCC_CUDA_DEVICE");
+  bool emulated = env && std::strcmp(env, "emulated") == 0;
+  bool twins = hasEmulatedKernels(path);
+  if (emulated && twins)
+    return line + ", run on the emulated CUDA device (host CPU; TCC_CUDA_DEVICE=emulated)";
+  if (emulated)
+    return line + " (compiled without --cuda-emulation: the emulated CUDA device cannot run it)";
+  if (twins)
+    return line + " (with host twins of its kernels: TCC_CUDA_DEVICE=emulated runs it on the "
+                  "emulated CUDA device)";
+  return line;
+}
+
 void list(tcc_artifact_t artifact) {
   tcc_artifact_info info;
   check(tcc_artifact_get_info(artifact, &info));
@@ -481,7 +520,7 @@ void list(tcc_artifact_t artifact) {
   std::printf("cpu features: %s\n", info.cpu_features);
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact, &device));
-  std::printf("device: %s\n", device);
+  std::printf("device: %s\n", deviceLine(device, info.path).c_str());
   std::printf("arena: %lld bytes\n", (long long)info.arena_size);
   std::printf("state: %lld bytes\n", (long long)info.state_size);
   std::string batch = artifactMetadata(artifact, TCC_METADATA_BATCH, "");
