@@ -25,5 +25,5 @@ model rows(x: f32[B, N]) {
 
 train {
   loss = mse
-  optimizer = adamw
+  optimizer = sgd
 }
