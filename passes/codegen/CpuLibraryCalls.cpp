@@ -473,12 +473,16 @@ bool sameSubview(memref::SubViewOp a, memref::SubViewOp b) {
 /// The dense copy of VIEW's elements that an earlier op made (densifyInputs,
 /// for the forward convolution reading the same sliced filter), when
 /// neither the filter nor the copy is written from it up to BEFORE; null
-/// when there is none.
+/// when there is none. Of several (the forward's and a recomputed
+/// forward's), the last before BEFORE: its buffer lives the shortest, and
+/// the choice does not depend on the order of the filter's use list (which
+/// bufferization leaves different from run to run).
 Value earlierDenseCopy(Value view, Operation *before) {
   auto sv = view.getDefiningOp<memref::SubViewOp>();
   if (!sv)
     return {};
   Value root = tcc::viewRoot(view);
+  linalg::CopyOp last;
   for (Operation *user : sv.getSource().getUsers()) {
     auto other = dyn_cast<memref::SubViewOp>(user);
     if (!other || !sameSubview(sv, other))
@@ -486,16 +490,17 @@ Value earlierDenseCopy(Value view, Operation *before) {
     for (Operation *reader : other->getUsers()) {
       auto copy = dyn_cast<linalg::CopyOp>(reader);
       if (!copy || copy.getDpsInputs()[0] != other.getResult() ||
-          copy->getBlock() != before->getBlock() || !copy->isBeforeInBlock(before))
+          copy->getBlock() != before->getBlock() || !copy->isBeforeInBlock(before) ||
+          (last && copy->isBeforeInBlock(last)))
         continue;
       Value target = copy.getDpsInits()[0];
       if (!target.getDefiningOp<memref::AllocOp>() || !isDenseF32(target) ||
           writtenBetween(copy, before, root) || writtenBetween(copy, before, target))
         continue;
-      return target;
+      last = copy;
     }
   }
-  return {};
+  return last ? last.getDpsInits()[0] : Value();
 }
 
 /// A dense copy of W's view, made right before its flipped copy.
