@@ -85,9 +85,12 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
       if (auto dtype = d.getAs<IntegerAttr>("dtype"))
         in = dtype.getInt();
       int64_t out = in;
-      // abi.h: a 10-parameter MATMUL's 9th parameter is C's dtype (0: A's).
-      if (kind.getInt() == TCC_LIBRARY_CALL_MATMUL && params.size() >= 9 && params[8] != 0)
-        out = params[8];
+      // abi.h: a 10-parameter MATMUL's 9th parameter is C's dtype, a
+      // 21-parameter convolution's 21st its output's (0: the operands').
+      bool matmul = kind.getInt() == TCC_LIBRARY_CALL_MATMUL;
+      size_t at = matmul ? 8 : 20;
+      if (params.size() > at && params[at] != 0)
+        out = params[at];
       ++groups[{kind.getInt(), in, out}];
     }
   os << "library calls of the artifact (" << (device ? "GPU" : "this CPU") << "):\n";
@@ -101,11 +104,6 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
                         device ? deviceRoute(kind, in) : cpuRoute(in, host));
   }
   if (!device) {
-    bool convolutions = llvm::any_of(groups, [](const auto &g) {
-      return std::get<0>(g.first) != TCC_LIBRARY_CALL_MATMUL;
-    });
-    if (convolutions)
-      os << "  16-bit convolutions are f32 calls on operands widened by the generated code\n";
     os << "  the runtime decides each call again on the CPU that runs the artifact "
           "(oneDNN's instruction set; TCC_SIXTEEN_BIT_CALLS=native or widened overrides)\n"
           "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "

@@ -268,11 +268,18 @@ def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
     matmul instead reads its 16-bit operands as they are, into an f32
     linalg matmul (linalg converts operands to the output's type), then one
     rounding: the same numbers, for libraries that take 16-bit operands with
-    f32 sums (cuBLASLt; the CUDA pipeline sets it).
+    f32 sums (cuBLASLt, oneDNN; the CPU and CUDA pipelines set it). With
+    `sixteen-bit-convs` a convolution, a conv_transpose (a data gradient)
+    and a conv_backward_filter do the same: their linalg ops read the 16-bit
+    operands into f32 sums (oneDNN's bf16 convolutions; the CPU pipeline
+    sets it, CUDA artifacts keep cuDNN f32 calls on widened operands).
   }];
   let options = [
     Option<"sixteenBitMatmuls", "sixteen-bit-matmuls", "bool", /*default=*/"false",
-           "bf16 / f16 matmuls read their 16-bit operands into f32 sums (no widened copies)">
+           "bf16 / f16 matmuls read their 16-bit operands into f32 sums (no widened copies)">,
+    Option<"sixteenBitConvs", "sixteen-bit-convs", "bool", /*default=*/"false",
+           "bf16 / f16 convolutions and their gradients read their 16-bit operands into "
+           "f32 sums (no widened copies)">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
@@ -515,7 +522,10 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
     becomes a call of that dtype whose C is f32 (abi.h's C_DTYPE); when the
     next op to touch C only rounds all of it to the 16-bit type into another
     buffer Y, and nothing else reads C, the call writes Y in 16 bits instead
-    (C and the rounding go). 16-bit calls take no epilogue. With `tf32`, every
+    (C and the rounding go). 16-bit calls take no epilogue. The same holds
+    for the 2-D convolutions and their marked gradients of dense 16-bit
+    operands (`sixteen-bit-convs`): a call of that dtype whose output is f32
+    (abi.h's OUT_DTYPE) or, with the rounding taken in, 16-bit. With `tf32`, every
     f32 call carries abi.h's TF32 math mode (`--precision=tf32`).
     Other element types and layouts stay on the generated path.
   }];
@@ -523,7 +533,7 @@ def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
     Option<"grouped", "grouped", "bool", /*default=*/"false",
            "Forward grouped and depthwise 2-D convolutions become calls too">,
     Option<"sixteenBit", "sixteen-bit", "bool", /*default=*/"false",
-           "bf16 / f16 matmuls with f32 sums become 16-bit calls (device artifacts)">,
+           "bf16 / f16 matmuls and convolutions with f32 sums become 16-bit calls">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
            "f32 calls may round operands to TF32 on tensor cores (device artifacts)">
   ];

@@ -26,9 +26,11 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
   // unsigned types become signless, signatures included.
   // 16-bit matmuls keep their 16-bit operands, into f32 sums: cuBLASLt and
   // oneDNN take them (the runtime widens them on a CPU without 16-bit dot
-  // products).
+  // products). So do 16-bit convolutions on the CPU (oneDNN); cuDNN calls
+  // of a device artifact stay f32, on widened operands.
   tcc::LowerToLinalgPassOptions lower;
   lower.sixteenBitMatmuls = true;
+  lower.sixteenBitConvs = !options.device;
   pm.addPass(tcc::createLowerToLinalgPass(lower));
   // Per function: the entry points (train_step, eval_step, infer) in
   // parallel.

@@ -50,6 +50,9 @@ bool isDenseF32(Value v) {
   return isDense(v) && cast<MemRefType>(v.getType()).getElementType().isF32();
 }
 
+/// The element type of a memref.
+Type elementOf(Value v) { return cast<MemRefType>(v.getType()).getElementType(); }
+
 /// The tcc_dtype of a float element type that library calls take (0 for
 /// others).
 int64_t callDtype(Type t) {
@@ -182,7 +185,8 @@ std::optional<PaddedInput> paddedInput(Operation *conv, Value input, bool stride
   }
   // The call reads the source where CONV read the copy: neither may change
   // in between.
-  if (!fill || !subview || !source || !isDenseF32(source) || fill->getBlock() != conv->getBlock() ||
+  if (!fill || !subview || !source || !isDense(source, elementOf(input)) ||
+      fill->getBlock() != conv->getBlock() ||
       copy->getBlock() != conv->getBlock() || !fill->isBeforeInBlock(copy) ||
       !copy->isBeforeInBlock(conv) || writtenBetween(copy, conv, tcc::viewRoot(source)) ||
       (shared && writtenBetween(copy, conv, input)))
@@ -223,7 +227,7 @@ struct Call {
   Operation *at = nullptr;
   int64_t groups = 1; // CONV2D
   int64_t dtype = TCC_DTYPE_F32;
-  int64_t cDtype = 0; // MATMUL: C's dtype when not the call's (abi.h)
+  int64_t cDtype = 0; // C's (a convolution's output's) dtype when not the call's (abi.h)
 };
 
 /// What the elementwise op after a matmul applies to its product C, which
@@ -494,7 +498,7 @@ Value earlierDenseCopy(Value view, Operation *before) {
           (last && copy->isBeforeInBlock(last)))
         continue;
       Value target = copy.getDpsInits()[0];
-      if (!target.getDefiningOp<memref::AllocOp>() || !isDenseF32(target) ||
+      if (!target.getDefiningOp<memref::AllocOp>() || !isDense(target, elementOf(view)) ||
           writtenBetween(copy, before, root) || writtenBetween(copy, before, target))
         continue;
       last = copy;
@@ -551,12 +555,13 @@ std::optional<FlippedFilter> flippedFilter(Operation *conv, Value filter, int64_
       !maps[1].isIdentity())
     return std::nullopt;
   result.filter = flip.getDpsInputs()[0];
-  if (!isDenseF32(result.filter)) {
+  Type elem = elementOf(v);
+  if (!isDense(result.filter, elem)) {
     // A sliced filter: the flipped copy would read it across its slowest
     // dimension (a 512x512 filter's center tap 18 KiB apart); a dense copy
     // (the forward's, when it made one) reads it in order.
     auto type = dyn_cast<MemRefType>(result.filter.getType());
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    if (!type || !type.hasStaticShape() || type.getElementType() != elem)
       return std::nullopt;
     if (Value copy = earlierDenseCopy(result.filter, flip)) {
       result.filter = copy;
@@ -577,23 +582,43 @@ std::optional<FlippedFilter> flippedFilter(Operation *conv, Value filter, int64_
   return result;
 }
 
+/// The dtypes of a product (matmul, 2-D convolution or marked gradient)
+/// whose inputs are all of ELEM and whose output is of OUT: the call's dtype
+/// and C's (0: the call's). f32 throughout, or with SIXTEENBIT bf16 / f16
+/// operands into f32 sums (abi.h's C_DTYPE / OUT_DTYPE); nullopt for others.
+std::optional<std::pair<int64_t, int64_t>> productDtypes(Type elem, Type out, bool sixteenBit) {
+  if (elem.isF32() && out.isF32())
+    return std::make_pair(int64_t(TCC_DTYPE_F32), int64_t(0));
+  if (!sixteenBit || (!elem.isBF16() && !elem.isF16()) || !out.isF32())
+    return std::nullopt;
+  return std::make_pair(callDtype(elem), int64_t(TCC_DTYPE_F32));
+}
+
 /// A convolution gradient that the lowering marked (tcc.conv_backward):
 /// a CONV2D_BACKWARD_WEIGHTS generic reads {padded X, dY} into dW; a
 /// CONV2D_BACKWARD_DATA named convolution reads {dY zero-dilated and
 /// padded, W flipped} into dX. The call reads X, dY and W themselves, so
 /// the copies go. Nothing (the op stays generated code) unless every
 /// operand is found and dense and the copies' geometry is the marker's.
-std::optional<Call> planBackwardConv(linalg::LinalgOp op, const tcc::ConvBackwardMarker &m) {
+/// Inputs of f32, or with SIXTEENBIT of bf16 / f16 into an f32 output.
+std::optional<Call> planBackwardConv(linalg::LinalgOp op, const tcc::ConvBackwardMarker &m,
+                                     bool sixteenBit) {
   SmallVector<Value> operands(op->getOperands());
-  if (operands.size() != 3 || !op.hasPureBufferSemantics())
+  if (operands.size() != 3 || !op.hasPureBufferSemantics() ||
+      !llvm::all_of(operands, [](Value v) { return isa<MemRefType>(v.getType()); }))
     return std::nullopt;
   ArrayRef<int64_t> p = m.params;
   int64_t sizeX = p[0] * p[1] * p[2] * p[3], sizeW = p[4] * (p[1] / m.groups) * p[5] * p[6],
           sizeY = p[0] * p[4] * p[7] * p[8];
-  auto dense = [](Value v, int64_t elements) {
-    return isDenseF32(v) && numElements(v) == elements;
+  Type elem = elementOf(operands[0]), outElem = elementOf(operands[2]);
+  auto dtypes = productDtypes(elem, outElem, sixteenBit);
+  if (!dtypes || elementOf(operands[1]) != elem)
+    return std::nullopt;
+  auto dense = [&](Value v, int64_t elements) {
+    return isDense(v, v == operands[2] ? outElem : elem) && numElements(v) == elements;
   };
   Call call;
+  std::tie(call.dtype, call.cDtype) = *dtypes;
   call.kind = m.kind;
   call.params.assign(p.begin(), p.end());
   call.groups = m.groups;
@@ -640,46 +665,31 @@ std::optional<Call> planBackwardConv(linalg::LinalgOp op, const tcc::ConvBackwar
       operands[1] = makeDenseFilter(*w);
   }
   call.operands = operands;
-  int64_t accumulate = 1;
-  if (Operation *fill = zeroFillBefore(op, operands[2])) {
-    call.dead.push_back(fill);
-    accumulate = 0;
-  }
-  call.params.push_back(accumulate);
-  if (call.groups > 1)
-    call.params.push_back(call.groups);
   return call;
 }
 
-/// The dtypes of a matmul of 16-bit operands A and B with f32 sums C, when
-/// SIXTEENBIT allows such calls (device artifacts: cuBLASLt): the call's
-/// dtype and C's; nullopt for other operands.
-std::optional<std::pair<int64_t, int64_t>> sixteenBitMatmul(linalg::LinalgOp op, bool sixteenBit) {
-  if (!sixteenBit || !isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()) ||
+/// The dtypes of a matmul or 2-D convolution OP (productDtypes).
+std::optional<std::pair<int64_t, int64_t>> forwardDtypes(linalg::LinalgOp op, bool sixteenBit) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
+           linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp>(op.getOperation()) ||
       op->getNumOperands() != 3)
     return std::nullopt;
   Value a = op->getOperand(0), b = op->getOperand(1), c = op->getOperand(2);
-  Type elem = isDense(a) ? cast<MemRefType>(a.getType()).getElementType() : Type();
-  if (!elem || (!elem.isBF16() && !elem.isF16()) || !isDense(b, elem) || !isDenseF32(c))
+  if (!isDense(a) || !isDense(b, elementOf(a)) || !isDense(c))
     return std::nullopt;
-  return std::make_pair(callDtype(elem), int64_t(TCC_DTYPE_F32));
+  return productDtypes(elementOf(a), elementOf(c), sixteenBit);
 }
 
-std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit) {
-  // Grouped convolutions' gradients too, whatever `grouped` says (which is
-  // about forward ones: see its description).
-  if (std::optional<tcc::ConvBackwardMarker> marker = tcc::getConvBackwardMarker(op))
-    if (std::optional<Call> call = planBackwardConv(op, *marker))
-      return call;
+/// The call of a matmul or forward 2-D convolution OP, up to its
+/// accumulate parameter.
+std::optional<Call> planForward(linalg::LinalgOp op, bool grouped, bool sixteenBit) {
   if (!op.hasPureBufferSemantics())
     return std::nullopt;
   Call call;
-  if (!llvm::all_of(op->getOperands(), isDenseF32)) {
-    auto dtypes = sixteenBitMatmul(op, sixteenBit);
-    if (!dtypes)
-      return std::nullopt;
-    std::tie(call.dtype, call.cDtype) = *dtypes;
-  }
+  auto dtypes = forwardDtypes(op, sixteenBit);
+  if (!dtypes)
+    return std::nullopt;
+  std::tie(call.dtype, call.cDtype) = *dtypes;
   SmallVector<Value> operands(op->getOperands());
   if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
     auto t = tcc::matmulTransposes(mm);
@@ -725,33 +735,50 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit)
   } else {
     return std::nullopt;
   }
+  return call;
+}
+
+std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit) {
+  // Grouped convolutions' gradients too, whatever `grouped` says (which is
+  // about forward ones: see its description).
+  std::optional<Call> planned;
+  if (std::optional<tcc::ConvBackwardMarker> marker = tcc::getConvBackwardMarker(op))
+    planned = planBackwardConv(op, *marker, sixteenBit);
+  if (!planned)
+    planned = planForward(op, grouped, sixteenBit);
+  if (!planned)
+    return std::nullopt;
+  Call &call = *planned;
+  SmallVector<Value> &operands = call.operands;
   int64_t accumulate = 1;
   if (Operation *fill = zeroFillBefore(op, operands[2])) {
     call.dead.push_back(fill);
     accumulate = 0;
   }
   call.params.push_back(accumulate);
-  if (call.kind != TCC_LIBRARY_CALL_MATMUL) {
-    // Appended, and only when there are groups: a CONV2D of 18 parameters
-    // has one group (what older runtimes and the CUDA runtime read).
-    if (call.groups > 1)
-      call.params.push_back(call.groups);
-    return call;
-  }
-  // A matmul that overwrites its output may take the elementwise op after
-  // it as its epilogue: operands {A, B, Y, bias[, D]}, at the op's place.
-  // A 16-bit one may write its rounded result itself instead of f32 sums.
-  int64_t epilogue = 0;
-  if (call.cDtype) {
-    Type elem = cast<MemRefType>(operands[0].getType()).getElementType();
-    if (std::optional<Epilogue> e = accumulate ? std::nullopt : matchRounding(op, operands, elem)) {
+  // A 16-bit call may write its rounded result itself instead of f32 sums.
+  if (call.cDtype && !accumulate)
+    if (std::optional<Epilogue> e = matchRounding(op, operands, elementOf(operands[0]))) {
       call.operands[2] = e->output;
       call.cDtype = 0;
       call.at = e->generic;
       call.dead.push_back(e->generic);
       call.dead.append(e->views.rbegin(), e->views.rend());
     }
-  } else if (!accumulate)
+  if (call.kind != TCC_LIBRARY_CALL_MATMUL) {
+    // Appended, and only when needed: a CONV2D of 18 parameters has one
+    // group (what older runtimes and the CUDA runtime read); the output's
+    // dtype follows the math mode.
+    if (call.groups > 1 || call.cDtype)
+      call.params.push_back(call.groups);
+    if (call.cDtype)
+      call.params.append({TCC_LIBRARY_MATH_EXACT, call.cDtype});
+    return call;
+  }
+  // A matmul that overwrites its output may take the elementwise op after
+  // it as its epilogue: operands {A, B, Y, bias[, D]}, at the op's place.
+  int64_t epilogue = 0;
+  if (!accumulate && call.dtype == TCC_DTYPE_F32)
     if (std::optional<Epilogue> e = matchEpilogue(op, call.operands, call.params[2])) {
       epilogue = e->bits;
       call.operands[2] = e->output;
@@ -772,12 +799,14 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit)
 /// that meet the input: tcc's DropPaddingOnlyTaps) would stay generated
 /// loops, which read it with the view's strides: the input copied into a
 /// dense buffer of its own first (a pass over the view) lets the library
-/// run it. Returns the copies made (undone by the caller when the call
-/// still cannot be made).
-SmallVector<std::pair<OpOperand *, Value>> densifyInputs(linalg::LinalgOp op) {
+/// run it. Inputs of f32, and with SIXTEENBIT a convolution's 16-bit ones.
+/// Returns the copies made (undone by the caller when the call still
+/// cannot be made).
+SmallVector<std::pair<OpOperand *, Value>> densifyInputs(linalg::LinalgOp op, bool sixteenBit) {
   SmallVector<std::pair<OpOperand *, Value>> replaced;
-  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
-           linalg::DepthwiseConv2DNchwChwOp, linalg::Conv2DNgchwGfchwOp>(op.getOperation()) ||
+  bool matmul = isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation());
+  if ((!matmul && !isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp,
+                       linalg::Conv2DNgchwGfchwOp>(op.getOperation())) ||
       !op.hasPureBufferSemantics())
     return replaced;
   OpBuilder b(op);
@@ -785,7 +814,10 @@ SmallVector<std::pair<OpOperand *, Value>> densifyInputs(linalg::LinalgOp op) {
   for (OpOperand *input : op.getDpsInputOperands()) {
     Value v = input->get();
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32() || isDense(v))
+    if (!type || !type.hasStaticShape() || isDense(v))
+      continue;
+    Type elem = type.getElementType();
+    if (!elem.isF32() && (matmul || !sixteenBit || (!elem.isBF16() && !elem.isF16())))
       continue;
     Value &copy = copies[v];
     if (!copy) {
@@ -814,7 +846,7 @@ void restoreInputs(ArrayRef<std::pair<OpOperand *, Value>> replaced) {
 }
 
 /// Appends the TF32 math mode to an f32 CALL (abi.h: a matmul's C dtype
-/// and a convolution's groups come first).
+/// and a convolution's groups come first; an f32 call has no output dtype).
 void requestTf32(Call &call) {
   if (call.dtype != TCC_DTYPE_F32)
     return;
@@ -875,7 +907,7 @@ struct CpuLibraryCallsPass
           continue;
         std::optional<Call> call = planCall(op, grouped, sixteenBit);
         if (!call) {
-          SmallVector<std::pair<OpOperand *, Value>> copies = densifyInputs(op);
+          SmallVector<std::pair<OpOperand *, Value>> copies = densifyInputs(op, sixteenBit);
           if (!copies.empty() && !(call = planCall(op, grouped, sixteenBit)))
             restoreInputs(copies);
         }

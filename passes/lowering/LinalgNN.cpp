@@ -137,6 +137,20 @@ struct SixteenBitMatmul : OpConversionPattern<MatmulOp> {
 // Convolution
 //===----------------------------------------------------------------------===//
 
+/// V as K's float type when it is a narrower float (the 16-bit operands of
+/// an f32 accumulator), else V.
+Value widenTo(OpBuilder &b, Location loc, const ElemKind &k, Value v) {
+  if (!k.isFloat || v.getType() == k.type)
+    return v;
+  return arith::ExtFOp::create(b, loc, k.type, v);
+}
+
+/// A zero of V's element type (the padding of a convolution's operand,
+/// which may be narrower than its accumulator).
+Value zeroOf(OpBuilder &b, Location loc, Value v) {
+  return scalarConst(b, loc, cast<RankedTensorType>(v.getType()).getElementType(), 0);
+}
+
 /// A grouped convolution as one linalg.generic. Loops are
 /// (n, g, m, o_1..o_k, c, kk_1..kk_k); `x` is [N, G, Cg, P...] and is read at
 /// (n, g, c, o_i * stride_i + kk_i * dilation_i + offset_i) (a negative
@@ -176,7 +190,7 @@ Value genericGroupedConv(OpBuilder &b, Location loc, Value x, Value w,
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{init.getType()}, ValueRange{x, w}, ValueRange{init},
       maps, iters, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value prod = mulScalar(nb, l, k, args[0], args[1]);
+        Value prod = mulScalar(nb, l, k, widenTo(nb, l, k, args[0]), widenTo(nb, l, k, args[1]));
         linalg::YieldOp::create(nb, l, addScalar(nb, l, k, args[2], prod));
       });
   return generic.getResult(0);
@@ -264,23 +278,15 @@ Value convolve(OpBuilder &b, Location loc, Value x, Value w, RankedTensorType ou
   return reshapeTo(b, loc, yg, outType);
 }
 
-/// conv -> zero tensor.pad, then convolve().
-struct ConvLowering : OpConversionPattern<ConvOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
-    ElemKind k = elemKind(op.getType());
-    Value zero = scalarConst(rewriter, loc, k.type, 0);
-    Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadLow(),
-                         op.getPadHigh(), zero);
-    rewriter.replaceOp(op, convolve(rewriter, loc, x, adaptor.getFilter(), outType,
-                                    op.getStrides(), op.getDilations(), op.getGroup(), k));
-    return success();
-  }
-};
+/// conv -> zero tensor.pad, then convolve() into OUTTYPE, summing in K.
+Value lowerConvOp(OpBuilder &b, ConvOp op, ConvOp::Adaptor adaptor, RankedTensorType outType,
+                  const ElemKind &k) {
+  Location loc = op.getLoc();
+  Value x = padSpatial(b, loc, adaptor.getInput(), op.getPadLow(), op.getPadHigh(),
+                       zeroOf(b, loc, adaptor.getInput()));
+  return convolve(b, loc, x, adaptor.getFilter(), outType, op.getStrides(), op.getDilations(),
+                  op.getGroup(), k);
+}
 
 /// The filter W [C, M/G, K...] of a conv_transpose in GROUP groups as the
 /// filter of the equivalent convolution: [M, C/G, K...] (within each group,
@@ -321,81 +327,74 @@ Value flippedConvFilter(OpBuilder &b, Location loc, Value w, int64_t group) {
 /// zero buffer the input is inserted into at the stride; else a slice of a
 /// larger such buffer. A 2-D one whose geometry a forward convolution's
 /// parameters describe is marked as that convolution's data gradient.
-struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
-    ElemKind k = elemKind(op.getType());
-    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
-    ArrayRef<int64_t> padLow = op.getPadLow();
-    int64_t sp = strides.size();
-    Value x = adaptor.getInput(), w = adaptor.getFilter();
-    auto xType = cast<RankedTensorType>(x.getType());
-    auto wType = cast<RankedTensorType>(w.getType());
-    ArrayRef<int64_t> outShape = outType.getShape();
-    Value zero = scalarConst(rewriter, loc, k.type, 0);
-    // Output o reads positions o + pad_low + kk * dilation of the buffer in
-    // which x[i] sits at P + i * stride, P = dilation * (K - 1): the
-    // convolution's input is the buffer's [pad_low, pad_low + O + P).
-    SmallVector<int64_t> low, high;
-    SmallVector<int64_t> bufShape = {xType.getDimSize(0), xType.getDimSize(1)};
-    SmallVector<int64_t> insertAt = {0, 0}, insertStrides = {1, 1};
-    SmallVector<int64_t> sliceAt = {0, 0}, sliceShape = {xType.getDimSize(0), xType.getDimSize(1)};
-    bool padOnly = true;
-    for (int64_t i = 0; i < sp; ++i) {
-      int64_t p = dilations[i] * (wType.getDimSize(2 + i) - 1);
-      int64_t span = outShape[2 + i] + p;
-      int64_t written = (xType.getDimSize(2 + i) - 1) * strides[i] + 1;
-      low.push_back(p - padLow[i]);
-      high.push_back(span - low.back() - written);
-      padOnly &= strides[i] == 1 && low.back() >= 0 && high.back() >= 0;
-      bufShape.push_back(std::max(padLow[i] + span, p + written));
-      insertAt.push_back(p);
-      insertStrides.push_back(strides[i]);
-      sliceAt.push_back(padLow[i]);
-      sliceShape.push_back(span);
-    }
-    bool inBounds = llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
-                    llvm::all_of(high, [](int64_t v) { return v >= 0; });
-    Value input;
-    if (padOnly) {
-      input = padSpatial(rewriter, loc, x, low, high, zero);
-    } else if (inBounds) {
-      // The convolution reads the buffer whole: x sits at `low`, strided.
-      SmallVector<int64_t> at = {0, 0};
-      llvm::append_range(at, low);
-      Value zeros = filledTensor(rewriter, loc, sliceShape, zero);
-      input = tensor::InsertSliceOp::create(rewriter, loc, x, zeros, indexAttrs(rewriter, at),
-                                            indexAttrs(rewriter, xType.getShape()),
-                                            indexAttrs(rewriter, insertStrides));
-    } else {
-      Value zeros = filledTensor(rewriter, loc, bufShape, zero);
-      Value dilated = tensor::InsertSliceOp::create(
-          rewriter, loc, x, zeros, indexAttrs(rewriter, insertAt),
-          indexAttrs(rewriter, xType.getShape()), indexAttrs(rewriter, insertStrides));
-      SmallVector<int64_t> ones(sp + 2, 1);
-      input = tensor::ExtractSliceOp::create(rewriter, loc, dilated, indexAttrs(rewriter, sliceAt),
-                                             indexAttrs(rewriter, sliceShape),
-                                             indexAttrs(rewriter, ones));
-    }
-    Value filter = flippedConvFilter(rewriter, loc, w, op.getGroup());
-    SmallVector<int64_t> unit(sp, 1);
-    // dY = x [N, F, OH, OW], W = w [F, C/G, KH, KW], dX [N, C, H, W].
-    std::optional<SmallVector<int64_t>> params;
-    if (inBounds)
-      params = conv2dCallParams(outShape, wType.getShape(), xType.getShape(), strides, dilations,
-                                padLow);
-    auto mark = [&](Operation *conv) {
-      setConvBackwardMarker(conv, TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA, *params, op.getGroup());
-    };
-    rewriter.replaceOp(op, convolve(rewriter, loc, input, filter, outType, unit, dilations,
-                                    op.getGroup(), k, params ? MarkConv(mark) : MarkConv()));
-    return success();
+Value lowerConvOp(OpBuilder &rewriter, ConvTransposeOp op, ConvTransposeOp::Adaptor adaptor,
+                  RankedTensorType outType, const ElemKind &k) {
+  Location loc = op.getLoc();
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  ArrayRef<int64_t> padLow = op.getPadLow();
+  int64_t sp = strides.size();
+  Value x = adaptor.getInput(), w = adaptor.getFilter();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  ArrayRef<int64_t> outShape = outType.getShape();
+  Value zero = zeroOf(rewriter, loc, x);
+  // Output o reads positions o + pad_low + kk * dilation of the buffer in
+  // which x[i] sits at P + i * stride, P = dilation * (K - 1): the
+  // convolution's input is the buffer's [pad_low, pad_low + O + P).
+  SmallVector<int64_t> low, high;
+  SmallVector<int64_t> bufShape = {xType.getDimSize(0), xType.getDimSize(1)};
+  SmallVector<int64_t> insertAt = {0, 0}, insertStrides = {1, 1};
+  SmallVector<int64_t> sliceAt = {0, 0}, sliceShape = {xType.getDimSize(0), xType.getDimSize(1)};
+  bool padOnly = true;
+  for (int64_t i = 0; i < sp; ++i) {
+    int64_t p = dilations[i] * (wType.getDimSize(2 + i) - 1);
+    int64_t span = outShape[2 + i] + p;
+    int64_t written = (xType.getDimSize(2 + i) - 1) * strides[i] + 1;
+    low.push_back(p - padLow[i]);
+    high.push_back(span - low.back() - written);
+    padOnly &= strides[i] == 1 && low.back() >= 0 && high.back() >= 0;
+    bufShape.push_back(std::max(padLow[i] + span, p + written));
+    insertAt.push_back(p);
+    insertStrides.push_back(strides[i]);
+    sliceAt.push_back(padLow[i]);
+    sliceShape.push_back(span);
   }
-};
+  bool inBounds = llvm::all_of(low, [](int64_t v) { return v >= 0; }) &&
+                  llvm::all_of(high, [](int64_t v) { return v >= 0; });
+  Value input;
+  if (padOnly) {
+    input = padSpatial(rewriter, loc, x, low, high, zero);
+  } else if (inBounds) {
+    // The convolution reads the buffer whole: x sits at `low`, strided.
+    SmallVector<int64_t> at = {0, 0};
+    llvm::append_range(at, low);
+    Value zeros = filledTensor(rewriter, loc, sliceShape, zero);
+    input = tensor::InsertSliceOp::create(rewriter, loc, x, zeros, indexAttrs(rewriter, at),
+                                          indexAttrs(rewriter, xType.getShape()),
+                                          indexAttrs(rewriter, insertStrides));
+  } else {
+    Value zeros = filledTensor(rewriter, loc, bufShape, zero);
+    Value dilated = tensor::InsertSliceOp::create(
+        rewriter, loc, x, zeros, indexAttrs(rewriter, insertAt),
+        indexAttrs(rewriter, xType.getShape()), indexAttrs(rewriter, insertStrides));
+    SmallVector<int64_t> ones(sp + 2, 1);
+    input = tensor::ExtractSliceOp::create(rewriter, loc, dilated, indexAttrs(rewriter, sliceAt),
+                                           indexAttrs(rewriter, sliceShape),
+                                           indexAttrs(rewriter, ones));
+  }
+  Value filter = flippedConvFilter(rewriter, loc, w, op.getGroup());
+  SmallVector<int64_t> unit(sp, 1);
+  // dY = x [N, F, OH, OW], W = w [F, C/G, KH, KW], dX [N, C, H, W].
+  std::optional<SmallVector<int64_t>> params;
+  if (inBounds)
+    params = conv2dCallParams(outShape, wType.getShape(), xType.getShape(), strides, dilations,
+                              padLow);
+  auto mark = [&](Operation *conv) {
+    setConvBackwardMarker(conv, TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA, *params, op.getGroup());
+  };
+  return convolve(rewriter, loc, input, filter, outType, unit, dilations, op.getGroup(), k,
+                  params ? MarkConv(mark) : MarkConv());
+}
 
 /// conv_backward_filter -> a zero tensor.pad of the input, then one
 /// linalg.generic over (g, m, c, k..., n, o...) into [G, M/G, C/G, K...]
@@ -404,70 +403,107 @@ struct ConvTransposeLowering : OpConversionPattern<ConvTransposeOp> {
 /// [N, G, M/G, O...] at (n, g, m, o); without groups the g loop and the
 /// reshapes are left out. A 2-D one is marked as a CONV2D_BACKWARD_WEIGHTS
 /// call (on the unpadded input, which tcc-cpu-library-calls finds again).
-struct ConvBackwardFilterLowering : OpConversionPattern<ConvBackwardFilterOp> {
-  using OpConversionPattern::OpConversionPattern;
+Value lowerConvOp(OpBuilder &rewriter, ConvBackwardFilterOp op,
+                  ConvBackwardFilterOp::Adaptor adaptor, RankedTensorType outType,
+                  const ElemKind &k) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  int64_t sp = strides.size(), group = op.getGroup();
+  Value zero = scalarConst(rewriter, loc, k.type, 0);
+  Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadLow(), op.getPadHigh(),
+                       zeroOf(rewriter, loc, adaptor.getInput()));
+  Value g = adaptor.getGrad();
+  auto gType = cast<RankedTensorType>(g.getType());
+  bool grouped = group > 1;
+  if (grouped) {
+    x = splitDim(rewriter, loc, x, 1, group);
+    g = splitDim(rewriter, loc, g, 1, group);
+  }
+  // Loops: [g,] m, c, k..., n, o...
+  int64_t lead = grouped ? 1 : 0, numLoops = lead + 3 + 2 * sp;
+  auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
+  AffineExpr m = dim(lead), c = dim(lead + 1), n = dim(lead + 2 + sp);
+  SmallVector<AffineExpr> xExprs = {n}, gExprs = {n}, outExprs;
+  if (grouped) {
+    xExprs.push_back(dim(0));
+    gExprs.push_back(dim(0));
+    outExprs.push_back(dim(0));
+  }
+  xExprs.push_back(c);
+  gExprs.push_back(m);
+  outExprs.append({m, c});
+  for (int64_t i = 0; i < sp; ++i) {
+    AffineExpr kk = dim(lead + 2 + i), o = dim(lead + 3 + sp + i);
+    xExprs.push_back(o * strides[i] + kk * dilations[i]);
+    gExprs.push_back(o);
+    outExprs.push_back(kk);
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, xExprs, ctx),
+                                 AffineMap::get(numLoops, 0, gExprs, ctx),
+                                 AffineMap::get(numLoops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iters = parallelIterators(numLoops);
+  for (int64_t i = lead + 2 + sp; i < numLoops; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  SmallVector<int64_t> shape;
+  if (grouped)
+    shape.push_back(group);
+  shape.push_back(outType.getDimSize(0) / group);
+  llvm::append_range(shape, outType.getShape().drop_front(1));
+  Value init = filledTensor(rewriter, loc, shape, zero);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{x, g}, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value prod =
+            mulScalar(nb, l, k, widenTo(nb, l, k, args[0]), widenTo(nb, l, k, args[1]));
+        linalg::YieldOp::create(nb, l, addScalar(nb, l, k, args[2], prod));
+      });
+  auto xType = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (std::optional<SmallVector<int64_t>> params =
+          conv2dCallParams(xType.getShape(), outType.getShape(), gType.getShape(), strides,
+                           dilations, op.getPadLow()))
+    setConvBackwardMarker(generic, TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS, *params, group);
+  Value result = generic.getResult(0);
+  return grouped ? reshapeTo(rewriter, loc, result, outType) : result;
+}
+
+/// conv, conv_transpose, conv_backward_filter -> lowerConvOp in the
+/// result's type.
+template <typename OpTy>
+struct ConvLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(ConvBackwardFilterOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    auto outType = convertedTensorType(*getTypeConverter(), op.getType());
-    ElemKind k = elemKind(op.getType());
-    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
-    int64_t sp = strides.size(), group = op.getGroup();
-    Value zero = scalarConst(rewriter, loc, k.type, 0);
-    Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadLow(), op.getPadHigh(), zero);
-    Value g = adaptor.getGrad();
-    auto gType = cast<RankedTensorType>(g.getType());
-    bool grouped = group > 1;
-    if (grouped) {
-      x = splitDim(rewriter, loc, x, 1, group);
-      g = splitDim(rewriter, loc, g, 1, group);
-    }
-    // Loops: [g,] m, c, k..., n, o...
-    int64_t lead = grouped ? 1 : 0, numLoops = lead + 3 + 2 * sp;
-    auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
-    AffineExpr m = dim(lead), c = dim(lead + 1), n = dim(lead + 2 + sp);
-    SmallVector<AffineExpr> xExprs = {n}, gExprs = {n}, outExprs;
-    if (grouped) {
-      xExprs.push_back(dim(0));
-      gExprs.push_back(dim(0));
-      outExprs.push_back(dim(0));
-    }
-    xExprs.push_back(c);
-    gExprs.push_back(m);
-    outExprs.append({m, c});
-    for (int64_t i = 0; i < sp; ++i) {
-      AffineExpr kk = dim(lead + 2 + i), o = dim(lead + 3 + sp + i);
-      xExprs.push_back(o * strides[i] + kk * dilations[i]);
-      gExprs.push_back(o);
-      outExprs.push_back(kk);
-    }
-    SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, xExprs, ctx),
-                                   AffineMap::get(numLoops, 0, gExprs, ctx),
-                                   AffineMap::get(numLoops, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iters = parallelIterators(numLoops);
-    for (int64_t i = lead + 2 + sp; i < numLoops; ++i)
-      iters[i] = utils::IteratorType::reduction;
-    SmallVector<int64_t> shape;
-    if (grouped)
-      shape.push_back(group);
-    shape.push_back(outType.getDimSize(0) / group);
-    llvm::append_range(shape, outType.getShape().drop_front(1));
-    Value init = filledTensor(rewriter, loc, shape, zero);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{init.getType()}, ValueRange{x, g}, ValueRange{init}, maps, iters,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value prod = mulScalar(nb, l, k, args[0], args[1]);
-          linalg::YieldOp::create(nb, l, addScalar(nb, l, k, args[2], prod));
-        });
-    auto xType = cast<RankedTensorType>(adaptor.getInput().getType());
-    if (std::optional<SmallVector<int64_t>> params =
-            conv2dCallParams(xType.getShape(), outType.getShape(), gType.getShape(), strides,
-                             dilations, op.getPadLow()))
-      setConvBackwardMarker(generic, TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS, *params, group);
-    Value result = generic.getResult(0);
-    rewriter.replaceOp(op, grouped ? reshapeTo(rewriter, loc, result, outType) : result);
+    auto outType = convertedTensorType(*this->getTypeConverter(), op.getType());
+    rewriter.replaceOp(op, lowerConvOp(rewriter, op, adaptor, outType, elemKind(op.getType())));
+    return success();
+  }
+};
+
+/// A bf16 / f16 convolution (or gradient) of operands of its own type, for
+/// libraries that take 16-bit operands with f32 sums (oneDNN on the CPU):
+/// lowerConvOp reads the 16-bit operands as they are into f32 sums, rounded
+/// once to the op's type. The numbers of WidenSixteenBitProduct (a product
+/// of two 16-bit floats is exact in f32) without the widened copies; the
+/// sums stay f32 where the next op reads them widened (the matmul rule).
+template <typename OpTy>
+struct SixteenBitConv : OpConversionPattern<OpTy> {
+  SixteenBitConv(const TypeConverter &tc, MLIRContext *ctx)
+      : OpConversionPattern<OpTy>(tc, ctx, /*benefit=*/3) {}
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elem = type.getElementType();
+    if (!elem.isBF16() && !elem.isF16())
+      return failure();
+    for (Value v : adaptor.getOperands())
+      if (cast<RankedTensorType>(v.getType()).getElementType() != elem)
+        return failure();
+    auto sumsType = type.clone(rewriter.getF32Type());
+    Value sums = lowerConvOp(rewriter, op, adaptor, sumsType, elemKind(sumsType));
+    rewriter.replaceOpWithNewOp<CastOp>(op, type, sums);
     return success();
   }
 };
@@ -697,11 +733,14 @@ struct WidenSixteenBitProduct : OpConversionPattern<OpTy> {
 } // namespace
 
 void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc, RewritePatternSet &patterns,
-                                             bool sixteenBitMatmuls) {
+                                             bool sixteenBitMatmuls, bool sixteenBitConvs) {
   if (sixteenBitMatmuls)
     patterns.add<SixteenBitMatmul>(tc, patterns.getContext());
-  patterns.add<MatmulLowering, ConvLowering, ConvTransposeLowering, ConvBackwardFilterLowering,
-               MaxPoolLowering, AvgPoolLowering, WidenSixteenBitProduct<MatmulOp>,
+  if (sixteenBitConvs)
+    patterns.add<SixteenBitConv<ConvOp>, SixteenBitConv<ConvTransposeOp>,
+                 SixteenBitConv<ConvBackwardFilterOp>>(tc, patterns.getContext());
+  patterns.add<MatmulLowering, ConvLowering<ConvOp>, ConvLowering<ConvTransposeOp>,
+               ConvLowering<ConvBackwardFilterOp>, MaxPoolLowering, AvgPoolLowering, WidenSixteenBitProduct<MatmulOp>,
                WidenSixteenBitProduct<ConvOp>, WidenSixteenBitProduct<ConvTransposeOp>,
                WidenSixteenBitProduct<ConvBackwardFilterOp>,
                WidenSixteenBitProduct<SoftmaxOp>>(

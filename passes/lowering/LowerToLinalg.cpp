@@ -94,7 +94,7 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     populateElementwisePatterns(tc, patterns);
     populateDataMovementPatterns(tc, patterns);
     populateReductionPatterns(tc, patterns);
-    populateLinalgNNPatterns(tc, patterns, sixteenBitMatmuls);
+    populateLinalgNNPatterns(tc, patterns, sixteenBitMatmuls, sixteenBitConvs);
     populateNormalizationPatterns(tc, patterns);
     populateResizePatterns(tc, patterns);
     // Signatures, calls, returns, branches and scf regions follow the types.

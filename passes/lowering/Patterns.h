@@ -150,10 +150,12 @@ void populateReductionPatterns(const mlir::TypeConverter &tc,
                                mlir::RewritePatternSet &patterns);
 /// matmul, conv, conv_transpose, max_pool, avg_pool. With
 /// SIXTEENBITMATMULS a bf16 / f16 matmul reads its 16-bit operands directly
-/// into f32 sums (for cuBLASLt); otherwise they are widened first.
+/// into f32 sums (for cuBLASLt and oneDNN), with SIXTEENBITCONVS a
+/// convolution and its gradients likewise (for oneDNN); otherwise they are
+/// widened first.
 void populateLinalgNNPatterns(const mlir::TypeConverter &tc,
                               mlir::RewritePatternSet &patterns,
-                              bool sixteenBitMatmuls = false);
+                              bool sixteenBitMatmuls = false, bool sixteenBitConvs = false);
 /// softmax, log_softmax, layer_norm, batch_norm_*, nll_loss, dropout.
 void populateNormalizationPatterns(const mlir::TypeConverter &tc,
                                    mlir::RewritePatternSet &patterns);

@@ -106,9 +106,11 @@ const Api &api() {
 
 /// MATMUL has 8 parameters since the epilogue was appended, 7 in older
 /// artifacts (epilogue 0), 10 with C's dtype and the math mode; a
-/// convolution 18, 19 with its groups, 20 with the math mode.
+/// convolution 18, 19 with its groups, 20 with the math mode, 21 with the
+/// output's dtype.
 constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kMathMatmulParams = 10,
-                  kConvParams = 18, kGroupedConvParams = 19, kMathConvParams = 20;
+                  kConvParams = 18, kGroupedConvParams = 19, kMathConvParams = 20,
+                  kOutDtypeConvParams = 21;
 
 /// A CONV2D's (or a backward convolution's) groups: its 19th parameter, 1
 /// when it has 18.
@@ -138,15 +140,17 @@ int64_t matmulEpilogue(const tcc_abi_library_call &call) {
   return call.num_params > kOldMatmulParams ? call.params[kOldMatmulParams] : 0;
 }
 
-int32_t matmulOutputDtype(const tcc_abi_library_call &call) {
-  return call.num_params == kMathMatmulParams && call.params[8] != 0 ? int32_t(call.params[8])
-                                                                     : call.dtype;
+int32_t libraryCallOutputDtype(const tcc_abi_library_call &call) {
+  bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
+  int32_t n = matmul ? kMathMatmulParams : kOutDtypeConvParams;
+  int64_t out = call.num_params == n ? call.params[matmul ? 8 : 20] : 0;
+  return out != 0 ? int32_t(out) : call.dtype;
 }
 
 int64_t libraryCallMath(const tcc_abi_library_call &call) {
   if (call.kind == TCC_LIBRARY_CALL_MATMUL)
     return call.num_params == kMathMatmulParams ? call.params[9] : TCC_LIBRARY_MATH_EXACT;
-  return call.num_params == kMathConvParams ? call.params[19] : TCC_LIBRARY_MATH_EXACT;
+  return call.num_params >= kMathConvParams ? call.params[19] : TCC_LIBRARY_MATH_EXACT;
 }
 
 std::string checkLibraryCall(const tcc_abi_library_call &call) {
@@ -156,31 +160,34 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
   // Which dtypes a runtime can run is its own business (at session
   // creation); the ABI allows these.
   bool half = call.dtype == TCC_DTYPE_BF16 || call.dtype == TCC_DTYPE_F16;
-  if (call.dtype != TCC_DTYPE_F32 && !(matmul && half))
+  if (call.dtype != TCC_DTYPE_F32 && !half)
     return std::string("dtype ") +
            (isValidDtype(call.dtype) ? dtypeName(call.dtype) : std::to_string(call.dtype).c_str()) +
-           (matmul ? " is not f32, bf16 or f16" : " is not f32");
+           " is not f32, bf16 or f16";
   int32_t n = call.num_params;
   bool paramsOk = matmul ? n == kMatmulParams || n == kOldMatmulParams || n == kMathMatmulParams
-                         : n == kConvParams || n == kGroupedConvParams || n == kMathConvParams;
+                         : n == kConvParams || n == kGroupedConvParams || n == kMathConvParams ||
+                               n == kOutDtypeConvParams;
   if (!paramsOk || !call.params)
     return std::to_string(call.num_params) + " parameters, expected " +
            (matmul ? std::to_string(kMatmulParams) + " (or " + std::to_string(kOldMatmulParams) +
                          " or " + std::to_string(kMathMatmulParams) + ")"
                    : std::to_string(kConvParams) + " (or " + std::to_string(kGroupedConvParams) +
-                         " or " + std::to_string(kMathConvParams) + ")");
+                         ", " + std::to_string(kMathConvParams) + " or " +
+                         std::to_string(kOutDtypeConvParams) + ")");
   const int64_t *p = call.params;
   int64_t math = libraryCallMath(call);
   if (math != TCC_LIBRARY_MATH_EXACT && math != TCC_LIBRARY_MATH_TF32)
     return "unknown math mode " + std::to_string(math);
   if (math == TCC_LIBRARY_MATH_TF32 && call.dtype != TCC_DTYPE_F32)
     return "TF32 math needs f32 operands";
-  if (matmul && n == kMathMatmulParams && p[8] != 0) {
-    // 16-bit A and B may write an f32 C (f32 sums, no rounding to 16 bits).
-    if (p[8] != call.dtype && !(half && p[8] == TCC_DTYPE_F32))
-      return "matmul output dtype " + std::to_string(p[8]) + " with " + dtypeName(call.dtype) +
-             " operands (expected the operands' dtype, or f32 for 16-bit ones)";
-  }
+  // 16-bit operands may write an f32 output (f32 sums, no rounding to 16
+  // bits).
+  int32_t out = libraryCallOutputDtype(call);
+  if (out != call.dtype && !(half && out == TCC_DTYPE_F32))
+    return std::string(matmul ? "matmul" : "convolution") + " output dtype " +
+           std::to_string(out) + " with " + dtypeName(call.dtype) +
+           " operands (expected the operands' dtype, or f32 for 16-bit ones)";
   auto flag = [](int64_t v) { return v == 0 || v == 1; };
   int64_t epilogue = matmul ? matmulEpilogue(call) : 0;
   if (epilogue & ~kEpilogueBits)
@@ -402,6 +409,18 @@ public:
 };
 
 
+/// oneDNN's type for an ABI dtype of a call's operands.
+dnnl_data_type_t dnnlType(int32_t dtype) {
+  switch (dtype) {
+  case TCC_DTYPE_BF16:
+    return dnnl_bf16;
+  case TCC_DTYPE_F16:
+    return dnnl_f16;
+  default:
+    return dnnl_f32;
+  }
+}
+
 /// The steps of a CONV2D, CONV2D_BACKWARD_DATA or CONV2D_BACKWARD_WEIGHTS
 /// call. The primitive picks its own layouts (blocked, for its JIT
 /// kernels); reorders convert the plain operands in and the result out,
@@ -409,9 +428,20 @@ public:
 /// (training) primitive descriptor as oneDNN's hint, as oneDNN requires,
 /// and have no post-ops: one that accumulates computes into scratch and
 /// adds its result onto the output in the reorder out (a sum post-op).
-void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
+/// A 16-bit call (bf16 / f16 inputs, f32 sums, output in f32 or the
+/// inputs' type) is oneDNN's 16-bit primitive when NATIVE; else WIDENED: the
+/// f32 primitive, whose reorders in convert the inputs to f32 (exact) and
+/// whose reorder out rounds a 16-bit output once (to nearest even).
+void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   const Api &a = b.a;
   const int64_t *p = c.params;
+  const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(libraryCallOutputDtype(c));
+  const bool widened = in != dnnl_f32 && !native;
+  // Each operand's type: in the call's buffers (plain), and for the
+  // primitive.
+  const dnnl_data_type_t plainType[3] = {in, in, out};
+  const dnnl_data_type_t computeType[3] = {widened ? dnnl_f32 : in, widened ? dnnl_f32 : in,
+                                           widened ? dnnl_f32 : out};
   // Grouped: the filter [F, C/G, KH, KW] is oneDNN's [G, F/G, C/G, KH, KW]
   // (the same bytes).
   const int64_t groups = convGroups(c);
@@ -447,10 +477,20 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
   }
   const std::vector<dnnl_dim_t> *dims[3] = {&x, &w, &y};
   dnnl_memory_desc_t anyMd[3]; // by tensor
-  for (int k = 0; k < 3; ++k)
+  for (int k = 0; k < 3; ++k) {
+    // The operand that is tensor k (the output, or an input).
+    int operand = order[0] == k ? 0 : order[1] == k ? 1 : 2;
     b.check(a.dnnl_memory_desc_init_by_tag(&anyMd[k], int(dims[k]->size()), dims[k]->data(),
-                                           dnnl_f32, dnnl_format_tag_any),
+                                           computeType[operand], dnnl_format_tag_any),
             "memory descriptor");
+  }
+  // A gradient's forward hint reads and writes the gradient's input type
+  // (oneDNN matches the hint's layouts, not its output type).
+  dnnl_memory_desc_t hintMd[3];
+  std::copy(anyMd, anyMd + 3, hintMd);
+  if (c.kind != TCC_LIBRARY_CALL_CONV2D)
+    for (int k = 0; k < 3; ++k)
+      hintMd[k].data_type = computeType[0];
   dnnl_dims_t strides = {p[9], p[10]}, dilations = {p[11] - 1, p[12] - 1}, padLow = {p[13], p[14]},
               padHigh = {p[15], p[16]};
   bool accumulate = p[17];
@@ -458,7 +498,7 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
   dnnl_convolution_desc_t fwd;
   b.check(a.dnnl_dilated_convolution_forward_desc_init(
               &fwd, forward ? dnnl_forward_inference : dnnl_forward_training,
-              dnnl_convolution_direct, &anyMd[kX], &anyMd[kW], nullptr, &anyMd[kY], strides,
+              dnnl_convolution_direct, &hintMd[kX], &hintMd[kW], nullptr, &hintMd[kY], strides,
               dilations, padLow, padHigh),
           "convolution");
   CallBuilder::PostOps post;
@@ -480,7 +520,7 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
     pd = b.describe(&bwd, {}, hint);
     a.dnnl_primitive_desc_destroy(hint);
   }
-  b.call->implementation = b.implementationOf(pd);
+  b.call->implementation = (widened ? "widened to f32: " : "") + b.implementationOf(pd);
   // Scratch layout: the primitive's scratchpad, then a buffer for each
   // operand whose chosen layout is not the plain one (and for an
   // accumulating gradient's result), then the reorders' scratchpads (they
@@ -491,7 +531,7 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
   Binding at[3];
   for (int k = 0; k < 3; ++k) {
     const std::vector<dnnl_dim_t> &d = *dims[order[k]];
-    plainMd[k] = b.plain(d, denseStrides(d));
+    plainMd[k] = b.plain(d, denseStrides(d), plainType[k]);
     chosen[k] = *a.dnnl_primitive_desc_query_md(pd, queries[k], 0);
     bool viaScratch = !a.dnnl_memory_desc_equal(&chosen[k], &plainMd[k]) ||
                       (k == 2 && accumulate && !forward);
@@ -509,10 +549,10 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
   for (int k = 0; k < 3; ++k)
     bindings.push_back({at[k], chosen[k]});
   // Inputs in (the output too when the forward convolution adds onto it).
-  std::vector<int> in = {0, 1};
+  std::vector<int> copiedIn = {0, 1};
   if (forward && accumulate)
-    in.push_back(2);
-  for (int k : in)
+    copiedIn.push_back(2);
+  for (int k : copiedIn)
     if (at[k].operand < 0)
       b.addReorder(plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
   b.addStep(pd, bindings, 0);
@@ -520,18 +560,6 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c) {
     b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, accumulate && !forward);
 }
 
-
-/// oneDNN's type for an ABI dtype of a call's operands.
-dnnl_data_type_t dnnlType(int32_t dtype) {
-  switch (dtype) {
-  case TCC_DTYPE_BF16:
-    return dnnl_bf16;
-  case TCC_DTYPE_F16:
-    return dnnl_f16;
-  default:
-    return dnnl_f32;
-  }
-}
 
 /// The steps of a MATMUL call: plain row-major operands, transposes as
 /// strides (matmul's JIT kernels read them directly). A 16-bit call (bf16 /
@@ -547,7 +575,7 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   const int64_t *p = c.params;
   const dnnl_dim_t n = p[0], rows = p[1], cols = p[2], k = p[3];
   const bool ta = p[4], tb = p[5], accumulate = p[6];
-  const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(matmulOutputDtype(c));
+  const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(libraryCallOutputDtype(c));
   const int64_t epilogue = matmulEpilogue(c);
   const bool widened = in != dnnl_f32 && (!native || epilogue);
   // An R x C matrix of the call (one per batch element), stored transposed
@@ -708,7 +736,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
   // asks which library it is).
   auto onBlas = [matmuls](const tcc_abi_library_call &c) {
     return c.kind == TCC_LIBRARY_CALL_MATMUL && c.dtype == TCC_DTYPE_F32 &&
-           matmulOutputDtype(c) == TCC_DTYPE_F32 &&
+           libraryCallOutputDtype(c) == TCC_DTYPE_F32 &&
            (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
   };
   bool anyMatmul = std::any_of(calls, calls + count, [](const tcc_abi_library_call &c) {
@@ -755,7 +783,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     if (c.kind == TCC_LIBRARY_CALL_MATMUL)
       addMatmul(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit));
     else
-      addConvolution(b, c);
+      addConvolution(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit));
     scratchpadSize_ = std::max(scratchpadSize_, b.call->scratchBytes);
     calls_.push_back(std::move(b.call));
   }

@@ -32,9 +32,10 @@ std::string checkLibraryCall(const tcc_abi_library_call &call);
 /// A checked MATMUL's tcc_matmul_epilogue bits (0 for 7-parameter calls).
 int64_t matmulEpilogue(const tcc_abi_library_call &call);
 
-/// A checked MATMUL's dtype of C and D: its 9th parameter when it has one
-/// that is not 0, else the call's dtype.
-int32_t matmulOutputDtype(const tcc_abi_library_call &call);
+/// A checked call's output dtype (a MATMUL's C and D): a MATMUL's 9th
+/// parameter, a convolution's 21st, when it has one that is not 0, else the
+/// call's dtype.
+int32_t libraryCallOutputDtype(const tcc_abi_library_call &call);
 
 /// A checked call's tcc_library_math (its last parameter when it has the
 /// math mode, else TCC_LIBRARY_MATH_EXACT).
@@ -48,7 +49,7 @@ enum class MatmulLibrary {
 };
 
 /// How a session runs its 16-bit (bf16 / f16 operands, f32 sums) matmul
-/// calls.
+/// and convolution calls.
 enum class SixteenBitCalls {
   /// TCC_SIXTEEN_BIT_CALLS ("native" or "widened") where it is set, else
   /// native where oneDNN computes in the 16-bit type with the CPU's own
@@ -65,7 +66,7 @@ enum class LibraryMath {
               ///< CUDA device, emulator.h)
 };
 
-/// Whether a matmul call of DTYPE runs natively in a session asking for
+/// Whether a matmul or convolution call of DTYPE runs natively in a session asking for
 /// MODE (false for f32). Loads oneDNN to ask for its instruction set.
 bool nativeSixteenBitCalls(int32_t dtype, SixteenBitCalls mode = SixteenBitCalls::Auto);
 

@@ -313,7 +313,7 @@ std::string callName(const tcc_abi_library_call &call, int32_t index) {
     dims += (k ? "x" : "") + std::to_string(p[k]);
   if (call.dtype != TCC_DTYPE_F32)
     dims += std::string(" ") + dtypeName(call.dtype);
-  int32_t outDtype = matmul ? matmulOutputDtype(call) : call.dtype;
+  int32_t outDtype = libraryCallOutputDtype(call);
   if (outDtype != call.dtype)
     dims += std::string(" -> ") + dtypeName(outDtype);
   if (libraryCallMath(call) == TCC_LIBRARY_MATH_TF32)
@@ -593,7 +593,7 @@ void planMatmul(void *&handle, LibraryCalls::Call &c, const tcc_abi_library_call
     handle = h;
   }
   const int64_t *p = call.params;
-  cudaDataType_t outType = matmulOutputDtype(call) == TCC_DTYPE_F32 ? CUDA_R_32F : type;
+  cudaDataType_t outType = libraryCallOutputDtype(call) == TCC_DTYPE_F32 ? CUDA_R_32F : type;
   // fp32 sums and scale factors for every dtype; TF32 only for f32
   // operands and only when asked for.
   bool fastTf32 = tf32 && type == CUDA_R_32F;

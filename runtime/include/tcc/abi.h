@@ -151,7 +151,7 @@ typedef struct tcc_abi_runtime {
  *    overlap C. The epilogue parameter was appended: a MATMUL with 7
  *    parameters (older artifacts) has epilogue 0.
  *    dtype F32, or BF16 / F16 (every operand of that type, products summed
- *    in fp32; device artifacts only). Two parameters may follow (10 in
+ *    in fp32). Two parameters may follow (10 in
  *    all): C_DTYPE, the tcc_dtype of C, D and the bias when not 0 (F32 with BF16 /
  *    F16 operands: the fp32 sums are stored unrounded), and MATH, a
  *    tcc_library_math.
@@ -164,21 +164,29 @@ typedef struct tcc_abi_runtime {
  *    reads the input channels of its group f / (F/G) (depthwise: G = C = F).
  *    A 20th parameter (after G, which is then present even when 1) is the
  *    MATH mode, a tcc_library_math; the gradients take it too.
+ *    dtype F32, or BF16 / F16: X, W and dY (the inputs of each kind) of that
+ *    type, products summed in fp32. A 21st parameter (after G and MATH) is
+ *    OUT_DTYPE, the tcc_dtype of the output (Y, dX or dW) when not 0: F32
+ *    with BF16 / F16 inputs stores the fp32 sums unrounded; without it (or
+ *    0) the output has the call's dtype, rounded once. The gradients take it
+ *    too.
  *  CONV2D_BACKWARD_DATA: the parameters of the CONV2D whose input gradient
  *    it is (18, or 19 with groups); operands {dY [N,F,OH,OW], W [F,C/G,KH,KW],
  *    dX [N,C,H,W]}: dX (+)= the gradient of sum(CONV2D(X, W) * dY) with
  *    respect to X, i.e. dX[n,c,ih,iw] = sum over f of c's group, kh, kw of
  *    dY[n,f,oh,ow] W[f,c',kh,kw] where ih = oh*stride_h - pad_top +
  *    kh*dilation_h (likewise for w) and c' = c mod C/G. No multiplication by
- *    the zeros a strided transposed convolution would insert. F32.
+ *    the zeros a strided transposed convolution would insert.
  *  CONV2D_BACKWARD_WEIGHTS: the same parameters; operands {X [N,C,H,W],
  *    dY [N,F,OH,OW], dW [F,C/G,KH,KW]}: dW (+)= the gradient of
- *    sum(CONV2D(X, W) * dY) with respect to W (a sum over N, OH, OW). F32.
+ *    sum(CONV2D(X, W) * dY) with respect to W (a sum over N, OH, OW).
  *    For both, pad_bottom / pad_right are the ones that make OH / OW follow
  *    exactly (rows the forward windows never read are not padding).
  *  With accumulate = 0 the result overwrites the output; with 1 it is added
- *  to what the output holds. A runtime refuses, when a session is created,
- *  a call whose dtype its library cannot run (the CPU runtime: F32 only). */
+ *  to what the output holds (in the output's dtype: a 16-bit output is
+ *  rounded once, after the addition). A runtime refuses, when a session is
+ *  created, a call whose dtype its library cannot run (the CUDA runtime:
+ *  16-bit convolutions). */
 typedef enum tcc_library_call_kind {
   TCC_LIBRARY_CALL_MATMUL = 1,
   TCC_LIBRARY_CALL_CONV2D = 2,

@@ -1,6 +1,7 @@
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg %s | FileCheck %s
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg %s | FileCheck %s --check-prefix=NOTCC
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg=sixteen-bit-matmuls=true %s | FileCheck %s --check-prefix=SIXTEEN
+// RUN: tcc-opt --split-input-file --tcc-lower-to-linalg=sixteen-bit-convs=true %s | FileCheck %s --check-prefix=CONV16
 
 // Matmul, convolution and pooling become named linalg ops where one computes
 // exactly the tcc op, and linalg.generic otherwise; padding is an explicit
@@ -369,4 +370,38 @@ func.func @conv_backward_filter(%x: tensor<1x2x6x7xf32>, %g: tensor<1x3x3x3xf32>
 func.func @conv_backward_filter_grouped_1d(%x: tensor<2x4x7xf32>, %g: tensor<2x6x4xf32>) -> tensor<6x2x3xf32> {
   %0 = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3>, strides = array<i64: 2>, dilations = array<i64: 1>, pad_low = array<i64: 1>, pad_high = array<i64: 1>, group = 2 : i64} : (tensor<2x4x7xf32>, tensor<2x6x4xf32>) -> tensor<6x2x3xf32>
   return %0 : tensor<6x2x3xf32>
+}
+
+// -----
+
+// Tests that a bf16 convolution, its data gradient (conv_transpose) and its
+// filter gradient (conv_backward_filter) widen their operands by default
+// (f32 convolutions, one rounding), and with sixteen-bit-convs (the CPU
+// pipeline) read the bf16 operands as they are into f32 sums: the padding
+// is a bf16 zero, the named convolution converts its bf16 operands to the
+// f32 output, the filter gradient's generic widens each operand before the
+// product; then one rounding.
+// CHECK-LABEL: func.func @conv_bf16
+//       CHECK:   arith.extf %{{.*}} : bf16 to f32
+//       CHECK:   linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x7x7xf32>, tensor<4x3x3x3xf32>)
+// CONV16-LABEL: func.func @conv_bf16
+//   CONV16-NOT:   arith.extf %{{.*}} : bf16 to f32
+//       CONV16:   tensor.pad
+//       CONV16:     tensor.yield %{{.*}} : bf16
+//       CONV16:   %[[Y:.+]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x7x7xbf16>, tensor<4x3x3x3xbf16>) outs(%{{.*}} : tensor<2x4x3x3xf32>)
+//       CONV16:   linalg.generic {{.*}} ins(%[[Y]] : tensor<2x4x3x3xf32>) outs(%{{.*}} : tensor<2x4x3x3xbf16>)
+//       CONV16:     arith.truncf %{{.*}} : f32 to bf16
+//       CONV16:   %[[DX:.+]] = linalg.conv_2d_nchw_fchw {{.*}}tcc.conv_backward{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4x{{[0-9]+}}x{{[0-9]+}}xbf16>, tensor<3x4x3x3xbf16>) outs(%{{.*}} : tensor<2x3x5x5xf32>)
+//       CONV16:   arith.truncf
+//       CONV16:   linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x7x7xbf16>, tensor<2x4x3x3xbf16>) outs(%{{.*}} : tensor<4x3x3x3xf32>)
+//       CONV16:     arith.extf %{{.*}} : bf16 to f32
+//       CONV16:     arith.extf %{{.*}} : bf16 to f32
+//       CONV16:     arith.mulf %{{.*}}, %{{.*}} : f32
+//       CONV16:   arith.truncf
+func.func @conv_bf16(%x: tensor<2x3x5x5xbf16>, %w: tensor<4x3x3x3xbf16>, %g: tensor<2x4x3x3xbf16>)
+    -> (tensor<2x4x3x3xbf16>, tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>) {
+  %y = tcc.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x3x3xbf16>
+  %dx = tcc.conv_transpose %g, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x4x3x3xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x3x5x5xbf16>
+  %dw = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x5x5xbf16>, tensor<2x4x3x3xbf16>) -> tensor<4x3x3x3xbf16>
+  return %y, %dx, %dw : tensor<2x4x3x3xbf16>, tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>
 }

@@ -5,8 +5,9 @@
 // transposed operands), 16-bit matmuls (native and widened) and what a
 // device artifact's calls need besides (16-bit epilogues, TF32 as fp32) run on
 // oneDNN against a float64 reference, and
-// convolutions and their two gradient calls run on awkward shapes against
-// float64 (finite differences for the gradients). Skipped where oneDNN
+// convolutions and their two gradient calls (f32, and 16-bit native and
+// widened) run on awkward shapes against float64 (finite differences for
+// the gradients). Skipped where oneDNN
 // cannot be loaded.
 //
 //===----------------------------------------------------------------------===//
@@ -60,8 +61,8 @@ TEST(OneDnnTest, CheckLibraryCall) {
   // sums, TF32 for f32 operands only.
   std::vector<int64_t> wide = {1, 4, 5, 6, 0, 0, 0, 0, TCC_DTYPE_F32, TCC_LIBRARY_MATH_EXACT};
   EXPECT_EQ(checkLibraryCall(matmulCall(wide, 3, TCC_DTYPE_BF16)), "");
-  EXPECT_EQ(matmulOutputDtype(matmulCall(wide, 3, TCC_DTYPE_BF16)), TCC_DTYPE_F32);
-  EXPECT_EQ(matmulOutputDtype(matmulCall(plain, 3, TCC_DTYPE_BF16)), TCC_DTYPE_BF16);
+  EXPECT_EQ(libraryCallOutputDtype(matmulCall(wide, 3, TCC_DTYPE_BF16)), TCC_DTYPE_F32);
+  EXPECT_EQ(libraryCallOutputDtype(matmulCall(plain, 3, TCC_DTYPE_BF16)), TCC_DTYPE_BF16);
   std::vector<int64_t> narrow = {1, 4, 5, 6, 0, 0, 0, 0, TCC_DTYPE_F16, TCC_LIBRARY_MATH_EXACT};
   EXPECT_EQ(checkLibraryCall(matmulCall(narrow, 3, TCC_DTYPE_BF16)),
             "matmul output dtype 3 with bf16 operands (expected the operands' dtype, or f32 for "
@@ -80,15 +81,33 @@ TEST(OneDnnTest, CheckLibraryCall) {
   tcc_abi_library_call c = {TCC_LIBRARY_CALL_CONV2D, TCC_DTYPE_F32, 18, 3, conv.data()};
   EXPECT_EQ(checkLibraryCall(c), "");
   c.dtype = TCC_DTYPE_BF16;
-  EXPECT_EQ(checkLibraryCall(c), "dtype bf16 is not f32");
+  EXPECT_EQ(checkLibraryCall(c), "");
+  EXPECT_EQ(libraryCallOutputDtype(c), TCC_DTYPE_BF16);
+  c.dtype = TCC_DTYPE_F64;
+  EXPECT_EQ(checkLibraryCall(c), "dtype f64 is not f32, bf16 or f16");
+  // A 21st parameter, after the groups and the math mode, is the output's
+  // dtype: f32 sums of 16-bit operands.
+  std::vector<int64_t> convWide = conv;
+  convWide.insert(convWide.end(), {1, TCC_LIBRARY_MATH_EXACT, TCC_DTYPE_F32});
+  c = {TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS, TCC_DTYPE_BF16, 21, 3, convWide.data()};
+  EXPECT_EQ(checkLibraryCall(c), "");
+  EXPECT_EQ(libraryCallOutputDtype(c), TCC_DTYPE_F32);
+  EXPECT_EQ(libraryCallMath(c), TCC_LIBRARY_MATH_EXACT);
+  convWide[20] = TCC_DTYPE_F16;
+  EXPECT_EQ(checkLibraryCall(c), "convolution output dtype 3 with bf16 operands (expected the "
+                                 "operands' dtype, or f32 for 16-bit ones)");
+  convWide[20] = TCC_DTYPE_BF16;
+  c.dtype = TCC_DTYPE_F32;
+  EXPECT_EQ(checkLibraryCall(c), "convolution output dtype 4 with f32 operands (expected the "
+                                 "operands' dtype, or f32 for 16-bit ones)");
   // A 20th parameter, after the groups, is the math mode.
   std::vector<int64_t> convTf32 = conv;
   convTf32.insert(convTf32.end(), {1, TCC_LIBRARY_MATH_TF32});
   c = {TCC_LIBRARY_CALL_CONV2D, TCC_DTYPE_F32, 20, 3, convTf32.data()};
   EXPECT_EQ(checkLibraryCall(c), "");
   EXPECT_EQ(libraryCallMath(c), TCC_LIBRARY_MATH_TF32);
-  c.num_params = 21;
-  EXPECT_EQ(checkLibraryCall(c), "21 parameters, expected 18 (or 19 or 20)");
+  c.num_params = 17;
+  EXPECT_EQ(checkLibraryCall(c), "17 parameters, expected 18 (or 19, 20 or 21)");
   c = {TCC_LIBRARY_CALL_CONV2D, TCC_DTYPE_F32, 18, 3, conv.data()};
   // The gradient calls take the convolution's parameters and checks.
   for (int32_t kind : {TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA, TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS}) {
@@ -401,6 +420,84 @@ TEST(OneDnnTest, ConvolutionsAndGradients) {
     ASSERT_EQ(library->takeError(), "");
     EXPECT_LE(relativeError(out, ref), 1e-5) << c.what << ", kind " << kind << " (" << impls[i] << ")";
   }
+}
+
+// Tests 16-bit CONV2D and both gradient calls (bf16 and f16 X, W and dY,
+// f32 sums, the output in f32 or the inputs' type) on every awkward case
+// above and a strided one of 17 to 18 channels (not multiples of 16), both
+// ways the CPU runs them: oneDNN's 16-bit primitives (bf16, where oneDNN has
+// the CPU's bf16 instructions) and the f32 primitives on widened copies; an
+// accumulating call adds to random old contents of the output's type.
+// Oracle: float64 convolutions (central differences for the gradients) of
+// the same rounded operands; tolerance 1e-5 of the largest magnitude for an
+// f32 output (f32 sums), one rounding for a 16-bit one (1e-2 bf16, 2e-3
+// f16).
+TEST(OneDnnTest, SixteenBitConvolutions) {
+  std::vector<ConvCase> cases(std::begin(kConvCases), std::end(kConvCases));
+  cases.push_back({{1, 17, 5, 5, 18, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}, "17 to 18 channels, stride 2"});
+  const int32_t kinds[] = {TCC_LIBRARY_CALL_CONV2D, TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA,
+                           TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS};
+  for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
+    for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
+      for (int32_t outDtype : {int32_t(TCC_DTYPE_F32), dtype}) {
+        if (route == SixteenBitCalls::Native && !nativeSixteenBitCalls(dtype))
+          continue; // not how this CPU runs them (oneDNN 2.6: no f16 kernels)
+        // {..., accumulate, groups, math, output dtype}
+        std::vector<std::vector<int64_t>> params;
+        std::vector<tcc_abi_library_call> calls;
+        for (const ConvCase &c : cases) {
+          std::vector<int64_t> p = c.params;
+          if (p.size() == 18)
+            p.push_back(1);
+          p.insert(p.end(), {TCC_LIBRARY_MATH_EXACT, outDtype});
+          params.push_back(p);
+        }
+        for (const auto &p : params)
+          for (int32_t kind : kinds) {
+            tcc_abi_library_call call = {kind, dtype, int32_t(p.size()), 3, p.data()};
+            ASSERT_EQ(checkLibraryCall(call), "");
+            calls.push_back(call);
+          }
+        std::unique_ptr<LibraryCalls> library;
+        try {
+          library = std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test",
+                                                   MatmulLibrary::OneDnn, route);
+        } catch (const Error &e) {
+          if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
+            GTEST_SKIP() << "oneDNN cannot be loaded";
+          throw;
+        }
+        std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
+        library->setScratchpad(scratch.data());
+        std::mt19937_64 rng(17);
+        for (size_t i = 0; i < calls.size(); ++i) {
+          const std::vector<int64_t> &p = params[i / 3];
+          int32_t kind = calls[i].kind;
+          std::string name = std::string(route == SixteenBitCalls::Native ? "native " : "widened ") +
+                             (dtype == TCC_DTYPE_BF16 ? "bf16" : "f16") + " -> " +
+                             (outDtype == TCC_DTYPE_F32 ? "f32" : "16-bit") + ", " +
+                             cases[i / 3].what + ", kind " + std::to_string(kind) + " (" +
+                             library->implementations()[i] + ")";
+          std::vector<size_t> sizes = tcc::testing::convOperandSizes(kind, p);
+          std::vector<float> a = randomVector(sizes[0], rng), b = randomVector(sizes[1], rng),
+                             out = randomVector(sizes[2], rng);
+          std::vector<uint8_t> aBytes = roundTo(a, dtype), bBytes = roundTo(b, dtype),
+                               outBytes = roundTo(out, outDtype);
+          std::vector<double> ref = tcc::testing::convCallReference(kind, p, a, b, out);
+          void *operands[] = {aBytes.data(), bBytes.data(), outBytes.data()};
+          LibraryCalls::run(library.get(), int32_t(i), operands);
+          ASSERT_EQ(library->takeError(), "") << name;
+          std::vector<float> got(out.size());
+          for (size_t k = 0; k < got.size(); ++k)
+            got[k] = decode(&outBytes[k * tcc::testing::elementSize(outDtype)], outDtype);
+          double tolerance = outDtype == TCC_DTYPE_F32    ? 1e-5
+                             : outDtype == TCC_DTYPE_BF16 ? 1e-2
+                                                          : 2e-3;
+          EXPECT_LE(relativeError(got, ref), tolerance) << name;
+          bool widened = library->implementations()[i].rfind("widened to f32: ", 0) == 0;
+          EXPECT_EQ(widened, route == SixteenBitCalls::Widened) << name;
+        }
+      }
 }
 
 // Tests forward depthwise CONV2D calls on zoo mobilenet_v2's own shapes
