@@ -14,6 +14,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
 
+#include <cctype>
+
 #define DEBUG_TYPE "tcc-gpu-merge-modules"
 
 namespace tcc {
@@ -51,8 +53,14 @@ struct GpuMergeModulesPass : tcc::impl::GpuMergeModulesPassBase<GpuMergeModulesP
         return WalkResult::interrupt();
       }
       auto entry = launch->getParentOfType<func::FuncOp>();
-      std::string name = (entry ? entry.getSymName().str() : std::string("kernel")) + "_" +
-                         std::to_string(counter++) + "_" + tcc::kernelNodeName(launch);
+      // PTX identifiers are letters, digits, '_' and '$': a length bucket's
+      // entry point ("train_step.T_64") gives its '.' up.
+      std::string entryName = entry ? entry.getSymName().str() : std::string("kernel");
+      for (char &c : entryName)
+        if (!isalnum(static_cast<unsigned char>(c)))
+          c = '_';
+      std::string name = entryName + "_" + std::to_string(counter++) + "_" +
+                         tcc::kernelNodeName(launch);
       LLVM_DEBUG(llvm::dbgs() << launch.getKernelModuleName().getValue() << "::"
                               << launch.getKernelName().getValue()
                               << " -> " << kKernelModule << "::" << name << "\n");

@@ -1,4 +1,4 @@
-// RUN: tcc-opt %s --tcc-gpu-merge-modules | FileCheck %s --check-prefix=MERGE
+// RUN: tcc-opt %s --split-input-file --tcc-gpu-merge-modules | FileCheck %s --check-prefix=MERGE
 
 // Outlining makes one gpu.module per launch and may name kernels alike: the
 // merge gives one module, each kernel named after its entry point, its
@@ -45,6 +45,26 @@ module attributes {gpu.container_module} {
     memref.global "private" constant @table : memref<2xf32> = dense<[1.0, 2.0]>
     gpu.func @f_kernel(%a: memref<64xi8>) kernel {
       %t = memref.get_global @table : memref<2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Tests that a kernel of a length bucket's entry point ("train_step.T_4")
+// gets a name PTX accepts: letters, digits and '_' only.
+// MERGE-LABEL: module attributes {gpu.container_module}
+// MERGE: gpu.launch_func  @tcc_kernels::@train_step_T_4_0_op blocks
+// MERGE: gpu.func @train_step_T_4_0_op(
+module attributes {gpu.container_module} {
+  func.func @"train_step.T_4"(%arg0: memref<64xi8>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%arg0 : memref<64xi8>)
+    return
+  }
+  gpu.module @k {
+    gpu.func @k(%a: memref<64xi8>) kernel {
       gpu.return
     }
   }
