@@ -41,26 +41,26 @@ bool emulationSelected() {
 int32_t shuffleSourceLane(int32_t lane, int32_t offset, int32_t width, int32_t mode, bool *valid) {
   // MLIR's GPUToNVVM: c = 32 - width for up, width - 1 otherwise; its bits
   // 12:8 (the segment mask) are 0. PTX then reads b[4:0] and c[4:0].
-  const int32_t c = mode == 1 ? 32 - width : width - 1;
+  const int32_t c = mode == TCC_SHUFFLE_UP ? 32 - width : width - 1;
   const int32_t segmask = (c >> 8) & 31, cval = c & 31, bval = offset & 31;
   const int32_t maxLane = (lane & segmask) | (cval & ~segmask);
   const int32_t minLane = lane & segmask;
   int32_t j = lane;
   bool pval = false;
   switch (mode) {
-  case 0: // bfly
+  case TCC_SHUFFLE_XOR: // bfly
     j = lane ^ bval;
     pval = j <= maxLane;
     break;
-  case 1: // up
+  case TCC_SHUFFLE_UP:
     j = lane - bval;
     pval = j >= maxLane;
     break;
-  case 2: // down
+  case TCC_SHUFFLE_DOWN:
     j = lane + bval;
     pval = j <= maxLane;
     break;
-  case 3: // idx
+  case TCC_SHUFFLE_IDX:
     j = minLane | (bval & ~segmask);
     pval = j <= maxLane;
     break;
