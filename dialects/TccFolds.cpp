@@ -574,6 +574,40 @@ void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRConte
 }
 
 namespace {
+/// transpose(matmul(a, b)) over the last two dimensions
+///   -> matmul(transpose(b), transpose(a)):
+/// the product computed in the layout its readers want, the transposes left
+/// to the product's operands (where a library call takes them as flags and
+/// transpose(transpose(x)) folds away). The shape autodiff gives a weight
+/// read as `x @ w.T`: its gradient `(x.T @ dy).T` becomes `dy.T @ x`, and
+/// the optimizer reads it contiguously. The same sums of the same products.
+struct TransposeOfMatmul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
+    auto product = op.getInput().getDefiningOp<MatmulOp>();
+    ArrayRef<int64_t> perm = op.getPerm();
+    int64_t rank = int64_t(perm.size());
+    if (!product || !product->hasOneUse() || rank < 2 || perm[rank - 2] != rank - 1 ||
+        perm[rank - 1] != rank - 2)
+      return failure();
+    for (int64_t i = 0; i < rank - 2; ++i)
+      if (perm[i] != i)
+        return failure();
+    Location loc = op.getLoc();
+    Value b = TransposeOp::create(rewriter, loc, product.getRhs(), perm);
+    Value a = TransposeOp::create(rewriter, loc, product.getLhs(), perm);
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), b, a);
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<TransposeOfMatmul>(context);
+}
+
+namespace {
 /// The splat float value of V if it is a constant splat.
 std::optional<APFloat> splatFloat(Value v) {
   DenseElementsAttr d;

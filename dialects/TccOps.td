@@ -276,6 +276,7 @@ def Tcc_TransposeOp : Tcc_Op<"transpose", [Tcc_Precision<"Follow", "moves or pic
   let assemblyFormat =
       "$input `,` `perm` `=` $perm attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_ConcatOp : Tcc_Op<"concat", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, InferTypeOpAdaptor]> {

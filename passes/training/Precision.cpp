@@ -139,52 +139,59 @@ struct FunctionPrecision {
   }
 };
 
-/// V (f32) rebuilt from the 16-bit cast of its parameter when V is a
-/// parameter moved by transposes, reshapes and broadcasts that nothing else
-/// reads (exact in any type): `cast(transpose(w))` becomes
-/// `transpose(cast(w))`, so the forward's `x @ w.T` reads the parameter's
-/// one 16-bit copy. Null when V is not such a chain.
-Value rebuildFromParamCast(Value v, FunctionPrecision &state) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    return fn && fn.getArgAttr(arg.getArgNumber(), attr::param) ? state.castTo(v, state.low)
-                                                                : Value();
-  }
+/// V as element type ELEM, cast before the data movement when V is a
+/// transpose, reshape or broadcast that nothing but its cast reads:
+/// `cast(transpose(x))` becomes `transpose(cast(x))` (exact in any type).
+/// The cast of x is the one other readers share (the forward's `x @ w`
+/// and the backward's `x.T @ dy` read one rounding of x), it runs over
+/// contiguous elements instead of a strided gather, and the transpose is
+/// left to the consumer (a library call's operand flag, an indexing map);
+/// a broadcast is cast before it grows. A parameter's cast becomes its
+/// 16-bit copy (keepWeightCopies), so `x @ w.T` reads the one copy. Null
+/// when V is not such a chain.
+Value castBeforeMoves(Value v, Type elem, FunctionPrecision &state) {
   Operation *def = v.getDefiningOp();
   if (!isa_and_nonnull<TransposeOp, ReshapeOp, BroadcastInDimOp>(def) || !v.hasOneUse() ||
       def->getNumOperands() != 1)
     return Value();
-  Value from = rebuildFromParamCast(def->getOperand(0), state);
+  Value in = def->getOperand(0);
+  Value from = castBeforeMoves(in, elem, state);
   if (!from)
-    return Value();
+    from = state.castTo(in, elem);
   OpBuilder b(def);
   Operation *moved = b.clone(*def);
   moved->setOperand(0, from);
-  moved->getResult(0).setType(cast<RankedTensorType>(v.getType()).clone(state.low));
+  moved->getResult(0).setType(cast<RankedTensorType>(v.getType()).clone(elem));
   return moved->getResult(0);
 }
 
-/// Every 16-bit cast of a moved parameter (rebuildFromParamCast) replaced
-/// by the moved cast of the parameter; the f32 chains go.
-void castParamsFirst(func::FuncOp fn, FunctionPrecision &state) {
-  SmallVector<std::pair<Value, Type>> keys;
-  for (const auto &[key, cast] : state.casts)
-    if (key.second == state.low && !isa<BlockArgument>(key.first))
-      keys.push_back(key);
-  for (const auto &key : keys) {
-    Value cast = state.casts.lookup(key);
-    Value rebuilt = rebuildFromParamCast(key.first, state);
+/// Every cast of a moved value (castBeforeMoves) replaced by the moved cast;
+/// the chains it read go. In program order, so the rebuilt IR is the same
+/// from run to run.
+void castBeforeMoves(func::FuncOp fn, FunctionPrecision &state) {
+  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    auto castOp = dyn_cast<CastOp>(&op);
+    if (!castOp)
+      continue;
+    Value in = castOp.getInput();
+    Type elem = castOp.getType().getElementType();
+    if (!isa<FloatType>(elem) || !isa<FloatType>(getElementTypeOrSelf(in.getType())))
+      continue;
+    Value rebuilt = castBeforeMoves(in, elem, state);
     if (!rebuilt)
       continue;
-    cast.replaceAllUsesWith(rebuilt);
-    cast.getDefiningOp()->erase();
-    state.casts.erase(key);
-    --state.castsMade;
-    // The f32 chain, from its end.
-    for (Operation *op = key.first.getDefiningOp(); op && op->use_empty();) {
-      Value operand = op->getOperand(0);
-      op->erase();
-      op = operand.getDefiningOp();
+    auto key = std::make_pair(in, elem);
+    if (state.casts.lookup(key) == castOp.getResult()) {
+      state.casts.erase(key);
+      --state.castsMade;
+    }
+    castOp.getResult().replaceAllUsesWith(rebuilt);
+    castOp->erase();
+    // The chain it read, from its end.
+    for (Operation *dead = in.getDefiningOp(); dead && dead->use_empty();) {
+      Value operand = dead->getOperand(0);
+      dead->erase();
+      dead = operand.getDefiningOp();
     }
   }
 }
@@ -198,7 +205,6 @@ void castParamsFirst(func::FuncOp fn, FunctionPrecision &state) {
 SmallVector<std::pair<unsigned, std::string>>
 keepWeightCopies(func::FuncOp step, FunctionPrecision &state, StringRef suffix) {
   SmallVector<std::pair<unsigned, std::string>> copies;
-  castParamsFirst(step, state);
   auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
   // The optimizer's new value of each parameter, by name.
   llvm::StringMap<Value> updated;
@@ -316,6 +322,7 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
       for (Operation &op : llvm::make_early_inc_range(fn.getBody().front()))
         state.visit(&op);
       fn.walk([](Operation *op) { op->removeAttr(attr::keepFp32); });
+      castBeforeMoves(fn, state);
       SmallVector<std::pair<unsigned, std::string>> copies;
       if (fn.getSymName() == TCC_ENTRY_TRAIN_STEP &&
           !module.lookupSymbol(TCC_ENTRY_INIT_STATE)) {

@@ -1495,6 +1495,58 @@ func.func @matmul_batched_weight(%x: tensor<4x3x8xf32>, %w: tensor<4x8x5xf32>) -
 
 // -----
 
+// Tests that the transpose of a product is the product of the transposed
+// operands in swapped order, and that a transpose of a transpose folds: the
+// gradient of a weight read as `x @ w.T`, `(x.T @ dy).T`, becomes `dy.T @ x`.
+// CHECK-LABEL: func.func @transpose_of_matmul
+// CHECK-SAME: (%[[X:.+]]: tensor<6x4xf32>, %[[D:.+]]: tensor<6x3xf32>)
+// CHECK: %[[DT:.+]] = tcc.transpose %[[D]], perm = [1, 0] : tensor<6x3xf32> -> tensor<3x6xf32>
+// CHECK: %[[G:.+]] = tcc.matmul %[[DT]], %[[X]] : (tensor<3x6xf32>, tensor<6x4xf32>) -> tensor<3x4xf32>
+// CHECK-NOT: tcc.transpose
+// CHECK: return %[[G]]
+func.func @transpose_of_matmul(%x: tensor<6x4xf32>, %d: tensor<6x3xf32>) -> tensor<3x4xf32> {
+  %xt = tcc.transpose %x, perm = [1, 0] : tensor<6x4xf32> -> tensor<4x6xf32>
+  %g = tcc.matmul %xt, %d : (tensor<4x6xf32>, tensor<6x3xf32>) -> tensor<4x3xf32>
+  %gt = tcc.transpose %g, perm = [1, 0] : tensor<4x3xf32> -> tensor<3x4xf32>
+  return %gt : tensor<3x4xf32>
+}
+
+// -----
+
+// Tests the batched form (the last two dimensions swapped, the batch kept).
+// CHECK-LABEL: func.func @transpose_of_batched_matmul
+// CHECK-SAME: (%[[A:.+]]: tensor<2x5x4xf32>, %[[B:.+]]: tensor<2x4x3xf32>)
+// CHECK-DAG: %[[BT:.+]] = tcc.transpose %[[B]], perm = [0, 2, 1] : tensor<2x4x3xf32> -> tensor<2x3x4xf32>
+// CHECK-DAG: %[[AT:.+]] = tcc.transpose %[[A]], perm = [0, 2, 1] : tensor<2x5x4xf32> -> tensor<2x4x5xf32>
+// CHECK: %[[P:.+]] = tcc.matmul %[[BT]], %[[AT]] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+// CHECK: return %[[P]]
+func.func @transpose_of_batched_matmul(%a: tensor<2x5x4xf32>, %b: tensor<2x4x3xf32>) -> tensor<2x3x5xf32> {
+  %p = tcc.matmul %a, %b : (tensor<2x5x4xf32>, tensor<2x4x3xf32>) -> tensor<2x5x3xf32>
+  %t = tcc.transpose %p, perm = [0, 2, 1] : tensor<2x5x3xf32> -> tensor<2x3x5xf32>
+  return %t : tensor<2x3x5xf32>
+}
+
+// -----
+
+// Tests that a product read elsewhere too, or transposed across its batch
+// dimension, is left as it is (rewriting would compute it twice, or is not
+// a product of transposes).
+// CHECK-LABEL: func.func @transpose_of_matmul_kept
+// CHECK: %[[P:.+]] = tcc.matmul
+// CHECK: tcc.transpose %[[P]], perm = [1, 0]
+// CHECK: %[[Q:.+]] = tcc.matmul
+// CHECK: tcc.transpose %[[Q]], perm = [1, 0, 2]
+func.func @transpose_of_matmul_kept(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>, %c: tensor<2x5x4xf32>, %d: tensor<2x4x3xf32>)
+    -> (tensor<3x5xf32>, tensor<5x3xf32>, tensor<5x2x3xf32>) {
+  %p = tcc.matmul %a, %b : (tensor<5x4xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+  %t = tcc.transpose %p, perm = [1, 0] : tensor<5x3xf32> -> tensor<3x5xf32>
+  %q = tcc.matmul %c, %d : (tensor<2x5x4xf32>, tensor<2x4x3xf32>) -> tensor<2x5x3xf32>
+  %u = tcc.transpose %q, perm = [1, 0, 2] : tensor<2x5x3xf32> -> tensor<5x2x3xf32>
+  return %t, %p, %u : tensor<3x5xf32>, tensor<5x3xf32>, tensor<5x2x3xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Simplifications of the training graph (issue 5)
 //===----------------------------------------------------------------------===//

@@ -79,6 +79,37 @@ func.func @update(%x: tensor<4x8xf32>, %d: tensor<4x2xf32>, %w: tensor<8x2xf32>)
 
 // -----
 
+// Tests that a value moved (transposed, reshaped, broadcast) only to be cast
+// is cast before it moves: the backward's `x.T @ dy` reads the transpose of
+// the one rounding of x that the forward's `x @ w` reads (no second cast,
+// no strided one), a broadcast is cast before it grows, and the optimizer
+// reads the transposed f32 cast of the 16-bit gradient.
+// CHECK-LABEL: func.func @moves
+//  CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x2xf32>, %[[D:.*]]: tensor<4x2xf32>, %[[M:.*]]: tensor<4x1xf32>
+//   CHECK-DAG: %[[XB:.*]] = tcc.cast %[[X]] : tensor<4x8xf32> to tensor<4x8xbf16>
+//   CHECK-DAG: %[[MB:.*]] = tcc.cast %[[M]] : tensor<4x1xf32> to tensor<4x1xbf16>
+//       CHECK: %[[Y:.*]] = tcc.matmul %[[XB]], %{{.*}} -> tensor<4x2xbf16>
+//       CHECK: %[[XT:.*]] = tcc.transpose %[[XB]], perm = [1, 0] : tensor<4x8xbf16> -> tensor<8x4xbf16>
+//       CHECK: %[[G:.*]] = tcc.matmul %[[XT]], %{{.*}} -> tensor<8x2xbf16>
+//       CHECK: %[[G32:.*]] = tcc.cast %[[G]] : tensor<8x2xbf16> to tensor<8x2xf32>
+//       CHECK: %[[GT:.*]] = tcc.transpose %[[G32]], perm = [1, 0] : tensor<8x2xf32> -> tensor<2x8xf32>
+//       CHECK: tcc.sub %{{.*}}, %[[GT]] : tensor<2x8xf32>
+//       CHECK: tcc.broadcast_in_dim %[[MB]], dims = [0, 1] : tensor<4x1xbf16> -> tensor<4x2xbf16>
+//   CHECK-NOT: tcc.cast %{{.*}} : tensor<8x4xf32> to tensor<8x4xbf16>
+func.func @moves(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>, %d: tensor<4x2xf32>, %m: tensor<4x1xf32>, %v: tensor<2x8xf32>)
+    -> (tensor<4x2xf32>, tensor<2x8xf32>, tensor<4x2xf32>) {
+  %y = tcc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %xt = tcc.transpose %x, perm = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %g = tcc.matmul %xt, %d : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  %gt = tcc.transpose %g, perm = [1, 0] : tensor<8x2xf32> -> tensor<2x8xf32>
+  %n = tcc.sub %v, %gt {tcc.keep_fp32} : tensor<2x8xf32>
+  %mb = tcc.broadcast_in_dim %m, dims = [0, 1] : tensor<4x1xf32> -> tensor<4x2xf32>
+  %s = tcc.sub %y, %mb : tensor<4x2xf32>
+  return %y, %n, %s : tensor<4x2xf32>, tensor<2x8xf32>, tensor<4x2xf32>
+}
+
+// -----
+
 // Tests that f64 values and integer ops are left alone.
 // CHECK-LABEL: func.func @wide
 //       CHECK: tcc.matmul {{.*}} -> tensor<2x2xf64>
