@@ -358,6 +358,26 @@ def KeepRecomputedPass : Pass<"tcc-keep-recomputed"> {
   }];
 }
 
+def ExcessPrecisionPass : Pass<"tcc-excess-precision", "mlir::func::FuncOp"> {
+  let summary = "16-bit arithmetic in f32 inside a kernel, rounded where it is stored";
+  let description = [{
+    After fusion, on linalg on tensors, for both targets: every 16-bit
+    (bf16, f16) arith and math op computes in f32 between conversions
+    (upstream `math-extend-to-supported-types` and
+    `arith-emulate-unsupported-floats`), and a value that such an op
+    rounds to 16 bits only for the next op of the same kernel to widen it
+    again is read unrounded: a fused chain (a GELU of five ONNX ops, a
+    softmax's scale and mask) rounds once, where the kernel writes its
+    result, instead of after every op. XLA calls this excess precision;
+    torch.compile's generated kernels do the same. Roundings the IR asks
+    for with `tcc.cast` (the model's casts, the precision policy's class
+    boundaries) are kept: only the roundings that the emulation of an op
+    adds are skipped. Values crossing kernels go through memory in 16 bits
+    as before. f32 and f64 code is untouched.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Bufferization and memory: right before one-shot bufferization, then the
 // memory plan on buffers

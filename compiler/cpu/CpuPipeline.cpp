@@ -47,6 +47,9 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
     fuse.siblingReductions = !options.device;
     pm.addNestedPass<func::FuncOp>(tcc::createFuseElementwisePass(fuse));
   }
+  // 16-bit arithmetic in f32 within each fused kernel, rounded once where
+  // the kernel writes (docs/precision.md "Excess precision").
+  pm.addNestedPass<func::FuncOp>(tcc::createExcessPrecisionPass());
   // Recomputed ops (tcc-rematerialize) that did not fuse stay apart from
   // the values they recompute: CSE compares attributes, not locations.
   pm.addPass(tcc::createKeepRecomputedPass());
