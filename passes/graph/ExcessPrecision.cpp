@@ -53,8 +53,32 @@ struct ExcessPrecisionPass : tcc::impl::ExcessPrecisionPassBase<ExcessPrecisionP
     emulate.addPass(arith::createArithEmulateUnsupportedFloats(options));
     if (failed(runPipeline(emulate, fn)))
       return signalPassFailure();
+    // extf(select(c, a, b)) = select(c, extf(a), extf(b)) for a 16-bit
+    // select (which the emulation leaves alone: it rounds nothing), so that
+    // a masked value (attention's -inf fill) reaches the widening below.
+    SmallVector<arith::ExtFOp> widenings;
+    fn.walk([&](arith::ExtFOp ext) { widenings.push_back(ext); });
+    while (!widenings.empty()) {
+      arith::ExtFOp ext = widenings.pop_back_val();
+      auto select = ext.getIn().getDefiningOp<arith::SelectOp>();
+      if (!select || !isSixteenBitFloat(select.getType()) || isa<ShapedType>(select.getType()))
+        continue;
+      OpBuilder b(ext);
+      auto widen = [&](Value v) {
+        auto w = arith::ExtFOp::create(b, ext.getLoc(), ext.getType(), v);
+        widenings.push_back(w);
+        return w.getResult();
+      };
+      Value wide = arith::SelectOp::create(b, select.getLoc(), select.getCondition(),
+                                           widen(select.getTrueValue()),
+                                           widen(select.getFalseValue()));
+      ext.replaceAllUsesWith(wide);
+      ext->erase();
+    }
     // extf(truncf(x)) = x where the emulation made both: the next op reads
-    // the f32 value its producer computed.
+    // the f32 value its producer computed. A widening the IR had before
+    // (an fp32-class op's cast of its 16-bit input) keeps reading the
+    // rounded value, as its op was specified to.
     SmallVector<Operation *> dead;
     fn.walk([&](arith::ExtFOp ext) {
       auto trunc = ext.getIn().getDefiningOp<arith::TruncFOp>();
