@@ -149,13 +149,13 @@ struct FunctionPrecision {
 /// a broadcast is cast before it grows. A parameter's cast becomes its
 /// 16-bit copy (keepWeightCopies), so `x @ w.T` reads the one copy. Null
 /// when V is not such a chain.
-Value castBeforeMoves(Value v, Type elem, FunctionPrecision &state) {
+Value movedCast(Value v, Type elem, FunctionPrecision &state) {
   Operation *def = v.getDefiningOp();
   if (!isa_and_nonnull<TransposeOp, ReshapeOp, BroadcastInDimOp>(def) || !v.hasOneUse() ||
       def->getNumOperands() != 1)
     return Value();
   Value in = def->getOperand(0);
-  Value from = castBeforeMoves(in, elem, state);
+  Value from = movedCast(in, elem, state);
   if (!from)
     from = state.castTo(in, elem);
   OpBuilder b(def);
@@ -165,7 +165,7 @@ Value castBeforeMoves(Value v, Type elem, FunctionPrecision &state) {
   return moved->getResult(0);
 }
 
-/// Every cast of a moved value (castBeforeMoves) replaced by the moved cast;
+/// Every cast of a moved value (movedCast) replaced by the moved cast;
 /// the chains it read go. In program order, so the rebuilt IR is the same
 /// from run to run.
 void castBeforeMoves(func::FuncOp fn, FunctionPrecision &state) {
@@ -177,7 +177,7 @@ void castBeforeMoves(func::FuncOp fn, FunctionPrecision &state) {
     Type elem = castOp.getType().getElementType();
     if (!isa<FloatType>(elem) || !isa<FloatType>(getElementTypeOrSelf(in.getType())))
       continue;
-    Value rebuilt = castBeforeMoves(in, elem, state);
+    Value rebuilt = movedCast(in, elem, state);
     if (!rebuilt)
       continue;
     auto key = std::make_pair(in, elem);

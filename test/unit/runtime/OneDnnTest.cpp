@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <gtest/gtest.h>
 #include <random>
 #include <vector>
@@ -129,10 +130,13 @@ TEST(OneDnnTest, CheckLibraryCall) {
 /// oneDNN's LibraryCalls for CALLS (matmuls too, however small: BlasTest
 /// covers BLAS), or null (and the test skipped) where oneDNN cannot be
 /// loaded.
-std::unique_ptr<LibraryCalls> create(const std::vector<tcc_abi_library_call> &calls) {
+std::unique_ptr<LibraryCalls> create(const std::vector<tcc_abi_library_call> &calls,
+                                     MatmulLibrary matmuls = MatmulLibrary::OneDnn,
+                                     SixteenBitCalls sixteenBit = SixteenBitCalls::Auto,
+                                     LibraryMath math = LibraryMath::RefuseTf32) {
   try {
-    return std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test",
-                                          MatmulLibrary::OneDnn);
+    return std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test", matmuls,
+                                          sixteenBit, math);
   } catch (const Error &e) {
     if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
       return nullptr;
@@ -170,6 +174,32 @@ std::vector<uint8_t> roundTo(std::vector<float> &values, int32_t dtype) {
     values[i] = decode(&bytes[i * size], dtype);
   }
   return bytes;
+}
+
+/// Runs 16-bit call I of LIBRARY on A and B rounded to DTYPE and OUT rounded
+/// to OUT_DTYPE (the output, also read when the call accumulates), and
+/// checks it against REFERENCE(a, b, out) of the rounded values: within
+/// 1e-5 for an f32 output, one rounding for a 16-bit one; and that the call
+/// took ROUTE.
+void expectSixteenBitCall(
+    LibraryCalls &library, size_t i, const std::string &name, std::vector<float> a,
+    std::vector<float> b, std::vector<float> out, int32_t dtype, int32_t outDtype,
+    SixteenBitCalls route,
+    const std::function<std::vector<double>(const std::vector<float> &, const std::vector<float> &,
+                                            const std::vector<float> &)> &reference) {
+  std::vector<uint8_t> aBytes = roundTo(a, dtype), bBytes = roundTo(b, dtype),
+                       outBytes = roundTo(out, outDtype);
+  std::vector<double> ref = reference(a, b, out);
+  void *operands[] = {aBytes.data(), bBytes.data(), outBytes.data()};
+  LibraryCalls::run(&library, int32_t(i), operands);
+  ASSERT_EQ(library.takeError(), "") << name;
+  std::vector<float> got(out.size());
+  for (size_t k = 0; k < got.size(); ++k)
+    got[k] = decode(&outBytes[k * tcc::testing::elementSize(outDtype)], outDtype);
+  double tolerance = outDtype == TCC_DTYPE_F32 ? 1e-5 : outDtype == TCC_DTYPE_BF16 ? 1e-2 : 2e-3;
+  EXPECT_LE(relativeError(got, ref), tolerance) << name;
+  bool widened = library.implementations()[i].rfind("widened to f32: ", 0) == 0;
+  EXPECT_EQ(widened, route == SixteenBitCalls::Widened) << name;
 }
 
 
@@ -245,15 +275,9 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
         }
         for (const auto &p : params)
           calls.push_back(matmulCall(p, 3, dtype));
-        std::unique_ptr<LibraryCalls> library;
-        try {
-          library = std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test",
-                                                   MatmulLibrary::OneDnn, route);
-        } catch (const Error &e) {
-          if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
-            GTEST_SKIP() << "oneDNN cannot be loaded";
-          throw;
-        }
+        std::unique_ptr<LibraryCalls> library = create(calls, MatmulLibrary::OneDnn, route);
+        if (!library)
+          GTEST_SKIP() << "oneDNN cannot be loaded";
         std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
         library->setScratchpad(scratch.data());
         const std::string prefix = (route == SixteenBitCalls::Native ? "native " : "widened ");
@@ -267,21 +291,12 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
           std::vector<float> a = randomVector(batch * M * K, rng),
                              b = randomVector(batch * K * N, rng),
                              c = randomVector(batch * M * N, rng), none;
-          std::vector<uint8_t> aBytes = roundTo(a, dtype), bBytes = roundTo(b, dtype),
-                               cBytes = roundTo(c, cDtype);
-          std::vector<double> ref = tcc::testing::matmulReference(params[i], a, b, c, none, none);
-          void *operands[] = {aBytes.data(), bBytes.data(), cBytes.data()};
-          LibraryCalls::run(library.get(), int32_t(i), operands);
-          ASSERT_EQ(library->takeError(), "") << name;
-          std::vector<float> got(c.size());
-          for (size_t k = 0; k < got.size(); ++k)
-            got[k] = decode(&cBytes[k * tcc::testing::elementSize(cDtype)], cDtype);
-          double tolerance = cDtype == TCC_DTYPE_F32    ? 1e-5
-                             : cDtype == TCC_DTYPE_BF16 ? 1e-2
-                                                        : 2e-3;
-          EXPECT_LE(relativeError(got, ref), tolerance) << name;
-          bool widened = library->implementations()[i].rfind("widened to f32: ", 0) == 0;
-          EXPECT_EQ(widened, route == SixteenBitCalls::Widened) << name;
+          expectSixteenBitCall(*library, i, name, a, b, c, dtype, cDtype, route,
+                               [&](const std::vector<float> &ra, const std::vector<float> &rb,
+                                   const std::vector<float> &rc) {
+                                 return tcc::testing::matmulReference(params[i], ra, rb, rc, none,
+                                                                      none);
+                               });
         }
       }
 }
@@ -315,16 +330,10 @@ TEST(OneDnnTest, DeviceContract) {
       cDtypes.push_back(TCC_DTYPE_F32);
     calls.push_back(matmulCall(params[i], 3 + !!(e & kBias) + !!(e & kResidual), dtype));
   }
-  std::unique_ptr<LibraryCalls> library;
-  try {
-    library = std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test",
-                                             MatmulLibrary::Auto, SixteenBitCalls::Auto,
-                                             LibraryMath::Tf32AsFp32);
-  } catch (const Error &e) {
-    if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
-      GTEST_SKIP() << "oneDNN cannot be loaded";
-    throw;
-  }
+  std::unique_ptr<LibraryCalls> library =
+      create(calls, MatmulLibrary::Auto, SixteenBitCalls::Auto, LibraryMath::Tf32AsFp32);
+  if (!library)
+    GTEST_SKIP() << "oneDNN cannot be loaded";
   std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
   library->setScratchpad(scratch.data());
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -458,15 +467,9 @@ TEST(OneDnnTest, SixteenBitConvolutions) {
             ASSERT_EQ(checkLibraryCall(call), "");
             calls.push_back(call);
           }
-        std::unique_ptr<LibraryCalls> library;
-        try {
-          library = std::make_unique<LibraryCalls>(calls.data(), int32_t(calls.size()), "test",
-                                                   MatmulLibrary::OneDnn, route);
-        } catch (const Error &e) {
-          if (std::string(e.what()).find("cannot load oneDNN") != std::string::npos)
-            GTEST_SKIP() << "oneDNN cannot be loaded";
-          throw;
-        }
+        std::unique_ptr<LibraryCalls> library = create(calls, MatmulLibrary::OneDnn, route);
+        if (!library)
+          GTEST_SKIP() << "oneDNN cannot be loaded";
         std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
         library->setScratchpad(scratch.data());
         std::mt19937_64 rng(17);
@@ -481,21 +484,11 @@ TEST(OneDnnTest, SixteenBitConvolutions) {
           std::vector<size_t> sizes = tcc::testing::convOperandSizes(kind, p);
           std::vector<float> a = randomVector(sizes[0], rng), b = randomVector(sizes[1], rng),
                              out = randomVector(sizes[2], rng);
-          std::vector<uint8_t> aBytes = roundTo(a, dtype), bBytes = roundTo(b, dtype),
-                               outBytes = roundTo(out, outDtype);
-          std::vector<double> ref = tcc::testing::convCallReference(kind, p, a, b, out);
-          void *operands[] = {aBytes.data(), bBytes.data(), outBytes.data()};
-          LibraryCalls::run(library.get(), int32_t(i), operands);
-          ASSERT_EQ(library->takeError(), "") << name;
-          std::vector<float> got(out.size());
-          for (size_t k = 0; k < got.size(); ++k)
-            got[k] = decode(&outBytes[k * tcc::testing::elementSize(outDtype)], outDtype);
-          double tolerance = outDtype == TCC_DTYPE_F32    ? 1e-5
-                             : outDtype == TCC_DTYPE_BF16 ? 1e-2
-                                                          : 2e-3;
-          EXPECT_LE(relativeError(got, ref), tolerance) << name;
-          bool widened = library->implementations()[i].rfind("widened to f32: ", 0) == 0;
-          EXPECT_EQ(widened, route == SixteenBitCalls::Widened) << name;
+          expectSixteenBitCall(*library, i, name, a, b, out, dtype, outDtype, route,
+                               [&](const std::vector<float> &ra, const std::vector<float> &rb,
+                                   const std::vector<float> &rout) {
+                                 return tcc::testing::convCallReference(kind, p, ra, rb, rout);
+                               });
         }
       }
 }
