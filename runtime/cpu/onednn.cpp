@@ -395,6 +395,66 @@ public:
     addStep(pd, {{fromAt, from}, {toAt, to}}, scratchpad);
   }
 
+  /// A reorder of a convolution's filter W between the call's plain OIHW
+  /// buffer and the primitive's layout: through the layout
+  /// filterReorderRoute picks where there is one (its copy goes at
+  /// SCRATCHPAD, the reorders' scratchpads after it), else direct. Returns
+  /// whether it took the route.
+  bool addFilterReorder(const std::vector<dnnl_dim_t> &w, const dnnl_memory_desc_t &from,
+                        Binding fromAt, const dnnl_memory_desc_t &to, Binding toAt,
+                        size_t scratchpad, bool sum = false) {
+    dnnl_memory_desc_t via;
+    if (!filterReorderRoute(w, from, to, &via)) {
+      addReorder(from, fromAt, to, toAt, scratchpad, sum);
+      return false;
+    }
+    size_t after = scratchpad + alignUp(a.dnnl_memory_desc_get_size(&via));
+    call->scratchBytes = std::max(call->scratchBytes, after);
+    Binding viaAt = {0, -1, scratchpad, nullptr};
+    addReorder(from, fromAt, via, viaAt, after);
+    addReorder(via, viaAt, to, toAt, after, sum);
+    return true;
+  }
+
+  /// The layout between FROM and TO (one of them W's plain OIHW buffer, the
+  /// other a blocked layout of a primitive) that a reorder of a filter W
+  /// larger than 1x1 goes through, where oneDNN 2.6's direct reorder reads
+  /// or writes OIHW in runs of KW elements and a route is several times
+  /// faster (docs/cpu-codegen.md "Filter reorders"):
+  /// - into a 16-bit layout whose innermost block pairs input channels (the
+  ///   16-bit kernels' "2b" blocks): through OHWI;
+  /// - out of an f32 layout whose innermost block is 16 output channels:
+  ///   through Abcd16a.
+  /// The copy in between has FROM's type, so the route rounds or widens
+  /// where the direct reorder does: the same bytes.
+  bool filterReorderRoute(const std::vector<dnnl_dim_t> &w, const dnnl_memory_desc_t &from,
+                          const dnnl_memory_desc_t &to, dnnl_memory_desc_t *via) const {
+    if (w.size() != 4 || w[2] * w[3] == 1)
+      return false;
+    auto innermost = [](const dnnl_memory_desc_t &md, int *dim, dnnl_dim_t *block) {
+      const auto &blocking = md.format_desc.blocking;
+      if (md.format_kind != dnnl_blocked || blocking.inner_nblks == 0)
+        return false;
+      *dim = int(blocking.inner_idxs[blocking.inner_nblks - 1]);
+      *block = blocking.inner_blks[blocking.inner_nblks - 1];
+      return true;
+    };
+    int dim = -1;
+    dnnl_dim_t block = 0;
+    if (to.data_type != dnnl_f32 && innermost(to, &dim, &block) && dim == 1) {
+      const dnnl_dim_t i = w[1], kh = w[2], kw = w[3];
+      *via = plain(w, {kh * kw * i, 1, kw * i, i}, from.data_type);
+      return true;
+    }
+    if (from.data_type == dnnl_f32 && to.data_type == dnnl_f32 && innermost(from, &dim, &block) &&
+        dim == 0 && block == 16) {
+      check(a.dnnl_memory_desc_init_by_tag(via, 4, w.data(), dnnl_f32, dnnl_Abcd16a),
+            "memory descriptor");
+      return true;
+    }
+    return false;
+  }
+
   std::string implementationOf(dnnl_primitive_desc_t pd) const {
     const char *impl = nullptr;
     if (a.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
@@ -552,12 +612,25 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native) 
   std::vector<int> copiedIn = {0, 1};
   if (forward && accumulate)
     copiedIn.push_back(2);
-  for (int k : copiedIn)
-    if (at[k].operand < 0)
+  bool routed = false;
+  for (int k : copiedIn) {
+    if (at[k].operand >= 0)
+      continue;
+    if (order[k] == kW && groups == 1)
+      routed |= b.addFilterReorder(w, plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
+    else
       b.addReorder(plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
+  }
   b.addStep(pd, bindings, 0);
-  if (at[2].operand < 0)
-    b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, accumulate && !forward);
+  if (at[2].operand < 0) {
+    bool sum = accumulate && !forward;
+    if (order[2] == kW && groups == 1)
+      routed |= b.addFilterReorder(w, chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, sum);
+    else
+      b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, sum);
+  }
+  if (routed)
+    b.call->implementation += " (filter reordered in two steps)";
 }
 
 
