@@ -51,6 +51,20 @@ std::optional<int64_t> iterationCount(linalg::LinalgOp op) {
   return count;
 }
 
+/// OP's work in the units of min-parallel-work: the iterations of all its
+/// loops times the operations of its body (at least one), or nullopt when a
+/// range is dynamic. A fused elementwise body of thirty operations (batch
+/// norm, a residual and a ReLU) or a pooling window unrolled into its body
+/// weighs what it costs, not what one add over the same points would.
+std::optional<int64_t> workEstimate(linalg::LinalgOp op) {
+  std::optional<int64_t> count = iterationCount(op);
+  if (!count)
+    return std::nullopt;
+  int64_t body =
+      std::max<int64_t>(1, int64_t(llvm::range_size(op.getBlock()->without_terminator())));
+  return *count > INT64_MAX / body ? INT64_MAX : *count * body;
+}
+
 /// Parallel chunks worth having: enough to balance a few dozen threads.
 constexpr int64_t kMinParallelIterations = 64;
 
@@ -69,6 +83,32 @@ unsigned parallelPrefix(linalg::LinalgOp op) {
          !ShapedType::isDynamic(ranges[k]) && product < kMinParallelIterations)
     product *= ranges[k++];
   return k;
+}
+
+/// OP with its parallel loops moved outermost, each group in its order, when
+/// OP is a generic reduction whose innermost loop is a reduction and whose
+/// parallel loops do not all lead: batch norm's statistics over NCHW (loops
+/// n, c, h, w; c the one parallel loop) become loops c, n, h, w, so that
+/// they run as a parallel loop over the channels with register
+/// accumulators instead of sequential loops adding into memory. Each
+/// output's reduction steps keep their order, and the innermost loop stays
+/// the innermost (a reduction whose innermost loop is parallel, a column
+/// sum, keeps its order: moving its loop would make the innermost strided).
+linalg::LinalgOp parallelLoopsFirst(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (!generic || op.getNumReductionLoops() == 0 || op.getNumParallelLoops() == 0 ||
+      iterators.back() != utils::IteratorType::reduction)
+    return op;
+  SmallVector<unsigned> order;
+  for (auto kind : {utils::IteratorType::parallel, utils::IteratorType::reduction})
+    for (auto [d, it] : llvm::enumerate(iterators))
+      if (it == kind)
+        order.push_back(unsigned(d));
+  if (llvm::equal(order, llvm::seq<unsigned>(0, unsigned(order.size()))))
+    return op;
+  FailureOr<linalg::GenericOp> interchanged = linalg::interchangeGenericOp(rewriter, generic, order);
+  return succeeded(interchanged) ? linalg::LinalgOp(*interchanged) : op;
 }
 
 /// A reduction whose reduction loops are innermost, as loops that carry the
@@ -393,6 +433,9 @@ struct LinalgToCpuLoopsPass
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp &op : ops)
+      if (!op->getParentOfType<scf::ParallelOp>())
+        op = parallelLoopsFirst(rewriter, op);
     // Reductions lowered with register accumulators absorb the fill of
     // their outputs (the accumulators start from its constant): one pass
     // over memory and one loop nest fewer per reduction.
@@ -429,12 +472,12 @@ struct LinalgToCpuLoopsPass
           op = merged;
         }
       }
-      std::optional<int64_t> count = iterationCount(op);
+      std::optional<int64_t> count = workEstimate(op);
       unsigned prefix =
           count && *count >= minParallelWork && !nested ? parallelPrefix(op) : 0;
       LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op.getLoc() << " ("
                               << (count ? std::to_string(*count) : std::string("?"))
-                              << " iterations): ");
+                              << " work): ");
       SmallVector<Operation *> loops;
       [[maybe_unused]] StringRef how = "scalar loops"; // for the debug output
       if (int64_t width = vectorize ? vectorWidth(op, vectorBits) : 0) {

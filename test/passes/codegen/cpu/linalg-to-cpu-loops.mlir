@@ -1,8 +1,9 @@
 // RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops=min-parallel-work=32768 --canonicalize %s | FileCheck %s
 // RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops=min-parallel-work=1 --canonicalize %s | FileCheck %s --check-prefix=ALL
 // RUN: tcc-opt --split-input-file --tcc-linalg-to-cpu-loops --canonicalize %s | FileCheck %s --check-prefix=DEFAULT
-// (The cases use a threshold of 32768 iterations; with the default, 262144,
-// the 256x256 add stays sequential.)
+// (The cases use a threshold of 32768 units of work, loop iterations times
+// body operations; with the default, 262144, the 256x256 add stays
+// sequential.)
 // DEFAULT-LABEL: func.func @large_add
 // DEFAULT-NOT: scf.parallel
 // DEFAULT: return
@@ -112,6 +113,82 @@ func.func @column_sums(%a: memref<512x512xf32>, %s: memref<512xf32>) {
   ^bb0(%x: f32, %acc: f32):
     %t = arith.addf %x, %acc : f32
     linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// Batch norm's statistics over NCHW: the reduction over n, h and w leads
+// with n, so the channel loop moves outermost (the reduction loops keep
+// their order, w stays innermost) and runs in parallel with a register
+// accumulator per channel (h and w merge into one loop of 256).
+// CHECK-LABEL: func.func @channel_sums
+// CHECK: scf.parallel (%[[C:[^)]*]]) =
+// CHECK: %[[ACC:.*]] = memref.load %{{.*}}[%[[C]]]
+// CHECK: scf.for %[[N:[^ ]*]] = %c0 to %c16 {{.*}} iter_args
+// CHECK: scf.for %[[HW:[^ ]*]] = %c0 to %c256 {{.*}} iter_args
+// CHECK: memref.load %{{.*}}[%[[N]], %[[C]], %[[HW]]] : memref<16x64x256xf32>
+// CHECK-NOT: memref.store
+// CHECK: scf.yield
+// CHECK: memref.store
+func.func @channel_sums(%a: memref<16x64x16x16xf32>, %s: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>],
+                  iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%a : memref<16x64x16x16xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %t = arith.addf %x, %acc : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// The work of an op is its iterations times its body's operations: 8192
+// points of 32 operations run in parallel under the default threshold, as
+// 262144 points of one operation would.
+// DEFAULT-LABEL: func.func @heavy_body
+// DEFAULT: scf.parallel
+// DEFAULT: return
+func.func @heavy_body(%a: memref<64x128xf32>, %b: memref<64x128xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x128xf32>) outs(%b : memref<64x128xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %t0 = arith.mulf %x, %y : f32
+    %t1 = arith.mulf %t0, %x : f32
+    %t2 = arith.mulf %t1, %x : f32
+    %t3 = arith.mulf %t2, %x : f32
+    %t4 = arith.mulf %t3, %x : f32
+    %t5 = arith.mulf %t4, %x : f32
+    %t6 = arith.mulf %t5, %x : f32
+    %t7 = arith.mulf %t6, %x : f32
+    %t8 = arith.mulf %t7, %x : f32
+    %t9 = arith.mulf %t8, %x : f32
+    %t10 = arith.mulf %t9, %x : f32
+    %t11 = arith.mulf %t10, %x : f32
+    %t12 = arith.mulf %t11, %x : f32
+    %t13 = arith.mulf %t12, %x : f32
+    %t14 = arith.mulf %t13, %x : f32
+    %t15 = arith.mulf %t14, %x : f32
+    %t16 = arith.mulf %t15, %x : f32
+    %t17 = arith.mulf %t16, %x : f32
+    %t18 = arith.mulf %t17, %x : f32
+    %t19 = arith.mulf %t18, %x : f32
+    %t20 = arith.mulf %t19, %x : f32
+    %t21 = arith.mulf %t20, %x : f32
+    %t22 = arith.mulf %t21, %x : f32
+    %t23 = arith.mulf %t22, %x : f32
+    %t24 = arith.mulf %t23, %x : f32
+    %t25 = arith.mulf %t24, %x : f32
+    %t26 = arith.mulf %t25, %x : f32
+    %t27 = arith.mulf %t26, %x : f32
+    %t28 = arith.mulf %t27, %x : f32
+    %t29 = arith.mulf %t28, %x : f32
+    %t30 = arith.mulf %t29, %x : f32
+    %t31 = arith.mulf %t30, %x : f32
+    linalg.yield %t31 : f32
   }
   return
 }
