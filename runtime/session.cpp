@@ -81,9 +81,9 @@ struct Session::DeviceRegions {
       return;
     // A run may still be writing the regions and the mirrors.
     device->context().makeCurrent();
-    cuda::driver().cuStreamSynchronize(device->context().stream());
+    device->driver().cuStreamSynchronize(device->context().stream());
     if (runDone)
-      cuda::driver().cuEventDestroy(runDone);
+      device->driver().cuEventDestroy(runDone);
   }
 };
 
@@ -111,19 +111,23 @@ Session::Session(std::shared_ptr<Artifact> artifact, const tcc_session_options &
     device_->device = std::make_unique<cuda::Device>(d, path);
     cuda::Device &dev = *device_->device;
     size_t workspaceOffset = (size_t(d.arena_size) + 255) / 256 * 256;
-    device_->arena = cuda::DeviceBuffer(workspaceOffset + dev.workspaceSize(), "arena of " + path);
+    device_->arena = cuda::DeviceBuffer(dev.context(), workspaceOffset + dev.workspaceSize(),
+                                        "arena of " + path);
     dev.setWorkspace(device_->arena.ptr() + workspaceOffset);
-    device_->state = cuda::DeviceBuffer(size_t(d.state_size), "state of " + path);
+    device_->state = cuda::DeviceBuffer(dev.context(), size_t(d.state_size), "state of " + path);
     arena_ = AlignedBuffer(size_t(d.arena_size), alignment, "host arena of " + path);
     state_ = AlignedBuffer(size_t(d.state_size), alignment, "host state of " + path);
-    device_->arenaMirror = cuda::HostRegistration(arena_.data(), arena_.size(), "arena of " + path);
-    device_->stateMirror = cuda::HostRegistration(state_.data(), state_.size(), "state of " + path);
+    device_->arenaMirror =
+        cuda::HostRegistration(dev.context(), arena_.data(), arena_.size(), "arena of " + path);
+    device_->stateMirror =
+        cuda::HostRegistration(dev.context(), state_.data(), state_.size(), "state of " + path);
     device_->inputs = std::make_unique<cuda::InputStaging>(d, dev.context(), path);
-    cuda::check(cuda::driver().cuEventCreate(&device_->runDone, CU_EVENT_DISABLE_TIMING),
+    cuda::check(device_->device->driver().cuEventCreate(&device_->runDone, CU_EVENT_DISABLE_TIMING),
                 "cuEventCreate", path);
     if (poisoned_) {
       std::memset(arena_.data(), 0xFF, arena_.size());
-      cuda::check(cuda::driver().cuMemsetD8(device_->arena.ptr(), 0xFF, device_->arena.size()),
+      cuda::check(device_->device->driver().cuMemsetD8(device_->arena.ptr(), 0xFF,
+                                                       device_->arena.size()),
                   "cuMemsetD8", path + ": poisoning the device arena");
     }
     runtime_.library_call = &cuda::Device::libraryCall;
@@ -361,7 +365,7 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
 
 void Session::uploadState(size_t offset, size_t size, const std::string &what) {
   device_->device->context().makeCurrent();
-  cuda::check(cuda::driver().cuMemcpyHtoD(device_->state.ptr() + CUdeviceptr(offset),
+  cuda::check(device_->device->driver().cuMemcpyHtoD(device_->state.ptr() + CUdeviceptr(offset),
                                           state_.data() + offset, size),
               "cuMemcpyHtoD", what);
 }
@@ -383,7 +387,7 @@ void Session::finishRun() {
     }
     return;
   }
-  CUresult r = cuda::driver().cuEventSynchronize(device_->runDone);
+  CUresult r = device_->device->driver().cuEventSynchronize(device_->runDone);
   if (r != CUDA_SUCCESS) {
     // Kernel faults surface here: nothing the run computed is readable.
     std::fill(outputReadable_.begin(), outputReadable_.end(), false);
@@ -399,7 +403,8 @@ void Session::downloadState() {
   if (!hostStateStale_ || state_.size() == 0)
     return;
   device_->device->context().makeCurrent();
-  cuda::check(cuda::driver().cuMemcpyDtoH(state_.data(), device_->state.ptr(), state_.size()),
+  cuda::check(device_->device->driver().cuMemcpyDtoH(state_.data(), device_->state.ptr(),
+                                                     state_.size()),
               "cuMemcpyDtoH", artifact_->path() + ": downloading the state (parameters)");
   hostStateStale_ = false;
 }
@@ -857,8 +862,8 @@ void Session::broadcastState(int root) {
 }
 
 void Session::runOnDevice(const tcc_abi_entry &entry, const char *entryName) {
-  const cuda::Driver &drv = cuda::driver();
   cuda::Device &dev = *device_->device;
+  const cuda::Driver &drv = dev.driver();
   dev.context().makeCurrent();
   CUstream stream = dev.context().stream();
   const std::string where = artifact_->path() + ": entry '" + entryName + "'";

@@ -35,8 +35,9 @@ Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(wha
     // Every message of this session names the device it ran on.
     what_ = what + " (on the " + kEmulatedDeviceName + ")";
   }
+  const Driver *chosen = nullptr;
   try {
-    driver();
+    chosen = &cuda::driver(); // the choice (the member driver() reads context_)
   } catch (const Error &e) {
     // "no CUDA device: <why>" from driver(), with the artifact in front.
     fail(e.status(), what + ": compiled for " + d.device + " but there is " + e.what() +
@@ -44,7 +45,7 @@ Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(wha
                                   "TCC_CUDA_DEVICE=emulated runs it on the CPU)"
                                 : ""));
   }
-  context_ = std::make_unique<Context>(deviceOrdinalFromEnv(), what_);
+  context_ = std::make_unique<Context>(*chosen, deviceOrdinalFromEnv(), what_);
   int cc = context_->computeCapability();
   std::string deviceName = emulated_ ? std::string("the ") + kEmulatedDeviceName
                                      : "CUDA device " + std::to_string(context_->ordinal()) +
@@ -84,10 +85,11 @@ Device::Device(const tcc_abi_descriptor &d, const std::string &what) : what_(wha
       image = d.cubin;
       moduleKind_ = "cubin for " + archName;
     }
-    check(driver().cuModuleLoadData(&module_, image), "cuModuleLoadData",
+    check(context_->driver().cuModuleLoadData(&module_, image), "cuModuleLoadData",
           what + ": loading the " + moduleKind_ + " on " + deviceName);
     for (int32_t i = 0; i < d.num_kernels; ++i)
-      check(driver().cuModuleGetFunction(&functions_[size_t(i)], module_, d.kernels[i].name),
+      check(context_->driver().cuModuleGetFunction(&functions_[size_t(i)], module_,
+                                                   d.kernels[i].name),
             "cuModuleGetFunction",
             what + ": kernel #" + std::to_string(i) + " '" + d.kernels[i].name + "'");
   }
@@ -121,24 +123,24 @@ Device::~Device() {
   if (!context_)
     return;
   context_->makeCurrent();
-  driver().cuStreamSynchronize(context_->stream());
+  context_->driver().cuStreamSynchronize(context_->stream());
   if (profile_) {
     printProfile();
     for (Mark &m : marks_) {
-      driver().cuEventDestroy(m.start);
-      driver().cuEventDestroy(m.end);
+      context_->driver().cuEventDestroy(m.start);
+      context_->driver().cuEventDestroy(m.end);
     }
   }
   for (auto &[key, g] : graphs_) {
     if (g.exec)
-      driver().cuGraphExecDestroy(g.exec);
+      context_->driver().cuGraphExecDestroy(g.exec);
     if (g.graph)
-      driver().cuGraphDestroy(g.graph);
+      context_->driver().cuGraphDestroy(g.graph);
   }
   calls_.reset();
   hostCalls_.reset();
   if (module_)
-    driver().cuModuleUnload(module_);
+    context_->driver().cuModuleUnload(module_);
 }
 
 void Device::setWorkspace(CUdeviceptr workspace) {
@@ -152,7 +154,7 @@ void Device::record(const std::string &error) {
 }
 
 void Device::markStart(std::string name) {
-  const Driver &drv = driver();
+  const Driver &drv = context_->driver();
   if (usedMarks_ == marks_.size()) {
     Mark m;
     check(drv.cuEventCreate(&m.start, CU_EVENT_DEFAULT), "cuEventCreate", what_ + ": profiling");
@@ -164,12 +166,15 @@ void Device::markStart(std::string name) {
   drv.cuEventRecord(m.start, context_->stream());
 }
 
-void Device::markEnd() { driver().cuEventRecord(marks_[usedMarks_++].end, context_->stream()); }
+void Device::markEnd() {
+  context_->driver().cuEventRecord(marks_[usedMarks_++].end, context_->stream());
+}
 
 void Device::collectProfile() {
   if (!profile_ || usedMarks_ == 0)
     return;
-  driver().cuStreamSynchronize(context_->stream());
+  const Driver &drv = context_->driver();
+  drv.cuStreamSynchronize(context_->stream());
   // The first run loads kernels lazily (the driver's and the libraries'):
   // a warm-up, not counted.
   if (!profileWarm_) {
@@ -179,7 +184,7 @@ void Device::collectProfile() {
   }
   for (size_t i = 0; i < usedMarks_; ++i) {
     float ms = 0;
-    if (driver().cuEventElapsedTime(&ms, marks_[i].start, marks_[i].end) == CUDA_SUCCESS) {
+    if (drv.cuEventElapsedTime(&ms, marks_[i].start, marks_[i].end) == CUDA_SUCCESS) {
       Stat &st = stats_[marks_[i].name];
       st.ms += ms;
       ++st.count;
@@ -224,7 +229,7 @@ void Device::launchKernel(void *self, int32_t index, void **params) {
   const tcc_abi_kernel &k = d->kernels_[index];
   if (d->profile_)
     d->markStart(k.name);
-  CUresult r = driver().cuLaunchKernel(
+  CUresult r = d->context_->driver().cuLaunchKernel(
       d->functions_[size_t(index)], unsigned(k.grid[0]), unsigned(k.grid[1]), unsigned(k.grid[2]),
       unsigned(k.block[0]), unsigned(k.block[1]), unsigned(k.block[2]), unsigned(k.shared_bytes),
       d->context_->stream(), params, nullptr);
@@ -320,7 +325,7 @@ std::string Device::graphFailure(int key) const {
 }
 
 int32_t Device::execute(int key, const std::function<int32_t()> &body) {
-  const Driver &drv = driver();
+  const Driver &drv = context_->driver();
   CUstream stream = context_->stream();
   Graph &g = graphs_[key];
   if (g.exec) {
@@ -381,9 +386,9 @@ InputStaging::InputStaging(const tcc_abi_descriptor &d, Context &context, const 
     fail(TCC_ERROR_OUT_OF_MEMORY,
          "cannot allocate the " + std::to_string(bytes) + "-byte input staging of " + what);
   host_.reset(static_cast<uint8_t *>(p));
-  pinned_ = HostRegistration(p, bytes, "input staging of " + what);
-  device_ = DeviceBuffer(total, "input staging of " + what);
-  const Driver &drv = driver();
+  pinned_ = HostRegistration(context_, p, bytes, "input staging of " + what);
+  device_ = DeviceBuffer(context_, total, "input staging of " + what);
+  const Driver &drv = context_.driver();
   check(drv.cuEventCreate(&consumed_, CU_EVENT_DISABLE_TIMING), "cuEventCreate", what);
   for (int32_t i = 0; i < d.num_tensors; ++i)
     if (d.tensors[i].role == TCC_ROLE_INPUT)
@@ -392,7 +397,7 @@ InputStaging::InputStaging(const tcc_abi_descriptor &d, Context &context, const 
 }
 
 InputStaging::~InputStaging() {
-  const Driver &drv = driver();
+  const Driver &drv = context_.driver();
   // Uploads may still read the host buffer.
   drv.cuStreamSynchronize(context_.copyStream());
   for (CUevent e : uploaded_)
@@ -405,7 +410,7 @@ InputStaging::~InputStaging() {
 void InputStaging::set(int32_t index, const void *data, size_t size, const std::string &where) {
   if (size == 0)
     return;
-  const Driver &drv = driver();
+  const Driver &drv = context_.driver();
   CUstream copy = context_.copyStream();
   size_t at = offset_[size_t(index)];
   CUevent done = uploaded_[size_t(index)];
@@ -423,7 +428,7 @@ void InputStaging::set(int32_t index, const void *data, size_t size, const std::
 
 void InputStaging::copyToArena(const tcc_abi_entry &entry, CUdeviceptr arena,
                                const std::string &where) {
-  const Driver &drv = driver();
+  const Driver &drv = context_.driver();
   CUstream stream = context_.stream();
   for (int32_t k = 0; k < entry.num_tensors; ++k) {
     int32_t i = entry.tensor_indices[k];

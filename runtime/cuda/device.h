@@ -56,6 +56,8 @@ public:
   Device &operator=(const Device &) = delete;
 
   Context &context() { return *context_; }
+  /// The driver table the device chose when it was made.
+  const Driver &driver() const { return context_->driver(); }
   /// Whether this is the emulated CUDA device.
   bool emulated() const { return emulated_; }
   /// Bytes of workspace the library calls need at the arena's tail (0

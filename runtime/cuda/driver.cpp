@@ -137,8 +137,9 @@ std::string pciBusId(int ordinal) {
   return bus;
 }
 
-Context::Context(int ordinal, const std::string &what) : what_(what), ordinal_(ordinal) {
-  const Driver &d = driver();
+Context::Context(const Driver &driver, int ordinal, const std::string &what)
+    : driver_(&driver), what_(what), ordinal_(ordinal) {
+  const Driver &d = driver;
   if (ordinal >= d.deviceCount)
     fail(TCC_ERROR_INVALID_ARGUMENT, what + ": TCC_CUDA_DEVICE=" + std::to_string(ordinal) +
                                          " but there are " + std::to_string(d.deviceCount) +
@@ -167,7 +168,7 @@ Context::Context(int ordinal, const std::string &what) : what_(what), ordinal_(o
 }
 
 Context::~Context() {
-  const Driver &d = driver();
+  const Driver &d = *driver_;
   d.cuCtxSetCurrent(context_);
   for (CUstream s : {copyStream_, stream_})
     if (s) {
@@ -178,15 +179,16 @@ Context::~Context() {
 }
 
 void Context::makeCurrent() const {
-  check(driver().cuCtxSetCurrent(context_), "cuCtxSetCurrent", what_);
+  check(driver_->cuCtxSetCurrent(context_), "cuCtxSetCurrent", what_);
 }
 
 void Context::synchronize(const std::string &what) const {
-  check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize", what);
+  check(driver_->cuStreamSynchronize(stream_), "cuStreamSynchronize", what);
 }
 
-DeviceBuffer::DeviceBuffer(size_t size, const std::string &what) : size_(size) {
-  const Driver &d = driver();
+DeviceBuffer::DeviceBuffer(const Context &context, size_t size, const std::string &what)
+    : driver_(&context.driver()), size_(size) {
+  const Driver &d = *driver_;
   // Never a null pointer, even for an empty region: entries form addresses.
   size_t bytes = std::max<size_t>(size, 256);
   check(d.cuMemAlloc(&ptr_, bytes), "cuMemAlloc", "allocating " + std::to_string(size) +
@@ -196,10 +198,11 @@ DeviceBuffer::DeviceBuffer(size_t size, const std::string &what) : size_(size) {
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_)
-    driver().cuMemFree(ptr_);
+    driver_->cuMemFree(ptr_);
 }
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept : ptr_(other.ptr_), size_(other.size_) {
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
+    : driver_(other.driver_), ptr_(other.ptr_), size_(other.size_) {
   other.ptr_ = 0;
   other.size_ = 0;
 }
@@ -207,7 +210,8 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept : ptr_(other.ptr_), si
 DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
   if (this != &other) {
     if (ptr_)
-      driver().cuMemFree(ptr_);
+      driver_->cuMemFree(ptr_);
+    driver_ = other.driver_;
     ptr_ = other.ptr_;
     size_ = other.size_;
     other.ptr_ = 0;
@@ -216,27 +220,31 @@ DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
   return *this;
 }
 
-HostRegistration::HostRegistration(void *data, size_t size, const std::string &what) {
+HostRegistration::HostRegistration(const Context &context, void *data, size_t size,
+                                   const std::string &what)
+    : driver_(&context.driver()) {
   if (!data || size == 0)
     return;
-  check(driver().cuMemHostRegister(data, size, 0), "cuMemHostRegister",
+  check(driver_->cuMemHostRegister(data, size, 0), "cuMemHostRegister",
         "page-locking the host copy of the " + what);
   data_ = data;
 }
 
 HostRegistration::~HostRegistration() {
   if (data_)
-    driver().cuMemHostUnregister(data_);
+    driver_->cuMemHostUnregister(data_);
 }
 
-HostRegistration::HostRegistration(HostRegistration &&other) noexcept : data_(other.data_) {
+HostRegistration::HostRegistration(HostRegistration &&other) noexcept
+    : driver_(other.driver_), data_(other.data_) {
   other.data_ = nullptr;
 }
 
 HostRegistration &HostRegistration::operator=(HostRegistration &&other) noexcept {
   if (this != &other) {
     if (data_)
-      driver().cuMemHostUnregister(data_);
+      driver_->cuMemHostUnregister(data_);
+    driver_ = other.driver_;
     data_ = other.data_;
     other.data_ = nullptr;
   }

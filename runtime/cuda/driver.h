@@ -73,11 +73,14 @@ struct Driver {
   int deviceCount = 0;
 };
 
-/// Loads the driver once per process and initializes it. Throws
-/// Error(TCC_ERROR_UNSUPPORTED) whose message starts with "no CUDA device: "
-/// and gives the reason (no libcuda.so.1, cuInit failed, no device); a later
-/// call tries again. With TCC_CUDA_DEVICE=emulated, the emulated device's
-/// table instead (emulator.h).
+/// The driver table TCC_CUDA_DEVICE selects now: the emulated device's with
+/// TCC_CUDA_DEVICE=emulated (emulator.h), else libcuda's, loaded and
+/// initialized once per process. Throws Error(TCC_ERROR_UNSUPPORTED) whose
+/// message starts with "no CUDA device: " and gives the reason (no
+/// libcuda.so.1, cuInit failed, no device); a later call tries again. A
+/// device chooses once: its Context takes the table, and everything made for
+/// it (buffers, registrations, collectives) uses the Context's, so a session
+/// never mixes the two tables whatever the variable says later.
 const Driver &driver();
 
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
@@ -103,8 +106,8 @@ std::string pciBusId(int ordinal);
 /// their copies) and one for uploading the next inputs meanwhile.
 class Context {
 public:
-  /// WHAT names the artifact in messages.
-  Context(int ordinal, const std::string &what);
+  /// On device ORDINAL of DRIVER's; WHAT names the artifact in messages.
+  Context(const Driver &driver, int ordinal, const std::string &what);
   ~Context();
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
@@ -112,6 +115,8 @@ public:
   /// Makes the context current on the calling thread (every API call may
   /// come from another application thread).
   void makeCurrent() const;
+  /// The driver table the context was made with.
+  const Driver &driver() const { return *driver_; }
   CUstream stream() const { return stream_; }
   /// The stream that uploads inputs while a run computes (InputStaging).
   CUstream copyStream() const { return copyStream_; }
@@ -123,6 +128,7 @@ public:
   void synchronize(const std::string &what) const;
 
 private:
+  const Driver *driver_;
   std::string what_;
   int ordinal_ = 0;
   CUdevice device_ = 0;
@@ -132,22 +138,25 @@ private:
   std::string name_;
 };
 
-/// cuMemAlloc'ed device memory, zero-filled, freed on destruction (the
-/// context must be current).
+/// cuMemAlloc'ed device memory of CONTEXT's device, zero-filled, freed on
+/// destruction (the context must be current).
 class DeviceBuffer {
 public:
   DeviceBuffer() = default;
-  DeviceBuffer(size_t size, const std::string &what);
+  DeviceBuffer(const Context &context, size_t size, const std::string &what);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer &&other) noexcept;
   DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   CUdeviceptr ptr() const { return ptr_; }
+  /// The driver table of the context it was allocated in.
+  const Driver &driver() const { return *driver_; }
   uint8_t *data() const { return reinterpret_cast<uint8_t *>(ptr_); }
   size_t size() const { return size_; }
 
 private:
+  const Driver *driver_ = nullptr;
   CUdeviceptr ptr_ = 0;
   size_t size_ = 0;
 };
@@ -157,7 +166,8 @@ private:
 class HostRegistration {
 public:
   HostRegistration() = default;
-  HostRegistration(void *data, size_t size, const std::string &what);
+  /// For copies to and from CONTEXT's device.
+  HostRegistration(const Context &context, void *data, size_t size, const std::string &what);
   ~HostRegistration();
   HostRegistration(HostRegistration &&other) noexcept;
   HostRegistration &operator=(HostRegistration &&other) noexcept;
@@ -165,6 +175,7 @@ public:
   HostRegistration &operator=(const HostRegistration &) = delete;
 
 private:
+  const Driver *driver_ = nullptr;
   void *data_ = nullptr;
 };
 

@@ -83,7 +83,7 @@ NcclCollectives::NcclCollectives(const tcc_abi_collective *table, int32_t count,
     : table_(table), count_(count), communicator_(communicator), context_(context),
       what_(what) {
   api_ = loadNccl();
-  const Driver &d = driver();
+  const Driver &d = context_.driver();
   context_.makeCurrent();
   // Rank 0's id reaches every rank over MPI; then all join at once.
   ncclUniqueId id;
@@ -115,7 +115,7 @@ NcclCollectives::NcclCollectives(const tcc_abi_collective *table, int32_t count,
 }
 
 NcclCollectives::~NcclCollectives() {
-  const Driver &d = driver();
+  const Driver &d = context_.driver();
   context_.makeCurrent();
   if (stream_)
     d.cuStreamSynchronize(stream_);
@@ -139,7 +139,7 @@ void NcclCollectives::run(void *self, int32_t index, void *const *operands) {
     n->error_ = n->what_ + ": collective #" + std::to_string(index) + " is outside the table";
     return;
   }
-  const Driver &d = driver();
+  const Driver &d = n->context_.driver();
   const tcc_abi_collective &c = n->table_[index];
   CUstream compute = n->context_.stream();
   auto failed = [&](const char *call, const std::string &why) {
@@ -182,7 +182,7 @@ std::string NcclCollectives::takeError() {
 }
 
 void NcclCollectives::waitForRun(CUevent done, const std::string &what) {
-  const Driver &d = driver();
+  const Driver &d = context_.driver();
   auto comm = static_cast<ncclComm_t>(comm_);
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(communicator_.timeout());

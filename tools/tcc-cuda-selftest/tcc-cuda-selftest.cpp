@@ -117,9 +117,10 @@ using tcc::testing::decode;
 using tcc::testing::elementSize;
 using tcc::testing::encode;
 
-/// A device buffer holding HOST's values as DTYPE; HOST is rounded to DTYPE
-/// in place, so that a reference computes with the values the device reads.
-cuda::DeviceBuffer upload(std::vector<float> &host, const std::string &what,
+/// A device buffer of DEVICE's holding HOST's values as DTYPE; HOST is
+/// rounded to DTYPE in place, so that a reference computes with the values
+/// the device reads.
+cuda::DeviceBuffer upload(cuda::Device &device, std::vector<float> &host, const std::string &what,
                           int32_t dtype = TCC_DTYPE_F32) {
   size_t size = elementSize(dtype);
   std::vector<uint8_t> bytes(host.size() * size);
@@ -127,8 +128,8 @@ cuda::DeviceBuffer upload(std::vector<float> &host, const std::string &what,
     encode(host[i], dtype, &bytes[i * size]);
     host[i] = decode(&bytes[i * size], dtype);
   }
-  cuda::DeviceBuffer b(bytes.size(), what);
-  cuda::check(cuda::driver().cuMemcpyHtoD(b.ptr(), bytes.data(), bytes.size()), "cuMemcpyHtoD",
+  cuda::DeviceBuffer b(device.context(), bytes.size(), what);
+  cuda::check(b.driver().cuMemcpyHtoD(b.ptr(), bytes.data(), bytes.size()), "cuMemcpyHtoD",
               kWhat + ": uploading " + what);
   return b;
 }
@@ -137,7 +138,7 @@ std::vector<float> download(const cuda::DeviceBuffer &b, size_t n, const std::st
                             int32_t dtype = TCC_DTYPE_F32) {
   size_t size = elementSize(dtype);
   std::vector<uint8_t> bytes(n * size);
-  cuda::check(cuda::driver().cuMemcpyDtoH(bytes.data(), b.ptr(), bytes.size()), "cuMemcpyDtoH",
+  cuda::check(b.driver().cuMemcpyDtoH(bytes.data(), b.ptr(), bytes.size()), "cuMemcpyDtoH",
               kWhat + ": downloading " + what);
   std::vector<float> host(n);
   for (size_t i = 0; i < n; ++i)
@@ -296,7 +297,7 @@ std::string finish(cuda::Device &device, const std::string &what) {
 void checkKernel(cuda::Device &device, std::mt19937_64 &rng) {
   std::vector<float> x = randomVector(kSaxpyN, rng), y = randomVector(kSaxpyN, rng);
   float a = 0.75f;
-  cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y");
+  cuda::DeviceBuffer dx = upload(device, x, "x"), dy = upload(device, y, "y");
   CUdeviceptr px = dx.ptr(), py = dy.ptr();
   uint32_t n = kSaxpyN;
   void *args[] = {&px, &py, &a, &n};
@@ -352,14 +353,15 @@ void checkLibraryCall(cuda::Device &device, const CallCase &call, int32_t index,
   }
   std::vector<float> a = randomVector(na, rng), b = randomVector(nb, rng),
                      c = randomVector(nc, rng);
-  cuda::DeviceBuffer da = upload(a, "A", dtype), db = upload(b, "B", dtype),
-                     dc = upload(c, "C", cDtype);
+  cuda::DeviceBuffer da = upload(device, a, "A", dtype), db = upload(device, b, "B", dtype),
+                     dc = upload(device, c, "C", cDtype);
   std::vector<void *> operands = {da.data(), db.data(), dc.data()};
   // The epilogue's operands, when the call has them (1-element buffers
   // otherwise, never read).
   std::vector<float> bias = randomVector(epilogue & kBias ? size_t(p[2]) : 1, rng);
   std::vector<float> d = randomVector(epilogue & kResidual ? nc : 1, rng);
-  cuda::DeviceBuffer dbias = upload(bias, "bias", cDtype), dd = upload(d, "D", cDtype);
+  cuda::DeviceBuffer dbias = upload(device, bias, "bias", cDtype),
+                     dd = upload(device, d, "D", cDtype);
   if (epilogue & kBias)
     operands.push_back(dbias.data());
   if (epilogue & kResidual)
@@ -390,8 +392,9 @@ void checkGraph(cuda::Device &device, const CallCase &accumulating, int32_t call
   std::vector<float> a = randomVector(size_t(p[1] * p[3]), rng),
                      b = randomVector(size_t(p[3] * p[2]), rng),
                      c = randomVector(size_t(p[1] * p[2]), rng);
-  cuda::DeviceBuffer dx = upload(x, "x"), dy = upload(y, "y"), da = upload(a, "A"),
-                     db = upload(b, "B"), dc = upload(c, "C");
+  cuda::DeviceBuffer dx = upload(device, x, "x"), dy = upload(device, y, "y"),
+                     da = upload(device, a, "A"), db = upload(device, b, "B"),
+                     dc = upload(device, c, "C");
   CUdeviceptr px = dx.ptr(), py = dy.ptr();
   float alpha = 0.5f;
   uint32_t n = kSaxpyN;
@@ -491,7 +494,6 @@ void checkSessionStaging(std::mt19937_64 &rng) {
 
 int run() {
   auto start = std::chrono::steady_clock::now();
-  const cuda::Driver &drv = cuda::driver();
   std::mt19937_64 rng(42);
 
   CallCases all = callCases();
@@ -523,9 +525,9 @@ int run() {
   cuda::Device device(d, kWhat);
   cuda::Context &context = device.context();
   std::printf("device %d: %s (sm_%d), driver %d, module: %s\n", context.ordinal(),
-              context.name().c_str(), context.computeCapability(), drv.version,
+              context.name().c_str(), context.computeCapability(), device.driver().version,
               device.moduleKind().c_str());
-  cuda::DeviceBuffer workspace(device.workspaceSize(), "library workspace");
+  cuda::DeviceBuffer workspace(context, device.workspaceSize(), "library workspace");
   device.setWorkspace(workspace.ptr());
 
   checkKernel(device, rng);

@@ -553,8 +553,11 @@ TEST(EmulatedDevice, DeviceCapturesLibraryCallsAndKernels) {
   EXPECT_EQ(device->context().name(), kEmulatedDeviceName);
   EXPECT_EQ(device->context().computeCapability(), 90);
   EXPECT_EQ(device->workspaceSize(), 0u); // the CPU calls have their own scratchpad
-  const Driver &drv = driver();
-  DeviceBuffer a(M * K * 4, "A"), b(K * N * 4, "B"), c(M * N * 4, "C"), out(M * 4, "out");
+  const Driver &drv = device->driver();
+  EXPECT_EQ(&drv, &driver()); // the emulated table, chosen at creation
+  Context &context = device->context();
+  DeviceBuffer a(context, M * K * 4, "A"), b(context, K * N * 4, "B"), c(context, M * N * 4, "C"),
+      out(context, M * 4, "out");
   std::mt19937_64 rng(9);
   for (int run = 0; run < 4; ++run) {
     std::vector<float> ha = tcc::testing::randomVector(size_t(M * K), rng),
