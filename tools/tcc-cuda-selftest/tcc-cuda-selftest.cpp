@@ -4,7 +4,9 @@
 // cuBLASLt matmuls with their epilogues and in f32, bf16 and f16, cuDNN
 // convolutions (grouped too) and their data and filter gradients, CUDA graph capture and replay, a session's input staging on
 // the copy stream) on random data against CPU references, and prints a
-// PASS/FAIL table.
+// PASS/FAIL table. With TCC_CUDA_DEVICE=emulated it runs on the emulated
+// CUDA device (host twins of its kernels, the library calls on oneDNN under
+// the CUDA contract; test/emulation/cuda-selftest.test).
 // Exit 0 only when everything passes; 1 (with "no CUDA device: ...") on a
 // machine without a GPU.
 //
@@ -93,6 +95,36 @@ SCALE_DONE:
   ret;
 }
 )";
+
+/// The index PTX's `mad.lo.s32 %ctaid.x, %ntid.x, %tid.x` computes, or -1
+/// past N (the kernels' bounds check).
+int64_t globalIndex(const tcc_abi_emulated_thread *t, uint32_t n) {
+  uint32_t i = uint32_t(t->block[0]) * uint32_t(t->block_dim[0]) + uint32_t(t->thread[0]);
+  return i >= n ? -1 : int64_t(i);
+}
+
+/// Host twins of the two PTX kernels, instruction for instruction (the
+/// emulated CUDA device runs these: TCC_CUDA_DEVICE=emulated). PARAMS point
+/// at the kernel's parameters, as cuLaunchKernel's do.
+void saxpyTwin(const tcc_abi_emulated_thread *t, void **params) {
+  float *x = *static_cast<float **>(params[0]), *y = *static_cast<float **>(params[1]);
+  float a = *static_cast<float *>(params[2]);
+  int64_t i = globalIndex(t, *static_cast<uint32_t *>(params[3]));
+  if (i >= 0)
+    y[i] = std::fma(a, x[i], y[i]); // fma.rn.f32
+}
+
+void scaleTwin(const tcc_abi_emulated_thread *t, void **params) {
+  float *d = *static_cast<float **>(params[0]), *src = *static_cast<float **>(params[1]);
+  float a = *static_cast<float *>(params[2]);
+  int64_t i = globalIndex(t, *static_cast<uint32_t *>(params[3]));
+  if (i >= 0)
+    d[i] = a * src[i]; // mul.rn.f32
+}
+
+/// The twins in the order of the kernel tables below (tcc_saxpy, tcc_scale):
+/// no shared memory, no barriers or shuffles.
+const tcc_abi_emulated_kernel kTwins[] = {{&saxpyTwin, 0, 0}, {&scaleTwin, 0, 0}};
 
 constexpr uint32_t kSaxpyN = 1000;
 /// fp32 against float64; TF32 (TCC_CUDA_TF32=1) keeps 10 mantissa bits.
@@ -307,7 +339,7 @@ void checkKernel(cuda::Device &device, std::mt19937_64 &rng) {
   for (size_t i = 0; i < kSaxpyN; ++i)
     ref[i] = double(a) * x[i] + y[i];
   double e = error.empty() ? relativeError(download(dy, kSaxpyN, "y"), ref) : INFINITY;
-  report(error.empty() && e <= 1e-6, "kernel tcc_saxpy (PTX, n=1000)",
+  report(error.empty() && e <= 1e-6, "kernel tcc_saxpy (n=1000)",
          error.empty() ? errorText(e) : error);
 }
 
@@ -464,6 +496,7 @@ void checkSessionStaging(std::mt19937_64 &rng) {
   sd.num_kernels = 2;
   sd.kernels = stepKernels;
   sd.ptx = kPtx;
+  sd.emulated_kernels = kTwins;
   const int runs = 6;
   std::vector<std::vector<float>> xs;
   for (int k = 0; k < runs; ++k)
@@ -494,6 +527,7 @@ void checkSessionStaging(std::mt19937_64 &rng) {
 
 int run() {
   auto start = std::chrono::steady_clock::now();
+  cuda::driver(); // without a device (or the emulation): "no CUDA device: <why>"
   std::mt19937_64 rng(42);
 
   CallCases all = callCases();
@@ -520,6 +554,7 @@ int run() {
   d.num_kernels = 1;
   d.kernels = kernels;
   d.ptx = kPtx;
+  d.emulated_kernels = kTwins;
   validateDescriptor(d, kWhat);
 
   cuda::Device device(d, kWhat);
