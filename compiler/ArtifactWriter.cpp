@@ -214,7 +214,7 @@ llvm::Function *buildWrapper(llvm::Module &m, const PlannedEntry &e,
   return fn;
 }
 
-/// One row of the descriptor's library-call table (tcc-cpu-library-calls).
+/// One row of the descriptor's library-call table (tcc-mark-library-calls).
 struct LibraryCallRow {
   int32_t kind = 0, dtype = TCC_DTYPE_F32, operands = 0;
   SmallVector<int64_t> params;

@@ -97,7 +97,7 @@ inline constexpr llvm::StringLiteral planTempNames = "tcc.plan_temp_names";
 inline constexpr llvm::StringLiteral arenaSize = "tcc.arena_size";
 inline constexpr llvm::StringLiteral stateSize = "tcc.state_size";
 
-// Library calls (tcc-cpu-library-calls -> lowering, the artifact writer).
+// Library calls (tcc-mark-library-calls -> lowering, the artifact writer).
 /// On a call: its kind and parameters.
 inline constexpr llvm::StringLiteral libraryCall = "tcc.library_call";
 /// On the module: the descriptor's library-call table.
@@ -109,7 +109,7 @@ inline constexpr llvm::StringLiteral libraryCalls = "tcc.library_calls";
 inline constexpr llvm::StringLiteral collective = "tcc.collective";
 inline constexpr llvm::StringLiteral collectives = "tcc.collectives";
 /// On a linalg op that computes a convolution's gradient (tcc-lower-to-linalg
-/// -> tcc-cpu-library-calls): {kind, params} of the library call it is
+/// -> tcc-mark-library-calls): {kind, params} of the library call it is
 /// (abi.h's CONV2D_BACKWARD_DATA / _WEIGHTS, the parameters up to the
 /// padding). Fusion leaves such ops whole (passes/lowering/ConvBackward.h).
 inline constexpr llvm::StringLiteral convBackward = "tcc.conv_backward";

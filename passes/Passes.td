@@ -288,7 +288,7 @@ def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
   ];
 }
 
-def PrepareCpuLinalgPass : Pass<"tcc-prepare-cpu-linalg"> {
+def PrepareLinalgPass : Pass<"tcc-prepare-linalg"> {
   let summary = "Shape linalg on tensors for fusion and library calls";
   let description = [{
     Folds a 2-D transpose feeding a `linalg.matmul` into the matmul's indexing
@@ -296,7 +296,7 @@ def PrepareCpuLinalgPass : Pass<"tcc-prepare-cpu-linalg"> {
     generated loops both handle it), then generalizes every named op except
     contractions (matmul, batch_matmul), convolutions and fills into
     `linalg.generic`, so that elementwise fusion sees them while the heavy ops
-    stay recognizable for `tcc-cpu-library-calls`.
+    stay recognizable for `tcc-mark-library-calls`.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
@@ -493,19 +493,20 @@ def PlanMemoryPass : Pass<"tcc-plan-memory", "mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// CPU loops and library calls: tcc-cpu-library-calls and tcc-fuse-rows run
-// on buffers before the memory plan, the others after it
+// Loops and library calls: tcc-mark-library-calls (both targets) and
+// tcc-fuse-rows (CPU) run on buffers before the memory plan, the others after
+// it; tcc-lower-library-calls serves both targets
 //===----------------------------------------------------------------------===//
 
-def CpuLibraryCallsPass : Pass<"tcc-cpu-library-calls", "mlir::ModuleOp"> {
-  let summary = "Mark f32 matmuls and convolutions as runtime library calls";
+def MarkLibraryCallsPass : Pass<"tcc-mark-library-calls", "mlir::ModuleOp"> {
+  let summary = "Mark matmuls and convolutions as runtime library calls (both targets)";
   let description = [{
     Runs after bufferization and before `tcc-plan-memory`. Each f32
     `linalg.matmul` (plain or with transposed operands), `linalg.batch_matmul`
     and `linalg.conv_2d_nchw_fchw` on dense row-major buffers becomes a
     `func.call` of a private declaration `@tcc_library_call_N` carrying its
     kind and sizes in a `tcc.library_call` attribute (abi.h documents the
-    kinds and parameters); `tcc-cpu-lower-library-calls` turns those into
+    kinds and parameters); `tcc-lower-library-calls` turns those into
     calls of the runtime after memory planning. Two rewrites make the call
     cheaper than the loops it replaces:
       - a zero fill of the output right before the op is dropped, and the
@@ -602,7 +603,7 @@ def ScheduleCollectivesPass : Pass<"tcc-schedule-collectives", "mlir::ModuleOp">
     reads or writes one of its buffers or a view of one (else before the
     terminator); both take the buffers, so the memory plan keeps them live
     and unshared across the reduction, which runs while the ops between
-    compute. `tcc-cpu-lower-library-calls` turns the calls into calls of
+    compute. `tcc-lower-library-calls` turns the calls into calls of
     the runtime's `collective`. A buffer with a non-identity layout is
     reduced through a contiguous copy.
 
@@ -620,7 +621,7 @@ def ScheduleCollectivesPass : Pass<"tcc-schedule-collectives", "mlir::ModuleOp">
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect"];
 }
 
-def CpuLowerLibraryCallsPass : Pass<"tcc-cpu-lower-library-calls", "mlir::ModuleOp"> {
+def LowerLibraryCallsPass : Pass<"tcc-lower-library-calls", "mlir::ModuleOp"> {
   let summary = "Library calls to calls of the runtime's library_call";
   let description = [{
     Runs after `tcc-plan-memory`. Every planned entry function gains a last
@@ -697,7 +698,7 @@ def OutlineKernelsPass : Pass<"tcc-outline-kernels", "mlir::ModuleOp"> {
 
     With `profile-marks` (CPU `--profile`), every kernel call is bracketed by
     calls of the runtime's `profile_kernel` (abi.h) with 2 k and 2 k + 1,
-    through the runtime argument that `tcc-cpu-lower-library-calls` added,
+    through the runtime argument that `tcc-lower-library-calls` added,
     and the metadata `profile.kernels` lists the names: the runtime can
     time each kernel of a run (tcc-run --trace).
   }];
@@ -737,7 +738,7 @@ def DedupKernelsPass : Pass<"tcc-dedup-kernels", "mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// CUDA: after the memory plan and tcc-cpu-lower-library-calls
+// CUDA: after the memory plan and tcc-lower-library-calls
 //===----------------------------------------------------------------------===//
 
 def GpuMapKernelsPass : Pass<"tcc-gpu-map-kernels", "mlir::func::FuncOp"> {
@@ -798,7 +799,7 @@ def GpuEmulatedKernelsPass : Pass<"tcc-gpu-emulated-kernels", "mlir::ModuleOp"> 
 def GpuLowerLaunchesPass : Pass<"tcc-gpu-lower-launches", "mlir::ModuleOp"> {
   let summary = "gpu.launch_func as calls of the runtime's launch_kernel";
   let description = [{
-    After `gpu-module-to-binary` and `tcc-cpu-lower-library-calls` (which
+    After `gpu-module-to-binary` and `tcc-lower-library-calls` (which
     gives planned functions their runtime argument): each `gpu.launch_func`
     becomes an indirect call of `launch_kernel(device_context, index,
     params)` from the runtime structure of abi.h, with the kernel's bare

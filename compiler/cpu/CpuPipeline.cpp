@@ -38,7 +38,7 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
   // Named elementwise ops (linalg.add, linalg.exp, ...) as generics, so that
   // the elementwise fusion below sees them; matmuls and convolutions keep
   // their names for the library calls, transposed operands folded in.
-  pm.addNestedPass<func::FuncOp>(tcc::createPrepareCpuLinalgPass());
+  pm.addNestedPass<func::FuncOp>(tcc::createPrepareLinalgPass());
   // Producer-consumer fusion of elementwise linalg ops: one loop nest, no
   // intermediate buffer, for chains such as bias + activation.
   if (options.fuse) {
@@ -92,10 +92,10 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
   // through the runtime. Before the
   // plan, so that a convolution reading an unpadded input keeps it live.
   if (options.libraryCalls) {
-    tcc::CpuLibraryCallsPassOptions calls;
+    tcc::MarkLibraryCallsPassOptions calls;
     calls.sixteenBit = true;
     calls.tf32 = options.tf32;
-    pm.addPass(tcc::createCpuLibraryCallsPass(calls));
+    pm.addPass(tcc::createMarkLibraryCallsPass(calls));
   }
   // A reduction with the fills and elementwise ops around it over the same
   // rows (softmax, layer norm): one loop over the rows (CPU; the GPU maps
@@ -123,7 +123,7 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // thread count is the runtime's (omp_set_num_threads per session).
   // The runtime argument, and the library calls as calls of the runtime.
   if (!options.device)
-    pm.addPass(tcc::createCpuLowerLibraryCallsPass());
+    pm.addPass(tcc::createLowerLibraryCallsPass());
   tcc::LinalgToCpuLoopsPassOptions toLoops;
   toLoops.vectorBits = options.vectorBits;
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass(toLoops));

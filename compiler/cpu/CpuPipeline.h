@@ -14,7 +14,7 @@ namespace tcc {
 
 struct CpuPipelineOptions {
   /// f32 matmuls and convolutions as oneDNN calls through the runtime
-  /// (tcc-cpu-library-calls); false keeps them on generated loops.
+  /// (tcc-mark-library-calls); false keeps them on generated loops.
   bool libraryCalls = true;
   /// Producer-consumer fusion of elementwise ops (tcc-fuse-elementwise);
   /// false gives one kernel per op (for measuring what fusion buys).

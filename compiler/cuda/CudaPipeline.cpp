@@ -131,7 +131,7 @@ int64_t tcc::libraryWorkspaceBytes(int32_t kind, llvm::ArrayRef<int64_t> params,
 void tcc::buildCudaKernelPipeline(OpPassManager &pm, const CudaPipelineOptions &options) {
   // Library calls become runtime calls first: it gives each planned
   // function the runtime argument that kernel launches use too.
-  pm.addPass(tcc::createCpuLowerLibraryCallsPass());
+  pm.addPass(tcc::createLowerLibraryCallsPass());
   // Each op a launch with a static geometry; kernels capture the planned
   // buffers they use (views of the arena and the state), nothing else.
   pm.addNestedPass<func::FuncOp>(tcc::createGpuMapKernelsPass());

@@ -1,9 +1,9 @@
 //===- LibraryCalls.h - the marked calls between the two library-call passes ===//
 //
-// tcc-cpu-library-calls, before the memory plan, turns each heavy op into a
+// tcc-mark-library-calls, before the memory plan, turns each heavy op into a
 // call of a private declaration @tcc_library_call_N that carries the call's
 // kind and parameters in a tcc.library_call attribute (so that liveness sees
-// the operands the call really reads); tcc-cpu-lower-library-calls, after
+// the operands the call really reads); tcc-lower-library-calls, after
 // the plan, turns those calls into calls of the runtime's library_call.
 //
 //===----------------------------------------------------------------------===//

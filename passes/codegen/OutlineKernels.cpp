@@ -189,7 +189,7 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
     Value runtime = fn.getNumArguments() ? fn.getArgument(fn.getNumArguments() - 1) : Value();
     if (!runtime || runtime.getType() != ptrType)
       return fn.emitError("tcc-outline-kernels: profile-marks needs the runtime argument "
-                          "(run tcc-cpu-lower-library-calls first)");
+                          "(run tcc-lower-library-calls first)");
     OpBuilder b(call);
     Value none = LLVM::ZeroOp::create(b, call.getLoc(), ptrType);
     tcc::callRuntime(b, call.getLoc(), runtime, offsetof(tcc_abi_runtime, profile_kernel),

@@ -1,7 +1,7 @@
 //===- ConvBackward.cpp - convolution gradients as library calls ----------===//
 //
 // The tcc.conv_backward marker and the geometry the lowering and
-// tcc-cpu-library-calls agree on (ConvBackward.h).
+// tcc-mark-library-calls agree on (ConvBackward.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,7 +6,7 @@
 // the library call it is (abi.h's CONV2D_BACKWARD_DATA / _WEIGHTS) and the
 // call's parameters, which the op itself no longer shows (a data gradient
 // reads a zero-dilated copy of dY and a flipped copy of W). Fusion leaves
-// marked ops whole; tcc-cpu-library-calls turns them into the calls. What
+// marked ops whole; tcc-mark-library-calls turns them into the calls. What
 // the lowering and the two passes share lives here.
 //
 //===----------------------------------------------------------------------===//

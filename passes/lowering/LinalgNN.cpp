@@ -14,7 +14,7 @@
 // filter is a (filter-sized) copy, so that the convolution is the same
 // named op a forward one is (plain, depthwise, 2-D grouped). A 2-D one is
 // a convolution's data gradient: the named op carries tcc.conv_backward
-// (passes/lowering/ConvBackward.h), and tcc-cpu-library-calls makes it one
+// (passes/lowering/ConvBackward.h), and tcc-mark-library-calls makes it one
 // CONV2D_BACKWARD_DATA call on dY and W themselves, which never multiplies
 // the inserted zeros; the loops that stay elsewhere (no library, other
 // ranks) do, a factor stride^k.
@@ -402,7 +402,7 @@ Value lowerConvOp(OpBuilder &rewriter, ConvTransposeOp op, ConvTransposeOp::Adap
 /// [N, G, C/G, P...] at (n, g, c, o*stride + k*dilation) and the gradient
 /// [N, G, M/G, O...] at (n, g, m, o); without groups the g loop and the
 /// reshapes are left out. A 2-D one is marked as a CONV2D_BACKWARD_WEIGHTS
-/// call (on the unpadded input, which tcc-cpu-library-calls finds again).
+/// call (on the unpadded input, which tcc-mark-library-calls finds again).
 Value lowerConvOp(OpBuilder &rewriter, ConvBackwardFilterOp op,
                   ConvBackwardFilterOp::Adaptor adaptor, RankedTensorType outType,
                   const ElemKind &k) {

@@ -4,7 +4,7 @@
 // BufferizableOpInterface, so that the dialect does not depend on
 // bufferization); tcc-schedule-collectives then splits each one on buffers
 // into a START and a WAIT call of private declarations @tcc_collective_N,
-// which tcc-cpu-lower-library-calls turns into calls of the runtime's
+// which tcc-lower-library-calls turns into calls of the runtime's
 // collective (abi.h) after the memory plan, as it does library calls.
 //
 //===----------------------------------------------------------------------===//

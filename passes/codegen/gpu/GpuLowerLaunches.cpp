@@ -54,7 +54,7 @@ struct GpuLowerLaunchesPass : tcc::impl::GpuLowerLaunchesPassBase<GpuLowerLaunch
       if (func.getNumArguments() == 0 ||
           !isa<LLVM::LLVMPointerType>(func.getArgumentTypes().back())) {
         func.emitError("kernel launches in a function without the runtime argument "
-                       "(run tcc-cpu-lower-library-calls first)");
+                       "(run tcc-lower-library-calls first)");
         return signalPassFailure();
       }
       Value runtime = func.getArguments().back();

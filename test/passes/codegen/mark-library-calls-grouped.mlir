@@ -1,5 +1,5 @@
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls=grouped=true %s | FileCheck %s
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls=grouped=false %s | FileCheck %s --check-prefix=OFF
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls=grouped=true %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls=grouped=false %s | FileCheck %s --check-prefix=OFF
 
 // Tests that a depthwise convolution becomes a CONV2D call with as many
 // groups as channels (19 parameters: the groups appended), its filter

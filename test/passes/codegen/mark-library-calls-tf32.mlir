@@ -1,5 +1,5 @@
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls=tf32=true %s | FileCheck %s
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls %s | FileCheck %s --check-prefix=EXACT
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls=tf32=true %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls %s | FileCheck %s --check-prefix=EXACT
 
 // --precision=tf32 (tf32): every f32 call carries abi.h's math mode TF32
 // (1) as its last parameter: a matmul after C_DTYPE (0: the call's), a

@@ -1,6 +1,6 @@
-// RUN: tcc-opt --split-input-file --tcc-cpu-lower-library-calls --verify-diagnostics %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-lower-library-calls --verify-diagnostics %s | FileCheck %s
 
-// The input is what tcc-cpu-library-calls and tcc-plan-memory leave: planned
+// The input is what tcc-mark-library-calls and tcc-plan-memory leave: planned
 // entry points (a tcc.plan; its content does not matter here) calling
 // private declarations @tcc_library_call_N marked with tcc.library_call.
 

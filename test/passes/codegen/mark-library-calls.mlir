@@ -1,5 +1,5 @@
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls %s | FileCheck %s
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls --tcc-plan-memory --tcc-cpu-lower-library-calls %s | FileCheck %s --check-prefix=LOWER
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls --tcc-plan-memory --tcc-lower-library-calls %s | FileCheck %s --check-prefix=LOWER
 
 // Before the plan: a zero-filled f32 matmul with a transposed weight becomes
 // a call of a private declaration carrying the kind and sizes; the fill goes

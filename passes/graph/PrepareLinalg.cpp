@@ -1,4 +1,4 @@
-//===- PrepareCpuLinalg.cpp - linalg on tensors, ready for fusion ---------===//
+//===- PrepareLinalg.cpp - linalg on tensors, ready for fusion -------------===//
 //
 // Replaces upstream's (deprecated, all-or-nothing) generalization pass:
 // elementwise named ops become generics for fusion, the ops that the runtime
@@ -18,7 +18,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tcc {
-#define GEN_PASS_DEF_PREPARECPULINALGPASS
+#define GEN_PASS_DEF_PREPARELINALGPASS
 #include "passes/Passes.h.inc"
 } // namespace tcc
 
@@ -255,8 +255,8 @@ bool keepsName(linalg::LinalgOp op) {
          linalg::isaConvolutionOpInterface(op);
 }
 
-struct PrepareCpuLinalgPass
-    : tcc::impl::PrepareCpuLinalgPassBase<PrepareCpuLinalgPass> {
+struct PrepareLinalgPass
+    : tcc::impl::PrepareLinalgPassBase<PrepareLinalgPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldTransposeIntoMatmul, FoldTransposeIntoBatchMatmul, FoldTransposeOfMatmul,

@@ -1,6 +1,6 @@
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls=sixteen-bit=true %s | FileCheck %s
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls %s | FileCheck %s --check-prefix=OFF
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls=sixteen-bit=true --tcc-plan-memory --tcc-cpu-lower-library-calls %s | FileCheck %s --check-prefix=LOWER
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls=sixteen-bit=true %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls %s | FileCheck %s --check-prefix=OFF
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls=sixteen-bit=true --tcc-plan-memory --tcc-lower-library-calls %s | FileCheck %s --check-prefix=LOWER
 
 // 16-bit matmuls (sixteen-bit: the CPU and CUDA pipelines): a matmul of
 // bf16 / f16 operands into f32 sums (tcc-lower-to-linalg

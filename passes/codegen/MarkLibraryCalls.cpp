@@ -1,11 +1,11 @@
-//===- CpuLibraryCalls.cpp - heavy f32 ops as library calls ---------------===//
+//===- MarkLibraryCalls.cpp - heavy ops as library calls -------------------===//
 //
 // The artifact never links oneDNN: the generated code calls the runtime's
 // library_call (abi.h), which runs a primitive the runtime created once per
 // session. This pass, before memory planning, chooses the calls: each op
 // becomes a call of a private declaration (so that liveness sees the
 // operands the call really reads, e.g. an unpadded convolution input, or a
-// matmul's bias); tcc-cpu-lower-library-calls, after planning, turns those
+// matmul's bias); tcc-lower-library-calls, after planning, turns those
 // into the runtime calls.
 //
 //===----------------------------------------------------------------------===//
@@ -26,10 +26,10 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/InterleavedRange.h"
 
-#define DEBUG_TYPE "tcc-cpu-library-calls"
+#define DEBUG_TYPE "tcc-mark-library-calls"
 
 namespace tcc {
-#define GEN_PASS_DEF_CPULIBRARYCALLSPASS
+#define GEN_PASS_DEF_MARKLIBRARYCALLSPASS
 #include "passes/Passes.h.inc"
 } // namespace tcc
 
@@ -889,9 +889,9 @@ void erasePaddedCopies(func::FuncOp func) {
   }
 }
 
-struct CpuLibraryCallsPass
-    : tcc::impl::CpuLibraryCallsPassBase<CpuLibraryCallsPass> {
-  using CpuLibraryCallsPassBase::CpuLibraryCallsPassBase;
+struct MarkLibraryCallsPass
+    : tcc::impl::MarkLibraryCallsPassBase<MarkLibraryCallsPass> {
+  using MarkLibraryCallsPassBase::MarkLibraryCallsPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b(&getContext());

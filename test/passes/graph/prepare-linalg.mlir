@@ -1,4 +1,4 @@
-// RUN: tcc-opt --split-input-file --tcc-prepare-cpu-linalg %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-prepare-linalg %s | FileCheck %s
 
 // A 2-D transpose feeding a matmul becomes the matmul's indexing map: the
 // weight is read transposed, never copied.

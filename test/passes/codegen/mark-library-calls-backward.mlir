@@ -1,4 +1,4 @@
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls %s | FileCheck %s
 
 // Tests that a data gradient the lowering marked (the stride-2, pad-1
 // convolution from [1, 2, 5, 5] to [1, 3, 3, 3]) becomes one

@@ -1,7 +1,7 @@
-//===- CpuLowerLibraryCalls.cpp - marked library calls as runtime calls ---===//
+//===- LowerLibraryCalls.cpp - marked library calls as runtime calls -------===//
 //
 // The artifact never links oneDNN: after the memory plan, each call that
-// tcc-cpu-library-calls marked becomes a call of the runtime's library_call
+// tcc-mark-library-calls marked becomes a call of the runtime's library_call
 // (abi.h) with the operands' addresses, and the module's tcc.library_calls
 // table, which the descriptor carries, lists the calls' kinds and sizes, from
 // which the runtime creates each primitive once per session. The collectives
@@ -23,10 +23,10 @@
 
 #include <cstddef>
 
-#define DEBUG_TYPE "tcc-cpu-lower-library-calls"
+#define DEBUG_TYPE "tcc-lower-library-calls"
 
 namespace tcc {
-#define GEN_PASS_DEF_CPULOWERLIBRARYCALLSPASS
+#define GEN_PASS_DEF_LOWERLIBRARYCALLSPASS
 #include "passes/Passes.h.inc"
 } // namespace tcc
 
@@ -56,8 +56,8 @@ const CallFamily *familyOf(func::CallOp call) {
   return nullptr;
 }
 
-struct CpuLowerLibraryCallsPass
-    : tcc::impl::CpuLowerLibraryCallsPassBase<CpuLowerLibraryCallsPass> {
+struct LowerLibraryCallsPass
+    : tcc::impl::LowerLibraryCallsPassBase<LowerLibraryCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();

@@ -1,4 +1,4 @@
-// RUN: tcc-opt --split-input-file --tcc-cpu-library-calls %s | FileCheck %s
+// RUN: tcc-opt --split-input-file --tcc-mark-library-calls %s | FileCheck %s
 
 // Epilogues: the elementwise op after a zero-filled matmul joins its library
 // call (abi.h: MATMUL's last parameter, bias = 1, residual = 2, relu = 4,
