@@ -135,20 +135,11 @@ def batches(name, cfg):
 
 
 def read_safetensors(path):
-    """{name: float32 array} of a safetensors file (the parameters tcc writes
-    beside its artifact: the ONNX initializers)."""
-    dtypes = {'F32': np.float32, 'F64': np.float64, 'I64': np.int64, 'I32': np.int32}
-    with open(path, 'rb') as f:
-        n = int.from_bytes(f.read(8), 'little')
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, t in header.items():
-        if name == '__metadata__':
-            continue
-        begin, end = t['data_offsets']
-        out[name] = np.frombuffer(data[begin:end], dtypes[t['dtype']]).reshape(t['shape']).copy()
-    return out
+    """{name: array in its stored type} of a safetensors file (the parameters
+    tcc writes beside its artifact: the ONNX initializers)."""
+    sys.path.insert(0, ZOO)
+    import zoo_common  # noqa: E402
+    return zoo_common.read_safetensors(path, native=True)
 
 
 # --- engines ----------------------------------------------------------------

@@ -47,6 +47,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'zoo'))
+import zoo_common as zc  # noqa: E402
+
 DTYPES = {'f32': np.float32, 'f16': np.float16, 'i64': np.int64, 'i32': np.int32,
           'u8': np.uint8, 'bool': np.bool_, 'f64': np.float64}
 
@@ -83,20 +86,6 @@ def write_random_data(listing, steps, classes, out):
         else:
             value = rng.integers(0, classes, size=shape).astype(np_type)
         np.save(os.path.join(out, name.replace('/', '_') + '.npy'), value)
-
-
-def read_safetensors(path):
-    with open(path, 'rb') as f:
-        n = struct.unpack('<Q', f.read(8))[0]
-        header = json.loads(f.read(n))
-        body = f.read()
-    tensors = {}
-    for name, info in header.items():
-        if name == '__metadata__' or info['dtype'] != 'F32':
-            continue
-        begin, end = info['data_offsets']
-        tensors[name] = np.frombuffer(body[begin:end], np.float32).astype(np.float64)
-    return tensors
 
 
 def perturb_safetensors(src, dst, scale=1e-7):
@@ -181,8 +170,6 @@ def main():
     data = args.data
     if args.zoo:
         zoo = os.path.dirname(os.path.abspath(args.model.rstrip('/')))
-        sys.path.insert(0, zoo)
-        import zoo_common as zc  # noqa: E402
         ref = json.load(open(os.path.join(args.model, 'ref.json')))
         shutil.copyfile(os.path.join(args.model, 'model.onnx'), w('model.onnx'))
         zc.write_weights(ref['weights'], w(zc.WEIGHTS_FILE))
@@ -244,9 +231,10 @@ def main():
                       % (step, key, x.get(key), y.get(key), err, bound))
                 ok = False
             worst[key] = max(worst[key], err)
-    a_params = read_safetensors(w('cpu-trained.safetensors'))
-    b_params = read_safetensors(w('cuda-trained.safetensors'))
-    n_params = read_safetensors(w('perturbed-trained.safetensors')) if args.sensitivity else a_params
+    a_params = zc.read_safetensors(w('cpu-trained.safetensors'), only=('F32',))
+    b_params = zc.read_safetensors(w('cuda-trained.safetensors'), only=('F32',))
+    n_params = (zc.read_safetensors(w('perturbed-trained.safetensors'), only=('F32',))
+                if args.sensitivity else a_params)
     worst_param, worst_name = 0.0, '-'
     if args.no_params:
         a_params, worst_name = {}, 'not compared'

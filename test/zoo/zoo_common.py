@@ -107,9 +107,15 @@ def update_error(got, ref, n):
     return max(e_l1, e_max, e_probe)
 
 
-def read_safetensors(path):
-    """{name: float64 array} of a safetensors file (F32/F64/I64 tensors)."""
-    dtypes = {'F32': '<f4', 'F64': '<f8', 'I64': '<i8', 'I32': '<i4'}
+SAFETENSORS_DTYPES = {'F32': '<f4', 'F64': '<f8', 'F16': '<f2', 'BF16': '<u2', 'I64': '<i8',
+                      'I32': '<i4'}
+
+
+def read_safetensors(path, only=None, native=False):
+    """{name: array} of a safetensors file's tensors (those whose dtype is in
+    ONLY, default all): float64, or with NATIVE the stored type (BF16 as the
+    float32 it widens to exactly). The one numpy reader of the tests and
+    benchmarks (test/e2e's npy_io.py has a numpy-free one)."""
     with open(path, 'rb') as f:
         raw = f.read()
     (size,) = struct.unpack('<Q', raw[:8])
@@ -117,9 +123,15 @@ def read_safetensors(path):
     base = 8 + size
     out = {}
     for name, info in header.items():
-        if name == '__metadata__':
+        if name == '__metadata__' or (only is not None and info['dtype'] not in only):
             continue
+        if info['dtype'] not in SAFETENSORS_DTYPES:
+            raise ValueError('%s: tensor %s has dtype %s, which this reader does not know'
+                             % (path, name, info['dtype']))
         begin, end = info['data_offsets']
-        arr = np.frombuffer(raw[base + begin:base + end], dtype=dtypes[info['dtype']])
-        out[name] = arr.reshape(info['shape']).astype(np.float64)
+        arr = np.frombuffer(raw[base + begin:base + end], dtype=SAFETENSORS_DTYPES[info['dtype']])
+        if info['dtype'] == 'BF16':
+            arr = (arr.astype(np.uint32) << 16).view(np.float32)
+        arr = arr.reshape(info['shape'])
+        out[name] = arr.copy() if native else arr.astype(np.float64)
     return out
