@@ -599,29 +599,67 @@ LogicalResult importScatterElements(NC &ctx) {
   return success();
 }
 
-/// GatherND (batch_dims 0): one gather at the index tuples' row-major
-/// offsets (dialect helper buildGatherNd), so it differentiates like gather.
+/// GatherND: one gather at the index tuples' row-major offsets (dialect
+/// helper buildGatherNd), so it differentiates like gather. With batch_dims
+/// b > 0, the b leading dimensions of data and indices are the batch: data
+/// becomes [B, D_b...] (B their product) and each index tuple gains its
+/// batch position in front, a constant, so that the gather is batch_dims 0's.
 LogicalResult importGatherND(NC &ctx) {
   Value x = ctx.input(0), idx = ctx.input(1);
   if (!x || !idx || failed(checkIndexType(ctx, idx)))
     return failure();
-  if (int64_t b = ctx.getInt("batch_dims", 0); b != 0)
-    return ctx.error() << "batch_dims " << b << " is not supported (only 0)", failure();
-  int64_t k = NC::rank(idx) ? NC::shape(idx).back() : -1;
-  if (k < 1 || k > NC::rank(x))
-    return ctx.error() << "indices " << formatShape(NC::shape(idx))
-                       << " do not fit data " << formatShape(NC::shape(x))
-                       << ": the last dimension must be in [1, " << NC::rank(x) << "]",
+  ArrayRef<int64_t> xs = NC::shape(x), is = NC::shape(idx);
+  int64_t b = ctx.getInt("batch_dims", 0);
+  int64_t limit = std::min<int64_t>(NC::rank(x), NC::rank(idx) - 1);
+  if (b < 0 || b > std::max<int64_t>(limit, 0))
+    return ctx.error() << "batch_dims " << b << " must be in [0, " << std::max<int64_t>(limit, 0)
+                       << "] for data " << formatShape(xs) << " and indices " << formatShape(is),
+           failure();
+  for (int64_t d = 0; d < b; ++d)
+    if (xs[d] != is[d])
+      return ctx.error() << "batch dimension " << d << " is " << xs[d] << " in data "
+                         << formatShape(xs) << " but " << is[d] << " in indices "
+                         << formatShape(is),
+             failure();
+  int64_t k = NC::rank(idx) ? is.back() : -1;
+  if (k < 1 || b + k > NC::rank(x))
+    return ctx.error() << "indices " << formatShape(is) << " do not fit data " << formatShape(xs)
+                       << ": the last dimension must be in [1, " << NC::rank(x) - b << "]",
            failure();
   if (DenseElementsAttr c = ctx.constantInput(1)) {
     auto values = llvm::to_vector(c.getValues<APInt>());
     for (auto [i, v] : llvm::enumerate(values)) {
-      int64_t dim = NC::shape(x)[i % k], at = v.getSExtValue();
+      int64_t dim = xs[b + int64_t(i) % k], at = v.getSExtValue();
       if (at < -dim || at >= dim)
-        return ctx.error() << "index " << at << " is out of range for dimension " << i % k
-                           << " of size " << dim,
+        return ctx.error() << "index " << at << " is out of range for dimension "
+                           << b + int64_t(i) % k << " of size " << dim,
                failure();
     }
+  }
+  if (b > 0) {
+    // data [B1..Bb, D...] -> [B, D...]; indices [B1..Bb, I..., k] -> [.., k + 1]
+    // with each tuple's batch position (row-major over B1..Bb) in front.
+    int64_t batch = 1;
+    for (int64_t d = 0; d < b; ++d)
+      batch *= xs[d];
+    SmallVector<int64_t> flat = {batch};
+    llvm::append_range(flat, xs.drop_front(b));
+    x = ctx.create<ReshapeOp>(RankedTensorType::get(flat, NC::elementType(x)), x);
+    SmallVector<int64_t> positionShape(is.drop_back());
+    positionShape.push_back(1);
+    int64_t perBatch = 1;
+    for (int64_t d = b; d + 1 < NC::rank(idx); ++d)
+      perBatch *= is[d];
+    Type ie = NC::elementType(idx);
+    SmallVector<APInt> positions;
+    for (int64_t i = 0; i < batch * perBatch; ++i)
+      positions.push_back(APInt(ie.getIntOrFloatBitWidth(), uint64_t(i / perBatch), true));
+    auto positionType = RankedTensorType::get(positionShape, ie);
+    Value position = ctx.constant(DenseElementsAttr::get(positionType, positions));
+    SmallVector<int64_t> widened(is);
+    widened.back() = k + 1;
+    idx = ctx.create<ConcatOp>(RankedTensorType::get(widened, ie), ValueRange{position, idx},
+                               NC::rank(idx) - 1);
   }
   ctx.setOutput(0, buildGatherNd(ctx.b, ctx.loc, x, idx));
   return success();
