@@ -326,25 +326,84 @@ void warnIfExportedForInference(func::FuncOp forward) {
         << "do_constant_folding=False) to train it as PyTorch does";
 }
 
-/// Random numbers outside dropout (stochastic depth, noise) have no
-/// inference form in the file: the training step draws them from its
-/// generator, eval_step and infer draw one fixed sample, and PyTorch's eval
-/// mode may skip the draw altogether (torchvision's stochastic depth does).
-/// One warning, at the first such node, says so.
-void warnAboutRandomOps(func::FuncOp forward) {
+/// In eval mode (eval_step, infer) a Bernoulli draw -- the indicator of a
+/// uniform draw below a threshold p (`a + (b - a) u < p`, or `p > ...`), as
+/// stochastic depth and hand-written dropout export (RandomUniformLike, Less,
+/// Cast) -- becomes its expectation, the probability clamp((p - a) / (b - a),
+/// 0, 1). A mask scaled by 1/p, as torchvision's stochastic depth and
+/// inverted dropout scale it, then multiplies by p / p = 1: the identity
+/// that PyTorch's eval mode gives; an unscaled mask multiplies by p, the
+/// classic dropout's eval scaling. Returns how many it replaced.
+unsigned useExpectedBernoulliDraws(func::FuncOp fn) {
+  SmallVector<CastOp> casts;
+  fn.walk([&](CastOp c) { casts.push_back(c); });
+  unsigned replaced = 0;
+  for (CastOp c : casts) {
+    auto resultType = cast<RankedTensorType>(c.getType());
+    auto cmp = c.getInput().getDefiningOp<CompareOp>();
+    if (!cmp || !isa<FloatType>(resultType.getElementType()))
+      continue;
+    RandomOp draw;
+    Value p;
+    switch (cmp.getPredicate()) {
+    case CmpPredicate::lt:
+    case CmpPredicate::le:
+      draw = cmp.getLhs().getDefiningOp<RandomOp>(), p = cmp.getRhs();
+      break;
+    case CmpPredicate::gt:
+    case CmpPredicate::ge:
+      draw = cmp.getRhs().getDefiningOp<RandomOp>(), p = cmp.getLhs();
+      break;
+    default:
+      break;
+    }
+    if (!draw || draw.getDistribution() != RandomDistribution::uniform)
+      continue;
+    auto pType = cast<RankedTensorType>(p.getType());
+    if (!isa<FloatType>(pType.getElementType()))
+      continue;
+    double a = draw.getA().convertToDouble(), b = draw.getB().convertToDouble();
+    OpBuilder builder(c);
+    Location loc = c.getLoc();
+    Value q = p;
+    if (a != 0.0)
+      q = tcc::sub(builder, loc, q, tcc::splat(builder, loc, pType, a));
+    if (b - a != 1.0)
+      q = tcc::div(builder, loc, q, tcc::splat(builder, loc, pType, b - a));
+    q = MaxOp::create(builder, loc, q, tcc::splat(builder, loc, pType, 0.0));
+    q = MinOp::create(builder, loc, q, tcc::splat(builder, loc, pType, 1.0));
+    if (pType != resultType)
+      q = CastOp::create(builder, loc, resultType, q);
+    c.replaceAllUsesWith(q);
+    c.erase();
+    if (cmp->use_empty())
+      cmp.erase();
+    if (draw->use_empty())
+      draw.erase();
+    ++replaced;
+  }
+  return replaced;
+}
+
+/// Random numbers outside dropout that eval mode still draws (noise, a
+/// Bernoulli draw used otherwise than as a mask) have no inference form in
+/// the file: the training step draws them from its generator, eval_step and
+/// infer draw one fixed sample. One warning, at the first such node, says
+/// so; FN is the forward function after useExpectedBernoulliDraws.
+void warnAboutRandomOps(func::FuncOp fn) {
   int64_t count = 0;
   Operation *first = nullptr;
-  forward.walk([&](RandomOp op) {
+  fn.walk([&](RandomOp op) {
     if (!first)
       first = op;
     ++count;
   });
   if (first)
     emitWarning(first->getLoc())
-        << count << " random op(s) outside dropout: train_step draws them from its "
-        << "generator (--seed and the step), eval_step and infer draw one fixed sample (seed 0, "
-        << "step 0), where PyTorch's eval mode may skip the draw (torchvision's stochastic depth "
-        << "does); for inference as model.eval() runs it, compile an eval-mode export";
+        << count << " random op(s) that eval mode still draws (noise, not a dropout or "
+        << "stochastic-depth mask): train_step draws them from its generator (--seed and the "
+        << "step), eval_step and infer draw one fixed sample (seed 0, step 0); for inference as "
+        << "model.eval() runs it, compile an eval-mode export";
 }
 
 using tcc::Loss;
@@ -394,7 +453,6 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (failed(checkOptions(module)) || failed(checkForward(forward)))
       return signalPassFailure();
     warnIfExportedForInference(forward);
-    warnAboutRandomOps(forward);
     Location loc = forward.getLoc();
 
     // The loss function: forward's arguments + labels -> loss, dropouts
@@ -1373,8 +1431,12 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
 
   // The eval step and the metadata.
 
-  /// @eval_step and @forward (the infer entry) run in eval mode.
+  /// @eval_step and @forward (the infer entry) run in eval mode: batch
+  /// norms on their running statistics, Bernoulli masks at their
+  /// expectation.
   LogicalResult buildEvalStep(func::FuncOp forward) {
+    useExpectedBernoulliDraws(forward);
+    warnAboutRandomOps(forward);
     FailureOr<func::FuncOp> eval = cloneWithLoss(forward, TCC_ENTRY_EVAL_STEP, true);
     if (failed(eval))
       return failure();
