@@ -23,8 +23,10 @@
       with tcc's metrics (relative 1e-5). Prints 'OK: STEPS losses ...' or the
       first mismatch.
   random_reference.py infer MODEL.onnxtxt X.npy OUT.npy
-      checks tcc's infer output: the same draws with seed 0 and counter 0
-      (the fixed sample of eval_step and infer), the initial W.
+      checks tcc's infer output in eval mode, the initial W: the stochastic
+      depth and Bernoulli masks at their expectations (0.8 and P), the noise
+      drawn with seed 0 and counter 0 (the fixed sample of eval_step and
+      infer).
 """
 import json
 import math
@@ -98,8 +100,10 @@ def normal(seed, counter, stream, index):
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
-def forward(x, w, seed, counter):
-    """y_hat and the per-element factor d y_hat / d s."""
+def forward(x, w, seed, counter, eval_mode=False):
+    """y_hat and the per-element factor d y_hat / d s. EVAL_MODE: as
+    eval_step and infer run it, the two Bernoulli masks at their
+    expectations (0.8, P) and the noise the seed-0 sample."""
     survive = f32(0.8)
     out, factor = [], []
     for r in range(BATCH):
@@ -108,6 +112,8 @@ def forward(x, w, seed, counter):
             s = sum(x[r * FEATS + k] * w[k * OUT + c] for k in range(FEATS))
             keep = 1.0 if uniform(seed, counter, UNIFORM_STREAM, i) < survive else 0.0
             b = 1.0 if uniform(seed, counter, BERNOULLI_STREAM, i) < f32(P[i]) else 0.0
+            if eval_mode:
+                keep, b = survive, f32(P[i])
             z = s * keep / survive + f32(0.1) * normal(seed, counter, NORMAL_STREAM, i)
             out.append(z * b)
             factor.append(keep / survive * b)
@@ -143,12 +149,13 @@ def check(model_path, d, metrics, seed, lr, steps):
 def infer(model_path, x_path, out_path):
     x = read_npy(x_path)[1]
     got = read_npy(out_path)[1]
-    want, _ = forward(x, [f32(v) for v in W0], 0, 0)
+    want, _ = forward(x, [f32(v) for v in W0], 0, 0, eval_mode=True)
     worst = max(abs(a - b) for a, b in zip(got, want))
     if worst > 1e-5:
-        print('FAIL: infer differs from the seed-0 sample by %.3g' % worst)
+        print('FAIL: infer differs from eval mode by %.3g' % worst)
         return 1
-    print('OK: infer is the seed-0 sample (max error %.2g)' % worst)
+    print('OK: infer is eval mode: the masks at their expectations, the noise the seed-0 sample '
+          '(max error %.2g)' % worst)
     return 0
 
 
