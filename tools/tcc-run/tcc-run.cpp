@@ -17,6 +17,7 @@
 #include "runtime/data/host_tensor.h"
 #include "runtime/data/npy.h"
 #include "runtime/dtype.h"
+#include "runtime/support/crash_report.h"
 #include "runtime/support/file_roles.h"
 
 #include <algorithm>
@@ -788,6 +789,7 @@ int runMain(int argc, char **argv) {
 } // namespace tcc::run
 
 int main(int argc, char **argv) {
+  tcc::rt::installCrashReport("tcc-run");
   try {
     return tcc::run::runMain(argc, argv);
   } catch (const tcc::run::UsageError &e) {
