@@ -88,7 +88,7 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
       // abi.h: a 10-parameter MATMUL's 9th parameter is C's dtype, a
       // 21-parameter convolution's 21st its output's (0: the operands').
       bool matmul = kind.getInt() == TCC_LIBRARY_CALL_MATMUL;
-      size_t at = matmul ? 8 : 20;
+      int64_t at = matmul ? 8 : 20;
       if (params.size() > at && params[at] != 0)
         out = params[at];
       ++groups[{kind.getInt(), in, out}];

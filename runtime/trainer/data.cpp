@@ -333,7 +333,7 @@ void setBatch(tcc_session_t session, const DataSet &set, const Batch &batch, int
 
 Prefetcher::Prefetcher(const DataSet &set, long begin, long end, RowsFn rows, int workers,
                        TraceWriter *trace)
-    : set_(set), begin_(begin), end_(end), next_(begin), claim_(begin), rows_(std::move(rows)),
+    : set_(set), end_(end), next_(begin), claim_(begin), rows_(std::move(rows)),
       trace_(trace && trace->active() ? trace : nullptr) {
   // One buffer per worker and the one the consumer holds.
   buffers_.resize(size_t(std::max(workers, 0) + 1));

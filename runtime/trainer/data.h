@@ -163,7 +163,7 @@ private:
   void fill(long k, const std::vector<int64_t> &rows, Batch &buffer, int worker);
 
   const DataSet &set_;
-  long begin_, end_, next_, claim_;
+  long end_, next_, claim_;
   RowsFn rows_;
   std::vector<Batch> buffers_;
   std::vector<Slot> slots_;
