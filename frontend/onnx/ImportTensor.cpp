@@ -645,17 +645,18 @@ LogicalResult importGatherND(NC &ctx) {
     SmallVector<int64_t> flat = {batch};
     llvm::append_range(flat, xs.drop_front(b));
     x = ctx.create<ReshapeOp>(RankedTensorType::get(flat, NC::elementType(x)), x);
-    SmallVector<int64_t> positionShape(is.drop_back());
-    positionShape.push_back(1);
-    int64_t perBatch = 1;
-    for (int64_t d = b; d + 1 < NC::rank(idx); ++d)
-      perBatch *= is[d];
+    // The positions 0..B-1 as [B1..Bb], broadcast over the index tuples.
     Type ie = NC::elementType(idx);
     SmallVector<APInt> positions;
-    for (int64_t i = 0; i < batch * perBatch; ++i)
-      positions.push_back(APInt(ie.getIntOrFloatBitWidth(), uint64_t(i / perBatch), true));
-    auto positionType = RankedTensorType::get(positionShape, ie);
-    Value position = ctx.constant(DenseElementsAttr::get(positionType, positions));
+    for (int64_t i = 0; i < batch; ++i)
+      positions.push_back(APInt(ie.getIntOrFloatBitWidth(), uint64_t(i), true));
+    auto batchType = RankedTensorType::get(is.take_front(b), ie);
+    Value position = ctx.constant(DenseElementsAttr::get(batchType, positions));
+    SmallVector<int64_t> positionShape(is.drop_back());
+    positionShape.push_back(1);
+    position = ctx.create<BroadcastInDimOp>(RankedTensorType::get(positionShape, ie), position,
+                                            ctx.b.getDenseI64ArrayAttr(llvm::to_vector(
+                                                llvm::seq<int64_t>(0, b))));
     SmallVector<int64_t> widened(is);
     widened.back() = k + 1;
     idx = ctx.create<ConcatOp>(RankedTensorType::get(widened, ie), ValueRange{position, idx},

@@ -333,11 +333,10 @@ void warnIfExportedForInference(func::FuncOp forward) {
 /// 0, 1). A mask scaled by 1/p, as torchvision's stochastic depth and
 /// inverted dropout scale it, then multiplies by p / p = 1: the identity
 /// that PyTorch's eval mode gives; an unscaled mask multiplies by p, the
-/// classic dropout's eval scaling. Returns how many it replaced.
-unsigned useExpectedBernoulliDraws(func::FuncOp fn) {
+/// classic dropout's eval scaling.
+void useExpectedBernoulliDraws(func::FuncOp fn) {
   SmallVector<CastOp> casts;
   fn.walk([&](CastOp c) { casts.push_back(c); });
-  unsigned replaced = 0;
   for (CastOp c : casts) {
     auto resultType = cast<RankedTensorType>(c.getType());
     auto cmp = c.getInput().getDefiningOp<CompareOp>();
@@ -380,9 +379,7 @@ unsigned useExpectedBernoulliDraws(func::FuncOp fn) {
       cmp.erase();
     if (draw->use_empty())
       draw.erase();
-    ++replaced;
   }
-  return replaced;
 }
 
 /// Random numbers outside dropout that eval mode still draws (noise, a

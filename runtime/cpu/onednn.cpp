@@ -420,7 +420,7 @@ public:
   /// other a blocked layout of a primitive) that a reorder of a filter W
   /// larger than 1x1 goes through, where oneDNN 2.6's direct reorder reads
   /// or writes OIHW in runs of KW elements and a route is several times
-  /// faster (docs/cpu-codegen.md "Filter reorders"):
+  /// faster (docs/cpu-codegen.md "Filters are reordered every step"):
   /// - into a 16-bit layout whose innermost block pairs input channels (the
   ///   16-bit kernels' "2b" blocks): through OHWI;
   /// - out of an f32 layout whose innermost block is 16 output channels:
@@ -612,23 +612,22 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native) 
   std::vector<int> copiedIn = {0, 1};
   if (forward && accumulate)
     copiedIn.push_back(2);
+  // Operand K's reorder; the filter's may take a route (a grouped filter,
+  // 5-D, never does).
   bool routed = false;
-  for (int k : copiedIn) {
-    if (at[k].operand >= 0)
-      continue;
-    if (order[k] == kW && groups == 1)
-      routed |= b.addFilterReorder(w, plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
+  auto reorder = [&](int k, const dnnl_memory_desc_t &from, Binding fromAt,
+                     const dnnl_memory_desc_t &to, Binding toAt, bool sum) {
+    if (order[k] == kW)
+      routed |= b.addFilterReorder(w, from, fromAt, to, toAt, reorderScratch, sum);
     else
-      b.addReorder(plainMd[k], plainAt[k], chosen[k], at[k], reorderScratch);
-  }
+      b.addReorder(from, fromAt, to, toAt, reorderScratch, sum);
+  };
+  for (int k : copiedIn)
+    if (at[k].operand < 0)
+      reorder(k, plainMd[k], plainAt[k], chosen[k], at[k], false);
   b.addStep(pd, bindings, 0);
-  if (at[2].operand < 0) {
-    bool sum = accumulate && !forward;
-    if (order[2] == kW && groups == 1)
-      routed |= b.addFilterReorder(w, chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, sum);
-    else
-      b.addReorder(chosen[2], at[2], plainMd[2], plainAt[2], reorderScratch, sum);
-  }
+  if (at[2].operand < 0)
+    reorder(2, chosen[2], at[2], plainMd[2], plainAt[2], accumulate && !forward);
   if (routed)
     b.call->implementation += " (filter reordered in two steps)";
 }

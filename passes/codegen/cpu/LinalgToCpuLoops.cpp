@@ -2,7 +2,7 @@
 //
 // Upstream offers convert-linalg-to-loops (all sequential) and
 // convert-linalg-to-parallel-loops (every op parallel, also a 4-element add);
-// this pass chooses per op, by its iteration count.
+// this pass chooses per op, by its work (iterations times body operations).
 //
 //===----------------------------------------------------------------------===//
 
@@ -472,11 +472,10 @@ struct LinalgToCpuLoopsPass
           op = merged;
         }
       }
-      std::optional<int64_t> count = workEstimate(op);
-      unsigned prefix =
-          count && *count >= minParallelWork && !nested ? parallelPrefix(op) : 0;
+      std::optional<int64_t> work = workEstimate(op);
+      unsigned prefix = work && *work >= minParallelWork && !nested ? parallelPrefix(op) : 0;
       LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op.getLoc() << " ("
-                              << (count ? std::to_string(*count) : std::string("?"))
+                              << (work ? std::to_string(*work) : std::string("?"))
                               << " work): ");
       SmallVector<Operation *> loops;
       [[maybe_unused]] StringRef how = "scalar loops"; // for the debug output
