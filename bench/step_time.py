@@ -2,6 +2,10 @@
 
     /usr/bin/python3 bench/step_time.py A.so B.so ... [--steps 5] [--rounds 3] [--threads 2]
 
+An artifact given as A.so@VAR=VALUE is timed with environment variable VAR
+set to VALUE while its sessions are created (TCC_FILTER_LAYOUTS=plain, say:
+one artifact in two runtime modes, interleaved).
+
 Each round opens a session per artifact in turn (the parameters that tcc
 wrote beside it; random inputs), runs one warm-up train_step,
 then times --steps steps one by one; the artifacts take turns round after
@@ -48,8 +52,21 @@ def inputs_of(artifact, rng):
     return arrays
 
 
-def time_steps(rt, path, steps, threads, rng, between=None):
-    with rt.load(path) as a, a.session(num_threads=threads) as s:
+def time_steps(rt, spec, steps, threads, rng, between=None):
+    path, _, setting = spec.partition('@')
+    name, _, value = setting.partition('=')
+    saved = os.environ.get(name) if name else None
+    if name:
+        os.environ[name] = value
+    try:
+        a = rt.load(path)
+        s = a.session(num_threads=threads)
+    finally:
+        if name and saved is None:
+            del os.environ[name]
+        elif name:
+            os.environ[name] = saved
+    with a, s:
         step = s.prepare(inputs_of(a, rng), 'train_step', outputs=[])
         step()
         times = []

@@ -106,6 +106,12 @@ inline constexpr llvm::StringLiteral libraryCalls = "tcc.library_calls";
 /// its parameters and, for a START, the module-wide `id` its WAIT's
 /// `start` names; the module's table of them (the descriptor's
 /// collectives), as tcc.library_call / tcc.library_calls.
+/// In a tcc.library_call of a convolution (tcc-filter-layouts -> lowering):
+/// the set K of buffers, listed by the module's tcc.filter_layouts (an
+/// array of arrays of state tensor names), that the runtime may keep in
+/// the call's filter layout.
+inline constexpr llvm::StringLiteral filterLayout = "filter_layout";
+inline constexpr llvm::StringLiteral filterLayouts = "tcc.filter_layouts";
 inline constexpr llvm::StringLiteral collective = "tcc.collective";
 inline constexpr llvm::StringLiteral collectives = "tcc.collectives";
 /// On a linalg op that computes a convolution's gradient (tcc-lower-to-linalg

@@ -621,6 +621,27 @@ def ScheduleCollectivesPass : Pass<"tcc-schedule-collectives", "mlir::ModuleOp">
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect"];
 }
 
+def FilterLayoutsPass : Pass<"tcc-filter-layouts", "mlir::ModuleOp"> {
+  let summary = "Mark the convolution filters the runtime may keep in its library's layout";
+  let description = [{
+    Runs after `tcc-plan-memory` and before `tcc-lower-library-calls`, on
+    the CPU. Finds the sets of buffers, across every planned entry point
+    (a state tensor is one buffer in all of them), whose elements are only
+    exchanged elementwise: filter operands of one-group convolution calls
+    (CONV2D, CONV2D_BACKWARD_DATA; the output of CONV2D_BACKWARD_WEIGHTS),
+    identity-mapped operands of elementwise `linalg.generic`s, inputs of
+    reductions of every loop into scalars, fills, copies and reshapes, and
+    at least one parameter or state tensor. The runtime may keep such a set
+    in the filter layout its convolution primitives read (the optimizer's
+    update, the 16-bit copy and a gradient norm do not depend on the
+    order), converting only where tensors enter or leave the session. Each
+    of a set's calls gets `filter_layout = K` in its `tcc.library_call`;
+    the module's `tcc.filter_layouts` lists the sets' state tensors by
+    name. A step with collectives is left alone (ranks may choose other
+    layouts).
+  }];
+}
+
 def LowerLibraryCallsPass : Pass<"tcc-lower-library-calls", "mlir::ModuleOp"> {
   let summary = "Library calls to calls of the runtime's library_call";
   let description = [{

@@ -17,9 +17,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <sstream>
 #include <sys/stat.h>
 
 namespace tcc::rt {
@@ -204,8 +207,28 @@ void Session::allocateHostRegions(size_t alignment) {
   const tcc_abi_descriptor &d = artifact_->descriptor();
   // Library calls first: their scratchpad extends the arena.
   size_t arenaSize = size_t(d.arena_size), scratchOffset = 0;
+  filterSetOf_.assign(size_t(d.num_tensors), -1);
   if (int32_t calls = numLibraryCalls(d); calls > 0) {
-    libraryCalls_ = std::make_unique<LibraryCalls>(d.library_calls, calls, artifact_->path());
+    std::vector<std::vector<int32_t>> filterTensors;
+    std::vector<std::vector<int32_t>> filterSets = readFilterSets(&filterTensors);
+    libraryCalls_ = std::make_unique<LibraryCalls>(
+        d.library_calls, calls, artifact_->path(), MatmulLibrary::Auto, SixteenBitCalls::Auto,
+        LibraryMath::RefuseTf32, filterSets);
+    for (size_t set = 0; set < filterSets.size(); ++set) {
+      if (!libraryCalls_->keepsFilterLayout(set))
+        continue;
+      for (int32_t index : filterTensors[set]) {
+        const tcc_abi_tensor &t = d.tensors[index];
+        int64_t elements = 1;
+        for (int32_t i = 0; i < t.rank; ++i)
+          elements *= t.shape[i];
+        if (elements != libraryCalls_->filterElements(set))
+          fail(TCC_ERROR_FORMAT, artifact_->path() + ": filter layout set " +
+                                     std::to_string(set) + ": tensor '" + t.name +
+                                     "' is not of its filter's size");
+        filterSetOf_[size_t(index)] = int32_t(set);
+      }
+    }
     scratchOffset = (arenaSize + alignment - 1) / alignment * alignment;
     arenaSize = scratchOffset + libraryCalls_->scratchpadSize();
   }
@@ -217,6 +240,76 @@ void Session::allocateHostRegions(size_t alignment) {
     std::memset(arena_.data(), 0xFF, arena_.size());
   runtime_.library_call = &LibraryCalls::run;
   runtime_.library_context = libraryCalls_.get();
+}
+
+std::vector<std::vector<int32_t>> Session::readFilterSets(
+    std::vector<std::vector<int32_t>> *filterTensors) const {
+  std::vector<std::vector<int32_t>> sets;
+  filterTensors->clear();
+  const tcc_abi_descriptor &d = artifact_->descriptor();
+  // Ranks exchange gradients and state in the order of their bytes: a
+  // data-parallel artifact stays plain (its compiler marks no sets).
+  if (numCollectives(d) > 0 || isZeroArtifact(*artifact_))
+    return sets;
+  const std::string &path = artifact_->path();
+  for (size_t k = 0;; ++k) {
+    std::string key = TCC_METADATA_FILTER_LAYOUT_PREFIX + std::to_string(k);
+    const char *calls = artifact_->metadata((key + ".calls").c_str());
+    const char *tensors = artifact_->metadata((key + ".tensors").c_str());
+    if (!calls || !tensors)
+      break;
+    std::string where = path + ": metadata " + key;
+    std::vector<int32_t> rows;
+    std::stringstream callList(calls);
+    for (std::string item; std::getline(callList, item, ',');) {
+      char *end = nullptr;
+      long row = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || row < 0 || row > INT32_MAX)
+        fail(TCC_ERROR_FORMAT, where + ".calls: '" + item + "' is not a call's row");
+      rows.push_back(int32_t(row));
+    }
+    std::vector<int32_t> members;
+    std::stringstream tensorList(tensors);
+    for (std::string name; std::getline(tensorList, name, ';');) {
+      int32_t index = artifact_->findTensor(name, TCC_ROLE_PARAM);
+      if (index < 0)
+        index = artifact_->findTensor(name, TCC_ROLE_STATE);
+      if (index < 0)
+        fail(TCC_ERROR_FORMAT, where + ".tensors: '" + name + "' is no parameter or state tensor");
+      int32_t dtype = d.tensors[index].dtype;
+      if (dtype != TCC_DTYPE_F32 && dtype != TCC_DTYPE_BF16 && dtype != TCC_DTYPE_F16)
+        fail(TCC_ERROR_FORMAT, where + ".tensors: '" + name + "' is " + dtypeName(dtype) +
+                                   ", not f32, bf16 or f16");
+      members.push_back(index);
+    }
+    if (rows.empty() || members.empty())
+      fail(TCC_ERROR_FORMAT, where + ": a set without calls or tensors");
+    sets.push_back(std::move(rows));
+    filterTensors->push_back(std::move(members));
+  }
+  return sets;
+}
+
+void Session::writeState(int32_t index, const void *from) {
+  const tcc_abi_tensor &t = artifact_->tensor(index);
+  uint8_t *to = state_.data() + t.offset;
+  if (int32_t set = filterSetOf_.empty() ? -1 : filterSetOf_[size_t(index)]; set >= 0) {
+    ParallelThreadsScope threads(numThreads_);
+    libraryCalls_->convertFilter(size_t(set), t.dtype, from, to, true);
+  } else {
+    std::memcpy(to, from, size_t(t.size_bytes));
+  }
+}
+
+void Session::readState(int32_t index, void *to) {
+  const tcc_abi_tensor &t = artifact_->tensor(index);
+  const uint8_t *from = state_.data() + t.offset;
+  if (int32_t set = filterSetOf_.empty() ? -1 : filterSetOf_[size_t(index)]; set >= 0) {
+    ParallelThreadsScope threads(numThreads_);
+    libraryCalls_->convertFilter(size_t(set), t.dtype, from, to, false);
+  } else {
+    std::memcpy(to, from, size_t(t.size_bytes));
+  }
 }
 
 void Session::parallelFor(void *pool, int64_t begin, int64_t end,
@@ -351,7 +444,7 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   // below only after it (downloadState may still bring its result back).
   finishRun();
   for (const auto &[tensor, source] : copies)
-    std::memcpy(state_.data() + tensor->offset, source->data, source->size);
+    writeState(int32_t(tensor - d.tensors), source->data);
   for (const SafetensorsTensor *source : zeroCopies)
     zero_->loadState(source->name, source->data);
   derivedStale_ = true;
@@ -421,12 +514,20 @@ void Session::saveTensors(const std::string &path, bool checkpoint,
   downloadState();
   const tcc_abi_descriptor &d = artifact_->descriptor();
   std::vector<SafetensorsTensor> tensors;
+  // Tensors kept in a library's layout are written from plain copies.
+  std::deque<std::vector<uint8_t>> plainCopies;
   for (int32_t i = 0; i < d.num_tensors; ++i) {
     const tcc_abi_tensor &t = d.tensors[i];
-    if (inFiles(t, checkpoint))
-      tensors.push_back({t.name, tcc_dtype(t.dtype),
-                         std::vector<int64_t>(t.shape, t.shape + t.rank), state_.data() + t.offset,
-                         size_t(t.size_bytes)});
+    if (!inFiles(t, checkpoint))
+      continue;
+    const uint8_t *bytes = state_.data() + t.offset;
+    if (!filterSetOf_.empty() && filterSetOf_[size_t(i)] >= 0) {
+      plainCopies.emplace_back(size_t(t.size_bytes));
+      readState(i, plainCopies.back().data());
+      bytes = plainCopies.back().data();
+    }
+    tensors.push_back({t.name, tcc_dtype(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.rank),
+                       bytes, size_t(t.size_bytes)});
   }
   if (zero_ && checkpoint)
     for (SafetensorsTensor &t : zero_->checkpointTensors())
@@ -570,7 +671,8 @@ int32_t Session::findParam(const char *name) const {
 
 void Session::setParam(const char *name, int32_t dtype, int32_t rank, const int64_t *shape,
                        const void *data, size_t size) {
-  const tcc_abi_tensor &t = artifact_->tensor(findParam(name));
+  int32_t index = findParam(name);
+  const tcc_abi_tensor &t = artifact_->tensor(index);
   std::string where = "parameter '" + std::string(name) + "' of " + artifact_->path();
   checkTensorData(t, where, dtype, rank, shape, data, size);
   if (size == 0)
@@ -580,14 +682,15 @@ void Session::setParam(const char *name, int32_t dtype, int32_t rank, const int6
   // A pending run must finish first: it may still update the parameter.
   if (device_)
     finishRun();
-  std::memcpy(state_.data() + t.offset, data, size);
+  writeState(index, data);
   derivedStale_ = true;
   if (device_) // synchronous from page-locked memory: the next run sees it
     uploadState(size_t(t.offset), size, where + ": uploading it");
 }
 
 void Session::getParam(const char *name, void *dst, size_t size) {
-  const tcc_abi_tensor &t = artifact_->tensor(findParam(name));
+  int32_t index = findParam(name);
+  const tcc_abi_tensor &t = artifact_->tensor(index);
   std::string where = "parameter '" + std::string(name) + "' of " + artifact_->path();
   if (size != size_t(t.size_bytes))
     fail(TCC_ERROR_INVALID_ARGUMENT, where + " has " + std::to_string(t.size_bytes) +
@@ -597,7 +700,7 @@ void Session::getParam(const char *name, void *dst, size_t size) {
   if (size == 0)
     return;
   downloadState(); // the device's latest values, when a run changed them
-  std::memcpy(dst, state_.data() + t.offset, size);
+  readState(index, dst);
 }
 
 void Session::run(const char *entryName) {

@@ -166,6 +166,16 @@ private:
   /// The CPU regions (arena with the oneDNN scratchpad at its tail, state)
   /// and the runtime's library_call.
   void allocateHostRegions(size_t alignment);
+  /// The artifact's tcc-filter-layouts sets (abi.h), unless its step
+  /// exchanges state between ranks: each set's call rows and, in
+  /// FILTER_TENSORS, its state tensors.
+  std::vector<std::vector<int32_t>> readFilterSets(
+      std::vector<std::vector<int32_t>> *filterTensors) const;
+  /// State tensor INDEX from plain bytes at FROM (its size) into the state
+  /// region, in the layout the session keeps it in.
+  void writeState(int32_t index, const void *from);
+  /// State tensor INDEX in plain layout into TO (its size).
+  void readState(int32_t index, void *to);
   /// Copies bytes [OFFSET, OFFSET + SIZE) of the host state mirror to the
   /// device (WHAT names it in errors).
   void uploadState(size_t offset, size_t size, const std::string &what);
@@ -174,6 +184,9 @@ private:
   /// The artifact's library calls (null without any); their scratchpad is
   /// the arena's tail, past the planned buffers.
   std::unique_ptr<LibraryCalls> libraryCalls_;
+  /// Each tensor's filter set that the library calls keep in their
+  /// layout (tcc-filter-layouts), or -1: plain.
+  std::vector<int32_t> filterSetOf_;
   /// The artifact's collectives (null without any) and the communicator.
   std::unique_ptr<Collectives> collectives_;
   Communicator *communicator_ = nullptr;

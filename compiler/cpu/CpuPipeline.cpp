@@ -122,8 +122,12 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // parallel dimensions of each op large enough to pay for a fork; the
   // thread count is the runtime's (omp_set_num_threads per session).
   // The runtime argument, and the library calls as calls of the runtime.
-  if (!options.device)
+  // Convolution filters the runtime may keep in its library's layout
+  // (their optimizer state and 16-bit copies with them).
+  if (!options.device) {
+    pm.addPass(tcc::createFilterLayoutsPass());
     pm.addPass(tcc::createLowerLibraryCallsPass());
+  }
   tcc::LinalgToCpuLoopsPassOptions toLoops;
   toLoops.vectorBits = options.vectorBits;
   pm.addNestedPass<func::FuncOp>(tcc::createLinalgToCpuLoopsPass(toLoops));

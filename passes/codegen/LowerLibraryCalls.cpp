@@ -22,6 +22,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <cstddef>
+#include <map>
 
 #define DEBUG_TYPE "tcc-lower-library-calls"
 
@@ -69,6 +70,8 @@ struct LowerLibraryCallsPass
         llvm::append_range(tables[k], existing);
     // A collective START's id (tcc-schedule-collectives) -> its table row.
     DenseMap<int64_t, int64_t> startRows;
+    // tcc-filter-layouts: each set's calls, by their rows.
+    std::map<int64_t, SmallVector<int64_t>> filterLayoutRows;
 
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
@@ -129,6 +132,11 @@ struct LowerLibraryCallsPass
             row.push_back(b.getNamedAttr("params", b.getDenseI64ArrayAttr({it->second})));
             continue;
           }
+          if (a.getName() == tcc::attr::filterLayout) {
+            filterLayoutRows[cast<IntegerAttr>(a.getValue()).getInt()].push_back(
+                int64_t(table.size()));
+            continue;
+          }
           row.push_back(a);
         }
         row.push_back(b.getNamedAttr("operands", b.getI32IntegerAttr(c.getNumOperands())));
@@ -149,6 +157,38 @@ struct LowerLibraryCallsPass
     for (auto [k, f] : llvm::enumerate(kFamilies))
       if (!tables[k].empty())
         module->setAttr(f.table, ArrayAttr::get(ctx, tables[k]));
+    if (failed(writeFilterLayouts(module, filterLayoutRows)))
+      return signalPassFailure();
+  }
+
+  /// The descriptor's metadata of tcc-filter-layouts' sets (abi.h's
+  /// TCC_METADATA_FILTER_LAYOUT_PREFIX): each set's rows and state tensors.
+  LogicalResult writeFilterLayouts(ModuleOp module,
+                                   const std::map<int64_t, SmallVector<int64_t>> &rows) {
+    auto sets = module->getAttrOfType<ArrayAttr>(tcc::attr::filterLayouts);
+    if (!sets)
+      return success();
+    module->removeAttr(tcc::attr::filterLayouts);
+    MLIRContext *ctx = module.getContext();
+    NamedAttrList metadata;
+    if (auto existing = module->getAttrOfType<DictionaryAttr>(tcc::attr::metadata))
+      metadata.append(existing.getValue());
+    for (auto [k, set] : llvm::enumerate(sets)) {
+      auto it = rows.find(int64_t(k));
+      auto names = dyn_cast<ArrayAttr>(set);
+      if (it == rows.end() || !names)
+        return module.emitError("tcc.filter_layouts set ") << k << " has no calls or no tensors";
+      std::string calls, tensors;
+      for (int64_t row : it->second)
+        calls += (calls.empty() ? "" : ",") + std::to_string(row);
+      for (Attribute name : names)
+        tensors += (tensors.empty() ? "" : ";") + cast<StringAttr>(name).getValue().str();
+      std::string key = TCC_METADATA_FILTER_LAYOUT_PREFIX + std::to_string(k);
+      metadata.set(key + ".calls", StringAttr::get(ctx, calls));
+      metadata.set(key + ".tensors", StringAttr::get(ctx, tensors));
+    }
+    module->setAttr(tcc::attr::metadata, metadata.getDictionary(ctx));
+    return success();
   }
 };
 

@@ -16,6 +16,9 @@
 #include "runtime/error.h"
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -255,6 +258,13 @@ constexpr double kSerialFlops = 4.0e6;
 /// copied into plain layout first (see the MATMUL case).
 constexpr int64_t kTransposeCopyElements = 1 << 16;
 
+/// The layout (its data type replaced per tensor) and the filter's
+/// dimensions of a kept filter set.
+struct LibraryCalls::FilterLayout {
+  dnnl_memory_desc_t md;
+  std::vector<dnnl_dim_t> dims;
+};
+
 struct LibraryCalls::Call {
   std::vector<Step> steps;
   std::string implementation;
@@ -420,7 +430,7 @@ public:
   /// other a blocked layout of a primitive) that a reorder of a filter W
   /// larger than 1x1 goes through, where oneDNN 2.6's direct reorder reads
   /// or writes OIHW in runs of KW elements and a route is several times
-  /// faster (docs/cpu-codegen.md "Filters are reordered every step"):
+  /// faster (docs/cpu-codegen.md "Filters kept in the library's layout across steps"):
   /// - into a 16-bit layout whose innermost block pairs input channels (the
   ///   16-bit kernels' "2b" blocks): through OHWI;
   /// - out of an f32 layout whose innermost block is 16 output channels:
@@ -492,7 +502,14 @@ dnnl_data_type_t dnnlType(int32_t dtype) {
 /// inputs' type) is oneDNN's 16-bit primitive when NATIVE; else WIDENED: the
 /// f32 primitive, whose reorders in convert the inputs to f32 (exact) and
 /// whose reorder out rounds a 16-bit output once (to nearest even).
-void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
+/// FILTER_LAYOUT, when given, is the layout the filter operand (the output
+/// of a CONV2D_BACKWARD_WEIGHTS) is kept in instead of plain OIHW (its
+/// blocking; the data type is the operand's): tcc-filter-layouts' set of
+/// the call. FILTER_CHOSEN, when given, receives the layout the primitive
+/// reads or writes the filter in.
+void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native,
+                    const dnnl_memory_desc_t *filterLayout = nullptr,
+                    dnnl_memory_desc_t *filterChosen = nullptr) {
   const Api &a = b.a;
   const int64_t *p = c.params;
   const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(libraryCallOutputDtype(c));
@@ -591,8 +608,15 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native) 
   Binding at[3];
   for (int k = 0; k < 3; ++k) {
     const std::vector<dnnl_dim_t> &d = *dims[order[k]];
-    plainMd[k] = b.plain(d, denseStrides(d), plainType[k]);
+    if (order[k] == kW && filterLayout) {
+      plainMd[k] = *filterLayout;
+      plainMd[k].data_type = plainType[k];
+    } else {
+      plainMd[k] = b.plain(d, denseStrides(d), plainType[k]);
+    }
     chosen[k] = *a.dnnl_primitive_desc_query_md(pd, queries[k], 0);
+    if (order[k] == kW && filterChosen)
+      *filterChosen = chosen[k];
     bool viaScratch = !a.dnnl_memory_desc_equal(&chosen[k], &plainMd[k]) ||
                       (k == 2 && accumulate && !forward);
     if (!viaScratch) {
@@ -612,12 +636,12 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native) 
   std::vector<int> copiedIn = {0, 1};
   if (forward && accumulate)
     copiedIn.push_back(2);
-  // Operand K's reorder; the filter's may take a route (a grouped filter,
-  // 5-D, never does).
+  // Operand K's reorder; a plain filter's may take a route (a grouped
+  // filter, 5-D, never does).
   bool routed = false;
   auto reorder = [&](int k, const dnnl_memory_desc_t &from, Binding fromAt,
                      const dnnl_memory_desc_t &to, Binding toAt, bool sum) {
-    if (order[k] == kW)
+    if (order[k] == kW && !filterLayout)
       routed |= b.addFilterReorder(w, from, fromAt, to, toAt, reorderScratch, sum);
     else
       b.addReorder(from, fromAt, to, toAt, reorderScratch, sum);
@@ -630,6 +654,38 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native) 
     reorder(2, chosen[2], at[2], plainMd[2], plainAt[2], accumulate && !forward);
   if (routed)
     b.call->implementation += " (filter reordered in two steps)";
+  if (filterLayout) {
+    int k = order[0] == kW ? 0 : order[1] == kW ? 1 : 2;
+    b.call->implementation += a.dnnl_memory_desc_equal(&chosen[k], &plainMd[k])
+                                  ? " (filter in its layout)"
+                                  : " (filter reordered from its set's layout)";
+  }
+}
+
+/// Whether call C runs on the calling thread alone (kSerialFlops).
+bool serialCall(const tcc_abi_library_call &c) {
+  const int64_t *p = c.params;
+  double flops = c.kind == TCC_LIBRARY_CALL_MATMUL
+                     ? 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3])
+                     : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *
+                           double(p[1]) * double(p[5]) * double(p[6]) / double(convGroups(c));
+  return flops < kSerialFlops;
+}
+
+/// Whether MD, a primitive's filter layout, can hold a set of
+/// tcc-filter-layouts: blocked without padding (every buffer of the set
+/// is the filter's size) and not the plain one.
+bool keepableFilterLayout(const Api &a, const dnnl_memory_desc_t &md,
+                          const dnnl_memory_desc_t &plain) {
+  dnnl_memory_desc_t asPlainType = md;
+  asPlainType.data_type = plain.data_type;
+  if (md.format_kind != dnnl_blocked || md.offset0 != 0 || md.extra.flags != 0 ||
+      a.dnnl_memory_desc_equal(&asPlainType, &plain))
+    return false;
+  for (int i = 0; i < md.ndims; ++i)
+    if (md.padded_dims[i] != md.dims[i] || md.padded_offsets[i] != 0)
+      return false;
+  return true;
 }
 
 
@@ -766,6 +822,124 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
     b.addReorder(md[2], {0, -1, dst.scratchOffset, nullptr}, result, {0, 2, 0, nullptr}, copies);
 }
 
+/// A blocked layout's name as oneDNN spells its format tags: the
+/// dimensions (a, b, ... ) from the outermost, capitals for the blocked
+/// ones, then the inner blocks ("ABcd16b16a").
+std::string layoutName(const dnnl_memory_desc_t &md) {
+  const auto &blocking = md.format_desc.blocking;
+  std::vector<int> order(size_t(md.ndims));
+  for (int i = 0; i < md.ndims; ++i)
+    order[size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return blocking.strides[x] > blocking.strides[y]; });
+  std::string name;
+  for (int i : order) {
+    bool blocked = false;
+    for (int k = 0; k < blocking.inner_nblks; ++k)
+      blocked |= blocking.inner_idxs[k] == i;
+    name += char((blocked ? 'A' : 'a') + i);
+  }
+  for (int k = 0; k < blocking.inner_nblks; ++k)
+    name += std::to_string(blocking.inner_blks[k]) + char('a' + blocking.inner_idxs[k]);
+  return name;
+}
+
+/// A filter set's layout replaces an earlier candidate only when its
+/// reorders take less than this part of the earlier one's time.
+constexpr double kFilterLayoutMargin = 0.9;
+
+/// How a convolution call of a filter set uses the set's buffer: the
+/// layout its primitive reads the filter in (writes, OUT: a weight
+/// gradient) and the buffer's type.
+struct FilterUse {
+  dnnl_memory_desc_t layout;
+  dnnl_data_type_t type;
+  bool out = false;
+};
+
+/// The layout a filter set of filter dimensions DIMS keeps its buffers in
+/// (nullopt: plain OIHW): of plain and the keepable layouts its calls USES
+/// read or write (in that order), the one whose reorders per run of every
+/// call take least time, measured on this CPU (a reorder is a permutation:
+/// the choice changes no result, only time).
+std::optional<dnnl_memory_desc_t> cheapestFilterLayout(const Api &a,
+                                                       const std::vector<dnnl_dim_t> &dims,
+                                                       const std::vector<FilterUse> &uses) {
+  CallBuilder b(a, -1, "filter layouts");
+  std::vector<dnnl_memory_desc_t> candidates = {b.plain(dims, denseStrides(dims))};
+  auto sameBlocking = [&](dnnl_memory_desc_t x, dnnl_memory_desc_t y) {
+    x.data_type = y.data_type = dnnl_f32;
+    return a.dnnl_memory_desc_equal(&x, &y) != 0;
+  };
+  for (const FilterUse &use : uses)
+    if (keepableFilterLayout(a, use.layout, candidates[0]) &&
+        std::none_of(candidates.begin(), candidates.end(),
+                     [&](const dnnl_memory_desc_t &c) { return sameBlocking(c, use.layout); }))
+      candidates.push_back(use.layout);
+  if (candidates.size() == 1)
+    return std::nullopt;
+  // Buffers for the largest of the layouts (a call's may be padded).
+  size_t bytes = a.dnnl_memory_desc_get_size(&candidates[0]);
+  for (const FilterUse &use : uses)
+    bytes = std::max(bytes, a.dnnl_memory_desc_get_size(&use.layout));
+  std::vector<uint8_t> from(bytes), to(bytes);
+  dnnl_stream_t stream = nullptr;
+  b.check(a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), "stream creation");
+  // The fastest of three runs of a reorder (after one to warm up).
+  auto timeReorder = [&](const dnnl_memory_desc_t &src, const dnnl_memory_desc_t &dst) {
+    if (a.dnnl_memory_desc_equal(&src, &dst))
+      return 0.0;
+    dnnl_primitive_desc_t pd = nullptr;
+    dnnl_primitive_t reorder = nullptr;
+    dnnl_memory_t in = nullptr, out = nullptr;
+    dnnl_status_t status =
+        a.dnnl_reorder_primitive_desc_create(&pd, &src, a.engine, &dst, a.engine, nullptr);
+    if (status == dnnl_success) {
+      status = a.dnnl_primitive_create(&reorder, pd);
+      a.dnnl_primitive_desc_destroy(pd);
+    }
+    if (status == dnnl_success)
+      status = a.dnnl_memory_create(&in, &src, a.engine, from.data());
+    if (status == dnnl_success)
+      status = a.dnnl_memory_create(&out, &dst, a.engine, to.data());
+    double best = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < 4 && status == dnnl_success; ++run) {
+      dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}};
+      auto start = std::chrono::steady_clock::now();
+      status = a.dnnl_primitive_execute(reorder, stream, 2, args);
+      if (status == dnnl_success)
+        status = a.dnnl_stream_wait(stream);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (run > 0)
+        best = std::min(best, seconds);
+    }
+    for (dnnl_memory_t m : {in, out})
+      if (m)
+        a.dnnl_memory_destroy(m);
+    if (reorder)
+      a.dnnl_primitive_destroy(reorder);
+    return status == dnnl_success ? best : std::numeric_limits<double>::infinity();
+  };
+  size_t best = 0;
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    double cost = 0;
+    for (const FilterUse &use : uses) {
+      dnnl_memory_desc_t kept = candidates[k];
+      kept.data_type = use.type;
+      cost += use.out ? timeReorder(use.layout, kept) : timeReorder(kept, use.layout);
+    }
+    // A later candidate must be clearly faster: timings of reorders of
+    // similar cost would otherwise pick among them by noise.
+    if (cost < kFilterLayoutMargin * bestCost)
+      best = k, bestCost = cost;
+  }
+  a.dnnl_stream_destroy(stream);
+  if (best == 0)
+    return std::nullopt;
+  return candidates[best];
+}
+
 } // namespace
 
 bool nativeSixteenBitCalls(int32_t dtype, SixteenBitCalls mode) {
@@ -805,7 +979,8 @@ std::string sixteenBitCallsIsa() {
 
 LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                            const std::string &what, MatmulLibrary matmuls,
-                           SixteenBitCalls sixteenBit, LibraryMath math)
+                           SixteenBitCalls sixteenBit, LibraryMath math,
+                           const std::vector<std::vector<int32_t>> &filterSets)
     : what_(what) {
   // BLAS is loaded only when a session has an f32 matmul call (blasPrefers
   // asks which library it is).
@@ -822,6 +997,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
   if (matmuls == MatmulLibrary::Blas && wantBlas && !blasLibrary)
     fail(TCC_ERROR_UNSUPPORTED, what + ": no BLAS could be loaded (Debian: apt-get install "
                                        "libopenblas0-openmp; TCC_BLAS_LIBRARY names another)");
+  std::vector<int> setOfCall = chooseFilterLayouts(calls, count, filterSets, sixteenBit);
   for (int32_t i = 0; i < count; ++i) {
     const tcc_abi_library_call &c = calls[i];
     const int64_t *p = c.params;
@@ -829,11 +1005,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
       fail(TCC_ERROR_UNSUPPORTED, what + ": library call #" + std::to_string(i) +
                                       ": TF32 math is a GPU mode (tensor cores); the CPU runs "
                                       "fp32 only");
-    double flops = c.kind == TCC_LIBRARY_CALL_MATMUL
-                       ? 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3])
-                       : 2.0 * double(p[0]) * double(p[4]) * double(p[7]) * double(p[8]) *
-                             double(p[1]) * double(p[5]) * double(p[6]) / double(convGroups(c));
-    bool serial = flops < kSerialFlops;
+    bool serial = serialCall(c);
     if (blasLibrary && onBlas(c)) {
       auto call = std::make_unique<Call>();
       call->serial = serial;
@@ -846,19 +1018,16 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     }
     // oneDNN, loaded and given a stream by the first call that needs it.
     const Api &a = api();
-    if (!stream_) {
-      dnnl_stream_t stream = nullptr;
-      CallBuilder(a, -1, what).check(
-          a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), "stream creation");
-      stream_ = stream;
-    }
+    createStream();
     CallBuilder b(a, i, what);
     b.call->serial = serial;
     ParallelThreadsScope scope(b.call->serial ? 1 : 0);
     if (c.kind == TCC_LIBRARY_CALL_MATMUL)
       addMatmul(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit));
     else
-      addConvolution(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit));
+      addConvolution(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit),
+                     setOfCall[size_t(i)] >= 0 ? &filterLayouts_[size_t(setOfCall[size_t(i)])]->md
+                                               : nullptr);
     scratchpadSize_ = std::max(scratchpadSize_, b.call->scratchBytes);
     calls_.push_back(std::move(b.call));
   }
@@ -874,6 +1043,132 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
                  matmulCalls,
                  blasLibrary ? blasLibrary->file.c_str() : noneLoaded ? "none loaded" : "none needed");
   }
+}
+
+void LibraryCalls::createStream() {
+  if (stream_)
+    return;
+  const Api &a = api();
+  dnnl_stream_t stream = nullptr;
+  CallBuilder(a, -1, what_).check(
+      a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), "stream creation");
+  stream_ = stream;
+}
+
+std::vector<int> LibraryCalls::chooseFilterLayouts(const tcc_abi_library_call *calls,
+                                                   int32_t count,
+                                                   const std::vector<std::vector<int32_t>> &sets,
+                                                   SixteenBitCalls sixteenBit) {
+  std::vector<int> setOfCall(size_t(count), -1);
+  filterLayouts_.clear();
+  filterLayouts_.resize(sets.size());
+  const char *env = std::getenv("TCC_FILTER_LAYOUTS");
+  std::string choice = env ? env : "";
+  if (!choice.empty() && choice != "plain" && choice != "kept" && choice != "report")
+    fail(TCC_ERROR_INVALID_ARGUMENT,
+         "TCC_FILTER_LAYOUTS is '" + choice + "'; expected kept, plain or report");
+  if (choice == "plain")
+    return setOfCall;
+  for (size_t s = 0; s < sets.size(); ++s) {
+    // Checked first: every call a one-group convolution of one filter
+    // shape, in no other set.
+    std::string where = what_ + ": filter layout set " + std::to_string(s);
+    const tcc_abi_library_call *forward = nullptr;
+    std::vector<dnnl_dim_t> dims;
+    for (int32_t row : sets[s]) {
+      if (row < 0 || row >= count || !isConvolution(calls[row].kind) ||
+          convGroups(calls[row]) != 1 || setOfCall[size_t(row)] >= 0)
+        fail(TCC_ERROR_FORMAT, where + ": library call #" + std::to_string(row) +
+                                   " is not a one-group convolution of this set alone");
+      const int64_t *p = calls[row].params;
+      std::vector<dnnl_dim_t> w = {p[4], p[1], p[5], p[6]};
+      if (!dims.empty() && w != dims)
+        fail(TCC_ERROR_FORMAT, where + ": its calls' filters differ in shape");
+      dims = w;
+      setOfCall[size_t(row)] = int(s);
+      if (!forward && calls[row].kind == TCC_LIBRARY_CALL_CONV2D)
+        forward = &calls[row];
+    }
+    if (!forward)
+      continue;
+    // The layouts the set's calls read (write, for a weight gradient) the
+    // filter in, each in the type of the set's buffer it reads or writes.
+    const Api &a = api();
+    createStream();
+    std::vector<FilterUse> uses;
+    for (int32_t row : sets[s]) {
+      const tcc_abi_library_call &c = calls[row];
+      CallBuilder b(a, row, what_);
+      FilterUse use;
+      use.out = c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS;
+      use.type = dnnlType(use.out ? libraryCallOutputDtype(c) : c.dtype);
+      ParallelThreadsScope scope(serialCall(c) ? 1 : 0);
+      addConvolution(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit), nullptr, &use.layout);
+      uses.push_back(use);
+    }
+    if (std::optional<dnnl_memory_desc_t> kept = cheapestFilterLayout(a, dims, uses))
+      filterLayouts_[s] = std::make_unique<FilterLayout>(FilterLayout{*kept, dims});
+  }
+  for (int &set : setOfCall)
+    if (set >= 0 && !filterLayouts_[size_t(set)])
+      set = -1;
+  if (choice == "report")
+    for (size_t s = 0; s < sets.size(); ++s) {
+      std::string dims;
+      for (int row : sets[s]) {
+        const int64_t *p = calls[row].params;
+        dims = std::to_string(p[4]) + "x" + std::to_string(p[1]) + "x" + std::to_string(p[5]) +
+               "x" + std::to_string(p[6]);
+      }
+      std::fprintf(stderr, "tcc: %s: filter set %zu (%s, %zu calls): %s\n", what_.c_str(), s,
+                   dims.c_str(), sets[s].size(),
+                   filterLayouts_[s] ? ("kept in " + layoutName(filterLayouts_[s]->md)).c_str()
+                                     : "plain");
+    }
+  return setOfCall;
+}
+
+bool LibraryCalls::keepsFilterLayout(size_t set) const {
+  return set < filterLayouts_.size() && filterLayouts_[set] != nullptr;
+}
+
+int64_t LibraryCalls::filterElements(size_t set) const {
+  const FilterLayout &f = *filterLayouts_.at(set);
+  return f.dims[0] * f.dims[1] * f.dims[2] * f.dims[3];
+}
+
+void LibraryCalls::convertFilter(size_t set, int32_t dtype, const void *from, void *to,
+                                 bool toLayout) {
+  const FilterLayout &f = *filterLayouts_.at(set);
+  const Api &a = api();
+  CallBuilder b(a, -1, what_);
+  dnnl_memory_desc_t layout = f.md;
+  layout.data_type = dnnlType(dtype);
+  dnnl_memory_desc_t plain = b.plain(f.dims, denseStrides(f.dims), layout.data_type);
+  const dnnl_memory_desc_t &src = toLayout ? plain : layout, &dst = toLayout ? layout : plain;
+  dnnl_primitive_desc_t pd = nullptr;
+  b.check(a.dnnl_reorder_primitive_desc_create(&pd, &src, a.engine, &dst, a.engine, nullptr),
+          "filter layout reorder");
+  dnnl_primitive_t reorder = nullptr;
+  dnnl_status_t status = a.dnnl_primitive_create(&reorder, pd);
+  a.dnnl_primitive_desc_destroy(pd);
+  b.check(status, "filter layout reorder");
+  dnnl_memory_t in = nullptr, out = nullptr;
+  status = a.dnnl_memory_create(&in, &src, a.engine, const_cast<void *>(from));
+  if (status == dnnl_success)
+    status = a.dnnl_memory_create(&out, &dst, a.engine, to);
+  if (status == dnnl_success) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}};
+    status = a.dnnl_primitive_execute(reorder, static_cast<dnnl_stream_t>(stream_), 2, args);
+    if (status == dnnl_success)
+      status = a.dnnl_stream_wait(static_cast<dnnl_stream_t>(stream_));
+  }
+  if (in)
+    a.dnnl_memory_destroy(in);
+  if (out)
+    a.dnnl_memory_destroy(out);
+  a.dnnl_primitive_destroy(reorder);
+  b.check(status, "filter layout reorder");
 }
 
 LibraryCalls::~LibraryCalls() {

@@ -82,10 +82,19 @@ public:
   /// for MatmulLibrary::Blas, a BLAS) cannot be loaded or refuses a call
   /// (a TF32 one unless MATH says otherwise), naming WHAT (the artifact)
   /// and the call.
+  ///
+  /// FILTER_SETS are tcc-filter-layouts' sets (abi.h's
+  /// TCC_METADATA_FILTER_LAYOUT_PREFIX), each the rows of its convolution
+  /// calls: a set whose first forward call's primitive reads the filter in
+  /// a blocked layout without padding keeps its buffers in that layout
+  /// (its calls read and write them so), unless TCC_FILTER_LAYOUTS is
+  /// "plain"; the session converts the set's tensors where they enter and
+  /// leave (convertFilter).
   LibraryCalls(const tcc_abi_library_call *calls, int32_t count, const std::string &what,
                MatmulLibrary matmuls = MatmulLibrary::Auto,
                SixteenBitCalls sixteenBit = SixteenBitCalls::Auto,
-               LibraryMath math = LibraryMath::RefuseTf32);
+               LibraryMath math = LibraryMath::RefuseTf32,
+               const std::vector<std::vector<int32_t>> &filterSets = {});
   ~LibraryCalls();
   LibraryCalls(const LibraryCalls &) = delete;
   LibraryCalls &operator=(const LibraryCalls &) = delete;
@@ -108,7 +117,25 @@ public:
   /// One call's primitives (reorders and the computation); opaque.
   struct Call;
 
+  /// Whether filter set SET keeps its buffers in a library layout.
+  bool keepsFilterLayout(size_t set) const;
+  /// The element count of a kept set's buffers (its filter's).
+  int64_t filterElements(size_t set) const;
+  /// Copies a tensor of kept set SET (DTYPE: f32, bf16 or f16; the
+  /// filter's element count) from FROM to TO, from plain OIHW into the
+  /// set's layout (TO_LAYOUT) or back. FROM and TO do not overlap.
+  void convertFilter(size_t set, int32_t dtype, const void *from, void *to, bool toLayout);
+
 private:
+  /// A kept set's layout and its filter's dimensions; opaque.
+  struct FilterLayout;
+  void createStream();
+  /// Decides each filter set's layout; returns each call's set, or -1.
+  std::vector<int> chooseFilterLayouts(const tcc_abi_library_call *calls, int32_t count,
+                                       const std::vector<std::vector<int32_t>> &sets,
+                                       SixteenBitCalls sixteenBit);
+
+  std::vector<std::unique_ptr<FilterLayout>> filterLayouts_; ///< null: plain
   std::vector<std::unique_ptr<Call>> calls_;
   void *stream_ = nullptr;
   void *scratchpad_ = nullptr;

@@ -448,6 +448,19 @@ typedef tcc_abi_library_call tcc_abi_collective;
 #define TCC_METADATA_ZERO_PARAMS "zero.params"
 #define TCC_METADATA_ZERO_STATE "zero.state"
 #define TCC_METADATA_STATE_FINGERPRINT "state_fingerprint"
+/** Convolution filters the runtime may keep in its library's layout
+ *  (tcc-filter-layouts, docs/cpu-codegen.md): for each set K = 0, 1, ...,
+ *  FILTER_LAYOUT_PREFIX + K + ".calls" = the rows of the library-call
+ *  table (comma-separated) whose filter operand (the output of a
+ *  CONV2D_BACKWARD_WEIGHTS) is one of the set's buffers, and
+ *  FILTER_LAYOUT_PREFIX + K + ".tensors" = the set's state-region tensors
+ *  (parameters, gradient accumulators, optimizer state, 16-bit copies),
+ *  separated by ';'. Every other access of those buffers in the entries
+ *  is elementwise, or a sum over all elements, so a runtime may store all
+ *  of them permuted into one layout of the calls' filter shape without
+ *  padding (converting where tensors enter and leave the session: files,
+ *  get / set), or ignore the keys: plain is always correct. */
+#define TCC_METADATA_FILTER_LAYOUT_PREFIX "filter_layout."
 /** The ZeRO-1 entry point: the optimizer update of one chunk of S flat
  *  elements. Inputs ZERO_PARAM (the chunk's parameters), ZERO_GRAD (its
  *  gradient, averaged over the ranks), "zero" + each ZERO_STATE suffix (its

@@ -23,6 +23,7 @@
 #include <functional>
 #include <gtest/gtest.h>
 #include <random>
+#include <set>
 #include <vector>
 
 using namespace tcc::rt;
@@ -510,6 +511,87 @@ TEST(OneDnnTest, SixteenBitConvolutions) {
                                });
         }
       }
+}
+
+// Tests a filter set (tcc-filter-layouts): a forward, a data-gradient and
+// an accumulating weight-gradient call of one 64x64x3x3 filter on 5x5 maps,
+// in f32 and in bf16 (native where the CPU has it, else widened), once with
+// the filter plain and once kept in the set's layout. Oracle: the plain
+// calls; a reorder is a permutation, so the kept calls must give the same
+// bits (the weight gradient read back through convertFilter), and
+// convertFilter must round-trip a filter exactly. On a CPU with AVX2 or
+// AVX-512 oneDNN reads these filters blocked, so the set must be kept.
+TEST(OneDnnTest, FilterLayoutSets) {
+  // N C H W F KH KW OH OW sh sw dh dw pt pl pb pr acc groups math out
+  std::vector<int64_t> p = {2, 64, 5, 5, 64, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1,
+                            TCC_LIBRARY_MATH_EXACT, TCC_DTYPE_F32};
+  std::vector<int64_t> acc = p;
+  acc[17] = 1;
+  for (int32_t dtype : {int32_t(TCC_DTYPE_F32), int32_t(TCC_DTYPE_BF16)}) {
+    std::vector<int64_t> fp = p, fa = acc;
+    fp.back() = fa.back() = dtype;
+    std::vector<tcc_abi_library_call> calls = {
+        {TCC_LIBRARY_CALL_CONV2D, dtype, int32_t(fp.size()), 3, fp.data()},
+        {TCC_LIBRARY_CALL_CONV2D_BACKWARD_DATA, dtype, int32_t(fp.size()), 3, fp.data()},
+        {TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS, dtype, int32_t(fa.size()), 3, fa.data()}};
+    std::unique_ptr<LibraryCalls> plain = create(calls);
+    if (!plain)
+      GTEST_SKIP() << "oneDNN cannot be loaded";
+    LibraryCalls kept(calls.data(), int32_t(calls.size()), "test", MatmulLibrary::OneDnn,
+                      SixteenBitCalls::Auto, LibraryMath::RefuseTf32, {{0, 1, 2}});
+    std::string what = dtype == TCC_DTYPE_F32 ? "f32" : "bf16";
+    const std::set<std::string> &features = hostCpuFeatures();
+    if (!features.count("avx2") && !features.count("avx512f")) {
+      EXPECT_FALSE(kept.keepsFilterLayout(0)) << what << ": no blocked filters without AVX2";
+      continue;
+    }
+    ASSERT_TRUE(kept.keepsFilterLayout(0)) << what;
+    ASSERT_EQ(kept.filterElements(0), 64 * 64 * 9);
+    for (const std::string &impl : kept.implementations())
+      EXPECT_NE(impl.find("(filter"), std::string::npos) << what << ": " << impl;
+    std::vector<uint8_t> scratchPlain(plain->scratchpadSize() + 64),
+        scratchKept(kept.scratchpadSize() + 64);
+    plain->setScratchpad(scratchPlain.data());
+    kept.setScratchpad(scratchKept.data());
+    std::mt19937_64 rng(23);
+    size_t size = tcc::testing::elementSize(dtype);
+    auto random = [&](size_t n, int32_t type) {
+      std::vector<float> v = randomVector(n, rng);
+      return roundTo(v, type);
+    };
+    std::vector<uint8_t> x = random(2 * 64 * 25, dtype), dy = random(2 * 64 * 25, dtype),
+                         w = random(64 * 64 * 9, dtype);
+    // The filter in the set's layout, and back.
+    std::vector<uint8_t> wKept(w.size()), wBack(w.size());
+    kept.convertFilter(0, dtype, w.data(), wKept.data(), true);
+    kept.convertFilter(0, dtype, wKept.data(), wBack.data(), false);
+    EXPECT_EQ(wBack, w) << what << ": the round trip";
+    EXPECT_NE(wKept, w) << what << ": the layout is a permutation of the plain one";
+    // Forward and data gradient.
+    for (int call : {0, 1}) {
+      std::vector<uint8_t> outPlain(2 * 64 * 25 * size), outKept(outPlain.size());
+      void *plainOperands[] = {call == 0 ? x.data() : dy.data(), w.data(), outPlain.data()};
+      void *keptOperands[] = {call == 0 ? x.data() : dy.data(), wKept.data(), outKept.data()};
+      LibraryCalls::run(plain.get(), call, plainOperands);
+      LibraryCalls::run(&kept, call, keptOperands);
+      ASSERT_EQ(plain->takeError(), "");
+      ASSERT_EQ(kept.takeError(), "");
+      EXPECT_EQ(outKept, outPlain) << what << ", call " << call;
+    }
+    // The weight gradient, added to old contents (f32: the call's output
+    // dtype is the operands' for bf16, so both are DTYPE).
+    std::vector<uint8_t> dwPlain = random(64 * 64 * 9, dtype), dwKept(dwPlain.size()),
+                         dwBack(dwPlain.size());
+    kept.convertFilter(0, dtype, dwPlain.data(), dwKept.data(), true);
+    void *plainOperands[] = {x.data(), dy.data(), dwPlain.data()};
+    void *keptOperands[] = {x.data(), dy.data(), dwKept.data()};
+    LibraryCalls::run(plain.get(), 2, plainOperands);
+    LibraryCalls::run(&kept, 2, keptOperands);
+    ASSERT_EQ(plain->takeError(), "");
+    ASSERT_EQ(kept.takeError(), "");
+    kept.convertFilter(0, dtype, dwKept.data(), dwBack.data(), false);
+    EXPECT_EQ(dwBack, dwPlain) << what << ": the weight gradient";
+  }
 }
 
 // Tests forward depthwise CONV2D calls on zoo mobilenet_v2's own shapes
