@@ -375,3 +375,29 @@ def test_train_for_epochs(sgd, data):
     by_steps = tcc.train(sgd, data, steps=32, lr=0.05, shuffle=False)
     assert by_epochs.steps_done == 32
     assert [h["loss"] for h in by_epochs.history] == [h["loss"] for h in by_steps.history]
+
+
+def test_filter_layouts_keep_parameters_exact(tmp_path, monkeypatch):
+    """A CNN whose filters the runtime keeps in oneDNN's blocked layouts
+    (test/e2e/Inputs/filter_layouts.tcc): set_params / params convert at the
+    edge (a round trip of random values is exact), and a training step gives
+    the same loss and parameters, bit for bit, as with every filter plain."""
+    art = tcc.compile(REPO / "test" / "e2e" / "Inputs" / "filter_layouts.tcc",
+                      tmp_path / "cnn.so", batch=8)
+    rng = np.random.default_rng(5)
+    values = {name: rng.standard_normal(value.shape).astype(value.dtype)
+              for name, value in art.session().params().items()}
+    x = rng.uniform(-1, 1, (8, 192)).astype(np.float32)
+    y = rng.integers(0, 10, 8).astype(np.int64)
+    results = {}
+    for mode in ("plain", "kept"):
+        monkeypatch.setenv("TCC_FILTER_LAYOUTS", mode)
+        s = art.session(threads=1)
+        s.set_params(values)
+        for name, value in s.params().items():
+            np.testing.assert_array_equal(value, values[name], err_msg=f"{mode}: {name}")
+        out = s.run("train_step", x=x, y=y, lr=np.float32(0.01), step=np.float32(1))
+        results[mode] = (float(out["loss"]), s.params())
+    assert results["kept"][0] == results["plain"][0]
+    for name, value in results["plain"][1].items():
+        np.testing.assert_array_equal(results["kept"][1][name], value, err_msg=name)

@@ -16,9 +16,6 @@
 #include "runtime/error.h"
 
 #include <algorithm>
-#include <chrono>
-#include <limits>
-#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -830,8 +827,10 @@ std::string layoutName(const dnnl_memory_desc_t &md) {
   std::vector<int> order(size_t(md.ndims));
   for (int i = 0; i < md.ndims; ++i)
     order[size_t(i)] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int x, int y) { return blocking.strides[x] > blocking.strides[y]; });
+  std::sort(order.begin(), order.end(), [&](int x, int y) {
+    return blocking.strides[x] != blocking.strides[y] ? blocking.strides[x] > blocking.strides[y]
+                                                      : x < y;
+  });
   std::string name;
   for (int i : order) {
     bool blocked = false;
@@ -842,102 +841,6 @@ std::string layoutName(const dnnl_memory_desc_t &md) {
   for (int k = 0; k < blocking.inner_nblks; ++k)
     name += std::to_string(blocking.inner_blks[k]) + char('a' + blocking.inner_idxs[k]);
   return name;
-}
-
-/// A filter set's layout replaces an earlier candidate only when its
-/// reorders take less than this part of the earlier one's time.
-constexpr double kFilterLayoutMargin = 0.9;
-
-/// How a convolution call of a filter set uses the set's buffer: the
-/// layout its primitive reads the filter in (writes, OUT: a weight
-/// gradient) and the buffer's type.
-struct FilterUse {
-  dnnl_memory_desc_t layout;
-  dnnl_data_type_t type;
-  bool out = false;
-};
-
-/// The layout a filter set of filter dimensions DIMS keeps its buffers in
-/// (nullopt: plain OIHW): of plain and the keepable layouts its calls USES
-/// read or write (in that order), the one whose reorders per run of every
-/// call take least time, measured on this CPU (a reorder is a permutation:
-/// the choice changes no result, only time).
-std::optional<dnnl_memory_desc_t> cheapestFilterLayout(const Api &a,
-                                                       const std::vector<dnnl_dim_t> &dims,
-                                                       const std::vector<FilterUse> &uses) {
-  CallBuilder b(a, -1, "filter layouts");
-  std::vector<dnnl_memory_desc_t> candidates = {b.plain(dims, denseStrides(dims))};
-  auto sameBlocking = [&](dnnl_memory_desc_t x, dnnl_memory_desc_t y) {
-    x.data_type = y.data_type = dnnl_f32;
-    return a.dnnl_memory_desc_equal(&x, &y) != 0;
-  };
-  for (const FilterUse &use : uses)
-    if (keepableFilterLayout(a, use.layout, candidates[0]) &&
-        std::none_of(candidates.begin(), candidates.end(),
-                     [&](const dnnl_memory_desc_t &c) { return sameBlocking(c, use.layout); }))
-      candidates.push_back(use.layout);
-  if (candidates.size() == 1)
-    return std::nullopt;
-  // Buffers for the largest of the layouts (a call's may be padded).
-  size_t bytes = a.dnnl_memory_desc_get_size(&candidates[0]);
-  for (const FilterUse &use : uses)
-    bytes = std::max(bytes, a.dnnl_memory_desc_get_size(&use.layout));
-  std::vector<uint8_t> from(bytes), to(bytes);
-  dnnl_stream_t stream = nullptr;
-  b.check(a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), "stream creation");
-  // The fastest of three runs of a reorder (after one to warm up).
-  auto timeReorder = [&](const dnnl_memory_desc_t &src, const dnnl_memory_desc_t &dst) {
-    if (a.dnnl_memory_desc_equal(&src, &dst))
-      return 0.0;
-    dnnl_primitive_desc_t pd = nullptr;
-    dnnl_primitive_t reorder = nullptr;
-    dnnl_memory_t in = nullptr, out = nullptr;
-    dnnl_status_t status =
-        a.dnnl_reorder_primitive_desc_create(&pd, &src, a.engine, &dst, a.engine, nullptr);
-    if (status == dnnl_success) {
-      status = a.dnnl_primitive_create(&reorder, pd);
-      a.dnnl_primitive_desc_destroy(pd);
-    }
-    if (status == dnnl_success)
-      status = a.dnnl_memory_create(&in, &src, a.engine, from.data());
-    if (status == dnnl_success)
-      status = a.dnnl_memory_create(&out, &dst, a.engine, to.data());
-    double best = std::numeric_limits<double>::infinity();
-    for (int run = 0; run < 4 && status == dnnl_success; ++run) {
-      dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}};
-      auto start = std::chrono::steady_clock::now();
-      status = a.dnnl_primitive_execute(reorder, stream, 2, args);
-      if (status == dnnl_success)
-        status = a.dnnl_stream_wait(stream);
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (run > 0)
-        best = std::min(best, seconds);
-    }
-    for (dnnl_memory_t m : {in, out})
-      if (m)
-        a.dnnl_memory_destroy(m);
-    if (reorder)
-      a.dnnl_primitive_destroy(reorder);
-    return status == dnnl_success ? best : std::numeric_limits<double>::infinity();
-  };
-  size_t best = 0;
-  double bestCost = std::numeric_limits<double>::infinity();
-  for (size_t k = 0; k < candidates.size(); ++k) {
-    double cost = 0;
-    for (const FilterUse &use : uses) {
-      dnnl_memory_desc_t kept = candidates[k];
-      kept.data_type = use.type;
-      cost += use.out ? timeReorder(use.layout, kept) : timeReorder(kept, use.layout);
-    }
-    // A later candidate must be clearly faster: timings of reorders of
-    // similar cost would otherwise pick among them by noise.
-    if (cost < kFilterLayoutMargin * bestCost)
-      best = k, bestCost = cost;
-  }
-  a.dnnl_stream_destroy(stream);
-  if (best == 0)
-    return std::nullopt;
-  return candidates[best];
 }
 
 } // namespace
@@ -1091,23 +994,22 @@ std::vector<int> LibraryCalls::chooseFilterLayouts(const tcc_abi_library_call *c
     }
     if (!forward)
       continue;
-    // The layouts the set's calls read (write, for a weight gradient) the
-    // filter in, each in the type of the set's buffer it reads or writes.
+    // The layout the set's first forward call reads the filter in: every
+    // step's forward then reads it as it is. (Timing the candidates per
+    // session picked other layouts by the machine's noise from run to run,
+    // and a gradient norm sums in the layout's order: reruns must give the
+    // same bits.)
     const Api &a = api();
     createStream();
-    std::vector<FilterUse> uses;
-    for (int32_t row : sets[s]) {
-      const tcc_abi_library_call &c = calls[row];
-      CallBuilder b(a, row, what_);
-      FilterUse use;
-      use.out = c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS;
-      use.type = dnnlType(use.out ? libraryCallOutputDtype(c) : c.dtype);
-      ParallelThreadsScope scope(serialCall(c) ? 1 : 0);
-      addConvolution(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit), nullptr, &use.layout);
-      uses.push_back(use);
+    CallBuilder b(a, int32_t(forward - calls), what_);
+    dnnl_memory_desc_t chosen;
+    {
+      ParallelThreadsScope scope(serialCall(*forward) ? 1 : 0);
+      addConvolution(b, *forward, nativeSixteenBitCalls(forward->dtype, sixteenBit), nullptr,
+                     &chosen);
     }
-    if (std::optional<dnnl_memory_desc_t> kept = cheapestFilterLayout(a, dims, uses))
-      filterLayouts_[s] = std::make_unique<FilterLayout>(FilterLayout{*kept, dims});
+    if (keepableFilterLayout(a, chosen, b.plain(dims, denseStrides(dims), chosen.data_type)))
+      filterLayouts_[s] = std::make_unique<FilterLayout>(FilterLayout{chosen, dims});
   }
   for (int &set : setOfCall)
     if (set >= 0 && !filterLayouts_[size_t(set)])
