@@ -252,6 +252,7 @@ std::vector<std::vector<int32_t>> Session::readFilterSets(
   if (numCollectives(d) > 0 || isZeroArtifact(*artifact_))
     return sets;
   const std::string &path = artifact_->path();
+  std::vector<bool> member(size_t(d.num_tensors), false);
   for (size_t k = 0;; ++k) {
     std::string key = TCC_METADATA_FILTER_LAYOUT_PREFIX + std::to_string(k);
     const char *calls = artifact_->metadata((key + ".calls").c_str());
@@ -276,6 +277,9 @@ std::vector<std::vector<int32_t>> Session::readFilterSets(
         index = artifact_->findTensor(name, TCC_ROLE_STATE);
       if (index < 0)
         fail(TCC_ERROR_FORMAT, where + ".tensors: '" + name + "' is no parameter or state tensor");
+      if (member[size_t(index)])
+        fail(TCC_ERROR_FORMAT, where + ".tensors: '" + name + "' is in another set too");
+      member[size_t(index)] = true;
       int32_t dtype = d.tensors[index].dtype;
       if (dtype != TCC_DTYPE_F32 && dtype != TCC_DTYPE_BF16 && dtype != TCC_DTYPE_F16)
         fail(TCC_ERROR_FORMAT, where + ".tensors: '" + name + "' is " + dtypeName(dtype) +

@@ -546,6 +546,18 @@ TEST(OneDnnTest, FilterLayoutSets) {
       continue;
     }
     ASSERT_TRUE(kept.keepsFilterLayout(0)) << what;
+    // A set naming a row that is no convolution, or a row of another set,
+    // is a malformed artifact.
+    for (std::vector<std::vector<int32_t>> bad :
+         {std::vector<std::vector<int32_t>>{{0, 3}}, {{0, 1}, {1, 2}}}) {
+      try {
+        LibraryCalls wrong(calls.data(), int32_t(calls.size()), "test", MatmulLibrary::OneDnn,
+                           SixteenBitCalls::Auto, LibraryMath::RefuseTf32, bad);
+        ADD_FAILURE() << what << ": a malformed set was accepted";
+      } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("filter layout set"), std::string::npos) << e.what();
+      }
+    }
     ASSERT_EQ(kept.filterElements(0), 64 * 64 * 9);
     for (const std::string &impl : kept.implementations())
       EXPECT_NE(impl.find("(filter"), std::string::npos) << what << ": " << impl;
