@@ -517,9 +517,6 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     if (gradAccum < 1)
       return emitError(loc, "--grad-accum must be at least 1, got ")
              << static_cast<int64_t>(gradAccum);
-    if (precision == Precision::FP16 && gradAccum > 1)
-      return emitError(loc, "--precision=fp16 with --grad-accum > 1 is not supported yet "
-                            "(loss scaling covers train_step only)");
     if (!(bucketMb > 0) || !std::isfinite(bucketMb))
       return emitError(loc, "--bucket-mb must be a finite size > 0, got ") << bucketMb;
     if (zero != 0 && zero != 1)
@@ -811,6 +808,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
 
   /// Gradient accumulation: @accumulate_grad, a copy of GRAD, adds a
   /// micro-batch's gradient into NAME.grad_accum (micro-batch 0 overwrites).
+  /// With fp16 loss scaling the gradients are those of the scaled loss, as
+  /// PyTorch's GradScaler accumulates them: train_step adds its own, divides
+  /// the sum by the step's scale and skips the step when any element of it
+  /// is not finite (an overflow in any micro-batch carries into the sum);
+  /// the loss output is unscaled.
   LogicalResult buildAccumulateGrad(func::FuncOp grad, ArrayRef<unsigned> params, Location loc) {
     RankedTensorType scalar = scalarType();
     OpBuilder mb(&getContext());
@@ -823,7 +825,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value micro = e.addArgument(scalar, attr::input, TCC_INPUT_MICRO);
     if (!micro)
       return failure();
-    e.output(ret.getOperand(0), TCC_OUTPUT_LOSS);
+    Value loss = ret.getOperand(0);
     for (auto [k, argIndex] : llvm::enumerate(params)) {
       Value g = ret.getOperand(k + 1);
       auto gt = tensorType(g);
@@ -838,6 +840,15 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       Value first = CompareOp::create(e.b, loc, CmpPredicate::eq, m, splat(e.b, loc, gt, 0.0));
       e.update(SelectOp::create(e.b, loc, first, g, AddOp::create(e.b, loc, buf, g)), name);
     }
+    // After the accumulators, as in train_step: state sits in argument
+    // order, and the scale must have train_step's slot.
+    if (precision == Precision::FP16) {
+      FailureOr<Value> scale = stepScale(e, loc);
+      if (failed(scale))
+        return failure();
+      loss = unscaledLoss(e.b, loc, loss, *scale);
+    }
+    e.output(loss, TCC_OUTPUT_LOSS);
     updateRunningStatistics(e);
     e.finish();
     keepFp32After(acc, built);
@@ -947,12 +958,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     Value loss;         ///< the unscaled loss
   };
 
-  /// The scale of this step, from the state (0 in a fresh session: the
-  /// runtime input loss_scale_init then), in place of the placeholder; the
-  /// loss and GRADS divided by it. Exact for the powers of two that the
-  /// scale takes from a power-of-two start.
-  FailureOr<LossScaler> unscale(FunctionEditor &e, Value scaledLoss, MutableArrayRef<Value> grads,
-                                Location loc) {
+  /// The scale of this step in place of the placeholder of E's function:
+  /// the state (0 in a fresh session: the runtime input loss_scale_init
+  /// then). train_step and accumulate_grad read the same state, which only
+  /// train_step updates, so every micro-batch of a step has one scale.
+  FailureOr<Value> stepScale(FunctionEditor &e, Location loc) {
     RankedTensorType scalar = scalarType();
     Block &body = e.fn.getBody().front();
     unsigned placeholder = 0;
@@ -964,8 +974,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       ++placeholder;
     Value init = e.addArgument(scalar, attr::input, TCC_INPUT_LOSS_SCALE_INIT);
     Value state = e.addArgument(scalar, attr::state, TCC_STATE_LOSS_SCALE);
-    Value growth = e.addArgument(scalar, attr::state, TCC_STATE_GROWTH_TRACKER);
-    if (!init || !state || !growth)
+    if (!init || !state)
       return failure();
     if (placeholder == body.getNumArguments())
       return e.fn.emitError("tcc-build-train-step: internal error: the loss scale placeholder "
@@ -977,18 +986,35 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     body.getArgument(placeholder).replaceAllUsesWith(scale);
     if (failed(e.fn.eraseArgument(placeholder)))
       return failure();
+    return scale;
+  }
+
+  /// SCALED (the loss times SCALE) as the f32 loss.
+  Value unscaledLoss(OpBuilder &b, Location loc, Value scaled, Value scale) {
+    if (tensorType(scaled) != scalarType())
+      scaled = CastOp::create(b, loc, scalarType(), scaled);
+    return DivOp::create(b, loc, scaled, scale);
+  }
+
+  /// The scale of this step (stepScale); the loss and GRADS divided by it.
+  /// Exact for the powers of two that the scale takes from a power-of-two
+  /// start.
+  FailureOr<LossScaler> unscale(FunctionEditor &e, Value scaledLoss, MutableArrayRef<Value> grads,
+                                Location loc) {
+    RankedTensorType scalar = scalarType();
+    FailureOr<Value> scale = stepScale(e, loc);
+    Value growth = e.addArgument(scalar, attr::state, TCC_STATE_GROWTH_TRACKER);
+    if (failed(scale) || !growth)
+      return failure();
     OpBuilder &b = e.b;
     Value one = splat(b, loc, scalar, 1.0);
-    Value inverse = DivOp::create(b, loc, one, scale);
-    Value loss = scaledLoss;
-    if (tensorType(loss) != scalar)
-      loss = CastOp::create(b, loc, scalar, loss);
-    loss = DivOp::create(b, loc, loss, scale);
+    Value inverse = DivOp::create(b, loc, one, *scale);
+    Value loss = unscaledLoss(b, loc, scaledLoss, *scale);
     for (Value &g : grads) {
       TensorMath t{b, loc, tensorType(g)};
       g = t.mul(g, t.full(inverse));
     }
-    return LossScaler{scale, growth, loss};
+    return LossScaler{*scale, growth, loss};
   }
 
   /// Whether the step must skip its update: true (i1, 0-d) when the loss

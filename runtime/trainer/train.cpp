@@ -931,17 +931,18 @@ std::optional<float> TrainingRun::runStep(long step, float lr) {
       check(tcc_session_set_input(session, TCC_INPUT_RNG, TCC_DTYPE_I64, 1, shape, state, sizeof state));
     }
     bool last = micro == accum_ - 1;
+    // fp16: every micro-batch scales its loss by the step's scale.
+    if (sig_.hasLossScale) {
+      float init = float(o_.loss_scale_init);
+      check(tcc_session_set_input(session, TCC_INPUT_LOSS_SCALE_INIT, TCC_DTYPE_F32, 0, nullptr,
+                                  &init, sizeof init));
+    }
     if (last) {
       check(tcc_session_set_input(session, TCC_INPUT_LR, TCC_DTYPE_F32, 0, nullptr, &lr, sizeof lr));
       for (const HyperInput &h : sig_.hyper)
         if (h.overridden)
           check(tcc_session_set_input(session, h.name.c_str(), TCC_DTYPE_F32, 0, nullptr, &h.value,
                                     sizeof h.value));
-      if (sig_.hasLossScale) {
-        float init = float(o_.loss_scale_init);
-        check(tcc_session_set_input(session, TCC_INPUT_LOSS_SCALE_INIT, TCC_DTYPE_F32, 0, nullptr,
-                                    &init, sizeof init));
-      }
       if (sig_.hasSkipInput) {
         float skip = o_.on_nonfinite == "skip" ? 1.0f : 0.0f;
         check(tcc_session_set_input(session, TCC_INPUT_SKIP_NONFINITE, TCC_DTYPE_F32, 0, nullptr,
