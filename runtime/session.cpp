@@ -515,6 +515,10 @@ void Session::saveCheckpoint(const std::string &path,
 
 void Session::saveTensors(const std::string &path, bool checkpoint,
                           const std::map<std::string, std::string> &extra) {
+  // A checkpoint holds the 16-bit copies too: current ones (a ZeRO-1 update
+  // leaves them to init_state, which runs before the next entry otherwise).
+  if (checkpoint)
+    refreshDerivedState();
   downloadState();
   const tcc_abi_descriptor &d = artifact_->descriptor();
   std::vector<SafetensorsTensor> tensors;

@@ -527,7 +527,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       // What the sharded update does not do yet: refused, not computed wrong.
       const char *unsupported = !dataParallel        ? "without --data-parallel"
                                 : skipNonFinite      ? "with --skip-nonfinite"
-                                : precision != Precision::FP32 ? "with a precision other than fp32"
+                                : precision == Precision::FP16 ? "with --precision=fp16"
                                                       : nullptr;
       if (unsupported)
         return emitError(loc, "--zero=1 is not supported ") << unsupported;
@@ -1362,6 +1362,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     FunctionEditor e(step);
     OpBuilder &sb = e.b;
     func::ReturnOp stepRet = e.terminator();
+    Operation *built = stepRet->getPrevNode();
     Value lr = e.addArgument(scalar, attr::input, TCC_INPUT_LR);
     bool adam = optimizer != Optimizer::Sgd;
     bool needsStep = adam || (momentum > 0 && dampening != 0);
@@ -1402,6 +1403,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     updateRunningStatistics(e);
     e.output(splat(sb, loc, scalar, 0.0), TCC_OUTPUT_GRAD_NORM);
     e.finish();
+    // The flat gradient is f32 whatever the precision of the backward.
+    keepFp32After(step, built);
     return buildZeroUpdate(step, loc);
   }
 
@@ -1449,6 +1452,7 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       return failure();
     e.output(sumAll(b, loc, MulOp::create(b, loc, g, g)), TCC_ZERO_GRAD_SQ);
     e.finish();
+    keepFp32After(fn, nullptr);
     return success();
   }
 
