@@ -3,8 +3,9 @@
 // RUN: not tcc-opt '--tcc-build-train-step=loss=mse zero=1' %s 2>&1 | FileCheck %s --check-prefix=NODP
 // RUN: tcc-opt '--tcc-build-train-step=loss=mse data-parallel=1 zero=1 optimizer=adamw grad-clip=1' %s | FileCheck %s --check-prefix=CLIP
 // RUN: not tcc-opt '--tcc-build-train-step=loss=mse data-parallel=1 zero=1 skip-nonfinite=1' %s 2>&1 | FileCheck %s --check-prefix=SKIP
-// RUN: not tcc-opt '--tcc-build-train-step=loss=mse data-parallel=1 zero=1 precision=bf16' %s 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: not tcc-opt '--tcc-build-train-step=loss=mse data-parallel=1 zero=1 precision=fp16' %s 2>&1 | FileCheck %s --check-prefix=FP16
 // RUN: not tcc-opt '--tcc-build-train-step=loss=mse data-parallel=1 zero=2' %s 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: tcc-opt '--tcc-build-train-step=loss=mse data-parallel=1 zero=1 optimizer=sgd momentum=0.9 precision=bf16' %s | FileCheck %s --check-prefix=BF16
 
 // The MLP of build-train-step-data-parallel.mlir: w1 (8 x 16 = 128
 // elements) and w2 (16 x 4 = 64), 192 flat elements: 64 chunks of 16
@@ -64,7 +65,12 @@
 // CLIP-LABEL: func.func @zero_update
 //  CLIP-SAME: tcc.input = "grad_clip"
 // SKIP: --zero=1 is not supported with --skip-nonfinite
-// BF16: --zero=1 is not supported with a precision other than fp32
+// FP16: --zero=1 is not supported with --precision=fp16
+// Under bf16 the flat gradient and the sharded update compute in f32
+// (tcc-precision leaves ops marked tcc.keep_fp32 alone).
+//      BF16: tcc.concat {{.*}} {axis = 0 : i64, tcc.keep_fp32} : {{.*}} -> tensor<1024xf32>
+// BF16-LABEL: func.func @zero_update
+//  BF16-NEXT: tcc.broadcast_in_dim {{.*}} {tcc.keep_fp32}
 // STAGE: --zero must be 0 or 1
 func.func @forward(%x: tensor<8x8xf32> {tcc.input = "x"}, %w1: tensor<8x16xf32> {tcc.param = "w1"},
                    %w2: tensor<16x4xf32> {tcc.param = "w2"}) -> (tensor<8x4xf32> {tcc.output = "pred"}) {
