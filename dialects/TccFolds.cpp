@@ -608,6 +608,37 @@ void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 }
 
 namespace {
+/// concat(a, concat(b, c)) -> concat(a, b, c) along one axis: the inner
+/// concatenation would be a buffer of its own, copied once more into the
+/// outer one (the gradient of a three-way Split, a GPT's q, k and v, is
+/// built pairwise).
+struct FlattenConcat : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
+    SmallVector<Value> inputs;
+    bool nested = false;
+    for (Value in : op.getInputs()) {
+      auto inner = in.getDefiningOp<ConcatOp>();
+      if (inner && inner.getAxis() == op.getAxis()) {
+        llvm::append_range(inputs, inner.getInputs());
+        nested = true;
+      } else {
+        inputs.push_back(in);
+      }
+    }
+    if (!nested)
+      return failure();
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, op.getType(), inputs, op.getAxisAttr());
+    return success();
+  }
+};
+} // namespace
+
+void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<FlattenConcat>(context);
+}
+
+namespace {
 /// The splat float value of V if it is a constant splat.
 std::optional<APFloat> splatFloat(Value v) {
   DenseElementsAttr d;

@@ -291,6 +291,7 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Tcc_Precision<"Follow", "moves or picks val
   let assemblyFormat =
       "$inputs attr-dict `:` `(` type($inputs) `)` `->` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_SliceOp : Tcc_Op<"slice", [Tcc_Precision<"Follow", "moves or picks values: exact in any type">, Pure, SameOperandsAndResultElementType]> {

@@ -1169,6 +1169,26 @@ func.func @concat_single(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// Tests that a concat of a concat along the same axis reads the inner one's
+// operands (a three-way Split's gradient is built pairwise; the inner
+// concatenation would be one more buffer and copy), and that one along
+// another axis stays nested.
+// CHECK-LABEL: func.func @concat_nested
+//  CHECK-SAME: (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<2x3xf32>, %[[C:.+]]: tensor<2x3xf32>)
+//       CHECK:   %[[FLAT:.+]] = tcc.concat %[[A]], %[[B]], %[[C]] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x9xf32>
+//       CHECK:   %[[ROWS:.+]] = tcc.concat %[[A]], %[[B]] {axis = 0 : i64}
+//       CHECK:   %[[MIXED:.+]] = tcc.concat %[[ROWS]], %[[ROWS]] {axis = 1 : i64}
+//       CHECK:   return %[[FLAT]], %[[MIXED]]
+func.func @concat_nested(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %c: tensor<2x3xf32>) -> (tensor<2x9xf32>, tensor<4x6xf32>) {
+  %bc = tcc.concat %b, %c {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %abc = tcc.concat %a, %bc {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x6xf32>) -> tensor<2x9xf32>
+  %ab = tcc.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %mixed = tcc.concat %ab, %ab {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x6xf32>
+  return %abc, %mixed : tensor<2x9xf32>, tensor<4x6xf32>
+}
+
+// -----
+
 // Tests that concat of constants folds along an inner axis, splats included
 // (the shape computation Shape -> Concat of exported models).
 // CHECK-LABEL: func.func @fold_concat_constants
@@ -1688,13 +1708,13 @@ func.func @conv_taps_strided(%x: tensor<2x4x2x2xf32>, %w: tensor<8x4x3x3xf32>, %
 
 // The gradient of a three-way split (attention's q, k, v): one zero pad per
 // part, summed. Adjacent parts join into a concatenation, the whole sum into
-// one: no zero-filled copies of the whole tensor.
+// one, flattened: no zero-filled copies of the whole tensor, no inner
+// concatenation copied again.
 // CHECK-LABEL: func.func @add_of_split_pads
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x4xf32>, %[[K:.+]]: tensor<2x4xf32>, %[[V:.+]]: tensor<2x4xf32>)
 // CHECK-NOT: tcc.pad
 // CHECK-NOT: tcc.add
-// CHECK: %[[QK:.+]] = tcc.concat %[[Q]], %[[K]] {axis = 1 : i64}
-// CHECK: %[[QKV:.+]] = tcc.concat %[[QK]], %[[V]] {axis = 1 : i64}
+// CHECK: %[[QKV:.+]] = tcc.concat %[[Q]], %[[K]], %[[V]] {axis = 1 : i64}
 // CHECK: return %[[QKV]] : tensor<2x12xf32>
 func.func @add_of_split_pads(%q: tensor<2x4xf32>, %k: tensor<2x4xf32>, %v: tensor<2x4xf32>) -> tensor<2x12xf32> {
   %pq = tcc.pad %q, low = [0, 0], high = [0, 8] : tensor<2x4xf32> -> tensor<2x12xf32>
