@@ -104,6 +104,16 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
                         device ? deviceRoute(kind, in) : cpuRoute(in, host));
   }
   if (!device) {
+    // tcc-filter-layouts' sets (abi.h TCC_METADATA_FILTER_LAYOUT_PREFIX).
+    int sets = 0;
+    if (auto metadata = module->getAttrOfType<DictionaryAttr>(attr::metadata))
+      while (metadata.get((TCC_METADATA_FILTER_LAYOUT_PREFIX + std::to_string(sets) + ".calls")))
+        ++sets;
+    if (sets > 0)
+      os << "  " << sets << " convolution filter(s) may stay in oneDNN's blocked layout across "
+         << "steps, with their gradients, optimizer state and 16-bit copies: the runtime keeps "
+            "each whose forward call's layout has no padding (TCC_FILTER_LAYOUTS=report says "
+            "which)\n";
     os << "  the runtime decides each call again on the CPU that runs the artifact "
           "(oneDNN's instruction set; TCC_SIXTEEN_BIT_CALLS=native or widened overrides)\n"
           "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
