@@ -258,6 +258,75 @@ keepWeightCopies(func::FuncOp step, FunctionPrecision &state, StringRef suffix) 
   return copies;
 }
 
+/// The 16-bit copies of STEP (train_step, after keepWeightCopies) read by
+/// another entry FN (accumulate_grad, eval_step, infer) in place of its own
+/// casts of the same parameters. The copies are current whenever an entry
+/// runs: train_step's update writes them, init_state makes them after any
+/// other change of the parameters. State sits in argument order, so FN
+/// takes train_step's state arguments in train_step's order (those it does
+/// not read too): FN's own state must be their prefix (accumulate_grad's
+/// accumulators and loss scale are), else FN keeps its casts. Returns how
+/// many casts the copies replaced.
+unsigned readWeightCopies(func::FuncOp fn, func::FuncOp step, FunctionPrecision &state,
+                          StringRef suffix) {
+  auto stateName = [](func::FuncOp f, unsigned i) {
+    auto name = f.getArgAttrOfType<StringAttr>(i, attr::state);
+    return name ? name.getValue() : StringRef();
+  };
+  SmallVector<unsigned> stepState, fnState;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    if (!stateName(step, i).empty())
+      stepState.push_back(i);
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (!stateName(fn, i).empty())
+      fnState.push_back(i);
+  if (fnState.size() > stepState.size())
+    return 0;
+  for (auto [k, i] : llvm::enumerate(fnState))
+    if (stateName(fn, i) != stateName(step, stepState[k]) ||
+        fn.getArgument(i).getType() != step.getArgument(stepState[k]).getType())
+      return 0;
+  // The casts to replace: a parameter of FN whose copy train_step holds.
+  llvm::StringMap<unsigned> copyArg; // parameter name -> train_step's copy argument
+  for (unsigned i : stepState) {
+    StringRef name = stateName(step, i);
+    size_t dot = name.rfind('.');
+    if (dot != StringRef::npos && name.substr(dot + 1) == suffix)
+      copyArg[name.substr(0, dot)] = i;
+  }
+  SmallVector<std::pair<Value, unsigned>> replaced; // cast -> train_step's copy argument
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto name = fn.getArgAttrOfType<StringAttr>(i, attr::param);
+    auto it = name ? state.casts.find({fn.getArgument(i), state.low}) : state.casts.end();
+    auto copy = name ? copyArg.find(name.getValue()) : copyArg.end();
+    if (it != state.casts.end() && copy != copyArg.end() &&
+        it->second.getType() == step.getArgument(copy->second).getType())
+      replaced.push_back({it->second, copy->second});
+  }
+  if (replaced.empty())
+    return 0;
+  // train_step's remaining state, appended in its order.
+  DenseMap<unsigned, Value> appended; // train_step argument -> FN's
+  for (unsigned i : ArrayRef<unsigned>(stepState).drop_front(fnState.size())) {
+    unsigned index = fn.getNumArguments();
+    if (failed(fn.insertArgument(index, step.getArgument(i).getType(), step.getArgAttrDict(i),
+                                 fn.getLoc())))
+      return 0;
+    appended[i] = fn.getArgument(index);
+  }
+  for (auto [cast, copy] : replaced) {
+    cast.replaceAllUsesWith(appended.lookup(copy));
+    for (auto it = state.casts.begin(); it != state.casts.end(); ++it)
+      if (it->second == cast) {
+        state.casts.erase(it);
+        break;
+      }
+    cast.getDefiningOp()->erase();
+    --state.castsMade;
+  }
+  return unsigned(replaced.size());
+}
+
 /// @init_state: the parameters and state of STEP in its order (so every
 /// tensor has the offsets it has there), returning each of COPIES computed
 /// from its parameter (rounded to LOW). The runtime runs it before a step that follows a
@@ -311,7 +380,13 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
       return signalPassFailure();
     }
     // init_state joins the module below; it is not one to retype.
-    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    // train_step first: the other entries read its 16-bit copies.
+    SmallVector<func::FuncOp> functions;
+    for (func::FuncOp f : module.getOps<func::FuncOp>())
+      if (f.getSymName() == TCC_ENTRY_TRAIN_STEP)
+        functions.insert(functions.begin(), f);
+      else
+        functions.push_back(f);
     for (func::FuncOp fn : functions) {
       if (fn.isExternal())
         continue;
@@ -324,14 +399,21 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
       fn.walk([](Operation *op) { op->removeAttr(attr::keepFp32); });
       castBeforeMoves(fn, state);
       SmallVector<std::pair<unsigned, std::string>> copies;
+      size_t copiesRead = 0;
       if (fn.getSymName() == TCC_ENTRY_TRAIN_STEP &&
           !module.lookupSymbol(TCC_ENTRY_INIT_STATE)) {
         copies = keepWeightCopies(fn, state, tcc::precisionName(precision));
         if (!copies.empty())
           buildInitState(fn, copies, low);
       }
+      auto step = module.lookupSymbol<func::FuncOp>(TCC_ENTRY_TRAIN_STEP);
+      // (infer is still the importer's @forward here.)
+      bool reader = fn.getSymName() == TCC_ENTRY_ACCUMULATE_GRAD ||
+                    fn.getSymName() == TCC_ENTRY_EVAL_STEP || fn.getSymName() == "forward";
+      if (reader && step && step != fn && module.lookupSymbol(TCC_ENTRY_INIT_STATE))
+        copiesRead = readWeightCopies(fn, step, state, tcc::precisionName(precision));
       if (report)
-        printReport(fn, state, copies.size());
+        printReport(fn, state, copies.size() + copiesRead);
     }
   }
 

@@ -8,7 +8,8 @@
  * gets the halved weight before its first step runs the same step. The
  * learning rate is 0, so no step changes a parameter, and the two losses
  * after the change must be the same bits (printed as hex floats), and not
- * those of the first step.
+ * those of the first step. infer reads the copies too: its logits after
+ * set_param must be the fresh session's, bit for bit.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -48,6 +49,25 @@ static int step(tcc_session_t s, float *loss) {
          check(tcc_session_copy_output(s, "loss", loss, sizeof *loss), "loss");
 }
 
+/* infer on the same tokens; the sum of its logits in *SUM (in one order:
+ * equal bits for equal logits). */
+static int infer(tcc_session_t s, double *sum) {
+  int64_t tokens[BATCH * T];
+  for (int i = 0; i < BATCH * T; ++i)
+    tokens[i] = (i * 7 + 3) % V;
+  int64_t shape[2] = {BATCH, T};
+  static float logits[BATCH * T * V];
+  if (check(tcc_session_set_input(s, "tokens", TCC_DTYPE_I64, 2, shape, tokens, sizeof tokens),
+            "tokens") ||
+      check(tcc_session_run(s, "infer"), "infer") ||
+      check(tcc_session_copy_output(s, "logits", logits, sizeof logits), "logits"))
+    return 1;
+  *sum = 0;
+  for (int i = 0; i < BATCH * T * V; ++i)
+    *sum += logits[i] * (double)(i % 7 + 1);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2)
     return 2;
@@ -62,21 +82,26 @@ int main(int argc, char **argv) {
   static float w[ROWS * COLS];
   int64_t shape[2] = {ROWS, COLS};
   float before, after, again;
-  if (step(first, &before) ||
+  double inferBefore, inferAfter, inferFresh;
+  if (step(first, &before) || infer(first, &inferBefore) ||
       check(tcc_session_get_param(first, kWeight, w, sizeof w), "get_param"))
     return 1;
   for (int i = 0; i < ROWS * COLS; ++i)
     w[i] *= 0.5f;
   if (check(tcc_session_set_param(first, kWeight, TCC_DTYPE_F32, 2, shape, w, sizeof w),
             "set_param") ||
-      step(first, &after) || check(tcc_session_create(artifact, NULL, &fresh), "session") ||
+      infer(first, &inferAfter) || step(first, &after) ||
+      check(tcc_session_create(artifact, NULL, &fresh), "session") ||
       check(tcc_session_set_param(fresh, kWeight, TCC_DTYPE_F32, 2, shape, w, sizeof w),
             "set_param") ||
-      step(fresh, &again))
+      infer(fresh, &inferFresh) || step(fresh, &again))
     return 1;
   printf("first step: %a\n", before);
   printf("after set_param: %a\n", after);
   printf("fresh session: %a\n", again);
+  printf("infer first: %a\n", inferBefore);
+  printf("infer after set_param: %a\n", inferAfter);
+  printf("infer fresh session: %a\n", inferFresh);
   tcc_session_destroy(first);
   tcc_session_destroy(fresh);
   tcc_artifact_destroy(artifact);
