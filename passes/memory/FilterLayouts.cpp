@@ -34,13 +34,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/codegen/LibraryCalls.h"
 #include "passes/memory/Collectives.h"
 
 #include "dialects/TccNames.h"
 #include "runtime/include/tcc/abi.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

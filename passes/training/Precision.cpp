@@ -413,11 +413,12 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
       if (reader && step && step != fn && module.lookupSymbol(TCC_ENTRY_INIT_STATE))
         copiesRead = readWeightCopies(fn, step, state, tcc::precisionName(precision));
       if (report)
-        printReport(fn, state, copies.size() + copiesRead);
+        printReport(fn, state, copies.size(), copiesRead);
     }
   }
 
-  void printReport(func::FuncOp fn, const FunctionPrecision &state, size_t copies) {
+  /// COPIES: train_step's own copies; READ: train_step's that FN reads.
+  void printReport(func::FuncOp fn, const FunctionPrecision &state, size_t copies, size_t read) {
     llvm::errs() << "precision @" << fn.getSymName() << " (" << tcc::precisionName(precision) << "): "
                  << state.castsMade << " casts at class boundaries\n";
     if (copies)
@@ -425,6 +426,10 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
                    << tcc::precisionName(precision)
                    << " copies (state, written by the optimizer's update; @"
                    << TCC_ENTRY_INIT_STATE << " makes them from the parameters)\n";
+    if (read)
+      llvm::errs() << "  " << read << " parameters read through their "
+                   << tcc::precisionName(precision) << " copies (@" << TCC_ENTRY_TRAIN_STEP
+                   << "'s state; no cast per run)\n";
     llvm::errs() << llvm::formatv("  {0,-26} {1,-8} {2,-5} {3}\n", "op", "class", "runs",
                                   "why");
     for (const auto &[key, n] : state.counts)

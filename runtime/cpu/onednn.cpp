@@ -1016,12 +1016,9 @@ std::vector<int> LibraryCalls::chooseFilterLayouts(const tcc_abi_library_call *c
       set = -1;
   if (choice == "report")
     for (size_t s = 0; s < sets.size(); ++s) {
-      std::string dims;
-      for (int row : sets[s]) {
-        const int64_t *p = calls[row].params;
-        dims = std::to_string(p[4]) + "x" + std::to_string(p[1]) + "x" + std::to_string(p[5]) +
-               "x" + std::to_string(p[6]);
-      }
+      const int64_t *p = calls[sets[s].front()].params; // every call has the set's filter
+      std::string dims = std::to_string(p[4]) + "x" + std::to_string(p[1]) + "x" +
+                         std::to_string(p[5]) + "x" + std::to_string(p[6]);
       std::fprintf(stderr, "tcc: %s: filter set %zu (%s, %zu calls): %s\n", what_.c_str(), s,
                    dims.c_str(), sets[s].size(),
                    filterLayouts_[s] ? ("kept in " + layoutName(filterLayouts_[s]->md)).c_str()
