@@ -406,47 +406,72 @@ std::array<Value, 4> philox(OpBuilder &b, Location loc, std::array<Value, 4> c,
   return c;
 }
 
-/// The key (seed) and the high counter words (the step's counter) of a
-/// random op's Philox draws, from `rng = [seed, counter]`, or seed 0 and
-/// counter 0 without it; and the op's element count checked against the
-/// 32-bit element word of the counter.
+/// The state of a random op's Philox draws: `rng = [seed, counter]` (the
+/// key and the high counter words) as two 0-d tensors, which the op's
+/// generic takes as broadcast inputs (PhiloxState::append), or null for seed
+/// 0 and counter 0. Inputs, not scalars extracted above the generic: a GPU
+/// kernel cannot take a value that host code loaded from device memory, and
+/// the CPU's vectorizer broadcasts an input where it would not vectorize a
+/// load in the body. Checks the op's element count against the 32-bit
+/// element word of the counter.
 struct PhiloxState {
-  std::array<Value, 2> key, count;
+  Value seed, counter;
+
+  /// Appends the state's inputs and their maps for a generic of RANK loops.
+  void append(OpBuilder &b, unsigned rank, SmallVectorImpl<Value> &inputs,
+              SmallVectorImpl<AffineMap> &maps) const {
+    if (!seed)
+      return;
+    inputs.append({seed, counter});
+    maps.append(2, AffineMap::get(rank, 0, {}, b.getContext()));
+  }
 };
 FailureOr<PhiloxState> philoxState(OpBuilder &b, Operation *op, Value rng,
                                    RankedTensorType type) {
-  Location loc = op->getLoc();
   if (type.getNumElements() > (int64_t(1) << 32))
     return op->emitOpError("random draws for more than 2^32 elements are not supported (the "
                            "Philox counter holds a 32-bit element index)");
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  if (!rng) {
-    Value zero = intConst(b, loc, i32, 0);
-    return PhiloxState{{zero, zero}, {zero, zero}};
-  }
-  Value seed = tensor::ExtractOp::create(b, loc, rng, ValueRange{indexConst(b, loc, 0)});
-  Value counter = tensor::ExtractOp::create(b, loc, rng, ValueRange{indexConst(b, loc, 1)});
-  auto words = [&](Value v) -> std::array<Value, 2> {
-    Value hi = arith::ShRUIOp::create(b, loc, v, intConst(b, loc, i64, 32));
-    return {arith::TruncIOp::create(b, loc, i32, v).getResult(),
-            arith::TruncIOp::create(b, loc, i32, hi).getResult()};
+  if (!rng)
+    return PhiloxState{};
+  Location loc = op->getLoc();
+  auto scalar = RankedTensorType::get({}, b.getI64Type());
+  auto word = [&](int64_t at) -> Value {
+    return tensor::ExtractSliceOp::create(b, loc, scalar, rng, ArrayRef<OpFoldResult>{b.getIndexAttr(at)},
+                                          ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+                                          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   };
-  return PhiloxState{words(seed), words(counter)};
+  Value seed = word(0);
+  Value counter = word(1);
+  return PhiloxState{seed, counter};
 }
 
 /// The Philox words of the element at the current linalg.generic indices of
-/// a tensor of SHAPE (row-major index, as i32) in stream STREAM.
+/// a tensor of SHAPE (row-major index, as i32) in stream STREAM. STATE holds
+/// the body's block arguments of the inputs PhiloxState::append added (seed
+/// and counter), or nothing for seed 0 and counter 0.
 std::array<Value, 4> philoxAt(OpBuilder &b, Location l, ArrayRef<int64_t> shape,
-                              int64_t stream, const PhiloxState &state) {
-  Type i32 = b.getI32Type();
+                              int64_t stream, ValueRange state) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  std::array<Value, 2> key, count;
+  if (state.empty()) {
+    Value zero = intConst(b, l, i32, 0);
+    key = count = {zero, zero};
+  } else {
+    auto words = [&](Value v) -> std::array<Value, 2> {
+      Value hi = arith::ShRUIOp::create(b, l, v, intConst(b, l, i64, 32));
+      return {arith::TruncIOp::create(b, l, i32, v).getResult(),
+              arith::TruncIOp::create(b, l, i32, hi).getResult()};
+    };
+    key = words(state[0]);
+    count = words(state[1]);
+  }
   Value linear = indexConst(b, l, 0);
   for (unsigned d = 0; d < shape.size(); ++d) {
     linear = arith::MulIOp::create(b, l, linear, indexConst(b, l, shape[d]));
     linear = arith::AddIOp::create(b, l, linear, linalg::IndexOp::create(b, l, d));
   }
   Value i = arith::IndexCastUIOp::create(b, l, i32, linear);
-  return philox(b, l, {i, intConst(b, l, i32, stream), state.count[0], state.count[1]},
-                state.key);
+  return philox(b, l, {i, intConst(b, l, i32, stream), count[0], count[1]}, key);
 }
 
 /// dropout. Without RNG state (outside training): the identity and an
@@ -482,13 +507,16 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
     unsigned rank = shape.size();
     Value outY = emptyTensor(rewriter, loc, shape, et);
     Value outMask = emptyTensor(rewriter, loc, shape, rewriter.getI1Type());
-    SmallVector<AffineMap> maps(3, rewriter.getMultiDimIdentityMap(rank));
+    SmallVector<Value> inputs{adaptor.getInput()};
+    SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank)};
+    state->append(rewriter, rank, inputs, maps);
+    maps.append(2, rewriter.getMultiDimIdentityMap(rank));
     int64_t stream = op.getStream();
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{outY.getType(), outMask.getType()}, ValueRange{adaptor.getInput()},
+        rewriter, loc, TypeRange{outY.getType(), outMask.getType()}, inputs,
         ValueRange{outY, outMask}, maps, parallelIterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value word = philoxAt(b, l, shape, stream, *state)[0];
+          Value word = philoxAt(b, l, shape, stream, args.slice(1, inputs.size() - 1))[0];
           Value bits = arith::ShRUIOp::create(b, l, word, intConst(b, l, i32, 8));
           Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, bits, limit);
           Value scaled = arith::MulFOp::create(b, l, args[0], scale);
@@ -521,11 +549,15 @@ struct RandomLowering : OpConversionPattern<RandomOp> {
     bool normal = op.getDistribution() == RandomDistribution::normal;
     int64_t stream = op.getStream();
     Value out = emptyTensor(rewriter, loc, shape, et);
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    state->append(rewriter, rank, inputs, maps);
+    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{out.getType()}, ValueRange{}, ValueRange{out},
-        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)}, parallelIterators(rank),
-        [&](OpBuilder &b, Location l, ValueRange) {
-          std::array<Value, 4> w = philoxAt(b, l, shape, stream, *state);
+        rewriter, loc, TypeRange{out.getType()}, inputs, ValueRange{out}, maps,
+        parallelIterators(rank),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          std::array<Value, 4> w = philoxAt(b, l, shape, stream, args.take_front(inputs.size()));
           Value eight = intConst(b, l, i32, 8);
           Value ulp = scalarConst(b, l, f32, 1.0 / double(1 << 24));
           auto unit = [&](Value word, int64_t plus) {

@@ -258,6 +258,8 @@ int64_t vectorWidth(linalg::LinalgOp op, int64_t bits) {
   unsigned inner = op.getNumLoops() - 1;
   int64_t lanes = 0;
   for (OpOperand &operand : op->getOpOperands()) {
+    if (operand.get().getType().isIntOrIndexOrFloat())
+      continue; // a scalar: broadcast
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !type.hasStaticShape())
       return 0;
@@ -399,6 +401,22 @@ linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op, in
   return result;
 }
 
+/// The 0-d buffers OP reads (a random op's Philox seed and counter) become
+/// scalar operands loaded once before its loops: a load in the body runs at
+/// every point, where the stores to the outputs keep LLVM from hoisting it
+/// (and the vectorizer takes scalars, not 0-d buffers). A buffer that is
+/// also an output stays.
+void loadScalarInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || type.getRank() != 0 || llvm::is_contained(op.getDpsInits(), input->get()))
+      continue;
+    rewriter.setInsertionPoint(op);
+    Value scalar = memref::LoadOp::create(rewriter, op.getLoc(), input->get());
+    rewriter.modifyOpInPlace(op, [&] { input->set(scalar); });
+  }
+}
+
 /// Tiles OP to one vector of WIDTH along its innermost loop and vectorizes
 /// the tile (linalg::vectorize); returns the tile loops, outermost first.
 FailureOr<SmallVector<Operation *>> tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -458,6 +476,7 @@ struct LinalgToCpuLoopsPass
         op->emitError("linalg op on tensors after bufferization");
         return signalPassFailure();
       }
+      loadScalarInputs(rewriter, op);
       // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks.
       bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
       if (!nested) {

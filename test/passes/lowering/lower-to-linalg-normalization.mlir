@@ -218,12 +218,17 @@ func.func @random_uniform() -> tensor<2x3xf32> {
 
 // -----
 
-// Tests that a normal tcc.random reads its key and counter from rng and
-// applies Box-Muller in f32 (log, sqrt, cos), then widens to the result type.
+// Tests that a normal tcc.random reads its key and counter from rng as two
+// 0-d inputs of its generic (broadcast to every point: no scalar extracted
+// above it, which a GPU kernel could not take) and applies Box-Muller in f32
+// (log, sqrt, cos), then widens to the result type.
 // CHECK-LABEL: func.func @random_normal
 //  CHECK-SAME:   (%[[RNG:.+]]: tensor<2xi64>)
-//       CHECK:   tensor.extract %[[RNG]]
-//       CHECK:   linalg.generic
+//   CHECK-NOT:   tensor.extract %
+//       CHECK:   %[[SEED:.+]] = tensor.extract_slice %[[RNG]][0] [1] [1] : tensor<2xi64> to tensor<i64>
+//       CHECK:   %[[COUNTER:.+]] = tensor.extract_slice %[[RNG]][1] [1] [1] : tensor<2xi64> to tensor<i64>
+//       CHECK:   linalg.generic {indexing_maps = [#[[SCALAR:.+]], #[[SCALAR]], #{{.+}}], {{.*}} ins(%[[SEED]], %[[COUNTER]] : tensor<i64>, tensor<i64>)
+//   CHECK-NOT:     tensor.extract
 //       CHECK:     math.log
 //       CHECK:     math.sqrt
 //       CHECK:     math.cos

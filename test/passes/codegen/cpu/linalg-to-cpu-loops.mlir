@@ -338,10 +338,12 @@ func.func @column_sums_keep_fill(%a: memref<256x16xf32>, %b: memref<16xf32>) {
 // them (reinterpret casts, no copies, no index divisions): an update of a
 // 3x3 filter is one vectorized loop over every element (a broadcast scalar
 // and a per-output-channel operand allowed where their maps keep the
-// merged loops together), a sum of squares over it one loop of register
-// accumulation. What cannot merge stays: a transposed operand, and the
+// merged loops together; the 0-d rate is loaded once, before the loop), a
+// sum of squares over it one loop of register accumulation; a fill, vectors
+// of its value. What cannot merge stays: a transposed operand, and the
 // leading loop of a reduction over the trailing ones.
 // CHECK-LABEL: func.func @update_3x3
+// CHECK: memref.load %arg2[] : memref<f32>
 // CHECK: memref.reinterpret_cast %arg1 to offset: [0], sizes: [64, 288], strides: [288, 1]
 // CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [64, 288], strides: [288, 1]
 // CHECK: vector.transfer_read
@@ -365,7 +367,7 @@ func.func @column_sums_keep_fill(%a: memref<256x16xf32>, %b: memref<16xf32>) {
 // CHECK: return
 // CHECK-LABEL: func.func @zeros_3x3
 // CHECK: %[[F:.+]] = memref.reinterpret_cast %arg0 to offset: [0], sizes: [18432], strides: [1]
-// CHECK: memref.store %{{.*}}, %[[F]]
+// CHECK: vector.transfer_write %{{.*}}, %[[F]]
 // CHECK: %[[M:.+]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [18432], strides: [1]
 // CHECK: vector.transfer_write %{{.*}}, %[[M]]
 // CHECK: return
@@ -431,5 +433,27 @@ func.func @zeros_3x3(%a: memref<64x32x3x3xf32>, %b: memref<64x32x3x3xf32>) {
     (%init: f32) {
       linalg.yield %z : f32
     }
+  return
+}
+
+// -----
+
+// A 0-d buffer input (a random op's Philox seed, say) is loaded once before
+// the loops and broadcast: the vectorized loop reads no scalar per point.
+// CHECK-LABEL: func.func @scalar_input
+//       CHECK:   %[[S:.*]] = memref.load %arg1[%{{.*}}] : memref<2xi64>
+//       CHECK:   scf.for
+//   CHECK-NOT:   memref.load
+//       CHECK:   %[[V:.*]] = vector.broadcast %[[S]] : i64 to vector<4xi64>
+//       CHECK:   arith.addi %{{.*}}, %[[V]] : vector<4xi64>
+func.func @scalar_input(%a: memref<64xi64>, %rng: memref<2xi64>) {
+  %s = memref.subview %rng[1] [1] [1] : memref<2xi64> to memref<i64, strided<[], offset: 1>>
+  linalg.generic {indexing_maps = [affine_map<(i) -> ()>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%s : memref<i64, strided<[], offset: 1>>) outs(%a : memref<64xi64>) {
+  ^bb0(%x: i64, %y: i64):
+    %r = arith.addi %y, %x : i64
+    linalg.yield %r : i64
+  }
   return
 }
