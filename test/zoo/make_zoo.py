@@ -73,6 +73,9 @@ NOISE = 1e-4
 # held to 1e-3.
 HORIZON_TOL = 1e-4
 SEED = 0
+# tcc-run --seed of the models with dropout or stochastic depth (TccRandom
+# draws their masks as tcc does).
+RANDOM_SEED = 7
 
 # ----------------------------------------------------------------------------
 # Data (shared folders under test/zoo/data/)
@@ -180,10 +183,10 @@ def m_mobilenet_v2():
     return torchvision.models.mobilenet_v2(num_classes=10, width_mult=0.5, dropout=0.0)
 
 
-def m_vit():
+def m_vit(p=0.0):
     from torchvision.models.vision_transformer import VisionTransformer
     m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=64,
-                          mlp_dim=128, dropout=0.0, attention_dropout=0.0, num_classes=10)
+                          mlp_dim=128, dropout=p, attention_dropout=p, num_classes=10)
     # torchvision starts the head at zero, so the first step would change
     # only the head; a small random head makes every tensor's first update
     # count in the one-step check.
@@ -237,18 +240,18 @@ def m_efficientnet():
     return EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0, num_classes=10)
 
 
-def m_gpt2():
+def m_gpt2(p=0.0):
     t = hf()
     cfg = hf_common(t.GPT2Config(vocab_size=256, n_positions=32, n_embd=64, n_layer=2, n_head=2,
-                                 resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=True))
+                                 resid_pdrop=p, embd_pdrop=p, attn_pdrop=p, tie_word_embeddings=True))
     return t.GPT2LMHeadModel(cfg)
 
 
-def m_bert():
+def m_bert(p=0.0):
     t = hf()
     cfg = hf_common(t.BertConfig(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-                                 intermediate_size=128, max_position_embeddings=32, hidden_dropout_prob=0.0,
-                                 attention_probs_dropout_prob=0.0, classifier_dropout=0.0, num_labels=2))
+                                 intermediate_size=128, max_position_embeddings=32, hidden_dropout_prob=p,
+                                 attention_probs_dropout_prob=p, classifier_dropout=p, num_labels=2))
     return t.BertForSequenceClassification(cfg)
 
 
@@ -368,6 +371,18 @@ MODELS = {
            'd_ff=128, num_layers=2, num_heads=2, relative_attention_num_buckets=8, relative_attention_max_distance=32, '
            'dropout_rate=0.0)), classes=2) (make_zoo.py: a linear head on the mean of the last hidden states)',
            'text_cls', 8, adamw(1e-4)),
+    # Dropout on (p = 0.1 where the architecture has it): PyTorch's reference
+    # draws tcc's masks (TccRandom), so the check is exact, not statistical.
+    'gpt2_dropout': (lambda: m_gpt2(0.1), 'transformers.GPT2LMHeadModel(GPT2Config(vocab_size=256, n_positions=32, '
+                     'n_embd=64, n_layer=2, n_head=2, resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1, '
+                     'tie_word_embeddings=True))', 'text_lm', 8, adamw(1e-3)),
+    'bert_dropout': (lambda: m_bert(0.1), 'transformers.BertForSequenceClassification(BertConfig(vocab_size=256, '
+                     'hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, '
+                     'max_position_embeddings=32, hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1, '
+                     'classifier_dropout=0.1, num_labels=2))', 'text_cls', 8, adamw(1e-4)),
+    'vit_dropout': (lambda: m_vit(0.1), 'torchvision.models.vision_transformer.VisionTransformer(image_size=32, '
+                    'patch_size=8, num_layers=2, num_heads=2, hidden_dim=64, mlp_dim=128, dropout=0.1, '
+                    'attention_dropout=0.1, num_classes=10)', 'images', 16, sgd(0.01, 0.9)),
     'lstm': (m_lstm, 'RecurrentClassifier(torch.nn.LSTM, vocab=256, embed=32, hidden=64, classes=2) '
              '(make_zoo.py: Embedding -> LSTM(batch_first=True) -> Linear on the last step)', 'text_cls', 8,
              adam(1e-3)),
@@ -392,6 +407,108 @@ def state_tensors(module):
     out = [(n, p) for n, p in module.named_parameters() if p.is_floating_point()]
     out += [(n, b) for n, b in module.named_buffers() if b.is_floating_point() and is_bn_stat(module, n)]
     return out
+
+
+class TccRandom:
+    """PyTorch's dropout and torchvision's stochastic depth drawing tcc's
+    random numbers, so that a model trained with them has an exact reference.
+    tcc draws element i of the ONNX node with index s in the step with rng =
+    [seed, counter] from Philox4x32-10 at (i, s, counter) under key seed
+    (docs/training.md "Dropout"; zoo_common.philox_first_words); tcc-run sets
+    counter to the step's index from 0. A Dropout node keeps an element when
+    the word's top 24 bits reach ceil(ratio 2^24); RandomUniformLike draws
+    those bits times 2^-24, and the exports compare that with the keep
+    probability (Less: PyTorch 2's exporter writes torchvision's stochastic
+    depth and an in-place dropout so).
+
+    While active (a context manager), every call of
+    torch.nn.functional.dropout and torchvision.ops.stochastic_depth in
+    training mode takes the next of the export's random nodes (Dropout and
+    RandomUniformLike, in graph order: exporters write nodes in the order the
+    forward runs them; the count, and a Dropout node's ratio, are checked) and
+    multiplies by its mask over the keep probability, as PyTorch does with
+    its own draws."""
+
+    def __init__(self, graph, seed):
+        wanted = {node.input[1] for node in graph.node if node.op_type == 'Dropout' and len(node.input) > 1}
+        constants = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer
+                     if init.name in wanted}
+        for node in graph.node:
+            if node.op_type == 'Constant' and node.output[0] in wanted:
+                for attr in node.attribute:
+                    if attr.name == 'value':
+                        constants[node.output[0]] = onnx.numpy_helper.to_array(attr.t)
+        self.nodes = []  # (node index, Dropout's ratio or None for RandomUniformLike)
+        for index, node in enumerate(graph.node):
+            if node.op_type == 'Dropout':
+                ratio = float(constants[node.input[1]]) if len(node.input) > 1 and node.input[1] else 0.5
+                self.nodes.append((index, ratio))
+            elif node.op_type == 'RandomUniformLike':
+                self.nodes.append((index, None))
+        self.seed = seed
+        self.counter = None
+        self.calls = 0
+
+    def active(self):
+        """Whether the model draws anything."""
+        return any(ratio is None or ratio > 0.0 for _, ratio in self.nodes)
+
+    def __enter__(self):
+        import torchvision.ops.stochastic_depth  # noqa: F401 (the module, not the function)
+        self._sd_module = sys.modules['torchvision.ops.stochastic_depth']
+        self._dropout, self._stochastic_depth = F.dropout, self._sd_module.stochastic_depth
+        F.dropout, self._sd_module.stochastic_depth = self.dropout, self.stochastic_depth
+        return self
+
+    def __exit__(self, *exc):
+        F.dropout, self._sd_module.stochastic_depth = self._dropout, self._stochastic_depth
+        self.counter = None
+
+    def begin_step(self, counter):
+        self.counter, self.calls = counter, 0
+
+    def end_step(self):
+        if self.calls != len(self.nodes):
+            raise SystemExit('TccRandom: the forward pass drew %d times, the export has %d random nodes'
+                             % (self.calls, len(self.nodes)))
+
+    def _keep(self, p, shape):
+        """The next random node's keep mask over SHAPE for drop probability P."""
+        if self.calls >= len(self.nodes):
+            raise SystemExit('TccRandom: more draws than random nodes (%d)' % len(self.nodes))
+        stream, ratio = self.nodes[self.calls]
+        self.calls += 1
+        n = int(np.prod(shape))
+        if ratio is not None:
+            if abs(ratio - p) > 1e-6:
+                raise SystemExit('TccRandom: draw %d has p %g, Dropout node %d ratio %g'
+                                 % (self.calls, p, stream, ratio))
+            keep = zc.dropout_keep(ratio, self.seed, self.counter, stream, n)
+        else:
+            words = zc.philox_first_words(np.arange(n, dtype=np.uint64), stream, self.counter, self.seed)
+            u = (words >> np.uint64(8)).astype(np.float64) * 2.0 ** -24
+            keep = u < np.float32(1.0 - p)
+        return keep.reshape(shape)
+
+    def _apply(self, input, p, shape):
+        noise = torch.from_numpy(self._keep(p, shape)).to(input.dtype)
+        return input * (noise / (1.0 - p) if p < 1.0 else noise)
+
+    def dropout(self, input, p=0.5, training=True, inplace=False):
+        if not training or self.counter is None:
+            return self._dropout(input, p, training, inplace)
+        if p == 0.0 and self.calls < len(self.nodes) and self.nodes[self.calls][1] != 0.0:
+            return input  # not exported (a Dropout node of ratio 0 is)
+        return self._apply(input, p, tuple(input.shape))
+
+    def stochastic_depth(self, input, p, mode, training=True):
+        if not training or p == 0.0 or self.counter is None:
+            return self._stochastic_depth(input, p, mode, training)
+        shape = (input.shape[0],) + (1,) * (input.ndim - 1) if mode == 'row' else (1,) * input.ndim
+        return self._apply(input, p, shape)
+
+
+_RANDOM = None  # the TccRandom of the reference being computed, if any
 
 
 def make_optimizer(opt, params):
@@ -433,7 +550,11 @@ def _train(model, opt, data, names, batch, steps, dtype):
     losses = []
     for step in range(steps):
         i = step % per_epoch
+        if _RANDOM:
+            _RANDOM.begin_step(step)
         loss = loss_of(model, data, names, i * batch, (i + 1) * batch, dtype)
+        if _RANDOM:
+            _RANDOM.end_step()
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -569,13 +690,23 @@ def build(name, out_dir, models=MODELS, export=export_torchscript, name_buffers=
     if name_buffers and extra_float:
         tcc_flags.append('--buffers=' + ','.join(sorted(extra_float)))
     run_flags = ['--lr', '%g' % opt[1]['lr']]
+    random = TccRandom(m.graph, RANDOM_SEED)
+    if random.active():
+        run_flags += ['--seed', str(RANDOM_SEED)]
 
-    # References: fp32 losses; float64 and fp32 first steps.
-    losses = train(model, opt, data, names, batch, STEPS, torch.float32)
-    model.load_state_dict(initial)
-    losses64 = train(copy.deepcopy(model).double(), opt, data, names, batch, STEPS, torch.float64)
-    upd32 = first_step_update(copy.deepcopy(model), opt, data, names, batch, torch.float32)
-    upd64 = first_step_update(copy.deepcopy(model).double(), opt, data, names, batch, torch.float64)
+    # References: fp32 losses; float64 and fp32 first steps (with tcc's
+    # random draws where the model draws).
+    global _RANDOM
+    with random:
+        _RANDOM = random if random.active() else None
+        try:
+            losses = train(model, opt, data, names, batch, STEPS, torch.float32)
+            model.load_state_dict(initial)
+            losses64 = train(copy.deepcopy(model).double(), opt, data, names, batch, STEPS, torch.float64)
+            upd32 = first_step_update(copy.deepcopy(model), opt, data, names, batch, torch.float32)
+            upd64 = first_step_update(copy.deepcopy(model).double(), opt, data, names, batch, torch.float64)
+        finally:
+            _RANDOM = None
     updates, fp32_err, excluded = {}, {}, {}
     for tname, oname in onnx_of.items():
         n = upd64[tname].size

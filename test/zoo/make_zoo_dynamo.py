@@ -17,9 +17,9 @@ tcc.compile(module, ...), loaded by path):
     graph signature's InputSpec.kind metadata), so tcc gets no --buffers flag
     and must find them.
 
-Dropout and stochastic depth are off (p = 0) in these models as in make_zoo.py:
-a first-step reference needs PyTorch's random stream, which tcc's Philox
-stream does not reproduce.
+Dropout and stochastic depth are off (p = 0) in most of these models as in
+make_zoo.py; the *_dropout models turn them on, and their reference draws
+tcc's Philox numbers in PyTorch (make_zoo.TccRandom).
 
 Run from the repository root with the venv that test/zoo/setup_dynamo.sh makes
 (PyPI's torch, torchvision, onnxscript, onnx, transformers at the pins of
@@ -94,7 +94,7 @@ def m_mobilenet_v3_small():
     return torchvision.models.mobilenet_v3_small(num_classes=10, width_mult=0.5, dropout=0.0)
 
 
-def m_efficientnet_v2():
+def m_efficientnet_v2(p=0.0, sd=0.0):
     from functools import partial
 
     from torchvision.models.efficientnet import EfficientNet, FusedMBConvConfig, MBConvConfig
@@ -102,14 +102,14 @@ def m_efficientnet_v2():
     # squeeze-excitation) at a small width, one layer per stage.
     setting = [FusedMBConvConfig(1, 3, 1, 8, 8, 1), FusedMBConvConfig(4, 3, 2, 8, 16, 1),
                MBConvConfig(4, 3, 2, 16, 24, 1), MBConvConfig(6, 3, 1, 24, 32, 1)]
-    return EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0, num_classes=10, last_channel=128,
+    return EfficientNet(setting, dropout=p, stochastic_depth_prob=sd, num_classes=10, last_channel=128,
                         norm_layer=partial(nn.BatchNorm2d, eps=1e-3))
 
 
-def m_swin():
+def m_swin(p=0.0, sd=0.0):
     from torchvision.models.swin_transformer import SwinTransformer
     return SwinTransformer(patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
-                           stochastic_depth_prob=0.0, num_classes=10)
+                           dropout=p, attention_dropout=p, stochastic_depth_prob=sd, num_classes=10)
 
 
 class TransformerLM(nn.Module):
@@ -192,6 +192,19 @@ MODELS = {
     'llama': (mz.m_llama, 'transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=64, '
               'intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, '
               'max_position_embeddings=32, attention_dropout=0.0))', 'text_lm', 8, mz.adamw(1e-3)),
+    # Dropout and stochastic depth on: PyTorch's reference draws tcc's random
+    # numbers (make_zoo.TccRandom), so the check is exact.
+    'gpt2_dropout': (lambda: mz.m_gpt2(0.1), 'transformers.GPT2LMHeadModel(GPT2Config(vocab_size=256, '
+                     'n_positions=32, n_embd=64, n_layer=2, n_head=2, resid_pdrop=0.1, embd_pdrop=0.1, '
+                     'attn_pdrop=0.1, tie_word_embeddings=True))', 'text_lm', 8, mz.adamw(1e-3)),
+    'swin_dropout': (lambda: m_swin(0.1, 0.2), 'torchvision.models.swin_transformer.SwinTransformer(patch_size=[4, '
+                     '4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4], dropout=0.1, '
+                     'attention_dropout=0.1, stochastic_depth_prob=0.2, num_classes=10)', 'images', 16,
+                     mz.adamw(1e-3)),
+    'efficientnet_v2_dropout': (lambda: m_efficientnet_v2(0.2, 0.2), 'torchvision.models.efficientnet.EfficientNet('
+                                '<the efficientnet_v2 stages>, dropout=0.2, stochastic_depth_prob=0.2, '
+                                'num_classes=10, last_channel=128, norm_layer=BatchNorm2d(eps=1e-3))', 'images', 16,
+                                mz.adamw(1e-3)),
 }
 
 

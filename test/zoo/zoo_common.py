@@ -61,6 +61,44 @@ def layout(entries):
     return offset
 
 
+def philox_first_words(index, stream, counter, seed):
+    """The first output word of Philox4x32-10 (Salmon et al., SC'11) at
+    counter words (index[i], stream, counter low, counter high) and key (seed
+    low, seed high), for an array of indices: the draw tcc's random ops make
+    for element i of the ONNX node with index STREAM in the step with rng =
+    [seed, counter] (docs/training.md "Dropout")."""
+    m32 = np.uint64(0xFFFFFFFF)
+    c0 = np.asarray(index, dtype=np.uint64) & m32
+    c1 = np.full_like(c0, stream & 0xFFFFFFFF)
+    c2 = np.full_like(c0, counter & 0xFFFFFFFF)
+    c3 = np.full_like(c0, (counter >> 32) & 0xFFFFFFFF)
+    k0, k1 = seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+        p0 = np.uint64(0xD2511F53) * c0
+        p1 = np.uint64(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ np.uint64(k0), p1 & m32,
+                          (p0 >> np.uint64(32)) ^ c3 ^ np.uint64(k1), p0 & m32)
+    return c0
+
+
+# Random123's known answers for Philox4x32-10 (first words; counter = (index,
+# stream, counter low, counter high), key = (seed low, seed high)).
+assert int(philox_first_words([0], 0, 0, 0)[0]) == 0x6627e8d5
+assert int(philox_first_words([0xFFFFFFFF], 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF)[0]) == 0x408f276d
+assert int(philox_first_words([0x243f6a88], 0x85a308d3, 0x0370734413198a2e, 0x299f31d0a4093822)[0]) == 0xd16cfe09
+
+
+def dropout_keep(ratio, seed, counter, stream, n):
+    """The keep mask (bool, row-major over n elements) of tcc's dropout with
+    ratio RATIO on the ONNX node with index STREAM, in the step with rng =
+    [seed, counter]: kept where the top 24 bits of the draw are at least
+    ceil(ratio 2^24)."""
+    words = philox_first_words(np.arange(n, dtype=np.uint64), stream, counter, seed)
+    return (words >> np.uint64(8)) >= np.uint64(math.ceil(ratio * (1 << 24)))
+
+
 def write_weights(entries, path):
     """Writes weights.bin: each entry's float32 little-endian values at its offset,
     zeros in the alignment gaps."""
