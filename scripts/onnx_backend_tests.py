@@ -25,6 +25,11 @@ The full run (a few minutes on two cores):
 
     python3 scripts/onnx_backend_tests.py --jobs 2 [--json results.json]
 
+With --cuda-emulation every model is compiled for CUDA with host twins of
+its kernels and run on the emulated CUDA device (docs/cuda-codegen.md
+"Emulation"): the same numbers from the GPU code's mapping and library
+contracts.
+
 CI runs a fixed subset with a floor (ctest -R onnx-backend-subset):
 
     python3 scripts/onnx_backend_tests.py --subset test/e2e/backend-subset.txt \
@@ -279,11 +284,11 @@ def _reason_key(reason):
     return r[:140]
 
 
-def _run(cmd):
+def _run(cmd, env=None):
     """(status, combined output); status is 'timeout' on a timeout."""
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=TIMEOUT)
+                           timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return "timeout", ""
     return p.returncode, p.stdout.decode("utf-8", "replace")
@@ -312,6 +317,8 @@ def run_test(args, suite, name):
             if compiled is None or consts:
                 while True:
                     cmd = [args.tcc, os.path.join(tdir, "model.onnx"), "-o", so]
+                    if args.cuda_emulation:
+                        cmd += ["--target=cuda", "--cuda-emulation"]
                     for c in consts:
                         cmd += ["--const-input", "%s=%s" % (c, in_files[c])]
                     st, out = _run(cmd)
@@ -340,7 +347,10 @@ def run_test(args, suite, name):
             for n in inputs:
                 if n not in consts:
                     cmd += ["--input", "%s=%s" % (n, in_files[n])]
-            st, out = _run(cmd)
+            env = None
+            if args.cuda_emulation:
+                env = dict(os.environ, TCC_CUDA_DEVICE="emulated")
+            st, out = _run(cmd, env)
             if st == "timeout":
                 result.update(status="timeout", reason="tcc-run timed out")
                 return result
@@ -390,9 +400,15 @@ def main():
     ap.add_argument("--subset", help="file listing suite/test names to run")
     ap.add_argument("--json", help="write the results as JSON here")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--cuda-emulation", action="store_true",
+                    help="compile for CUDA with host twins (--target=cuda --cuda-emulation) "
+                         "and run on the emulated device (TCC_CUDA_DEVICE=emulated)")
     ap.add_argument("--floor", type=int, help="exit 1 when fewer pass")
     ap.add_argument("--floor-file", help="file holding the floor")
     args = ap.parse_args()
+    # A bare name (lit puts the build's tools on PATH) is looked up there.
+    args.tcc = shutil.which(args.tcc) or args.tcc
+    args.tcc_run = shutil.which(args.tcc_run) or args.tcc_run
     for tool in (args.tcc, args.tcc_run):
         if not os.access(tool, os.X_OK):
             sys.exit("error: %s is not an executable" % tool)
