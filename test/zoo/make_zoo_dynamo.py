@@ -192,6 +192,13 @@ MODELS = {
     'llama': (mz.m_llama, 'transformers.LlamaForCausalLM(LlamaConfig(vocab_size=256, hidden_size=64, '
               'intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, '
               'max_position_embeddings=32, attention_dropout=0.0))', 'text_lm', 8, mz.adamw(1e-3)),
+    # The PyTorch 1.13 zoo's models whose dynamo exports bring operators the
+    # ones above do not: ONNX LSTM / GRU, T5's relative position buckets
+    # (Abs, Log, Min, Greater), densenet's AveragePool.
+    'lstm': mz.MODELS['lstm'],
+    'gru': mz.MODELS['gru'],
+    't5': mz.MODELS['t5'],
+    'densenet': mz.MODELS['densenet'],
     # Dropout and stochastic depth on: PyTorch's reference draws tcc's random
     # numbers (make_zoo.TccRandom), so the check is exact.
     'gpt2_dropout': (lambda: mz.m_gpt2(0.1), 'transformers.GPT2LMHeadModel(GPT2Config(vocab_size=256, '
