@@ -256,7 +256,10 @@ int64_t vectorWidth(linalg::LinalgOp op, int64_t bits) {
     return 0;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned inner = op.getNumLoops() - 1;
-  int64_t lanes = 0;
+  // The lanes of the narrowest operand of 16 bits or more (bf16: 16 floats
+  // over two AVX2 registers); bytes (masks read as bytes) only when nothing
+  // is wider.
+  int64_t lanes = 0, byteLanes = 0;
   for (OpOperand &operand : op->getOpOperands()) {
     if (operand.get().getType().isIntOrIndexOrFloat())
       continue; // a scalar: broadcast
@@ -266,7 +269,10 @@ int64_t vectorWidth(linalg::LinalgOp op, int64_t bits) {
     int64_t l = vectorLanes(type.getElementType(), bits);
     if (l == 0)
       return 0;
-    lanes = std::max(lanes, l);
+    if (type.getElementType().getIntOrFloatBitWidth() == 8)
+      byteLanes = l;
+    else
+      lanes = std::max(lanes, l);
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (!map.isProjectedPermutation())
       return 0;
@@ -282,6 +288,8 @@ int64_t vectorWidth(linalg::LinalgOp op, int64_t bits) {
         return 0;
     }
   }
+  if (lanes == 0)
+    lanes = byteLanes;
   if (lanes == 0 || ShapedType::isDynamic(ranges[inner]))
     return 0;
   // With 512-bit vectors, an extent that only 256-bit ones divide (24, 40
@@ -417,6 +425,135 @@ void loadScalarInputs(RewriterBase &rewriter, linalg::LinalgOp op) {
   }
 }
 
+/// Byte views of boolean buffers. A memref of i1 holds one byte per element
+/// (LLVM's i1 takes a byte in memory), but a vector of i1 is bit-packed, so
+/// a vector of booleans cannot be loaded from or stored to it: a generic
+/// with an i1 operand (a causal mask, a dropout mask, a comparison's
+/// result) stayed scalar loops. The same bytes viewed as i8 vectorize; the
+/// body converts (trunci / extui), which leaves every byte 0 or 1 as a
+/// scalar i1 store writes it. A twin is built right after the op that
+/// defines the boolean view, through the view chains planned buffers and
+/// constants have (memref.view of the arena or state, subviews, reshapes,
+/// casts, get_global of a boolean constant); anything else has none.
+class ByteViews {
+public:
+  explicit ByteViews(ModuleOp module) : module_(module) {}
+
+  /// The i8 twin of the boolean buffer V, or null.
+  Value get(RewriterBase &rewriter, Value v) {
+    auto it = twins_.find(v);
+    if (it != twins_.end())
+      return it->second;
+    Value twin = build(rewriter, v);
+    twins_[v] = twin;
+    return twin;
+  }
+
+private:
+  static MemRefType bytesOf(MemRefType type) {
+    return MemRefType::get(type.getShape(), IntegerType::get(type.getContext(), 8),
+                           type.getLayout(), type.getMemorySpace());
+  }
+
+  Value build(RewriterBase &rewriter, Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumResults() != 1)
+      return {};
+    auto type = cast<MemRefType>(v.getType());
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(def);
+    Location loc = def->getLoc();
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      if (!cast<MemRefType>(view.getSource().getType()).getElementType().isInteger(8))
+        return {};
+      return memref::ViewOp::create(rewriter, loc, bytesOf(type), view.getSource(),
+                                    view.getByteShift(), view.getSizes());
+    }
+    if (auto global = dyn_cast<memref::GetGlobalOp>(def)) {
+      memref::GlobalOp bytes = byteGlobal(rewriter, global);
+      if (!bytes)
+        return {};
+      return memref::GetGlobalOp::create(rewriter, loc, bytes.getType(), bytes.getSymName());
+    }
+    // Views: the same op on the source's twin, its result type with i8.
+    if (!isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::ReinterpretCastOp, memref::CastOp>(def))
+      return {};
+    Value source = def->getOperand(0);
+    Value sourceTwin = get(rewriter, source);
+    if (!sourceTwin)
+      return {};
+    IRMapping map;
+    map.map(source, sourceTwin);
+    Operation *clone = rewriter.clone(*def, map);
+    clone->getResult(0).setType(bytesOf(type));
+    return clone->getResult(0);
+  }
+
+  /// An i8 copy of the boolean constant GLOBAL's module global, made once.
+  memref::GlobalOp byteGlobal(RewriterBase &rewriter, memref::GetGlobalOp get) {
+    auto global = module_.lookupSymbol<memref::GlobalOp>(get.getNameAttr());
+    if (!global || !global.getConstant())
+      return {};
+    auto value = dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr());
+    if (!value)
+      return {};
+    std::string name = (global.getSymName() + "_bytes").str();
+    if (auto existing = module_.lookupSymbol<memref::GlobalOp>(name))
+      return existing;
+    auto i8 = IntegerType::get(rewriter.getContext(), 8);
+    SmallVector<APInt> bytes;
+    for (APInt bit : value.getValues<APInt>())
+      bytes.push_back(bit.zext(8));
+    auto tensorType = RankedTensorType::get(value.getType().getShape(), i8);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(global);
+    return memref::GlobalOp::create(
+        rewriter, global.getLoc(), rewriter.getStringAttr(name), global.getSymVisibilityAttr(),
+        TypeAttr::get(bytesOf(global.getType())), DenseElementsAttr::get(tensorType, bytes),
+        /*constant=*/rewriter.getUnitAttr(), global.getAlignmentAttr());
+  }
+
+  ModuleOp module_;
+  DenseMap<Value, Value> twins_;
+};
+
+/// OP's boolean buffers become their byte views (ByteViews), its body
+/// converting: inputs and outputs read as i8 and truncated to i1, results
+/// extended back to i8. All of them or none (when one has no twin).
+void readBooleansAsBytes(RewriterBase &rewriter, linalg::GenericOp op, ByteViews &views) {
+  SmallVector<std::pair<OpOperand *, Value>> twins;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.getElementType().isInteger(1))
+      continue;
+    Value twin = views.get(rewriter, operand.get());
+    if (!twin)
+      return;
+    twins.push_back({&operand, twin});
+  }
+  if (twins.empty())
+    return;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Type i1 = rewriter.getI1Type(), i8 = rewriter.getIntegerType(8);
+  rewriter.modifyOpInPlace(op, [&] {
+    for (auto [operand, twin] : twins) {
+      operand->set(twin);
+      BlockArgument arg = body.getArgument(operand->getOperandNumber());
+      arg.setType(i8);
+      rewriter.setInsertionPointToStart(&body);
+      Value bit = arith::TruncIOp::create(rewriter, op.getLoc(), i1, arg);
+      arg.replaceAllUsesExcept(bit, bit.getDefiningOp());
+      if (op.isDpsInit(operand)) {
+        OpOperand &yielded = yield->getOpOperand(operand->getOperandNumber() - op.getNumDpsInputs());
+        rewriter.setInsertionPoint(yield);
+        yielded.set(arith::ExtUIOp::create(rewriter, op.getLoc(), i8, yielded.get()));
+      }
+    }
+  });
+}
+
 /// Tiles OP to one vector of WIDTH along its innermost loop and vectorizes
 /// the tile (linalg::vectorize); returns the tile loops, outermost first.
 FailureOr<SmallVector<Operation *>> tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -471,12 +608,15 @@ struct LinalgToCpuLoopsPass
     llvm::erase_if(ops, [&](linalg::LinalgOp op) { return absorbed.contains(op); });
     for (Operation *fill : absorbed)
       rewriter.eraseOp(fill);
+    ByteViews byteViews(getOperation()->getParentOfType<ModuleOp>());
     for (linalg::LinalgOp op : ops) {
       if (!op.hasPureBufferSemantics()) {
         op->emitError("linalg op on tensors after bufferization");
         return signalPassFailure();
       }
       loadScalarInputs(rewriter, op);
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+        readBooleansAsBytes(rewriter, generic, byteViews);
       // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks.
       bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
       if (!nested) {

@@ -457,3 +457,59 @@ func.func @scalar_input(%a: memref<64xi64>, %rng: memref<2xi64>) {
   }
   return
 }
+
+// -----
+
+// Boolean buffers hold a byte per element, but a vector of i1 is
+// bit-packed: a generic reading a mask (planned in the arena) and one
+// writing one read and write their bytes through i8 views of the same
+// memory, so both vectorize (8 lanes, the f32 operand's); the body converts.
+// CHECK-LABEL: func.func @masks
+//       CHECK:   %[[MB:.*]] = memref.view %arg0[%{{.*}}][] : memref<1024xi8> to memref<4x64xi8>
+//       CHECK:   vector.transfer_read %[[MB]]{{.*}} : memref<4x64xi8>, vector<8xi8>
+//       CHECK:   arith.trunci %{{.*}} : vector<8xi8> to vector<8xi1>
+//       CHECK:   arith.select
+//       CHECK:   arith.extui %{{.*}} : vector<8xi1> to vector<8xi8>
+//       CHECK:   vector.transfer_write %{{.*}}, %[[MB]]
+//   CHECK-NOT:   memref.load
+func.func @masks(%arena: memref<1024xi8>, %x: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.view %arena[%c0][] : memref<1024xi8> to memref<4x64xi1>
+  %z = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%m : memref<4x64xi1>) outs(%x : memref<4x64xf32>) {
+  ^bb0(%b: i1, %y: f32):
+    %r = arith.select %b, %y, %z : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x64xf32>) outs(%m : memref<4x64xi1>) {
+  ^bb0(%y: f32, %b: i1):
+    %r = arith.cmpf ogt, %y, %z : f32
+    linalg.yield %r : i1
+  }
+  return
+}
+
+// -----
+
+// A boolean constant is read through an i8 copy of its global.
+// CHECK-LABEL: memref.global "private" constant @mask_bytes : memref<8xi8> = dense<[1, 0, 1, 1, 0, 0, 1, 0]>
+// CHECK-LABEL: func.func @constant_mask
+//       CHECK:   memref.get_global @mask_bytes : memref<8xi8>
+//       CHECK:   vector.transfer_read {{.*}} : memref<8xi8>, vector<8xi8>
+memref.global "private" constant @mask : memref<8xi1> = dense<[true, false, true, true, false, false, true, false]>
+func.func @constant_mask(%x: memref<8xf32>) {
+  %m = memref.get_global @mask : memref<8xi1>
+  %z = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%m : memref<8xi1>) outs(%x : memref<8xf32>) {
+  ^bb0(%b: i1, %y: f32):
+    %r = arith.select %b, %y, %z : f32
+    linalg.yield %r : f32
+  }
+  return
+}
