@@ -349,12 +349,11 @@ tcc_status tcc_checkpoint_get_metadata(const char *path, const char *key, char *
     require(out, "out");
     // Opening is I/O, the contents are the format: told apart by the step
     // that failed, never by the message's words.
-    tcc::rt::MappedFile file;
     std::string message;
-    if (!file.open(path, &message))
-      tcc::rt::fail(TCC_ERROR_IO, message);
     tcc::rt::SafetensorsReader reader;
-    if (!reader.parse(file.data(), file.size(), path, &message))
+    if (!reader.openFile(path, &message))
+      tcc::rt::fail(TCC_ERROR_IO, message);
+    if (!reader.readHeader(&message))
       tcc::rt::fail(TCC_ERROR_FORMAT, message);
     auto it = reader.metadata().find(key);
     if (it == reader.metadata().end())

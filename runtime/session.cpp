@@ -340,12 +340,13 @@ void Session::loadParams(const std::string &path) { loadTensors(path, false); }
 void Session::loadCheckpoint(const std::string &path) { loadTensors(path, true); }
 
 void Session::loadTensors(const std::string &path, bool checkpoint) {
-  MappedFile file;
+  // Read at offsets, never mapped: a file truncated while it loads is an
+  // error, not a SIGBUS.
   std::string message;
-  if (!file.open(path, &message))
-    fail(TCC_ERROR_IO, message);
   SafetensorsReader reader;
-  if (!reader.parse(file.data(), file.size(), path, &message))
+  if (!reader.openFile(path, &message))
+    fail(TCC_ERROR_IO, message);
+  if (!reader.readHeader(&message))
     fail(TCC_ERROR_FORMAT, message);
   std::vector<std::string> zeroNames = zero_ && checkpoint ? zero_->stateNames()
                                                            : std::vector<std::string>();
@@ -447,10 +448,23 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   // A pending run still updates the device state; the host mirror changes
   // below only after it (downloadState may still bring its result back).
   finishRun();
+  // One tensor at a time through a buffer of its size. A file that no
+  // longer holds its bytes (truncated after its header was read) fails
+  // here, with the state partly loaded: the message says so.
+  std::vector<uint8_t> bytes;
+  auto read = [&](const SafetensorsTensor &source) {
+    bytes.resize(source.size);
+    if (!reader.readTensor(source, bytes.data(), &message)) {
+      derivedStale_ = true;
+      fail(TCC_ERROR_IO, message + "; the tensors before it are loaded, the rest are not: load "
+                                   "the file again once it is whole");
+    }
+    return bytes.data();
+  };
   for (const auto &[tensor, source] : copies)
-    writeState(int32_t(tensor - d.tensors), source->data);
+    writeState(int32_t(tensor - d.tensors), read(*source));
   for (const SafetensorsTensor *source : zeroCopies)
-    zero_->loadState(source->name, source->data);
+    zero_->loadState(source->name, read(*source));
   derivedStale_ = true;
   if (device_) {
     // Upload what was loaded; the rest of the mirror may be stale.

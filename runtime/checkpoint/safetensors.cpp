@@ -154,13 +154,68 @@ const SafetensorsTensor *SafetensorsReader::find(const std::string &name) const 
 bool SafetensorsReader::open(const std::string &path, std::string *error) {
   tensors_.clear();
   metadata_.clear();
-  if (!file_.open(path, error))
+  if (!openFile(path, error))
     return false;
-  return parse(file_.data(), file_.size(), path, error);
+  try {
+    bytes_.resize(size_t(file_.size()));
+  } catch (const std::bad_alloc &) {
+    return fail(error, path + ": out of memory reading " + std::to_string(file_.size()) + " bytes");
+  }
+  if (!file_.readAt(0, bytes_.data(), bytes_.size(), error))
+    return false;
+  return parseHeader(bytes_.data(), bytes_.size(), bytes_.size(), bytes_.data(), path, error);
+}
+
+bool SafetensorsReader::openFile(const std::string &path, std::string *error) {
+  tensors_.clear();
+  metadata_.clear();
+  bytes_.clear();
+  return file_.open(path, error);
+}
+
+bool SafetensorsReader::readHeader(std::string *error) {
+  const std::string &path = file_.path();
+  uint64_t size = file_.size();
+  // The length, then the header it announces when the file can hold it
+  // (parseHeader says why not otherwise).
+  bytes_.assign(size_t(std::min<uint64_t>(size, 8)), 0);
+  if (!file_.readAt(0, bytes_.data(), bytes_.size(), error))
+    return false;
+  if (bytes_.size() == 8) {
+    uint64_t headerSize = 0;
+    for (int i = 0; i < 8; ++i)
+      headerSize |= uint64_t(bytes_[size_t(i)]) << (8 * i);
+    if (headerSize <= kMaxHeaderSize && headerSize <= size - 8) {
+      bytes_.resize(size_t(8 + headerSize));
+      if (!file_.readAt(8, bytes_.data() + 8, size_t(headerSize), error))
+        return false;
+    }
+  }
+  return parseHeader(bytes_.data(), bytes_.size(), size, nullptr, path, error);
+}
+
+bool SafetensorsReader::readTensor(const SafetensorsTensor &t, void *out,
+                                   std::string *error) const {
+  if (t.data) {
+    if (t.size)
+      std::memcpy(out, t.data, t.size);
+    return true;
+  }
+  if (file_.readAt(t.offset, out, t.size, error))
+    return true;
+  if (error)
+    *error += " (reading tensor " + quoted(t.name) + ")";
+  return false;
 }
 
 bool SafetensorsReader::parse(const uint8_t *data, size_t size, const std::string &what,
                               std::string *error) {
+  return parseHeader(data, size, size, data, what, error);
+}
+
+bool SafetensorsReader::parseHeader(const uint8_t *data, size_t headSize, uint64_t size,
+                                    const uint8_t *image, const std::string &what,
+                                    std::string *error) {
   tensors_.clear();
   metadata_.clear();
   try {
@@ -176,6 +231,8 @@ bool SafetensorsReader::parse(const uint8_t *data, size_t size, const std::strin
     if (headerSize > size - 8)
       return fail(error, what + ": truncated: header length " + std::to_string(headerSize) +
                              " exceeds the " + std::to_string(size - 8) + " bytes after it");
+    if (headSize < 8 + headerSize)
+      return fail(error, what + ": the header was not read whole");
     if (headerSize == 0 || data[8] != '{')
       return fail(error, what + ": the header is not a JSON object");
     json::Value root;
@@ -186,8 +243,8 @@ bool SafetensorsReader::parse(const uint8_t *data, size_t size, const std::strin
     if (root.kind != json::Value::Kind::Object)
       return fail(error, what + ": the header is not a JSON object");
 
-    const uint8_t *base = data + 8 + headerSize;
-    uint64_t dataSize = size - 8 - headerSize;
+    uint64_t dataStart = 8 + headerSize;
+    uint64_t dataSize = size - dataStart;
     for (size_t i = 0; i < root.keys.size(); ++i) {
       const std::string &name = root.keys[i];
       const json::Value &entry = root.items[i];
@@ -245,7 +302,8 @@ bool SafetensorsReader::parse(const uint8_t *data, size_t size, const std::strin
         return fail(error, where + dtype->text + shapeString(t.shape) + " needs " +
                                std::to_string(bytes) + " bytes, but data_offsets give " +
                                std::to_string(end - begin));
-      t.data = base + begin;
+      t.offset = dataStart + begin;
+      t.data = image ? image + t.offset : nullptr;
       t.size = size_t(end - begin);
       tensors_.push_back(std::move(t));
     }
@@ -257,14 +315,12 @@ bool SafetensorsReader::parse(const uint8_t *data, size_t size, const std::strin
       byOffset.push_back(&t);
     std::sort(byOffset.begin(), byOffset.end(),
               [](const SafetensorsTensor *a, const SafetensorsTensor *b) {
-                const auto *pa = static_cast<const uint8_t *>(a->data);
-                const auto *pb = static_cast<const uint8_t *>(b->data);
-                return pa != pb ? pa < pb : a->size < b->size;
+                return a->offset != b->offset ? a->offset < b->offset : a->size < b->size;
               });
     uint64_t covered = 0;
     const SafetensorsTensor *previous = nullptr;
     for (const SafetensorsTensor *t : byOffset) {
-      uint64_t begin = uint64_t(static_cast<const uint8_t *>(t->data) - base);
+      uint64_t begin = t->offset - dataStart;
       if (begin < covered)
         return fail(error, what + ": tensor " + quoted(t->name) + " overlaps tensor " +
                                quoted(previous->name));

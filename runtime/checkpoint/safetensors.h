@@ -31,9 +31,13 @@ struct SafetensorsTensor {
   std::string name;
   tcc_dtype dtype;
   std::vector<int64_t> shape;
+  /// The bytes in memory (an image parsed in memory, or a file open()
+  /// read whole); null for a file read at offsets (readTensor).
   const void *data;
   /// Bytes; always the product of the shape times the element size.
   size_t size;
+  /// Where the bytes start in the file.
+  uint64_t offset = 0;
 };
 
 /// "__metadata__": free-form string pairs (producer, step, fingerprint, ...).
@@ -59,12 +63,26 @@ bool parseSafetensorsDtype(const std::string &name, tcc_dtype *out);
 /// reader lives (and is not reopened). Not copyable; movable.
 class SafetensorsReader {
 public:
-  /// Maps and validates PATH: header length within the file (and at most
+  /// Reads PATH whole into memory and validates it: header length within the file (and at most
   /// 100 MB, taking at most 512 MiB once parsed), strict JSON, known dtypes, shapes of non-negative integers,
   /// byte ranges in bounds, matching their shapes without overflow, and
   /// covering the data exactly once (no overlap, no hole). On failure returns
   /// false with *error naming the file and, where one is at fault, the tensor.
   bool open(const std::string &path, std::string *error);
+
+  /// Opens PATH to be read at offsets (pread), for files as large as a
+  /// model's parameters: only the header is read (readHeader), each tensor
+  /// when asked (readTensor), so a file truncated or rewritten meanwhile is
+  /// an error from readTensor, never a SIGBUS as from a mapping, and nothing
+  /// is held twice in memory. False with *error "PATH: ..." when it cannot be
+  /// opened (I/O); then readHeader validates it as open() does (format).
+  bool openFile(const std::string &path, std::string *error);
+  bool readHeader(std::string *error);
+
+  /// Copies tensor T's bytes (T.size of them) to OUT: from memory, or read
+  /// from the file openFile opened. False with *error naming the file and the
+  /// tensor when the file no longer holds them.
+  bool readTensor(const SafetensorsTensor &t, void *out, std::string *error) const;
 
   /// Validates an in-memory file image (kept by the caller while this reader
   /// is used). WHAT names it in messages.
@@ -77,7 +95,14 @@ public:
   const SafetensorsMetadata &metadata() const { return metadata_; }
 
 private:
-  MappedFile file_;
+  /// Validates the header in HEAD (at least its first 8 + length bytes, or
+  /// all the file has) of a file of FILE_SIZE bytes; IMAGE, when not null,
+  /// is the whole file in memory (the tensors' data point into it).
+  bool parseHeader(const uint8_t *head, size_t headSize, uint64_t fileSize, const uint8_t *image,
+                   const std::string &what, std::string *error);
+
+  FileReader file_;
+  std::vector<uint8_t> bytes_; // open(): the file; openFile(): its header
   std::vector<SafetensorsTensor> tensors_;
   SafetensorsMetadata metadata_;
 };

@@ -380,10 +380,12 @@ bool MappedNpy::open(const std::string &path, std::string *error) {
 }
 
 bool readNpy(const std::string &path, HostTensor &out, std::string *error) {
-  MappedFile file;
-  if (!file.open(path, error))
+  // Read, not mapped: a file truncated meanwhile is a parse error, never a
+  // SIGBUS.
+  std::vector<uint8_t> bytes;
+  if (!readFile(path, bytes, error))
     return false;
-  return parseNpy(file.data(), file.size(), path, out, error);
+  return parseNpy(bytes.data(), bytes.size(), path, out, error);
 }
 
 bool encodeNpy(tcc_dtype dtype, const std::vector<int64_t> &shape, const void *data, size_t size,

@@ -416,10 +416,12 @@ bool parseTensorProto(const uint8_t *data, size_t size, const std::string &what,
 }
 
 bool readTensorProto(const std::string &path, HostTensor &out, std::string *error) {
-  MappedFile file;
-  if (!file.open(path, error))
+  // Read, not mapped: a file truncated meanwhile is a parse error, never a
+  // SIGBUS.
+  std::vector<uint8_t> bytes;
+  if (!readFile(path, bytes, error))
     return false;
-  return parseTensorProto(file.data(), file.size(), path, out, error);
+  return parseTensorProto(bytes.data(), bytes.size(), path, out, error);
 }
 
 } // namespace tcc::rt

@@ -5,6 +5,7 @@
 #include "TestUtil.h"
 
 #include <cstring>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 using namespace tcc::rt;
@@ -243,6 +244,60 @@ TEST(SafetensorsTest, RejectsTruncatedFile) {
   EXPECT_NE(error.find("exceed"), std::string::npos) << error;
   EXPECT_NE(error.find(path), std::string::npos) << error;
   EXPECT_FALSE(reader.open(dir.file("missing.safetensors"), &error));
+  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+}
+
+// Tests reading at offsets (openFile, readHeader, readTensor: how sessions
+// load parameters and checkpoints): the same header as open(), each tensor's
+// bytes when asked, and a file truncated after its header was read is an
+// error naming the file and the tensor, not a SIGBUS as from a mapping.
+TEST(SafetensorsTest, ReadsAtOffsets) {
+  TempDir dir;
+  std::string path = dir.file("p.safetensors");
+  std::vector<float> w(100), b(7);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = 0.25f * float(i) - 3.0f;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = -1.5f * float(i);
+  std::string error;
+  ASSERT_TRUE(writeSafetensors(path, {{"w", TCC_DTYPE_F32, {10, 10}, w.data(), 400},
+                                      {"b", TCC_DTYPE_F32, {7}, b.data(), 28}},
+                               {{"tcc.kind", "parameters"}}, &error))
+      << error;
+  SafetensorsReader reader;
+  ASSERT_TRUE(reader.openFile(path, &error)) << error;
+  ASSERT_TRUE(reader.readHeader(&error)) << error;
+  EXPECT_EQ(reader.metadata().at("tcc.kind"), "parameters");
+  const SafetensorsTensor *tw = reader.find("w");
+  const SafetensorsTensor *tb = reader.find("b");
+  ASSERT_TRUE(tw && tb);
+  EXPECT_EQ(tw->data, nullptr); // still in the file
+  std::vector<float> got(100);
+  ASSERT_TRUE(reader.readTensor(*tw, got.data(), &error)) << error;
+  EXPECT_EQ(got, w);
+  std::vector<float> gotB(7);
+  ASSERT_TRUE(reader.readTensor(*tb, gotB.data(), &error)) << error;
+  EXPECT_EQ(gotB, b);
+
+  // Cut inside the data after the header was read.
+  std::vector<uint8_t> bytes = tcc::test::readBytes(path);
+  ASSERT_EQ(::truncate(path.c_str(), off_t(bytes.size() - 8)), 0);
+  const SafetensorsTensor *last = tw->offset > tb->offset ? tw : tb;
+  const SafetensorsTensor *first = last == tw ? tb : tw;
+  std::vector<uint8_t> out(last->size);
+  EXPECT_FALSE(reader.readTensor(*last, out.data(), &error));
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  EXPECT_NE(error.find("shrank"), std::string::npos) << error;
+  EXPECT_NE(error.find("tensor \"" + last->name + "\""), std::string::npos) << error;
+  out.resize(first->size);
+  EXPECT_TRUE(reader.readTensor(*first, out.data(), &error)) << error;
+
+  // A header cut short: refused by readHeader with open()'s message.
+  ASSERT_EQ(::truncate(path.c_str(), 20), 0);
+  ASSERT_TRUE(reader.openFile(path, &error)) << error;
+  EXPECT_FALSE(reader.readHeader(&error));
+  EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+  EXPECT_FALSE(reader.openFile(dir.file("missing.safetensors"), &error));
   EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
 }
 
