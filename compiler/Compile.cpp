@@ -151,9 +151,14 @@ LogicalResult tcc::Compilation::compileStages() {
   if (stage >= Stage::Ptx && failed(lowerPlanned()))
     return failure();
   // The library-call table exists once the calls are lowered.
-  if (options.report == tcc::Report::Precision && stage >= Stage::LLVMDialect)
-    tcc::printLibraryCallPrecision(*module, device, tcc::rt::hostCpuFeatures(),
+  if (options.report == tcc::Report::Precision && stage >= Stage::LLVMDialect) {
+    std::set<std::string> target;
+    for (llvm::StringRef f : llvm::split(llvm::StringRef(targetCpu.recorded), ','))
+      if (!f.empty())
+        target.insert(f.str());
+    tcc::printLibraryCallPrecision(*module, device, tcc::rt::hostCpuFeatures(), target,
                                    *options.reportStream);
+  }
   if (stage == Stage::Ptx)
     return success();
   if (stage >= Stage::LLVMIR)

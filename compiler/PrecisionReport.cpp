@@ -71,7 +71,8 @@ std::string deviceRoute(int64_t kind, int64_t in) {
 } // namespace
 
 void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
-                                    const std::set<std::string> &host, llvm::raw_ostream &os) {
+                                    const std::set<std::string> &host,
+                                    const std::set<std::string> &target, llvm::raw_ostream &os) {
   // (kind, operand dtype, C dtype) -> calls
   std::map<std::tuple<int64_t, int64_t, int64_t>, int> groups;
   if (auto table = module->getAttrOfType<ArrayAttr>(attr::libraryCalls))
@@ -115,8 +116,23 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
             "each whose forward call's layout has no padding (TCC_FILTER_LAYOUTS=report says "
             "which)\n";
     os << "  the runtime decides each call again on the CPU that runs the artifact "
-          "(oneDNN's instruction set; TCC_SIXTEEN_BIT_CALLS=native or widened overrides)\n"
-          "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
-          "arithmetic, f16 with F16C): any x86-64-v3 CPU\n";
+          "(oneDNN's instruction set; TCC_SIXTEEN_BIT_CALLS=native or widened overrides)\n";
+    bool avx512 = [](const std::set<std::string> &f) {
+      return f.count("avx512f") && f.count("avx512bw") && f.count("avx512vl");
+    }(target);
+    if (avx512 && target.count("avx512bf16")) {
+      os << "16-bit elementwise ops: f32 arithmetic between conversions (bf16 with "
+            "AVX512-BF16's instructions, f16 with F16C), AVX-512 vectors: the artifact "
+            "needs a CPU with the features of --cpu\n";
+    } else {
+      os << "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
+            "arithmetic, f16 with F16C): any "
+         << (avx512 ? "AVX-512" : "x86-64-v3") << " CPU\n";
+      if (host.count("avx512f") && host.count("avx512bw") && host.count("avx512vl") &&
+          host.count("avx512bf16"))
+        os << "  this CPU has AVX-512 and AVX512-BF16: --cpu=native compiles the generated "
+              "kernels for them (gpt4's bf16 kernels 22% faster, docs/precision.md), an "
+              "artifact that then runs only on such CPUs\n";
+    }
   }
 }

@@ -21,9 +21,12 @@ namespace tcc {
 
 /// Prints MODULE's library calls (its tcc.library_calls table) grouped by
 /// kind and dtypes, each with the library and instruction set that runs it:
-/// on a CPU with the features HOST (LLVM names), or on a GPU when DEVICE.
+/// on a CPU with the features HOST (LLVM names), or on a GPU when DEVICE;
+/// then what the generated kernels convert 16-bit values with, for the
+/// features TARGET the artifact is compiled for (--cpu).
 void printLibraryCallPrecision(mlir::ModuleOp module, bool device,
-                               const std::set<std::string> &host, llvm::raw_ostream &os);
+                               const std::set<std::string> &host,
+                               const std::set<std::string> &target, llvm::raw_ostream &os);
 
 } // namespace tcc
 
