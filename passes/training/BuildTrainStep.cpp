@@ -677,8 +677,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
         return fn.erase(), failure();
     }
     func::ReturnOp ret = e.terminator();
+    // Named, as the optimizer's ops are: kernels and reports say "loss".
+    Location lossLoc =
+        NameLoc::get(e.b.getStringAttr(std::string("loss.") + tcc::lossName(loss)), loc);
     FailureOr<Value> lossValue =
-        buildLoss(e.b, loc, ret.getOperand(0), labelValue, valid, rows ? rows.getInt() : 0);
+        buildLoss(e.b, lossLoc, ret.getOperand(0), labelValue, valid, rows ? rows.getInt() : 0);
     if (failed(lossValue))
       return fn.erase(), failure();
     if (tensorType(*lossValue).getNumElements() != 1) {
@@ -1222,7 +1225,8 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
       e.skip = skipOnNonFinite(sb, loc, lossValue, *grads);
     }
     e.output(lossValue, TCC_OUTPUT_LOSS);
-    Value gradNorm = clipGradients(sb, loc, *grads, hyper->gradClip);
+    Value gradNorm =
+        clipGradients(sb, NameLoc::get(sb.getStringAttr("grad_norm"), loc), *grads, hyper->gradClip);
     if (skipNonFinite && !e.skip)
       guardNonFinite(e, lossValue, gradNorm, loc);
     // Adam's bias corrections 1 - beta^t: once per step, as 0-d values (a
@@ -1239,7 +1243,11 @@ struct BuildTrainStepPass : tcc::impl::BuildTrainStepPassBase<BuildTrainStepPass
     for (auto [k, argIndex] : llvm::enumerate(params)) {
       Value p = stepBody.getArgument(argIndex);
       std::string name = paramName(step, argIndex);
-      TensorMath t{sb, loc, tensorType(p)};
+      // The update's ops carry the parameter's name, so that its kernels,
+      // memory reports and messages say whose update they are.
+      Location named = NameLoc::get(
+          sb.getStringAttr(std::string(tcc::optimizerName(optimizer)) + "." + name), loc);
+      TensorMath t{sb, named, tensorType(p)};
       LogicalResult updated =
           adam ? adamUpdate(e, t, p, (*grads)[k], name, lr, *hyper, biasCorrection1,
                             biasCorrection2)
