@@ -6,7 +6,10 @@
 #include <cerrno>
 #include <omp.h>
 #include <sched.h>
+#include <string>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 namespace tcc::rt {
 
@@ -46,5 +49,25 @@ void parallelFor(int64_t begin, int64_t end, int maxThreads,
 const void *openMPRuntimeAddress() {
   return reinterpret_cast<const void *>(&omp_set_num_threads);
 }
+
+bool removeStaleOpenMPRegistration() {
+  // libomp's name (kmp_runtime.cpp, __kmp_register_library_startup).
+  std::string name = "__KMP_REGISTERED_LIB_" + std::to_string(int(::getpid())) + "_" +
+                     std::to_string(int(::getuid()));
+  bool removed = false;
+  for (const char *dir : {"/dev/shm/", "/tmp/"}) {
+    std::string path = dir + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
+        ::unlink(path.c_str()) == 0)
+      removed = true;
+  }
+  return removed;
+}
+
+namespace {
+// At load, before anything of this library starts a parallel region.
+[[maybe_unused]] const bool staleRegistrationRemoved = removeStaleOpenMPRegistration();
+} // namespace
 
 } // namespace tcc::rt

@@ -56,6 +56,15 @@ void parallelFor(int64_t begin, int64_t end, int maxThreads,
 /// omp_set_num_threads): openmp_binding.h binds libraries to that object.
 const void *openMPRuntimeAddress();
 
+/// Removes a zero-length libomp registration file of this process's pid
+/// (/dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid>, or /tmp's when shared memory
+/// is unavailable), left by a process that died between creating and sizing
+/// it. libomp maps such a file when it starts in a process that reuses the
+/// pid, and reading it is a SIGBUS. A file of a live libomp is never empty,
+/// so nothing else is touched. The runtime library calls it when it loads,
+/// before any parallel region; returns whether a file was removed.
+bool removeStaleOpenMPRegistration();
+
 } // namespace tcc::rt
 
 #endif // TCC_RUNTIME_CPU_PARALLEL_H

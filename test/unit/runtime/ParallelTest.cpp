@@ -3,6 +3,11 @@
 #include "runtime/cpu/parallel.h"
 
 #include <atomic>
+#include <csignal>
+#include <fcntl.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <set>
@@ -91,6 +96,51 @@ TEST(ParallelTest, ThreadsScopeRestores) {
     EXPECT_EQ(parallelThreads(), 1);
   }
   EXPECT_EQ(parallelThreads(), 3);
+}
+
+// Tests the stale libomp registration file: a zero-length
+// /dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid> (a process died between creating
+// and sizing it) kills a later process with that pid at its first parallel
+// region (libomp maps and reads it: SIGBUS). A forked child (libomp registers
+// again after a fork) with such a file for its pid dies so; with
+// removeStaleOpenMPRegistration first it runs, and the call leaves a live
+// registration alone.
+TEST(ParallelTest, StaleOpenMPRegistration) {
+  parallelFor(0, 4, 2, [](void *, int64_t) {}, nullptr); // this process registers
+  auto registration = [](pid_t pid) {
+    return "/dev/shm/__KMP_REGISTERED_LIB_" + std::to_string(int(pid)) + "_" +
+           std::to_string(int(::getuid()));
+  };
+  auto child = [&](bool remove) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::string path = registration(::getpid());
+      int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0600);
+      if (fd < 0)
+        ::_exit(3);
+      ::close(fd);
+      if (remove && !removeStaleOpenMPRegistration())
+        ::_exit(4);
+      Visits v{64};
+      parallelFor(0, 64, 2, Visits::body, &v);
+      ::_exit(v.allOnce() ? 0 : 5);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    // Never leave a stale file behind for the next process with this pid.
+    ::unlink(registration(pid).c_str());
+    return status;
+  };
+  if (::access("/dev/shm", W_OK) != 0)
+    GTEST_SKIP() << "no writable /dev/shm";
+  int unfixed = child(false);
+  if (!(WIFSIGNALED(unfixed) && WTERMSIG(unfixed) == SIGBUS))
+    GTEST_SKIP() << "this libomp survives a stale registration (status " << unfixed
+                 << "): nothing to remove";
+  int fixed = child(true);
+  EXPECT_TRUE(WIFEXITED(fixed) && WEXITSTATUS(fixed) == 0) << "status " << fixed;
+  // This process's own registration is sized: never removed.
+  EXPECT_FALSE(removeStaleOpenMPRegistration());
 }
 
 } // namespace
