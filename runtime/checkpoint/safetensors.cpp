@@ -154,15 +154,13 @@ const SafetensorsTensor *SafetensorsReader::find(const std::string &name) const 
 bool SafetensorsReader::open(const std::string &path, std::string *error) {
   tensors_.clear();
   metadata_.clear();
-  if (!openFile(path, error))
-    return false;
+  file_ = FileReader();
   try {
-    bytes_.resize(size_t(file_.size()));
+    if (!readFile(path, bytes_, error))
+      return false;
   } catch (const std::bad_alloc &) {
-    return fail(error, path + ": out of memory reading " + std::to_string(file_.size()) + " bytes");
+    return fail(error, path + ": out of memory reading the file");
   }
-  if (!file_.readAt(0, bytes_.data(), bytes_.size(), error))
-    return false;
   return parseHeader(bytes_.data(), bytes_.size(), bytes_.size(), bytes_.data(), path, error);
 }
 
