@@ -843,6 +843,7 @@ FailureOr<std::vector<std::string>> emitObjectCode(Location loc, llvm::Module &m
   if (stage == ArtifactStage::Object) {
     if (options.optimize)
       optimizeModule(m, tm);
+    prepareForInstructionSelection(m, tm);
     llvm::SmallString<0> object;
     llvm::raw_svector_ostream os(object);
     llvm::legacy::PassManager pm;

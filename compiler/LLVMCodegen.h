@@ -16,6 +16,7 @@
 
 #include "mlir/Support/LogicalResult.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Target/TargetMachine.h"
@@ -76,6 +77,19 @@ std::optional<TargetCpu> resolveTargetCpu(llvm::StringRef name, std::string &err
 /// LLVM's default pipeline at LEVEL over M.
 void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm,
                     llvm::OptimizationLevel level = llvm::OptimizationLevel::O2);
+
+/// Rewrites of optimized IR that LLVM's optimizer would undo, for the
+/// instruction selection of TM: bf16 selects as selects of their bits (x86
+/// without AVX512-BF16 would call libgcc per element), and, in functions
+/// compiled for AVX-512, scalar llvm.maximum / llvm.minimum as
+/// createMinMax's compares and selects.
+void prepareForInstructionSelection(llvm::Module &m, llvm::TargetMachine &tm);
+
+/// IEEE 754-2019 maximum (MAX) or minimum of the scalars X and Y, as
+/// llvm.maximum / llvm.minimum compute it, in compares and selects: a NaN
+/// operand gives a NaN, and of two equal values maximum takes the AND of
+/// their bits (+0 over -0), minimum the OR.
+llvm::Value *createMinMax(llvm::IRBuilderBase &b, bool max, llvm::Value *x, llvm::Value *y);
 
 /// Compiles M (its triple and data layout set) into object files, one per
 /// group, in a fixed order; M is left split (its kernels external). Errors
