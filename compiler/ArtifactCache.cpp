@@ -54,7 +54,7 @@ void printArtifactOptions(llvm::raw_ostream &os, const tcc::CompileOptions &opti
      << " library-calls=" << options.libraryCalls << " fusion=" << int(options.fusion)
      << " profile=" << options.profile << " optimize=" << options.optimize << " train=" << train
      << " memory-budget=" << options.memoryBudget << " remat=" << int(options.remat)
-     << " auto-batch=" << options.autoBatch;
+     << " auto-batch=" << options.autoBatch << " cpu-variants=" << options.cpuVariants;
   if (options.globalBatch != 0)
     os << " global-batch=" << options.globalBatch;
   if (!options.lengthBuckets.empty()) {

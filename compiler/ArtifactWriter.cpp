@@ -28,6 +28,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -194,15 +195,15 @@ public:
 /// tcc_abi_runtime *rt)`: calls the lowered function with the memref
 /// descriptors of the two regions expanded into scalars (allocated pointer,
 /// aligned pointer, offset, size, stride).
-llvm::Function *buildWrapper(llvm::Module &m, const PlannedEntry &e,
-                             llvm::Function *lowered) {
+llvm::Function *buildWrapper(llvm::Module &m, const PlannedEntry &e, llvm::Function *lowered,
+                             StringRef suffix = "") {
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
   auto *i32 = llvm::Type::getInt32Ty(ctx);
   auto *i64 = llvm::Type::getInt64Ty(ctx);
   auto *fnTy = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
   auto *fn = llvm::Function::Create(fnTy, llvm::GlobalValue::InternalLinkage,
-                                    "tcc_entry_" + e.name, m);
+                                    "tcc_entry_" + e.name + suffix, m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
   llvm::Value *arena = fn->getArg(0), *state = fn->getArg(1);
   SmallVector<llvm::Value *> args = {
@@ -425,7 +426,8 @@ FailureOr<llvm::StructType *> abiStruct(Location loc, const llvm::DataLayout &dl
 
 /// The LLVM types of abi.h's structs, each checked against the C layout.
 struct AbiTypes {
-  llvm::StructType *tensor, *entry, *call, *metadata, *kernel, *emulatedKernel, *descriptor;
+  llvm::StructType *tensor, *entry, *call, *metadata, *kernel, *emulatedKernel, *cpuVariant,
+      *descriptor;
   llvm::ArrayType *dim3;
 };
 
@@ -481,6 +483,11 @@ FailureOr<AbiTypes> abiTypes(Location loc, llvm::Module &m) {
              sizeof(tcc_abi_emulated_kernel)))
     return failure();
 #undef F
+#define F(field, type) TCC_ABI_FIELD(tcc_abi_cpu_variant, field, type)
+  if (!build(t.cpuVariant, "tcc_abi_cpu_variant",
+             {F(name, ptr), F(cpu_features, ptr), F(fns, ptr)}, sizeof(tcc_abi_cpu_variant)))
+    return failure();
+#undef F
 #define F(field, type) TCC_ABI_FIELD(tcc_abi_descriptor, field, type)
   if (!build(t.descriptor, "tcc_abi_descriptor",
              {F(abi_version, i32), F(struct_size, i32), F(fingerprint, ptr), F(producer, ptr),
@@ -490,7 +497,7 @@ FailureOr<AbiTypes> abiTypes(Location loc, llvm::Module &m) {
               F(num_metadata, i32), F(metadata, ptr), F(device, ptr), F(num_kernels, i32),
               F(kernels, ptr), F(ptx, ptr), F(cubin, ptr), F(cubin_size, i64),
               F(device_scratch_size, i64), F(num_collectives, i32), F(collectives, ptr),
-              F(emulated_kernels, ptr)},
+              F(emulated_kernels, ptr), F(num_cpu_variants, i32), F(cpu_variants, ptr)},
              sizeof(tcc_abi_descriptor)))
     return failure();
 #undef F
@@ -641,7 +648,8 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
                               ArrayRef<LibraryCallRow> collectives,
                               ArrayRef<std::pair<std::string, std::string>> metadata,
                               const DeviceCode &deviceCode, const ArtifactOptions &options,
-                              ArrayRef<llvm::Function *> wrappers) {
+                              ArrayRef<llvm::Function *> wrappers,
+                              ArrayRef<SmallVector<llvm::Function *>> variantWrappers) {
   llvm::LLVMContext &ctx = m.getContext();
   FailureOr<AbiTypes> types = abiTypes(loc, m);
   if (failed(types))
@@ -685,6 +693,19 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
           deviceScratch,
           libraryWorkspaceBytes(c.kind, c.params, StringRef(deviceCode.device).rsplit(':').second));
 
+  // The code variants: per variant its name, features and entry functions.
+  SmallVector<llvm::Constant *> variantRows;
+  for (auto [variant, fns] : llvm::zip(options.variants, variantWrappers)) {
+    SmallVector<llvm::Constant *> fnRows(fns.begin(), fns.end());
+    variantRows.push_back(llvm::ConstantStruct::get(
+        types->cpuVariant, {d.string(variant.cpu.name), d.string(variant.cpu.recorded),
+                            constantTable(m, ptr, fnRows, ".tcc.variant_entries")}));
+  }
+  llvm::Constant *variants = variantRows.empty()
+                                 ? null
+                                 : constantTable(m, types->cpuVariant, variantRows,
+                                                 ".tcc.cpu_variants");
+
   const llvm::DataLayout &dl = m.getDataLayout();
   std::string producer = "tcc " TCC_VERSION " (LLVM " LLVM_VERSION_STRING ")";
   auto count = [&](size_t n) { return llvm::ConstantInt::get(i32, int32_t(n)); };
@@ -701,7 +722,7 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
        count(deviceCode.kernels.size()), kernels, device ? d.string(deviceCode.ptx) : null, cubin,
        llvm::ConstantInt::get(i64, int64_t(deviceCode.cubin.size())),
        llvm::ConstantInt::get(i64, deviceScratch), count(collectives.size()), collectiveTable,
-       *emulated});
+       *emulated, count(variantRows.size()), variants});
   auto *descGlobal = new llvm::GlobalVariable(m, types->descriptor, true,
                                               llvm::GlobalValue::PrivateLinkage, desc,
                                               ".tcc.descriptor");
@@ -781,7 +802,7 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module, llvm::LLVMConte
 
 /// Makes every function tcc generated internal: only the descriptor is
 /// exported, so that two artifacts in one process never clash.
-void internalizeFunctions(llvm::Module &m, const ArtifactOptions &options) {
+void internalizeFunctions(llvm::Module &m, const TargetCpu &cpu) {
   for (llvm::Function &f : m) {
     if (f.isDeclaration())
       continue;
@@ -792,10 +813,72 @@ void internalizeFunctions(llvm::Module &m, const ArtifactOptions &options) {
       f.addFnAttr(llvm::Attribute::NoInline);
       // The width the MLIR pipeline vectorized at, for the loops LLVM
       // vectorizes itself (reductions, row loops) too.
-      if (options.cpu.vectorBits != 256)
-        f.addFnAttr("prefer-vector-width", std::to_string(options.cpu.vectorBits));
+      if (cpu.vectorBits != 256)
+        f.addFnAttr("prefer-vector-width", std::to_string(cpu.vectorBits));
     }
   }
+}
+
+/// What a variant's functions are renamed with: ".x86-64-v4".
+std::string variantSuffix(const TargetCpu &cpu) { return "." + cpu.name; }
+
+/// Whether two modules' tables (library calls, collectives, metadata) are
+/// the same: a variant's code calls the runtime by the rows of the
+/// descriptor, which holds the base's.
+bool sameTables(const ModuleTables &a, const ModuleTables &b) {
+  auto sameCalls = [](ArrayRef<LibraryCallRow> x, ArrayRef<LibraryCallRow> y) {
+    return llvm::equal(x, y, [](const LibraryCallRow &l, const LibraryCallRow &r) {
+      return l.kind == r.kind && l.dtype == r.dtype && l.operands == r.operands &&
+             l.params == r.params;
+    });
+  };
+  return sameCalls(a.calls, b.calls) && sameCalls(a.collectives, b.collectives) &&
+         a.metadata == b.metadata;
+}
+
+/// Translates each variant's module and links it into M: every function it
+/// defines renamed with variantSuffix and compiled for the variant's CPU
+/// (LLVM's per-function target-cpu and target-features), marked
+/// kVariantAttr so the code generation counts the base's kernels alone.
+LogicalResult linkVariants(Location loc, llvm::Module &m, const ModuleTables &tables,
+                           const ArtifactOptions &options) {
+  for (const CpuVariantCode &variant : options.variants) {
+    FailureOr<ModuleTables> own = readModuleTables(variant.module, options);
+    if (failed(own))
+      return failure();
+    if (!sameTables(tables, *own))
+      return emitError(loc, "internal error: the ")
+             << variant.cpu.name
+             << " variant has other library calls, collectives or metadata than the artifact";
+    std::unique_ptr<llvm::Module> vm = translateToLLVMIR(variant.module, m.getContext(), options);
+    if (!vm)
+      return emitError(loc, "cannot translate the ") << variant.cpu.name << " variant to LLVM IR";
+    vm->setTargetTriple(m.getTargetTriple());
+    vm->setDataLayout(m.getDataLayout());
+    // Renamed while still external, so that the linker takes them all,
+    // then internal like the base's.
+    internalizeFunctions(*vm, variant.cpu);
+    std::string suffix = variantSuffix(variant.cpu);
+    SmallVector<std::string> names;
+    for (llvm::Function &f : *vm) {
+      if (f.isDeclaration())
+        continue;
+      f.setName(f.getName() + suffix);
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      f.addFnAttr("target-cpu", variant.cpu.name);
+      if (!variant.cpu.features.empty())
+        f.addFnAttr("target-features", variant.cpu.features);
+      f.addFnAttr(kVariantAttr);
+      names.push_back(f.getName().str());
+    }
+    if (llvm::Linker::linkModules(m, std::move(vm)))
+      return emitError(loc, "internal error: cannot link the ")
+             << variant.cpu.name << " variant into the artifact";
+    for (const std::string &name : names)
+      if (llvm::Function *f = m.getFunction(name))
+        f->setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+  return success();
 }
 
 /// Adds the entry points' wrappers and the descriptor to M, then verifies
@@ -812,8 +895,20 @@ LogicalResult addDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry
              << "' is missing or does not take (arena, state, runtime)";
     wrappers.push_back(buildWrapper(m, e, lowered));
   }
+  SmallVector<SmallVector<llvm::Function *>> variantWrappers;
+  for (const CpuVariantCode &variant : options.variants) {
+    std::string suffix = variantSuffix(variant.cpu);
+    SmallVector<llvm::Function *> &fns = variantWrappers.emplace_back();
+    for (const PlannedEntry &e : entries) {
+      llvm::Function *lowered = m.getFunction(e.function + suffix);
+      if (!lowered || lowered->arg_size() != 11)
+        return emitError(loc, "entry '") << e.name << "': its " << variant.cpu.name
+                                         << " variant is missing";
+      fns.push_back(buildWrapper(m, e, lowered, suffix));
+    }
+  }
   if (failed(buildDescriptor(loc, m, entries, tables.calls, tables.collectives, tables.metadata,
-                             tables.deviceCode, options, wrappers)))
+                             tables.deviceCode, options, wrappers, variantWrappers)))
     return failure();
   std::string verifyErrors;
   llvm::raw_string_ostream vs(verifyErrors);
@@ -966,10 +1061,12 @@ LogicalResult tcc::writeArtifact(ModuleOp module,
   m->setTargetTriple(tm->getTargetTriple());
   m->setDataLayout(tm->createDataLayout());
 
+  internalizeFunctions(*m, options.cpu);
+  if (failed(linkVariants(loc, *m, *tables, options)))
+    return failure();
   bool usesOpenMP = llvm::any_of(*m, [](const llvm::Function &f) {
     return f.isDeclaration() && f.getName().starts_with("__kmpc_");
   });
-  internalizeFunctions(*m, options);
   if (failed(addDescriptor(loc, *m, entries, *tables, options)))
     return failure();
   if (stage == ArtifactStage::LLVMIR) {

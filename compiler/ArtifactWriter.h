@@ -56,11 +56,20 @@ int32_t abiDtypeOf(mlir::Type elementType);
 /// format knows.
 mlir::FailureOr<std::vector<PlannedEntry>> readPlans(mlir::ModuleOp module);
 
+/// The entry points compiled for another CPU: their module, lowered to the
+/// LLVM dialect from the same plan as the artifact's.
+struct CpuVariantCode {
+  TargetCpu cpu;
+  mlir::ModuleOp module;
+};
+
 struct ArtifactOptions {
   std::string fingerprint; ///< hex digest identifying model + options
   /// The CPU the code is for (tcc --cpu); its recorded features are what
   /// the runtime checks at load.
   TargetCpu cpu;
+  /// Code variants the artifact also holds, best first (CPU artifacts).
+  std::vector<CpuVariantCode> variants;
   bool optimize = true;
   /// Device artifacts: the CUDA toolkit whose ptxas assembles the kernels.
   std::string cudaToolkit = "/usr/local/cuda";

@@ -90,6 +90,9 @@ private:
   /// Bufferized on, the memory plan.
   mlir::LogicalResult planStages(const RematOptions &remat);
   CpuPipelineOptions cpuOptions() const;
+  /// The CPU variants this artifact holds (cpuVariantsOf): a 16-bit CPU
+  /// training step for the default CPU, unless options.cpuVariants is off.
+  std::vector<TargetCpu> variantCpus() const;
   /// The CUDA kernels, then the plans (split reductions grow the arena by
   /// their scratch), then PTX output or the host code's LLVM dialect.
   mlir::LogicalResult lowerPlanned();
@@ -142,6 +145,8 @@ private:
   std::vector<std::pair<int64_t, mlir::OwningOpRef<mlir::ModuleOp>>> lengthVariants;
   std::optional<int64_t> variantLength;
   std::vector<PlannedEntry> plans;
+  /// The planned module lowered again for each of variantCpus().
+  std::vector<std::pair<TargetCpu, mlir::OwningOpRef<mlir::ModuleOp>>> cpuVariants;
   /// The plans without recomputation, when a budget made the compiler
   /// recompute (for the report and the plot).
   std::vector<PlannedEntry> plansWithoutRemat;

@@ -157,7 +157,7 @@ LogicalResult tcc::Compilation::compileStages() {
       if (!f.empty())
         target.insert(f.str());
     tcc::printLibraryCallPrecision(*module, device, tcc::rt::hostCpuFeatures(), target,
-                                   *options.reportStream);
+                                   variantCpus(), *options.reportStream);
   }
   if (stage == Stage::Ptx)
     return success();
@@ -369,6 +369,19 @@ LogicalResult tcc::Compilation::lowerPlanned() {
     return writeText([&](llvm::raw_ostream &os) { os << ptx.getValue(); });
   }
   tcc::CpuPipelineOptions cpu = cpuOptions();
+  // The variants first, each from its own copy of the planned module.
+  if (options.stage >= tcc::Stage::LLVMIR)
+    for (const tcc::TargetCpu &variant : variantCpus()) {
+      OwningOpRef<ModuleOp> copy(module->clone());
+      tcc::CpuPipelineOptions variantOptions = cpu;
+      variantOptions.vectorBits = variant.vectorBits;
+      if (failed(runStage(
+              "to the LLVM dialect (" + variant.name + ")",
+              [&](OpPassManager &pm) { tcc::buildCpuLowerToLLVMPipeline(pm, variantOptions); },
+              *copy)))
+        return failure();
+      cpuVariants.emplace_back(variant, std::move(copy));
+    }
   return runStage("to the LLVM dialect", [&](OpPassManager &pm) {
     if (device)
       tcc::buildCudaHostPipeline(pm, cpu);
@@ -377,10 +390,20 @@ LogicalResult tcc::Compilation::lowerPlanned() {
   });
 }
 
+std::vector<tcc::TargetCpu> tcc::Compilation::variantCpus() const {
+  bool sixteenBit = training.precision == tcc::Precision::BF16 ||
+                    training.precision == tcc::Precision::FP16;
+  if (device || !train || !sixteenBit || !options.cpuVariants)
+    return {};
+  return tcc::cpuVariantsOf(targetCpu);
+}
+
 LogicalResult tcc::Compilation::writeArtifact() {
   tcc::ArtifactOptions artifact;
   artifact.fingerprint = artifactFingerprint;
   artifact.cpu = targetCpu;
+  for (auto &[cpu, lowered] : cpuVariants)
+    artifact.variants.push_back({cpu, *lowered});
   artifact.optimize = options.optimize;
   artifact.cudaToolkit = cuda.toolkitPath;
   artifact.threads = options.threads;
@@ -407,8 +430,11 @@ LogicalResult tcc::Compilation::writeArtifact() {
     metadata.set(StringAttr::get(&context, TCC_METADATA_MEMORY_BUDGET), text(options.memoryBudget));
   if (options.autoBatch)
     metadata.set(StringAttr::get(&context, TCC_METADATA_AUTO_BATCH), text(batch.value_or(0)));
-  if (!metadata.empty())
+  if (!metadata.empty()) {
     (*module)->setAttr(tcc::attr::metadata, metadata.getDictionary(&context));
+    for (auto &[cpu, lowered] : cpuVariants)
+      (*lowered)->setAttr(tcc::attr::metadata, metadata.getDictionary(&context));
+  }
   if (failed(tcc::writeArtifact(*module, plans, artifact, stage, options.output)))
     return failure();
   llvmScope.stop();

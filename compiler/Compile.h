@@ -121,6 +121,10 @@ struct CompileOptions {
   /// skylake-avx512, znver4, ...). The runtime refuses the artifact on a
   /// CPU without the features it implies.
   std::string cpu = "x86-64-v3";
+  /// A 16-bit training step for x86-64-v3 also holds its entry points
+  /// compiled for x86-64-v4 (AVX-512, 512-bit vectors), which the runtime
+  /// runs on CPUs that have it (`--cpu-variants`; docs/precision.md).
+  bool cpuVariants = true;
   /// f32 matmuls and convolutions as oneDNN calls (CPU) or cuBLASLt / cuDNN
   /// calls (CUDA); false: generated loops.
   bool libraryCalls = true;

@@ -75,6 +75,9 @@ public:
     unsigned kernels = count_if(m.functions(), [](Function &f) { return isKernel(f); });
     kernelGroups = std::min(kernels, kMaxKernelGroups);
     numKernels = kernels;
+    numBaseKernels = count_if(m.functions(), [](Function &f) {
+      return isKernel(f) && !f.hasFnAttribute(tcc::kVariantAttr);
+    });
     for (Function &f : m)
       if (isKernel(f))
         numCalls += f.getNumUses();
@@ -82,6 +85,8 @@ public:
 
   unsigned groups() const { return 1 + kernelGroups; }
   unsigned kernels() const { return numKernels; }
+  /// The kernels of the artifact's own code, without its CPU variants'.
+  unsigned baseKernels() const { return numBaseKernels; }
   unsigned calls() const { return numCalls; }
 
   unsigned of(const GlobalValue *gv) {
@@ -124,7 +129,7 @@ public:
   }
 
 private:
-  unsigned kernelGroups = 0, numKernels = 0, numCalls = 0;
+  unsigned kernelGroups = 0, numKernels = 0, numBaseKernels = 0, numCalls = 0;
   DenseMap<const GlobalValue *, unsigned> memo;
 };
 
@@ -399,6 +404,21 @@ std::unique_ptr<TargetMachine> tcc::createTargetMachine(StringRef cpu, StringRef
       triple, cpu, features, to, Reloc::PIC_, CodeModel::Small, level));
 }
 
+std::vector<tcc::TargetCpu> tcc::cpuVariantsOf(const TargetCpu &base) {
+  if (base.name != TargetCpu().name || !base.features.empty())
+    return {};
+  std::string error;
+  std::optional<TargetCpu> v4 = resolveTargetCpu("x86-64-v4", error);
+  if (!v4)
+    return {};
+  // 512-bit vectors, which LLVM's generic AVX-512 tuning does not prefer:
+  // measured on Zen 4, where they make a 16-bit step's generated code
+  // faster (docs/precision.md).
+  v4->vectorBits = 512;
+  v4->features += ",-prefer-256-bit";
+  return {*v4};
+}
+
 std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string &error) {
   TargetCpu cpu;
   if (name == cpu.name)
@@ -511,7 +531,7 @@ mlir::FailureOr<std::vector<std::string>> tcc::emitObjects(Module &m,
   stats.groups = grouping.groups();
 
   OptimizationLevel kernelLevel =
-      grouping.kernels() <= kMaxO3Kernels ? OptimizationLevel::O3 : OptimizationLevel::O2;
+      grouping.baseKernels() <= kMaxO3Kernels ? OptimizationLevel::O3 : OptimizationLevel::O2;
   std::vector<std::string> objects(bitcode.size());
   std::vector<std::string> keys(bitcode.size());
   std::vector<unsigned> todo;

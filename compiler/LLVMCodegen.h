@@ -68,6 +68,15 @@ struct TargetCpu {
   int64_t vectorBits = 256;
 };
 
+/// The code variants an artifact for BASE holds besides BASE's own code,
+/// best first: for x86-64-v3 (the portable default), x86-64-v4 (AVX-512)
+/// with 512-bit vectors; none for any other CPU (docs/precision.md).
+std::vector<TargetCpu> cpuVariantsOf(const TargetCpu &base);
+
+/// The function attribute that marks a variant's functions in the
+/// artifact's LLVM module (the code generation counts the base's kernels).
+inline constexpr const char *kVariantAttr = "tcc-cpu-variant";
+
 /// Resolves --cpu=NAME: "x86-64-v3" (the default: AVX2, FMA), "native" (the
 /// host's CPU and features), or any CPU LLVM's x86 target knows
 /// ("x86-64-v4", "skylake-avx512", "znver4", ...). Null and ERROR set for a

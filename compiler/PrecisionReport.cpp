@@ -3,6 +3,7 @@
 #include "compiler/PrecisionReport.h"
 
 #include "dialects/TccNames.h"
+#include "runtime/cpu/cpu_features.h"
 #include "runtime/dtype.h"
 #include "runtime/include/tcc/abi.h"
 
@@ -72,7 +73,8 @@ std::string deviceRoute(int64_t kind, int64_t in) {
 
 void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
                                     const std::set<std::string> &host,
-                                    const std::set<std::string> &target, llvm::raw_ostream &os) {
+                                    const std::set<std::string> &target,
+                                    llvm::ArrayRef<TargetCpu> variants, llvm::raw_ostream &os) {
   // (kind, operand dtype, C dtype) -> calls
   std::map<std::tuple<int64_t, int64_t, int64_t>, int> groups;
   if (auto table = module->getAttrOfType<ArrayAttr>(attr::libraryCalls))
@@ -128,11 +130,17 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
       os << "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
             "arithmetic, f16 with F16C): any "
          << (avx512 ? "AVX-512" : "x86-64-v3") << " CPU\n";
-      if (host.count("avx512f") && host.count("avx512bw") && host.count("avx512vl") &&
-          host.count("avx512bf16"))
-        os << "  this CPU has AVX-512 and AVX512-BF16: --cpu=native compiles the generated "
-              "kernels for them (gpt4's bf16 kernels 22% faster, docs/precision.md), an "
-              "artifact that then runs only on such CPUs\n";
+      for (const TargetCpu &variant : variants)
+        os << "  compiled again for " << variant.name << " (AVX-512, " << variant.vectorBits
+           << "-bit vectors): the code the runtime runs on a CPU that has its features ("
+           << (tcc::rt::checkCpuFeatures(variant.recorded, host).empty() ? "this CPU does"
+                                                                          : "this CPU does not")
+           << "; TCC_CPU_VARIANT=base runs the other)\n";
+      if (variants.empty() && !avx512 && host.count("avx512f") && host.count("avx512bw") &&
+          host.count("avx512vl"))
+        os << "  this CPU has AVX-512: --cpu-variants (the default for a 16-bit step) or "
+              "--cpu=native also compile the generated kernels for it (gpt4's bf16 step 4% "
+              "faster, docs/precision.md)\n";
     }
   }
 }

@@ -12,6 +12,7 @@
 #define TCC_COMPILER_PRECISIONREPORT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "compiler/LLVMCodegen.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <set>
@@ -23,10 +24,12 @@ namespace tcc {
 /// kind and dtypes, each with the library and instruction set that runs it:
 /// on a CPU with the features HOST (LLVM names), or on a GPU when DEVICE;
 /// then what the generated kernels convert 16-bit values with, for the
-/// features TARGET the artifact is compiled for (--cpu).
+/// features TARGET the artifact is compiled for (--cpu), and for each of
+/// the VARIANTS it also holds.
 void printLibraryCallPrecision(mlir::ModuleOp module, bool device,
                                const std::set<std::string> &host,
-                               const std::set<std::string> &target, llvm::raw_ostream &os);
+                               const std::set<std::string> &target,
+                               llvm::ArrayRef<TargetCpu> variants, llvm::raw_ostream &os);
 
 } // namespace tcc
 

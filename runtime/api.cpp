@@ -259,6 +259,14 @@ tcc_status tcc_artifact_get_device(tcc_artifact_t artifact, const char **out_dev
   });
 }
 
+tcc_status tcc_artifact_get_cpu_variant(tcc_artifact_t artifact, const char **out_variant) {
+  return guarded([&] {
+    tcc::rt::Artifact &a = artifactOf(artifact);
+    require(out_variant, "out_variant");
+    *out_variant = a.cpuVariant() ? a.cpuVariant()->name : "";
+  });
+}
+
 void tcc_session_options_init(tcc_session_options *out_options) {
   if (!out_options)
     return;

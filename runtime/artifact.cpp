@@ -143,6 +143,37 @@ int32_t numMetadata(const tcc_abi_descriptor &d) {
   return TCC_HAS_FIELD(d, metadata) ? d.num_metadata : 0;
 }
 
+int32_t numCpuVariants(const tcc_abi_descriptor &d) {
+  return TCC_HAS_FIELD(d, cpu_variants) ? d.num_cpu_variants : 0;
+}
+
+int32_t selectCpuVariant(const tcc_abi_descriptor &d, const std::set<std::string> &host,
+                         const char *request, const std::string &what) {
+  std::string wanted = request ? request : "";
+  int32_t n = numCpuVariants(d);
+  if (wanted == "base")
+    return -1;
+  std::string names = "base";
+  for (int32_t i = 0; i < n; ++i) {
+    const tcc_abi_cpu_variant &v = d.cpu_variants[i];
+    names += std::string(", ") + v.name;
+    bool runs = checkCpuFeatures(v.cpu_features ? v.cpu_features : "", host).empty();
+    if (wanted.empty() && runs)
+      return i;
+    if (wanted == v.name) {
+      if (!runs)
+        fail(TCC_ERROR_UNSUPPORTED,
+             what + ": TCC_CPU_VARIANT is '" + wanted + "', but " +
+                 checkCpuFeatures(v.cpu_features ? v.cpu_features : "", host));
+      return i;
+    }
+  }
+  if (!wanted.empty())
+    fail(TCC_ERROR_INVALID_ARGUMENT, what + ": TCC_CPU_VARIANT is '" + wanted +
+                                         "'; this artifact's code variants are " + names);
+  return -1;
+}
+
 bool isDeviceArtifact(const tcc_abi_descriptor &d) {
   return TCC_HAS_FIELD(d, device) && d.device != nullptr;
 }
@@ -284,6 +315,20 @@ void validateDescriptor(const tcc_abi_descriptor &d, const std::string &what) {
     invalid(what, std::to_string(d.num_kernels) + " kernels but no device");
   }
 
+  int32_t variants = numCpuVariants(d);
+  if (variants < 0 || (variants > 0 && !d.cpu_variants))
+    invalid(what, "no table for " + std::to_string(variants) + " CPU variants");
+  for (int32_t i = 0; i < variants; ++i) {
+    const tcc_abi_cpu_variant &v = d.cpu_variants[i];
+    std::string which = "CPU variant #" + std::to_string(i);
+    if (!v.name || !*v.name || !v.fns)
+      invalid(what, which + " has no name or no entry functions");
+    for (int32_t k = 0; k < d.num_entries; ++k)
+      if (!v.fns[k])
+        invalid(what, which + " '" + v.name + "' has no function for entry point #" +
+                          std::to_string(k));
+  }
+
   std::set<std::string> entryNames;
   for (int32_t i = 0; i < d.num_entries; ++i) {
     const tcc_abi_entry &e = d.entries[i];
@@ -339,6 +384,10 @@ std::shared_ptr<Artifact> Artifact::load(const std::string &path) {
   std::string cpuProblem = checkCpuFeatures(artifact->cpuFeatures(), hostCpuFeatures());
   if (!cpuProblem.empty())
     fail(TCC_ERROR_UNSUPPORTED, path + ": " + cpuProblem);
+  int32_t variant = selectCpuVariant(*artifact->descriptor_, hostCpuFeatures(),
+                                     std::getenv("TCC_CPU_VARIANT"), path);
+  if (variant >= 0)
+    artifact->variant_ = &artifact->descriptor_->cpu_variants[variant];
   return artifact;
 }
 
@@ -351,6 +400,10 @@ std::shared_ptr<Artifact> Artifact::fromDescriptor(const tcc_abi_descriptor &d,
   artifact->readBatchMetadata();
   artifact->readLabels();
   return artifact;
+}
+
+tcc_abi_entry_fn Artifact::entryFn(const tcc_abi_entry &entry) const {
+  return variant_ ? variant_->fns[&entry - descriptor_->entries] : entry.fn;
 }
 
 void Artifact::readLabels() {

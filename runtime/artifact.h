@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ public:
   const char *producer() const { return orEmpty(descriptor_->producer); }
   const char *target() const { return orEmpty(descriptor_->target); }
   const char *cpuFeatures() const { return orEmpty(descriptor_->cpu_features); }
+  /// The code variant load() chose for this CPU (the first whose features
+  /// it has, or TCC_CPU_VARIANT's), or nullptr for the entries' own code.
+  const tcc_abi_cpu_variant *cpuVariant() const { return variant_; }
+  /// The function that runs ENTRY (one of the descriptor's) on this CPU.
+  tcc_abi_entry_fn entryFn(const tcc_abi_entry &entry) const;
 
   /// The index of the tensor with this name and role, or -1.
   int32_t findTensor(const std::string &name, int32_t role) const;
@@ -94,6 +100,7 @@ private:
   std::string path_;
   void *handle_ = nullptr;
   const tcc_abi_descriptor *descriptor_ = nullptr;
+  const tcc_abi_cpu_variant *variant_ = nullptr;
   int64_t batch_ = 0;
   std::vector<int64_t> batchRows_;
   Labels labels_;
@@ -109,6 +116,17 @@ int32_t numLibraryCalls(const tcc_abi_descriptor &descriptor);
 int32_t numCollectives(const tcc_abi_descriptor &descriptor);
 /// The descriptor's metadata entries (0 for descriptors from before them).
 int32_t numMetadata(const tcc_abi_descriptor &descriptor);
+
+/// The descriptor's CPU variants (0 for descriptors from before them).
+int32_t numCpuVariants(const tcc_abi_descriptor &descriptor);
+/// Which CPU variant of D runs on a CPU with HOST's features: REQUEST
+/// (TCC_CPU_VARIANT) null or empty: the first whose features HOST has;
+/// "base": none; a variant's name: that one. -1 for the entries' own code.
+/// Throws Error (TCC_ERROR_INVALID_ARGUMENT: no such variant;
+/// TCC_ERROR_UNSUPPORTED: HOST lacks its features), the message starting
+/// with WHAT.
+int32_t selectCpuVariant(const tcc_abi_descriptor &d, const std::set<std::string> &host,
+                         const char *request, const std::string &what);
 
 /// Whether the arena and state live on a device (descriptor.device, a
 /// "cuda:sm_NN" string, is present and set).

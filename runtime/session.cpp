@@ -861,7 +861,7 @@ void Session::refreshDerivedState() {
 }
 
 void Session::runOnHost(const tcc_abi_entry &entry, const char *entryName) {
-  int32_t code = entry.fn(arena_.data(), state_.data(), &runtime_);
+  int32_t code = artifact_->entryFn(entry)(arena_.data(), state_.data(), &runtime_);
   if (code != 0)
     fail(TCC_ERROR_RUNTIME, artifact_->path() + ": entry '" + entryName + "' failed with code " +
                                 std::to_string(code));

@@ -12,7 +12,7 @@
 // IMPORTS-NOT: expf
 // RUN: tcc %s --emit=llvm -o - | FileCheck %s --check-prefix=IR
 // IR-DAG: define internal{{.*}} i32 @tcc_entry_infer(ptr
-// IR-DAG: @.tcc.descriptor = private{{.*}} { i32 1, i32 200,
+// IR-DAG: @.tcc.descriptor = private{{.*}} { i32 1, i32 216,
 // IR-DAG: define{{.*}} ptr @tcc_artifact_descriptor()
 // IR-DAG: c"infer\00"
 // RUN: tcc %s --emit=bufferized | FileCheck %s --check-prefix=PLAN

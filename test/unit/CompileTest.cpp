@@ -156,6 +156,7 @@ TEST(ArtifactOptionsKey, EveryOptionThatShapesTheArtifactChangesIt) {
       {"globalBatch", [](auto &o) { o.globalBatch = 64; }},
       {"target", [](auto &o) { o.target = "cuda"; }},
       {"cpu", [](auto &o) { o.cpu = "x86-64-v4"; }},
+      {"cpuVariants", [](auto &o) { o.cpuVariants = false; }},
       {"libraryCalls", [](auto &o) { o.libraryCalls = false; }},
       {"fusion", [](auto &o) { o.fusion = tcc::Fusion::None; }},
       {"profile", [](auto &o) { o.profile = true; }},

@@ -519,6 +519,10 @@ void list(tcc_artifact_t artifact) {
   std::printf("fingerprint: %s\n", info.fingerprint);
   std::printf("target: %s\n", info.target);
   std::printf("cpu features: %s\n", info.cpu_features);
+  const char *variant = nullptr;
+  check(tcc_artifact_get_cpu_variant(artifact, &variant));
+  if (*variant)
+    std::printf("cpu variant: %s\n", variant);
   const char *device = nullptr;
   check(tcc_artifact_get_device(artifact, &device));
   std::printf("device: %s\n", deviceLine(device, info.path).c_str());

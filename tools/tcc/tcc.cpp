@@ -256,6 +256,13 @@ static cl::opt<std::string, true> cpuOpt(
                     "refuses the artifact on a CPU that lacks a feature it uses"),
     cl::value_desc("name"), cl::location(options.cpu), cl::cat(targetCategory));
 
+static cl::opt<bool, true> cpuVariantsOpt(
+    "cpu-variants",
+    cl::desc("A 16-bit (--precision=bf16|fp16) training step for x86-64-v3 also holds its code "
+             "compiled for x86-64-v4 (AVX-512), which the runtime runs on CPUs that have it "
+             "(default true; false: the x86-64-v3 code alone, compiled in less time)"),
+    cl::location(options.cpuVariants), cl::cat(targetCategory));
+
 enum class CpuLibraryKind { OneDnn, None };
 static cl::opt<CpuLibraryKind> cpuLibrary(
     "cpu-library", cl::desc("Where f32 matmuls and convolutions run on CPUs"),

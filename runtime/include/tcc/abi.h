@@ -495,6 +495,17 @@ typedef struct tcc_abi_entry {
   const int32_t *tensor_indices; /* indices into tcc_abi_descriptor.tensors */
 } tcc_abi_entry;
 
+/** The entry points compiled again for another CPU (tcc's code variants,
+ *  docs/precision.md): the same plan, tensors, library calls and metadata,
+ *  other instructions. A runtime runs the first variant whose features the
+ *  CPU has, else the entries' own functions (descriptor.cpu_features). */
+typedef struct tcc_abi_cpu_variant {
+  const char *name;         /* "x86-64-v4" */
+  const char *cpu_features; /* what its code needs, as descriptor.cpu_features */
+  const tcc_abi_entry_fn *fns; /* num_entries functions: fns[i] computes what
+                                  entries[i].fn does */
+} tcc_abi_cpu_variant;
+
 typedef struct tcc_abi_descriptor {
   uint32_t abi_version;  /* TCC_ABI_VERSION */
   uint32_t struct_size;  /* sizeof(tcc_abi_descriptor) as compiled */
@@ -539,6 +550,12 @@ typedef struct tcc_abi_descriptor {
      the same gpu.module before NVVM: the runtime's emulated CUDA device runs
      these instead of the PTX (TCC_CUDA_DEVICE=emulated). */
   const tcc_abi_emulated_kernel *emulated_kernels;
+  /* Appended: CPU artifacts of 16-bit training steps, the entry points
+     compiled for CPUs that can run faster code than cpu_features allows,
+     best first; 0 and NULL for none. A runtime that does not know the
+     field runs the entries' own functions. */
+  int32_t num_cpu_variants;
+  const tcc_abi_cpu_variant *cpu_variants;
 } tcc_abi_descriptor;
 
 /** The signature of the exported symbol. */

@@ -259,6 +259,16 @@ TCC_API tcc_status tcc_artifact_get_metadata(tcc_artifact_t artifact, const char
  *  until tcc_artifact_destroy. Errors: TCC_ERROR_INVALID_ARGUMENT. */
 TCC_API tcc_status tcc_artifact_get_device(tcc_artifact_t artifact, const char **out_device);
 
+/** Which code of the artifact its sessions run on this CPU: "" for the code
+ *  of info.cpu_features, or the name of the CPU variant the artifact also
+ *  holds and this CPU can run ("x86-64-v4": AVX-512; 16-bit training steps,
+ *  docs/precision.md), chosen at load; the environment variable
+ *  TCC_CPU_VARIANT (base or a variant's name) overrides the choice. Owned by
+ *  the artifact and valid until tcc_artifact_destroy. Errors:
+ *  TCC_ERROR_INVALID_ARGUMENT. */
+TCC_API tcc_status tcc_artifact_get_cpu_variant(tcc_artifact_t artifact,
+                                                const char **out_variant);
+
 /*===--- Sessions -------------------------------------------------------------===*/
 
 /** The memory and parameters for running one artifact: an arena (inputs,

@@ -754,6 +754,14 @@ struct DescriptorBuilder {
   tcc_abi_collective collectives[2] = {
       {TCC_COLLECTIVE_ALL_REDUCE_START, TCC_DTYPE_F32, 3, 2, startParams},
       {TCC_COLLECTIVE_WAIT, TCC_DTYPE_F32, 1, 2, waitParams}};
+  static int32_t variantFn(uint8_t *, uint8_t *, const tcc_abi_runtime *) { return 0; }
+  tcc_abi_entry_fn variantFns[1] = {&variantFn};
+  tcc_abi_cpu_variant variants[1] = {{"x86-64-v4", "avx2,avx512f", variantFns}};
+  /// Gives the descriptor one CPU variant, which needs avx2 and avx512f.
+  void addCpuVariant() {
+    d.num_cpu_variants = 1;
+    d.cpu_variants = variants;
+  }
   /// Gives the descriptor the two collectives.
   void addCollectives() {
     d.num_collectives = 2;
@@ -882,6 +890,24 @@ TEST(DescriptorValidation, RejectsEachDefect) {
          b.collectives[1].num_operands = 1;
        },
        "not an ALL_REDUCE_START of as many operands"},
+      {"cpu variants table",
+       [](DescriptorBuilder &b) {
+         b.addCpuVariant();
+         b.d.cpu_variants = nullptr;
+       },
+       "no table for 1 CPU variants"},
+      {"cpu variant name",
+       [](DescriptorBuilder &b) {
+         b.addCpuVariant();
+         b.variants[0].name = "";
+       },
+       "CPU variant #0 has no name or no entry functions"},
+      {"cpu variant function",
+       [](DescriptorBuilder &b) {
+         b.addCpuVariant();
+         b.variantFns[0] = nullptr;
+       },
+       "CPU variant #0 'x86-64-v4' has no function for entry point #0"},
   };
   for (const Case &c : cases) {
     DescriptorBuilder builder;
@@ -904,10 +930,52 @@ TEST(DescriptorValidation, RejectsEachDefect) {
   DescriptorBuilder device;
   device.makeDevice();
   EXPECT_EQ(device.error(), "");
+  DescriptorBuilder variant;
+  variant.addCpuVariant();
+  EXPECT_EQ(variant.error(), "");
   // In-place outputs over inputs are legal.
   DescriptorBuilder inPlace;
   inPlace.tensors[1].offset = 0;
   EXPECT_EQ(inPlace.error(), "");
+}
+
+// Tests which code a CPU runs: the first variant whose features it has,
+// else the entries' own; TCC_CPU_VARIANT's choice, refused with a message
+// naming the variable when the CPU lacks it or the artifact has no such
+// variant; an older descriptor (ending before the table) has none.
+TEST(CpuVariantSelection, PicksByFeaturesAndRequest) {
+  using tcc::rt::selectCpuVariant;
+  DescriptorBuilder b;
+  b.addCpuVariant();
+  std::set<std::string> avx2 = {"avx", "avx2", "fma"};
+  std::set<std::string> avx512 = {"avx", "avx2", "fma", "avx512f"};
+  EXPECT_EQ(selectCpuVariant(b.d, avx2, nullptr, "m.so"), -1);
+  EXPECT_EQ(selectCpuVariant(b.d, avx512, nullptr, "m.so"), 0);
+  EXPECT_EQ(selectCpuVariant(b.d, avx512, "", "m.so"), 0);
+  EXPECT_EQ(selectCpuVariant(b.d, avx512, "base", "m.so"), -1);
+  EXPECT_EQ(selectCpuVariant(b.d, avx512, "x86-64-v4", "m.so"), 0);
+  auto failure = [&](const std::set<std::string> &host, const char *request) {
+    try {
+      selectCpuVariant(b.d, host, request, "m.so");
+    } catch (const tcc::rt::Error &e) {
+      return std::make_pair(e.status(), std::string(e.what()));
+    }
+    return std::make_pair(TCC_OK, std::string());
+  };
+  auto [lacking, lackingWhy] = failure(avx2, "x86-64-v4");
+  EXPECT_EQ(lacking, TCC_ERROR_UNSUPPORTED);
+  EXPECT_TRUE(contains(lackingWhy, "m.so: TCC_CPU_VARIANT is 'x86-64-v4', but")) << lackingWhy;
+  EXPECT_TRUE(contains(lackingWhy, "avx512f")) << lackingWhy;
+  auto [unknown, unknownWhy] = failure(avx512, "znver4");
+  EXPECT_EQ(unknown, TCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(unknownWhy, "TCC_CPU_VARIANT is 'znver4'; this artifact's code variants "
+                                   "are base, x86-64-v4"))
+      << unknownWhy;
+  DescriptorBuilder older;
+  older.addCpuVariant();
+  older.d.struct_size = offsetof(tcc_abi_descriptor, num_cpu_variants);
+  EXPECT_EQ(tcc::rt::numCpuVariants(older.d), 0);
+  EXPECT_EQ(selectCpuVariant(older.d, avx512, nullptr, "m.so"), -1);
 }
 
 // Tests the books on outputs: setting an input that shares bytes with an
