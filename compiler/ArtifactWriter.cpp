@@ -936,6 +936,7 @@ FailureOr<std::vector<std::string>> emitObjectCode(Location loc, llvm::Module &m
                                                    const ArtifactOptions &options,
                                                    ArtifactStage stage) {
   if (stage == ArtifactStage::Object) {
+    quietOptimizationDiagnostics(m.getContext());
     if (options.optimize)
       optimizeModule(m, tm);
     prepareForInstructionSelection(m, tm);

@@ -365,7 +365,7 @@ struct QuietOptimizationDiagnostics : DiagnosticHandler {
 Expected<std::string> compileGroup(StringRef bitcode, const tcc::CodegenOptions &options,
                                    bool host, OptimizationLevel kernelLevel) {
   LLVMContext context;
-  context.setDiagnosticHandler(std::make_unique<QuietOptimizationDiagnostics>());
+  tcc::quietOptimizationDiagnostics(context);
   Expected<std::unique_ptr<Module>> m =
       parseBitcodeFile(MemoryBufferRef(bitcode, "tcc-group"), context);
   if (!m)
@@ -464,6 +464,10 @@ std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string 
   if (avx512 && !sti->checkFeatures("+prefer-no-gather"))
     cpu.features += cpu.features.empty() ? "+prefer-no-gather" : ",+prefer-no-gather";
   return cpu;
+}
+
+void tcc::quietOptimizationDiagnostics(LLVMContext &context) {
+  context.setDiagnosticHandler(std::make_unique<QuietOptimizationDiagnostics>());
 }
 
 Value *tcc::createMinMax(IRBuilderBase &b, bool max, Value *x, Value *y) {

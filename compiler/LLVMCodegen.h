@@ -94,6 +94,11 @@ void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm,
 /// createMinMax's compares and selects.
 void prepareForInstructionSelection(llvm::Module &m, llvm::TargetMachine &tm);
 
+/// Makes CONTEXT drop LLVM's optimization remarks and failures (a
+/// reduction LLVM cannot vectorize as tcc asked stays a loop in order, the
+/// compiler's business); everything else is printed as LLVM prints it.
+void quietOptimizationDiagnostics(llvm::LLVMContext &context);
+
 /// IEEE 754-2019 maximum (MAX) or minimum of the scalars X and Y, as
 /// llvm.maximum / llvm.minimum compute it, in compares and selects: a NaN
 /// operand gives a NaN, and of two equal values maximum takes the AND of

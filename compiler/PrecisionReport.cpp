@@ -122,25 +122,24 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
     bool avx512 = [](const std::set<std::string> &f) {
       return f.count("avx512f") && f.count("avx512bw") && f.count("avx512vl");
     }(target);
-    if (avx512 && target.count("avx512bf16")) {
-      os << "16-bit elementwise ops: f32 arithmetic between conversions (bf16 with "
-            "AVX512-BF16's instructions, f16 with F16C), AVX-512 vectors: the artifact "
-            "needs a CPU with the features of --cpu\n";
-    } else {
-      os << "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
-            "arithmetic, f16 with F16C): any "
-         << (avx512 ? "AVX-512" : "x86-64-v3") << " CPU\n";
-      for (const TargetCpu &variant : variants)
-        os << "  compiled again for " << variant.name << " (AVX-512, " << variant.vectorBits
-           << "-bit vectors): the code the runtime runs on a CPU that has its features ("
-           << (tcc::rt::checkCpuFeatures(variant.recorded, host).empty() ? "this CPU does"
-                                                                          : "this CPU does not")
-           << "; TCC_CPU_VARIANT=base runs the other)\n";
-      if (variants.empty() && !avx512 && host.count("avx512f") && host.count("avx512bw") &&
-          host.count("avx512vl"))
-        os << "  this CPU has AVX-512: --cpu-variants (the default for a 16-bit step) or "
-              "--cpu=native also compile the generated kernels for it (gpt4's bf16 step 4% "
-              "faster, docs/precision.md)\n";
-    }
+    // bf16 conversions are integer arithmetic whatever the target
+    // (tcc-expand-arith; AVX512-BF16's vcvtneps2bf16 was measured no faster,
+    // docs/precision.md).
+    os << "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
+          "arithmetic, f16 with F16C), "
+       << (avx512 ? "AVX-512 vectors: a CPU with the features of --cpu"
+                  : "AVX2 vectors: any x86-64-v3 CPU")
+       << "\n";
+    for (const TargetCpu &variant : variants)
+      os << "  compiled again for " << variant.name << " (AVX-512, " << variant.vectorBits
+         << "-bit vectors): the code the runtime runs on a CPU that has its features ("
+         << (tcc::rt::checkCpuFeatures(variant.recorded, host).empty() ? "this CPU does"
+                                                                        : "this CPU does not")
+         << "; TCC_CPU_VARIANT=base runs the other)\n";
+    if (variants.empty() && !avx512 && host.count("avx512f") && host.count("avx512bw") &&
+        host.count("avx512vl"))
+      os << "  this CPU has AVX-512: --cpu-variants (the default for a 16-bit step) or "
+            "--cpu=native also compile the generated kernels for it (gpt4's bf16 step 4% "
+            "faster, docs/precision.md)\n";
   }
 }
