@@ -246,8 +246,13 @@ class TorchEngine:
         # Buffers that are not ONNX initializers: the causal mask, BN's
         # counter, Hugging Face's position ids and rotary tables; a tied
         # head's second name.
-        params = {n for n, _ in model.named_parameters()}
-        missing = [k for k in missing if k in params and not k.endswith('.future')]
+        # A tied parameter is loaded when any of its names is.
+        aliases = {}
+        for n, p in model.named_parameters(remove_duplicate=False):
+            aliases.setdefault(id(p), []).append(n)
+        loaded = {n for names in aliases.values() for n in names if any(a in state for a in names)}
+        params = {n for names in aliases.values() for n in names}
+        missing = [k for k in missing if k in params and k not in loaded and not k.endswith('.future')]
         if missing or unexpected:
             raise RuntimeError('torch state_dict vs tcc: missing %s, unexpected %s' % (missing, unexpected))
         model.train()
@@ -272,7 +277,9 @@ class TorchEngine:
         x, y = self.data[k % len(self.data)]
         with self.torch.autocast('cpu', dtype=self.torch.bfloat16, enabled=self.bf16):
             out = self.model(x)
-            logits = out[0] if isinstance(out, (tuple, list)) else out  # Hugging Face: a tuple
+            # Hugging Face: a tuple, or (transformers 5) a ModelOutput, whose
+            # first field is the logits.
+            logits = out if isinstance(out, self.torch.Tensor) else out[0]
             return self.F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
     def step(self, k):

@@ -139,6 +139,66 @@ def m_transformer_lm():
     return TransformerLM()
 
 
+def hf_model(model, config, **kw):
+    """transformers.MODEL(CONFIG(vocab_size=256, **KW)), eager attention, no
+    cache (make_zoo.hf_common)."""
+    t = mz.hf()
+    return getattr(t, model)(mz.hf_common(getattr(t, config)(vocab_size=256, **kw)))
+
+
+def hf_entry(model, config, data, lr, **kw):
+    """A MODELS row for a small Hugging Face model: its constructor, its
+    description, DATA (text_lm or text_cls), batch 8 and AdamW at LR."""
+    args = ', '.join('%s=%r' % kv for kv in [('vocab_size', 256)] + list(kw.items()))
+    return (lambda: hf_model(model, config, **kw), 'transformers.%s(%s(%s))' % (model, config, args), data, 8,
+            mz.adamw(lr))
+
+
+# Hugging Face architectures beyond GPT-2, BERT and Llama, each for what its
+# graph brings: grouped-query attention with q/k/v biases (Qwen2), a sliding
+# window mask (Mistral), partial rotary embeddings and parallel residuals
+# (GPT-NeoX, Phi), ALiBi biases (BLOOM), multi-query parallel attention
+# (Falcon), scaled embeddings, (1 + w) RMS norms and tanh GELU (Gemma),
+# interleaved rotary embeddings (GPT-J), learned positions with an offset
+# (OPT), positions counted from the padding (RoBERTa), and one layer's
+# weights shared by every layer (ALBERT).
+HF_MODELS = {
+    'qwen2': hf_entry('Qwen2ForCausalLM', 'Qwen2Config', 'text_lm', 1e-3, hidden_size=64, intermediate_size=128,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                      max_position_embeddings=32),
+    'mistral': hf_entry('MistralForCausalLM', 'MistralConfig', 'text_lm', 1e-3, hidden_size=64,
+                        intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                        max_position_embeddings=32, sliding_window=8),
+    'gpt_neox': hf_entry('GPTNeoXForCausalLM', 'GPTNeoXConfig', 'text_lm', 1e-3, hidden_size=64,
+                         intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         max_position_embeddings=32, rotary_pct=0.5),
+    'phi': hf_entry('PhiForCausalLM', 'PhiConfig', 'text_lm', 1e-3, hidden_size=64, intermediate_size=128,
+                    num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=32,
+                    partial_rotary_factor=0.5, resid_pdrop=0.0, embd_pdrop=0.0),
+    'bloom': hf_entry('BloomForCausalLM', 'BloomConfig', 'text_lm', 1e-3, hidden_size=64, n_layer=2, n_head=4,
+                      hidden_dropout=0.0, attention_dropout=0.0),
+    'falcon': hf_entry('FalconForCausalLM', 'FalconConfig', 'text_lm', 1e-3, hidden_size=64,
+                       num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=32,
+                       hidden_dropout=0.0, attention_dropout=0.0),
+    'gemma': hf_entry('GemmaForCausalLM', 'GemmaConfig', 'text_lm', 1e-3, hidden_size=64, intermediate_size=128,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                      max_position_embeddings=32),
+    'gptj': hf_entry('GPTJForCausalLM', 'GPTJConfig', 'text_lm', 1e-3, n_embd=64, n_layer=2, n_head=4,
+                     n_positions=32, rotary_dim=8, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0),
+    'opt': hf_entry('OPTForCausalLM', 'OPTConfig', 'text_lm', 1e-3, hidden_size=64, ffn_dim=128,
+                    num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=32,
+                    word_embed_proj_dim=64, dropout=0.0, attention_dropout=0.0),
+    'roberta': hf_entry('RobertaForSequenceClassification', 'RobertaConfig', 'text_cls', 1e-4, hidden_size=64,
+                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
+                        max_position_embeddings=40, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                        classifier_dropout=0.0, num_labels=2),
+    'albert': hf_entry('AlbertForSequenceClassification', 'AlbertConfig', 'text_cls', 1e-4, hidden_size=64,
+                       embedding_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
+                       max_position_embeddings=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                       classifier_dropout_prob=0.0, num_labels=2),
+}
+
+
 def write_text_cls_mask():
     """data/text_cls_mask: the classification sequences of data/text_cls with
     padding, as a tokenizer batches texts of several lengths: row i keeps its
@@ -212,6 +272,7 @@ MODELS = {
                                 '<the efficientnet_v2 stages>, dropout=0.2, stochastic_depth_prob=0.2, '
                                 'num_classes=10, last_channel=128, norm_layer=BatchNorm2d(eps=1e-3))', 'images', 16,
                                 mz.adamw(1e-3)),
+    **HF_MODELS,
 }
 
 
