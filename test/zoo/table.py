@@ -120,13 +120,19 @@ not train (a causal mask, rotary frequencies) must keep its value.
   accumulate in f64 in tcc, as in PyTorch's CPU kernels: with f32 sums the BN
   CNNs' one-step errors were 5-10x PyTorch's own (regnet 4.9e-3, densenet
   3.0e-3, mobilenet_v2 0.33 with eps 1e-8).
-- **The CUDA path.** Every model is also compiled for CUDA with host twins of
-  its kernels and trained 5 steps on the emulated CUDA device against its CPU
-  artifact (`test/zoo/emulation-*.test`, `test/emulation/check_emulation.py
+- **The CUDA path.** Every model but five is also compiled for CUDA with host
+  twins of its kernels and trained 5 steps on the emulated CUDA device against
+  its CPU artifact (`test/zoo/emulation-*.test`, `test/emulation/check_emulation.py
   --zoo`; docs/cuda-codegen.md "Emulation"): losses and gradient norms within
   1e-5, or within ten times what a 1e-7 perturbation of the starting weights
   does to the CPU run, for the models the two points above make chaotic (a
-  GPU block reduction sums in another order than a CPU loop).
+  GPU block reduction sums in another order than a CPU loop). The five are
+  Hugging Face architectures whose kernels the others cover: dynamo_qwen2,
+  dynamo_gpt_neox, dynamo_gptj and dynamo_opt pass too (2026-12-06) but are
+  left out for CI time; dynamo_phi's losses and gradient norms agree (4.5e-7,
+  2.2e-7) while two parameters downstream of its key bias, whose gradient is
+  zero by cancellation so that Adam steps on its rounding noise, miss the
+  widened bound (fc2.weight 1.04e-4 against 6.8e-5).
 - **Not in the zoo.** Whisper: at sizes small enough for the suite its
   gradients fall below fp32 resolution. T5 is `T5EncoderModel` with a mean-pooled linear head
   (losses within 7.0e-6 of PyTorch over 30 steps); `T5ForSequenceClassification`
