@@ -111,6 +111,34 @@ linalg::LinalgOp parallelLoopsFirst(RewriterBase &rewriter, linalg::LinalgOp op)
   return succeeded(interchanged) ? linalg::LinalgOp(*interchanged) : op;
 }
 
+/// A max pool (linalg.pooling_nchw_max / pooling_ncw_max) with its window
+/// loops moved outside the output's columns: loops n, c, oh, kh, kw, ow
+/// instead of n, c, oh, ow, kh, kw. Each output then takes the maximum of its
+/// window element by element through memory, and the innermost loop, over
+/// a row of outputs and a strided row of inputs, is one LLVM vectorizes;
+/// with the window innermost each output was a scalar chain of maxima
+/// (zoo resnet18's 3x3 pool). A maximum is exact in any order, so the
+/// results do not change.
+linalg::LinalgOp windowOutsideColumns(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (!isa<linalg::PoolingNchwMaxOp, linalg::PoolingNcwMaxOp>(op.getOperation()) ||
+      !op.hasPureBufferSemantics())
+    return op;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+  if (failed(generic))
+    return op;
+  unsigned loops = generic->getNumLoops(), parallel = generic->getNumParallelLoops();
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d + 1 < parallel; ++d)
+    order.push_back(d);
+  for (unsigned d = parallel; d < loops; ++d)
+    order.push_back(d);
+  order.push_back(parallel - 1);
+  FailureOr<linalg::GenericOp> interchanged =
+      linalg::interchangeGenericOp(rewriter, *generic, order);
+  return succeeded(interchanged) ? linalg::LinalgOp(*interchanged) : linalg::LinalgOp(*generic);
+}
+
 /// A reduction whose reduction loops are innermost, as loops that carry the
 /// accumulators in registers (scf.for iter_args: one load and one store of
 /// each output per output point, not one per reduction step), with
@@ -590,7 +618,7 @@ struct LinalgToCpuLoopsPass
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp &op : ops)
       if (!op->getParentOfType<scf::ParallelOp>())
-        op = parallelLoopsFirst(rewriter, op);
+        op = windowOutsideColumns(rewriter, parallelLoopsFirst(rewriter, op));
     // Reductions lowered with register accumulators absorb the fill of
     // their outputs (the accumulators start from its constant): one pass
     // over memory and one loop nest fewer per reduction.

@@ -513,3 +513,28 @@ func.func @constant_mask(%x: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A max pool's window loops move outside its output columns (loops n, c, oh,
+// kh, kw, ow): the innermost loop walks a row of outputs and a stride-2 row
+// of inputs, a loop LLVM vectorizes, where the window innermost made each
+// output a scalar chain of maxima. A maximum is exact in any order.
+// CHECK-LABEL: func.func @max_pool_window_outside
+// CHECK-NOT: linalg.pooling_nchw_max
+// CHECK: scf.for %[[N:[^ ]*]] =
+// CHECK: scf.for %[[C:[^ ]*]] =
+// CHECK: scf.for %[[OH:[^ ]*]] =
+// CHECK: scf.for %[[KH:[^ ]*]] =
+// CHECK: scf.for %[[KW:[^ ]*]] =
+// CHECK: scf.for %[[OW:[^ ]*]] =
+// CHECK: memref.load %arg0
+// CHECK: %[[OLD:.*]] = memref.load %arg2[%[[N]], %[[C]], %[[OH]], %[[OW]]]
+// CHECK: %[[MAX:.*]] = arith.maximumf %[[OLD]], %{{.*}} : f32
+// CHECK: memref.store %[[MAX]], %arg2[%[[N]], %[[C]], %[[OH]], %[[OW]]]
+func.func @max_pool_window_outside(%x: memref<2x4x9x9xf32>, %w: memref<3x3xf32>,
+                                   %y: memref<2x4x4x4xf32>) {
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : memref<2x4x9x9xf32>, memref<3x3xf32>) outs(%y : memref<2x4x4x4xf32>)
+  return
+}
