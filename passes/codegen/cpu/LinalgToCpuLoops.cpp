@@ -259,6 +259,57 @@ bool parallelizeOuterLoops(RewriterBase &rewriter, ArrayRef<Operation *> loops,
   return true;
 }
 
+/// The largest stride of an input's innermost dimension that a vectorized
+/// loop reads as whole rows and deinterleaves (a max pool's stride-2
+/// windows, a strided slice): a wider one reads more bytes than it uses.
+constexpr int64_t kMaxDeinterleavedStride = 4;
+
+/// A 1-D vector read of a memref whose innermost stride S is static and
+/// above 1 (a strided input that vectorWidth admits) as one unit-stride
+/// read of the S * (N - 1) + 1 elements it spans, through a view of the
+/// same buffer, and a shuffle that keeps every S-th: a wide load and a
+/// deinterleave instead of N scalar loads and inserts.
+struct StridedRowRead : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<MemRefType>(read.getBase().getType());
+    VectorType vector = read.getVectorType();
+    if (!type || vector.getRank() != 1 || read.getMask() || !read.getPermutationMap().isMinorIdentity() ||
+        !read.getInBounds()[0])
+      return failure();
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
+        ShapedType::isDynamic(strides.back()) || strides.back() <= 1 ||
+        strides.back() > kMaxDeinterleavedStride)
+      return failure();
+    int64_t stride = strides.back(), lanes = vector.getNumElements();
+    int64_t span = stride * (lanes - 1) + 1;
+    Location loc = read.getLoc();
+    // The element the read starts at, as a linear index into the buffer.
+    auto metadata = memref::ExtractStridedMetadataOp::create(rewriter, loc, read.getBase());
+    Value start = metadata.getOffset();
+    for (auto [index, dimStride] : llvm::zip(read.getIndices(), metadata.getStrides()))
+      start = arith::AddIOp::create(rewriter, loc, start,
+                                    arith::MulIOp::create(rewriter, loc, index, dimStride));
+    auto row = memref::ReinterpretCastOp::create(
+        rewriter, loc, MemRefType::get({span}, type.getElementType(),
+                                       StridedLayoutAttr::get(getContext(), ShapedType::kDynamic, {1})),
+        metadata.getBaseBuffer(), OpFoldResult(start), ArrayRef<OpFoldResult>{rewriter.getIndexAttr(span)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    auto whole = vector::TransferReadOp::create(
+        rewriter, loc, VectorType::get({span}, vector.getElementType()), row, ValueRange{zero},
+        read.getPadding(), ArrayRef<bool>{true});
+    SmallVector<int64_t> every;
+    for (int64_t i = 0; i < lanes; ++i)
+      every.push_back(i * stride);
+    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(read, whole, whole, every);
+    return success();
+  }
+};
+
 /// SIMD lanes of a vector register of BITS (AVX2: 256, AVX-512: 512) for
 /// ELEMENT, or 0.
 int64_t vectorLanes(Type element, int64_t bits) {
@@ -305,14 +356,18 @@ int64_t vectorWidth(linalg::LinalgOp op, int64_t bits) {
     if (!map.isProjectedPermutation())
       return 0;
     // Uses the innermost loop: it must be the operand's last dimension, and
-    // that dimension contiguous.
+    // that dimension contiguous, or for an input a short static stride
+    // (read whole and deinterleaved: StridedRowRead).
     for (unsigned r = 0; r < map.getNumResults(); ++r) {
       if (map.getDimPosition(r) != inner)
         continue;
       int64_t offset;
       SmallVector<int64_t> strides;
-      if (r + 1 != map.getNumResults() || failed(type.getStridesAndOffset(strides, offset)) ||
-          strides.back() != 1)
+      if (r + 1 != map.getNumResults() || failed(type.getStridesAndOffset(strides, offset)))
+        return 0;
+      bool input = op.isDpsInput(&operand);
+      if (strides.back() != 1 &&
+          !(input && strides.back() > 1 && strides.back() <= kMaxDeinterleavedStride))
         return 0;
     }
   }
@@ -697,6 +752,7 @@ struct LinalgToCpuLoopsPass
     // Vectors of one row: drop the unit dimensions, read through the
     // subviews directly, and turn transfers into plain vector loads/stores.
     RewritePatternSet patterns(&getContext());
+    patterns.add<StridedRowRead>(&getContext());
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     memref::populateFoldMemRefAliasOpPatterns(patterns);

@@ -538,3 +538,51 @@ func.func @max_pool_window_outside(%x: memref<2x4x9x9xf32>, %w: memref<3x3xf32>,
       ins(%x, %w : memref<2x4x9x9xf32>, memref<3x3xf32>) outs(%y : memref<2x4x4x4xf32>)
   return
 }
+
+// -----
+
+// An input whose innermost stride is 2 (a max pool's window, one of the
+// slices its backward compares) is read as one unit-stride row of the 15
+// elements 8 lanes span, through a view of the same buffer, and
+// deinterleaved by a shuffle; the output and the unit-stride input stay
+// plain vector accesses.
+// CHECK-LABEL: func.func @strided_input
+// CHECK: scf.for
+// CHECK: %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata
+// CHECK: %[[ROW:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%[[OFFSET]]], sizes: [15], strides: [1]
+// CHECK: %[[WIDE:.*]] = vector.transfer_read %[[ROW]][%{{.*}}], %{{.*}} {in_bounds = [true]} : memref<15xf32, strided<[1], offset: ?>>, vector<15xf32>
+// CHECK: %[[EVEN:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6, 8, 10, 12, 14]
+// CHECK: %[[B:.*]] = vector.transfer_read %arg1
+// CHECK: arith.maximumf %[[EVEN]], %[[B]] : vector<8xf32>
+// CHECK: vector.transfer_write
+func.func @strided_input(%a: memref<2x4x4x8xf32, strided<[576, 144, 24, 2], offset: 1>>,
+                         %b: memref<2x4x4x8xf32>, %o: memref<2x4x4x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                                   affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                                   affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a, %b : memref<2x4x4x8xf32, strided<[576, 144, 24, 2], offset: 1>>, memref<2x4x4x8xf32>)
+      outs(%o : memref<2x4x4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %m = arith.maximumf %x, %y : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A stride of 5 reads more than it uses: the op stays scalar loops.
+// CHECK-LABEL: func.func @wide_stride_stays_scalar
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @wide_stride_stays_scalar(%a: memref<4x8xf32, strided<[40, 5]>>, %o: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x8xf32, strided<[40, 5]>>) outs(%o : memref<4x8xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
