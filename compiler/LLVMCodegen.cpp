@@ -459,7 +459,7 @@ std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string 
   cpu.vectorBits = avx512 && !sti->checkFeatures("+prefer-256-bit") ? 512 : 256;
   // No gathers: AVX-512 makes them legal to LLVM whatever the CPU's tuning
   // says, and it vectorized strided loads with them, slower than the loads
-  // one by one (zoo resnet18's layer4 convolutions on generated loops, 3.9 ->
+  // one by one (zoo resnet18's layer4 convolutions on generated loops, 5.9 ->
   // 3.3 ms, Zen 4). AVX2 code never gathers (x86-64-v3 is not fast-gather).
   if (avx512 && !sti->checkFeatures("+prefer-no-gather"))
     cpu.features += cpu.features.empty() ? "+prefer-no-gather" : ",+prefer-no-gather";
