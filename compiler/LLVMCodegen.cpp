@@ -23,9 +23,9 @@
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/CodeGen/TargetSubtargetInfo.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
-#include "llvm/CodeGen/TargetSubtargetInfo.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -72,15 +72,14 @@ bool isKernel(const GlobalValue &gv) {
 class Grouping {
 public:
   Grouping(Module &m) {
-    unsigned kernels = count_if(m.functions(), [](Function &f) { return isKernel(f); });
-    kernelGroups = std::min(kernels, kMaxKernelGroups);
-    numKernels = kernels;
-    numBaseKernels = count_if(m.functions(), [](Function &f) {
-      return isKernel(f) && !f.hasFnAttribute(tcc::kVariantAttr);
-    });
-    for (Function &f : m)
-      if (isKernel(f))
-        numCalls += f.getNumUses();
+    for (Function &f : m) {
+      if (!isKernel(f))
+        continue;
+      ++numKernels;
+      numBaseKernels += !f.hasFnAttribute(tcc::kVariantAttr);
+      numCalls += f.getNumUses();
+    }
+    kernelGroups = std::min(numKernels, kMaxKernelGroups);
   }
 
   unsigned groups() const { return 1 + kernelGroups; }

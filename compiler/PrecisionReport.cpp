@@ -69,6 +69,11 @@ std::string deviceRoute(int64_t kind, int64_t in) {
          " with f32 sums (tensor cores)";
 }
 
+/// Whether FEATURES (LLVM names) hold the AVX-512 the generated code uses.
+bool hasAvx512(const std::set<std::string> &features) {
+  return features.count("avx512f") && features.count("avx512bw") && features.count("avx512vl");
+}
+
 } // namespace
 
 void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
@@ -119,9 +124,7 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
             "which)\n";
     os << "  the runtime decides each call again on the CPU that runs the artifact "
           "(oneDNN's instruction set; TCC_SIXTEEN_BIT_CALLS=native or widened overrides)\n";
-    bool avx512 = [](const std::set<std::string> &f) {
-      return f.count("avx512f") && f.count("avx512bw") && f.count("avx512vl");
-    }(target);
+    bool avx512 = hasAvx512(target);
     // bf16 conversions are integer arithmetic whatever the target
     // (tcc-expand-arith; AVX512-BF16's vcvtneps2bf16 was measured no faster,
     // docs/precision.md).
@@ -136,8 +139,7 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
          << (tcc::rt::checkCpuFeatures(variant.recorded, host).empty() ? "this CPU does"
                                                                         : "this CPU does not")
          << "; TCC_CPU_VARIANT=base runs the other)\n";
-    if (variants.empty() && !avx512 && host.count("avx512f") && host.count("avx512bw") &&
-        host.count("avx512vl"))
+    if (variants.empty() && !avx512 && hasAvx512(host))
       os << "  this CPU has AVX-512: --cpu-variants (the default for a 16-bit step) or "
             "--cpu=native also compile the generated kernels for it (gpt4's bf16 step 4% "
             "faster, docs/precision.md)\n";

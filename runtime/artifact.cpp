@@ -157,14 +157,13 @@ int32_t selectCpuVariant(const tcc_abi_descriptor &d, const std::set<std::string
   for (int32_t i = 0; i < n; ++i) {
     const tcc_abi_cpu_variant &v = d.cpu_variants[i];
     names += std::string(", ") + v.name;
-    bool runs = checkCpuFeatures(v.cpu_features ? v.cpu_features : "", host).empty();
-    if (wanted.empty() && runs)
+    std::string missing = checkCpuFeatures(v.cpu_features ? v.cpu_features : "", host);
+    if (wanted.empty() && missing.empty())
       return i;
     if (wanted == v.name) {
-      if (!runs)
+      if (!missing.empty())
         fail(TCC_ERROR_UNSUPPORTED,
-             what + ": TCC_CPU_VARIANT is '" + wanted + "', but " +
-                 checkCpuFeatures(v.cpu_features ? v.cpu_features : "", host));
+             what + ": TCC_CPU_VARIANT is '" + wanted + "', but " + missing);
       return i;
     }
   }

@@ -114,11 +114,12 @@ linalg::LinalgOp parallelLoopsFirst(RewriterBase &rewriter, linalg::LinalgOp op)
 /// A max pool (linalg.pooling_nchw_max / pooling_ncw_max) with its window
 /// loops moved outside the output's columns: loops n, c, oh, kh, kw, ow
 /// instead of n, c, oh, ow, kh, kw. Each output then takes the maximum of its
-/// window element by element through memory, and the innermost loop, over
-/// a row of outputs and a strided row of inputs, is one LLVM vectorizes;
-/// with the window innermost each output was a scalar chain of maxima
-/// (zoo resnet18's 3x3 pool). A maximum is exact in any order, so the
-/// results do not change.
+/// window element by element through memory, the outputs of a row
+/// independent of each other, where the window innermost made each output a
+/// scalar chain of maxima (zoo resnet18's 3x3 pool: 0.28 -> 0.25 ms in AVX2
+/// code, 0.52 -> 0.29 ms in AVX-512 code). LLVM unrolls the short rows
+/// rather than vectorize their strided loads. A maximum is exact in any
+/// order, so the results do not change.
 linalg::LinalgOp windowOutsideColumns(RewriterBase &rewriter, linalg::LinalgOp op) {
   if (!isa<linalg::PoolingNchwMaxOp, linalg::PoolingNcwMaxOp>(op.getOperation()) ||
       !op.hasPureBufferSemantics())
