@@ -247,9 +247,13 @@ class TorchEngine:
         # counter, Hugging Face's position ids and rotary tables; a tied
         # head's second name.
         # A tied parameter is loaded when any of its names is.
+        # (named_modules, not named_parameters(remove_duplicate=False),
+        # which PyTorch 1.13 lacks.)
         aliases = {}
-        for n, p in model.named_parameters(remove_duplicate=False):
-            aliases.setdefault(id(p), []).append(n)
+        for prefix, module in model.named_modules(remove_duplicate=False):
+            for n, p in module._parameters.items():
+                if p is not None:
+                    aliases.setdefault(id(p), []).append(prefix + '.' + n if prefix else n)
         loaded = {n for names in aliases.values() for n in names if any(a in state for a in names)}
         params = {n for names in aliases.values() for n in names}
         missing = [k for k in missing if k in params and k not in loaded and not k.endswith('.future')]

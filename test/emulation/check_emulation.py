@@ -22,8 +22,9 @@ ends before its last step) and its stored batches.
 
 --sensitivity (on with --zoo) measures how far rounding noise alone moves
 the run: the CPU artifact trains once more from its parameters times
-(1 + 1e-7 z), z standard normal; a step or tensor where that run leaves the
-CPU run by d is held to max(tolerance, 10 d) instead of the tolerance. A
+(1 + 1e-7 z), z standard normal; a step or tensor where that run has left the
+CPU run by d (at that step or an earlier one) is held to max(tolerance, 10 d)
+instead of the tolerance. A
 chaotic model (batch norm over a handful of values, a high learning rate)
 magnifies a different summation order within a few steps as much as it
 magnifies that noise; a wrong kernel moves the first step already.
@@ -40,7 +41,6 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import time
@@ -86,24 +86,6 @@ def write_random_data(listing, steps, classes, out):
         else:
             value = rng.integers(0, classes, size=shape).astype(np_type)
         np.save(os.path.join(out, name.replace('/', '_') + '.npy'), value)
-
-
-def perturb_safetensors(src, dst, scale=1e-7):
-    """SRC's f32 tensors times (1 + SCALE z) into DST."""
-    with open(src, 'rb') as f:
-        raw = f.read()
-    n = struct.unpack('<Q', raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    body = bytearray(raw[8 + n:])
-    rng = np.random.default_rng(1)
-    for name, info in header.items():
-        if name == '__metadata__' or info['dtype'] != 'F32':
-            continue
-        begin, end = info['data_offsets']
-        a = np.frombuffer(bytes(body[begin:end]), np.float32).astype(np.float64)
-        body[begin:end] = (a * (1 + scale * rng.standard_normal(a.shape))).astype(np.float32).tobytes()
-    with open(dst, 'wb') as f:
-        f.write(raw[:8 + n] + bytes(body))
 
 
 def relative(a, b):
@@ -204,7 +186,7 @@ def main():
         seconds, _ = run(cmd, 'training the %s artifact' % kind, env if kind == 'cuda' else None)
         times[kind] = 1000 * seconds / args.steps
     if args.sensitivity:
-        perturb_safetensors(w('cpu.safetensors'), w('perturbed.safetensors'))
+        zc.perturb_safetensors(w('cpu.safetensors'), w('perturbed.safetensors'))
         run(args.launch.split() + [args.tcc_run, w('cpu.so'), '--data', data, '--steps',
              str(args.steps), '--no-shuffle', '--metrics', w('perturbed.jsonl'), '--save',
              w('perturbed-trained.safetensors'), '--params', w('perturbed.safetensors'),
@@ -219,12 +201,20 @@ def main():
     if len(cpu) != len(emu) or len(cpu) != args.steps:
         print('MISMATCH: %d CPU steps, %d emulated' % (len(cpu), len(emu)))
         ok = False
+    # The noise at a step is the largest separation of the perturbed run up
+    # to it: two runs that have parted follow no common curve, and one
+    # sample may pass close to the other at a later step by chance (zoo
+    # mnasnet's losses: 1.4e-4 apart at step 3, 3.3e-5 at step 4).
+    seen = {key: 0.0 for key in worst}
     for step, (x, y, z) in enumerate(zip(cpu, emu, noise), 1):
         for key in worst:
             if x.get(key) is None and y.get(key) is None:
                 continue
             err = relative(x.get(key), y.get(key))
-            bound = noise_bound(args.tol, relative(x.get(key), z.get(key)))
+            d = relative(x.get(key), z.get(key))
+            if np.isfinite(d):
+                seen[key] = max(seen[key], d)
+            bound = noise_bound(args.tol, seen[key])
             widened += bound > args.tol
             if not err <= bound:
                 print('MISMATCH at step %d: %s CPU %r, emulated CUDA %r (relative %.2e, bound %.1e)'

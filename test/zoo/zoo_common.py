@@ -173,3 +173,24 @@ def read_safetensors(path, only=None, native=False):
         arr = arr.reshape(info['shape'])
         out[name] = arr.copy() if native else arr.astype(np.float64)
     return out
+
+
+def perturb_safetensors(src, dst, seed=1, scale=1e-7):
+    """SRC's f32 tensors times (1 + SCALE z), z standard normal from
+    numpy's default_rng(SEED), into DST: another start as close to SRC as
+    rounding (a chaotic run's noise: check_emulation.py --sensitivity,
+    check_zoo.py --precision)."""
+    with open(src, 'rb') as f:
+        raw = f.read()
+    n = struct.unpack('<Q', raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    body = bytearray(raw[8 + n:])
+    rng = np.random.default_rng(seed)
+    for name, info in header.items():
+        if name == '__metadata__' or info['dtype'] != 'F32':
+            continue
+        begin, end = info['data_offsets']
+        a = np.frombuffer(bytes(body[begin:end]), np.float32).astype(np.float64)
+        body[begin:end] = (a * (1 + scale * rng.standard_normal(a.shape))).astype(np.float32).tobytes()
+    with open(dst, 'wb') as f:
+        f.write(raw[:8 + n] + bytes(body))
