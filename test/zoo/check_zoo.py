@@ -21,8 +21,12 @@ where PyTorch's own fp32 run leaves float64 before the last step): every loss
 finite, the 16-bit run's mean of the last 10 losses below its first loss and
 within 5% of the fp32 run's, or, where PyTorch's own bf16 autocast run drifts
 further from its fp32 run (test/zoo/bf16.json: chaotic runs that memorize a
-few batches), within twice that drift (one run of each: a noisy measure). Prints
-  ZOO <name> <precision>: OK|FAIL lr <lr> drift <d> (bound <b>, PyTorch <p>) step <n> loss <got> fp32 <ref> compile <s> s step <ms> ms
+few batches), within twice that drift. A chaotic model's drift depends on
+its rounding (one run's is a noisy measure): where bf16.json measured
+PyTorch from several starts (the weights and copies times (1 + 1e-7 z)),
+tcc trains from as many starts in both precisions, and the drift is the
+one between the means over the starts, on both sides. Prints
+  ZOO <name> <precision>: OK|FAIL lr <lr> drift <d> (bound <b>, PyTorch <p>[, <n> starts]) step <n> loss <got> fp32 <ref> compile <s> s step <ms> ms
 """
 import argparse
 import json
@@ -55,27 +59,38 @@ def load_bf16_reference():
     return json.load(open(path)) if os.path.exists(path) else {}
 
 
-def run_steps(args, ref, work, flags, lr, tag):
-    """Compiles the model with FLAGS and trains ref.json's steps at LR;
-    returns (losses, compile s, step ms)."""
-    zoo = os.path.dirname(os.path.abspath(args.model_dir.rstrip('/')))
+def compile_model(args, ref, work, flags, tag):
+    """Compiles the model with FLAGS into WORK/train-TAG.so; returns (its path, seconds)."""
     so = os.path.join(work, 'train-%s.so' % tag)
-    compile_s = run([args.tcc, os.path.join(work, 'model.onnx')] + ref['tcc_flags'] + flags +
-                    ['-o', so], 'tcc')
-    metrics = os.path.join(work, 'metrics-%s.jsonl' % tag)
+    return so, run([args.tcc, os.path.join(work, 'model.onnx')] + ref['tcc_flags'] + flags +
+                   ['-o', so], 'tcc')
+
+
+def train(args, ref, so, lr, tag, params=None):
+    """Trains artifact SO ref.json's steps at LR (from PARAMS, else its own
+    parameters); returns (losses, step ms)."""
+    zoo = os.path.dirname(os.path.abspath(args.model_dir.rstrip('/')))
+    metrics = os.path.join(os.path.dirname(so), 'metrics-%s.jsonl' % tag)
     run_flags = list(ref['run_flags'])
     run_flags[run_flags.index('--lr') + 1] = repr(lr)
     t = run([args.tcc_run, so, '--data', os.path.join(zoo, ref['data']), '--no-shuffle',
-             '--threads', str(args.threads)] + run_flags +
+             '--threads', str(args.threads)] + run_flags + (['--params', params] if params else []) +
             ['--steps', str(ref['steps']), '--metrics', metrics], 'tcc-run (%s)' % tag)
-    return [json.loads(line)['loss'] for line in open(metrics)], compile_s, 1000.0 * t / ref['steps']
+    return [json.loads(line)['loss'] for line in open(metrics)], 1000.0 * t / ref['steps']
+
+
+def last10(losses):
+    return sum(losses[-10:]) / len(losses[-10:])
 
 
 def check_precision(args, ref, result):
     """The --precision mode: ref.json's steps of the 16-bit step against
     tcc's fp32 step, at ref.json's learning rate where PyTorch's fp32 run
     tracks float64 over all of them, else at a tenth of it (a chaotic run
-    magnifies any rounding difference, 16-bit or not)."""
+    magnifies any rounding difference, 16-bit or not). A chaotic model
+    (bf16.json measured PyTorch from several starts) trains from as many
+    starts: its parameters, and copies of them times (1 + 1e-7 z), each in
+    both precisions; the drift is then between the means over the starts."""
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     shutil.copyfile(os.path.join(args.model_dir, 'model.onnx'), os.path.join(work, 'model.onnx'))
@@ -84,29 +99,43 @@ def check_precision(args, ref, result):
     lr = float(ref['run_flags'][ref['run_flags'].index('--lr') + 1])
     if ref.get('loss_horizon', steps) < steps:
         lr /= 10
-    fp32, _, _ = run_steps(args, ref, work, [], lr, 'fp32')
-    losses, result['compile_s'], result['step_ms'] = run_steps(
-        args, ref, work, ['--precision=' + args.precision], lr, args.precision)
+    # PyTorch's own drift (test/zoo/bf16.json, make_bf16_reference.py):
+    # a chaotic run drifts whatever rounds it.
+    row = load_bf16_reference().get(ref['name'], {})
+    starts = len(row.get('fp32_last10_starts') or []) or 1
+    own = row.get('drift_starts') if starts > 1 else row.get('drift_last10')
+    so32, _ = compile_model(args, ref, work, [], 'fp32')
+    so16, result['compile_s'] = compile_model(args, ref, work, ['--precision=' + args.precision],
+                                              args.precision)
+    fp32, _ = train(args, ref, so32, lr, 'fp32')
+    losses, result['step_ms'] = train(args, ref, so16, lr, args.precision)
+    curves = [('fp32', fp32), (args.precision, losses)]
+    for seed in range(1, starts):
+        params = os.path.join(work, 'start-%d.safetensors' % seed)
+        zc.perturb_safetensors(so32[:-len('.so')] + '.safetensors', params, seed)
+        for tag, so in (('fp32', so32), (args.precision, so16)):
+            curves.append(('%s start %d' % (tag, seed),
+                           train(args, ref, so, lr, '%s-start%d' % (tag, seed), params)[0]))
     failures = []
-    for tag, curve in (('fp32', fp32), (args.precision, losses)):
+    for tag, curve in curves:
         if len(curve) != steps or any(x is None or not np.isfinite(x) for x in curve):
             failures.append('%s losses: %d steps, not all finite: %s' % (tag, len(curve), curve))
     if failures:
         return failures
-    mean = lambda xs: sum(xs[-10:]) / len(xs[-10:])  # noqa: E731
-    drift = abs(mean(losses) - mean(fp32)) / abs(mean(fp32))
-    # PyTorch's own drift (test/zoo/bf16.json, make_bf16_reference.py):
-    # a chaotic run drifts whatever rounds it.
-    own = load_bf16_reference().get(ref['name'], {}).get('drift_last10')
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    means32 = [last10(c) for _, c in curves[0::2]]
+    means16 = [last10(c) for _, c in curves[1::2]]
+    drift = abs(mean(means16) - mean(means32)) / abs(mean(means32))
     bound = max(PRECISION_TOLERANCE, 2 * own) if own is not None else PRECISION_TOLERANCE
     result.update(step=steps, lr=lr, loss=losses[-1], fp32=fp32[-1], drift=drift, bound=bound,
-                  torch_drift=own)
-    if not mean(losses) < losses[0]:
+                  torch_drift=own, starts=starts)
+    if not last10(losses) < losses[0]:
         failures.append('not learning: loss %.6g at step 1, %.6g over the last 10 steps'
-                        % (losses[0], mean(losses)))
+                        % (losses[0], last10(losses)))
     if not drift <= bound:
-        failures.append('%s: the mean of the last 10 losses %.6g is %.2e from fp32\'s %.6g (bound %.2e)'
-                        % (args.precision, mean(losses), drift, mean(fp32), bound))
+        failures.append('%s: the mean of the last 10 losses %.6g is %.2e from fp32\'s %.6g (bound %.2e%s)'
+                        % (args.precision, mean(means16), drift, mean(means32), bound,
+                           ', means over %d starts' % starts if starts > 1 else ''))
     return failures
 
 
@@ -224,11 +253,13 @@ def main():
         for line in failures:
             print(line)
         own = result.get('torch_drift')
-        print('ZOO %s %s: %s lr %g drift %.2e (bound %.2e, PyTorch %s) step %d loss %.6g fp32 %.6g '
+        print('ZOO %s %s: %s lr %g drift %.2e (bound %.2e, PyTorch %s%s) step %d loss %.6g fp32 %.6g '
               'compile %.1f s step %.0f ms'
               % (name, args.precision, 'FAIL' if failures else 'OK', result.get('lr', float('nan')),
                  result.get('drift', float('nan')), result.get('bound', float('nan')),
-                 '%.2e' % own if own is not None else '-', result.get('step', 0),
+                 '%.2e' % own if own is not None else '-',
+                 ', %d starts' % result['starts'] if result.get('starts', 1) > 1 else '',
+                 result.get('step', 0),
                  result.get('loss', float('nan')), result.get('fp32', float('nan')),
                  result.get('compile_s', 0.0), result.get('step_ms', 0.0)))
         if args.json:
