@@ -51,6 +51,10 @@ namespace {
   X(dnnl_post_ops_append_binary)                                               \
   X(dnnl_post_ops_append_eltwise)                                              \
   X(dnnl_primitive_desc_create)                                                \
+  X(dnnl_primitive_desc_iterator_create)                                       \
+  X(dnnl_primitive_desc_iterator_next)                                         \
+  X(dnnl_primitive_desc_iterator_fetch)                                        \
+  X(dnnl_primitive_desc_iterator_destroy)                                      \
   X(dnnl_primitive_desc_destroy)                                               \
   X(dnnl_primitive_desc_query)                                                 \
   X(dnnl_primitive_desc_query_md)                                              \
@@ -354,6 +358,39 @@ public:
     return pd;
   }
 
+  /// As describe (no post-ops), but from the first of oneDNN's
+  /// implementations of OP, in its order of preference, whose name ACCEPT
+  /// takes; oneDNN's first when it takes none.
+  template <typename Accept>
+  dnnl_primitive_desc_t describeFirst(const_dnnl_op_desc_t op, const_dnnl_primitive_desc_t hint,
+                                      Accept accept) const {
+    dnnl_primitive_desc_t first = describe(op, {}, hint);
+    if (accept(implementationOf(first)))
+      return first;
+    dnnl_primitive_attr_t attr = nullptr;
+    check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
+    dnnl_primitive_desc_iterator_t it = nullptr;
+    dnnl_status_t status = a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (status == dnnl_success)
+      status = a.dnnl_primitive_desc_iterator_create(&it, op, attr, a.engine, hint);
+    a.dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_t chosen = nullptr;
+    while (status == dnnl_success && !chosen) {
+      dnnl_primitive_desc_t pd = a.dnnl_primitive_desc_iterator_fetch(it);
+      if (pd && accept(implementationOf(pd)))
+        chosen = pd;
+      else if (pd)
+        a.dnnl_primitive_desc_destroy(pd);
+      status = a.dnnl_primitive_desc_iterator_next(it);
+    }
+    if (it)
+      a.dnnl_primitive_desc_iterator_destroy(it);
+    if (!chosen)
+      return first;
+    a.dnnl_primitive_desc_destroy(first);
+    return chosen;
+  }
+
   /// Appends a step running PD; BINDINGS name its arguments (memory objects
   /// are created here). The primitive's scratchpad goes at SCRATCHPAD.
   void addStep(dnnl_primitive_desc_t pd, std::vector<std::pair<Binding, dnnl_memory_desc_t>> args,
@@ -504,6 +541,23 @@ dnnl_data_type_t dnnlType(int32_t dtype) {
 /// blocking; the data type is the operand's): tcc-filter-layouts' set of
 /// the call. FILTER_CHOSEN, when given, receives the layout the primitive
 /// reads or writes the filter in.
+/// Whether oneDNN 2.6's AMX kernel suits a 16-bit weight gradient of input
+/// X and output Y (NCHW dims) in GROUPS groups. Its
+/// tiles pair input channels in blocks of 32 and sum over the N OH OW
+/// output points: with few of those points (a CNN's last stages on small
+/// images) or few input channels (a stem on 3 colors) it was slower than
+/// the AVX512-BF16 kernel that oneDNN ranks next (zoo resnet18's shapes, 1
+/// thread, Xeon with AMX, 2026-12-06: 16 points 0.68 -> 0.38 ms, 64 points
+/// 0.86 -> 0.69 and 0.19 -> 0.06 ms, the 3-channel stem 1.29 -> 0.86 ms;
+/// from 256 points with 64 channels it was 1.2-4x faster). Such a
+/// gradient takes the next native 16-bit kernel instead (the same
+/// products and f32 sums, in another order).
+bool amxSuitsWeightGradient(const std::vector<dnnl_dim_t> &x, const std::vector<dnnl_dim_t> &y,
+                            int64_t groups) {
+  constexpr dnnl_dim_t kMinPoints = 256, kMinChannels = 16;
+  return y[0] * y[2] * y[3] >= kMinPoints && x[1] / groups >= kMinChannels;
+}
+
 void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native,
                     const dnnl_memory_desc_t *filterLayout = nullptr,
                     dnnl_memory_desc_t *filterChosen = nullptr) {
@@ -591,7 +645,14 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native,
                   strides, dilations, padLow, padHigh),
               "convolution backward weights");
     dnnl_primitive_desc_t hint = pd;
-    pd = b.describe(&bwd, {}, hint);
+    if (c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS && in != dnnl_f32 && !widened &&
+        !amxSuitsWeightGradient(x, y, groups))
+      pd = b.describeFirst(&bwd, hint, [](const std::string &impl) {
+        return impl.find("amx") == std::string::npos && impl.find("ref") == std::string::npos &&
+               impl.find("gemm") == std::string::npos;
+      });
+    else
+      pd = b.describe(&bwd, {}, hint);
     a.dnnl_primitive_desc_destroy(hint);
   }
   b.call->implementation = (widened ? "widened to f32: " : "") + b.implementationOf(pd);

@@ -513,6 +513,51 @@ TEST(OneDnnTest, SixteenBitConvolutions) {
       }
 }
 
+// Tests the kernel of a native bf16 weight gradient on a CPU with AMX
+// (amxSuitsWeightGradient in runtime/cpu/onednn.cpp): over 16 output
+// points (3x3 on 1x1 maps, batch 16) and on a 3-channel input it is the
+// AVX512-BF16 kernel oneDNN ranks after AMX, over 256 points of 16
+// channels AMX's; each agrees with float64 (the oracle and tolerance of
+// SixteenBitConvolutions). Skipped without AMX.
+TEST(OneDnnTest, AmxWeightGradientChoice) {
+  const ConvCase cases[] = {
+      {{16, 16, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}, "16 points"},
+      {{4, 3, 16, 16, 16, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1, 0}, "3 channels"},
+      {{4, 16, 8, 8, 16, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, 1, 1, 0}, "256 points"}};
+  const bool amx[] = {false, false, true};
+  std::vector<std::vector<int64_t>> params;
+  for (const ConvCase &c : cases) {
+    params.push_back(c.params);
+    params.back().insert(params.back().end(), {1, TCC_LIBRARY_MATH_EXACT, TCC_DTYPE_F32});
+  }
+  std::vector<tcc_abi_library_call> calls;
+  for (const auto &p : params)
+    calls.push_back({TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS, TCC_DTYPE_BF16, int32_t(p.size()),
+                     3, p.data()});
+  std::unique_ptr<LibraryCalls> library = create(calls, MatmulLibrary::OneDnn, SixteenBitCalls::Native);
+  if (!library)
+    GTEST_SKIP() << "oneDNN cannot be loaded";
+  if (sixteenBitCallsIsa() != "AMX")
+    GTEST_SKIP() << "no AMX";
+  std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
+  library->setScratchpad(scratch.data());
+  std::mt19937_64 rng(23);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    std::string impl = library->implementations()[i];
+    std::string name = std::string(cases[i].what) + " (" + impl + ")";
+    EXPECT_EQ(impl.find("amx") != std::string::npos, amx[i]) << name;
+    std::vector<size_t> sizes = tcc::testing::convOperandSizes(calls[i].kind, params[i]);
+    expectSixteenBitCall(*library, i, name, randomVector(sizes[0], rng), randomVector(sizes[1], rng),
+                         randomVector(sizes[2], rng), TCC_DTYPE_BF16, TCC_DTYPE_F32,
+                         SixteenBitCalls::Native,
+                         [&](const std::vector<float> &ra, const std::vector<float> &rb,
+                             const std::vector<float> &rout) {
+                           return tcc::testing::convCallReference(calls[i].kind, params[i], ra, rb,
+                                                                  rout);
+                         });
+  }
+}
+
 // Tests a filter set (tcc-filter-layouts): a forward, a data-gradient and
 // an accumulating weight-gradient call of one 64x64x3x3 filter on 5x5 maps,
 // in f32 and in bf16 (native where the CPU has it, else widened), once with
