@@ -4,6 +4,7 @@
 
 #include "dialects/TccNames.h"
 #include "runtime/cpu/cpu_features.h"
+#include "runtime/cpu/onednn_rules.h"
 #include "runtime/dtype.h"
 #include "runtime/include/tcc/abi.h"
 
@@ -80,8 +81,9 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
                                     const std::set<std::string> &host,
                                     const std::set<std::string> &target,
                                     llvm::ArrayRef<TargetCpu> variants, llvm::raw_ostream &os) {
-  // (kind, operand dtype, C dtype) -> calls
-  std::map<std::tuple<int64_t, int64_t, int64_t>, int> groups;
+  // (kind, operand dtype, C dtype) -> calls, and how many of those are
+  // weight gradients that the runtime keeps off AMX (onednn_rules.h).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int> groups, offAmx;
   if (auto table = module->getAttrOfType<ArrayAttr>(attr::libraryCalls))
     for (Attribute a : table) {
       auto d = dyn_cast<DictionaryAttr>(a);
@@ -100,6 +102,14 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
       if (params.size() > at && params[at] != 0)
         out = params[at];
       ++groups[{kind.getInt(), in, out}];
+      // abi.h: a convolution's {N, C, H, W, F, KH, KW, OH, OW, ...}, its
+      // 19th parameter the groups.
+      if (kind.getInt() == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS && params.size() >= 18) {
+        int64_t groupCount = params.size() > 18 && params[18] > 0 ? params[18] : 1;
+        if (!tcc::rt::amxSuitsWeightGradient(params[0] * params[7] * params[8],
+                                             params[1] / groupCount))
+          ++offAmx[{kind.getInt(), in, out}];
+      }
     }
   os << "library calls of the artifact (" << (device ? "GPU" : "this CPU") << "):\n";
   if (groups.empty())
@@ -108,8 +118,13 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
     auto [kind, in, out] = key;
     std::string types = std::string(tcc::rt::dtypeName(int32_t(in))) + " -> " +
                         tcc::rt::dtypeName(int32_t(out));
-    os << llvm::formatv("  {0,-24} {1,-12} x{2,-4} {3}\n", kindText(kind), types, count,
-                        device ? deviceRoute(kind, in) : cpuRoute(in, host));
+    std::string route = device ? deviceRoute(kind, in) : cpuRoute(in, host);
+    if (!device && in == TCC_DTYPE_BF16 && bf16Isa(host) == "AMX" && offAmx.count(key))
+      route += llvm::formatv(" ({0} of them AVX512-BF16: under 256 output points or 16 input "
+                             "channels)",
+                             offAmx[key])
+                   .str();
+    os << llvm::formatv("  {0,-24} {1,-12} x{2,-4} {3}\n", kindText(kind), types, count, route);
   }
   if (!device) {
     // tcc-filter-layouts' sets (abi.h TCC_METADATA_FILTER_LAYOUT_PREFIX).

@@ -10,6 +10,7 @@
 #include "runtime/cpu/onednn.h"
 
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/onednn_rules.h"
 #include "runtime/cpu/openmp_binding.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/dtype.h"
@@ -541,23 +542,6 @@ dnnl_data_type_t dnnlType(int32_t dtype) {
 /// blocking; the data type is the operand's): tcc-filter-layouts' set of
 /// the call. FILTER_CHOSEN, when given, receives the layout the primitive
 /// reads or writes the filter in.
-/// Whether oneDNN 2.6's AMX kernel suits a 16-bit weight gradient of input
-/// X and output Y (NCHW dims) in GROUPS groups. Its
-/// tiles pair input channels in blocks of 32 and sum over the N OH OW
-/// output points: with few of those points (a CNN's last stages on small
-/// images) or few input channels (a stem on 3 colors) it was slower than
-/// the AVX512-BF16 kernel that oneDNN ranks next (zoo resnet18's shapes, 1
-/// thread, Xeon with AMX, 2026-12-06: 16 points 0.68 -> 0.38 ms, 64 points
-/// 0.86 -> 0.69 and 0.19 -> 0.06 ms, the 3-channel stem 1.29 -> 0.86 ms;
-/// from 256 points with 64 channels it was 1.2-4x faster). Such a
-/// gradient takes the next native 16-bit kernel instead (the same
-/// products and f32 sums, in another order).
-bool amxSuitsWeightGradient(const std::vector<dnnl_dim_t> &x, const std::vector<dnnl_dim_t> &y,
-                            int64_t groups) {
-  constexpr dnnl_dim_t kMinPoints = 256, kMinChannels = 16;
-  return y[0] * y[2] * y[3] >= kMinPoints && x[1] / groups >= kMinChannels;
-}
-
 void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native,
                     const dnnl_memory_desc_t *filterLayout = nullptr,
                     dnnl_memory_desc_t *filterChosen = nullptr) {
@@ -646,7 +630,7 @@ void addConvolution(CallBuilder &b, const tcc_abi_library_call &c, bool native,
               "convolution backward weights");
     dnnl_primitive_desc_t hint = pd;
     if (c.kind == TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS && in != dnnl_f32 && !widened &&
-        !amxSuitsWeightGradient(x, y, groups))
+        !amxSuitsWeightGradient(y[0] * y[2] * y[3], x[1] / groups))
       pd = b.describeFirst(&bwd, hint, [](const std::string &impl) {
         return impl.find("amx") == std::string::npos && impl.find("ref") == std::string::npos &&
                impl.find("gemm") == std::string::npos;
