@@ -120,9 +120,10 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
                         tcc::rt::dtypeName(int32_t(out));
     std::string route = device ? deviceRoute(kind, in) : cpuRoute(in, host);
     if (!device && in == TCC_DTYPE_BF16 && bf16Isa(host) == "AMX" && offAmx.count(key))
-      route += llvm::formatv(" ({0} of them AVX512-BF16: under 256 output points or 16 input "
+      route += llvm::formatv(" ({0} of them AVX512-BF16: under {1} output points or {2} input "
                              "channels)",
-                             offAmx[key])
+                             offAmx[key], tcc::rt::kAmxMinGradientPoints,
+                             tcc::rt::kAmxMinGradientChannels)
                    .str();
     os << llvm::formatv("  {0,-24} {1,-12} x{2,-4} {3}\n", kindText(kind), types, count, route);
   }

@@ -365,9 +365,6 @@ public:
   template <typename Accept>
   dnnl_primitive_desc_t describeFirst(const_dnnl_op_desc_t op, const_dnnl_primitive_desc_t hint,
                                       Accept accept) const {
-    dnnl_primitive_desc_t first = describe(op, {}, hint);
-    if (accept(implementationOf(first)))
-      return first;
     dnnl_primitive_attr_t attr = nullptr;
     check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
     dnnl_primitive_desc_iterator_t it = nullptr;
@@ -375,20 +372,26 @@ public:
     if (status == dnnl_success)
       status = a.dnnl_primitive_desc_iterator_create(&it, op, attr, a.engine, hint);
     a.dnnl_primitive_attr_destroy(attr);
-    dnnl_primitive_desc_t chosen = nullptr;
-    while (status == dnnl_success && !chosen) {
+    check(status, "primitive descriptor");
+    dnnl_primitive_desc_t first = nullptr, chosen = nullptr;
+    for (; status == dnnl_success && !chosen; status = a.dnnl_primitive_desc_iterator_next(it)) {
       dnnl_primitive_desc_t pd = a.dnnl_primitive_desc_iterator_fetch(it);
-      if (pd && accept(implementationOf(pd)))
+      if (!pd)
+        continue;
+      if (accept(implementationOf(pd)))
         chosen = pd;
-      else if (pd)
+      else if (!first)
+        first = pd;
+      else
         a.dnnl_primitive_desc_destroy(pd);
-      status = a.dnnl_primitive_desc_iterator_next(it);
     }
-    if (it)
-      a.dnnl_primitive_desc_iterator_destroy(it);
+    a.dnnl_primitive_desc_iterator_destroy(it);
+    if (!chosen && !first)
+      check(dnnl_unimplemented, "primitive descriptor");
     if (!chosen)
       return first;
-    a.dnnl_primitive_desc_destroy(first);
+    if (first)
+      a.dnnl_primitive_desc_destroy(first);
     return chosen;
   }
 

@@ -23,9 +23,9 @@ namespace tcc::rt {
 /// 3-channel stem 1.29 -> 0.86 ms; from 256 points with 64 channels it was
 /// 1.2-4x faster). Such a gradient takes the next native 16-bit kernel
 /// instead (the same products and f32 sums, in another order).
+constexpr int64_t kAmxMinGradientPoints = 256, kAmxMinGradientChannels = 16;
 inline bool amxSuitsWeightGradient(int64_t points, int64_t channelsPerGroup) {
-  constexpr int64_t kMinPoints = 256, kMinChannels = 16;
-  return points >= kMinPoints && channelsPerGroup >= kMinChannels;
+  return points >= kAmxMinGradientPoints && channelsPerGroup >= kAmxMinGradientChannels;
 }
 
 } // namespace tcc::rt

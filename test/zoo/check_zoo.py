@@ -79,10 +79,6 @@ def train(args, ref, so, lr, tag, params=None):
     return [json.loads(line)['loss'] for line in open(metrics)], 1000.0 * t / ref['steps']
 
 
-def last10(losses):
-    return sum(losses[-10:]) / len(losses[-10:])
-
-
 def check_precision(args, ref, result):
     """The --precision mode: ref.json's steps of the 16-bit step against
     tcc's fp32 step, at ref.json's learning rate where PyTorch's fp32 run
@@ -123,15 +119,15 @@ def check_precision(args, ref, result):
     if failures:
         return failures
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
-    means32 = [last10(c) for _, c in curves[0::2]]
-    means16 = [last10(c) for _, c in curves[1::2]]
-    drift = abs(mean(means16) - mean(means32)) / abs(mean(means32))
+    means32 = [zc.last10(c) for _, c in curves[0::2]]
+    means16 = [zc.last10(c) for _, c in curves[1::2]]
+    drift = zc.drift_of_means(means16, means32)
     bound = max(PRECISION_TOLERANCE, 2 * own) if own is not None else PRECISION_TOLERANCE
     result.update(step=steps, lr=lr, loss=losses[-1], fp32=fp32[-1], drift=drift, bound=bound,
                   torch_drift=own, starts=starts)
-    if not last10(losses) < losses[0]:
+    if not zc.last10(losses) < losses[0]:
         failures.append('not learning: loss %.6g at step 1, %.6g over the last 10 steps'
-                        % (losses[0], last10(losses)))
+                        % (losses[0], zc.last10(losses)))
     if not drift <= bound:
         failures.append('%s: the mean of the last 10 losses %.6g is %.2e from fp32\'s %.6g (bound %.2e%s)'
                         % (args.precision, mean(means16), drift, mean(means32), bound,
@@ -140,7 +136,6 @@ def check_precision(args, ref, result):
 
 
 def check(args, ref, result):
-    name = ref['name']
     zoo = os.path.dirname(os.path.abspath(args.model_dir.rstrip('/')))
     data = os.path.join(zoo, ref['data'])
     work = os.path.abspath(args.work)

@@ -49,32 +49,20 @@ def precision_lr(ref):
     return lr / 10 if ref.get('loss_horizon', ref['steps']) < ref['steps'] else lr
 
 
-def last10(losses):
-    """The mean of the last 10 losses."""
-    return sum(losses[-10:]) / len(losses[-10:])
-
-
 def last10_drift(low, fp32):
-    return abs(last10(low) - last10(fp32)) / abs(last10(fp32))
-
-
-def drift_of_means(low, fp32):
-    """|mean(LOW) - mean(FP32)| / |mean(FP32)|: two runs' means over starts."""
-    m = lambda v: sum(v) / len(v)  # noqa: E731
-    return abs(m(low) - m(fp32)) / abs(m(fp32))
+    return zc.drift_of_means([zc.last10(low)], [zc.last10(fp32)])
 
 
 STARTS = 4  # a chaotic model's starts: ref.json's weights and 3 perturbed copies
 
 
-def perturbed(weights, seed, scale=1e-7):
-    """WEIGHTS' f32 tensors times (1 + SCALE z), z from default_rng(SEED)
-    (seed 0: WEIGHTS unchanged)."""
+def start_weights(weights, seed):
+    """Start SEED: WEIGHTS (seed 0), else their f32 tensors times (1 + 1e-7 z),
+    z from default_rng(SEED)."""
     if seed == 0:
         return weights
     rng = np.random.default_rng(seed)
-    return {k: (v.astype(np.float64) * (1 + scale * rng.standard_normal(v.shape))).astype(np.float32)
-            if v.dtype == np.float32 else v for k, v in weights.items()}
+    return {k: zc.perturbed(v, rng) if v.dtype == np.float32 else v for k, v in weights.items()}
 
 
 def measure(name):
@@ -84,8 +72,8 @@ def measure(name):
     if starts > 1 and 'error' not in row:
         rows = [row] + [measure_from(name, seed) for seed in range(1, starts)]
         for key in ('fp32', 'bf16'):
-            row[key + '_last10_starts'] = [last10(r[key]) for r in rows]
-        row['drift_starts'] = drift_of_means(row['bf16_last10_starts'], row['fp32_last10_starts'])
+            row[key + '_last10_starts'] = [zc.last10(r[key]) for r in rows]
+        row['drift_starts'] = zc.drift_of_means(row['bf16_last10_starts'], row['fp32_last10_starts'])
     return row
 
 
@@ -95,7 +83,7 @@ def measure_from(name, seed):
     ref = cfg['zoo']
     steps, lr = ref['steps'], precision_lr(ref)
     cfg['zoo'] = dict(ref, optimizer=dict(ref['optimizer'], lr=lr))
-    weights = perturbed(zc.initial_values(ref['weights']), seed)
+    weights = start_weights(zc.initial_values(ref['weights']), seed)
     x = np.load(os.path.join(cfg['data'], cfg['input'] + '.npy'))
     y = np.load(os.path.join(cfg['data'], 'y.npy'))
     b, n = cfg['batch'], len(x) // cfg['batch']

@@ -190,7 +190,24 @@ def perturb_safetensors(src, dst, seed=1, scale=1e-7):
         if name == '__metadata__' or info['dtype'] != 'F32':
             continue
         begin, end = info['data_offsets']
-        a = np.frombuffer(bytes(body[begin:end]), np.float32).astype(np.float64)
-        body[begin:end] = (a * (1 + scale * rng.standard_normal(a.shape))).astype(np.float32).tobytes()
+        body[begin:end] = perturbed(np.frombuffer(bytes(body[begin:end]), np.float32), rng,
+                                    scale).tobytes()
     with open(dst, 'wb') as f:
         f.write(raw[:8 + n] + bytes(body))
+
+
+def perturbed(a, rng, scale=1e-7):
+    """f32 array A times (1 + SCALE z), z standard normal drawn from RNG."""
+    return (a.astype(np.float64) * (1 + scale * rng.standard_normal(a.shape))).astype(np.float32)
+
+
+def last10(losses):
+    """The mean of the last 10 losses of a run."""
+    return sum(losses[-10:]) / len(losses[-10:])
+
+
+def drift_of_means(low, fp32):
+    """|mean(LOW) - mean(FP32)| / |mean(FP32)| of two lists of runs' last10
+    (a 16-bit and an fp32 run from each start)."""
+    m = lambda v: sum(v) / len(v)  # noqa: E731
+    return abs(m(low) - m(fp32)) / abs(m(fp32))
