@@ -88,6 +88,47 @@ bool isCheapToRecompute(linalg::GenericOp producer) {
          cost.getCostPerPoint() <= kCheapCostPerPoint;
 }
 
+/// A library product: a named linalg op, or a convolution gradient's
+/// generic (passes/lowering/ConvBackward.h). Such an op stays whole.
+bool isLibraryProduct(Operation *op) {
+  return isa<linalg::LinalgOp>(op) && (!isa<linalg::GenericOp>(op) || tcc::isConvBackward(op));
+}
+
+/// The rounding of a 16-bit product's f32 sums to 16 bits: an all-parallel
+/// generic whose body is one truncf of its one input, that input the f32
+/// result (or a reshape of it) of a library product of 16-bit operands
+/// that nothing else reads. tcc-mark-library-calls has the call write the
+/// 16-bit result itself (`matchRounding`) when the rounding is its own op;
+/// fused into its reader, the call would write its f32 sums to memory for
+/// the reader to round. The reader reads the rounded value either way, so
+/// keeping it apart changes no number. (Sums that more than their rounding
+/// reads — a batch norm's statistics, a residual — have another reader
+/// and are not this.)
+bool isProductRounding(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return false;
+  Block &body = op.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
+  if (body.getOperations().size() != 2 || !trunc || trunc.getIn() != body.getArgument(0) ||
+      body.getTerminator()->getOperand(0) != trunc.getResult())
+    return false;
+  Value sums = op.getDpsInputs()[0];
+  while (sums.hasOneUse() && isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+                                 sums.getDefiningOp()))
+    sums = sums.getDefiningOp()->getOperand(0);
+  Operation *product = sums.getDefiningOp();
+  if (!sums.hasOneUse() || !product || !isLibraryProduct(product) ||
+      !getElementTypeOrSelf(sums.getType()).isF32())
+    return false;
+  auto linalgOp = cast<linalg::LinalgOp>(product);
+  return linalgOp.getNumReductionLoops() > 0 &&
+         llvm::all_of(linalgOp.getDpsInputs(), [](Value v) {
+           Type t = getElementTypeOrSelf(v.getType());
+           return t.isBF16() || t.isF16();
+         });
+}
+
 /// Whether recomputing PRODUCER in every consumer moves fewer bytes than
 /// writing its result once and reading it in each: every use an input of a
 /// generic (so each can fuse), and users x (bytes of its inputs) < (bytes
@@ -271,15 +312,12 @@ bool mayFuse(OpOperand *fused, unsigned maxSize, const InPlaceUpdates &updates) 
                  isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(consumer);
   if (reshape && (updates.isUpdate(producer) || updates.isUpdate(consumer)))
     return false;
-  // A convolution gradient's generic stays whole, like a named op: it is
-  // a library call (passes/lowering/ConvBackward.h).
-  auto isNamedLinalg = [](Operation *op) {
-    return isa<linalg::LinalgOp>(op) && (!isa<linalg::GenericOp>(op) || tcc::isConvBackward(op));
-  };
-  if (isNamedLinalg(producer) || isNamedLinalg(consumer))
+  if (isLibraryProduct(producer) || isLibraryProduct(consumer))
     return false;
   auto producerGeneric = dyn_cast<linalg::GenericOp>(producer);
   auto consumerGeneric = dyn_cast<linalg::GenericOp>(consumer);
+  if (producerGeneric && isProductRounding(producerGeneric))
+    return false;
   if (!producer->hasOneUse() &&
       !(producerGeneric && consumerGeneric && isCheapToRecompute(producerGeneric) &&
         duplicationPays(producerGeneric) && duplicationKeepsMemory(producerGeneric)))
@@ -332,7 +370,7 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
     for (OpOperand *operand : consumer.getDpsInputOperands()) {
       auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
       if (!producer || producer->getNumResults() != 1 || producer->hasOneUse() ||
-          producer->getBlock() != consumer->getBlock() ||
+          isProductRounding(producer) || producer->getBlock() != consumer->getBlock() ||
           !producer.hasPureTensorSemantics() || producer.getNumReductionLoops() != 0 ||
           !consumer.getMatchingIndexingMap(operand).isIdentity() ||
           !producer.getIndexingMapMatchingResult(producer->getResult(0)).isIdentity() ||

@@ -523,3 +523,80 @@ func.func @read_before_update(%w: tensor<8xf32> {tcc.param = "w"}, %g: tensor<8x
   } -> tensor<8xf32>
   return %y, %u : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// A 16-bit product's rounding stays its own op, so that the library call
+// can write the rounded result itself (tcc-mark-library-calls); its readers
+// (a bias add, the backward) fuse with each other, reading the rounded value.
+// CHECK-LABEL: func.func @product_rounding
+//       CHECK:   %[[C:.+]] = linalg.matmul
+//       CHECK:   %[[Y:.+]] = linalg.generic {{.*}} ins(%[[C]] : tensor<4x8xf32>)
+//  CHECK-NEXT:   ^bb0
+//  CHECK-NEXT:     arith.truncf
+//  CHECK-NEXT:     linalg.yield
+//       CHECK:   linalg.generic {{.*}} ins(%[[Y]], %arg2 : tensor<4x8xbf16>, tensor<8xbf16>)
+//       CHECK:   return
+func.func @product_rounding(%a: tensor<4x16xbf16>, %b: tensor<16x8xbf16>, %bias: tensor<8xbf16>)
+    -> tensor<4x8xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<4x16xbf16>, tensor<16x8xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e16 = tensor.empty() : tensor<4x8xbf16>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<4x8xf32>) outs(%e16 : tensor<4x8xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %z = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %bias : tensor<4x8xbf16>, tensor<8xbf16>) outs(%e16 : tensor<4x8xbf16>) {
+  ^bb0(%x: bf16, %v: bf16, %o: bf16):
+    %x32 = arith.extf %x : bf16 to f32
+    %v32 = arith.extf %v : bf16 to f32
+    %s = arith.addf %x32, %v32 : f32
+    %t = arith.truncf %s : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  return %z : tensor<4x8xbf16>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Sums that something besides their rounding reads are not kept apart: the
+// rounding fuses into its reader as any elementwise op does.
+// CHECK-LABEL: func.func @product_sums_read_twice
+//       CHECK:   %[[C:.+]] = linalg.matmul
+//       CHECK:   linalg.generic {{.*}} ins(%[[C]] : tensor<4x8xf32>)
+//       CHECK:     arith.truncf
+//       CHECK:     arith.extf
+//       CHECK:     math.exp
+//       CHECK:   return
+func.func @product_sums_read_twice(%a: tensor<4x16xbf16>, %b: tensor<16x8xbf16>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<4x16xbf16>, tensor<16x8xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e16 = tensor.empty() : tensor<4x8xbf16>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<4x8xf32>) outs(%e16 : tensor<4x8xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %z = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<4x8xbf16>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %x32 = arith.extf %x : bf16 to f32
+    %t = math.exp %x32 : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %z, %c : tensor<4x8xf32>, tensor<4x8xf32>
+}
