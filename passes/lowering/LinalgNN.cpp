@@ -21,7 +21,9 @@
 //
 // conv_backward_filter is one linalg.generic over the padded input and the
 // gradient (loops g, m, c, k..., then the reductions n, o...); a 2-D one
-// carries tcc.conv_backward too (a CONV2D_BACKWARD_WEIGHTS call).
+// carries tcc.conv_backward too (a CONV2D_BACKWARD_WEIGHTS call). One that
+// sums over few output points is a matmul over the input's windows instead
+// (filterGradientAsGemm).
 //===----------------------------------------------------------------------===//
 
 #include "passes/lowering/ConvBackward.h"
@@ -396,6 +398,79 @@ Value lowerConvOp(OpBuilder &rewriter, ConvTransposeOp op, ConvTransposeOp::Adap
                   params ? MarkConv(mark) : MarkConv());
 }
 
+/// The most output points (N x O...) over which a filter gradient is one
+/// GEMM over the input's windows instead of a convolution call; see
+/// filterGradientAsGemm.
+constexpr int64_t kGemmFilterGradientPoints = 256;
+
+/// A filter gradient that sums over few output points, N x O... below
+/// kGemmFilterGradientPoints and at most the filter's M output channels, as
+/// one matmul: dW [M, C x K...] = dY' [M, N x O...] x cols [N x O..., C x K...],
+/// where row (n, o...) of cols is the window of the zero-padded input that
+/// output point reads (im2col: [N, O..., C, K...], read at
+/// (n, c, o * stride + k * dilation)) and dY' is the gradient with its
+/// channels first. Both copies hold at most the filter's elements. Libraries'
+/// direct filter-gradient kernels block over output points and fall far
+/// below their GEMM rate when there are few (the deep layers of a CNN on
+/// small images: 2x2 and 1x1 maps); docs/cpu-codegen.md has the numbers.
+/// Plain convolutions only (one group); nullopt otherwise.
+std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwardFilterOp op,
+                                          Value x, Value g, RankedTensorType outType,
+                                          const ElemKind &k) {
+  auto gType = cast<RankedTensorType>(g.getType());
+  auto xType = cast<RankedTensorType>(x.getType());
+  if (op.getGroup() != 1 || !gType.hasStaticShape() || !xType.hasStaticShape() ||
+      !outType.hasStaticShape())
+    return std::nullopt;
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  int64_t sp = strides.size(), n = gType.getDimSize(0), m = gType.getDimSize(1);
+  int64_t points = n, window = xType.getDimSize(1);
+  for (int64_t i = 0; i < sp; ++i) {
+    points *= gType.getDimSize(2 + i);
+    window *= outType.getDimSize(2 + i);
+  }
+  if (points >= kGemmFilterGradientPoints || points > m)
+    return std::nullopt;
+  MLIRContext *ctx = b.getContext();
+  auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
+  // cols: loops (n, o..., c, k...), all parallel.
+  int64_t colLoops = 2 + 2 * sp;
+  SmallVector<AffineExpr> xExprs = {dim(0), dim(1 + sp)};
+  SmallVector<int64_t> colShape = {n};
+  for (int64_t i = 0; i < sp; ++i) {
+    xExprs.push_back(dim(1 + i) * strides[i] + dim(2 + sp + i) * dilations[i]);
+    colShape.push_back(gType.getDimSize(2 + i));
+  }
+  colShape.push_back(xType.getDimSize(1));
+  for (int64_t i = 0; i < sp; ++i)
+    colShape.push_back(outType.getDimSize(2 + i));
+  auto copy = [&](Value in, AffineMap read, ArrayRef<int64_t> shape) {
+    Value init = tensor::EmptyOp::create(
+        b, loc, shape, cast<RankedTensorType>(in.getType()).getElementType());
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{in}, ValueRange{init},
+               SmallVector<AffineMap>{read, b.getMultiDimIdentityMap(shape.size())},
+               parallelIterators(shape.size()),
+               [](OpBuilder &nb, Location l, ValueRange args) {
+                 linalg::YieldOp::create(nb, l, args[0]);
+               })
+        ->getResult(0);
+  };
+  Value cols = copy(x, AffineMap::get(colLoops, 0, xExprs, ctx), colShape);
+  // dY': loops (m, n, o...) reading dY at (n, m, o...).
+  SmallVector<AffineExpr> gExprs = {dim(1), dim(0)};
+  SmallVector<int64_t> gtShape = {m, n};
+  for (int64_t i = 0; i < sp; ++i) {
+    gExprs.push_back(dim(2 + i));
+    gtShape.push_back(gType.getDimSize(2 + i));
+  }
+  Value gt = copy(g, AffineMap::get(2 + sp, 0, gExprs, ctx), gtShape);
+  Value lhs = reshapeTo(b, loc, gt, withShape(gt, {m, points}));
+  Value rhs = reshapeTo(b, loc, cols, withShape(cols, {points, window}));
+  Value sums = lowerMatmul(b, loc, lhs, rhs, RankedTensorType::get({m, window}, k.type));
+  return reshapeTo(b, loc, sums, outType);
+}
+
 /// conv_backward_filter -> a zero tensor.pad of the input, then one
 /// linalg.generic over (g, m, c, k..., n, o...) into [G, M/G, C/G, K...]
 /// (reshaped to [M, C/G, K...]) that reads the padded input
@@ -414,6 +489,8 @@ Value lowerConvOp(OpBuilder &rewriter, ConvBackwardFilterOp op,
   Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadLow(), op.getPadHigh(),
                        zeroOf(rewriter, loc, adaptor.getInput()));
   Value g = adaptor.getGrad();
+  if (std::optional<Value> gemm = filterGradientAsGemm(rewriter, loc, op, x, g, outType, k))
+    return *gemm;
   auto gType = cast<RankedTensorType>(g.getType());
   bool grouped = group > 1;
   if (grouped) {
