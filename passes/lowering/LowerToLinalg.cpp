@@ -90,6 +90,8 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
         f->setAttr(tcc::attr::declaredTypes, DictionaryAttr::get(ctx, declared));
     });
 
+    useFullFilterGradients(getOperation());
+
     RewritePatternSet patterns(ctx);
     populateElementwisePatterns(tc, patterns);
     populateDataMovementPatterns(tc, patterns);

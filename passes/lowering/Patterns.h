@@ -148,6 +148,11 @@ void populateDataMovementPatterns(const mlir::TypeConverter &tc,
 /// reduce_*, argmax / argmin, cumsum.
 void populateReductionPatterns(const mlir::TypeConverter &tc,
                                mlir::RewritePatternSet &patterns);
+/// Gives the filter gradients under ROOT back the taps that only meet
+/// padding where that makes them one GEMM that writes the whole filter (a
+/// zero pad of a conv_backward_filter: LinalgNN.cpp's fullFilterGradient);
+/// on the tcc ops, before the conversion.
+void useFullFilterGradients(mlir::Operation *root);
 /// matmul, conv, conv_transpose, max_pool, avg_pool. With
 /// SIXTEENBITMATMULS a bf16 / f16 matmul reads its 16-bit operands directly
 /// into f32 sums (for cuBLASLt and oneDNN), with SIXTEENBITCONVS a

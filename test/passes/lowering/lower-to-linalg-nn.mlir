@@ -374,6 +374,63 @@ func.func @conv_backward_filter_grouped_1d(%x: tensor<2x4x7xf32>, %g: tensor<2x6
 
 // -----
 
+// Tests that a filter gradient over few output points (N x OH x OW = 8, no
+// more than its 8 output channels) is one matmul: dY with its channels
+// first [8, 2 x 2 x 2] times the windows of the padded input (im2col, read at
+// (n, c, oh + kh, ow + kw)) [8, 3 x 3 x 3], reshaped to the filter; no
+// library marker.
+//   CHECK-DAG:   #[[COL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
+//   CHECK-DAG:   #[[GT:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// CHECK-LABEL: func.func @conv_backward_filter_gemm
+//       CHECK:   %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:   %[[C:.+]] = linalg.generic {indexing_maps = [#[[COL]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<2x3x4x4xf32>) outs(%{{.+}} : tensor<2x2x2x3x3x3xf32>)
+//       CHECK:   %[[T:.+]] = linalg.generic {indexing_maps = [#[[GT]], #{{.+}}], {{.*}} ins(%{{.+}} : tensor<2x8x2x2xf32>) outs(%{{.+}} : tensor<8x2x2x2xf32>)
+//   CHECK-DAG:   %[[A:.+]] = tensor.collapse_shape %[[T]] {{.*}} into tensor<8x8xf32>
+//   CHECK-DAG:   %[[B:.+]] = tensor.collapse_shape %[[C]] {{.*}} into tensor<8x27xf32>
+//       CHECK:   %[[M:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<8x8xf32>, tensor<8x27xf32>)
+//       CHECK:   tensor.expand_shape %[[M]] {{.*}} into tensor<8x3x3x3xf32>
+//   CHECK-NOT:   tcc.conv_backward
+func.func @conv_backward_filter_gemm(%x: tensor<2x3x2x2xf32>, %g: tensor<2x8x2x2xf32>) -> tensor<8x3x3x3xf32> {
+  %0 = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x2x2xf32>, tensor<2x8x2x2xf32>) -> tensor<8x3x3x3xf32>
+  return %0 : tensor<8x3x3x3xf32>
+}
+
+// -----
+
+// Tests that the zero pad of a GEMM filter gradient by taps that only meet
+// padding (autodiff's gradient of a 3x3 filter trimmed to its center on a
+// 1x1 map) becomes the gradient of the whole filter: one matmul that writes
+// all 3x3 taps ([8, 27]), no pad of the gradient. A pad whose taps would
+// meet the input (a 1x1 filter on a 2x2 map padded to 3x3) stays, and so
+// does a bf16 one (CONV16).
+// CHECK-LABEL: func.func @full_filter_gradient
+//       CHECK:   tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:   } : tensor<2x3x1x1xf32> to tensor<2x3x3x3xf32>
+//       CHECK:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x2xf32>, tensor<2x27xf32>)
+//       CHECK:   tensor.expand_shape %{{.+}} into tensor<8x3x3x3xf32>
+//   CHECK-NOT:   tensor.pad
+//       CHECK:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x4xf32>, tensor<4x3xf32>)
+//       CHECK:   tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:   } : tensor<8x3x1x1xf32> to tensor<8x3x3x3xf32>
+// CONV16-LABEL: func.func @full_filter_gradient
+//       CONV16:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x2xbf16>, tensor<2x3xbf16>) outs(%{{.+}} : tensor<8x3xf32>)
+//       CONV16:   tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CONV16:   } : tensor<8x3x1x1xbf16> to tensor<8x3x3x3xbf16>
+func.func @full_filter_gradient(%x: tensor<2x3x1x1xf32>, %g: tensor<2x8x1x1xf32>,
+                                %x2: tensor<1x3x2x2xf32>, %g2: tensor<1x8x2x2xf32>,
+                                %x3: tensor<2x3x1x1xbf16>, %g3: tensor<2x8x1x1xbf16>)
+    -> (tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xbf16>) {
+  %0 = tcc.conv_backward_filter %x, %g {kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x3x1x1xf32>, tensor<2x8x1x1xf32>) -> tensor<8x3x1x1xf32>
+  %1 = tcc.pad %0, low = [0, 0, 1, 1], high = [0, 0, 1, 1] {mode = 0 : i32, value = 0.0 : f64} : tensor<8x3x1x1xf32> -> tensor<8x3x3x3xf32>
+  %2 = tcc.conv_backward_filter %x2, %g2 {kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<1x3x2x2xf32>, tensor<1x8x2x2xf32>) -> tensor<8x3x1x1xf32>
+  %3 = tcc.pad %2, low = [0, 0, 1, 1], high = [0, 0, 1, 1] {mode = 0 : i32, value = 0.0 : f64} : tensor<8x3x1x1xf32> -> tensor<8x3x3x3xf32>
+  %4 = tcc.conv_backward_filter %x3, %g3 {kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x3x1x1xbf16>, tensor<2x8x1x1xbf16>) -> tensor<8x3x1x1xbf16>
+  %5 = tcc.pad %4, low = [0, 0, 1, 1], high = [0, 0, 1, 1] {mode = 0 : i32, value = 0.0 : f64} : tensor<8x3x1x1xbf16> -> tensor<8x3x3x3xbf16>
+  return %1, %3, %5 : tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xbf16>
+}
+
+// -----
+
 // Tests that a bf16 convolution, its data gradient (conv_transpose) and its
 // filter gradient (conv_backward_filter) widen their operands by default
 // (f32 convolutions, one rounding), and with sixteen-bit-convs (the CPU
