@@ -411,6 +411,15 @@ bool isGemmFilterGradient(int64_t points, int64_t outChannels, int64_t groups) {
   return groups == 1 && points < kGemmFilterGradientPoints && points <= outChannels;
 }
 
+/// The output points of a convolution whose output (or output gradient) is
+/// Y [N, M, O...]: N x O....
+int64_t outputPoints(RankedTensorType y) {
+  int64_t points = y.getDimSize(0);
+  for (int64_t d = 2; d < y.getRank(); ++d)
+    points *= y.getDimSize(d);
+  return points;
+}
+
 /// A filter gradient that sums over few output points
 /// (isGemmFilterGradient) as one matmul:
 /// dW [M, C x K...] = dY' [M, N x O...] x cols [N x O..., C x K...], where
@@ -431,11 +440,9 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
     return std::nullopt;
   ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
   int64_t sp = strides.size(), n = gType.getDimSize(0), m = gType.getDimSize(1);
-  int64_t points = n, window = xType.getDimSize(1);
-  for (int64_t i = 0; i < sp; ++i) {
-    points *= gType.getDimSize(2 + i);
+  int64_t points = outputPoints(gType), window = xType.getDimSize(1);
+  for (int64_t i = 0; i < sp; ++i)
     window *= outType.getDimSize(2 + i);
-  }
   if (!isGemmFilterGradient(points, m, op.getGroup()))
     return std::nullopt;
   MLIRContext *ctx = b.getContext();
@@ -579,10 +586,8 @@ LogicalResult fullFilterGradient(RewriterBase &rewriter, PadOp pad) {
   ArrayRef<int64_t> padLow = pad.getLow(), padHigh = pad.getHigh();
   if (padLow[0] || padLow[1] || padHigh[0] || padHigh[1])
     return failure();
-  int64_t spatial = x.getRank() - 2, points = g.getDimSize(0);
-  for (int64_t d = 0; d < spatial; ++d)
-    points *= g.getDimSize(d + 2);
-  if (!isGemmFilterGradient(points, g.getDimSize(1), grad.getGroup()))
+  int64_t spatial = x.getRank() - 2;
+  if (!isGemmFilterGradient(outputPoints(g), g.getDimSize(1), grad.getGroup()))
     return failure();
   ArrayRef<int64_t> strides = grad.getStrides(), dilations = grad.getDilations();
   SmallVector<int64_t> kernel(grad.getKernel()), low(grad.getPadLow()), high(grad.getPadHigh());
