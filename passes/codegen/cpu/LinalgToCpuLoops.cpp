@@ -168,11 +168,107 @@ bool hasAccumulatorForm(linalg::LinalgOp op) {
   return true;
 }
 
+/// The chunks a full reduction splits its outermost loop into (fewer when
+/// that loop is shorter): a constant, so that the order of the sums depends
+/// on the shape alone, never on the thread count.
+constexpr int64_t kReductionChunks = 64;
+
+/// Whether every output of OP is a scalar (a 0-d map) of f32 or f64 whose
+/// one combiner is arith.addf: a sum that may be split into chunks.
+bool isScalarFloatSum(linalg::LinalgOp op) {
+  for (unsigned i = 0; i < op.getNumDpsInits(); ++i) {
+    OpOperand *init = op.getDpsInitOperand(i);
+    Type elem = getElementTypeOrSelf(init->get().getType());
+    SmallVector<Operation *> combiners;
+    if (!(elem.isF32() || elem.isF64()) || op.getMatchingIndexingMap(init).getNumResults() != 0 ||
+        !matchReduction(op.getRegionOutputArgs(), i, combiners) || combiners.size() != 1 ||
+        !isa<arith::AddFOp>(combiners.front()))
+      return false;
+  }
+  return true;
+}
+
+/// A sum of OP (hasAccumulatorForm, no parallel loop, isScalarFloatSum)
+/// over its outermost loop split into CHUNKS
+/// contiguous ranges: one parallel loop whose iteration sums its range into
+/// a partial per output (an alloca), then the partials added to the outputs
+/// in chunk order. The sums' order is the shape's, not the thread count's;
+/// only the grouping differs from the sequential loop (a gradient norm's
+/// per-tensor sums of squares: the 2-thread step's sequential reductions
+/// were 3.2 / 5.8 ms of zoo resnet18's bf16 / fp32 step on the Xeon).
+/// Returns the parallel loop and the loops inside it.
+SmallVector<Operation *> chunkedSum(RewriterBase &rewriter, linalg::LinalgOp op, ValueRange known,
+                                    int64_t chunks) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(rewriter, loc, v); };
+  Value zero = index(0), one = index(1);
+  int64_t per = (ranges[0] + chunks - 1) / chunks;
+  chunks = (ranges[0] + per - 1) / per;
+  SmallVector<Value> partials;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Type elem = getElementTypeOrSelf(init.get().getType());
+    partials.push_back(memref::AllocaOp::create(rewriter, loc, MemRefType::get({chunks}, elem)));
+  }
+  SmallVector<Operation *> loops;
+  auto par = scf::ParallelOp::create(rewriter, loc, ValueRange{zero}, ValueRange{index(chunks)},
+                                     ValueRange{one});
+  loops.push_back(par);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(par.getBody());
+    Value c = par.getInductionVars()[0];
+    Value lo = arith::MulIOp::create(rewriter, loc, c, index(per));
+    Value end = arith::AddIOp::create(rewriter, loc, lo, index(per));
+    Value hi = arith::MinSIOp::create(rewriter, loc, end, index(ranges[0]));
+    SmallVector<Value> lbs(ranges.size(), zero), steps(ranges.size(), one), ubs;
+    for (int64_t r : ranges)
+      ubs.push_back(index(r));
+    lbs[0] = lo;
+    ubs[0] = hi;
+    // Each partial starts from -0.0, the sum's identity (x + -0.0 = x).
+    SmallVector<Value> starts;
+    for (Value partial : partials) {
+      auto elem = cast<FloatType>(cast<MemRefType>(partial.getType()).getElementType());
+      starts.push_back(arith::ConstantOp::create(
+          rewriter, loc, rewriter.getFloatAttr(elem, APFloat::getZero(elem.getFloatSemantics(),
+                                                                      /*Negative=*/true))));
+    }
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, starts,
+        [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange args) {
+          return tcc::emitLinalgPayload(nb, nl, op, ivs, args);
+        });
+    for (auto [partial, value] : llvm::zip(partials, nest.results))
+      memref::StoreOp::create(rewriter, loc, value, partial, ValueRange{c});
+    for (scf::ForOp f : nest.loops)
+      loops.push_back(f);
+  }
+  // The partials added to the outputs (or to an absorbed fill's constant)
+  // in chunk order.
+  SmallVector<Value> zeros(ranges.size(), zero);
+  SmallVector<Value> outs = tcc::loadLinalgOutputs(rewriter, loc, op, zeros, known);
+  auto combine = scf::ForOp::create(
+      rewriter, loc, zero, index(chunks), one, outs,
+      [&](OpBuilder &b, Location l, Value c, ValueRange acc) {
+        SmallVector<Value> next;
+        for (auto [partial, a] : llvm::zip(partials, acc))
+          next.push_back(arith::AddFOp::create(
+              b, l, a, memref::LoadOp::create(b, l, partial, ValueRange{c})));
+        scf::YieldOp::create(b, l, next);
+      });
+  tcc::storeLinalgOutputs(rewriter, loc, op, zeros, combine.getResults());
+  rewriter.eraseOp(op);
+  return loops;
+}
+
 /// Lowers OP (hasAccumulatorForm) so; the accumulators of outputs with a
 /// non-null KNOWN value start from it instead of a load (an absorbed fill).
-/// Returns the loops, outermost first.
+/// With SPLIT, a sum to scalars over an outermost loop of at least two
+/// iterations is a chunkedSum. Returns the loops, outermost first.
 SmallVector<Operation *> reductionWithAccumulators(RewriterBase &rewriter, linalg::LinalgOp op,
-                                                   ValueRange known) {
+                                                   ValueRange known, bool split) {
   unsigned parallelCount = op.getNumParallelLoops();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // Reassociation on each output's one-op combiner.
@@ -186,6 +282,8 @@ SmallVector<Operation *> reductionWithAccumulators(RewriterBase &rewriter, linal
           arith::FastMathFlagsAttr::get(rewriter.getContext(), arith::FastMathFlags::reassoc |
                                                                    arith::FastMathFlags::contract));
   }
+  if (split && parallelCount == 0 && ranges[0] >= 2 && isScalarFloatSum(op))
+    return chunkedSum(rewriter, op, known, std::min(ranges[0], kReductionChunks));
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -732,7 +830,8 @@ struct LinalgToCpuLoopsPass
         loops = std::move(*tiled);
       } else if (hasAccumulatorForm(op)) {
         how = "register accumulators";
-        loops = reductionWithAccumulators(rewriter, op, known.lookup(op));
+        bool split = work && *work >= minParallelWork && !nested;
+        loops = reductionWithAccumulators(rewriter, op, known.lookup(op), split);
       } else {
         rewriter.setInsertionPoint(op);
         FailureOr<linalg::LinalgLoops> scalar = linalg::linalgOpToLoops(rewriter, op);

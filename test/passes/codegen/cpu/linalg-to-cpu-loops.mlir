@@ -90,10 +90,12 @@ func.func @matmul(%a: memref<64x128xi32>, %b: memref<128x64xi32>, %c: memref<64x
 
 // -----
 
-// A full reduction has no parallel dimension, and a reduction over the first
-// dimension would fork once per step: both stay sequential.
+// A full reduction has no parallel dimension: a large sum splits into 64
+// chunks of 1024 (@chunked_sum below says how). A reduction over the first
+// dimension would fork once per step: it stays sequential.
 // CHECK-LABEL: func.func @sum
-// CHECK-NOT: scf.parallel
+// CHECK: memref.alloca() : memref<64xf32>
+// CHECK: scf.parallel
 // CHECK: scf.for
 // CHECK-LABEL: func.func @column_sums
 // CHECK-NOT: scf.parallel
@@ -112,6 +114,58 @@ func.func @column_sums(%a: memref<512x512xf32>, %s: memref<512xf32>) {
       ins(%a : memref<512x512xf32>) outs(%s : memref<512xf32>) {
   ^bb0(%x: f32, %acc: f32):
     %t = arith.addf %x, %acc : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// A large sum into a scalar with register accumulators (a gradient norm's
+// sum of squares) splits its outermost loop into 64 fixed chunks: one
+// parallel loop whose iterations sum their 8 rows from -0.0 into a partial
+// each, then the partials added in order onto the absorbed fill's 0.0. The
+// chunks are the shape's, whatever the thread count. Below the work
+// threshold it stays one sequential nest.
+// CHECK-LABEL: func.func @chunked_sum
+//   CHECK-DAG:   %[[NEG0:.+]] = arith.constant -0.000000e+00 : f32
+//   CHECK-DAG:   %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+//       CHECK:   %[[P:.+]] = memref.alloca() : memref<64xf32>
+//       CHECK:   scf.parallel (%[[C:[^)]*]]) = (%c0) to (%c64)
+//       CHECK:     %[[LO:.+]] = arith.muli %[[C]], %c8
+//       CHECK:     scf.for %{{.+}} = %[[LO]] to %{{.+}} step %c1 iter_args(%{{.+}} = %[[NEG0]])
+//       CHECK:       arith.addf %{{.+}}, %{{.+}} fastmath<reassoc,contract> : f32
+//       CHECK:     memref.store %{{.+}}, %[[P]][%[[C]]]
+//       CHECK:   %[[S:.+]] = scf.for %[[I:[^ ]+]] = %c0 to %c64 step %c1 iter_args(%[[A:[^ ]+]] = %[[ZERO]])
+//       CHECK:     %[[X:.+]] = memref.load %[[P]][%[[I]]]
+//       CHECK:     arith.addf %[[A]], %[[X]] : f32
+//       CHECK:   memref.store %[[S]], %arg1[]
+// ALL-LABEL: func.func @chunked_sum
+// ALL: scf.parallel
+// CHECK-LABEL: func.func @small_sum
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: memref.alloca
+// CHECK: return
+func.func @chunked_sum(%a: memref<512x512xf32>, %s: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%a : memref<512x512xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %q = arith.mulf %x, %x : f32
+    %t = arith.addf %acc, %q : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+func.func @small_sum(%a: memref<16x64xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%a : memref<16x64xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %q = arith.mulf %x, %x : f32
+    %t = arith.addf %acc, %q : f32
     linalg.yield %t : f32
   }
   return
@@ -339,7 +393,7 @@ func.func @column_sums_keep_fill(%a: memref<256x16xf32>, %b: memref<16xf32>) {
 // 3x3 filter is one vectorized loop over every element (a broadcast scalar
 // and a per-output-channel operand allowed where their maps keep the
 // merged loops together; the 0-d rate is loaded once, before the loop), a
-// sum of squares over it one loop of register accumulation; a fill, vectors
+// sum of squares over it one loop of register accumulation (in chunks); a fill, vectors
 // of its value. What cannot merge stays: a transposed operand, and the
 // leading loop of a reduction over the trailing ones.
 // CHECK-LABEL: func.func @update_3x3
@@ -356,7 +410,8 @@ func.func @column_sums_keep_fill(%a: memref<256x16xf32>, %b: memref<16xf32>) {
 // CHECK: return
 // CHECK-LABEL: func.func @norm_3x3
 // CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [18432], strides: [1]
-// CHECK: scf.for {{.*}} = %c0 to %c18432 step %c1 iter_args
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} step %c1 iter_args
 // CHECK: arith.addf {{.*}} fastmath<reassoc,contract>
 // CHECK: return
 // CHECK-LABEL: func.func @transposed_3x3
