@@ -246,6 +246,19 @@ Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return tensor::EmptyOp::create(b, loc, shape, elementType);
 }
 
+Value copyThroughMap(OpBuilder &b, Location loc, Value in, AffineMap read,
+                     ArrayRef<int64_t> shape) {
+  Value init = emptyTensor(b, loc, shape, cast<RankedTensorType>(in.getType()).getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{in}, ValueRange{init},
+             SmallVector<AffineMap>{read, b.getMultiDimIdentityMap(shape.size())},
+             parallelIterators(shape.size()),
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      ->getResult(0);
+}
+
 Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                    Value scalar) {
   Value empty = emptyTensor(b, loc, shape, scalar.getType());

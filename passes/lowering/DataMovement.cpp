@@ -187,17 +187,9 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
         e = getAffineConstantExpr(type.getDimSize(d) - 1, ctx) - e;
       exprs.push_back(e);
     }
-    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, ctx),
-                                   rewriter.getMultiDimIdentityMap(rank)};
-    Value init =
-        emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
-    auto rev = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{slice}, ValueRange{init},
-        maps, parallelIterators(rank),
-        [](OpBuilder &b, Location l, ValueRange args) {
-          linalg::YieldOp::create(b, l, args[0]);
-        });
-    rewriter.replaceOp(op, rev->getResults());
+    rewriter.replaceOp(op, copyThroughMap(rewriter, loc, slice,
+                                          AffineMap::get(rank, 0, exprs, ctx),
+                                          type.getShape()));
     return success();
   }
 };

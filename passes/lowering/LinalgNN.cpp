@@ -298,29 +298,22 @@ Value lowerConvOp(OpBuilder &b, ConvOp op, ConvOp::Adaptor adaptor, RankedTensor
 Value flippedConvFilter(OpBuilder &b, Location loc, Value w, int64_t group) {
   MLIRContext *ctx = b.getContext();
   auto wType = cast<RankedTensorType>(w.getType());
-  int64_t rank = wType.getRank(), cg = wType.getDimSize(0) / group, mg = wType.getDimSize(1);
+  int64_t cg = wType.getDimSize(0) / group, mg = wType.getDimSize(1);
   // With groups, a leading group dimension ([G, C/G, M/G, K...]); without,
   // the filter as it is.
-  int64_t lead = group > 1 ? 1 : 0, loops = rank + lead;
   Value source = group > 1 ? splitDim(b, loc, w, 0, group) : w;
   SmallVector<int64_t> shape;
   if (group > 1)
     shape.push_back(group);
   shape.append({mg, cg});
   llvm::append_range(shape, wType.getShape().drop_front(2));
-  SmallVector<AffineMap> maps = {flippedFilterMap(ctx, group, wType.getShape().drop_front(2)),
-                                 AffineMap::getMultiDimIdentityMap(loops, ctx)};
-  Value init = tensor::EmptyOp::create(b, loc, shape, wType.getElementType());
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, ValueRange{source}, ValueRange{init}, maps,
-      parallelIterators(loops), [&](OpBuilder &nb, Location l, ValueRange args) {
-        linalg::YieldOp::create(nb, l, args[0]);
-      });
+  Value flipped = copyThroughMap(
+      b, loc, source, flippedFilterMap(ctx, group, wType.getShape().drop_front(2)), shape);
   if (group == 1)
-    return generic.getResult(0);
+    return flipped;
   SmallVector<int64_t> merged = {group * mg, cg};
   llvm::append_range(merged, wType.getShape().drop_front(2));
-  return reshapeTo(b, loc, generic.getResult(0), withShape(w, merged));
+  return reshapeTo(b, loc, flipped, withShape(w, merged));
 }
 
 /// conv_transpose -> convolve() (stride 1, the same dilation and groups) of
@@ -458,19 +451,7 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
   colShape.push_back(xType.getDimSize(1));
   for (int64_t i = 0; i < sp; ++i)
     colShape.push_back(outType.getDimSize(2 + i));
-  auto copy = [&](Value in, AffineMap read, ArrayRef<int64_t> shape) {
-    Value init = tensor::EmptyOp::create(
-        b, loc, shape, cast<RankedTensorType>(in.getType()).getElementType());
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{init.getType()}, ValueRange{in}, ValueRange{init},
-               SmallVector<AffineMap>{read, b.getMultiDimIdentityMap(shape.size())},
-               parallelIterators(shape.size()),
-               [](OpBuilder &nb, Location l, ValueRange args) {
-                 linalg::YieldOp::create(nb, l, args[0]);
-               })
-        ->getResult(0);
-  };
-  Value cols = copy(x, AffineMap::get(colLoops, 0, xExprs, ctx), colShape);
+  Value cols = copyThroughMap(b, loc, x, AffineMap::get(colLoops, 0, xExprs, ctx), colShape);
   // dY': loops (m, n, o...) reading dY at (n, m, o...).
   SmallVector<AffineExpr> gExprs = {dim(1), dim(0)};
   SmallVector<int64_t> gtShape = {m, n};
@@ -478,7 +459,7 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
     gExprs.push_back(dim(2 + i));
     gtShape.push_back(gType.getDimSize(2 + i));
   }
-  Value gt = copy(g, AffineMap::get(2 + sp, 0, gExprs, ctx), gtShape);
+  Value gt = copyThroughMap(b, loc, g, AffineMap::get(2 + sp, 0, gExprs, ctx), gtShape);
   Value lhs = reshapeTo(b, loc, gt, withShape(gt, {m, points}));
   Value rhs = reshapeTo(b, loc, cols, withShape(cols, {points, window}));
   Value sums = lowerMatmul(b, loc, lhs, rhs, RankedTensorType::get({m, window}, k.type));

@@ -110,6 +110,11 @@ mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          llvm::ArrayRef<int64_t> shape, mlir::Value scalar);
 
+/// A fresh tensor of SHAPE whose element at index i is `in` read at READ(i)
+/// (one parallel linalg.generic: a transpose, a flip, an im2col).
+mlir::Value copyThroughMap(mlir::OpBuilder &b, mlir::Location loc, mlir::Value in,
+                           mlir::AffineMap read, llvm::ArrayRef<int64_t> shape);
+
 /// Reshapes `v` to `type` (same element count) with collapse_shape /
 /// expand_shape, through 1-D when no single reassociation exists.
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
