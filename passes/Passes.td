@@ -543,7 +543,12 @@ def MarkLibraryCallsPass : Pass<"tcc-mark-library-calls", "mlir::ModuleOp"> {
     becomes a call of that dtype whose C is f32 (abi.h's C_DTYPE); when the
     next op to touch C only rounds all of it to the 16-bit type into another
     buffer Y, and nothing else reads C, the call writes Y in 16 bits instead
-    (C and the rounding go). 16-bit calls take no epilogue. The same holds
+    (C and the rounding go). 16-bit calls take no epilogue. With
+    `interleaved-heads`, a batched matmul whose input is a copy of a
+    [B, T, H, D] buffer into [B, H, T, D] (attention heads) reads the
+    buffer itself, and one whose result only such a copy reads writes the
+    copy's buffer, with abi.h's HEADS and INTERLEAVED parameters; the copies
+    go. The same holds
     for the 2-D convolutions and their marked gradients of dense 16-bit
     operands (`sixteen-bit-convs`): a call of that dtype whose output is f32
     (abi.h's OUT_DTYPE) or, with the rounding taken in, 16-bit. With `tf32`, every
@@ -556,7 +561,10 @@ def MarkLibraryCallsPass : Pass<"tcc-mark-library-calls", "mlir::ModuleOp"> {
     Option<"sixteenBit", "sixteen-bit", "bool", /*default=*/"false",
            "bf16 / f16 matmuls and convolutions with f32 sums become 16-bit calls">,
     Option<"tf32", "tf32", "bool", /*default=*/"false",
-           "f32 calls may round operands to TF32 on tensor cores (device artifacts)">
+           "f32 calls may round operands to TF32 on tensor cores (device artifacts)">,
+    Option<"interleavedHeads", "interleaved-heads", "bool", /*default=*/"false",
+           "Batched matmuls read and write attention heads in place of their "
+           "transposing copies (abi.h's HEADS; CPU artifacts)">
   ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect"];

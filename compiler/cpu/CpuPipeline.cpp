@@ -95,6 +95,7 @@ void tcc::buildCpuBufferizePipeline(OpPassManager &pm,
     tcc::MarkLibraryCallsPassOptions calls;
     calls.sixteenBit = true;
     calls.tf32 = options.tf32;
+    calls.interleavedHeads = !options.device;
     pm.addPass(tcc::createMarkLibraryCallsPass(calls));
   }
   // A reduction with the fills and elementwise ops around it over the same

@@ -738,7 +738,167 @@ std::optional<Call> planForward(linalg::LinalgOp op, bool grouped, bool sixteenB
   return call;
 }
 
-std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit) {
+/// A copy of one buffer into another of the same element type through a
+/// permutation of their dimensions: a linalg.generic with one input and one
+/// output, all loops parallel, the output read with the identity map and
+/// the input with PERMUTATION (the input's dimension i is loop
+/// PERMUTATION[i]), whose body yields the input element.
+bool isPermutationCopy(Operation *op, ArrayRef<unsigned> permutation) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumLoops() != permutation.size() ||
+      generic.getNumParallelLoops() != permutation.size())
+    return false;
+  OpOperand *in = generic.getDpsInputOperand(0), *out = generic.getDpsInitOperand(0);
+  MLIRContext *ctx = generic.getContext();
+  if (elementOf(in->get()) != elementOf(out->get()) ||
+      generic.getMatchingIndexingMap(out) !=
+          AffineMap::getMultiDimIdentityMap(unsigned(permutation.size()), ctx) ||
+      generic.getMatchingIndexingMap(in) != AffineMap::getPermutationMap(permutation, ctx))
+    return false;
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getMatchingBlockArgument(in);
+}
+
+/// True when nothing uses ROOT (through views) but the ops in KEEP and
+/// deallocations.
+bool usedOnlyBy(Value root, ArrayRef<Operation *> keep) {
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty()) {
+    Value buffer = worklist.pop_back_val();
+    for (Operation *user : buffer.getUsers()) {
+      if (isa<ViewLikeOpInterface>(user))
+        llvm::append_range(worklist, user->getResults());
+      else if (!isa<memref::DeallocOp>(user) && !llvm::is_contained(keep, user))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Moves V's definition, and the views and allocation it is a view of,
+/// before AT where they come after it (in AT's block).
+void defineBefore(Value v, Operation *at) {
+  SmallVector<Operation *> chain;
+  for (Operation *def = v.getDefiningOp(); def;) {
+    chain.push_back(def);
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    def = view ? view.getViewSource().getDefiningOp() : nullptr;
+  }
+  for (Operation *def : llvm::reverse(chain))
+    if (def->getBlock() == at->getBlock() && at->isBeforeInBlock(def))
+      def->moveBefore(at);
+}
+
+/// Attention heads as strides instead of copies (abi.h's MATMUL HEADS and
+/// INTERLEAVED). The lowering moves heads between [B, T, H, D] (the
+/// projections' layout) and [B, H, T, D] (one matrix per head) with
+/// transposing copies around the batched products. A batched CALL of OP
+/// whose
+///   - input (A or B) is all of a buffer that a copy from a dense
+///     [B, rows, H, cols] buffer S filled (the last op before OP to touch
+///     it) reads S instead, when nothing writes S in between;
+///   - result C (overwritten, no epilogue) is all of a fresh buffer whose
+///     only reader, the next op to touch it, copies it into a dense
+///     [B, rows, H, cols] buffer Y, writes Y instead when nothing touches Y
+///     in between (Y's allocation moves before the call); a copy into
+///     [B, cols, H, rows] (heads and the matrix transposed, as Q^T dS comes
+///     out) makes the call compute C^T = B^T A^T.
+/// A copy goes with its last reader. oneDNN's AMX matmul reads and writes
+/// these strides at about its dense speed, where a [B, T, 3 H, D]
+/// projection's rows would not be (docs/cpu-codegen.md "Attention heads").
+void interleaveHeads(linalg::LinalgOp op, Call &call) {
+  SmallVector<int64_t> &p = call.params;
+  const int64_t batch = p[0];
+  if (call.kind != TCC_LIBRARY_CALL_MATMUL || batch == 1 || p[6] != 0 || p[7] != 0)
+    return;
+  Operation *at = call.at ? call.at : op.getOperation();
+  int64_t heads = 0, interleaved = 0;
+  // The heads of V, a 4-D [batch / H, H, ROWS, COLS] buffer (the same H for
+  // every operand); 0 for another shape.
+  auto headsOf = [&](Value v, int64_t rows, int64_t cols) -> int64_t {
+    ArrayRef<int64_t> s = shapeOf(v);
+    if (s.size() != 4 || s[0] * s[1] != batch || s[2] != rows || s[3] != cols ||
+        (heads && s[1] != heads))
+      return 0;
+    return s[1];
+  };
+  static constexpr unsigned kInterleave[] = {0, 2, 1, 3}, kTranspose[] = {0, 2, 3, 1};
+  // The result first: its transposed form swaps A and B.
+  Value c = call.operands[2], cRoot = tcc::viewRoot(c);
+  Epilogue views;
+  if (Operation *next = nextTouching(at, c, views)) {
+    bool plainCopy = isPermutationCopy(next, kInterleave),
+         transposed = !plainCopy && isPermutationCopy(next, kTranspose);
+    auto copy = dyn_cast<linalg::GenericOp>(next);
+    Value from = copy ? copy.getDpsInputOperand(0)->get() : Value(),
+          to = copy ? copy.getDpsInitOperand(0)->get() : Value();
+    SmallVector<Operation *> keep = {op.getOperation(), next};
+    if (call.at)
+      keep.push_back(call.at);
+    llvm::append_range(keep, call.dead); // C's zero fill
+    int64_t h = 0;
+    bool fold = (plainCopy || transposed) && tcc::viewRoot(from) == cRoot && isDense(from) &&
+                isDense(to) && numElements(from) == numElements(cRoot) &&
+                (h = headsOf(from, p[1], p[2])) && usedOnlyBy(cRoot, keep);
+    Value yRoot = fold ? tcc::viewRoot(to) : Value();
+    fold = fold && yRoot != tcc::viewRoot(call.operands[0]) &&
+           yRoot != tcc::viewRoot(call.operands[1]);
+    for (Operation *o = at->getNextNode(); fold && o != next; o = o->getNextNode())
+      fold = !touches(o, yRoot);
+    if (fold) {
+      heads = h;
+      defineBefore(to, at);
+      call.operands[2] = to;
+      call.dead.push_back(next);
+      interleaved |= TCC_MATMUL_INTERLEAVED_C;
+      if (transposed) {
+        std::swap(call.operands[0], call.operands[1]);
+        std::swap(p[1], p[2]);
+        int64_t ta = p[4];
+        p[4] = !p[5];
+        p[5] = !ta;
+      }
+    }
+  }
+  // The inputs: a buffer that a plain interleaving copy filled.
+  for (int k = 0; k < 2; ++k) {
+    Value x = call.operands[k], root = tcc::viewRoot(x);
+    auto alloc = root.getDefiningOp<memref::AllocOp>();
+    ArrayRef<int64_t> stored = shapeOf(x);
+    if (!alloc || stored.size() != 3 || numElements(x) != numElements(root))
+      continue;
+    Operation *fill = nullptr;
+    for (Operation *prev = op->getPrevNode(); prev && !fill; prev = prev->getPrevNode())
+      if (!isa<ViewLikeOpInterface>(prev) && touches(prev, root))
+        fill = prev;
+    if (!isPermutationCopy(fill, kInterleave))
+      continue;
+    auto copy = cast<linalg::GenericOp>(fill);
+    Value from = copy.getDpsInputOperand(0)->get(), to = copy.getDpsInitOperand(0)->get();
+    int64_t h = 0;
+    if (tcc::viewRoot(to) != root || numElements(to) != numElements(root) || !isDense(from) ||
+        !(h = headsOf(to, stored[1], stored[2])) ||
+        writtenBetween(fill, at, tcc::viewRoot(from)) ||
+        tcc::viewRoot(from) == tcc::viewRoot(call.operands[2]))
+      continue;
+    heads = h;
+    call.operands[k] = from;
+    interleaved |= k == 0 ? TCC_MATMUL_INTERLEAVED_A : TCC_MATMUL_INTERLEAVED_B;
+    // The copy goes once this call was its last reader.
+    if (usedOnlyBy(root, {fill, op.getOperation()}))
+      call.dead.push_back(fill);
+  }
+  if (!interleaved)
+    return;
+  if (p.size() == 8)
+    p.append({0, TCC_LIBRARY_MATH_EXACT});
+  p.append({heads, interleaved});
+}
+
+std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit,
+                             bool interleavedHeads) {
   // Grouped convolutions' gradients too, whatever `grouped` says (which is
   // about forward ones: see its description).
   std::optional<Call> planned;
@@ -792,6 +952,8 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit)
   call.params.push_back(epilogue);
   if (call.cDtype)
     call.params.append({call.cDtype, TCC_LIBRARY_MATH_EXACT});
+  if (interleavedHeads)
+    interleaveHeads(op, call);
   return call;
 }
 
@@ -852,9 +1014,8 @@ void requestTf32(Call &call) {
     return;
   if (call.kind == TCC_LIBRARY_CALL_MATMUL) {
     if (call.params.size() == 8)
-      call.params.push_back(0);
-    call.params.resize(10, TCC_LIBRARY_MATH_EXACT);
-    call.params[9] = TCC_LIBRARY_MATH_TF32;
+      call.params.append({0, TCC_LIBRARY_MATH_EXACT});
+    call.params[9] = TCC_LIBRARY_MATH_TF32; // before HEADS when it has them
     return;
   }
   if (call.params.size() == 18)
@@ -905,10 +1066,10 @@ struct MarkLibraryCallsPass
       for (linalg::LinalgOp op : ops) {
         if (erased.contains(op))
           continue;
-        std::optional<Call> call = planCall(op, grouped, sixteenBit);
+        std::optional<Call> call = planCall(op, grouped, sixteenBit, interleavedHeads);
         if (!call) {
           SmallVector<std::pair<OpOperand *, Value>> copies = densifyInputs(op, sixteenBit);
-          if (!copies.empty() && !(call = planCall(op, grouped, sixteenBit)))
+          if (!copies.empty() && !(call = planCall(op, grouped, sixteenBit, interleavedHeads)))
             restoreInputs(copies);
         }
         if (call && tf32)

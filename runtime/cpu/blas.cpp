@@ -246,6 +246,7 @@ bool blasPrefers(const tcc_abi_library_call &call) {
 void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands) {
   const int64_t batch = p[0], m = p[1], n = p[2], k = p[3];
   const bool transA = p[4], transB = p[5], accumulate = p[6];
+  const int64_t heads = p[7], interleaved = p[8];
   auto *a = static_cast<const float *>(operands[0]);
   auto *b = static_cast<const float *>(operands[1]);
   auto *c = static_cast<float *>(operands[2]);
@@ -264,18 +265,37 @@ void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *cons
       blas.setThreads(threads);
   }
   // Row-major: A is M x K (K x M stored when transposed), B K x N (N x K).
+  // Matrix s of an operand stored ROWS x COLS starts at start(s) and has
+  // leading dimension ld (abi.h: interleaved rows span the heads).
+  struct Operand {
+    int64_t rows, cols;
+    bool interleaved;
+    int64_t heads;
+    int64_t start(int64_t s) const {
+      return interleaved ? ((s / heads) * rows * heads + s % heads) * cols : s * rows * cols;
+    }
+    int ld() const { return int(interleaved ? heads * cols : cols); }
+  };
   struct Product {
     const Blas *blas;
     const float *a, *b;
     float *c;
     int64_t m, n, k;
     bool transA, transB, accumulate;
+    Operand opA, opB, opC;
     void operator()(int64_t s) const {
       blas->sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans, int(m),
-                  int(n), int(k), 1.0f, a + s * m * k, int(transA ? m : k), b + s * k * n,
-                  int(transB ? k : n), accumulate ? 1.0f : 0.0f, c + s * m * n, int(n));
+                  int(n), int(k), 1.0f, a + opA.start(s), opA.ld(), b + opB.start(s), opB.ld(),
+                  accumulate ? 1.0f : 0.0f, c + opC.start(s), opC.ld());
     }
-  } product = {&blas, a, b, c, m, n, k, transA, transB, accumulate};
+  };
+  const bool interleavesA = interleaved & TCC_MATMUL_INTERLEAVED_A,
+             interleavesB = interleaved & TCC_MATMUL_INTERLEAVED_B,
+             interleavesC = interleaved & TCC_MATMUL_INTERLEAVED_C;
+  Product product = {&blas, a, b, c, m, n, k, transA, transB, accumulate,
+                     {transA ? k : m, transA ? m : k, interleavesA, heads},
+                     {transB ? n : k, transB ? k : n, interleavesB, heads},
+                     {m, n, interleavesC, heads}};
   if (batch > 1 && threads > 1 && !blas.setThreads) {
     // The matrices of a batch across the threads, one sgemm each (an OpenMP
     // OpenBLAS runs one thread inside a parallel region; a pthreads one

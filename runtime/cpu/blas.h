@@ -61,8 +61,10 @@ bool blasVerbose();
 /// summing over many rows. MKL: see mklPrefers in blas.cpp.
 bool blasPrefers(const tcc_abi_library_call &call);
 
-/// Runs a checked f32 MATMUL (its parameters P, epilogue bits EPILOGUE) on
-/// BLAS: operands {A, B, C[, bias][, D]} as abi.h says. The epilogue
+/// Runs a checked f32 MATMUL (its first 7 parameters P, then its HEADS and
+/// INTERLEAVED bits; epilogue bits EPILOGUE) on BLAS: operands
+/// {A, B, C[, bias][, D]} as abi.h says, an interleaved operand's matrices
+/// read through their leading dimension. The epilogue
 /// follows the product in one pass over C, as oneDNN's post-ops do:
 /// C = relu((A B + bias) + D). Runs on the calling thread's OpenMP thread
 /// count (parallelThreads()).

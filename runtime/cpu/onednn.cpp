@@ -114,6 +114,7 @@ const Api &api() {
 /// convolution 18, 19 with its groups, 20 with the math mode, 21 with the
 /// output's dtype.
 constexpr int32_t kMatmulParams = 8, kOldMatmulParams = 7, kMathMatmulParams = 10,
+                  kHeadsMatmulParams = 12,
                   kConvParams = 18, kGroupedConvParams = 19, kMathConvParams = 20,
                   kOutDtypeConvParams = 21;
 
@@ -145,16 +146,24 @@ int64_t matmulEpilogue(const tcc_abi_library_call &call) {
   return call.num_params > kOldMatmulParams ? call.params[kOldMatmulParams] : 0;
 }
 
+int64_t matmulHeads(const tcc_abi_library_call &call) {
+  return call.num_params == kHeadsMatmulParams ? call.params[10] : 1;
+}
+
+int64_t matmulInterleaved(const tcc_abi_library_call &call) {
+  return call.num_params == kHeadsMatmulParams ? call.params[11] : 0;
+}
+
 int32_t libraryCallOutputDtype(const tcc_abi_library_call &call) {
   bool matmul = call.kind == TCC_LIBRARY_CALL_MATMUL;
   int32_t n = matmul ? kMathMatmulParams : kOutDtypeConvParams;
-  int64_t out = call.num_params == n ? call.params[matmul ? 8 : 20] : 0;
+  int64_t out = call.num_params >= n ? call.params[matmul ? 8 : 20] : 0;
   return out != 0 ? int32_t(out) : call.dtype;
 }
 
 int64_t libraryCallMath(const tcc_abi_library_call &call) {
   if (call.kind == TCC_LIBRARY_CALL_MATMUL)
-    return call.num_params == kMathMatmulParams ? call.params[9] : TCC_LIBRARY_MATH_EXACT;
+    return call.num_params >= kMathMatmulParams ? call.params[9] : TCC_LIBRARY_MATH_EXACT;
   return call.num_params >= kMathConvParams ? call.params[19] : TCC_LIBRARY_MATH_EXACT;
 }
 
@@ -170,13 +179,15 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
            (isValidDtype(call.dtype) ? dtypeName(call.dtype) : std::to_string(call.dtype).c_str()) +
            " is not f32, bf16 or f16";
   int32_t n = call.num_params;
-  bool paramsOk = matmul ? n == kMatmulParams || n == kOldMatmulParams || n == kMathMatmulParams
+  bool paramsOk = matmul ? n == kMatmulParams || n == kOldMatmulParams || n == kMathMatmulParams ||
+                               n == kHeadsMatmulParams
                          : n == kConvParams || n == kGroupedConvParams || n == kMathConvParams ||
                                n == kOutDtypeConvParams;
   if (!paramsOk || !call.params)
     return std::to_string(call.num_params) + " parameters, expected " +
            (matmul ? std::to_string(kMatmulParams) + " (or " + std::to_string(kOldMatmulParams) +
-                         " or " + std::to_string(kMathMatmulParams) + ")"
+                         ", " + std::to_string(kMathMatmulParams) + " or " +
+                         std::to_string(kHeadsMatmulParams) + ")"
                    : std::to_string(kConvParams) + " (or " + std::to_string(kGroupedConvParams) +
                          ", " + std::to_string(kMathConvParams) + " or " +
                          std::to_string(kOutDtypeConvParams) + ")");
@@ -209,6 +220,16 @@ std::string checkLibraryCall(const tcc_abi_library_call &call) {
       return "matmul flags must be 0 or 1";
     if (epilogue && p[6])
       return "a matmul epilogue needs accumulate = 0";
+    int64_t heads = matmulHeads(call), interleaved = matmulInterleaved(call);
+    if (heads <= 0 || p[0] % heads != 0)
+      return "matmul heads " + std::to_string(heads) + " do not divide its batch " +
+             std::to_string(p[0]);
+    constexpr int64_t kInterleavedBits =
+        TCC_MATMUL_INTERLEAVED_A | TCC_MATMUL_INTERLEAVED_B | TCC_MATMUL_INTERLEAVED_C;
+    if (interleaved & ~kInterleavedBits)
+      return "matmul interleaved operands " + std::to_string(interleaved) + " has unknown bits";
+    if (interleaved && epilogue)
+      return "a matmul with interleaved operands takes no epilogue";
     return "";
   }
   for (int i = 0; i < 13; ++i)
@@ -751,14 +772,24 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(libraryCallOutputDtype(c));
   const int64_t epilogue = matmulEpilogue(c);
   const bool widened = in != dnnl_f32 && (!native || epilogue);
+  // With heads every operand is 4-D: [batch / H, H, R, C].
+  const dnnl_dim_t heads = matmulHeads(c);
+  const int64_t interleaved = matmulInterleaved(c);
   // An R x C matrix of the call (one per batch element), stored transposed
-  // (column-major) when TRANSPOSED.
-  auto matrix = [&](dnnl_dim_t r, dnnl_dim_t cc, bool transposed, dnnl_data_type_t type) {
-    std::vector<dnnl_dim_t> inner = transposed ? std::vector<dnnl_dim_t>{1, r}
-                                               : std::vector<dnnl_dim_t>{cc, 1};
+  // (column-major) when TRANSPOSED, its stored rows interleaved across the
+  // heads when INTERLEAVES (abi.h): a stored row then spans H matrices.
+  auto matrix = [&](dnnl_dim_t r, dnnl_dim_t cc, bool transposed, dnnl_data_type_t type,
+                    bool interleaves = false) {
+    const dnnl_dim_t storedCols = transposed ? r : cc;
+    const dnnl_dim_t rowStride = interleaves ? heads * storedCols : storedCols;
+    std::vector<dnnl_dim_t> inner = transposed ? std::vector<dnnl_dim_t>{1, rowStride}
+                                               : std::vector<dnnl_dim_t>{rowStride, 1};
     if (n == 1)
       return b.plain({r, cc}, inner, type);
-    return b.plain({n, r, cc}, {r * cc, inner[0], inner[1]}, type);
+    if (heads == 1)
+      return b.plain({n, r, cc}, {r * cc, inner[0], inner[1]}, type);
+    const dnnl_dim_t head = interleaves ? storedCols : r * cc;
+    return b.plain({n / heads, heads, r, cc}, {heads * r * cc, head, inner[0], inner[1]}, type);
   };
   auto bytesOf = [&](const dnnl_memory_desc_t &md) {
     return alignUp(a.dnnl_memory_desc_get_size(&md));
@@ -771,8 +802,10 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
     copies += bytesOf(md);
     return at;
   };
-  dnnl_memory_desc_t md[3] = {matrix(rows, k, ta, in), matrix(k, cols, tb, in),
-                              matrix(rows, cols, false, out)};
+  dnnl_memory_desc_t md[3] = {
+      matrix(rows, k, ta, in, interleaved & TCC_MATMUL_INTERLEAVED_A),
+      matrix(k, cols, tb, in, interleaved & TCC_MATMUL_INTERLEAVED_B),
+      matrix(rows, cols, false, out, interleaved & TCC_MATMUL_INTERLEAVED_C)};
   Binding src = {DNNL_ARG_SRC, 0, 0, nullptr}, weights = {DNNL_ARG_WEIGHTS, 1, 0, nullptr},
           dst = {DNNL_ARG_DST, 2, 0, nullptr};
   // Reorders in: an operand (or C, to accumulate onto) into a plain copy in
@@ -822,8 +855,10 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   bool hasBias = epilogue & TCC_MATMUL_EPILOGUE_BIAS;
   bool hasResidual = epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL;
   auto biasOf = [&](dnnl_data_type_t type) {
-    return n == 1 ? b.plain({1, cols}, {cols, 1}, type)
-                  : b.plain({1, 1, cols}, {cols, cols, 1}, type);
+    if (n == 1)
+      return b.plain({1, cols}, {cols, 1}, type);
+    return heads == 1 ? b.plain({1, 1, cols}, {cols, cols, 1}, type)
+                      : b.plain({1, 1, 1, cols}, {cols, cols, cols, 1}, type);
   };
   dnnl_memory_desc_t biasMd, residualMd = md[2];
   Binding bias = {DNNL_ARG_BIAS, 3, 0, nullptr},
@@ -962,6 +997,7 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
       call->serial = serial;
       call->blas = blasLibrary;
       call->params.assign(p, p + 7);
+      call->params.insert(call->params.end(), {matmulHeads(c), matmulInterleaved(c)});
       call->epilogue = matmulEpilogue(c);
       call->implementation = "blas:" + blasLibrary->file;
       calls_.push_back(std::move(call));

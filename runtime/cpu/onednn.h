@@ -32,13 +32,18 @@ std::string checkLibraryCall(const tcc_abi_library_call &call);
 /// A checked MATMUL's tcc_matmul_epilogue bits (0 for 7-parameter calls).
 int64_t matmulEpilogue(const tcc_abi_library_call &call);
 
+/// A checked MATMUL's HEADS (1 unless it has 12 parameters) and its
+/// tcc_matmul_interleaved bits (0 unless it has 12).
+int64_t matmulHeads(const tcc_abi_library_call &call);
+int64_t matmulInterleaved(const tcc_abi_library_call &call);
+
 /// A checked call's output dtype (a MATMUL's C and D): a MATMUL's 9th
 /// parameter, a convolution's 21st, when it has one that is not 0, else the
 /// call's dtype.
 int32_t libraryCallOutputDtype(const tcc_abi_library_call &call);
 
-/// A checked call's tcc_library_math (its last parameter when it has the
-/// math mode, else TCC_LIBRARY_MATH_EXACT).
+/// A checked call's tcc_library_math (a MATMUL's 10th parameter, a
+/// convolution's 20th, when it has one, else TCC_LIBRARY_MATH_EXACT).
 int64_t libraryCallMath(const tcc_abi_library_call &call);
 
 /// Which library runs a session's MATMUL calls.

@@ -659,6 +659,9 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count, siz
     Call &cr = *c;
     calls_.push_back(std::move(c)); // owned from here: destroyed on failure
     cudaDataType_t type = operandType(call, where);
+    if (matmul && matmulInterleaved(call) != 0)
+      fail(TCC_ERROR_UNSUPPORTED, where + ": operands interleaved across heads are a CPU "
+                                          "artifact's layout (cuBLASLt takes one batch stride)");
     if (matmul)
       planMatmul(cublasLt_, cr, call, type, tf32, workspaceLimit, where);
     else

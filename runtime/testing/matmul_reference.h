@@ -80,7 +80,9 @@ inline double relativeError(const std::vector<float> &got, const std::vector<dou
 }
 
 /// C (+)= op(A) op(B), or C = relu(op(A) op(B) + bias + D) as the epilogue
-/// parameter says, row-major, batched, in float64.
+/// parameter says, row-major, batched, in float64; with HEADS and
+/// INTERLEAVED (12 parameters) the named operands' stored rows interleave
+/// across the heads (abi.h). The result is in C's layout.
 inline std::vector<double> matmulReference(const std::vector<int64_t> &params,
                                     const std::vector<float> &a, const std::vector<float> &b,
                                     const std::vector<float> &c0, const std::vector<float> &bias,
@@ -89,15 +91,25 @@ inline std::vector<double> matmulReference(const std::vector<int64_t> &params,
   int64_t batch = p[0], M = p[1], N = p[2], K = p[3];
   bool ta = p[4], tb = p[5], acc = p[6];
   int64_t epilogue = params.size() > 7 ? p[7] : 0;
+  int64_t heads = params.size() > 11 ? p[10] : 1, interleaved = params.size() > 11 ? p[11] : 0;
+  // Element (row, col) of matrix s of an operand stored ROWS x COLS.
+  auto element = [&](int64_t s, int64_t row, int64_t col, int64_t rows, int64_t cols,
+                     int64_t bit) {
+    if (!(interleaved & bit))
+      return size_t((s * rows + row) * cols + col);
+    return size_t((((s / heads) * rows + row) * heads + s % heads) * cols + col);
+  };
   std::vector<double> c(size_t(batch * M * N));
   for (int64_t s = 0; s < batch; ++s)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        size_t at = size_t((s * M + i) * N + j);
+        size_t at = element(s, i, j, M, N, TCC_MATMUL_INTERLEAVED_C);
         double sum = acc ? c0[at] : 0.0;
         for (int64_t k = 0; k < K; ++k) {
-          double av = a[size_t(s * M * K + (ta ? k * M + i : i * K + k))];
-          double bv = b[size_t(s * K * N + (tb ? j * K + k : k * N + j))];
+          double av = a[ta ? element(s, k, i, K, M, TCC_MATMUL_INTERLEAVED_A)
+                           : element(s, i, k, M, K, TCC_MATMUL_INTERLEAVED_A)];
+          double bv = b[tb ? element(s, j, k, N, K, TCC_MATMUL_INTERLEAVED_B)
+                           : element(s, k, j, K, N, TCC_MATMUL_INTERLEAVED_B)];
           sum += av * bv;
         }
         if (epilogue & TCC_MATMUL_EPILOGUE_BIAS)

@@ -154,7 +154,14 @@ typedef struct tcc_abi_runtime {
  *    in fp32). Two parameters may follow (10 in
  *    all): C_DTYPE, the tcc_dtype of C, D and the bias when not 0 (F32 with BF16 /
  *    F16 operands: the fp32 sums are stored unrounded), and MATH, a
- *    tcc_library_math.
+ *    tcc_library_math. Two more may follow those (12 in all): HEADS, a
+ *    divisor H of batch, and INTERLEAVED, a set of tcc_matmul_interleaved
+ *    bits: the stored matrices (M x K or K x M for A, and so on) of each
+ *    operand named there interleave their rows across H consecutive batch
+ *    elements, as attention heads sit in a [batch/H, rows, H, columns]
+ *    buffer: with b = g H + h, row r of matrix b starts at element
+ *    ((g rows + r) H + h) columns. Other operands stay dense, and HEADS 1
+ *    with INTERLEAVED 0 means the same as 10 parameters. No epilogue.
  *  CONV2D: {N, C, H, W, F, KH, KW, OH, OW, stride_h, stride_w, dilation_h,
  *    dilation_w, pad_top, pad_left, pad_bottom, pad_right, accumulate};
  *    operands {X [N,C,H,W], W [F,C,KH,KW], Y [N,F,OH,OW]}:
@@ -236,6 +243,14 @@ typedef enum tcc_matmul_epilogue {
   TCC_MATMUL_EPILOGUE_RESIDUAL = 2, /* + D, shaped like C */
   TCC_MATMUL_EPILOGUE_RELU = 4      /* max(x, 0) of the sum, last */
 } tcc_matmul_epilogue;
+
+/** Bits of a MATMUL's INTERLEAVED parameter (stable values): the operands
+ *  whose matrices interleave their rows across HEADS batch elements. */
+typedef enum tcc_matmul_interleaved {
+  TCC_MATMUL_INTERLEAVED_A = 1,
+  TCC_MATMUL_INTERLEAVED_B = 2,
+  TCC_MATMUL_INTERLEAVED_C = 4
+} tcc_matmul_interleaved;
 
 /** One kernel launch site of a device artifact (every shape is static, so
  *  each launch has one fixed geometry). */

@@ -1,9 +1,9 @@
 //===- BlasTest.cpp - the CPU runtime's matmul calls on BLAS --------------===//
 //
 // MATMUL library calls routed to a CBLAS (runtime/cpu/blas.h): awkward
-// shapes (1x1, M = 1, N = 1, K = 1, every transpose, batched), every
-// epilogue and accumulation, against a float64 reference; the routing rule;
-// and run-to-run determinism. Skipped where no BLAS can be loaded.
+// shapes (1x1, M = 1, N = 1, K = 1, every transpose, batched, interleaved
+// across heads), every epilogue and accumulation, against a float64
+// reference; the routing rule; and run-to-run determinism. Skipped where no BLAS can be loaded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,7 +89,8 @@ std::unique_ptr<LibraryCalls> createOnBlas(const std::vector<tcc_abi_library_cal
 }
 
 // Tests awkward shapes with every transpose, each epilogue, accumulation
-// and batches, on BLAS. A call that overwrites its output finds NaN there
+// and batches (operands interleaved across heads too), on BLAS. A call that
+// overwrites its output finds NaN there
 // (as in a poisoned arena): the product must not read it. Oracle: float64
 // (runtime/testing/matmul_reference.h); tolerance 1e-5 of the largest
 // magnitude (fp32 sums of at most 37 products).
@@ -107,6 +108,11 @@ TEST(BlasTest, AwkwardShapesAndEpilogues) {
           params.push_back({s[0], s[1], s[2], s[3], ta, tb, 0, e});
       }
   params.push_back({1, 5, 6, 7, 1, 1, 0}); // an older artifact's 7 parameters
+  // Operands interleaved across 3 heads (abi.h's HEADS, INTERLEAVED).
+  for (int64_t interleaved = 1; interleaved <= 7; ++interleaved)
+    for (int64_t t = 0; t < 4; ++t)
+      params.push_back({6, 5, 7, 9, t & 1, t >> 1, interleaved & 1, 0, 0,
+                        TCC_LIBRARY_MATH_EXACT, 3, interleaved});
   std::vector<tcc_abi_library_call> calls;
   for (const auto &p : params)
     calls.push_back(matmulCall(p));

@@ -2,7 +2,8 @@
 //
 // Library-call descriptors are validated, MATMUL calls with every
 // epilogue (bias, residual, relu and their combinations; 2-D and batched;
-// transposed operands), 16-bit matmuls (native and widened) and what a
+// transposed operands), batched ones with operands interleaved across
+// heads, 16-bit matmuls (native and widened) and what a
 // device artifact's calls need besides (16-bit epilogues, TF32 as fp32) run on
 // oneDNN against a float64 reference, and
 // convolutions and their two gradient calls (f32, and 16-bit native and
@@ -59,7 +60,7 @@ TEST(OneDnnTest, CheckLibraryCall) {
   std::vector<int64_t> unknown = {1, 4, 5, 6, 0, 0, 0, 8};
   EXPECT_EQ(checkLibraryCall(matmulCall(unknown, 3)), "matmul epilogue 8 has unknown bits");
   std::vector<int64_t> six = {1, 4, 5, 6, 0, 0};
-  EXPECT_EQ(checkLibraryCall(matmulCall(six, 3)), "6 parameters, expected 8 (or 7 or 10)");
+  EXPECT_EQ(checkLibraryCall(matmulCall(six, 3)), "6 parameters, expected 8 (or 7, 10 or 12)");
   // C's dtype and the math mode (10 parameters): 16-bit operands into f32
   // sums, TF32 for f32 operands only.
   std::vector<int64_t> wide = {1, 4, 5, 6, 0, 0, 0, 0, TCC_DTYPE_F32, TCC_LIBRARY_MATH_EXACT};
@@ -248,6 +249,68 @@ TEST(OneDnnTest, MatmulEpilogues) {
     if (epilogue & kRelu) // relu really clamps: some inputs were negative
       EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x >= 0; }));
   }
+}
+
+// Tests batched products whose operands interleave their rows across heads
+// (abi.h's HEADS and INTERLEAVED: attention heads read and written in a
+// [batch / H, rows, H, cols] buffer): every subset of A, B and C, plain and
+// transposed A and B, accumulating or not, in f32 and bf16 (native where this
+// CPU has bf16 instructions, and widened), on awkward shapes (one group of
+// heads with K = 1, one head). Oracle: float64 on the same rounded operands;
+// tolerance 1e-5 of the largest magnitude for an f32 C, one rounding for bf16.
+TEST(OneDnnTest, InterleavedHeads) {
+  // batch M N K trans_a trans_b accumulate epilogue C_DTYPE MATH HEADS INTERLEAVED
+  std::vector<std::vector<int64_t>> params;
+  for (int64_t interleaved = 1; interleaved <= 7; ++interleaved)
+    for (int64_t trans = 0; trans < 4; ++trans)
+      params.push_back({6, 5, 7, 9, trans & 1, trans >> 1, interleaved & 1, 0, 0,
+                        TCC_LIBRARY_MATH_EXACT, 3, interleaved});
+  params.push_back({4, 3, 2, 1, 0, 0, 0, 0, 0, TCC_LIBRARY_MATH_EXACT, 4, 7});
+  params.push_back({8, 33, 17, 64, 1, 0, 0, 0, 0, TCC_LIBRARY_MATH_EXACT, 1, 6});
+  for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
+    for (int32_t dtype : {int32_t(TCC_DTYPE_F32), int32_t(TCC_DTYPE_BF16)}) {
+      bool native = route == SixteenBitCalls::Native;
+      if (dtype == TCC_DTYPE_F32 ? !native : native && !nativeSixteenBitCalls(dtype))
+        continue;
+      std::vector<tcc_abi_library_call> calls;
+      for (const auto &p : params) {
+        EXPECT_EQ(checkLibraryCall(matmulCall(p, 3, dtype)), "");
+        calls.push_back(matmulCall(p, 3, dtype));
+      }
+      // Auto: f32 calls that BLAS would take stay on oneDNN.
+      std::unique_ptr<LibraryCalls> library = create(calls, MatmulLibrary::Auto, route);
+      if (!library)
+        GTEST_SKIP() << "oneDNN cannot be loaded";
+      std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
+      library->setScratchpad(scratch.data());
+      const std::string prefix = dtype == TCC_DTYPE_F32                ? "f32"
+                                 : route == SixteenBitCalls::Native ? "bf16 native"
+                                                                    : "bf16 widened";
+      for (size_t i = 0; i < calls.size(); ++i) {
+        const int64_t *p = params[i].data();
+        std::string name = prefix + ", call #" + std::to_string(i) + " (" +
+                           library->implementations()[i] + ")";
+        std::mt19937_64 rng(23 + i);
+        size_t batch = size_t(p[0]), M = size_t(p[1]), N = size_t(p[2]), K = size_t(p[3]);
+        std::vector<float> a = randomVector(batch * M * K, rng),
+                           b = randomVector(batch * K * N, rng),
+                           c = randomVector(batch * M * N, rng), none;
+        expectSixteenBitCall(*library, i, name, a, b, c, dtype, dtype, route,
+                             [&](const std::vector<float> &ra, const std::vector<float> &rb,
+                                 const std::vector<float> &rc) {
+                               return tcc::testing::matmulReference(params[i], ra, rb, rc, none,
+                                                                    none);
+                             });
+      }
+    }
+  // Malformed: heads that do not divide the batch, unknown bits, an epilogue.
+  std::vector<int64_t> bad = {6, 5, 7, 9, 0, 0, 0, 0, 0, 0, 4, 1};
+  EXPECT_EQ(checkLibraryCall(matmulCall(bad, 3)), "matmul heads 4 do not divide its batch 6");
+  bad = {6, 5, 7, 9, 0, 0, 0, 0, 0, 0, 3, 8};
+  EXPECT_EQ(checkLibraryCall(matmulCall(bad, 3)), "matmul interleaved operands 8 has unknown bits");
+  bad = {6, 5, 7, 9, 0, 0, 0, kBias, 0, 0, 3, 1};
+  EXPECT_EQ(checkLibraryCall(matmulCall(bad, 4)),
+            "a matmul with interleaved operands takes no epilogue");
 }
 
 // Tests 16-bit matmuls (bf16 and f16 A and B, f32 sums, C in f32 or in the
