@@ -296,7 +296,12 @@ def PrepareLinalgPass : Pass<"tcc-prepare-linalg"> {
     generated loops both handle it), then generalizes every named op except
     contractions (matmul, batch_matmul), convolutions and fills into
     `linalg.generic`, so that elementwise fusion sees them while the heavy ops
-    stay recognizable for `tcc-mark-library-calls`.
+    stay recognizable for `tcc-mark-library-calls`. Last, a result read only
+    through extract_slices that do not overlap is computed slice by slice
+    (an all-parallel generic, a fill, a 2-D matmul on its parallel
+    dimensions; an expand_shape whose expanded groups the slices keep
+    whole), until nothing is left to split: attention's projection read as
+    Q, K and V becomes three products, and no op writes the whole result.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }

@@ -961,7 +961,8 @@ std::optional<Call> planCall(linalg::LinalgOp op, bool grouped, bool sixteenBit,
 /// that meet the input: tcc's DropPaddingOnlyTaps) would stay generated
 /// loops, which read it with the view's strides: the input copied into a
 /// dense buffer of its own first (a pass over the view) lets the library
-/// run it. Inputs of f32, and with SIXTEENBIT a convolution's 16-bit ones.
+/// run it (a matmul reading a slice of a weight: attention's projection split
+/// into Q, K and V). Inputs of f32, and with SIXTEENBIT 16-bit ones.
 /// Returns the copies made (undone by the caller when the call still
 /// cannot be made).
 SmallVector<std::pair<OpOperand *, Value>> densifyInputs(linalg::LinalgOp op, bool sixteenBit) {
@@ -979,7 +980,7 @@ SmallVector<std::pair<OpOperand *, Value>> densifyInputs(linalg::LinalgOp op, bo
     if (!type || !type.hasStaticShape() || isDense(v))
       continue;
     Type elem = type.getElementType();
-    if (!elem.isF32() && (matmul || !sixteenBit || (!elem.isBF16() && !elem.isF16())))
+    if (!elem.isF32() && (!sixteenBit || (!elem.isBF16() && !elem.isF16())))
       continue;
     Value &copy = copies[v];
     if (!copy) {

@@ -13,7 +13,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -247,6 +249,121 @@ struct SinkTransposeThroughSum : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// True when the static boxes [OFFSETS, OFFSETS + SIZES) of two slices
+/// (unit strides) share no element.
+bool disjoint(tensor::ExtractSliceOp a, tensor::ExtractSliceOp b) {
+  for (unsigned d = 0; d < a.getStaticOffsets().size(); ++d) {
+    int64_t lo = std::max(a.getStaticOffsets()[d], b.getStaticOffsets()[d]);
+    int64_t hi = std::min(a.getStaticOffsets()[d] + a.getStaticSizes()[d],
+                          b.getStaticOffsets()[d] + b.getStaticSizes()[d]);
+    if (lo >= hi)
+      return true;
+  }
+  return false;
+}
+
+/// The extract_slices that are V's only uses, with static offsets and sizes,
+/// unit strides, no rank reduction and no two sharing an element; nullopt
+/// when V has another use (or none).
+std::optional<SmallVector<tensor::ExtractSliceOp>> disjointSlices(Value v) {
+  SmallVector<tensor::ExtractSliceOp> slices;
+  for (Operation *user : v.getUsers()) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice || slice.getSource() != v || !slice.hasUnitStride() ||
+        !slice.getOffsets().empty() || !slice.getSizes().empty() ||
+        int64_t(slice.getStaticSizes().size()) != slice.getResultType().getRank())
+      return std::nullopt;
+    for (tensor::ExtractSliceOp other : slices)
+      if (!disjoint(slice, other))
+        return std::nullopt;
+    slices.push_back(slice);
+  }
+  if (slices.empty())
+    return std::nullopt;
+  return slices;
+}
+
+/// An op whose result a slice may take apart: an all-parallel generic, a
+/// fill or a 2-D matmul (its parallel dimensions only), on tensors, with one
+/// result.
+bool splittable(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() || op->getNumResults() != 1)
+    return false;
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return generic.getNumLoops() == generic.getNumParallelLoops();
+  return isa<linalg::FillOp, linalg::MatmulOp>(op);
+}
+
+/// Results read only through slices that do not overlap are computed slice
+/// by slice: a splittable op becomes one op per slice on slices of its
+/// operands (upstream's replaceExtractSliceWithTiledProducer), and a slice
+/// of an expand_shape that keeps each expanded group whole becomes an
+/// expand_shape of a slice; the same values, no element computed twice, and
+/// the whole result is never materialized. Attention's projection read as
+/// Q, K and V (x W^T + b, then three slices) becomes three products, each
+/// into a buffer of its own whose rows are one token's heads, which the
+/// attention products then read in place (docs/cpu-codegen.md "Attention
+/// heads"). Sets CHANGED when it rewrote anything.
+LogicalResult splitSlicedResults(func::FuncOp fn, bool &changed) {
+  IRRewriter rewriter(fn.getContext());
+  SmallVector<Operation *> ops;
+  fn.walk([&](Operation *op) {
+    if (splittable(op) || isa<tensor::ExpandShapeOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    std::optional<SmallVector<tensor::ExtractSliceOp>> slices =
+        disjointSlices(op->getResult(0));
+    if (!slices)
+      continue;
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+      ArrayRef<int64_t> shape = expand.getResultType().getShape();
+      auto keepsGroups = [&](tensor::ExtractSliceOp slice) {
+        for (const ReassociationIndices &group : groups)
+          if (group.size() > 1)
+            for (int64_t d : group)
+              if (slice.getStaticOffsets()[d] != 0 || slice.getStaticSizes()[d] != shape[d])
+                return false;
+        return true;
+      };
+      if (!llvm::all_of(*slices, keepsGroups))
+        continue;
+      for (tensor::ExtractSliceOp slice : *slices) {
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        ArrayRef<int64_t> srcShape = expand.getSrcType().getShape();
+        for (auto [g, group] : llvm::enumerate(groups)) {
+          bool single = group.size() == 1;
+          offsets.push_back(rewriter.getIndexAttr(single ? slice.getStaticOffsets()[group[0]] : 0));
+          sizes.push_back(
+              rewriter.getIndexAttr(single ? slice.getStaticSizes()[group[0]] : srcShape[g]));
+          strides.push_back(rewriter.getIndexAttr(1));
+        }
+        rewriter.setInsertionPoint(slice);
+        Value part = tensor::ExtractSliceOp::create(rewriter, slice.getLoc(), expand.getSrc(),
+                                                    offsets, sizes, strides);
+        rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(slice, slice.getResultType(), part,
+                                                           groups);
+      }
+      rewriter.eraseOp(expand);
+      changed = true;
+      continue;
+    }
+    for (tensor::ExtractSliceOp slice : *slices) {
+      rewriter.setInsertionPoint(slice);
+      FailureOr<TilingResult> tiled =
+          tensor::replaceExtractSliceWithTiledProducer(rewriter, slice, op->getOpResult(0));
+      if (failed(tiled))
+        return op->emitError("cannot split the result into its slices");
+      rewriter.replaceOp(slice, tiled->tiledValues.front());
+    }
+    rewriter.eraseOp(op);
+    changed = true;
+  }
+  return success();
+}
+
 /// Ops the runtime may hand to a library, and fills (which such an op's
 /// output starts from): kept named.
 bool keepsName(linalg::LinalgOp op) {
@@ -278,6 +395,38 @@ struct PrepareLinalgPass
         return signalPassFailure();
       }
     }
+    // Until no split is left: a split op's operands may now be results read
+    // through slices (the bias broadcast before the add, the product).
+    SmallVector<func::FuncOp> fns;
+    if (auto fn = dyn_cast<func::FuncOp>(getOperation()))
+      fns.push_back(fn);
+    else
+      getOperation()->walk([&](func::FuncOp fn) { fns.push_back(fn); });
+    for (func::FuncOp fn : fns)
+      for (bool changed = true; changed;) {
+        changed = false;
+        if (failed(splitSlicedResults(fn, changed)))
+          return signalPassFailure();
+        // A split op's operands: a slice of all of a tensor is the tensor
+        // (the product's left operand), a slice of an empty tensor an empty
+        // tensor of its own (else one buffer would hold all the parts).
+        fn.walk([&](tensor::ExtractSliceOp slice) {
+          if (slice.getSourceType() == slice.getResultType() && slice.hasUnitStride() &&
+              slice.getOffsets().empty() &&
+              llvm::all_of(slice.getStaticOffsets(), [](int64_t o) { return o == 0; })) {
+            rewriter.replaceOp(slice, slice.getSource());
+            return;
+          }
+          auto empty = slice.getSource().getDefiningOp<tensor::EmptyOp>();
+          if (!empty || !slice.getResultType().hasStaticShape())
+            return;
+          rewriter.setInsertionPoint(slice);
+          rewriter.replaceOpWithNewOp<tensor::EmptyOp>(slice, slice.getResultType().getShape(),
+                                                       slice.getResultType().getElementType());
+          if (empty->use_empty())
+            rewriter.eraseOp(empty);
+        });
+      }
   }
 };
 

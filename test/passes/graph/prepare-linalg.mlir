@@ -167,3 +167,71 @@ func.func @transposed_sum(%x: tensor<4x10xf32>, %g: tensor<4x8xf32>) -> tensor<8
   %w = linalg.transpose ins(%s : tensor<10x8xf32>) outs(%e2 : tensor<8x10xf32>) permutation = [1, 0]
   return %w : tensor<8x10xf32>
 }
+
+// -----
+
+// A result read only through slices that do not overlap is computed slice
+// by slice: attention's projection x W^T + b read as Q, K and V becomes
+// three products on row slices of W (each into its own empty tensor, its
+// own fill), three bias adds on slices of b, through the reshape into
+// [batch, tokens, features]; the whole [4, 2, 12] result is never made.
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#nk = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+#row = affine_map<(d0, d1, d2) -> (d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @projection_slices
+//   CHECK-NOT: tensor<8x12xf32>
+//   CHECK-NOT: tensor<4x2x12xf32>
+//       CHECK: %[[W0:.*]] = tensor.extract_slice %arg1[0, 0] [4, 5] [1, 1]
+//       CHECK: linalg.fill {{.*}} -> tensor<8x4xf32>
+//       CHECK: linalg.matmul {{.*}} ins(%arg0, %[[W0]] : tensor<8x5xf32>, tensor<4x5xf32>)
+//       CHECK: tensor.extract_slice %arg1[4, 0] [4, 5] [1, 1]
+//       CHECK: linalg.matmul
+//       CHECK: tensor.extract_slice %arg1[8, 0] [4, 5] [1, 1]
+//       CHECK: linalg.matmul
+//       CHECK: return {{.*}} : tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>
+func.func @projection_slices(%x: tensor<8x5xf32>, %w: tensor<12x5xf32>, %b: tensor<12xf32>)
+    -> (tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>) {
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<8x12xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<8x12xf32>) -> tensor<8x12xf32>
+  %p = linalg.matmul indexing_maps = [#mk, #nk, #mn] ins(%x, %w : tensor<8x5xf32>, tensor<12x5xf32>) outs(%f : tensor<8x12xf32>) -> tensor<8x12xf32>
+  %e = tensor.expand_shape %p [[0, 1], [2]] output_shape [4, 2, 12] : tensor<8x12xf32> into tensor<4x2x12xf32>
+  %o3 = tensor.empty() : tensor<4x2x12xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #row, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%e, %b : tensor<4x2x12xf32>, tensor<12xf32>) outs(%o3 : tensor<4x2x12xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x12xf32>
+  %q = tensor.extract_slice %y[0, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  %k = tensor.extract_slice %y[0, 0, 4] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  %v = tensor.extract_slice %y[0, 0, 8] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  return %q, %k, %v : tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>
+}
+
+// -----
+
+// Slices that overlap, or a result with another reader, keep the op whole.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @kept_whole
+//       CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x12xf32>)
+//       CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x12xf32>)
+func.func @kept_whole(%x: tensor<4x12xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x12xf32>) {
+  %o = tensor.empty() : tensor<4x12xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x12xf32>) outs(%o : tensor<4x12xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4x12xf32>
+  %a = tensor.extract_slice %y[0, 0] [4, 8] [1, 1] : tensor<4x12xf32> to tensor<4x8xf32>
+  %b = tensor.extract_slice %y[0, 4] [4, 8] [1, 1] : tensor<4x12xf32> to tensor<4x8xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x12xf32>) outs(%o : tensor<4x12xf32>) {
+  ^bb0(%c: f32, %out: f32):
+    %s = arith.addf %c, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x12xf32>
+  %c = tensor.extract_slice %u[0, 0] [4, 4] [1, 1] : tensor<4x12xf32> to tensor<4x4xf32>
+  return %a, %b, %c, %u : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>, tensor<4x12xf32>
+}

@@ -205,6 +205,23 @@ void expectSixteenBitCall(
   EXPECT_EQ(widened, route == SixteenBitCalls::Widened) << name;
 }
 
+/// Runs MATMUL call I of LIBRARY (parameters PARAMS) on random operands
+/// drawn from SEED, A and B rounded to DTYPE and C to C_DTYPE, against the
+/// float64 reference (expectSixteenBitCall).
+void expectMatmulCall(LibraryCalls &library, size_t i, const std::string &name,
+                      const std::vector<int64_t> &params, int32_t dtype, int32_t cDtype,
+                      SixteenBitCalls route, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int64_t *p = params.data();
+  size_t batch = size_t(p[0]), M = size_t(p[1]), N = size_t(p[2]), K = size_t(p[3]);
+  std::vector<float> a = randomVector(batch * M * K, rng), b = randomVector(batch * K * N, rng),
+                     c = randomVector(batch * M * N, rng), none;
+  expectSixteenBitCall(library, i, name, a, b, c, dtype, cDtype, route,
+                       [&](const std::vector<float> &ra, const std::vector<float> &rb,
+                           const std::vector<float> &rc) {
+                         return tcc::testing::matmulReference(params, ra, rb, rc, none, none);
+                       });
+}
 
 // Tests every epilogue on 2-D and batched products with plain and
 // transposed operands, and a 7-parameter call (an older artifact's), on
@@ -286,22 +303,11 @@ TEST(OneDnnTest, InterleavedHeads) {
       const std::string prefix = dtype == TCC_DTYPE_F32                ? "f32"
                                  : route == SixteenBitCalls::Native ? "bf16 native"
                                                                     : "bf16 widened";
-      for (size_t i = 0; i < calls.size(); ++i) {
-        const int64_t *p = params[i].data();
-        std::string name = prefix + ", call #" + std::to_string(i) + " (" +
-                           library->implementations()[i] + ")";
-        std::mt19937_64 rng(23 + i);
-        size_t batch = size_t(p[0]), M = size_t(p[1]), N = size_t(p[2]), K = size_t(p[3]);
-        std::vector<float> a = randomVector(batch * M * K, rng),
-                           b = randomVector(batch * K * N, rng),
-                           c = randomVector(batch * M * N, rng), none;
-        expectSixteenBitCall(*library, i, name, a, b, c, dtype, dtype, route,
-                             [&](const std::vector<float> &ra, const std::vector<float> &rb,
-                                 const std::vector<float> &rc) {
-                               return tcc::testing::matmulReference(params[i], ra, rb, rc, none,
-                                                                    none);
-                             });
-      }
+      for (size_t i = 0; i < calls.size(); ++i)
+        expectMatmulCall(*library, i,
+                         prefix + ", call #" + std::to_string(i) + " (" +
+                             library->implementations()[i] + ")",
+                         params[i], dtype, dtype, route, 23 + i);
     }
   // Malformed: heads that do not divide the batch, unknown bits, an epilogue.
   std::vector<int64_t> bad = {6, 5, 7, 9, 0, 0, 0, 0, 0, 0, 4, 1};
@@ -347,21 +353,10 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
         library->setScratchpad(scratch.data());
         const std::string prefix = (route == SixteenBitCalls::Native ? "native " : "widened ");
         for (size_t i = 0; i < calls.size(); ++i) {
-          const int64_t *p = params[i].data();
           std::string name = prefix + (dtype == TCC_DTYPE_BF16 ? "bf16" : "f16") + " -> " +
                              (cDtype == TCC_DTYPE_F32 ? "f32" : "16-bit") + ", call #" +
                              std::to_string(i) + " (" + library->implementations()[i] + ")";
-          std::mt19937_64 rng(11 + i);
-          size_t batch = size_t(p[0]), M = size_t(p[1]), N = size_t(p[2]), K = size_t(p[3]);
-          std::vector<float> a = randomVector(batch * M * K, rng),
-                             b = randomVector(batch * K * N, rng),
-                             c = randomVector(batch * M * N, rng), none;
-          expectSixteenBitCall(*library, i, name, a, b, c, dtype, cDtype, route,
-                               [&](const std::vector<float> &ra, const std::vector<float> &rb,
-                                   const std::vector<float> &rc) {
-                                 return tcc::testing::matmulReference(params[i], ra, rb, rc, none,
-                                                                      none);
-                               });
+          expectMatmulCall(*library, i, name, params[i], dtype, cDtype, route, 11 + i);
         }
       }
 }
