@@ -402,31 +402,23 @@ struct PrepareLinalgPass
       fns.push_back(fn);
     else
       getOperation()->walk([&](func::FuncOp fn) { fns.push_back(fn); });
-    for (func::FuncOp fn : fns)
+    for (func::FuncOp fn : fns) {
       for (bool changed = true; changed;) {
         changed = false;
         if (failed(splitSlicedResults(fn, changed)))
           return signalPassFailure();
-        // A split op's operands: a slice of all of a tensor is the tensor
-        // (the product's left operand), a slice of an empty tensor an empty
-        // tensor of its own (else one buffer would hold all the parts).
-        fn.walk([&](tensor::ExtractSliceOp slice) {
-          if (slice.getSourceType() == slice.getResultType() && slice.hasUnitStride() &&
-              slice.getOffsets().empty() &&
-              llvm::all_of(slice.getStaticOffsets(), [](int64_t o) { return o == 0; })) {
-            rewriter.replaceOp(slice, slice.getSource());
-            return;
-          }
-          auto empty = slice.getSource().getDefiningOp<tensor::EmptyOp>();
-          if (!empty || !slice.getResultType().hasStaticShape())
-            return;
-          rewriter.setInsertionPoint(slice);
-          rewriter.replaceOpWithNewOp<tensor::EmptyOp>(slice, slice.getResultType().getShape(),
-                                                       slice.getResultType().getElementType());
-          if (empty->use_empty())
-            rewriter.eraseOp(empty);
-        });
       }
+      // The split ops' operands: a slice of all of a tensor folds to the
+      // tensor (the product's left operand), a slice of an empty tensor to
+      // an empty tensor of its own (upstream's patterns; else one buffer
+      // would hold all the parts).
+      SmallVector<Operation *> slices;
+      fn.walk([&](tensor::ExtractSliceOp slice) { slices.push_back(slice); });
+      RewritePatternSet folds(&getContext());
+      tensor::populateFoldTensorEmptyPatterns(folds);
+      if (failed(applyOpPatternsGreedily(slices, std::move(folds))))
+        return signalPassFailure();
+    }
   }
 };
 
