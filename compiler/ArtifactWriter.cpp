@@ -698,7 +698,7 @@ LogicalResult buildDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEnt
   for (auto [variant, fns] : llvm::zip(options.variants, variantWrappers)) {
     SmallVector<llvm::Constant *> fnRows(fns.begin(), fns.end());
     variantRows.push_back(llvm::ConstantStruct::get(
-        types->cpuVariant, {d.string(variant.cpu.name), d.string(variant.cpu.recorded),
+        types->cpuVariant, {d.string(variant.cpu.variant()), d.string(variant.cpu.recorded),
                             constantTable(m, ptr, fnRows, ".tcc.variant_entries")}));
   }
   llvm::Constant *variants = variantRows.empty()
@@ -819,8 +819,8 @@ void internalizeFunctions(llvm::Module &m, const TargetCpu &cpu) {
   }
 }
 
-/// What a variant's functions are renamed with: ".x86-64-v4".
-std::string variantSuffix(const TargetCpu &cpu) { return "." + cpu.name; }
+/// What a variant's functions are renamed with: ".x86-64-v4-bf16".
+std::string variantSuffix(const TargetCpu &cpu) { return "." + cpu.variant(); }
 
 /// Whether two modules' tables (library calls, collectives, metadata) are
 /// the same: a variant's code calls the runtime by the rows of the
@@ -848,11 +848,12 @@ LogicalResult linkVariants(Location loc, llvm::Module &m, const ModuleTables &ta
       return failure();
     if (!sameTables(tables, *own))
       return emitError(loc, "internal error: the ")
-             << variant.cpu.name
+             << variant.cpu.variant()
              << " variant has other library calls, collectives or metadata than the artifact";
     std::unique_ptr<llvm::Module> vm = translateToLLVMIR(variant.module, m.getContext(), options);
     if (!vm)
-      return emitError(loc, "cannot translate the ") << variant.cpu.name << " variant to LLVM IR";
+      return emitError(loc, "cannot translate the ")
+             << variant.cpu.variant() << " variant to LLVM IR";
     vm->setTargetTriple(m.getTargetTriple());
     vm->setDataLayout(m.getDataLayout());
     // Renamed while still external, so that the linker takes them all,
@@ -873,7 +874,7 @@ LogicalResult linkVariants(Location loc, llvm::Module &m, const ModuleTables &ta
     }
     if (llvm::Linker::linkModules(m, std::move(vm)))
       return emitError(loc, "internal error: cannot link the ")
-             << variant.cpu.name << " variant into the artifact";
+             << variant.cpu.variant() << " variant into the artifact";
     for (const std::string &name : names)
       if (llvm::Function *f = m.getFunction(name))
         f->setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -902,7 +903,7 @@ LogicalResult addDescriptor(Location loc, llvm::Module &m, ArrayRef<PlannedEntry
     for (const PlannedEntry &e : entries) {
       llvm::Function *lowered = m.getFunction(e.function + suffix);
       if (!lowered || lowered->arg_size() != 11)
-        return emitError(loc, "entry '") << e.name << "': its " << variant.cpu.name
+        return emitError(loc, "entry '") << e.name << "': its " << variant.cpu.variant()
                                          << " variant is missing";
       fns.push_back(buildWrapper(m, e, lowered, suffix));
     }

@@ -348,6 +348,7 @@ tcc::CpuPipelineOptions tcc::Compilation::cpuOptions() const {
   cpu.device = device;
   cpu.tf32 = training.precision == tcc::Precision::TF32;
   cpu.vectorBits = targetCpu.vectorBits;
+  cpu.nativeBF16Rounding = targetCpu.roundsBF16();
   return cpu;
 }
 
@@ -375,8 +376,9 @@ LogicalResult tcc::Compilation::lowerPlanned() {
       OwningOpRef<ModuleOp> copy(module->clone());
       tcc::CpuPipelineOptions variantOptions = cpu;
       variantOptions.vectorBits = variant.vectorBits;
+      variantOptions.nativeBF16Rounding = variant.roundsBF16();
       if (failed(runStage(
-              "to the LLVM dialect (" + variant.name + ")",
+              "to the LLVM dialect (" + variant.variant() + ")",
               [&](OpPassManager &pm) { tcc::buildCpuLowerToLLVMPipeline(pm, variantOptions); },
               *copy)))
         return failure();

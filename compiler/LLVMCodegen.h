@@ -66,11 +66,22 @@ struct TargetCpu {
   /// 512 where the CPU has AVX-512 and LLVM's tuning for it does not prefer
   /// 256-bit vectors (znver4; not Intel's AVX-512 CPUs), else 256.
   int64_t vectorBits = 256;
+  /// A code variant's name in the artifact (its functions' suffix, the
+  /// value of TCC_CPU_VARIANT that picks it) where it is not `name`.
+  std::string variantName;
+
+  /// The name the artifact gives this CPU's code variant.
+  const std::string &variant() const { return variantName.empty() ? name : variantName; }
+  /// Whether the CPU rounds f32 to bf16 itself (AVX512-BF16's
+  /// vcvtneps2bf16), so that generated code converts with it.
+  bool roundsBF16() const;
 };
 
 /// The code variants an artifact for BASE holds besides BASE's own code,
-/// best first: for x86-64-v3 (the portable default), x86-64-v4 (AVX-512)
-/// with 512-bit vectors; none for any other CPU (docs/precision.md).
+/// best first: for x86-64-v3 (the portable default), x86-64-v4 with
+/// AVX512-BF16 ("x86-64-v4-bf16": bf16 rounding by the instruction) and
+/// x86-64-v4 (AVX-512), both with 512-bit vectors; none for any other CPU
+/// (docs/precision.md).
 std::vector<TargetCpu> cpuVariantsOf(const TargetCpu &base);
 
 /// The function attribute that marks a variant's functions in the
@@ -80,8 +91,10 @@ inline constexpr const char *kVariantAttr = "tcc-cpu-variant";
 /// Resolves --cpu=NAME: "x86-64-v3" (the default: AVX2, FMA), "native" (the
 /// host's CPU and features), or any CPU LLVM's x86 target knows
 /// ("x86-64-v4", "skylake-avx512", "znver4", ...). Null and ERROR set for a
-/// name LLVM does not know.
-std::optional<TargetCpu> resolveTargetCpu(llvm::StringRef name, std::string &error);
+/// name LLVM does not know. FEATURES, LLVM's "+f,-g" string, adds to the
+/// CPU's own.
+std::optional<TargetCpu> resolveTargetCpu(llvm::StringRef name, std::string &error,
+                                          llvm::StringRef features = "");
 
 /// LLVM's default pipeline at LEVEL over M.
 void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm,

@@ -141,20 +141,25 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
     os << "  the runtime decides each call again on the CPU that runs the artifact "
           "(oneDNN's instruction set; TCC_SIXTEEN_BIT_CALLS=native or widened overrides)\n";
     bool avx512 = hasAvx512(target);
-    // bf16 conversions are integer arithmetic whatever the target
-    // (tcc-expand-arith; AVX512-BF16's vcvtneps2bf16 was measured no faster,
-    // docs/precision.md).
-    os << "16-bit elementwise ops: f32 arithmetic between conversions (bf16 as integer "
-          "arithmetic, f16 with F16C), "
+    // bf16 rounding by AVX512-BF16's instruction where --cpu has it, else
+    // integer arithmetic (tcc-expand-arith, docs/precision.md).
+    auto rounding = [](bool instruction) {
+      return instruction ? "bf16 rounded by AVX512-BF16's vcvtneps2bf16"
+                         : "bf16 as integer arithmetic";
+    };
+    os << "16-bit elementwise ops: f32 arithmetic between conversions ("
+       << rounding(target.count("avx512bf16")) << ", f16 with F16C), "
        << (avx512 ? "AVX-512 vectors: a CPU with the features of --cpu"
                   : "AVX2 vectors: any x86-64-v3 CPU")
        << "\n";
     for (const TargetCpu &variant : variants)
-      os << "  compiled again for " << variant.name << " (AVX-512, " << variant.vectorBits
-         << "-bit vectors): the code the runtime runs on a CPU that has its features ("
+      os << "  compiled again for " << variant.variant() << " (AVX-512, " << variant.vectorBits
+         << "-bit vectors, " << rounding(variant.roundsBF16())
+         << "): the code the runtime runs on a CPU that has its features, the first such "
+            "variant ("
          << (tcc::rt::checkCpuFeatures(variant.recorded, host).empty() ? "this CPU does"
                                                                         : "this CPU does not")
-         << "; TCC_CPU_VARIANT=base runs the other)\n";
+         << "; TCC_CPU_VARIANT=NAME or base picks one)\n";
     if (variants.empty() && !avx512 && hasAvx512(host))
       os << "  this CPU has AVX-512: --cpu-variants (the default for a 16-bit step) or "
             "--cpu=native also compile the generated kernels for it (gpt4's bf16 step 4% "

@@ -889,7 +889,12 @@ def ExpandArithPass : Pass<"tcc-expand-arith"> {
     propagates, -0 < +0; exactly associative, so the vectorized reduction's
     result is bit for bit the sequential one), which LLVM vectorizes.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let options = [
+    Option<"nativeBF16Rounding", "native-bf16-rounding", "bool", "false",
+           "f32 -> bf16 truncations as llvm.fptrunc (the CPU's own rounding "
+           "instruction, AVX512-BF16's vcvtneps2bf16) instead of integer arithmetic">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 #endif // TCC_PASSES_TD

@@ -49,6 +49,9 @@ try:
     flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
     if all(f in flags for f in ("avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd")):
         config.available_features.add("avx512")
+        # AVX512-BF16 too: the x86-64-v4-bf16 code variant runs here.
+        if "avx512_bf16" in flags:
+            config.available_features.add("avx512bf16")
 except OSError:
     pass
 

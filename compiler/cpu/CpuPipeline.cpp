@@ -181,7 +181,8 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   OpPassManager &arithOps = pm.nest<func::FuncOp>();
   // bf16 conversions as integer arithmetic: LLVM would call libgcc's
   // __truncsfbf2, which Debian 12's libgcc lacks, and an artifact imports
-  // only libc/libm.
+  // only libc/libm; but on a CPU with AVX512-BF16 (nativeBF16Rounding) f32
+  // -> bf16 is LLVM's fptrunc, its vcvtneps2bf16.
   // 16-bit arithmetic (the precision policy's) as f32 arithmetic between
   // exact conversions: one rounding per op, as the 16-bit op would round.
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
@@ -190,7 +191,7 @@ void tcc::buildCpuLowerToLLVMPipeline(OpPassManager &pm,
   // Ceil / floor division and bf16 conversions expanded; maximumf and
   // minimumf kept for LLVM's llvm.maximum / llvm.minimum, which its loop
   // vectorizer reduces (a softmax's row maximum).
-  arithOps.addPass(tcc::createExpandArithPass());
+  arithOps.addPass(tcc::createExpandArithPass({options.nativeBF16Rounding}));
   arithOps.addPass(createConvertVectorToLLVMPass());
   arithOps.addPass(createArithToLLVMConversionPass());
   // Padding values of vector transfers (ub.poison) that outlining moved

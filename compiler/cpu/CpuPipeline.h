@@ -37,6 +37,8 @@ struct CpuPipelineOptions {
   /// The target CPU's vector width in bits: 256 for x86-64-v3 (AVX2), 512
   /// for a --cpu with AVX-512.
   int64_t vectorBits = 256;
+  /// The target CPU rounds f32 to bf16 itself (AVX512-BF16).
+  bool nativeBF16Rounding = false;
 };
 
 /// tcc dialect -> linalg on tensors, fused.
