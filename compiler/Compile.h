@@ -122,8 +122,9 @@ struct CompileOptions {
   /// CPU without the features it implies.
   std::string cpu = "x86-64-v3";
   /// A 16-bit training step for x86-64-v3 also holds its entry points
-  /// compiled for x86-64-v4 (AVX-512, 512-bit vectors), which the runtime
-  /// runs on CPUs that have it (`--cpu-variants`; docs/precision.md).
+  /// compiled for x86-64-v4 (AVX-512, 512-bit vectors) with and without
+  /// AVX512-BF16, which the runtime runs on CPUs that have them
+  /// (`--cpu-variants`; docs/precision.md).
   bool cpuVariants = true;
   /// f32 matmuls and convolutions as oneDNN calls (CPU) or cuBLASLt / cuDNN
   /// calls (CUDA); false: generated loops.

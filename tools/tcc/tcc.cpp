@@ -259,8 +259,9 @@ static cl::opt<std::string, true> cpuOpt(
 static cl::opt<bool, true> cpuVariantsOpt(
     "cpu-variants",
     cl::desc("A 16-bit (--precision=bf16|fp16) training step for x86-64-v3 also holds its code "
-             "compiled for x86-64-v4 (AVX-512), which the runtime runs on CPUs that have it "
-             "(default true; false: the x86-64-v3 code alone, compiled in less time)"),
+             "compiled for x86-64-v4 (AVX-512) with and without AVX512-BF16, which the runtime "
+             "runs on CPUs that have them (default true; false: the x86-64-v3 code alone, "
+             "compiled in less time)"),
     cl::location(options.cpuVariants), cl::cat(targetCategory));
 
 enum class CpuLibraryKind { OneDnn, None };
