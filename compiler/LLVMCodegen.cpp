@@ -436,17 +436,18 @@ std::optional<tcc::TargetCpu> tcc::resolveTargetCpu(StringRef name, std::string 
   if (name == cpu.name && features.empty())
     return cpu; // the default, without a target machine per compile
   cpu.name = name.str();
-  cpu.features = features.str();
+  std::vector<std::string> flags;
   if (name == "native") {
     // The host's name and, on top, its features as the OS reports them (a
     // VM may hide some that the name implies).
     cpu.name = sys::getHostCPUName().str();
-    std::vector<std::string> flags;
     for (const StringMapEntry<bool> &f : sys::getHostCPUFeatures())
       flags.push_back((f.getValue() ? "+" : "-") + f.getKey().str());
     llvm::sort(flags);
-    cpu.features = llvm::join(flags, ",");
   }
+  if (!features.empty())
+    flags.push_back(features.str());
+  cpu.features = llvm::join(flags, ",");
   // Checked on the generic CPU first: LLVM warns of an unknown name on
   // stderr when it makes a target machine for it.
   std::unique_ptr<TargetMachine> generic = createTargetMachine("x86-64", "", error);
