@@ -22,10 +22,12 @@ finite, the 16-bit run's mean of the last 10 losses below its first loss and
 within 5% of the fp32 run's, or, where PyTorch's own bf16 autocast run drifts
 further from its fp32 run (test/zoo/bf16.json: chaotic runs that memorize a
 few batches), within twice that drift. A chaotic model's drift depends on
-its rounding (one run's is a noisy measure): where bf16.json measured
-PyTorch from several starts (the weights and copies times (1 + 1e-7 z)),
-tcc trains from as many starts in both precisions, and the drift is the
-one between the means over the starts, on both sides. Prints
+its rounding (one run's is a noisy measure): a chaotic model (ref.json's
+loss horizon ends before its last step) trains from CHAOTIC_STARTS starts
+(the weights and copies times (1 + 1e-7 z)) in both precisions, and the
+drift is the one between the means over the starts; where bf16.json
+measured PyTorch from several starts, its drift is between its own means.
+Prints
   ZOO <name> <precision>: OK|FAIL lr <lr> drift <d> (bound <b>, PyTorch <p>[, <n> starts]) step <n> loss <got> fp32 <ref> compile <s> s step <ms> ms
 """
 import argparse
@@ -52,6 +54,11 @@ def run(cmd, what):
 
 
 PRECISION_TOLERANCE = 0.05  # a 16-bit run's late losses against fp32's
+# Starts of a chaotic model's 16-bit check. With 4, one harmless change of
+# summation order moved googlenet's drift 4.65% -> 5.05% and mobilenet_v2's
+# (1 start) 4.69% -> 5.11%, where 8 starts measured 1.96% -> 2.31% and
+# 2.66% -> 2.71% (docs/precision.md).
+CHAOTIC_STARTS = 8
 
 
 def load_bf16_reference():
@@ -84,9 +91,9 @@ def check_precision(args, ref, result):
     tcc's fp32 step, at ref.json's learning rate where PyTorch's fp32 run
     tracks float64 over all of them, else at a tenth of it (a chaotic run
     magnifies any rounding difference, 16-bit or not). A chaotic model
-    (bf16.json measured PyTorch from several starts) trains from as many
-    starts: its parameters, and copies of them times (1 + 1e-7 z), each in
-    both precisions; the drift is then between the means over the starts."""
+    trains from CHAOTIC_STARTS starts: its parameters, and copies of them
+    times (1 + 1e-7 z), each in both precisions; the drift is then between
+    the means over the starts."""
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     shutil.copyfile(os.path.join(args.model_dir, 'model.onnx'), os.path.join(work, 'model.onnx'))
@@ -98,8 +105,9 @@ def check_precision(args, ref, result):
     # PyTorch's own drift (test/zoo/bf16.json, make_bf16_reference.py):
     # a chaotic run drifts whatever rounds it.
     row = load_bf16_reference().get(ref['name'], {})
-    starts = len(row.get('fp32_last10_starts') or []) or 1
-    own = row.get('drift_starts') if starts > 1 else row.get('drift_last10')
+    torch_starts = len(row.get('fp32_last10_starts') or [])
+    own = row.get('drift_starts') if torch_starts > 1 else row.get('drift_last10')
+    starts = CHAOTIC_STARTS if ref.get('loss_horizon', steps) < steps else 1
     so32, _ = compile_model(args, ref, work, [], 'fp32')
     so16, result['compile_s'] = compile_model(args, ref, work, ['--precision=' + args.precision],
                                               args.precision)
