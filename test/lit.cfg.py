@@ -96,10 +96,10 @@ config.environment["TCC_POISON_ARENA"] = "1"
 config.environment["TCC_CACHE_DIR"] = os.path.join(config.tcc_obj_root, "test-cache")
 
 # Numeric integration tests (test/integration): %tcc_lower_to_llvm lowers tcc
-# through linalg and bufferization to the LLVM dialect for mlir-runner, and
+# through linalg and bufferization to the LLVM dialect for mlir-runner (with
+# every data gradient as a matmul and a gather: ..._gemm_data_gradients), and
 # %mlir_runner_libs names the runner utilities that print memrefs.
-config.substitutions.append(("%tcc_lower_to_llvm", " ".join([
-    "--tcc-lower-to-linalg",
+_lower_to_llvm = [
     "--one-shot-bufferize=bufferize-function-boundaries",
     "--buffer-deallocation-pipeline",
     # the clones that deallocation inserts (a function returning its argument)
@@ -119,7 +119,12 @@ config.substitutions.append(("%tcc_lower_to_llvm", " ".join([
     "--convert-cf-to-llvm",
     "--convert-func-to-llvm",
     "--reconcile-unrealized-casts",
-])))
+]
+# The longer name first: lit would replace its prefix.
+config.substitutions.append(("%tcc_lower_to_llvm_gemm_data_gradients", " ".join(
+    ["--tcc-lower-to-linalg=gemm-data-gradients=1"] + _lower_to_llvm)))
+config.substitutions.append(("%tcc_lower_to_llvm", " ".join(
+    ["--tcc-lower-to-linalg"] + _lower_to_llvm)))
 _llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
 config.substitutions.append(("%mlir_runner_libs", "-shared-libs=" + ",".join(
     os.path.join(_llvm_lib_dir, lib)

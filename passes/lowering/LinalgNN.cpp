@@ -399,9 +399,20 @@ constexpr int64_t kGemmFilterGradientPoints = 256;
 /// channels, summing over POINTS output points, is one GEMM
 /// (filterGradientAsGemm): one group, under kGemmFilterGradientPoints points
 /// and at most OUTCHANNELS of them (so that the GEMM's copies of the input's
-/// windows and of the gradient hold no more elements than the filter).
-bool isGemmFilterGradient(int64_t points, int64_t outChannels, int64_t groups) {
-  return groups == 1 && points < kGemmFilterGradientPoints && points <= outChannels;
+/// windows and of the gradient hold no more elements than the filter). Of
+/// SIXTEENBIT operands, up to kGemmFilterGradientPoints points whatever the
+/// channels: oneDNN 2.6's AMX filter-gradient kernel runs zoo resnet18's
+/// layer2 (4x4 maps, 256 points into 128 channels, where the windows' copy
+/// is twice the filter) no faster than its f32 one (0.23 ms per 3x3 filter
+/// at 2 threads), and the step goes 19.2 -> 18.5 ms with the GEMMs (Xeon
+/// with AMX, 2 threads, 2026-12-07); the f32 step is the same either way
+/// (26.3 vs 26.2 ms), so f32 keeps the rule it had.
+bool isGemmFilterGradient(int64_t points, int64_t outChannels, int64_t groups, bool sixteenBit) {
+  if (groups != 1)
+    return false;
+  if (sixteenBit)
+    return points <= kGemmFilterGradientPoints;
+  return points < kGemmFilterGradientPoints && points <= outChannels;
 }
 
 /// The output points of a convolution whose output (or output gradient) is
@@ -436,7 +447,8 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
   int64_t points = outputPoints(gType), window = xType.getDimSize(1);
   for (int64_t i = 0; i < sp; ++i)
     window *= outType.getDimSize(2 + i);
-  if (!isGemmFilterGradient(points, m, op.getGroup()))
+  Type elem = getElementTypeOrSelf(x.getType());
+  if (!isGemmFilterGradient(points, m, op.getGroup(), elem.isBF16() || elem.isF16()))
     return std::nullopt;
   MLIRContext *ctx = b.getContext();
   auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
@@ -464,6 +476,145 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
   Value rhs = reshapeTo(b, loc, cols, withShape(cols, {points, window}));
   Value sums = lowerMatmul(b, loc, lhs, rhs, RankedTensorType::get({m, window}, k.type));
   return reshapeTo(b, loc, sums, outType);
+}
+
+/// A data gradient (conv_transpose by the forward convolution's filter W
+/// [M, C, K...]: dX [N, C, P...] from dY [N, M, Q...]) whose forward summed
+/// over few output points (isGemmFilterGradient's rule on dY's N x Q...
+/// points and M channels) as one matmul and a gather:
+/// dcols [N x Q..., C x K...] = dY' [N x Q..., M] x W [M, C x K...], then
+/// dX [n, c, p...] = the sum over the taps k... of dcols [n, q..., c, k...]
+/// where q * stride + k * dilation - pad_low = p (col2im; a tap whose q is
+/// not a whole index inside dY adds nothing). dY' is dY with its channels
+/// last, W is read as it is (no flipped copy, no reorder into a library
+/// layout), and dcols holds no more elements than W. Why: on small maps
+/// oneDNN 2.6's AMX data-gradient kernels run far below its AMX GEMM rate
+/// (zoo resnet18's 3x3 convolutions on 2x2 maps: 0.2 ms per call plus 0.09
+/// ms to reorder W, where the 64 x 2304 x 256 GEMM takes 0.08 ms; Xeon with
+/// AMX, 2 threads), so 16-bit data gradients take this form
+/// (GemmDataGradient); f32 ones keep the call, which is no slower than an
+/// f32 GEMM there. Nullopt for the others.
+std::optional<Value> dataGradientAsGemm(OpBuilder &b, Location loc, ConvTransposeOp op, Value dy,
+                                        Value w, RankedTensorType outType, const ElemKind &k,
+                                        bool anySize) {
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  if (!dyType.hasStaticShape() || !wType.hasStaticShape() || !outType.hasStaticShape() ||
+      op.getGroup() != 1)
+    return std::nullopt;
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  ArrayRef<int64_t> padLow = op.getPadLow();
+  int64_t sp = strides.size(), n = dyType.getDimSize(0), m = dyType.getDimSize(1);
+  int64_t c = outType.getDimSize(1), points = outputPoints(dyType), window = c;
+  for (int64_t i = 0; i < sp; ++i)
+    window *= wType.getDimSize(2 + i);
+  // The f32 rule for 16-bit operands too: on 4x4 maps (256 points) the
+  // gather costs what the call saves.
+  if ((!anySize && !isGemmFilterGradient(points, m, 1, /*sixteenBit=*/false)) ||
+      wType.getDimSize(0) != m ||
+      wType.getDimSize(1) != c)
+    return std::nullopt;
+  MLIRContext *ctx = b.getContext();
+  auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
+  // dY': loops (n, q..., m) reading dY at (n, m, q...); with one point per
+  // image dY already is [N, M].
+  Value lhs = dy;
+  if (points != n) {
+    SmallVector<AffineExpr> exprs = {dim(0), dim(1 + sp)};
+    SmallVector<int64_t> shape = {n};
+    for (int64_t i = 0; i < sp; ++i) {
+      exprs.push_back(dim(1 + i));
+      shape.push_back(dyType.getDimSize(2 + i));
+    }
+    shape.push_back(m);
+    lhs = copyThroughMap(b, loc, dy, AffineMap::get(2 + sp, 0, exprs, ctx), shape);
+  }
+  lhs = reshapeTo(b, loc, lhs, withShape(lhs, {points, m}));
+  Value rhs = reshapeTo(b, loc, w, withShape(w, {m, window}));
+  Value sums = lowerMatmul(b, loc, lhs, rhs, RankedTensorType::get({points, window}, k.type));
+  // The taps each output point gathers: loops (n, c, p..., k...), the taps
+  // reductions; an empty [K...] tensor gives the tap loops their extents.
+  SmallVector<int64_t> colsShape = {n};
+  for (int64_t i = 0; i < sp; ++i)
+    colsShape.push_back(dyType.getDimSize(2 + i));
+  colsShape.push_back(c);
+  // With a stride s and no dilation, only the taps k = (p + pad_low) mod s
+  // + s * j reach a whole q: the tap loop runs over j, ceil(K / s) of them,
+  // instead of every tap with a remainder test.
+  SmallVector<int64_t> kernel, tapLoop;
+  SmallVector<bool> phased;
+  for (int64_t i = 0; i < sp; ++i) {
+    kernel.push_back(wType.getDimSize(2 + i));
+    phased.push_back(strides[i] > 1 && dilations[i] == 1 && padLow[i] >= 0);
+    tapLoop.push_back(phased.back() ? llvm::divideCeil(kernel.back(), strides[i])
+                                    : kernel.back());
+  }
+  llvm::append_range(colsShape, kernel);
+  Value cols = reshapeTo(b, loc, sums, RankedTensorType::get(colsShape, k.type));
+  int64_t numLoops = 2 + 2 * sp;
+  SmallVector<AffineExpr> tapExprs, outExprs = {dim(0), dim(1)};
+  for (int64_t i = 0; i < sp; ++i) {
+    outExprs.push_back(dim(2 + i));
+    tapExprs.push_back(dim(2 + sp + i));
+  }
+  Value taps = emptyTensor(b, loc, tapLoop, k.type);
+  Value init = filledTensor(b, loc, outType.getShape(), scalarConst(b, loc, k.type, 0));
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, tapExprs, ctx),
+                                 AffineMap::get(numLoops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iters = parallelIterators(numLoops);
+  for (int64_t i = 2 + sp; i < numLoops; ++i)
+    iters[i] = utils::IteratorType::reduction;
+  auto gather = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{taps}, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(nb, l, v); };
+        auto loop = [&](int64_t d) { return linalg::IndexOp::create(nb, l, d); };
+        Value inside = arith::ConstantIntOp::create(nb, l, 1, 1);
+        auto both = [&](Value cond) { inside = arith::AndIOp::create(nb, l, inside, cond); };
+        SmallVector<Value> at = {loop(0)}, tap;
+        for (int64_t i = 0; i < sp; ++i) {
+          // q * stride = p + pad_low - k * dilation.
+          Value pos = arith::AddIOp::create(nb, l, loop(2 + i), index(padLow[i]));
+          Value q, kk;
+          if (phased[i]) {
+            // k = pos mod s + s * j, q = pos div s - j (pos >= 0).
+            Value j = loop(2 + sp + i);
+            Value s = index(strides[i]);
+            Value phase = arith::RemUIOp::create(nb, l, pos, s);
+            Value skip = arith::MulIOp::create(nb, l, j, s);
+            kk = arith::AddIOp::create(nb, l, phase, skip);
+            Value base = arith::DivUIOp::create(nb, l, pos, s);
+            q = arith::SubIOp::create(nb, l, base, j);
+            both(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, kk, index(kernel[i])));
+          } else {
+            kk = loop(2 + sp + i);
+            Value reach = arith::MulIOp::create(nb, l, kk, index(dilations[i]));
+            Value t = arith::SubIOp::create(nb, l, pos, reach);
+            q = t;
+            if (strides[i] != 1) {
+              Value rem = arith::RemSIOp::create(nb, l, t, index(strides[i]));
+              both(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, rem, index(0)));
+              q = arith::DivSIOp::create(nb, l, t, index(strides[i]));
+            }
+          }
+          both(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, q, index(0)));
+          both(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, q,
+                                     index(dyType.getDimSize(2 + i))));
+          at.push_back(q);
+          tap.push_back(kk);
+        }
+        at.push_back(loop(1));
+        llvm::append_range(at, tap);
+        // Every index in range before the read; the value only where inside.
+        for (int64_t i = 0; i < sp; ++i) {
+          at[1 + i] = arith::SelectOp::create(nb, l, inside, at[1 + i], index(0));
+          at[2 + sp + i] = arith::SelectOp::create(nb, l, inside, at[2 + sp + i], index(0));
+        }
+        Value v = tensor::ExtractOp::create(nb, l, cols, at);
+        v = arith::SelectOp::create(nb, l, inside, v, scalarConst(nb, l, k.type, 0));
+        linalg::YieldOp::create(nb, l, addScalar(nb, l, k, args[1], v));
+      });
+  return gather.getResult(0);
 }
 
 /// conv_backward_filter -> a zero tensor.pad of the input, then one
@@ -568,7 +719,8 @@ LogicalResult fullFilterGradient(RewriterBase &rewriter, PadOp pad) {
   if (padLow[0] || padLow[1] || padHigh[0] || padHigh[1])
     return failure();
   int64_t spatial = x.getRank() - 2;
-  if (!isGemmFilterGradient(outputPoints(g), g.getDimSize(1), grad.getGroup()))
+  if (!isGemmFilterGradient(outputPoints(g), g.getDimSize(1), grad.getGroup(),
+                            /*sixteenBit=*/false))
     return failure();
   ArrayRef<int64_t> strides = grad.getStrides(), dilations = grad.getDilations();
   SmallVector<int64_t> kernel(grad.getKernel()), low(grad.getPadLow()), high(grad.getPadHigh());
@@ -637,6 +789,42 @@ struct SixteenBitConv : OpConversionPattern<OpTy> {
     rewriter.replaceOpWithNewOp<CastOp>(op, type, sums);
     return success();
   }
+};
+
+/// A conv_transpose with few points (dataGradientAsGemm): one of 16-bit
+/// operands of its own type as f32 sums of the operands as they are,
+/// rounded once to the op's type (SixteenBitConv's numbers; before it, by
+/// its benefit); with ANYTYPE (tests: the float64 gradient checks) every
+/// one-group float one of static shape, of any type and size, summed in its
+/// type.
+struct GemmDataGradient : OpConversionPattern<ConvTransposeOp> {
+  GemmDataGradient(const TypeConverter &tc, MLIRContext *ctx, bool anyType)
+      : OpConversionPattern(tc, ctx, /*benefit=*/4), anyType(anyType) {}
+  LogicalResult
+  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elem = type.getElementType();
+    bool sixteen = elem.isBF16() || elem.isF16();
+    if (!sixteen && !(anyType && isa<FloatType>(elem)))
+      return failure();
+    for (Value v : adaptor.getOperands())
+      if (cast<RankedTensorType>(v.getType()).getElementType() != elem)
+        return failure();
+    auto sumsType = sixteen ? type.clone(rewriter.getF32Type()) : type;
+    std::optional<Value> sums =
+        dataGradientAsGemm(rewriter, op.getLoc(), op, adaptor.getInput(), adaptor.getFilter(),
+                           sumsType, elemKind(sumsType), anyType);
+    if (!sums)
+      return failure();
+    if (sixteen)
+      rewriter.replaceOpWithNewOp<CastOp>(op, type, *sums);
+    else
+      rewriter.replaceOp(op, *sums);
+    return success();
+  }
+
+  bool anyType;
 };
 
 //===----------------------------------------------------------------------===//
@@ -864,7 +1052,10 @@ struct WidenSixteenBitProduct : OpConversionPattern<OpTy> {
 } // namespace
 
 void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc, RewritePatternSet &patterns,
-                                             bool sixteenBitMatmuls, bool sixteenBitConvs) {
+                                             bool sixteenBitMatmuls, bool sixteenBitConvs,
+                                             bool gemmDataGradients) {
+  if (sixteenBitConvs || gemmDataGradients)
+    patterns.add<GemmDataGradient>(tc, patterns.getContext(), gemmDataGradients);
   if (sixteenBitMatmuls)
     patterns.add<SixteenBitMatmul>(tc, patterns.getContext());
   if (sixteenBitConvs)

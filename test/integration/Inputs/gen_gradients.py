@@ -498,6 +498,12 @@ def main():
         '// RUN: tcc-opt %s --tcc-autodiff %tcc_lower_to_llvm \\',
         '// RUN: | mlir-runner -e main -entry-point-result=void %mlir_runner_libs \\',
         '// RUN: | FileCheck %s',
+        '//',
+        '// Once more with every data gradient (conv_transpose) as a matmul and a',
+        '// gather (LinalgNN.cpp\'s dataGradientAsGemm), whatever its type and size:',
+        '// RUN: tcc-opt %s --tcc-autodiff %tcc_lower_to_llvm_gemm_data_gradients \\',
+        '// RUN: | mlir-runner -e main -entry-point-result=void %mlir_runner_libs \\',
+        '// RUN: | FileCheck %s',
         '',
     ]
     names = []

@@ -436,8 +436,10 @@ func.func @full_filter_gradient(%x: tensor<2x3x1x1xf32>, %g: tensor<2x8x1x1xf32>
 // (f32 convolutions, one rounding), and with sixteen-bit-convs (the CPU
 // pipeline) read the bf16 operands as they are into f32 sums: the padding
 // is a bf16 zero, the named convolution converts its bf16 operands to the
-// f32 output, the filter gradient's generic widens each operand before the
-// product; then one rounding.
+// f32 output, the filter gradient over 18 points is a matmul of its bf16
+// copies into f32 sums (16-bit filter gradients over at most 256 points);
+// then one rounding. Over 289 points the filter gradient's generic widens
+// each operand before the product.
 // CHECK-LABEL: func.func @conv_bf16
 //       CHECK:   arith.extf %{{.*}} : bf16 to f32
 //       CHECK:   linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x7x7xf32>, tensor<4x3x3x3xf32>)
@@ -450,15 +452,54 @@ func.func @full_filter_gradient(%x: tensor<2x3x1x1xf32>, %g: tensor<2x8x1x1xf32>
 //       CONV16:     arith.truncf %{{.*}} : f32 to bf16
 //       CONV16:   %[[DX:.+]] = linalg.conv_2d_nchw_fchw {{.*}}tcc.conv_backward{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4x{{[0-9]+}}x{{[0-9]+}}xbf16>, tensor<3x4x3x3xbf16>) outs(%{{.*}} : tensor<2x3x5x5xf32>)
 //       CONV16:   arith.truncf
-//       CONV16:   linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x7x7xbf16>, tensor<2x4x3x3xbf16>) outs(%{{.*}} : tensor<4x3x3x3xf32>)
+//       CONV16:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x18xbf16>, tensor<18x27xbf16>) outs(%{{.*}} : tensor<4x27xf32>)
+//       CONV16:   arith.truncf
+//       CONV16:   linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x17x17xbf16>, tensor<1x2x17x17xbf16>) outs(%{{.*}} : tensor<2x1x1x1xf32>)
 //       CONV16:     arith.extf %{{.*}} : bf16 to f32
 //       CONV16:     arith.extf %{{.*}} : bf16 to f32
 //       CONV16:     arith.mulf %{{.*}}, %{{.*}} : f32
 //       CONV16:   arith.truncf
-func.func @conv_bf16(%x: tensor<2x3x5x5xbf16>, %w: tensor<4x3x3x3xbf16>, %g: tensor<2x4x3x3xbf16>)
-    -> (tensor<2x4x3x3xbf16>, tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>) {
+func.func @conv_bf16(%x: tensor<2x3x5x5xbf16>, %w: tensor<4x3x3x3xbf16>, %g: tensor<2x4x3x3xbf16>,
+                     %x2: tensor<1x1x17x17xbf16>, %g2: tensor<1x2x17x17xbf16>)
+    -> (tensor<2x4x3x3xbf16>, tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>, tensor<2x1x1x1xbf16>) {
   %y = tcc.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x4x3x3xbf16>
   %dx = tcc.conv_transpose %g, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x4x3x3xbf16>, tensor<4x3x3x3xbf16>) -> tensor<2x3x5x5xbf16>
   %dw = tcc.conv_backward_filter %x, %g {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x5x5xbf16>, tensor<2x4x3x3xbf16>) -> tensor<4x3x3x3xbf16>
-  return %y, %dx, %dw : tensor<2x4x3x3xbf16>, tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>
+  %dw2 = tcc.conv_backward_filter %x2, %g2 {kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<1x1x17x17xbf16>, tensor<1x2x17x17xbf16>) -> tensor<2x1x1x1xbf16>
+  return %y, %dx, %dw, %dw2 : tensor<2x4x3x3xbf16>, tensor<2x3x5x5xbf16>, tensor<4x3x3x3xbf16>, tensor<2x1x1x1xbf16>
+}
+
+// -----
+
+// Tests that with sixteen-bit-convs a bf16 data gradient over few points
+// (N x OH x OW = 8, no more than its 8 channels) is one matmul and a gather:
+// dY with its channels last [8, 8] times W as it is [8, 3 x 3 x 3] into f32
+// sums, then each output point sums the taps k whose q = (p + 1 - k) / 2 is
+// a whole index inside dY (the stride-2 taps k = (p + 1) mod 2 + 2 j, two
+// of them per dimension), then one rounding; no flipped filter, no library
+// marker. An f32 one stays a convolution call, and so does a bf16 one
+// without sixteen-bit-convs (widened).
+// CONV16-LABEL: func.func @data_gradient_gemm
+//       CONV16:   %[[T:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x8x2x2xbf16>) outs(%{{.+}} : tensor<2x2x2x8xbf16>)
+//       CONV16:   %[[A:.+]] = tensor.collapse_shape %[[T]] {{.*}} into tensor<8x8xbf16>
+//       CONV16:   %[[B:.+]] = tensor.collapse_shape %arg1 {{.*}} into tensor<8x27xbf16>
+//       CONV16:   %[[M:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<8x8xbf16>, tensor<8x27xbf16>) outs(%{{.+}} : tensor<8x27xf32>)
+//       CONV16:   %[[C:.+]] = tensor.expand_shape %[[M]] {{.*}} into tensor<2x2x2x3x3x3xf32>
+//       CONV16:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}} : tensor<2x2xf32>) outs(%{{.+}} : tensor<2x3x4x4xf32>)
+//       CONV16:     arith.remui
+//       CONV16:     arith.divui
+//       CONV16:     tensor.extract %[[C]]
+//       CONV16:   arith.truncf %{{.*}} : f32 to bf16
+//   CONV16-NOT:   tcc.conv_backward
+//       CONV16:   linalg.conv_2d_nchw_fchw {{.*}}tcc.conv_backward{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x{{[0-9]+}}x{{[0-9]+}}xf32>, tensor<3x8x3x3xf32>)
+// CHECK-LABEL: func.func @data_gradient_gemm
+//   CHECK-NOT:   linalg.matmul
+//       CHECK:   linalg.conv_2d_nchw_fchw {{.*}}tcc.conv_backward{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x{{[0-9]+}}x{{[0-9]+}}xf32>, tensor<3x8x3x3xf32>)
+//       CHECK:   linalg.conv_2d_nchw_fchw {{.*}}tcc.conv_backward{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x{{[0-9]+}}x{{[0-9]+}}xf32>, tensor<3x8x3x3xf32>)
+func.func @data_gradient_gemm(%g: tensor<2x8x2x2xbf16>, %w: tensor<8x3x3x3xbf16>,
+                              %g2: tensor<2x8x2x2xf32>, %w2: tensor<8x3x3x3xf32>)
+    -> (tensor<2x3x4x4xbf16>, tensor<2x3x4x4xf32>) {
+  %0 = tcc.conv_transpose %g, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x8x2x2xbf16>, tensor<8x3x3x3xbf16>) -> tensor<2x3x4x4xbf16>
+  %1 = tcc.conv_transpose %g2, %w2 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x8x2x2xf32>, tensor<8x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+  return %0, %1 : tensor<2x3x4x4xbf16>, tensor<2x3x4x4xf32>
 }
