@@ -272,9 +272,11 @@ def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
     `sixteen-bit-convs` a convolution, a conv_transpose (a data gradient)
     and a conv_backward_filter do the same: their linalg ops read the 16-bit
     operands into f32 sums (oneDNN's bf16 convolutions; the CPU pipeline
-    sets it, CUDA artifacts keep cuDNN f32 calls on widened operands), and
-    a 16-bit data gradient over few points (a CNN's deep layers on small
-    images) is one matmul and a gather instead of a convolution call.
+    sets it, CUDA artifacts keep cuDNN f32 calls on widened operands). With
+    `few-point-gemms` (the CPU pipeline) a convolution over few output points
+    (a CNN's deep layers on small images) is one matmul of its input's
+    windows, and its data gradient one matmul and a gather, instead of
+    convolution calls.
   }];
   let options = [
     Option<"sixteenBitMatmuls", "sixteen-bit-matmuls", "bool", /*default=*/"false",
@@ -282,9 +284,12 @@ def LowerToLinalgPass : Pass<"tcc-lower-to-linalg"> {
     Option<"sixteenBitConvs", "sixteen-bit-convs", "bool", /*default=*/"false",
            "bf16 / f16 convolutions and their gradients read their 16-bit operands into "
            "f32 sums (no widened copies)">,
-    Option<"gemmDataGradients", "gemm-data-gradients", "bool", /*default=*/"false",
-           "every one-group float data gradient as a matmul and a gather, whatever its type "
-           "and size, not only the 16-bit ones over few points of sixteen-bit-convs (tests)">
+    Option<"fewPointGemms", "few-point-gemms", "bool", /*default=*/"false",
+           "a one-group float convolution over few output points as a matmul of its "
+           "input's windows, its data gradient as a matmul and a gather">,
+    Option<"gemmConvolutions", "gemm-convolutions", "bool", /*default=*/"false",
+           "every one-group float convolution and data gradient as a matmul (and a "
+           "gather), whatever its size (tests)">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

@@ -97,7 +97,7 @@ config.environment["TCC_CACHE_DIR"] = os.path.join(config.tcc_obj_root, "test-ca
 
 # Numeric integration tests (test/integration): %tcc_lower_to_llvm lowers tcc
 # through linalg and bufferization to the LLVM dialect for mlir-runner (with
-# every data gradient as a matmul and a gather: ..._gemm_data_gradients), and
+# every convolution and data gradient as a matmul: ..._gemm_convolutions), and
 # %mlir_runner_libs names the runner utilities that print memrefs.
 _lower_to_llvm = [
     "--one-shot-bufferize=bufferize-function-boundaries",
@@ -121,8 +121,8 @@ _lower_to_llvm = [
     "--reconcile-unrealized-casts",
 ]
 # The longer name first: lit would replace its prefix.
-config.substitutions.append(("%tcc_lower_to_llvm_gemm_data_gradients", " ".join(
-    ["--tcc-lower-to-linalg=gemm-data-gradients=1"] + _lower_to_llvm)))
+config.substitutions.append(("%tcc_lower_to_llvm_gemm_convolutions", " ".join(
+    ["--tcc-lower-to-linalg=gemm-convolutions=1"] + _lower_to_llvm)))
 config.substitutions.append(("%tcc_lower_to_llvm", " ".join(
     ["--tcc-lower-to-linalg"] + _lower_to_llvm)))
 _llvm_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")

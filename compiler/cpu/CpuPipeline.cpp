@@ -31,6 +31,10 @@ void tcc::buildCpuLinalgPipeline(OpPassManager &pm, const CpuPipelineOptions &op
   tcc::LowerToLinalgPassOptions lower;
   lower.sixteenBitMatmuls = true;
   lower.sixteenBitConvs = !options.device;
+  // Convolutions over few output points (a CNN's deep layers on small
+  // images) and their data gradients as GEMMs on the CPU; device artifacts
+  // keep their cuDNN calls.
+  lower.fewPointGemms = !options.device;
   pm.addPass(tcc::createLowerToLinalgPass(lower));
   // Per function: the entry points (train_step, eval_step, infer) in
   // parallel.

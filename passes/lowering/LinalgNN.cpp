@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/lowering/ConvBackward.h"
+#include "passes/lowering/MatmulMaps.h"
 #include "passes/lowering/Patterns.h"
 
 #include "runtime/include/tcc/abi.h"
@@ -424,6 +425,28 @@ int64_t outputPoints(RankedTensorType y) {
   return points;
 }
 
+/// The windows of the zero-padded input XP [N, C, P...] that a
+/// convolution's output points [N, M, O...] read (im2col): [N, O..., C,
+/// K...], read at (n, c, o * stride + k * dilation).
+Value windowsOf(OpBuilder &b, Location loc, Value xp, ArrayRef<int64_t> outSpatial,
+                ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> dilations) {
+  MLIRContext *ctx = b.getContext();
+  auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
+  auto xType = cast<RankedTensorType>(xp.getType());
+  int64_t sp = strides.size();
+  // Loops (n, o..., c, k...), all parallel.
+  SmallVector<AffineExpr> xExprs = {dim(0), dim(1 + sp)};
+  SmallVector<int64_t> shape = {xType.getDimSize(0)};
+  for (int64_t i = 0; i < sp; ++i) {
+    xExprs.push_back(dim(1 + i) * strides[i] + dim(2 + sp + i) * dilations[i]);
+    shape.push_back(outSpatial[i]);
+  }
+  shape.push_back(xType.getDimSize(1));
+  llvm::append_range(shape, kernel);
+  return copyThroughMap(b, loc, xp, AffineMap::get(2 + 2 * sp, 0, xExprs, ctx), shape);
+}
+
 /// A filter gradient that sums over few output points
 /// (isGemmFilterGradient) as one matmul:
 /// dW [M, C x K...] = dY' [M, N x O...] x cols [N x O..., C x K...], where
@@ -452,18 +475,8 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
     return std::nullopt;
   MLIRContext *ctx = b.getContext();
   auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
-  // cols: loops (n, o..., c, k...), all parallel.
-  int64_t colLoops = 2 + 2 * sp;
-  SmallVector<AffineExpr> xExprs = {dim(0), dim(1 + sp)};
-  SmallVector<int64_t> colShape = {n};
-  for (int64_t i = 0; i < sp; ++i) {
-    xExprs.push_back(dim(1 + i) * strides[i] + dim(2 + sp + i) * dilations[i]);
-    colShape.push_back(gType.getDimSize(2 + i));
-  }
-  colShape.push_back(xType.getDimSize(1));
-  for (int64_t i = 0; i < sp; ++i)
-    colShape.push_back(outType.getDimSize(2 + i));
-  Value cols = copyThroughMap(b, loc, x, AffineMap::get(colLoops, 0, xExprs, ctx), colShape);
+  Value cols = windowsOf(b, loc, x, gType.getShape().drop_front(2),
+                         outType.getShape().drop_front(2), strides, dilations);
   // dY': loops (m, n, o...) reading dY at (n, m, o...).
   SmallVector<AffineExpr> gExprs = {dim(1), dim(0)};
   SmallVector<int64_t> gtShape = {m, n};
@@ -476,6 +489,60 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
   Value rhs = reshapeTo(b, loc, cols, withShape(cols, {points, window}));
   Value sums = lowerMatmul(b, loc, lhs, rhs, RankedTensorType::get({m, window}, k.type));
   return reshapeTo(b, loc, sums, outType);
+}
+
+/// A convolution over few output points (isGemmFilterGradient's f32 rule on
+/// its N x O... points and M output channels, one group) as one matmul:
+/// Y' [N x O..., M] = cols [N x O..., C x K...] x W^T, cols the windows of
+/// the zero-padded input (windowsOf), W [M, C x K...] read as it is (the
+/// matmul's B transposed); Y is Y' with its channels moved first (a
+/// reshape where each image has one point). No reorder of W into the
+/// library's layout. Why: oneDNN 2.6's forward kernels run 2x2 and 1x1
+/// maps far below its GEMM rate, and a filter outside tcc-filter-layouts'
+/// sets (its gradient a GEMM) was reordered into their layout every step
+/// (zoo resnet18's layer3 in bf16: 0.2 ms per AMX call plus 0.22 ms for the
+/// filter's reorder; Xeon with AMX, 2 threads); with its data gradient in
+/// the same form (the same points, dataGradientAsGemm) no call reads the
+/// filter at all. docs/cpu-codegen.md has the numbers. Nullopt for the
+/// others; with ANYSIZE every one-group convolution of static shape (tests).
+std::optional<Value> convolutionAsGemm(OpBuilder &b, Location loc, ConvOp op, Value x, Value w,
+                                       RankedTensorType outType, const ElemKind &k,
+                                       bool anySize) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  if (!xType.hasStaticShape() || !wType.hasStaticShape() || !outType.hasStaticShape() ||
+      op.getGroup() != 1)
+    return std::nullopt;
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  int64_t sp = strides.size(), n = outType.getDimSize(0), m = outType.getDimSize(1);
+  int64_t points = outputPoints(outType), window = xType.getDimSize(1);
+  for (int64_t i = 0; i < sp; ++i)
+    window *= wType.getDimSize(2 + i);
+  if (!anySize && !isGemmFilterGradient(points, m, 1, /*sixteenBit=*/false))
+    return std::nullopt;
+  Value xp = padSpatial(b, loc, x, op.getPadLow(), op.getPadHigh(), zeroOf(b, loc, x));
+  Value cols = windowsOf(b, loc, xp, outType.getShape().drop_front(2),
+                         wType.getShape().drop_front(2), strides, dilations);
+  Value lhs = reshapeTo(b, loc, cols, withShape(cols, {points, window}));
+  Value rhs = reshapeTo(b, loc, w, withShape(w, {m, window}));
+  Value init = filledTensor(b, loc, {points, m}, scalarConst(b, loc, k.type, 0));
+  Value sums = linalg::MatmulOp::create(
+                   b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
+                   {b.getNamedAttr("indexing_maps", tcc::matmulMaps(b, false, true))})
+                   ->getResult(0);
+  SmallVector<int64_t> lastShape = {n};
+  llvm::append_range(lastShape, outType.getShape().drop_front(2));
+  lastShape.push_back(m);
+  Value last = reshapeTo(b, loc, sums, RankedTensorType::get(lastShape, k.type));
+  if (points == n)
+    return reshapeTo(b, loc, last, outType);
+  // Loops (n, m, o...) reading Y' at (n, o..., m).
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> exprs = {getAffineDimExpr(0, ctx)};
+  for (int64_t i = 0; i < sp; ++i)
+    exprs.push_back(getAffineDimExpr(unsigned(2 + i), ctx));
+  exprs.push_back(getAffineDimExpr(1, ctx));
+  return copyThroughMap(b, loc, last, AffineMap::get(2 + sp, 0, exprs, ctx), outType.getShape());
 }
 
 /// A data gradient (conv_transpose by the forward convolution's filter W
@@ -491,9 +558,8 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
 /// oneDNN 2.6's AMX data-gradient kernels run far below its AMX GEMM rate
 /// (zoo resnet18's 3x3 convolutions on 2x2 maps: 0.2 ms per call plus 0.09
 /// ms to reorder W, where the 64 x 2304 x 256 GEMM takes 0.08 ms; Xeon with
-/// AMX, 2 threads), so 16-bit data gradients take this form
-/// (GemmDataGradient); f32 ones keep the call, which is no slower than an
-/// f32 GEMM there. Nullopt for the others.
+/// AMX, 2 threads). Nullopt for the others; with ANYSIZE every one-group
+/// data gradient of static shape (tests).
 std::optional<Value> dataGradientAsGemm(OpBuilder &b, Location loc, ConvTransposeOp op, Value dy,
                                         Value w, RankedTensorType outType, const ElemKind &k,
                                         bool anySize) {
@@ -791,30 +857,35 @@ struct SixteenBitConv : OpConversionPattern<OpTy> {
   }
 };
 
-/// A conv_transpose with few points (dataGradientAsGemm): one of 16-bit
-/// operands of its own type as f32 sums of the operands as they are,
-/// rounded once to the op's type (SixteenBitConv's numbers; before it, by
-/// its benefit); with ANYTYPE (tests: the float64 gradient checks) every
-/// one-group float one of static shape, of any type and size, summed in its
-/// type.
-struct GemmDataGradient : OpConversionPattern<ConvTransposeOp> {
-  GemmDataGradient(const TypeConverter &tc, MLIRContext *ctx, bool anyType)
-      : OpConversionPattern(tc, ctx, /*benefit=*/4), anyType(anyType) {}
+/// A convolution or a conv_transpose over few points (convolutionAsGemm,
+/// dataGradientAsGemm) of float operands of one type: 16-bit ones as f32
+/// sums of the operands as they are, rounded once to the op's type
+/// (SixteenBitConv's numbers; before it, by its benefit), others summed in
+/// their type. With ANYSIZE (tests: the float64 gradient checks) every
+/// one-group one of static shape.
+template <typename OpTy>
+struct GemmConvolution : OpConversionPattern<OpTy> {
+  GemmConvolution(const TypeConverter &tc, MLIRContext *ctx, bool anySize)
+      : OpConversionPattern<OpTy>(tc, ctx, /*benefit=*/4), anySize(anySize) {}
   LogicalResult
-  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     Type elem = type.getElementType();
-    bool sixteen = elem.isBF16() || elem.isF16();
-    if (!sixteen && !(anyType && isa<FloatType>(elem)))
+    if (!isa<FloatType>(elem))
       return failure();
     for (Value v : adaptor.getOperands())
       if (cast<RankedTensorType>(v.getType()).getElementType() != elem)
         return failure();
+    bool sixteen = elem.isBF16() || elem.isF16();
     auto sumsType = sixteen ? type.clone(rewriter.getF32Type()) : type;
-    std::optional<Value> sums =
-        dataGradientAsGemm(rewriter, op.getLoc(), op, adaptor.getInput(), adaptor.getFilter(),
-                           sumsType, elemKind(sumsType), anyType);
+    std::optional<Value> sums;
+    if constexpr (std::is_same_v<OpTy, ConvOp>)
+      sums = convolutionAsGemm(rewriter, op.getLoc(), op, adaptor.getInput(),
+                               adaptor.getFilter(), sumsType, elemKind(sumsType), anySize);
+    else
+      sums = dataGradientAsGemm(rewriter, op.getLoc(), op, adaptor.getInput(),
+                                adaptor.getFilter(), sumsType, elemKind(sumsType), anySize);
     if (!sums)
       return failure();
     if (sixteen)
@@ -824,7 +895,7 @@ struct GemmDataGradient : OpConversionPattern<ConvTransposeOp> {
     return success();
   }
 
-  bool anyType;
+  bool anySize;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1053,9 +1124,10 @@ struct WidenSixteenBitProduct : OpConversionPattern<OpTy> {
 
 void tcc::lowering::populateLinalgNNPatterns(const TypeConverter &tc, RewritePatternSet &patterns,
                                              bool sixteenBitMatmuls, bool sixteenBitConvs,
-                                             bool gemmDataGradients) {
-  if (sixteenBitConvs || gemmDataGradients)
-    patterns.add<GemmDataGradient>(tc, patterns.getContext(), gemmDataGradients);
+                                             bool fewPointGemms, bool gemmConvolutions) {
+  if (fewPointGemms || gemmConvolutions)
+    patterns.add<GemmConvolution<ConvOp>, GemmConvolution<ConvTransposeOp>>(
+        tc, patterns.getContext(), gemmConvolutions);
   if (sixteenBitMatmuls)
     patterns.add<SixteenBitMatmul>(tc, patterns.getContext());
   if (sixteenBitConvs)

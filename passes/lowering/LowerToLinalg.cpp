@@ -96,8 +96,8 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     populateElementwisePatterns(tc, patterns);
     populateDataMovementPatterns(tc, patterns);
     populateReductionPatterns(tc, patterns);
-    populateLinalgNNPatterns(tc, patterns, sixteenBitMatmuls, sixteenBitConvs,
-                             gemmDataGradients);
+    populateLinalgNNPatterns(tc, patterns, sixteenBitMatmuls, sixteenBitConvs, fewPointGemms,
+                             gemmConvolutions);
     populateNormalizationPatterns(tc, patterns);
     populateResizePatterns(tc, patterns);
     // Signatures, calls, returns, branches and scf regions follow the types.

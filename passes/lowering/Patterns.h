@@ -161,15 +161,15 @@ void useFullFilterGradients(mlir::Operation *root);
 /// matmul, conv, conv_transpose, max_pool, avg_pool. With
 /// SIXTEENBITMATMULS a bf16 / f16 matmul reads its 16-bit operands directly
 /// into f32 sums (for cuBLASLt and oneDNN), with SIXTEENBITCONVS a
-/// convolution and its gradients likewise (for oneDNN), a data gradient
-/// over few points as a matmul and a gather (LinalgNN.cpp's
-/// dataGradientAsGemm); otherwise they are widened first. With
-/// GEMMDATAGRADIENTS every one-group float data gradient takes that form,
-/// whatever its size (tests).
+/// convolution and its gradients likewise (for oneDNN); otherwise they are
+/// widened first. With FEWPOINTGEMMS a convolution over few points is a
+/// matmul of its input's windows and its data gradient a matmul and a
+/// gather (LinalgNN.cpp's convolutionAsGemm, dataGradientAsGemm); with
+/// GEMMCONVOLUTIONS every one-group float one, whatever its size (tests).
 void populateLinalgNNPatterns(const mlir::TypeConverter &tc,
                               mlir::RewritePatternSet &patterns,
                               bool sixteenBitMatmuls = false, bool sixteenBitConvs = false,
-                              bool gemmDataGradients = false);
+                              bool fewPointGemms = false, bool gemmConvolutions = false);
 /// softmax, log_softmax, layer_norm, batch_norm_*, nll_loss, dropout.
 void populateNormalizationPatterns(const mlir::TypeConverter &tc,
                                    mlir::RewritePatternSet &patterns);

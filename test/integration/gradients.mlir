@@ -7,9 +7,10 @@
 // RUN: | mlir-runner -e main -entry-point-result=void %mlir_runner_libs \
 // RUN: | FileCheck %s
 //
-// Once more with every data gradient (conv_transpose) as a matmul and a
-// gather (LinalgNN.cpp's dataGradientAsGemm), whatever its type and size:
-// RUN: tcc-opt %s --tcc-autodiff %tcc_lower_to_llvm_gemm_data_gradients \
+// Once more with every convolution and data gradient (conv_transpose) as a
+// matmul (LinalgNN.cpp's convolutionAsGemm, dataGradientAsGemm), whatever
+// its type and size:
+// RUN: tcc-opt %s --tcc-autodiff %tcc_lower_to_llvm_gemm_convolutions \
 // RUN: | mlir-runner -e main -entry-point-result=void %mlir_runner_libs \
 // RUN: | FileCheck %s
 

@@ -211,3 +211,15 @@ def drift_of_means(low, fp32):
     (a 16-bit and an fp32 run from each start)."""
     m = lambda v: sum(v) / len(v)  # noqa: E731
     return abs(m(low) - m(fp32)) / abs(m(fp32))
+
+
+def drift_standard_error(low, fp32):
+    """The standard error of drift_of_means(LOW, FP32) from the scatter of
+    the starts' means (sample variances), relative to FP32's mean; 0 for
+    fewer than two starts."""
+    n = len(low)
+    if n < 2 or len(fp32) != n:
+        return 0.0
+    m = lambda v: sum(v) / len(v)  # noqa: E731
+    var = lambda v: sum((x - m(v)) ** 2 for x in v) / (len(v) - 1)  # noqa: E731
+    return ((var(low) + var(fp32)) / n) ** 0.5 / abs(m(fp32))

@@ -2,6 +2,7 @@
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg %s | FileCheck %s --check-prefix=NOTCC
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg=sixteen-bit-matmuls=true %s | FileCheck %s --check-prefix=SIXTEEN
 // RUN: tcc-opt --split-input-file --tcc-lower-to-linalg=sixteen-bit-convs=true %s | FileCheck %s --check-prefix=CONV16
+// RUN: tcc-opt --split-input-file --tcc-lower-to-linalg="sixteen-bit-matmuls=true sixteen-bit-convs=true few-point-gemms=true" %s | FileCheck %s --check-prefix=GEMM
 
 // Matmul, convolution and pooling become named linalg ops where one computes
 // exactly the tcc op, and linalg.generic otherwise; padding is an explicit
@@ -471,27 +472,28 @@ func.func @conv_bf16(%x: tensor<2x3x5x5xbf16>, %w: tensor<4x3x3x3xbf16>, %g: ten
 
 // -----
 
-// Tests that with sixteen-bit-convs a bf16 data gradient over few points
-// (N x OH x OW = 8, no more than its 8 channels) is one matmul and a gather:
-// dY with its channels last [8, 8] times W as it is [8, 3 x 3 x 3] into f32
-// sums, then each output point sums the taps k whose q = (p + 1 - k) / 2 is
-// a whole index inside dY (the stride-2 taps k = (p + 1) mod 2 + 2 j, two
-// of them per dimension), then one rounding; no flipped filter, no library
-// marker. An f32 one stays a convolution call, and so does a bf16 one
-// without sixteen-bit-convs (widened).
-// CONV16-LABEL: func.func @data_gradient_gemm
-//       CONV16:   %[[T:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x8x2x2xbf16>) outs(%{{.+}} : tensor<2x2x2x8xbf16>)
-//       CONV16:   %[[A:.+]] = tensor.collapse_shape %[[T]] {{.*}} into tensor<8x8xbf16>
-//       CONV16:   %[[B:.+]] = tensor.collapse_shape %arg1 {{.*}} into tensor<8x27xbf16>
-//       CONV16:   %[[M:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<8x8xbf16>, tensor<8x27xbf16>) outs(%{{.+}} : tensor<8x27xf32>)
-//       CONV16:   %[[C:.+]] = tensor.expand_shape %[[M]] {{.*}} into tensor<2x2x2x3x3x3xf32>
-//       CONV16:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}} : tensor<2x2xf32>) outs(%{{.+}} : tensor<2x3x4x4xf32>)
-//       CONV16:     arith.remui
-//       CONV16:     arith.divui
-//       CONV16:     tensor.extract %[[C]]
-//       CONV16:   arith.truncf %{{.*}} : f32 to bf16
-//   CONV16-NOT:   tcc.conv_backward
-//       CONV16:   linalg.conv_2d_nchw_fchw {{.*}}tcc.conv_backward{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x{{[0-9]+}}x{{[0-9]+}}xf32>, tensor<3x8x3x3xf32>)
+// Tests that with few-point-gemms (the CPU pipeline) a data gradient over
+// few points (N x OH x OW = 8, no more than its 8 channels) is one matmul and
+// a gather: dY with its channels last [8, 8] times W as it is [8, 3 x 3 x 3],
+// then each output point sums the taps k whose q = (p + 1 - k) / 2 is a
+// whole index inside dY (the stride-2 taps k = (p + 1) mod 2 + 2 j, two of
+// them per dimension); no flipped filter, no library marker. A bf16 one
+// (with sixteen-bit-convs) sums in f32 and rounds once, an f32 one sums in
+// f32; without few-point-gemms both stay convolution calls.
+// GEMM-LABEL: func.func @data_gradient_gemm
+//       GEMM:   %[[T:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x8x2x2xbf16>) outs(%{{.+}} : tensor<2x2x2x8xbf16>)
+//       GEMM:   %[[A:.+]] = tensor.collapse_shape %[[T]] {{.*}} into tensor<8x8xbf16>
+//       GEMM:   %[[B:.+]] = tensor.collapse_shape %arg1 {{.*}} into tensor<8x27xbf16>
+//       GEMM:   %[[M:.+]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<8x8xbf16>, tensor<8x27xbf16>) outs(%{{.+}} : tensor<8x27xf32>)
+//       GEMM:   %[[C:.+]] = tensor.expand_shape %[[M]] {{.*}} into tensor<2x2x2x3x3x3xf32>
+//       GEMM:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.+}} : tensor<2x2xf32>) outs(%{{.+}} : tensor<2x3x4x4xf32>)
+//       GEMM:     arith.remui
+//       GEMM:     arith.divui
+//       GEMM:     tensor.extract %[[C]]
+//       GEMM:   arith.truncf %{{.*}} : f32 to bf16
+//       GEMM:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x8xf32>, tensor<8x27xf32>) outs(%{{.+}} : tensor<8x27xf32>)
+//       GEMM:     tensor.extract
+//   GEMM-NOT:   tcc.conv_backward
 // CHECK-LABEL: func.func @data_gradient_gemm
 //   CHECK-NOT:   linalg.matmul
 //       CHECK:   linalg.conv_2d_nchw_fchw {{.*}}tcc.conv_backward{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x{{[0-9]+}}x{{[0-9]+}}xf32>, tensor<3x8x3x3xf32>)
@@ -502,4 +504,38 @@ func.func @data_gradient_gemm(%g: tensor<2x8x2x2xbf16>, %w: tensor<8x3x3x3xbf16>
   %0 = tcc.conv_transpose %g, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x8x2x2xbf16>, tensor<8x3x3x3xbf16>) -> tensor<2x3x4x4xbf16>
   %1 = tcc.conv_transpose %g2, %w2 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x8x2x2xf32>, tensor<8x3x3x3xf32>) -> tensor<2x3x4x4xf32>
   return %0, %1 : tensor<2x3x4x4xbf16>, tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// Tests that with few-point-gemms a convolution over few points (8 output
+// points into 8 channels) is one matmul of its input's windows (im2col of
+// the padded input, read at (n, c, 2 oh + kh, 2 ow + kw)) [8, 27] by W as it
+// is, read transposed through the matmul's maps, then its channels moved
+// first; one over 1x1 maps is a reshape of the product. One over more
+// points than channels (18 into 4) stays a convolution.
+//   GEMM-DAG:   #[[COL:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 * 2 + d5)>
+//   GEMM-DAG:   #[[TA:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+//   GEMM-DAG:   #[[TB:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+//   GEMM-DAG:   #[[FIRST:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+// GEMM-LABEL: func.func @convolution_gemm
+//       GEMM:   %[[P:.+]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       GEMM:   %[[C:.+]] = linalg.generic {indexing_maps = [#[[COL]], #{{.+}}]{{.*}} ins(%[[P]] : tensor<2x3x5x5xbf16>) outs(%{{.+}} : tensor<2x2x2x3x3x3xbf16>)
+//       GEMM:   %[[A:.+]] = tensor.collapse_shape %[[C]] {{.*}} into tensor<8x27xbf16>
+//       GEMM:   %[[B:.+]] = tensor.collapse_shape %arg1 {{.*}} into tensor<8x27xbf16>
+//       GEMM:   %[[M:.+]] = linalg.matmul indexing_maps = [#[[TA]], #[[TB]], #{{.+}}] ins(%[[A]], %[[B]] : tensor<8x27xbf16>, tensor<8x27xbf16>) outs(%{{.+}} : tensor<8x8xf32>)
+//       GEMM:   %[[E:.+]] = tensor.expand_shape %[[M]] {{.*}} into tensor<2x2x2x8xf32>
+//       GEMM:   linalg.generic {indexing_maps = [#[[FIRST]], #{{.+}}]{{.*}} ins(%[[E]] : tensor<2x2x2x8xf32>) outs(%{{.+}} : tensor<2x8x2x2xf32>)
+//       GEMM:   arith.truncf %{{.*}} : f32 to bf16
+//       GEMM:   linalg.matmul indexing_maps = [#[[TA]], #[[TB]], #{{.+}}] ins(%{{.+}}, %{{.+}} : tensor<4x6xf32>, tensor<5x6xf32>) outs(%{{.+}} : tensor<4x5xf32>)
+//       GEMM:   tensor.expand_shape %{{.+}} {{.*}} into tensor<4x5x1x1xf32>
+//       GEMM:   linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x7x7xf32>, tensor<4x3x3x3xf32>)
+func.func @convolution_gemm(%x: tensor<2x3x3x3xbf16>, %w: tensor<8x3x3x3xbf16>,
+                            %x2: tensor<4x6x1x1xf32>, %w2: tensor<5x6x1x1xf32>,
+                            %x3: tensor<2x3x5x5xf32>, %w3: tensor<4x3x3x3xf32>)
+    -> (tensor<2x8x2x2xbf16>, tensor<4x5x1x1xf32>, tensor<2x4x3x3xf32>) {
+  %0 = tcc.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x3x3xbf16>, tensor<8x3x3x3xbf16>) -> tensor<2x8x2x2xbf16>
+  %1 = tcc.conv %x2, %w2 {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<4x6x1x1xf32>, tensor<5x6x1x1xf32>) -> tensor<4x5x1x1xf32>
+  %2 = tcc.conv %x3, %w3 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x3x3xf32>
+  return %0, %1, %2 : tensor<2x8x2x2xbf16>, tensor<4x5x1x1xf32>, tensor<2x4x3x3xf32>
 }
