@@ -392,28 +392,30 @@ Value lowerConvOp(OpBuilder &rewriter, ConvTransposeOp op, ConvTransposeOp::Adap
                   params ? MarkConv(mark) : MarkConv());
 }
 
-/// The most output points (N x O...) over which a filter gradient is one
-/// GEMM instead of a convolution call.
-constexpr int64_t kGemmFilterGradientPoints = 256;
+/// The most output points (N x O...) over which a convolution, its data
+/// gradient and its filter gradient are GEMMs instead of convolution calls.
+constexpr int64_t kFewPointGemmPoints = 256;
 
-/// Whether a filter gradient of GROUPS groups into OUTCHANNELS output
-/// channels, summing over POINTS output points, is one GEMM
-/// (filterGradientAsGemm): one group, under kGemmFilterGradientPoints points
-/// and at most OUTCHANNELS of them (so that the GEMM's copies of the input's
-/// windows and of the gradient hold no more elements than the filter). Of
-/// SIXTEENBIT operands, up to kGemmFilterGradientPoints points whatever the
-/// channels: oneDNN 2.6's AMX filter-gradient kernel runs zoo resnet18's
-/// layer2 (4x4 maps, 256 points into 128 channels, where the windows' copy
-/// is twice the filter) no faster than its f32 one (0.23 ms per 3x3 filter
-/// at 2 threads), and the step goes 19.2 -> 18.5 ms with the GEMMs (Xeon
-/// with AMX, 2 threads, 2026-12-07); the f32 step is the same either way
-/// (26.3 vs 26.2 ms), so f32 keeps the rule it had.
-bool isGemmFilterGradient(int64_t points, int64_t outChannels, int64_t groups, bool sixteenBit) {
+/// Whether a convolution of GROUPS groups into OUTCHANNELS output channels
+/// over POINTS output points has few enough points for GEMMs
+/// (convolutionAsGemm, dataGradientAsGemm, filterGradientAsGemm): one
+/// group, under kFewPointGemmPoints points and at most OUTCHANNELS of them
+/// (so that the GEMM's copies of the input's windows and of the gradient
+/// hold no more elements than the filter). With SIXTEENBIT (the filter
+/// gradients of 16-bit operands) up to kFewPointGemmPoints points whatever
+/// the channels: oneDNN 2.6's AMX filter-gradient kernel runs zoo
+/// resnet18's layer2 (4x4 maps, 256 points into 128 channels, where the
+/// windows' copy is twice the filter) no faster than its f32 one (0.23 ms
+/// per 3x3 filter at 2 threads), and the step goes 19.2 -> 18.5 ms with the
+/// GEMMs (Xeon with AMX, 2 threads, 2026-12-07); the f32 step is the same
+/// either way (26.3 vs 26.2 ms), and the 16-bit forward and data-gradient
+/// forms over 256 points measured no faster, so those keep the f32 rule.
+bool isFewPointGemm(int64_t points, int64_t outChannels, int64_t groups, bool sixteenBit) {
   if (groups != 1)
     return false;
   if (sixteenBit)
-    return points <= kGemmFilterGradientPoints;
-  return points < kGemmFilterGradientPoints && points <= outChannels;
+    return points <= kFewPointGemmPoints;
+  return points < kFewPointGemmPoints && points <= outChannels;
 }
 
 /// The output points of a convolution whose output (or output gradient) is
@@ -447,8 +449,37 @@ Value windowsOf(OpBuilder &b, Location loc, Value xp, ArrayRef<int64_t> outSpati
   return copyThroughMap(b, loc, xp, AffineMap::get(2 + 2 * sp, 0, xExprs, ctx), shape);
 }
 
+/// V [N, M, O...] with its channels moved last ([N, O..., M]; LAST), or V
+/// [N, O..., M] with them moved first ([N, M, O...]): a copy, a reshape
+/// where O... are all 1.
+Value moveChannels(OpBuilder &b, Location loc, Value v, bool last) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t sp = type.getRank() - 2;
+  SmallVector<int64_t> shape = {type.getDimSize(0)};
+  ArrayRef<int64_t> inner = type.getShape().drop_front(last ? 2 : 1).take_front(sp);
+  int64_t channels = type.getDimSize(last ? 1 : 1 + sp);
+  if (!last)
+    shape.push_back(channels);
+  llvm::append_range(shape, inner);
+  if (last)
+    shape.push_back(channels);
+  RankedTensorType moved = type.clone(shape);
+  if (llvm::all_of(inner, [](int64_t d) { return d == 1; }))
+    return reshapeTo(b, loc, v, moved);
+  // Loops over the result's dimensions; the read permutes them back.
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> exprs = {getAffineDimExpr(0, ctx)};
+  if (last)
+    exprs.push_back(getAffineDimExpr(unsigned(1 + sp), ctx));
+  for (int64_t i = 0; i < sp; ++i)
+    exprs.push_back(getAffineDimExpr(unsigned((last ? 1 : 2) + i), ctx));
+  if (!last)
+    exprs.push_back(getAffineDimExpr(1, ctx));
+  return copyThroughMap(b, loc, v, AffineMap::get(2 + sp, 0, exprs, ctx), shape);
+}
+
 /// A filter gradient that sums over few output points
-/// (isGemmFilterGradient) as one matmul:
+/// (isFewPointGemm) as one matmul:
 /// dW [M, C x K...] = dY' [M, N x O...] x cols [N x O..., C x K...], where
 /// row (n, o...) of cols is the window of the zero-padded input that output
 /// point reads (im2col: [N, O..., C, K...], read at (n, c, o * stride +
@@ -471,7 +502,7 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
   for (int64_t i = 0; i < sp; ++i)
     window *= outType.getDimSize(2 + i);
   Type elem = getElementTypeOrSelf(x.getType());
-  if (!isGemmFilterGradient(points, m, op.getGroup(), elem.isBF16() || elem.isF16()))
+  if (!isFewPointGemm(points, m, op.getGroup(), elem.isBF16() || elem.isF16()))
     return std::nullopt;
   MLIRContext *ctx = b.getContext();
   auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
@@ -491,7 +522,7 @@ std::optional<Value> filterGradientAsGemm(OpBuilder &b, Location loc, ConvBackwa
   return reshapeTo(b, loc, sums, outType);
 }
 
-/// A convolution over few output points (isGemmFilterGradient's f32 rule on
+/// A convolution over few output points (isFewPointGemm's f32 rule on
 /// its N x O... points and M output channels, one group) as one matmul:
 /// Y' [N x O..., M] = cols [N x O..., C x K...] x W^T, cols the windows of
 /// the zero-padded input (windowsOf), W [M, C x K...] read as it is (the
@@ -518,7 +549,7 @@ std::optional<Value> convolutionAsGemm(OpBuilder &b, Location loc, ConvOp op, Va
   int64_t points = outputPoints(outType), window = xType.getDimSize(1);
   for (int64_t i = 0; i < sp; ++i)
     window *= wType.getDimSize(2 + i);
-  if (!anySize && !isGemmFilterGradient(points, m, 1, /*sixteenBit=*/false))
+  if (!anySize && !isFewPointGemm(points, m, 1, /*sixteenBit=*/false))
     return std::nullopt;
   Value xp = padSpatial(b, loc, x, op.getPadLow(), op.getPadHigh(), zeroOf(b, loc, x));
   Value cols = windowsOf(b, loc, xp, outType.getShape().drop_front(2),
@@ -534,20 +565,12 @@ std::optional<Value> convolutionAsGemm(OpBuilder &b, Location loc, ConvOp op, Va
   llvm::append_range(lastShape, outType.getShape().drop_front(2));
   lastShape.push_back(m);
   Value last = reshapeTo(b, loc, sums, RankedTensorType::get(lastShape, k.type));
-  if (points == n)
-    return reshapeTo(b, loc, last, outType);
-  // Loops (n, m, o...) reading Y' at (n, o..., m).
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineExpr> exprs = {getAffineDimExpr(0, ctx)};
-  for (int64_t i = 0; i < sp; ++i)
-    exprs.push_back(getAffineDimExpr(unsigned(2 + i), ctx));
-  exprs.push_back(getAffineDimExpr(1, ctx));
-  return copyThroughMap(b, loc, last, AffineMap::get(2 + sp, 0, exprs, ctx), outType.getShape());
+  return moveChannels(b, loc, last, /*last=*/false);
 }
 
 /// A data gradient (conv_transpose by the forward convolution's filter W
 /// [M, C, K...]: dX [N, C, P...] from dY [N, M, Q...]) whose forward summed
-/// over few output points (isGemmFilterGradient's rule on dY's N x Q...
+/// over few output points (isFewPointGemm's rule on dY's N x Q...
 /// points and M channels) as one matmul and a gather:
 /// dcols [N x Q..., C x K...] = dY' [N x Q..., M] x W [M, C x K...], then
 /// dX [n, c, p...] = the sum over the taps k... of dcols [n, q..., c, k...]
@@ -576,25 +599,13 @@ std::optional<Value> dataGradientAsGemm(OpBuilder &b, Location loc, ConvTranspos
     window *= wType.getDimSize(2 + i);
   // The f32 rule for 16-bit operands too: on 4x4 maps (256 points) the
   // gather costs what the call saves.
-  if ((!anySize && !isGemmFilterGradient(points, m, 1, /*sixteenBit=*/false)) ||
+  if ((!anySize && !isFewPointGemm(points, m, 1, /*sixteenBit=*/false)) ||
       wType.getDimSize(0) != m ||
       wType.getDimSize(1) != c)
     return std::nullopt;
   MLIRContext *ctx = b.getContext();
   auto dim = [&](int64_t i) { return getAffineDimExpr(unsigned(i), ctx); };
-  // dY': loops (n, q..., m) reading dY at (n, m, q...); with one point per
-  // image dY already is [N, M].
-  Value lhs = dy;
-  if (points != n) {
-    SmallVector<AffineExpr> exprs = {dim(0), dim(1 + sp)};
-    SmallVector<int64_t> shape = {n};
-    for (int64_t i = 0; i < sp; ++i) {
-      exprs.push_back(dim(1 + i));
-      shape.push_back(dyType.getDimSize(2 + i));
-    }
-    shape.push_back(m);
-    lhs = copyThroughMap(b, loc, dy, AffineMap::get(2 + sp, 0, exprs, ctx), shape);
-  }
+  Value lhs = moveChannels(b, loc, dy, /*last=*/true);
   lhs = reshapeTo(b, loc, lhs, withShape(lhs, {points, m}));
   Value rhs = reshapeTo(b, loc, w, withShape(w, {m, window}));
   Value sums = lowerMatmul(b, loc, lhs, rhs, RankedTensorType::get({points, window}, k.type));
@@ -761,7 +772,7 @@ Value lowerConvOp(OpBuilder &rewriter, ConvBackwardFilterOp op,
 /// makes of DropPaddingOnlyTaps' slice, dialects/TccFolds.cpp) -> the
 /// gradient of the whole filter, whose extra taps sum products with padding
 /// zeros: the same values. Only where that gradient is one GEMM
-/// (isGemmFilterGradient, the deep layers of a CNN on small images), which
+/// (isFewPointGemm, the deep layers of a CNN on small images), which
 /// then writes the whole filter in one pass where the pad fills a
 /// filter-sized buffer with zeros and copies the small gradient into it.
 /// Not for 16-bit gradients: their GEMM's K (the output points) is below
@@ -785,7 +796,7 @@ LogicalResult fullFilterGradient(RewriterBase &rewriter, PadOp pad) {
   if (padLow[0] || padLow[1] || padHigh[0] || padHigh[1])
     return failure();
   int64_t spatial = x.getRank() - 2;
-  if (!isGemmFilterGradient(outputPoints(g), g.getDimSize(1), grad.getGroup(),
+  if (!isFewPointGemm(outputPoints(g), g.getDimSize(1), grad.getGroup(),
                             /*sixteenBit=*/false))
     return failure();
   ArrayRef<int64_t> strides = grad.getStrides(), dilations = grad.getDilations();

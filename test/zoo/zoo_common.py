@@ -220,6 +220,8 @@ def drift_standard_error(low, fp32):
     n = len(low)
     if n < 2 or len(fp32) != n:
         return 0.0
-    m = lambda v: sum(v) / len(v)  # noqa: E731
-    var = lambda v: sum((x - m(v)) ** 2 for x in v) / (len(v) - 1)  # noqa: E731
-    return ((var(low) + var(fp32)) / n) ** 0.5 / abs(m(fp32))
+    def mean_var(v):
+        m = sum(v) / n
+        return m, sum((x - m) ** 2 for x in v) / (n - 1)
+    (_, var_low), (m32, var32) = mean_var(low), mean_var(fp32)
+    return ((var_low + var32) / n) ** 0.5 / abs(m32)
