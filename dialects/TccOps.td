@@ -169,7 +169,9 @@ def Tcc_AddOp : Tcc_BinaryOp<"add", Tcc_NumTensor, "x + y", [Commutative, Tcc_Pr
   let hasCanonicalizer = 1;
 }
 def Tcc_SubOp : Tcc_BinaryOp<"sub", Tcc_NumTensor, "x - y", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
-def Tcc_MulOp : Tcc_BinaryOp<"mul", Tcc_NumTensor, "x * y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]>;
+def Tcc_MulOp : Tcc_BinaryOp<"mul", Tcc_NumTensor, "x * y", [Commutative, Tcc_Precision<"Follow", "elementwise: rounds once per op">]> {
+  let hasCanonicalizer = 1;
+}
 def Tcc_DivOp : Tcc_BinaryOp<"div", Tcc_NumTensor,
                              "x / y (integers truncate toward zero)", [Tcc_Precision<"Follow", "elementwise: rounds once per op">]> {
   let hasCanonicalizer = 1;

@@ -1753,3 +1753,75 @@ func.func @add_of_pads_kept(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>)
   %ones = tcc.add %na, %nb : tensor<2x8xf32>
   return %alike, %gap, %diag, %used, %ua, %ones : tensor<3x6xf32>, tensor<2x12xf32>, tensor<3x9xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Tests that the erf GELU as PyTorch 1.13 exports it, x * (1 + erf(x /
+// sqrt 2)) * 0.5, becomes tcc.gelu.
+// CHECK-LABEL: func.func @gelu_from_erf
+//  CHECK-SAME:   (%[[X:.+]]: tensor<4xf32>)
+//  CHECK-NEXT:   %[[G:.+]] = tcc.gelu %[[X]] : tensor<4xf32>
+//  CHECK-NEXT:   return %[[G]]
+func.func @gelu_from_erf(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %sqrt2 = tcc.constant dense<1.41421354> : tensor<4xf32>
+  %one = tcc.constant dense<1.0> : tensor<4xf32>
+  %half = tcc.constant dense<0.5> : tensor<4xf32>
+  %0 = tcc.div %x, %sqrt2 : tensor<4xf32>
+  %1 = tcc.erf %0 : tensor<4xf32>
+  %2 = tcc.add %1, %one : tensor<4xf32>
+  %3 = tcc.mul %x, %2 : tensor<4xf32>
+  %4 = tcc.mul %3, %half : tensor<4xf32>
+  return %4 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that Hugging Face's grouping, (x * 0.5) * (1 + erf(x * (1 / sqrt
+// 2))), becomes tcc.gelu too.
+// CHECK-LABEL: func.func @gelu_from_erf_grouped
+//  CHECK-SAME:   (%[[X:.+]]: tensor<2x3xf32>)
+//  CHECK-NEXT:   %[[G:.+]] = tcc.gelu %[[X]] : tensor<2x3xf32>
+//  CHECK-NEXT:   return %[[G]]
+func.func @gelu_from_erf_grouped(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %inv = tcc.constant dense<0.707106769> : tensor<2x3xf32>
+  %one = tcc.constant dense<1.0> : tensor<2x3xf32>
+  %half = tcc.constant dense<0.5> : tensor<2x3xf32>
+  %0 = tcc.mul %inv, %x : tensor<2x3xf32>
+  %1 = tcc.erf %0 : tensor<2x3xf32>
+  %2 = tcc.add %one, %1 : tensor<2x3xf32>
+  %3 = tcc.mul %x, %half : tensor<2x3xf32>
+  %4 = tcc.mul %3, %2 : tensor<2x3xf32>
+  return %4 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that the GELU pattern stays ops when an intermediate has another
+// reader (here erf's result), when the scale is not 1 / sqrt 2, or when the
+// erf reads another tensor than the product.
+// CHECK-LABEL: func.func @no_gelu_from_erf
+//   CHECK-NOT:   tcc.gelu
+//       CHECK:   return
+func.func @no_gelu_from_erf(%x: tensor<4xf32>, %y: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %sqrt2 = tcc.constant dense<1.41421354> : tensor<4xf32>
+  %c15 = tcc.constant dense<1.5> : tensor<4xf32>
+  %one = tcc.constant dense<1.0> : tensor<4xf32>
+  %half = tcc.constant dense<0.5> : tensor<4xf32>
+  %0 = tcc.div %x, %sqrt2 : tensor<4xf32>
+  %1 = tcc.erf %0 : tensor<4xf32>
+  %2 = tcc.add %1, %one : tensor<4xf32>
+  %3 = tcc.mul %x, %2 : tensor<4xf32>
+  %4 = tcc.mul %3, %half : tensor<4xf32>
+  %10 = tcc.div %x, %c15 : tensor<4xf32>
+  %11 = tcc.erf %10 : tensor<4xf32>
+  %12 = tcc.add %11, %one : tensor<4xf32>
+  %13 = tcc.mul %x, %12 : tensor<4xf32>
+  %14 = tcc.mul %13, %half : tensor<4xf32>
+  %20 = tcc.div %y, %sqrt2 : tensor<4xf32>
+  %21 = tcc.erf %20 : tensor<4xf32>
+  %22 = tcc.add %21, %one : tensor<4xf32>
+  %23 = tcc.mul %x, %22 : tensor<4xf32>
+  %24 = tcc.mul %23, %half : tensor<4xf32>
+  return %4, %1, %14, %24 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
