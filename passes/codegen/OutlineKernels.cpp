@@ -53,6 +53,24 @@ FailureOr<func::FuncOp> outlineKernel(RewriterBase &rewriter, Location loc, Regi
   rewriter.setInsertionPoint(region.getParentOfType<func::FuncOp>());
   SetVector<Value> captures;
   getUsedValuesDefinedAbove(region, captures);
+  // Captured index constants are cloned at the top of the body (each before
+  // the previous one, as upstream does), the other captures become arguments.
+  // bf16 constants are cloned too, and bf16 scalars that are no constant (a
+  // 16-bit copy of a scalar parameter, loaded by the entry) pass as their
+  // i16 bits: x86 without AVX512-BF16 passes a bf16 argument as an f32 and
+  // gets its bits back with a call of libgcc's __truncsfbf2, which an
+  // artifact may not import (Debian 12's libgcc lacks it).
+  auto cloned = [](Value v) -> Operation * {
+    if (Operation *cst = v.getDefiningOp<arith::ConstantIndexOp>())
+      return cst;
+    auto cst = v.getDefiningOp<arith::ConstantOp>();
+    return cst && getElementTypeOrSelf(v.getType()).isBF16() ? cst : nullptr;
+  };
+  auto asBits = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return v.getType().isBF16() && !(def && def->hasTrait<OpTrait::ConstantLike>());
+  };
+  Type bitsType = rewriter.getI16Type();
   // The function takes the region's arguments, then the captured values.
   SmallVector<Type> argTypes;
   SmallVector<Location> argLocs;
@@ -61,7 +79,7 @@ FailureOr<func::FuncOp> outlineKernel(RewriterBase &rewriter, Location loc, Regi
     argLocs.push_back(arg.getLoc());
   }
   for (Value v : captures) {
-    argTypes.push_back(v.getType());
+    argTypes.push_back(asBits(v) ? bitsType : v.getType());
     argLocs.push_back(v.getLoc());
   }
   auto type = FunctionType::get(rewriter.getContext(), argTypes,
@@ -84,24 +102,15 @@ FailureOr<func::FuncOp> outlineKernel(RewriterBase &rewriter, Location loc, Regi
     OpBuilder::InsertionGuard g(rewriter);
     rewriter.setInsertionPointToEnd(newBlock);
     SmallVector<Value> callArgs(newBlock->getArguments());
-    llvm::append_range(callArgs, captures);
+    for (Value v : captures)
+      callArgs.push_back(asBits(v) ? arith::BitcastOp::create(rewriter, loc, bitsType, v).getResult()
+                                   : v);
     call = func::CallOp::create(rewriter, loc, fn, callArgs);
     IRMapping results;
     results.map(originalTerminator->getOperands(), call->getResults());
     rewriter.clone(*originalTerminator, results);
     rewriter.eraseOp(originalTerminator);
   }
-  // Captured index constants are cloned at the top of the body (each before
-  // the previous one, as upstream does), the other captures become arguments.
-  // bf16 constants are cloned too: x86 without AVX512-BF16 passes a bf16
-  // argument as an f32 and gets its bits back with a call of libgcc's
-  // __truncsfbf2, which an artifact may not import.
-  auto cloned = [](Value v) -> Operation * {
-    if (Operation *cst = v.getDefiningOp<arith::ConstantIndexOp>())
-      return cst;
-    auto cst = v.getDefiningOp<arith::ConstantOp>();
-    return cst && getElementTypeOrSelf(v.getType()).isBF16() ? cst : nullptr;
-  };
   DenseMap<Value, Value> replacement;
   for (auto [orig, arg] : llvm::zip(captures, body->getArguments().drop_front(numRegionArgs))) {
     Value repl = arg;
@@ -109,6 +118,10 @@ FailureOr<func::FuncOp> outlineKernel(RewriterBase &rewriter, Location loc, Regi
       OpBuilder::InsertionGuard g(rewriter);
       rewriter.setInsertionPointToStart(body);
       repl = rewriter.clone(*cst)->getResult(0);
+    } else if (asBits(orig)) {
+      OpBuilder::InsertionGuard g(rewriter);
+      rewriter.setInsertionPointToStart(body);
+      repl = arith::BitcastOp::create(rewriter, loc, orig.getType(), arg);
     }
     replacement[orig] = repl;
   }
@@ -167,8 +180,11 @@ struct OutlineKernelsPass : tcc::impl::OutlineKernelsPassBase<OutlineKernelsPass
           loop->emitError("tcc-outline-kernels: cannot outline this loop nest");
           return signalPassFailure();
         }
-        // The execute_region is left holding the call alone.
-        call->moveBefore(region);
+        // The execute_region is left holding the call (after the bit casts
+        // of its bf16 arguments).
+        for (Operation &op :
+             llvm::make_early_inc_range(region.getRegion().front().without_terminator()))
+          op.moveBefore(region);
         rewriter.eraseOp(region);
         if (profileMarks && failed(markKernel(fn, call, int32_t(profiled.size()))))
           return signalPassFailure();
