@@ -132,8 +132,8 @@ std::tuple<Value, Value, Value> moments(OpBuilder &b, Location loc, Value x,
 }
 
 /// softmax / log_softmax -> max over the axis, sum of exp(x - max), then
-/// exp(x - max) * (1 / sum) or (x - max) - log(sum). NaN in a row
-/// propagates to the whole row through maximumf.
+/// exp(x - max) / sum or (x - max) - log(sum). NaN in a row propagates to
+/// the whole row through maximumf.
 template <typename OpTy, bool IsLog>
 struct SoftmaxLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -164,23 +164,15 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
                             b, l, arith::SubFOp::create(b, l, in[0], in[1]));
                         return Value(arith::AddFOp::create(b, l, acc, e));
                       });
-    // Per row: log(sum), or 1 / sum (each element then a multiplication,
-    // as PyTorch's own kernels compute it: a division per element was a
-    // quarter of gpt4's softmax kernel, Xeon with AMX).
-    Value perRow = mapElementwise(
-        rewriter, loc, cast<RankedTensorType>(sum.getType()), ValueRange{sum},
-        [&](OpBuilder &b, Location l, ValueRange in) -> Value {
-          if (IsLog)
-            return math::LogOp::create(b, l, in[0]);
-          return arith::DivFOp::create(b, l, scalarConst(b, l, k.type, 1.0), in[0]);
-        });
     Value result = mapWithMaps(
-        rewriter, loc, shape, k.type, ValueRange{x, max, perRow}, {id, row, row},
+        rewriter, loc, shape, k.type, ValueRange{x, max, sum}, {id, row, row},
         [](OpBuilder &b, Location l, ValueRange in) -> Value {
           Value shifted = arith::SubFOp::create(b, l, in[0], in[1]);
           if (IsLog)
-            return arith::SubFOp::create(b, l, shifted, in[2]);
-          return arith::MulFOp::create(b, l, math::ExpOp::create(b, l, shifted), in[2]);
+            return arith::SubFOp::create(b, l, shifted,
+                                         math::LogOp::create(b, l, in[2]));
+          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
+                                       in[2]);
         });
     rewriter.replaceOp(op, result);
     return success();
