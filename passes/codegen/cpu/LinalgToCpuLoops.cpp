@@ -60,8 +60,9 @@ std::optional<int64_t> workEstimate(linalg::LinalgOp op) {
   std::optional<int64_t> count = iterationCount(op);
   if (!count)
     return std::nullopt;
-  int64_t body =
-      std::max<int64_t>(1, int64_t(llvm::range_size(op.getBlock()->without_terminator())));
+  int64_t body = std::max<int64_t>(
+      1, llvm::count_if(op.getBlock()->without_terminator(),
+                        [](Operation &o) { return !isa<arith::ExtFOp, arith::TruncFOp>(o); }));
   return *count > INT64_MAX / body ? INT64_MAX : *count * body;
 }
 

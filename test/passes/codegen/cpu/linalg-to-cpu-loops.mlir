@@ -641,3 +641,28 @@ func.func @wide_stride_stays_scalar(%a: memref<4x8xf32, strided<[40, 5]>>, %o: m
   }
   return
 }
+
+// -----
+
+// Conversions between a 16-bit type and f32 do not count as work (a shift to
+// widen, one instruction or a few integer ones to round): 65536 points of a
+// bf16 body with one multiplication, two extf and a truncf stay one
+// sequential loop under the default threshold (262144), as the f32 body
+// would, where counting them (65536 x 4) made the kernel fork for a few
+// microseconds of work.
+// DEFAULT-LABEL: func.func @conversions_are_free
+// DEFAULT-NOT: scf.parallel
+// DEFAULT: return
+func.func @conversions_are_free(%a: memref<64x1024xbf16>, %b: memref<64x1024xbf16>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x1024xbf16>) outs(%b : memref<64x1024xbf16>) {
+  ^bb0(%x: bf16, %y: bf16):
+    %wx = arith.extf %x : bf16 to f32
+    %wy = arith.extf %y : bf16 to f32
+    %p = arith.mulf %wx, %wy : f32
+    %r = arith.truncf %p : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
