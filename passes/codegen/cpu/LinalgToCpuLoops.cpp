@@ -52,17 +52,27 @@ std::optional<int64_t> iterationCount(linalg::LinalgOp op) {
 }
 
 /// OP's work in the units of min-parallel-work: the iterations of all its
-/// loops times the operations of its body (at least one), or nullopt when a
-/// range is dynamic. A fused elementwise body of thirty operations (batch
-/// norm, a residual and a ReLU) or a pooling window unrolled into its body
-/// weighs what it costs, not what one add over the same points would.
+/// loops times the operations of its body (at least one; conversions between
+/// 16-bit floats and f32 left out), or nullopt when a range is dynamic. A
+/// fused elementwise body of thirty operations (batch norm, a residual and a
+/// ReLU) or a pooling window unrolled into its body weighs what it costs, not
+/// what one add over the same points would.
 std::optional<int64_t> workEstimate(linalg::LinalgOp op) {
   std::optional<int64_t> count = iterationCount(op);
   if (!count)
     return std::nullopt;
+  // A conversion between a 16-bit float and f32 is nearly free (a shift to
+  // widen; one instruction or a few integer ones to round): counting it made
+  // a bf16 step fork small kernels that its f32 step runs sequentially.
+  auto isSixteenBitConversion = [](Operation &o) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(o))
+      return false;
+    auto sixteen = [](Type t) { return getElementTypeOrSelf(t).getIntOrFloatBitWidth() == 16; };
+    return sixteen(o.getOperand(0).getType()) || sixteen(o.getResult(0).getType());
+  };
   int64_t body = std::max<int64_t>(
       1, llvm::count_if(op.getBlock()->without_terminator(),
-                        [](Operation &o) { return !isa<arith::ExtFOp, arith::TruncFOp>(o); }));
+                        [&](Operation &o) { return !isSixteenBitConversion(o); }));
   return *count > INT64_MAX / body ? INT64_MAX : *count * body;
 }
 
