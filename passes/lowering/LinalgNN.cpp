@@ -70,16 +70,22 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
 /// zero-filled tensor of OUTTYPE, with several batch dimensions collapsed
 /// into one and expanded again. OUTTYPE's element type is the sums' type:
 /// linalg's matmuls convert each operand to it before multiplying, so 16-bit
-/// operands with an f32 OUTTYPE are f32 products summed in f32.
-Value lowerMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, RankedTensorType outType) {
+/// operands with an f32 OUTTYPE are f32 products summed in f32. With
+/// TRANSPOSEDB (rank 2 only) RHS is B^T, read through the matmul's maps.
+Value lowerMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs, RankedTensorType outType,
+                  bool transposedB = false) {
   int64_t rank = outType.getRank();
   Value zero = scalarConst(b, loc, outType.getElementType(), 0);
   if (rank == 2) {
     Value init = filledTensor(b, loc, outType.getShape(), zero);
+    SmallVector<NamedAttribute> attrs;
+    if (transposedB)
+      attrs.push_back(b.getNamedAttr("indexing_maps", tcc::matmulMaps(b, false, true)));
     return linalg::MatmulOp::create(b, loc, TypeRange{outType}, ValueRange{lhs, rhs},
-                                    ValueRange{init})
+                                    ValueRange{init}, attrs)
         ->getResult(0);
   }
+  assert(!transposedB && "a transposed B only for 2-D products");
   // Collapse the batch dimensions into one.
   auto collapse = [&](Value v) {
     auto t = cast<RankedTensorType>(v.getType());
@@ -573,11 +579,8 @@ std::optional<Value> convolutionAsGemm(OpBuilder &b, Location loc, ConvOp op, Va
                          wType.getShape().drop_front(2), strides, dilations);
   Value lhs = reshapeTo(b, loc, cols, withShape(cols, {points, window}));
   Value rhs = reshapeTo(b, loc, w, withShape(w, {m, window}));
-  Value init = filledTensor(b, loc, {points, m}, scalarConst(b, loc, k.type, 0));
-  Value sums = linalg::MatmulOp::create(
-                   b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs}, ValueRange{init},
-                   {b.getNamedAttr("indexing_maps", tcc::matmulMaps(b, false, true))})
-                   ->getResult(0);
+  Value sums = lowerMatmul(b, loc, lhs, rhs, RankedTensorType::get({points, m}, k.type),
+                          /*transposedB=*/true);
   SmallVector<int64_t> lastShape = {n};
   llvm::append_range(lastShape, outType.getShape().drop_front(2));
   lastShape.push_back(m);
