@@ -598,8 +598,13 @@ def FuseRowsPass : Pass<"tcc-fuse-rows", "mlir::func::FuncOp"> {
     at all: a broadcast), it writes only allocations the function does not
     return (parameter updates and outputs keep their kernels), and every
     buffer the run writes is reached through one value indexed by the rows
-    in all of the run's ops. Pure ops and allocations between the run's ops
-    stay before the loop. A run needs a reduction and two ops other than fills. The loop is
+    in all of the run's ops (through the buffer itself or windows that keep
+    the rows whole). Pure ops and allocations between the run's ops stay
+    before the loop. A run needs a reduction and two ops other than fills,
+    or is an update run: an elementwise op writing a function argument (a
+    parameter's update, in place) with the ops after it up to the last one
+    that reads what the run wrote through a window (a trimmed filter's
+    16-bit copy, its centre tap), over the update's leading dimension. The loop is
     an `scf.parallel` when the run's iterations reach `min-parallel-work`,
     else sequential loops; the ops inside never fork again. CPU only: the
     CUDA mapping gives one kernel per op.

@@ -370,14 +370,19 @@ void Session::loadTensors(const std::string &path, bool checkpoint) {
   }
   // Tensors that a checkpoint of another compilation may lack or hold
   // besides this artifact's: derived or restarted state.
+  // A 16-bit copy is PARAM.bf16, or PARAM[window].bf16 for the taps of a
+  // trimmed filter (passes/training/Precision.cpp).
   auto optional = [&](const std::string &name) {
     if (name == TCC_STATE_LOSS_SCALE || name == TCC_STATE_GROWTH_TRACKER)
       return true;
     size_t dot = name.rfind('.');
-    return dot != std::string::npos &&
-           (name.compare(dot, std::string::npos, ".bf16") == 0 ||
-            name.compare(dot, std::string::npos, ".fp16") == 0) &&
-           artifact_->findTensor(name.substr(0, dot), TCC_ROLE_PARAM) >= 0;
+    if (dot == std::string::npos || (name.compare(dot, std::string::npos, ".bf16") != 0 &&
+                                     name.compare(dot, std::string::npos, ".fp16") != 0))
+      return false;
+    std::string param = name.substr(0, dot);
+    if (!param.empty() && param.back() == ']' && param.find('[') != std::string::npos)
+      param.erase(param.rfind('['));
+    return artifact_->findTensor(param, TCC_ROLE_PARAM) >= 0;
   };
 
   // Check everything, then copy: a failing load changes nothing.

@@ -10,8 +10,17 @@
 // intermediates keep their buffers; the plan sees them used inside the loop,
 // so they are live across all of it and never share memory.
 //
+// A parameter's update with the ops after it that read the parameter's
+// new value through a window (a subview that keeps the leading dimension
+// whole) runs the same way, over the update's leading dimension: the
+// 16-bit copy of a filter trimmed to the taps that meet its input
+// (Precision.cpp's copyCandidates) gathers every ninth element of a 3x3
+// filter, which read from the row the update has just written costs a pass
+// over cached data instead of one over the whole filter.
+//
 // Legal because every buffer the run writes is indexed by the rows in every
-// op of the run (the same row coordinates in its leading dimensions), so a
+// op of the run (the same row coordinates in its leading dimensions, through
+// the buffer itself or windows that keep those dimensions whole), so a
 // row's ops touch only that row of what the run writes, and running the rows
 // in any order, each row's ops in program order, computes what the ops
 // computed one after the other.
@@ -85,11 +94,29 @@ bool returned(Value buffer) {
   return false;
 }
 
+/// V's buffer through the windows that keep the first K dimensions whole
+/// (subviews at offset 0, full size and unit stride there, of V's rank):
+/// row I of V is row I of what this returns.
+Value rowBase(Value v, unsigned k) {
+  while (auto sub = v.getDefiningOp<memref::SubViewOp>()) {
+    MemRefType source = sub.getSourceType();
+    if (sub.getType().getRank() != source.getRank() || source.getRank() < int64_t(k))
+      return v;
+    for (unsigned d = 0; d < k; ++d)
+      if (sub.getStaticOffsets()[d] != 0 || sub.getStaticSizes()[d] != source.getDimSize(d) ||
+          sub.getStaticStrides()[d] != 1 || ShapedType::isDynamic(source.getDimSize(d)))
+        return v;
+    v = sub.getSource();
+  }
+  return v;
+}
+
 /// An op of a run: a generic or a fill on buffers over the rows, writing
 /// only fresh allocations that the function does not return (parameter
-/// updates and outputs keep their own kernels), every shaped operand indexed
-/// by the rows or (inputs only) broadcast over them.
-bool eligible(linalg::LinalgOp op, const Rows &rows) {
+/// updates and outputs keep their own kernels; with UPDATES, function
+/// arguments too: an update run), every shaped operand indexed by the rows
+/// or (inputs only) broadcast over them.
+bool eligible(linalg::LinalgOp op, const Rows &rows, bool updates = false) {
   if (!isa<linalg::GenericOp, linalg::FillOp>(op.getOperation()) ||
       !op.hasPureBufferSemantics())
     return false;
@@ -109,6 +136,8 @@ bool eligible(linalg::LinalgOp op, const Rows &rows) {
     if (!op.isDpsInit(&operand))
       continue;
     Value root = tcc::viewRoot(operand.get());
+    if (updates && isa<BlockArgument>(root))
+      continue;
     if (!root.getDefiningOp<memref::AllocOp>() || returned(root))
       return false;
   }
@@ -116,12 +145,13 @@ bool eligible(linalg::LinalgOp op, const Rows &rows) {
 }
 
 /// Whether the ops may run row by row together: every buffer they write is
-/// reached through one value only, indexed by the rows wherever they use it.
+/// reached through one value only (or windows of it that keep the rows:
+/// rowBase), indexed by the rows wherever they use it.
 bool consistent(ArrayRef<linalg::LinalgOp> ops, unsigned k) {
   DenseMap<Value, Value> writtenThrough; // root -> the one value
   for (linalg::LinalgOp op : ops)
     for (OpOperand &out : op.getDpsInitsMutable())
-      writtenThrough[tcc::viewRoot(out.get())] = out.get();
+      writtenThrough[tcc::viewRoot(out.get())] = rowBase(out.get(), k);
   for (linalg::LinalgOp op : ops)
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isa<MemRefType>(operand.get().getType()))
@@ -129,11 +159,44 @@ bool consistent(ArrayRef<linalg::LinalgOp> ops, unsigned k) {
       auto it = writtenThrough.find(tcc::viewRoot(operand.get()));
       if (it == writtenThrough.end())
         continue;
-      if (it->second != operand.get() ||
+      if (it->second != rowBase(operand.get(), k) ||
           rowUse(op.getMatchingIndexingMap(&operand), k) != RowUse::Indexed)
         return false;
     }
   return true;
+}
+
+/// Whether the last op of OPS reads what an earlier one wrote through a
+/// window (another value than the one written): what an update run is for.
+bool lastReadsWindow(ArrayRef<linalg::LinalgOp> ops) {
+  DenseMap<Value, Value> written; // root -> the value written
+  for (linalg::LinalgOp op : ops.drop_back())
+    for (OpOperand &out : op.getDpsInitsMutable())
+      written[tcc::viewRoot(out.get())] = out.get();
+  linalg::LinalgOp last = ops.back();
+  return llvm::any_of(last.getDpsInputOperands(), [&](OpOperand *in) {
+    auto it = written.find(tcc::viewRoot(in->get()));
+    return it != written.end() && it->second != in->get();
+  });
+}
+
+/// The rows of an update run: the leading loop of a generic whose loops
+/// are all parallel (at least two of them) and that writes a function
+/// argument (a parameter or optimizer state, in place), or k = 0.
+Rows updateRowsOf(linalg::LinalgOp op) {
+  Rows rows;
+  if (!isa<linalg::GenericOp>(op.getOperation()) || op.getNumLoops() < 2 ||
+      op.getNumReductionLoops() != 0 || !op.hasPureBufferSemantics())
+    return rows;
+  bool writesArgument = llvm::any_of(op.getDpsInitsMutable(), [](OpOperand &out) {
+    return isa<BlockArgument>(tcc::viewRoot(out.get()));
+  });
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  if (!writesArgument || ShapedType::isDynamic(extents[0]))
+    return rows;
+  rows.k = 1;
+  rows.extents = {extents[0]};
+  return rows;
 }
 
 /// The rows of a reduction whose parallel loops all lead, or k = 0.
@@ -179,7 +242,12 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
       if (!seed)
         continue;
       Rows rows = rowsOf(seed);
-      if (rows.k == 0 || !eligible(seed, rows))
+      bool updates = false;
+      if (rows.k == 0) {
+        rows = updateRowsOf(seed);
+        updates = true;
+      }
+      if (rows.k == 0 || !eligible(seed, rows, updates))
         continue;
       SmallVector<linalg::LinalgOp> run = {seed};
       // Extend over the ops before and after the seed, stepping over pure
@@ -195,7 +263,7 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
               continue;
             return;
           }
-          if (!eligible(l, rows))
+          if (!eligible(l, rows, updates) || (updates && l.getNumLoops() < 2))
             return;
           SmallVector<linalg::LinalgOp> candidate(run);
           if (step < 0)
@@ -207,8 +275,18 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
           run = std::move(candidate);
         }
       };
-      extend(-1);
-      extend(+1);
+      if (updates) {
+        // After the update only, up to the last op that reads a window of
+        // what the run wrote.
+        extend(+1);
+        while (run.size() > 1 && !lastReadsWindow(run))
+          run.pop_back();
+        if (run.size() < 2)
+          continue;
+      } else {
+        extend(-1);
+        extend(+1);
+      }
       int64_t kernels = llvm::count_if(
           run, [](linalg::LinalgOp op) { return !isa<linalg::FillOp>(op.getOperation()); });
       if (kernels < 2)

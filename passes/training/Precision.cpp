@@ -196,15 +196,92 @@ void castBeforeMoves(func::FuncOp fn, FunctionPrecision &state) {
   }
 }
 
+/// A 16-bit copy's source: a parameter, whole (null SLICE) or through a
+/// slice of it (its result type, start and stride).
+struct CopySource {
+  unsigned param;
+  RankedTensorType slice;
+  DenseI64ArrayAttr start, stride;
+
+  static CopySource whole(unsigned param) { return {param, nullptr, nullptr, nullptr}; }
+  static CopySource of(unsigned param, SliceOp op) {
+    return {param, cast<RankedTensorType>(op.getType()), op.getStartAttr(), op.getStrideAttr()};
+  }
+};
+
+/// The 16-bit values of the parameters of FN that can be copies, in program
+/// order: the cast of each parameter, and the cast of each slice of one that
+/// has a positive stride in every dimension. The slice is a filter trimmed
+/// to the taps that meet its input (DropPaddingOnlyTaps: a 3x3 filter on a
+/// 1x1 map is its centre tap); its copy holds the taps the forward reads,
+/// and the update writes them from the rows of the parameter it has just
+/// written (tcc-fuse-rows), where the forward would gather them across the
+/// whole filter each step.
+SmallVector<std::pair<CopySource, Value>> copyCandidates(func::FuncOp fn,
+                                                         const FunctionPrecision &state) {
+  SmallVector<std::pair<CopySource, Value>> found;
+  auto paramIndex = [&](Value v) -> std::optional<unsigned> {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner()->getParentOp() != fn ||
+        !fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr::param))
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (paramIndex(fn.getArgument(i)))
+      if (Value cast = state.casts.lookup({fn.getArgument(i), state.low}))
+        found.push_back({CopySource::whole(i), cast});
+  fn.walk([&](SliceOp slice) {
+    std::optional<unsigned> param = paramIndex(slice.getInput());
+    if (!param || llvm::any_of(slice.getStride(), [](int64_t s) { return s <= 0; }))
+      return;
+    if (Value cast = state.casts.lookup({slice.getResult(), state.low}))
+      found.push_back({CopySource::of(*param, slice), cast});
+  });
+  return found;
+}
+
+/// The name of a copy: the parameter's, then for a slice its window as
+/// Python writes it (`layer4.0.conv2.weight[:,:,1:2,1:2]`), then SUFFIX
+/// (".bf16").
+std::string copyName(func::FuncOp fn, const CopySource &source, StringRef suffix) {
+  std::string name = fn.getArgAttrOfType<StringAttr>(source.param, attr::param).getValue().str();
+  if (source.slice) {
+    auto in = cast<RankedTensorType>(fn.getArgument(source.param).getType());
+    SmallVector<std::string> dims;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      int64_t start = source.start[d], stride = source.stride[d], n = source.slice.getDimSize(d);
+      if (start == 0 && stride == 1 && n == in.getDimSize(d))
+        dims.push_back(":");
+      else if (stride == 1)
+        dims.push_back(llvm::formatv("{0}:{1}", start, start + n).str());
+      else
+        dims.push_back(llvm::formatv("{0}:{1}:{2}", start, start + (n - 1) * stride + 1, stride).str());
+    }
+    name += "[" + llvm::join(dims, ",") + "]";
+  }
+  return name + "." + suffix.str();
+}
+
+/// VALUE (the parameter or a value of its type) through SOURCE's slice, a
+/// new one at B's point, or VALUE itself.
+Value throughSlice(OpBuilder &b, const CopySource &source, Value value) {
+  if (!source.slice)
+    return value;
+  Type elem = getElementTypeOrSelf(value.getType());
+  return SliceOp::create(b, value.getLoc(), RankedTensorType::get(source.slice.getShape(), elem),
+                         value, source.start, source.stride);
+}
+
 /// The 16-bit copies of train_step's parameters as state: each parameter
-/// that the pass cast to 16 bits gets a state argument NAME.<precision> that
-/// the forward reads instead of the cast, and (when the optimizer updates
-/// it) a result that writes the updated parameter's rounding into it, which
-/// fusion joins to the update's kernel. Returns the copies' names with
-/// their parameters' argument indices.
-SmallVector<std::pair<unsigned, std::string>>
+/// (or slice of one: copyCandidates) that the pass cast to 16 bits gets a
+/// state argument (copyName) that the forward reads instead of the cast,
+/// and (when the optimizer updates the parameter) a result that writes the
+/// updated parameter's rounding into it, which fusion joins to the update's
+/// kernel. Returns the copies' sources with their names.
+SmallVector<std::pair<CopySource, std::string>>
 keepWeightCopies(func::FuncOp step, FunctionPrecision &state, StringRef suffix) {
-  SmallVector<std::pair<unsigned, std::string>> copies;
+  SmallVector<std::pair<CopySource, std::string>> copies;
   auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
   // The optimizer's new value of each parameter, by name.
   llvm::StringMap<Value> updated;
@@ -217,38 +294,35 @@ keepWeightCopies(func::FuncOp step, FunctionPrecision &state, StringRef suffix) 
     resultAttrs.push_back(step.getResultAttrDict(i) ? step.getResultAttrDict(i)
                                                     : DictionaryAttr::get(step.getContext()));
   OpBuilder b(ret);
-  unsigned numParams = step.getNumArguments();
-  for (unsigned i = 0; i < numParams; ++i) {
-    auto name = step.getArgAttrOfType<StringAttr>(i, attr::param);
-    Value param = step.getArgument(i);
-    auto it = state.casts.find({param, state.low});
-    if (!name || it == state.casts.end())
-      continue;
-    Value cast = it->second;
+  for (auto [source, cast] : copyCandidates(step, state)) {
+    StringRef paramName = step.getArgAttrOfType<StringAttr>(source.param, attr::param).getValue();
     Type copyType = cast.getType();
-    std::string copyName = (name.getValue() + "." + suffix).str();
+    std::string name = copyName(step, source, suffix);
     unsigned index = step.getNumArguments();
-    if (failed(step.insertArgument(index, copyType,
-                                   b.getDictionaryAttr(b.getNamedAttr(
-                                       attr::state, b.getStringAttr(copyName))),
-                                   param.getLoc())))
+    if (failed(step.insertArgument(
+            index, copyType,
+            b.getDictionaryAttr(b.getNamedAttr(attr::state, b.getStringAttr(name))),
+            cast.getLoc())))
       continue;
     cast.replaceAllUsesWith(step.getArgument(index));
+    Value from = cast.getDefiningOp()->getOperand(0);
+    state.casts.erase({from, state.low});
     cast.getDefiningOp()->erase();
-    state.casts.erase(it);
+    if (Operation *slice = from.getDefiningOp(); slice && slice->use_empty())
+      slice->erase();
     --state.castsMade;
-    copies.push_back({i, copyName});
-    if (Value next = updated.lookup(name.getValue())) {
+    if (Value next = updated.lookup(paramName)) {
       // Right after the update (where fusion joins it to the update's
       // kernel), not at the return: the kernel must not move past the
       // in-place updates of the moments it reads.
       OpBuilder at(ret);
       if (Operation *def = next.getDefiningOp())
         at.setInsertionPointAfter(def);
-      results.push_back(CastOp::create(at, next.getLoc(), copyType, next));
+      results.push_back(CastOp::create(at, next.getLoc(), copyType, throughSlice(at, source, next)));
       resultAttrs.push_back(
-          b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(copyName))));
+          b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(name))));
     }
+    copies.push_back({source, name});
   }
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
@@ -286,22 +360,16 @@ unsigned readWeightCopies(func::FuncOp fn, func::FuncOp step, FunctionPrecision 
     if (stateName(fn, i) != stateName(step, stepState[k]) ||
         fn.getArgument(i).getType() != step.getArgument(stepState[k]).getType())
       return 0;
-  // The casts to replace: a parameter of FN whose copy train_step holds.
-  llvm::StringMap<unsigned> copyArg; // parameter name -> train_step's copy argument
-  for (unsigned i : stepState) {
-    StringRef name = stateName(step, i);
-    size_t dot = name.rfind('.');
-    if (dot != StringRef::npos && name.substr(dot + 1) == suffix)
-      copyArg[name.substr(0, dot)] = i;
-  }
+  // The casts to replace: a parameter of FN (or a slice of one) whose copy
+  // train_step holds, by the copy's name.
+  llvm::StringMap<unsigned> copyArg; // copy name -> train_step's copy argument
+  for (unsigned i : stepState)
+    copyArg[stateName(step, i)] = i;
   SmallVector<std::pair<Value, unsigned>> replaced; // cast -> train_step's copy argument
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    auto name = fn.getArgAttrOfType<StringAttr>(i, attr::param);
-    auto it = name ? state.casts.find({fn.getArgument(i), state.low}) : state.casts.end();
-    auto copy = name ? copyArg.find(name.getValue()) : copyArg.end();
-    if (it != state.casts.end() && copy != copyArg.end() &&
-        it->second.getType() == step.getArgument(copy->second).getType())
-      replaced.push_back({it->second, copy->second});
+  for (auto [source, cast] : copyCandidates(fn, state)) {
+    auto copy = copyArg.find(copyName(fn, source, suffix));
+    if (copy != copyArg.end() && cast.getType() == step.getArgument(copy->second).getType())
+      replaced.push_back({cast, copy->second});
   }
   if (replaced.empty())
     return 0;
@@ -316,12 +384,11 @@ unsigned readWeightCopies(func::FuncOp fn, func::FuncOp step, FunctionPrecision 
   }
   for (auto [cast, copy] : replaced) {
     cast.replaceAllUsesWith(appended.lookup(copy));
-    for (auto it = state.casts.begin(); it != state.casts.end(); ++it)
-      if (it->second == cast) {
-        state.casts.erase(it);
-        break;
-      }
+    Value from = cast.getDefiningOp()->getOperand(0);
+    state.casts.erase({from, state.low});
     cast.getDefiningOp()->erase();
+    if (Operation *slice = from.getDefiningOp(); slice && slice->use_empty())
+      slice->erase();
     --state.castsMade;
   }
   return unsigned(replaced.size());
@@ -331,7 +398,7 @@ unsigned readWeightCopies(func::FuncOp fn, func::FuncOp step, FunctionPrecision 
 /// tensor has the offsets it has there), returning each of COPIES computed
 /// from its parameter (rounded to LOW). The runtime runs it before a step that follows a
 /// change of the parameters (session creation, loading, set_param).
-void buildInitState(func::FuncOp step, ArrayRef<std::pair<unsigned, std::string>> copies,
+void buildInitState(func::FuncOp step, ArrayRef<std::pair<CopySource, std::string>> copies,
                     FloatType low) {
   OpBuilder b(step.getContext());
   b.setInsertionPointAfter(step);
@@ -351,8 +418,8 @@ void buildInitState(func::FuncOp step, ArrayRef<std::pair<unsigned, std::string>
   b.setInsertionPointToStart(body);
   SmallVector<Value> results;
   SmallVector<DictionaryAttr> resultAttrs;
-  for (const auto &[paramIndex, name] : copies) {
-    Value param = body->getArgument(argOf.lookup(paramIndex));
+  for (const auto &[source, name] : copies) {
+    Value param = throughSlice(b, source, body->getArgument(argOf.lookup(source.param)));
     auto type = cast<RankedTensorType>(param.getType());
     results.push_back(CastOp::create(b, step.getLoc(), type.clone(low), param));
     resultAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(attr::update, b.getStringAttr(name))));
@@ -398,7 +465,7 @@ struct PrecisionPass : tcc::impl::PrecisionPassBase<PrecisionPass> {
         state.visit(&op);
       fn.walk([](Operation *op) { op->removeAttr(attr::keepFp32); });
       castBeforeMoves(fn, state);
-      SmallVector<std::pair<unsigned, std::string>> copies;
+      SmallVector<std::pair<CopySource, std::string>> copies;
       size_t copiesRead = 0;
       if (fn.getSymName() == TCC_ENTRY_TRAIN_STEP &&
           !module.lookupSymbol(TCC_ENTRY_INIT_STATE)) {

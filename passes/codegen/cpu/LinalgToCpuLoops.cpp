@@ -589,13 +589,20 @@ linalg::LinalgOp mergeInnerLoops(RewriterBase &rewriter, linalg::LinalgOp op, in
     MemRefType type = collapse.getResultType();
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(offset) ||
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
         llvm::any_of(strides, [](int64_t x) { return ShapedType::isDynamic(x); }))
       continue;
     rewriter.setInsertionPoint(collapse);
-    Value view = memref::ReinterpretCastOp::create(rewriter, collapse.getLoc(), type,
-                                                   collapse.getSrc(), offset, type.getShape(),
-                                                   strides);
+    // A row of a tcc-fuse-rows loop starts where its subview says.
+    OpFoldResult start = rewriter.getIndexAttr(offset);
+    if (ShapedType::isDynamic(offset))
+      start = memref::ExtractStridedMetadataOp::create(rewriter, collapse.getLoc(),
+                                                       collapse.getSrc())
+                  .getOffset();
+    Value view = memref::ReinterpretCastOp::create(
+        rewriter, collapse.getLoc(), type, collapse.getSrc(), start,
+        getAsIndexOpFoldResult(rewriter.getContext(), type.getShape()),
+        getAsIndexOpFoldResult(rewriter.getContext(), strides));
     rewriter.replaceAllUsesWith(collapse.getResult(), view);
     rewriter.eraseOp(collapse);
   }
@@ -810,9 +817,11 @@ struct LinalgToCpuLoopsPass
       loadScalarInputs(rewriter, op);
       if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
         readBooleansAsBytes(rewriter, generic, byteViews);
-      // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks.
+      // Inside a parallel loop (a run of tcc-fuse-rows) the op never forks;
+      // its elementwise ops merge their loops too (a row of a 3x3 filter's
+      // update: one loop over the row's elements).
       bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
-      if (!nested) {
+      if (!nested || op.getNumReductionLoops() == 0) {
         linalg::LinalgOp merged = mergeInnerLoops(rewriter, op, vectorBits);
         if (merged != op) {
           auto it = known.find(op);

@@ -158,3 +158,100 @@ func.func @column_sum(%a: memref<64x128xf32>, %out: memref<128xf32>) {
   memref.copy %sum, %out : memref<128xf32> to memref<128xf32>
   return
 }
+
+// -----
+
+#u = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#s = affine_map<(d0, d1, d2, d3) -> ()>
+
+// An update run: a parameter's update (an elementwise op writing a function
+// argument) with the op after it that reads the new value through a window
+// keeping the rows whole (a trimmed filter's 16-bit copy, its centre tap)
+// is one loop over the update's leading dimension. The run ends at the
+// last op reading such a window: the copy of the whole filter after it
+// keeps its kernel.
+// CHECK-LABEL: func.func @update_window
+// CHECK: %[[TAP:.*]] = memref.subview %{{.*}}[0, 0, 1, 1] [64, 8, 1, 1] [1, 1, 1, 1]
+// CHECK: scf.for %[[I:.*]] = %c0 to %c64
+// CHECK: %[[ROW:.*]] = memref.subview %arg0[%[[I]], 0, 0, 0] [1, 8, 3, 3] [1, 1, 1, 1] : memref<64x8x3x3xf32> to memref<8x3x3xf32, strided<[9, 3, 1], offset: ?>>
+// CHECK: linalg.generic {{.*}} outs(%[[ROW]] :
+// CHECK: %[[TAPROW:.*]] = memref.subview %[[TAP]][%[[I]], 0, 0, 0] [1, 8, 1, 1] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[TAPROW]] :
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.generic {{.*}} ins(%{{.*}} : memref<64x8x3x3xf32>)
+// CHECK: return
+// The row of the update is one vector loop over its 72 elements.
+// LOOPS-LABEL: func.func @update_window
+// LOOPS: scf.parallel
+// LOOPS: memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [72], strides: [1]
+// LOOPS: vector.transfer_read
+// Not an update run:
+//  - an update whose readers read the parameter as it was written (no
+//    window: elementwise fusion's business);
+//  - a window that does not keep the rows whole (from row 1).
+// CHECK-LABEL: func.func @update_no_window
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK-LABEL: func.func @update_row_window
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @update_window(%w: memref<64x8x3x3xf32>, %g: memref<64x8x3x3xf32>, %lr: memref<f32>,
+                         %copy: memref<64x8x1x1xbf16>, %whole: memref<64x8x3x3xbf16>) {
+  linalg.generic {indexing_maps = [#s, #u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%lr, %g : memref<f32>, memref<64x8x3x3xf32>) outs(%w : memref<64x8x3x3xf32>) {
+  ^bb0(%l: f32, %d: f32, %v: f32):
+    %p = arith.mulf %l, %d : f32
+    %n = arith.subf %v, %p : f32
+    linalg.yield %n : f32
+  }
+  %tap = memref.subview %w[0, 0, 1, 1] [64, 8, 1, 1] [1, 1, 1, 1] : memref<64x8x3x3xf32> to memref<64x8x1x1xf32, strided<[72, 9, 3, 1], offset: 4>>
+  linalg.generic {indexing_maps = [#u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%tap : memref<64x8x1x1xf32, strided<[72, 9, 3, 1], offset: 4>>) outs(%copy : memref<64x8x1x1xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.generic {indexing_maps = [#u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<64x8x3x3xf32>) outs(%whole : memref<64x8x3x3xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+func.func @update_no_window(%w: memref<64x8x3x3xf32>, %g: memref<64x8x3x3xf32>, %lr: memref<f32>,
+                            %whole: memref<64x8x3x3xbf16>) {
+  linalg.generic {indexing_maps = [#s, #u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%lr, %g : memref<f32>, memref<64x8x3x3xf32>) outs(%w : memref<64x8x3x3xf32>) {
+  ^bb0(%l: f32, %d: f32, %v: f32):
+    %p = arith.mulf %l, %d : f32
+    %n = arith.subf %v, %p : f32
+    linalg.yield %n : f32
+  }
+  linalg.generic {indexing_maps = [#u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<64x8x3x3xf32>) outs(%whole : memref<64x8x3x3xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+func.func @update_row_window(%w: memref<64x8x3x3xf32>, %g: memref<64x8x3x3xf32>, %lr: memref<f32>,
+                             %copy: memref<63x8x1x1xbf16>) {
+  linalg.generic {indexing_maps = [#s, #u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%lr, %g : memref<f32>, memref<64x8x3x3xf32>) outs(%w : memref<64x8x3x3xf32>) {
+  ^bb0(%l: f32, %d: f32, %v: f32):
+    %p = arith.mulf %l, %d : f32
+    %n = arith.subf %v, %p : f32
+    linalg.yield %n : f32
+  }
+  %tap = memref.subview %w[1, 0, 1, 1] [63, 8, 1, 1] [1, 1, 1, 1] : memref<64x8x3x3xf32> to memref<63x8x1x1xf32, strided<[72, 9, 3, 1], offset: 76>>
+  linalg.generic {indexing_maps = [#u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%tap : memref<63x8x1x1xf32, strided<[72, 9, 3, 1], offset: 76>>) outs(%copy : memref<63x8x1x1xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}

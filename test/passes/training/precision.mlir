@@ -1,6 +1,6 @@
 // RUN: tcc-opt --split-input-file --tcc-precision=precision=bf16 %s | FileCheck %s
 // RUN: tcc-opt --split-input-file --tcc-precision=precision=fp16 --canonicalize %s | FileCheck %s --check-prefix=FOLD
-// RUN: not tcc-opt --tcc-precision=precision=fp8 %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not tcc-opt --split-input-file --tcc-precision=precision=fp8 %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests that a dense layer computes in 16 bits: its input and weight are cast
 // down once each, the bias add and the relu follow the product's 16-bit
@@ -172,4 +172,35 @@ func.func @train_step(%x: tensor<4x8xf32> {tcc.input = "x"}, %w: tensor<2x8xf32>
   %l = tcc.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x2xf32> -> tensor<f32>
   %new = tcc.sub %w, %m {tcc.keep_fp32} : tensor<2x8xf32>
   return %l, %new, %m : tensor<f32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// A slice of a parameter (a filter trimmed to the taps that meet its
+// input) gets a copy of its own, of the slice's shape, named after the
+// window: the forward reads it instead of slicing and casting the f32
+// filter, the update writes the slice of the new parameter's rounding,
+// and @init_state makes it the same way.
+// CHECK-LABEL: func.func @train_step
+//  CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<8x4x3x3xf32> {tcc.param = "w"}
+//  CHECK-SAME: %[[C:[a-z0-9]+]]: tensor<8x4x1x1xbf16> {tcc.state = "w[:,:,1:2,1:2].bf16"}
+//  CHECK-SAME: tensor<8x4x1x1xbf16> {tcc.update = "w[:,:,1:2,1:2].bf16"})
+//   CHECK-NOT: tcc.slice %[[W]]
+//       CHECK: tcc.conv %{{.*}}, %[[C]]
+//       CHECK: %[[NEW:.*]] = tcc.sub %[[W]]
+//  CHECK-NEXT: %[[S:.*]] = tcc.slice %[[NEW]], start = [0, 0, 1, 1], stride = [1, 1, 1, 1] : tensor<8x4x3x3xf32> -> tensor<8x4x1x1xf32>
+//  CHECK-NEXT: %[[NEWC:.*]] = tcc.cast %[[S]] : tensor<8x4x1x1xf32> to tensor<8x4x1x1xbf16>
+//       CHECK: return {{.*}}, %[[NEWC]] :
+// CHECK-LABEL: func.func @init_state
+//  CHECK-SAME: -> (tensor<8x4x1x1xbf16> {tcc.update = "w[:,:,1:2,1:2].bf16"})
+//       CHECK: %[[S:.*]] = tcc.slice %{{.*}}, start = [0, 0, 1, 1], stride = [1, 1, 1, 1]
+//       CHECK: tcc.cast %[[S]] : tensor<8x4x1x1xf32> to tensor<8x4x1x1xbf16>
+func.func @train_step(%x: tensor<2x4x1x1xf32> {tcc.input = "x"}, %w: tensor<8x4x3x3xf32> {tcc.param = "w"},
+                      %m: tensor<8x4x3x3xf32> {tcc.state = "w.m"})
+    -> (tensor<f32> {tcc.output = "loss"}, tensor<8x4x3x3xf32> {tcc.update = "w"}) {
+  %s = tcc.slice %w, start = [0, 0, 1, 1], stride = [1, 1, 1, 1] : tensor<8x4x3x3xf32> -> tensor<8x4x1x1xf32>
+  %y = tcc.conv %x, %s {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_low = array<i64: 0, 0>, pad_high = array<i64: 0, 0>, group = 1 : i64} : (tensor<2x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<2x8x1x1xf32>
+  %l = tcc.reduce_sum %y {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<2x8x1x1xf32> -> tensor<f32>
+  %new = tcc.sub %w, %m {tcc.keep_fp32} : tensor<8x4x3x3xf32>
+  return %l, %new : tensor<f32>, tensor<8x4x3x3xf32>
 }
