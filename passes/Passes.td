@@ -604,7 +604,9 @@ def FuseRowsPass : Pass<"tcc-fuse-rows", "mlir::func::FuncOp"> {
     or is an update run: an elementwise op writing a function argument (a
     parameter's update, in place) with the ops after it up to the last one
     that reads what the run wrote through a window (a trimmed filter's
-    16-bit copy, its centre tap), over the update's leading dimension. The loop is
+    16-bit copy, its centre tap) and the ops right before it that write
+    what it reads (its gradient's zero pad: a map, a copy), over the
+    update's leading dimension. The loop is
     an `scf.parallel` when the run's iterations reach `min-parallel-work`,
     else sequential loops; the ops inside never fork again. CPU only: the
     CUDA mapping gives one kernel per op.

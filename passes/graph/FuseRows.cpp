@@ -32,6 +32,7 @@
 #include "passes/support/ViewRoot.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -117,8 +118,10 @@ Value rowBase(Value v, unsigned k) {
 /// arguments too: an update run), every shaped operand indexed by the rows
 /// or (inputs only) broadcast over them.
 bool eligible(linalg::LinalgOp op, const Rows &rows, bool updates = false) {
-  if (!isa<linalg::GenericOp, linalg::FillOp>(op.getOperation()) ||
-      !op.hasPureBufferSemantics())
+  // An update run also takes the map and copy of a zero pad (its gradient).
+  bool kind = isa<linalg::GenericOp, linalg::FillOp>(op.getOperation()) ||
+              (updates && isa<linalg::MapOp, linalg::CopyOp>(op.getOperation()));
+  if (!kind || !op.hasPureBufferSemantics())
     return false;
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -178,6 +181,15 @@ bool lastReadsWindow(ArrayRef<linalg::LinalgOp> ops) {
     auto it = written.find(tcc::viewRoot(in->get()));
     return it != written.end() && it->second != in->get();
   });
+}
+
+/// Whether every buffer OP writes is read by an op of RUN.
+bool feedsRun(linalg::LinalgOp op, ArrayRef<linalg::LinalgOp> run) {
+  DenseSet<Value> read;
+  for (linalg::LinalgOp r : run)
+    for (OpOperand *in : r.getDpsInputOperands())
+      read.insert(tcc::viewRoot(in->get()));
+  return llvm::all_of(op.getDpsInits(), [&](Value out) { return read.contains(tcc::viewRoot(out)); });
 }
 
 /// The rows of an update run: the leading loop of a generic whose loops
@@ -257,6 +269,14 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
           Operation *op = order[j];
           if (taken.contains(op))
             return;
+          // A zero pad's copy into its window is a memref.copy: as a
+          // linalg.copy (the same elements) it can join an update run.
+          if (auto copy = dyn_cast<memref::CopyOp>(op); copy && updates && step < 0) {
+            OpBuilder b(copy);
+            op = order[j] = linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                                                   copy.getTarget());
+            copy->erase();
+          }
           auto l = dyn_cast<linalg::LinalgOp>(op);
           if (!l) {
             if (skippable(op))
@@ -264,6 +284,10 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
             return;
           }
           if (!eligible(l, rows, updates) || (updates && l.getNumLoops() < 2))
+            return;
+          // Before an update, only what the run reads: a zero pad of its
+          // gradient (sunk to it: LinalgNN.cpp sinkZeroPads).
+          if (updates && step < 0 && !feedsRun(l, run))
             return;
           SmallVector<linalg::LinalgOp> candidate(run);
           if (step < 0)
@@ -276,13 +300,14 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
         }
       };
       if (updates) {
-        // After the update only, up to the last op that reads a window of
-        // what the run wrote.
+        // After the update, up to the last op that reads a window of what
+        // the run wrote; before it, the ops that write what it reads.
         extend(+1);
         while (run.size() > 1 && !lastReadsWindow(run))
           run.pop_back();
         if (run.size() < 2)
           continue;
+        extend(-1);
       } else {
         extend(-1);
         extend(+1);
@@ -327,7 +352,16 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
 
   /// Replaces RUN by one loop over ROWS (parallel when the run's work is at
   /// least min-parallel-work iterations) at the place of its last op.
-  void fuse(ArrayRef<linalg::LinalgOp> run, const Rows &rows) {
+  void fuse(ArrayRef<linalg::LinalgOp> ops, const Rows &rows) {
+    // Maps and copies (an update run's zero pad) as the generics they are.
+    SmallVector<linalg::LinalgOp> run(ops);
+    for (linalg::LinalgOp &op : run)
+      if (isa<linalg::MapOp, linalg::CopyOp>(op.getOperation())) {
+        IRRewriter rewriter(op);
+        FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(rewriter, op);
+        if (succeeded(generic))
+          op = cast<linalg::LinalgOp>(generic->getOperation());
+      }
     Operation *last = run.back();
     Location loc = last->getLoc();
     OpBuilder b(last);

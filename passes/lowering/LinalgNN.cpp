@@ -1180,6 +1180,93 @@ void tcc::lowering::useFullFilterGradients(Operation *root) {
     (void)fullFilterGradient(rewriter, pad);
 }
 
+namespace {
+/// The 16-bit zero pad (constant mode, value 0) V is, or is a cast of.
+/// 16-bit only: f32 filter gradients are whole-filter GEMMs instead
+/// (useFullFilterGradients), and fp32 steps stay as they were.
+PadOp zeroPadOf(Value v) {
+  if (auto cast = v.getDefiningOp<CastOp>())
+    v = cast.getInput();
+  auto pad = v.getDefiningOp<PadOp>();
+  if (!pad || pad.getMode() != PadMode::constant || pad.getValue().convertToDouble() != 0.0)
+    return PadOp();
+  Type elem = cast<RankedTensorType>(pad.getType()).getElementType();
+  return elem.isBF16() || elem.isF16() ? pad : PadOp();
+}
+
+/// mul(x, x) with X a zero pad of Y (or a cast of one) whose every reader
+/// sums all of its elements -> mul(y, y) under the same sums: the padding
+/// adds squares of zero. A gradient norm then reads the small tensor.
+/// (The grouping of the sum changes: another order, not other terms.)
+void sumSquaresUnpadded(RewriterBase &rewriter, MulOp mul) {
+  if (mul.getLhs() != mul.getRhs())
+    return;
+  PadOp pad = zeroPadOf(mul.getLhs());
+  if (!pad)
+    return;
+  auto type = cast<RankedTensorType>(mul.getType());
+  for (Operation *user : mul->getUsers()) {
+    auto sum = dyn_cast<ReduceSumOp>(user);
+    if (!sum || sum.getKeepdims() ||
+        int64_t(sum.getAxes().size()) != type.getRank())
+      return;
+  }
+  rewriter.setInsertionPoint(mul);
+  Value small = pad.getInput();
+  Type elem = type.getElementType();
+  auto smallType = cast<RankedTensorType>(small.getType());
+  if (smallType.getElementType() != elem)
+    small = CastOp::create(rewriter, mul.getLoc(), smallType.clone(elem), small);
+  Value squares = MulOp::create(rewriter, mul.getLoc(), small, small);
+  for (Operation *user : llvm::make_early_inc_range(mul->getUsers())) {
+    auto sum = cast<ReduceSumOp>(user);
+    rewriter.setInsertionPoint(sum);
+    SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, smallType.getRank()));
+    rewriter.replaceOpWithNewOp<ReduceSumOp>(sum, sum.getType(), squares,
+                                             rewriter.getDenseI64ArrayAttr(axes),
+                                             rewriter.getBoolAttr(false));
+  }
+  rewriter.eraseOp(mul);
+}
+} // namespace
+
+void tcc::lowering::sinkZeroPads(Operation *root) {
+  IRRewriter rewriter(root->getContext());
+  SmallVector<MulOp> muls;
+  root->walk([&](MulOp mul) { muls.push_back(mul); });
+  for (MulOp mul : muls)
+    sumSquaresUnpadded(rewriter, mul);
+  // Each zero pad (with its casts) right before its first reader.
+  SmallVector<PadOp> pads;
+  root->walk([&](PadOp pad) {
+    if (zeroPadOf(pad.getResult()))
+      pads.push_back(pad);
+  });
+  for (PadOp pad : pads) {
+    SmallVector<Operation *> chain = {pad};
+    for (Operation *user : pad->getUsers())
+      if (isa<CastOp>(user))
+        chain.push_back(user);
+    Block *block = pad->getBlock();
+    Operation *first = nullptr;
+    bool inBlock = true;
+    for (Operation *op : chain)
+      for (Operation *user : op->getUsers()) {
+        if (llvm::is_contained(chain, user))
+          continue;
+        Operation *at = block->findAncestorOpInBlock(*user);
+        inBlock &= at != nullptr;
+        if (at && (!first || at->isBeforeInBlock(first)))
+          first = at;
+      }
+    if (!inBlock || !first)
+      continue;
+    for (Operation *op : chain)
+      if (op->getBlock() == block && op->isBeforeInBlock(first))
+        rewriter.moveOpBefore(op, first);
+  }
+}
+
 SmallVector<int64_t> tcc::lowering::avgPoolDivisors(AvgPoolOp op, int64_t i) {
   auto in = cast<RankedTensorType>(op.getInput().getType());
   auto out = cast<RankedTensorType>(op.getResult().getType());

@@ -91,6 +91,7 @@ struct LowerToLinalgPass : tcc::impl::LowerToLinalgPassBase<LowerToLinalgPass> {
     });
 
     useFullFilterGradients(getOperation());
+    sinkZeroPads(getOperation());
 
     RewritePatternSet patterns(ctx);
     populateElementwisePatterns(tc, patterns);

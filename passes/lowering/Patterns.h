@@ -158,6 +158,12 @@ void populateReductionPatterns(const mlir::TypeConverter &tc,
 /// zero pad of a conv_backward_filter: LinalgNN.cpp's fullFilterGradient);
 /// on the tcc ops, before the conversion.
 void useFullFilterGradients(mlir::Operation *root);
+/// The zero pads under ROOT (the filter gradients useFullFilterGradients
+/// leaves: 16-bit ones) read where they are used: a sum of all of a zero
+/// pad's squares (a gradient norm) sums the unpadded tensor's instead, and
+/// each pad moves right before its first remaining reader (an optimizer's
+/// update, which tcc-fuse-rows then runs with the pad row by row).
+void sinkZeroPads(mlir::Operation *root);
 /// matmul, conv, conv_transpose, max_pool, avg_pool. With
 /// SIXTEENBITMATMULS a bf16 / f16 matmul reads its 16-bit operands directly
 /// into f32 sums (for cuBLASLt and oneDNN), with SIXTEENBITCONVS a

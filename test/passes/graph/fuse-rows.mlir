@@ -255,3 +255,51 @@ func.func @update_row_window(%w: memref<64x8x3x3xf32>, %g: memref<64x8x3x3xf32>,
   }
   return
 }
+
+// -----
+
+#u = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#s = affine_map<(d0, d1, d2, d3) -> ()>
+
+// An update run takes, before the update, the ops that write what it reads:
+// the zero pad of its 16-bit gradient (a fill of the whole filter and a
+// copy into the taps' window, moved to the update by the lowering) runs row
+// by row with it, as generics.
+// CHECK-LABEL: func.func @update_padded_gradient
+// CHECK: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: scf.for %[[I:.*]] = %c0 to %c64
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<8x3x3xbf16, strided<[9, 3, 1], offset: ?>>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<8x1x1xbf16, strided<[1, 1, 1], offset: ?>>) outs(%{{.*}} : memref<8x1x1xbf16, strided<[9, 3, 1], offset: ?>>)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<8x3x3xf32, strided<[9, 3, 1], offset: ?>>)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<8x1x1xbf16, strided<[1, 1, 1], offset: ?>>)
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @update_padded_gradient(%w: memref<64x8x3x3xf32>, %g: memref<64x8x1x1xbf16>, %lr: memref<f32>,
+                                  %copy: memref<64x8x1x1xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  %pad = memref.alloc() : memref<64x8x3x3xbf16>
+  linalg.map outs(%pad : memref<64x8x3x3xbf16>)
+    (%init: bf16) {
+      linalg.yield %zero : bf16
+    }
+  %window = memref.subview %pad[0, 0, 1, 1] [64, 8, 1, 1] [1, 1, 1, 1] : memref<64x8x3x3xbf16> to memref<64x8x1x1xbf16, strided<[72, 9, 3, 1], offset: 4>>
+  memref.copy %g, %window : memref<64x8x1x1xbf16> to memref<64x8x1x1xbf16, strided<[72, 9, 3, 1], offset: 4>>
+  linalg.generic {indexing_maps = [#s, #u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%lr, %pad : memref<f32>, memref<64x8x3x3xbf16>) outs(%w : memref<64x8x3x3xf32>) {
+  ^bb0(%l: f32, %d: bf16, %v: f32):
+    %e = arith.extf %d : bf16 to f32
+    %p = arith.mulf %l, %e : f32
+    %n = arith.subf %v, %p : f32
+    linalg.yield %n : f32
+  }
+  %tap = memref.subview %w[0, 0, 1, 1] [64, 8, 1, 1] [1, 1, 1, 1] : memref<64x8x3x3xf32> to memref<64x8x1x1xf32, strided<[72, 9, 3, 1], offset: 4>>
+  linalg.generic {indexing_maps = [#u, #u], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%tap : memref<64x8x1x1xf32, strided<[72, 9, 3, 1], offset: 4>>) outs(%copy : memref<64x8x1x1xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}

@@ -546,3 +546,35 @@ func.func @convolution_gemm(%x: tensor<2x3x3x3xbf16>, %w: tensor<8x3x3x3xbf16>,
   %2 = tcc.conv %x3, %w3 {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x3x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x3x3xf32>
   return %0, %1, %2 : tensor<2x8x2x2xbf16>, tensor<4x5x1x1xf32>, tensor<2x4x3x3xf32>
 }
+
+// -----
+
+// Tests that a bf16 zero pad (a 16-bit filter gradient's, which stays a
+// pad) is read where it is used: the sum of all its squares (a gradient
+// norm) sums the unpadded tensor's squares, and the pad moves right before
+// its one remaining reader (the update: tcc-fuse-rows runs both row by
+// row). An f32 pad stays where it is and keeps its sum.
+// CHECK-LABEL: func.func @sink_zero_pads
+//       CHECK:   linalg.generic {{.*}} ins(%arg0 : tensor<8x3x1x1xbf16>)
+//       CHECK:   linalg.reduce ins(%{{.*}} : tensor<8x3x1x1xf32>)
+//       CHECK:   tensor.pad %arg2 low[0, 0, 1, 1]
+//       CHECK:   linalg.reduce ins(%{{.*}} : tensor<8x3x3x3xf32>)
+//       CHECK:   math.exp
+//       CHECK:   %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 1, 1]
+//       CHECK:   } : tensor<8x3x1x1xbf16> to tensor<8x3x3x3xbf16>
+//  CHECK-NEXT:   tensor.empty
+//  CHECK-NEXT:   linalg.generic {{.*}} ins(%[[PAD]] : tensor<8x3x3x3xbf16>)
+//       CHECK:   arith.addf
+func.func @sink_zero_pads(%g: tensor<8x3x1x1xbf16>, %w: tensor<8x3x3x3xf32>, %g32: tensor<8x3x1x1xf32>)
+    -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<8x3x3x3xf32>) {
+  %p = tcc.pad %g, low = [0, 0, 1, 1], high = [0, 0, 1, 1] {mode = 0 : i32, value = 0.0 : f64} : tensor<8x3x1x1xbf16> -> tensor<8x3x3x3xbf16>
+  %c = tcc.cast %p : tensor<8x3x3x3xbf16> to tensor<8x3x3x3xf32>
+  %sq = tcc.mul %c, %c : tensor<8x3x3x3xf32>
+  %n = tcc.reduce_sum %sq {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<8x3x3x3xf32> -> tensor<f32>
+  %p32 = tcc.pad %g32, low = [0, 0, 1, 1], high = [0, 0, 1, 1] {mode = 0 : i32, value = 0.0 : f64} : tensor<8x3x1x1xf32> -> tensor<8x3x3x3xf32>
+  %sq32 = tcc.mul %p32, %p32 : tensor<8x3x3x3xf32>
+  %n32 = tcc.reduce_sum %sq32 {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : tensor<8x3x3x3xf32> -> tensor<f32>
+  %e = tcc.exp %n : tensor<f32>
+  %u = tcc.add %w, %c : tensor<8x3x3x3xf32>
+  return %n, %n32, %e, %u : tensor<f32>, tensor<f32>, tensor<f32>, tensor<8x3x3x3xf32>
+}
