@@ -294,16 +294,22 @@ keepWeightCopies(func::FuncOp step, FunctionPrecision &state, StringRef suffix) 
     resultAttrs.push_back(step.getResultAttrDict(i) ? step.getResultAttrDict(i)
                                                     : DictionaryAttr::get(step.getContext()));
   OpBuilder b(ret);
+  llvm::StringMap<unsigned> made; // copy name -> its argument
   for (auto [source, cast] : copyCandidates(step, state)) {
     StringRef paramName = step.getArgAttrOfType<StringAttr>(source.param, attr::param).getValue();
     Type copyType = cast.getType();
     std::string name = copyName(step, source, suffix);
-    unsigned index = step.getNumArguments();
-    if (failed(step.insertArgument(
+    // Two slices of one window (not merged by CSE) read one copy.
+    auto [known, fresh] = made.try_emplace(name, step.getNumArguments());
+    unsigned index = known->second;
+    if (fresh &&
+        failed(step.insertArgument(
             index, copyType,
             b.getDictionaryAttr(b.getNamedAttr(attr::state, b.getStringAttr(name))),
-            cast.getLoc())))
+            step.getArgument(source.param).getLoc()))) {
+      made.erase(name);
       continue;
+    }
     cast.replaceAllUsesWith(step.getArgument(index));
     Value from = cast.getDefiningOp()->getOperand(0);
     state.casts.erase({from, state.low});
@@ -311,6 +317,8 @@ keepWeightCopies(func::FuncOp step, FunctionPrecision &state, StringRef suffix) 
     if (Operation *slice = from.getDefiningOp(); slice && slice->use_empty())
       slice->erase();
     --state.castsMade;
+    if (!fresh)
+      continue;
     if (Value next = updated.lookup(paramName)) {
       // Right after the update (where fusion joins it to the update's
       // kernel), not at the return: the kernel must not move past the
