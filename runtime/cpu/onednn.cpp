@@ -293,10 +293,16 @@ struct LibraryCalls::Call {
   std::string implementation;
   size_t scratchBytes = 0;
   bool serial = false; ///< see kSerialFlops
-  /// A MATMUL on BLAS (no steps): its parameters and epilogue bits.
+  /// A MATMUL on BLAS: its parameters and epilogue bits. A widened 16-bit
+  /// one (addWidenedBlasMatmul) runs steps [0, blasSplit) first (oneDNN
+  /// reorders widening its operands into scratch), then the f32 product on
+  /// blasOperands (an operand index, or -1 and a scratch offset, for A, B
+  /// and C), then the remaining steps (C rounded out).
   const Blas *blas = nullptr;
   std::vector<int64_t> params;
   int64_t epilogue = 0;
+  size_t blasSplit = 0;
+  std::vector<std::pair<int, size_t>> blasOperands;
   ~Call() {
     if (steps.empty())
       return; // a BLAS call: oneDNN may not even be loaded
@@ -928,6 +934,56 @@ std::string layoutName(const dnnl_memory_desc_t &md) {
 
 } // namespace
 
+namespace {
+/// A 16-bit MATMUL computed in f32 (no 16-bit arithmetic on this CPU:
+/// nativeSixteenBitCalls) on BLAS, where fp32's products go there
+/// (blasPrefers: MKL on Intel): oneDNN reorders widen A and B (and C, to
+/// accumulate onto) into f32 copies in scratch, sgemm computes the product,
+/// and a reorder rounds it into a 16-bit C (an f32 C takes the product
+/// directly). Without this, fp32 steps ran their products on MKL and 16-bit
+/// steps on oneDNN's f32 kernels, 1.0-1.4x slower on Intel
+/// (docs/precision.md). 2-D products without an epilogue only (batch 1,
+/// no heads: what mklPrefers sends to MKL).
+void addWidenedBlasMatmul(CallBuilder &b, const tcc_abi_library_call &c, const Blas *blas) {
+  const int64_t *p = c.params;
+  const dnnl_dim_t rows = p[1], cols = p[2], k = p[3];
+  const bool ta = p[4], tb = p[5], accumulate = p[6];
+  const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(libraryCallOutputDtype(c));
+  // Each operand as the row-major matrix it is stored as.
+  auto stored = [&](dnnl_dim_t r, dnnl_dim_t cc, bool transposed, dnnl_data_type_t type) {
+    dnnl_dim_t sr = transposed ? cc : r, sc = transposed ? r : cc;
+    return b.plain({sr, sc}, {sc, 1}, type);
+  };
+  size_t copies = 0;
+  auto copyTo = [&](const dnnl_memory_desc_t &md) {
+    size_t at = copies;
+    copies += alignUp(b.a.dnnl_memory_desc_get_size(&md));
+    return at;
+  };
+  const dnnl_memory_desc_t a16 = stored(rows, k, ta, in), a32 = stored(rows, k, ta, dnnl_f32);
+  const dnnl_memory_desc_t b16 = stored(k, cols, tb, in), b32 = stored(k, cols, tb, dnnl_f32);
+  const dnnl_memory_desc_t cOut = stored(rows, cols, false, out),
+                           c32 = stored(rows, cols, false, dnnl_f32);
+  size_t aAt = copyTo(a32), bAt = copyTo(b32);
+  bool roundOut = out != dnnl_f32;
+  size_t cAt = roundOut ? copyTo(c32) : 0;
+  b.addReorder(a16, {0, 0, 0, nullptr}, a32, {0, -1, aAt, nullptr}, copies);
+  b.addReorder(b16, {0, 1, 0, nullptr}, b32, {0, -1, bAt, nullptr}, copies);
+  if (roundOut && accumulate)
+    b.addReorder(cOut, {0, 2, 0, nullptr}, c32, {0, -1, cAt, nullptr}, copies);
+  b.call->blasSplit = b.call->steps.size();
+  if (roundOut)
+    b.addReorder(c32, {0, -1, cAt, nullptr}, cOut, {0, 2, 0, nullptr}, copies);
+  b.call->scratchBytes = std::max(b.call->scratchBytes, copies);
+  b.call->blas = blas;
+  b.call->params.assign(p, p + 7);
+  b.call->params.insert(b.call->params.end(), {1, 0}); // no heads, nothing interleaved
+  b.call->blasOperands = {{-1, aAt}, {-1, bAt}, roundOut ? std::make_pair(-1, cAt)
+                                                         : std::make_pair(2, size_t(0))};
+  b.call->implementation = "widened to f32: blas:" + blas->file;
+}
+} // namespace
+
 bool nativeSixteenBitCalls(int32_t dtype, SixteenBitCalls mode) {
   if (dtype != TCC_DTYPE_BF16 && dtype != TCC_DTYPE_F16)
     return false;
@@ -975,10 +1031,20 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
            libraryCallOutputDtype(c) == TCC_DTYPE_F32 &&
            (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
   };
+  // A 16-bit product computed in f32 goes where fp32's would
+  // (addWidenedBlasMatmul): 2-D, no epilogue.
+  auto widenedOnBlas = [matmuls, sixteenBit](const tcc_abi_library_call &c) {
+    return c.kind == TCC_LIBRARY_CALL_MATMUL &&
+           (c.dtype == TCC_DTYPE_BF16 || c.dtype == TCC_DTYPE_F16) && c.params[0] == 1 &&
+           matmulEpilogue(c) == 0 && matmulHeads(c) == 1 && matmulInterleaved(c) == 0 &&
+           !nativeSixteenBitCalls(c.dtype, sixteenBit) &&
+           (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
+  };
   bool anyMatmul = std::any_of(calls, calls + count, [](const tcc_abi_library_call &c) {
     return c.kind == TCC_LIBRARY_CALL_MATMUL;
   });
-  bool wantBlas = std::any_of(calls, calls + count, onBlas);
+  bool wantBlas = std::any_of(calls, calls + count, onBlas) ||
+                  std::any_of(calls, calls + count, widenedOnBlas);
   const Blas *blasLibrary = wantBlas ? blas() : nullptr;
   if (matmuls == MatmulLibrary::Blas && wantBlas && !blasLibrary)
     fail(TCC_ERROR_UNSUPPORTED, what + ": no BLAS could be loaded (Debian: apt-get install "
@@ -1009,7 +1075,9 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     CallBuilder b(a, i, what);
     b.call->serial = serial;
     ParallelThreadsScope scope(b.call->serial ? 1 : 0);
-    if (c.kind == TCC_LIBRARY_CALL_MATMUL)
+    if (blasLibrary && widenedOnBlas(c))
+      addWidenedBlasMatmul(b, c, blasLibrary);
+    else if (c.kind == TCC_LIBRARY_CALL_MATMUL)
       addMatmul(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit));
     else
       addConvolution(b, c, nativeSixteenBitCalls(c.dtype, sixteenBit),
@@ -1170,7 +1238,7 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
   }
   Call &c = *calls->calls_[size_t(index)];
   ParallelThreadsScope scope(c.serial ? 1 : 0);
-  if (c.blas) {
+  if (c.blas && c.blasOperands.empty()) {
     blasMatmul(*c.blas, c.params.data(), c.epilogue, operands);
     return;
   }
@@ -1178,22 +1246,38 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
   auto stream = static_cast<dnnl_stream_t>(calls->stream_);
   auto *scratch = static_cast<uint8_t *>(calls->scratchpad_);
   dnnl_status_t status = dnnl_success;
-  for (Step &step : c.steps) {
-    dnnl_exec_arg_t args[8];
-    int nargs = 0;
-    for (Binding &b : step.bindings) {
-      void *data = b.operand >= 0 ? operands[b.operand] : scratch + b.scratchOffset;
+  auto runSteps = [&](size_t begin, size_t end) {
+    for (size_t s = begin; s < end && status == dnnl_success; ++s) {
+      Step &step = c.steps[s];
+      dnnl_exec_arg_t args[8];
+      int nargs = 0;
+      for (Binding &b : step.bindings) {
+        void *data = b.operand >= 0 ? operands[b.operand] : scratch + b.scratchOffset;
+        if (status == dnnl_success)
+          status = a.dnnl_memory_set_data_handle(b.memory, data);
+        args[nargs++] = {b.arg, b.memory};
+      }
       if (status == dnnl_success)
-        status = a.dnnl_memory_set_data_handle(b.memory, data);
-      args[nargs++] = {b.arg, b.memory};
+        status = a.dnnl_primitive_execute(step.primitive, stream, nargs, args);
     }
     if (status == dnnl_success)
-      status = a.dnnl_primitive_execute(step.primitive, stream, nargs, args);
-    if (status != dnnl_success)
-      break;
+      status = a.dnnl_stream_wait(stream);
+  };
+  if (c.blas) {
+    // A widened product on BLAS: widen, multiply, round out.
+    runSteps(0, c.blasSplit);
+    if (status == dnnl_success) {
+      void *on[3];
+      for (size_t i = 0; i < 3; ++i) {
+        auto [operand, offset] = c.blasOperands[i];
+        on[i] = operand >= 0 ? operands[operand] : scratch + offset;
+      }
+      blasMatmul(*c.blas, c.params.data(), 0, on);
+      runSteps(c.blasSplit, c.steps.size());
+    }
+  } else {
+    runSteps(0, c.steps.size());
   }
-  if (status == dnnl_success)
-    status = a.dnnl_stream_wait(stream);
   if (status != dnnl_success && calls->error_.empty())
     calls->error_ = calls->what_ + ": library call #" + std::to_string(index) + " (" +
                     c.implementation + ") failed: " + a.dnnl_status2str(status);

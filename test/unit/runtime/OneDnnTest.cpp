@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/onednn.h"
+#include "runtime/cpu/blas.h"
 #include "runtime/cpu/cpu_features.h"
 #include "runtime/testing/conv_reference.h"
 #include "runtime/testing/matmul_reference.h"
@@ -325,7 +326,10 @@ TEST(OneDnnTest, InterleavedHeads) {
 // the f32 primitive on widened copies. Oracle: float64 products of the same
 // rounded operands; tolerance 1e-5 of the largest magnitude for an f32 C
 // (f32 sums), and one rounding of C for a 16-bit one (half an ulp of 8 / 11
-// significant bits, with margin: 1e-2 bf16, 2e-3 f16).
+// significant bits, with margin: 1e-2 bf16, 2e-3 f16). The widened calls
+// run once more with matmuls on BLAS, where a CBLAS loads: the 2-D ones
+// then widen with oneDNN reorders, multiply with sgemm and round out
+// (addWidenedBlasMatmul); the batched ones stay on oneDNN.
 TEST(OneDnnTest, SixteenBitMatmuls) {
   // batch M N K trans_a trans_b accumulate
   const std::vector<std::vector<int64_t>> shapes = {
@@ -333,11 +337,14 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
       {1, 37, 19, 53, 0, 0, 1},   {3, 37, 19, 53, 1, 0, 0},  {3, 5, 17, 33, 0, 1, 1},
       {1, 64, 48, 96, 0, 1, 0},   {1, 300, 40, 257, 1, 0, 0}, // A^T copied first (native)
       {2, 16, 31, 65, 1, 1, 0}};
+  for (MatmulLibrary matmuls : {MatmulLibrary::OneDnn, MatmulLibrary::Blas})
   for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
     for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
       for (int32_t cDtype : {int32_t(TCC_DTYPE_F32), dtype}) {
         if (route == SixteenBitCalls::Native && !nativeSixteenBitCalls(dtype))
           continue; // not how this CPU runs them (oneDNN 2.6: no f16 kernels)
+        if (matmuls == MatmulLibrary::Blas && (route == SixteenBitCalls::Native || !blas()))
+          continue; // BLAS takes widened calls only
         std::vector<std::vector<int64_t>> params;
         std::vector<tcc_abi_library_call> calls;
         for (const auto &shape : shapes) {
@@ -346,17 +353,20 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
         }
         for (const auto &p : params)
           calls.push_back(matmulCall(p, 3, dtype));
-        std::unique_ptr<LibraryCalls> library = create(calls, MatmulLibrary::OneDnn, route);
+        std::unique_ptr<LibraryCalls> library = create(calls, matmuls, route);
         if (!library)
           GTEST_SKIP() << "oneDNN cannot be loaded";
         std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
         library->setScratchpad(scratch.data());
-        const std::string prefix = (route == SixteenBitCalls::Native ? "native " : "widened ");
+        const std::string prefix = (route == SixteenBitCalls::Native ? "native " : "widened ") +
+                                   std::string(matmuls == MatmulLibrary::Blas ? "(BLAS) " : "");
         for (size_t i = 0; i < calls.size(); ++i) {
           std::string name = prefix + (dtype == TCC_DTYPE_BF16 ? "bf16" : "f16") + " -> " +
                              (cDtype == TCC_DTYPE_F32 ? "f32" : "16-bit") + ", call #" +
                              std::to_string(i) + " (" + library->implementations()[i] + ")";
           expectMatmulCall(*library, i, name, params[i], dtype, cDtype, route, 11 + i);
+          bool onBlas = library->implementations()[i].find("blas:") != std::string::npos;
+          EXPECT_EQ(onBlas, matmuls == MatmulLibrary::Blas && params[i][0] == 1) << name;
         }
       }
 }
