@@ -270,8 +270,17 @@ struct FuseRowsPass : tcc::impl::FuseRowsPassBase<FuseRowsPass> {
           if (taken.contains(op))
             return;
           // A zero pad's copy into its window is a memref.copy: as a
-          // linalg.copy (the same elements) it can join an update run.
+          // linalg.copy (the same elements) it can join an update run, when
+          // the run reads what it writes (only then is it rewritten).
           if (auto copy = dyn_cast<memref::CopyOp>(op); copy && updates && step < 0) {
+            Value target = tcc::viewRoot(copy.getTarget());
+            bool read = llvm::any_of(run, [&](linalg::LinalgOp r) {
+              return llvm::any_of(r.getDpsInputOperands(), [&](OpOperand *in) {
+                return tcc::viewRoot(in->get()) == target;
+              });
+            });
+            if (!read)
+              return;
             OpBuilder b(copy);
             op = order[j] = linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
                                                    copy.getTarget());

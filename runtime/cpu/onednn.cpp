@@ -1026,19 +1026,20 @@ LibraryCalls::LibraryCalls(const tcc_abi_library_call *calls, int32_t count,
     : what_(what) {
   // BLAS is loaded only when a session has an f32 matmul call (blasPrefers
   // asks which library it is).
-  auto onBlas = [matmuls](const tcc_abi_library_call &c) {
+  auto blasChosen = [matmuls](const tcc_abi_library_call &c) {
+    return matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c));
+  };
+  auto onBlas = [&](const tcc_abi_library_call &c) {
     return c.kind == TCC_LIBRARY_CALL_MATMUL && c.dtype == TCC_DTYPE_F32 &&
-           libraryCallOutputDtype(c) == TCC_DTYPE_F32 &&
-           (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
+           libraryCallOutputDtype(c) == TCC_DTYPE_F32 && blasChosen(c);
   };
   // A 16-bit product computed in f32 goes where fp32's would
   // (addWidenedBlasMatmul): 2-D, no epilogue.
-  auto widenedOnBlas = [matmuls, sixteenBit](const tcc_abi_library_call &c) {
+  auto widenedOnBlas = [&](const tcc_abi_library_call &c) {
     return c.kind == TCC_LIBRARY_CALL_MATMUL &&
            (c.dtype == TCC_DTYPE_BF16 || c.dtype == TCC_DTYPE_F16) && c.params[0] == 1 &&
            matmulEpilogue(c) == 0 && matmulHeads(c) == 1 && matmulInterleaved(c) == 0 &&
-           !nativeSixteenBitCalls(c.dtype, sixteenBit) &&
-           (matmuls == MatmulLibrary::Blas || (matmuls == MatmulLibrary::Auto && blasPrefers(c)));
+           !nativeSixteenBitCalls(c.dtype, sixteenBit) && blasChosen(c);
   };
   bool anyMatmul = std::any_of(calls, calls + count, [](const tcc_abi_library_call &c) {
     return c.kind == TCC_LIBRARY_CALL_MATMUL;
