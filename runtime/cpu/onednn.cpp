@@ -10,6 +10,7 @@
 #include "runtime/cpu/onednn.h"
 
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/half.h"
 #include "runtime/cpu/onednn_rules.h"
 #include "runtime/cpu/openmp_binding.h"
 #include "runtime/cpu/parallel.h"
@@ -265,10 +266,16 @@ struct Binding {
   dnnl_memory_t memory;
 };
 
-/// One primitive execution of a call: a reorder or the computation.
+/// One primitive execution of a call (a reorder or the computation), or an
+/// f16 conversion the runtime does itself (half.h): no primitive, bindings
+/// {from, to} without memory objects, COUNT elements.
 struct Step {
+  enum class Conversion { None, WidenHalf, RoundToHalf };
   dnnl_primitive_t primitive = nullptr;
   std::vector<Binding> bindings;
+  Conversion conversion = Conversion::None;
+  int64_t count = 0;
+  bool sum = false; ///< RoundToHalf: round(from + to)
 };
 
 /// Library calls below this many flops run on the calling thread alone: a
@@ -445,8 +452,12 @@ public:
   }
 
   /// A reorder step from FROM to TO; with SUM it adds onto what TO holds.
+  /// Between f16 and f32 the type conversion is the runtime's own
+  /// (addHalfReorder).
   void addReorder(const dnnl_memory_desc_t &from, Binding fromAt, const dnnl_memory_desc_t &to,
                   Binding toAt, size_t scratchpad, bool sum = false) {
+    if (addHalfReorder(from, fromAt, to, toAt, scratchpad, sum))
+      return;
     dnnl_primitive_attr_t attr = nullptr;
     check(a.dnnl_primitive_attr_create(&attr), "attribute creation");
     dnnl_status_t status = a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
@@ -468,6 +479,62 @@ public:
     fromAt.arg = DNNL_ARG_FROM;
     toAt.arg = DNNL_ARG_TO;
     addStep(pd, {{fromAt, from}, {toAt, to}}, scratchpad);
+  }
+
+  /// An f16 <-> f32 reorder from FROM to TO (half.h: oneDNN 2.6 has only
+  /// its reference implementation for it) as the runtime's conversion of
+  /// one dense buffer into another of the same layout, with oneDNN's f32
+  /// reorder between the layouts where they differ: widening converts into
+  /// an f32 copy of FROM's layout first, rounding rounds from an f32 copy
+  /// in TO's layout (the copy at SCRATCHPAD, the reorder's scratchpad after
+  /// it). The same numbers as oneDNN's reorder: widening is exact, rounding
+  /// goes once to nearest even, after the sum with SUM. False (nothing
+  /// added) for another reorder, or a layout with gaps.
+  bool addHalfReorder(const dnnl_memory_desc_t &from, Binding fromAt,
+                      const dnnl_memory_desc_t &to, Binding toAt, size_t scratchpad, bool sum) {
+    bool widen = from.data_type == dnnl_f16 && to.data_type == dnnl_f32 && !sum;
+    bool round = from.data_type == dnnl_f32 && to.data_type == dnnl_f16;
+    if ((!widen && !round) || !dense(from) || !dense(to))
+      return false;
+    // The f32 side of the conversion, in the f16 side's layout.
+    dnnl_memory_desc_t f32Like = widen ? from : to;
+    f32Like.data_type = dnnl_f32;
+    const dnnl_memory_desc_t &other = widen ? to : from;
+    Step step;
+    step.conversion = widen ? Step::Conversion::WidenHalf : Step::Conversion::RoundToHalf;
+    step.count = dnnl_dim_t(a.dnnl_memory_desc_get_size(&f32Like) / sizeof(float));
+    step.sum = sum;
+    if (a.dnnl_memory_desc_equal(&f32Like, &other)) {
+      step.bindings = {fromAt, toAt};
+      call->steps.push_back(std::move(step));
+      return true;
+    }
+    Binding copyAt = {0, -1, scratchpad, nullptr};
+    size_t after = scratchpad + alignUp(a.dnnl_memory_desc_get_size(&f32Like));
+    call->scratchBytes = std::max(call->scratchBytes, after);
+    if (widen) {
+      step.bindings = {fromAt, copyAt};
+      call->steps.push_back(std::move(step));
+      addReorder(f32Like, copyAt, to, toAt, after);
+    } else {
+      addReorder(from, fromAt, f32Like, copyAt, after);
+      step.bindings = {copyAt, toAt};
+      call->steps.push_back(std::move(step));
+    }
+    return true;
+  }
+
+  /// Whether MD (f32 or f16) has a buffer that holds nothing but its
+  /// (padded) elements: a conversion of the whole buffer touches no other
+  /// tensor's bytes.
+  bool dense(const dnnl_memory_desc_t &md) const {
+    if (md.format_kind != dnnl_blocked || md.offset0 != 0 || md.extra.flags != 0)
+      return false;
+    size_t elements = 1;
+    for (int i = 0; i < md.ndims; ++i)
+      elements *= size_t(md.padded_dims[i]);
+    size_t size = md.data_type == dnnl_f32 ? sizeof(float) : sizeof(uint16_t); // f32 or f16
+    return a.dnnl_memory_desc_get_size(&md) == elements * size;
   }
 
   /// A reorder of a convolution's filter W between the call's plain OIHW
@@ -1250,6 +1317,22 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
   auto runSteps = [&](size_t begin, size_t end) {
     for (size_t s = begin; s < end && status == dnnl_success; ++s) {
       Step &step = c.steps[s];
+      if (step.conversion != Step::Conversion::None) {
+        // The primitives before it have finished (an in-order stream).
+        status = a.dnnl_stream_wait(stream);
+        auto at = [&](const Binding &b) {
+          return b.operand >= 0 ? operands[b.operand] : scratch + b.scratchOffset;
+        };
+        void *from = at(step.bindings[0]), *to = at(step.bindings[1]);
+        if (status != dnnl_success)
+          break;
+        if (step.conversion == Step::Conversion::WidenHalf)
+          widenHalf(static_cast<const uint16_t *>(from), static_cast<float *>(to), step.count);
+        else
+          roundToHalf(static_cast<const float *>(from), static_cast<uint16_t *>(to), step.count,
+                      step.sum);
+        continue;
+      }
       dnnl_exec_arg_t args[8];
       int nargs = 0;
       for (Binding &b : step.bindings) {

@@ -18,6 +18,7 @@
 #include "runtime/cpu/cpu_features.h"
 #include "runtime/testing/conv_reference.h"
 #include "runtime/testing/matmul_reference.h"
+#include "runtime/dtype.h"
 #include "runtime/error.h"
 
 #include <algorithm>
@@ -640,7 +641,8 @@ TEST(OneDnnTest, FilterLayoutSets) {
                             TCC_LIBRARY_MATH_EXACT, TCC_DTYPE_F32};
   std::vector<int64_t> acc = p;
   acc[17] = 1;
-  for (int32_t dtype : {int32_t(TCC_DTYPE_F32), int32_t(TCC_DTYPE_BF16)}) {
+  for (int32_t dtype :
+       {int32_t(TCC_DTYPE_F32), int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)}) {
     std::vector<int64_t> fp = p, fa = acc;
     fp.back() = fa.back() = dtype;
     std::vector<tcc_abi_library_call> calls = {
@@ -652,7 +654,7 @@ TEST(OneDnnTest, FilterLayoutSets) {
       GTEST_SKIP() << "oneDNN cannot be loaded";
     LibraryCalls kept(calls.data(), int32_t(calls.size()), "test", MatmulLibrary::OneDnn,
                       SixteenBitCalls::Auto, LibraryMath::RefuseTf32, {{0, 1, 2}});
-    std::string what = dtype == TCC_DTYPE_F32 ? "f32" : "bf16";
+    std::string what = tcc::rt::dtypeName(dtype);
     const std::set<std::string> &features = hostCpuFeatures();
     if (!features.count("avx2") && !features.count("avx512f")) {
       EXPECT_FALSE(kept.keepsFilterLayout(0)) << what << ": no blocked filters without AVX2";
