@@ -47,18 +47,21 @@ std::string bf16Isa(const std::set<std::string> &host) {
   return "";
 }
 
-/// How a CPU call of operand dtype IN (and C dtype OUT) runs.
-std::string cpuRoute(int64_t in, const std::set<std::string> &host) {
+/// How a CPU call of KIND with operand dtype IN runs. A widened matmul
+/// goes where an f32 one would (BLAS or oneDNN: runtime/cpu/blas.h).
+std::string cpuRoute(int64_t kind, int64_t in, const std::set<std::string> &host) {
   if (in == TCC_DTYPE_F32)
     return "oneDNN (or BLAS) f32";
-  if (in == TCC_DTYPE_F16)
-    return "widened: oneDNN f32 on f32 copies made by the runtime (oneDNN 2.6 has no f16 CPU "
-           "kernels)";
-  std::string isa = bf16Isa(host);
-  if (isa.empty())
-    return "widened: oneDNN f32 on f32 copies made by the runtime (this CPU has neither "
-           "AVX512-BF16 nor AMX)";
-  return "oneDNN bf16 with f32 sums, " + isa + " on this CPU";
+  std::string isa = in == TCC_DTYPE_F16 ? "" : bf16Isa(host);
+  if (!isa.empty())
+    return "oneDNN bf16 with f32 sums, " + isa + " on this CPU";
+  return std::string("widened: ") +
+         (kind == TCC_LIBRARY_CALL_MATMUL ? "oneDNN or BLAS f32 (as fp32's products)"
+                                          : "oneDNN f32") +
+         " on f32 copies made by the runtime (" +
+         (in == TCC_DTYPE_F16 ? "oneDNN 2.6 has no f16 CPU kernels"
+                              : "this CPU has neither AVX512-BF16 nor AMX") +
+         ")";
 }
 
 std::string deviceRoute(int64_t kind, int64_t in) {
@@ -118,7 +121,7 @@ void tcc::printLibraryCallPrecision(ModuleOp module, bool device,
     auto [kind, in, out] = key;
     std::string types = std::string(tcc::rt::dtypeName(int32_t(in))) + " -> " +
                         tcc::rt::dtypeName(int32_t(out));
-    std::string route = device ? deviceRoute(kind, in) : cpuRoute(in, host);
+    std::string route = device ? deviceRoute(kind, in) : cpuRoute(kind, in, host);
     if (!device && in == TCC_DTYPE_BF16 && bf16Isa(host) == "AMX" && offAmx.count(key))
       route += llvm::formatv(" ({0} of them AVX512-BF16: under {1} output points or {2} input "
                              "channels)",
