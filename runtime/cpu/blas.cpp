@@ -10,6 +10,7 @@
 #include "runtime/cpu/blas.h"
 
 #include "runtime/cpu/cpu_features.h"
+#include "runtime/cpu/half.h"
 #include "runtime/cpu/openmp_binding.h"
 #include "runtime/cpu/parallel.h"
 
@@ -78,6 +79,14 @@ bool mklPrefers(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t epilogue
 
 /// MKL's service constants (mkl_service.h).
 constexpr int kMklThreadingGnu = 3, kMklInterfaceLp64 = 0;
+
+/// MKL's packed-matrix constants (mkl_cblas.h: CblasBMatrix, CblasPacked).
+constexpr int kMklBMatrix = 162, kMklPacked = 151;
+
+/// A widened product's panel: at most this many rows, and a thread's f32
+/// panels of A and C at most kPanelBytes (they stay in its L2 cache).
+constexpr int64_t kPanelRows = 128, kMinPanelRows = 16;
+constexpr size_t kPanelBytes = size_t(2) << 20;
 
 /// CBLAS's enums (cblas.h), fixed by the standard.
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
@@ -162,6 +171,15 @@ Blas *load(const std::string &file, std::string &why) {
       why = "its OpenMP layer would run on another OpenMP runtime: " + mismatch;
       return nullptr; // not closed: its initialization may have started threads
     }
+  }
+  if (blas->mkl) {
+    blas->sgemmPackGetSize = reinterpret_cast<decltype(blas->sgemmPackGetSize)>(
+        dlsym(handle, "cblas_sgemm_pack_get_size"));
+    blas->sgemmPack = reinterpret_cast<decltype(blas->sgemmPack)>(dlsym(handle, "cblas_sgemm_pack"));
+    blas->sgemmCompute =
+        reinterpret_cast<decltype(blas->sgemmCompute)>(dlsym(handle, "cblas_sgemm_compute"));
+    if (!blas->sgemmPackGetSize || !blas->sgemmPack || !blas->sgemmCompute)
+      blas->sgemmPackGetSize = nullptr, blas->sgemmPack = nullptr, blas->sgemmCompute = nullptr;
   }
   auto parallel = reinterpret_cast<int (*)()>(dlsym(handle, "openblas_get_parallel"));
   if (parallel && parallel() == kOpenBlasPthreads)
@@ -313,6 +331,96 @@ void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *cons
   // On the calling thread: epilogues come with forward dense layers
   // (trans_a = 0), which come here only when they are small.
   applyEpilogue(c, bias, d, epilogue & TCC_MATMUL_EPILOGUE_RELU, batch * m, n);
+}
+
+WidenedPanels planWidenedPanels(const Blas &blas, int64_t m, int64_t n, int64_t k,
+                                int32_t cDtype, int threads) {
+  WidenedPanels plan;
+  if (!blas.sgemmPack || m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    return plan;
+  // A's panel, and C's where C is 16-bit (an f32 C takes the product).
+  size_t perRow = size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float);
+  int64_t rows = std::min<int64_t>({kPanelRows, m, int64_t(kPanelBytes / perRow)});
+  if (rows < std::min(kMinPanelRows, m))
+    return plan;
+  rows = rows < m ? rows / 8 * 8 : m; // whole cache lines of rows
+  plan.rows = rows;
+  plan.threads = std::max(1, threads);
+  plan.packedBytes = (blas.sgemmPackGetSize(kMklBMatrix, int(m), int(n), int(k)) + 63) / 64 * 64;
+  plan.perThread = (size_t(rows) * perRow + 63) / 64 * 64;
+  return plan;
+}
+
+void widenedPanelMatmul(const Blas &blas, const WidenedPanels &plan, const int64_t *p,
+                        int32_t dtype, int32_t cDtype, const void *a, const float *bF32, void *c,
+                        void *scratch) {
+  const int64_t m = p[1], n = p[2], k = p[3];
+  const bool transA = p[4], transB = p[5], accumulate = p[6];
+  auto *packed = static_cast<float *>(scratch);
+  // Packed once, on the calling thread's threads (MKL's own region).
+  blas.sgemmPack(kRowMajor, kMklBMatrix, transB ? kTrans : kNoTrans, int(m), int(n), int(k), 1.0f,
+                 bF32, int(transB ? k : n), packed);
+  struct Context {
+    const Blas *blas;
+    const WidenedPanels *plan;
+    int32_t dtype, cDtype;
+    int64_t m, n, k;
+    bool transA, accumulate;
+    const uint16_t *a;
+    const float *packed;
+    void *c;
+    uint8_t *buffers;
+    int64_t panels;
+    int threads;
+  } context = {&blas,
+               &plan,
+               dtype,
+               cDtype,
+               m,
+               n,
+               k,
+               transA,
+               accumulate,
+               static_cast<const uint16_t *>(a),
+               packed,
+               c,
+               static_cast<uint8_t *>(scratch) + plan.packedBytes,
+               (m + plan.rows - 1) / plan.rows,
+               0};
+  context.threads = int(std::min<int64_t>({parallelThreads(), plan.threads, context.panels}));
+  // Thread t takes panels t, t + threads, ...: its buffers are its own.
+  parallelFor(
+      0, context.threads, context.threads,
+      [](void *raw, int64_t t) {
+        const Context &x = *static_cast<const Context *>(raw);
+        auto *aPanel = reinterpret_cast<float *>(x.buffers + size_t(t) * x.plan->perThread);
+        float *cPanel = aPanel + x.plan->rows * x.k;
+        for (int64_t panel = t; panel < x.panels; panel += x.threads) {
+          int64_t first = panel * x.plan->rows, rows = std::min(x.plan->rows, x.m - first);
+          // The panel's rows of op(A): a block of rows of A, or of columns
+          // of a transposed A (stored K x M; widened as K x ROWS).
+          if (x.transA)
+            for (int64_t i = 0; i < x.k; ++i)
+              widenOnThread(x.dtype, x.a + i * x.m + first, aPanel + i * rows, rows);
+          else
+            widenOnThread(x.dtype, x.a + first * x.k, aPanel, rows * x.k);
+          auto product = [&](float *out) {
+            x.blas->sgemmCompute(kRowMajor, x.transA ? kTrans : kNoTrans, kMklPacked, int(rows),
+                                 int(x.n), int(x.k), aPanel, int(x.transA ? rows : x.k), x.packed,
+                                 int(x.n), x.accumulate ? 1.0f : 0.0f, out, int(x.n));
+          };
+          if (x.cDtype == TCC_DTYPE_F32) {
+            product(static_cast<float *>(x.c) + first * x.n);
+            continue;
+          }
+          uint16_t *cRows = static_cast<uint16_t *>(x.c) + first * x.n;
+          if (x.accumulate)
+            widenOnThread(x.cDtype, cRows, cPanel, rows * x.n);
+          product(cPanel);
+          roundOnThread(x.cDtype, cPanel, cRows, rows * x.n);
+        }
+      },
+      &context);
 }
 
 } // namespace tcc::rt

@@ -27,6 +27,15 @@ struct Blas {
   void (*sgemm)(int order, int transA, int transB, int m, int n, int k, float alpha,
                 const float *a, int lda, const float *b, int ldb, float beta, float *c,
                 int ldc) = nullptr;
+  /// MKL's packed sgemm (cblas_sgemm_pack_get_size, cblas_sgemm_pack,
+  /// cblas_sgemm_compute), or null elsewhere: B packed once, then the
+  /// products of row panels of A against it (widenedPanelMatmul).
+  size_t (*sgemmPackGetSize)(int identifier, int m, int n, int k) = nullptr;
+  void (*sgemmPack)(int order, int identifier, int trans, int m, int n, int k, float alpha,
+                    const float *src, int ld, float *dest) = nullptr;
+  void (*sgemmCompute)(int order, int transA, int transB, int m, int n, int k, const float *a,
+                       int lda, const float *b, int ldb, float beta, float *c,
+                       int ldc) = nullptr;
   /// OpenBLAS's thread count setter, set only for a pthreads OpenBLAS (its
   /// own pool, sized per call to the caller's thread count); an OpenMP
   /// OpenBLAS follows the caller's OpenMP thread count by itself.
@@ -69,6 +78,36 @@ bool blasPrefers(const tcc_abi_library_call &call);
 /// C = relu((A B + bias) + D). Runs on the calling thread's OpenMP thread
 /// count (parallelThreads()).
 void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands);
+
+/// How a widened 16-bit product C = op(A) B runs in row panels (2-D, on a
+/// BLAS with packed sgemm): B, widened by the caller, is packed once; then
+/// each thread widens a panel of ROWS rows of op(A) (columns of a
+/// transposed A) into its own f32 buffer, multiplies it against packed B into its own f32 panel of
+/// C (or into C itself when C is f32), and rounds that into C's rows. The
+/// f32 copies of A and C never leave the thread's cache, where the
+/// full-size copies went through memory (docs/precision.md). Scratch:
+/// PACKED_BYTES for packed B, then THREADS buffers of PER_THREAD bytes.
+struct WidenedPanels {
+  int64_t rows = 0;
+  int threads = 0;
+  size_t packedBytes = 0, perThread = 0;
+  size_t scratchBytes() const { return packedBytes + size_t(threads) * perThread; }
+};
+
+/// The panels of a widened product of M x K by K x N with C of C_DTYPE on
+/// BLAS, for up to THREADS threads; rows = 0 where the product does not run
+/// in panels (no packed sgemm, or a thread's buffers larger than 2 MiB at
+/// 16 rows).
+WidenedPanels planWidenedPanels(const Blas &blas, int64_t m, int64_t n, int64_t k,
+                                int32_t cDtype, int threads);
+
+/// Runs a widened 16-bit product as PLAN says: A (DTYPE, M x K stored as
+/// TRANS_A says) and BF32 (B widened, K x N stored as TRANS_B says) into C (C_DTYPE, M x
+/// N; with ACCUMULATE, onto what C holds: the sum rounded once), on the
+/// calling thread's thread count (at most PLAN.threads).
+void widenedPanelMatmul(const Blas &blas, const WidenedPanels &plan, const int64_t *p,
+                        int32_t dtype, int32_t cDtype, const void *a, const float *bF32, void *c,
+                        void *scratch);
 
 } // namespace tcc::rt
 

@@ -26,6 +26,12 @@ void widenHalf(const uint16_t *from, float *to, int64_t count);
 /// computes.
 void roundToHalf(const float *from, uint16_t *to, int64_t count, bool sum);
 
+/// A 16-bit DTYPE's (TCC_DTYPE_BF16 or TCC_DTYPE_F16) conversions on the
+/// calling thread alone: TO[i] = FROM[i] widened (exact), or rounded to
+/// nearest even (bf16: a NaN stays a NaN, made quiet; f16 as roundToHalf).
+void widenOnThread(int32_t dtype, const uint16_t *from, float *to, int64_t count);
+void roundOnThread(int32_t dtype, const float *from, uint16_t *to, int64_t count);
+
 /// The conversions without F16C, one element at a time (the fallback on a
 /// CPU without it; the tests hold them to the instructions).
 float halfToFloatPortable(uint16_t h);

@@ -310,6 +310,12 @@ struct LibraryCalls::Call {
   int64_t epilogue = 0;
   size_t blasSplit = 0;
   std::vector<std::pair<int, size_t>> blasOperands;
+  /// A widened product in row panels (blas.h widenedPanelMatmul): steps
+  /// [0, blasSplit) widen B into scratch at blasOperands[1]; the panels'
+  /// scratch starts at panelsAt.
+  WidenedPanels panels;
+  size_t panelsAt = 0;
+  int32_t dtype = TCC_DTYPE_F32, outputDtype = TCC_DTYPE_F32; ///< A's and B's, C's
   ~Call() {
     if (steps.empty())
       return; // a BLAS call: oneDNN may not even be loaded
@@ -1031,7 +1037,28 @@ void addWidenedBlasMatmul(CallBuilder &b, const tcc_abi_library_call &c, const B
   const dnnl_memory_desc_t b16 = stored(k, cols, tb, in), b32 = stored(k, cols, tb, dnnl_f32);
   const dnnl_memory_desc_t cOut = stored(rows, cols, false, out),
                            c32 = stored(rows, cols, false, dnnl_f32);
-  size_t aAt = copyTo(a32), bAt = copyTo(b32);
+  size_t bAt = copyTo(b32);
+  WidenedPanels panels =
+      planWidenedPanels(*blas, rows, cols, k, libraryCallOutputDtype(c), availableCpus());
+  if (panels.rows > 0) {
+    // B widened into scratch by oneDNN, then the panels (which widen A and
+    // round C themselves).
+    b.call->panelsAt = copies;
+    copies += alignUp(panels.scratchBytes());
+    b.addReorder(b16, {0, 1, 0, nullptr}, b32, {0, -1, bAt, nullptr}, copies);
+    b.call->blasSplit = b.call->steps.size();
+    b.call->scratchBytes = std::max(b.call->scratchBytes, copies);
+    b.call->blas = blas;
+    b.call->params.assign(p, p + 7);
+    b.call->blasOperands = {{0, 0}, {-1, bAt}, {2, 0}};
+    b.call->panels = panels;
+    b.call->dtype = c.dtype;
+    b.call->outputDtype = libraryCallOutputDtype(c);
+    b.call->implementation = "widened to f32: blas:" + blas->file + " (panels of " +
+                             std::to_string(panels.rows) + " rows)";
+    return;
+  }
+  size_t aAt = copyTo(a32);
   bool roundOut = out != dnnl_f32;
   size_t cAt = roundOut ? copyTo(c32) : 0;
   b.addReorder(a16, {0, 0, 0, nullptr}, a32, {0, -1, aAt, nullptr}, copies);
@@ -1347,7 +1374,14 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
     if (status == dnnl_success)
       status = a.dnnl_stream_wait(stream);
   };
-  if (c.blas) {
+  if (c.blas && c.panels.rows > 0) {
+    // A widened product in row panels: B widened, then the panels.
+    runSteps(0, c.blasSplit);
+    if (status == dnnl_success)
+      widenedPanelMatmul(*c.blas, c.panels, c.params.data(), c.dtype, c.outputDtype,
+                         operands[0], reinterpret_cast<const float *>(scratch + c.blasOperands[1].second),
+                         operands[2], scratch + c.panelsAt);
+  } else if (c.blas) {
     // A widened product on BLAS: widen, multiply, round out.
     runSteps(0, c.blasSplit);
     if (status == dnnl_success) {

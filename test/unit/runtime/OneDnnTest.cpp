@@ -330,14 +330,17 @@ TEST(OneDnnTest, InterleavedHeads) {
 // significant bits, with margin: 1e-2 bf16, 2e-3 f16). The widened calls
 // run once more with matmuls on BLAS, where a CBLAS loads: the 2-D ones
 // then widen with oneDNN reorders, multiply with sgemm and round out
-// (addWidenedBlasMatmul); the batched ones stay on oneDNN.
+// (addWidenedBlasMatmul), or on MKL widen and round in panels of rows
+// against packed B; the batched ones stay on oneDNN.
 TEST(OneDnnTest, SixteenBitMatmuls) {
   // batch M N K trans_a trans_b accumulate
   const std::vector<std::vector<int64_t>> shapes = {
       {1, 1, 1, 1, 0, 0, 0},      {1, 2, 2, 2, 1, 1, 0},     {1, 1, 37, 13, 0, 1, 0},
       {1, 37, 19, 53, 0, 0, 1},   {3, 37, 19, 53, 1, 0, 0},  {3, 5, 17, 33, 0, 1, 1},
       {1, 64, 48, 96, 0, 1, 0},   {1, 300, 40, 257, 1, 0, 0}, // A^T copied first (native)
-      {2, 16, 31, 65, 1, 1, 0}};
+      {2, 16, 31, 65, 1, 1, 0},
+      // Widened on MKL: three row panels (128, 128, 44), accumulating.
+      {1, 300, 40, 257, 0, 1, 1}, {1, 260, 33, 17, 1, 0, 1}};
   for (MatmulLibrary matmuls : {MatmulLibrary::OneDnn, MatmulLibrary::Blas})
   for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
     for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
@@ -368,6 +371,10 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
           expectMatmulCall(*library, i, name, params[i], dtype, cDtype, route, 11 + i);
           bool onBlas = library->implementations()[i].find("blas:") != std::string::npos;
           EXPECT_EQ(onBlas, matmuls == MatmulLibrary::Blas && params[i][0] == 1) << name;
+          // MKL's packed sgemm takes the 2-D ones in panels of rows
+          // (blas.h widenedPanelMatmul).
+          bool inPanels = library->implementations()[i].find("(panels of") != std::string::npos;
+          EXPECT_EQ(inPanels, onBlas && blas()->sgemmPack) << name;
         }
       }
 }
