@@ -23,17 +23,15 @@ using namespace tcc::rt;
 
 namespace {
 
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
+/// The bits of FROM as a To (C++17 has no std::bit_cast).
+template <typename To, typename From> To bitCast(From from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
 }
-
-float floatOf(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+uint32_t bitsOf(float f) { return bitCast<uint32_t>(f); }
+float floatOf(uint32_t u) { return bitCast<float>(u); }
 
 bool hasF16c() { return hostCpuFeatures().count("f16c") && hostCpuFeatures().count("avx"); }
 
