@@ -18,7 +18,10 @@ training step (forward, mean cross-entropy, backward, optimizer update) of:
   tcc-bf16, torch-bf16, torch-compile-bf16
                 mixed precision: tcc --precision=bf16 (16-bit matmuls and
                 activations, f32 master weights and optimizer), and PyTorch's
-                forward and loss under torch.autocast('cpu', torch.bfloat16).
+                forward and loss under torch.autocast('cpu', torch.bfloat16);
+  tcc-fp16, torch-fp16, torch-compile-fp16
+                the same in fp16 (tcc's loss scaling inside the step;
+                PyTorch's autocast('cpu', torch.float16), no scaler).
 
 --channels-last runs PyTorch's CNNs (4-D inputs) in channels_last memory
 format, as its users run CNNs in bf16. --flops adds each engine's achieved
@@ -106,8 +109,13 @@ MODELS['gpt2s'] = dict(onnx=os.path.join(ROOT, 'examples', 'gpt.tcc'), input='to
 GROUPS = {'zoo': ZOO_NAMES, 'bench': ['mlp', 'cnn_bn', 'gpt', 'gpt4'],
           'all': ['mlp', 'cnn_bn', 'gpt', 'gpt4', 'gpt2s'] + ZOO_NAMES}
 ENGINES = ['tcc', 'tcc-nofusion', 'torch', 'torch-compile', 'jax', 'tcc-bf16', 'torch-bf16',
-           'torch-compile-bf16']
-BF16_LOSS_RTOL = 5e-2  # a bf16 engine's first losses against the fp32 reference
+           'torch-compile-bf16', 'tcc-fp16', 'torch-fp16', 'torch-compile-fp16']
+HALF_LOSS_RTOL = 5e-2  # a 16-bit engine's first losses against the fp32 reference
+
+
+def half_of(e):
+    """The 16-bit type engine E computes in ('bf16', 'fp16'), or None."""
+    return next((t for t in ('bf16', 'fp16') if e.endswith('-' + t)), None)
 NUM_BATCHES = 4  # the engines cycle through these batches
 LOSS_STEPS = 3  # first losses compared across engines
 LOSS_RTOL_FIRST, LOSS_RTOL_LATER = 1e-4, 1e-3
@@ -182,6 +190,9 @@ class TccEngine:
         self.lr = np.array(lr, ins['lr'].dtype)
         self.t = np.array(1, ins['step'].dtype) if 'step' in ins else None
         self.rng = np.array([0, 0], np.int64) if 'rng' in ins else None
+        # fp16: the loss scale of a fresh session, tcc-run's (and GradScaler's) default.
+        self.scale = (np.array(65536.0, ins['loss_scale_init'].dtype)
+                      if 'loss_scale_init' in ins else None)
         self.steps = []
         for x, y in data:
             feeds = {cfg['input']: x, labels: y, 'lr': self.lr}
@@ -189,6 +200,8 @@ class TccEngine:
                 feeds['step'] = self.t
             if self.rng is not None:
                 feeds['rng'] = self.rng
+            if self.scale is not None:
+                feeds['loss_scale_init'] = self.scale
             # The optimizer's hyperparameters run at their compile-time
             # values (the session writes them when they are not set).
             unknown = {n for n in set(ins) - set(feeds)
@@ -214,7 +227,7 @@ class TccEngine:
 
 
 class TorchEngine:
-    def __init__(self, name, cfg, weights, data, optimizer, lr, compile=False, bf16=False,
+    def __init__(self, name, cfg, weights, data, optimizer, lr, compile=False, half=None,
                  channels_last=False):
         import torch
         import torch.nn.functional as F
@@ -263,7 +276,8 @@ class TorchEngine:
         self.channels_last = channels_last and data[0][0].ndim == 4
         if self.channels_last:
             model = model.to(memory_format=torch.channels_last)
-        self.bf16 = bf16
+        # autocast's 16-bit type, or None for fp32.
+        self.half = {'bf16': torch.bfloat16, 'fp16': torch.float16}.get(half)
         self.model = torch.compile(model) if compile else model
         if cfg.get('zoo'):
             kw = dict(cfg['zoo']['optimizer'])
@@ -279,7 +293,8 @@ class TorchEngine:
 
     def loss(self, k):
         x, y = self.data[k % len(self.data)]
-        with self.torch.autocast('cpu', dtype=self.torch.bfloat16, enabled=self.bf16):
+        with self.torch.autocast('cpu', dtype=self.half or self.torch.bfloat16,
+                                 enabled=self.half is not None):
             out = self.model(x)
             # Hugging Face: a tuple, or (transformers 5) a ModelOutput, whose
             # first field is the logits.
@@ -420,10 +435,12 @@ def loss_check(rec):
     for e, r in rec.items():
         if e == ref_name:
             continue
-        got = r['losses'][:LOSS_STEPS]
+        # fp16 with loss scaling: a first step that overflows at the initial
+        # scale is skipped (GradScaler's rule), so only step 1 compares.
+        got = r['losses'][:1 if e == 'tcc-fp16' else LOSS_STEPS]
         rel = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(got, ref)]
         diffs[e] = rel
-        first, later = ((BF16_LOSS_RTOL, BF16_LOSS_RTOL) if e.endswith('-bf16')
+        first, later = ((HALF_LOSS_RTOL, HALF_LOSS_RTOL) if half_of(e)
                         else (LOSS_RTOL_FIRST, LOSS_RTOL_LATER))
         if rel and (rel[0] > first or max(rel) > later):
             warnings.append('%s vs %s: rel %s' % (e, ref_name, ' '.join('%.1e' % d for d in rel)))
@@ -472,7 +489,9 @@ def main():
     ap.add_argument('--block', type=int, default=10, help='timed steps per engine before switching (default 10)')
     ap.add_argument('--pause', type=float, default=0.25, help='seconds of sleep before each block (default 0.25)')
     ap.add_argument('--models', default='mlp,cnn_bn,gpt,gpt4,resnet18,mobilenet_v2', help='comma-separated, of: ' + ', '.join(list(MODELS) + list(GROUPS)))
-    ap.add_argument('--engines', default=','.join(ENGINES), help='comma-separated, of: ' + ', '.join(ENGINES))
+    # fp16 only when asked for (bench/README.md "fp16 on the CPU").
+    ap.add_argument('--engines', default=','.join(e for e in ENGINES if half_of(e) != 'fp16'),
+                    help='comma-separated, of: ' + ', '.join(ENGINES))
     ap.add_argument('--optimizer', choices=['sgd', 'adamw'], help="every model's optimizer (default: per model)")
     ap.add_argument('--build-dir', help='build folder of tcc (default: TCC_BUILD_DIR or build/)')
     ap.add_argument('--tcc', help='the tcc binary')
@@ -523,7 +542,7 @@ def main():
         jax.config.update('jax_platforms', 'cpu')
 
     versions = dict(tcc_runtime=rt.version, python=platform.python_version(), numpy=np.__version__)
-    for e in ('torch-compile', 'torch-compile-bf16'):
+    for e in ('torch-compile', 'torch-compile-bf16', 'torch-compile-fp16'):
         if e in engines and int(torch.__version__.split('.')[0]) < 2:
             engines.remove(e)
             notes.append('%s: torch %s has no torch.compile; column omitted' % (e, torch.__version__))
@@ -572,13 +591,17 @@ def main():
         except RuntimeError as err:
             row['failures']['tcc'] = str(err)
             log('%s: %s' % (name, err))
-        if 'tcc-bf16' in engines:
-            so_bf = os.path.join(mdir, 'tcc-bf16-%s.so' % optimizer)
+        for half in ('bf16', 'fp16'):
+            e = 'tcc-' + half
+            if e not in engines:
+                continue
+            so_half = os.path.join(mdir, '%s-%s.so' % (e, optimizer))
             try:
-                row['compile_bf16_s'] = tcc_compile(tcc, onnx, so_bf, cfg, optimizer, ['--precision=bf16'])
-                built['tcc-bf16'] = so_bf
+                row['compile_%s_s' % half] = tcc_compile(tcc, onnx, so_half, cfg, optimizer,
+                                                         ['--precision=' + half])
+                built[e] = so_half
             except RuntimeError as err:
-                row['failures']['tcc-bf16'] = str(err)
+                row['failures'][e] = str(err)
         if 'tcc-nofusion' in engines:
             so_nf = os.path.join(mdir, 'tcc-nofusion-%s.so' % optimizer)
             try:
@@ -600,7 +623,7 @@ def main():
                 elif e.startswith('torch'):
                     live[e] = TorchEngine(name, cfg, weights, data, optimizer, lr,
                                           compile=e.startswith('torch-compile'),
-                                          bf16=e.endswith('-bf16'),
+                                          half=half_of(e),
                                           channels_last=args.channels_last)
                 elif cfg.get('zoo'):
                     continue  # no JAX version of the zoo's torchvision models
@@ -638,9 +661,10 @@ def main():
 
 
 def ratio_base(e, engines):
-    """The tcc engine that engine E is compared with: tcc-bf16 for the other
-    bf16 engines (when it runs), else tcc."""
-    return 'tcc-bf16' if e.endswith('-bf16') and e != 'tcc-bf16' and 'tcc-bf16' in engines else 'tcc'
+    """The tcc engine that engine E is compared with: tcc-bf16 (tcc-fp16) for
+    the other bf16 (fp16) engines when it runs, else tcc."""
+    base = 'tcc-%s' % half_of(e)
+    return base if half_of(e) and e != base and base in engines else 'tcc'
 
 
 def print_tables(results, engines, args, versions, notes, gemm):

@@ -33,7 +33,9 @@ void widenOnThread(int32_t dtype, const uint16_t *from, float *to, int64_t count
 void roundOnThread(int32_t dtype, const float *from, uint16_t *to, int64_t count);
 
 /// The conversions without F16C, one element at a time (the fallback on a
-/// CPU without it; the tests hold them to the instructions).
+/// CPU without it; the tests hold them to the instructions). Not the
+/// compiler's _Float16 casts: on the baseline target they call libgcc's
+/// __truncsfhf2, which would make the runtime need GCC 12's libgcc to load.
 float halfToFloatPortable(uint16_t h);
 uint16_t floatToHalfPortable(float f);
 
