@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <omp.h>
 #include <sched.h>
 #include <string>
@@ -50,6 +52,23 @@ const void *openMPRuntimeAddress() {
   return reinterpret_cast<const void *>(&omp_set_num_threads);
 }
 
+namespace {
+/// Whether the libomp registration file PATH holds what libomp writes
+/// after sizing it ("<flag address>-<flag value>-<library>"): a process
+/// that died in between leaves NULs, which libomp cannot parse and takes
+/// for another, live OpenMP runtime (fatal "OMP: Error #15: Initializing
+/// libomp.so.5, but found unknown library already initialized").
+bool registrationWritten(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return true; // unreadable: leave it to libomp
+  char head[64] = {};
+  ssize_t got = ::read(fd, head, sizeof head - 1);
+  ::close(fd);
+  return got > 0 && std::strchr(head, '-') != nullptr;
+}
+} // namespace
+
 bool removeStaleOpenMPRegistration() {
   // libomp's name (kmp_runtime.cpp, __kmp_register_library_startup).
   std::string name = "__KMP_REGISTERED_LIB_" + std::to_string(int(::getpid())) + "_" +
@@ -58,8 +77,8 @@ bool removeStaleOpenMPRegistration() {
   for (const char *dir : {"/dev/shm/", "/tmp/"}) {
     std::string path = dir + name;
     struct stat st;
-    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 &&
-        ::unlink(path.c_str()) == 0)
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        (st.st_size == 0 || !registrationWritten(path)) && ::unlink(path.c_str()) == 0)
       removed = true;
   }
   return removed;

@@ -56,13 +56,16 @@ void parallelFor(int64_t begin, int64_t end, int maxThreads,
 /// omp_set_num_threads): openmp_binding.h binds libraries to that object.
 const void *openMPRuntimeAddress();
 
-/// Removes a zero-length libomp registration file of this process's pid
+/// Removes a libomp registration file of this process's pid
 /// (/dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid>, or /tmp's when shared memory
-/// is unavailable), left by a process that died between creating and sizing
-/// it. libomp maps such a file when it starts in a process that reuses the
-/// pid, and reading it is a SIGBUS. A file of a live libomp is never empty,
-/// so nothing else is touched. The runtime library calls it when it loads,
-/// before any parallel region; returns whether a file was removed.
+/// is unavailable) left by a process that died between creating and sizing
+/// it, or between sizing and writing it. libomp maps such a file when it
+/// starts in a process that reuses the pid: reading an empty one is a
+/// SIGBUS, and a sized one of NULs is fatal ("OMP: Error #15 ... unknown
+/// library already initialized"). A file of a live libomp is never empty
+/// and holds its flag's address, so nothing else is touched. The runtime
+/// library calls it when it loads, before any parallel region; returns
+/// whether a file was removed.
 bool removeStaleOpenMPRegistration();
 
 } // namespace tcc::rt
