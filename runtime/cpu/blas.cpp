@@ -283,28 +283,17 @@ void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *cons
       blas.setThreads(threads);
   }
   // Row-major: A is M x K (K x M stored when transposed), B K x N (N x K).
-  // Matrix s of an operand stored ROWS x COLS starts at start(s) and has
-  // leading dimension ld (abi.h: interleaved rows span the heads).
-  struct Operand {
-    int64_t rows, cols;
-    bool interleaved;
-    int64_t heads;
-    int64_t start(int64_t s) const {
-      return interleaved ? ((s / heads) * rows * heads + s % heads) * cols : s * rows * cols;
-    }
-    int ld() const { return int(interleaved ? heads * cols : cols); }
-  };
   struct Product {
     const Blas *blas;
     const float *a, *b;
     float *c;
     int64_t m, n, k;
     bool transA, transB, accumulate;
-    Operand opA, opB, opC;
+    StoredMatrix opA, opB, opC;
     void operator()(int64_t s) const {
       blas->sgemm(kRowMajor, transA ? kTrans : kNoTrans, transB ? kTrans : kNoTrans, int(m),
-                  int(n), int(k), 1.0f, a + opA.start(s), opA.ld(), b + opB.start(s), opB.ld(),
-                  accumulate ? 1.0f : 0.0f, c + opC.start(s), opC.ld());
+                  int(n), int(k), 1.0f, a + opA.start(s), int(opA.ld()), b + opB.start(s),
+                  int(opB.ld()), accumulate ? 1.0f : 0.0f, c + opC.start(s), int(opC.ld()));
     }
   };
   const bool interleavesA = interleaved & TCC_MATMUL_INTERLEAVED_A,
@@ -333,21 +322,27 @@ void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *cons
   applyEpilogue(c, bias, d, epilogue & TCC_MATMUL_EPILOGUE_RELU, batch * m, n);
 }
 
+int64_t widenedPanelRows(int64_t m, int64_t n, int64_t k, int32_t cDtype) {
+  size_t perRow = size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float);
+  int64_t rows = std::min<int64_t>({kPanelRows, m, int64_t(kPanelBytes / perRow)});
+  if (rows < std::min(kMinPanelRows, m))
+    return 0;
+  return rows < m ? rows / 8 * 8 : m; // whole cache lines of rows
+}
+
 WidenedPanels planWidenedPanels(const Blas &blas, int64_t m, int64_t n, int64_t k,
                                 int32_t cDtype, int threads) {
   WidenedPanels plan;
   if (!blas.sgemmPack || m > INT_MAX || n > INT_MAX || k > INT_MAX)
     return plan;
-  // A's panel, and C's where C is 16-bit (an f32 C takes the product).
-  size_t perRow = size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float);
-  int64_t rows = std::min<int64_t>({kPanelRows, m, int64_t(kPanelBytes / perRow)});
-  if (rows < std::min(kMinPanelRows, m))
+  int64_t rows = widenedPanelRows(m, n, k, cDtype);
+  if (rows == 0)
     return plan;
-  rows = rows < m ? rows / 8 * 8 : m; // whole cache lines of rows
   plan.rows = rows;
   plan.threads = std::max(1, threads);
   plan.packedBytes = (blas.sgemmPackGetSize(kMklBMatrix, int(m), int(n), int(k)) + 63) / 64 * 64;
-  plan.perThread = (size_t(rows) * perRow + 63) / 64 * 64;
+  plan.perThread =
+      (size_t(rows) * size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float) + 63) / 64 * 64;
   return plan;
 }
 

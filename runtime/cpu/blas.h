@@ -79,6 +79,26 @@ bool blasPrefers(const tcc_abi_library_call &call);
 /// count (parallelThreads()).
 void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *const *operands);
 
+/// Matrix S of a MATMUL operand stored ROWS x COLS per matrix (abi.h):
+/// where it starts, in elements, and its leading dimension; an interleaved
+/// operand's rows span the heads ([batch / H, ROWS, H, COLS]).
+struct StoredMatrix {
+  int64_t rows, cols;
+  bool interleaved;
+  int64_t heads;
+  int64_t start(int64_t s) const {
+    return interleaved ? ((s / heads) * rows * heads + s % heads) * cols : s * rows * cols;
+  }
+  int64_t ld() const { return interleaved ? heads * cols : cols; }
+};
+
+/// The rows of a widened product's panel (M x K by K x N, C of C_DTYPE):
+/// at most 128, and a thread's f32 panels of A and C (C's where C is
+/// 16-bit: an f32 C takes the product) at most 2 MiB, so that they stay in
+/// its L2 cache; a multiple of 8 below M. 0 where 16 rows would not fit.
+/// The same for any thread count, so that a product's sums are too.
+int64_t widenedPanelRows(int64_t m, int64_t n, int64_t k, int32_t cDtype);
+
 /// How a widened 16-bit product C = op(A) B runs in row panels (2-D, on a
 /// BLAS with packed sgemm): B, widened by the caller, is packed once; then
 /// each thread widens a panel of ROWS rows of op(A) (columns of a

@@ -18,6 +18,7 @@
 #include "runtime/error.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -295,6 +296,127 @@ struct LibraryCalls::FilterLayout {
   std::vector<dnnl_dim_t> dims;
 };
 
+/// A widened 16-bit MATMUL without an epilogue in row panels on oneDNN
+/// (addPanelMatmul; what blas.h's widenedPanelMatmul does on MKL): each
+/// thread widens a panel of at most ROWS rows of op(A) (in a batch, first
+/// its matrix's B) into f32 buffers of its own, multiplies them with a
+/// single-threaded f32 matmul primitive into its own f32 panel of C (into
+/// C itself when C is f32), and rounds that into C. The f32 copies stay in
+/// the thread's cache, where full-size widened copies were passes over
+/// memory (docs/precision.md). A 2-D product's B is widened once, into
+/// plain K x N f32, by the call's steps. Thread t's buffers start at
+/// buffersAt + t * perThread: A's panel, C's panel, B's matrix, the
+/// primitive's scratchpad.
+struct PanelMatmul {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transA = false, accumulate = false;
+  int32_t dtype = TCC_DTYPE_BF16, cDtype = TCC_DTYPE_BF16;
+  StoredMatrix a{}, b{}, c{};
+  int64_t rows = 0;
+  int threads = 0;
+  size_t bAt = 0, buffersAt = 0, perThread = 0, cOffset = 0, bOffset = 0, padOffset = 0;
+  /// The product of a whole panel and of the last, shorter one: its
+  /// primitive and each thread's memory objects {A, B, C, scratchpad}.
+  struct Product {
+    dnnl_primitive_t primitive = nullptr;
+    std::vector<std::array<dnnl_memory_t, 4>> memories;
+  } full, tail;
+  std::vector<dnnl_stream_t> streams; ///< one per thread
+  mutable std::vector<dnnl_status_t> statuses; ///< each thread's last run
+  ~PanelMatmul() {
+    const Api &api_ = api();
+    for (Product *product : {&full, &tail}) {
+      for (auto &memories : product->memories)
+        for (dnnl_memory_t memory : memories)
+          if (memory)
+            api_.dnnl_memory_destroy(memory);
+      if (product->primitive)
+        api_.dnnl_primitive_destroy(product->primitive);
+    }
+    for (dnnl_stream_t stream : streams)
+      api_.dnnl_stream_destroy(stream);
+  }
+
+  /// Thread T's share of the panels (of THREADS).
+  dnnl_status_t run(int t, int threads, const uint16_t *aData, const uint16_t *bData,
+                    void *cData, uint8_t *scratch) const {
+    const Api &api_ = api();
+    uint8_t *mine = scratch + buffersAt + size_t(t) * perThread;
+    auto *aPanel = reinterpret_cast<float *>(mine);
+    auto *cPanel = reinterpret_cast<float *>(mine + cOffset);
+    auto *bMatrix = reinterpret_cast<float *>(mine + bOffset);
+    // Rows [first, first + count) of a stored matrix at FROM (leading
+    // dimension LD), COLS wide, widened into TO (dense) or rounded from it.
+    auto widenRows = [](int32_t type, const uint16_t *from, int64_t ld, int64_t count,
+                        int64_t cols, float *to) {
+      if (ld == cols)
+        return widenOnThread(type, from, to, count * cols);
+      for (int64_t i = 0; i < count; ++i)
+        widenOnThread(type, from + i * ld, to + i * cols, cols);
+    };
+    const int64_t panels = (m + rows - 1) / rows;
+    auto panel = [&](int64_t s, int64_t index, const float *bF32) -> dnnl_status_t {
+      const int64_t first = index * rows, count = std::min(rows, m - first);
+      const uint16_t *as = aData + a.start(s);
+      if (transA) // stored K x M: the panel's columns, as K x COUNT
+        for (int64_t i = 0; i < k; ++i)
+          widenOnThread(dtype, as + i * a.ld() + first, aPanel + i * count, count);
+      else
+        widenRows(dtype, as + first * a.ld(), a.ld(), count, k, aPanel);
+      const int64_t cAt = c.start(s) + first * c.ld();
+      void *out = cPanel;
+      if (cDtype == TCC_DTYPE_F32)
+        out = static_cast<float *>(cData) + cAt;
+      else if (accumulate)
+        widenRows(cDtype, static_cast<uint16_t *>(cData) + cAt, c.ld(), count, n, cPanel);
+      const Product &product = count == rows ? full : tail;
+      const auto &memories = product.memories[size_t(t)];
+      void *data[4] = {aPanel, const_cast<float *>(bF32), out, mine + padOffset};
+      dnnl_exec_arg_t args[4];
+      int nargs = 0;
+      const int kinds[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD};
+      for (int i = 0; i < 4; ++i) {
+        if (!memories[size_t(i)])
+          continue;
+        dnnl_status_t status = api_.dnnl_memory_set_data_handle(memories[size_t(i)], data[i]);
+        if (status != dnnl_success)
+          return status;
+        args[nargs++] = {kinds[i], memories[size_t(i)]};
+      }
+      dnnl_status_t status =
+          api_.dnnl_primitive_execute(product.primitive, streams[size_t(t)], nargs, args);
+      if (status == dnnl_success)
+        status = api_.dnnl_stream_wait(streams[size_t(t)]);
+      if (status != dnnl_success || cDtype == TCC_DTYPE_F32)
+        return status;
+      auto *cRows = static_cast<uint16_t *>(cData) + cAt;
+      if (c.ld() == n)
+        roundOnThread(cDtype, cPanel, cRows, count * n);
+      else
+        for (int64_t i = 0; i < count; ++i)
+          roundOnThread(cDtype, cPanel + i * n, cRows + i * c.ld(), n);
+      return dnnl_success;
+    };
+    // Thread t takes the panels [t W / T, (t + 1) W / T) of W = batch x
+    // panels, matrix by matrix, widening a matrix's B as it comes to it.
+    const int64_t work = batch * panels, end = (t + 1) * work / threads;
+    const float *bF32 = reinterpret_cast<const float *>(scratch + bAt);
+    dnnl_status_t status = dnnl_success;
+    for (int64_t item = t * work / threads, widened = -1; item < end && status == dnnl_success;
+         ++item) {
+      const int64_t s = item / panels;
+      if (batch > 1 && s != widened) {
+        // Matrix s of B as stored (transposed or not), dense.
+        widenRows(dtype, bData + b.start(s), b.ld(), b.rows, b.cols, bMatrix);
+        bF32 = bMatrix;
+        widened = s;
+      }
+      status = panel(s, item % panels, bF32);
+    }
+    return status;
+  }
+};
+
 struct LibraryCalls::Call {
   std::vector<Step> steps;
   std::string implementation;
@@ -316,6 +438,9 @@ struct LibraryCalls::Call {
   WidenedPanels panels;
   size_t panelsAt = 0;
   int32_t dtype = TCC_DTYPE_F32, outputDtype = TCC_DTYPE_F32; ///< A's and B's, C's
+  /// A widened product in row panels on oneDNN: its steps (a 2-D product's
+  /// B widened) run first.
+  std::unique_ptr<PanelMatmul> panelMatmul;
   ~Call() {
     if (steps.empty())
       return; // a BLAS call: oneDNN may not even be loaded
@@ -834,6 +959,92 @@ bool keepableFilterLayout(const Api &a, const dnnl_memory_desc_t &md,
 }
 
 
+/// A widened 16-bit MATMUL without an epilogue as PanelMatmul (above):
+/// false where its panels would not fit (widenedPanelRows).
+bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
+  const Api &a = b.a;
+  const int64_t *p = c.params;
+  auto panels = std::make_unique<PanelMatmul>();
+  PanelMatmul &x = *panels;
+  x.batch = p[0], x.m = p[1], x.n = p[2], x.k = p[3];
+  x.transA = p[4], x.accumulate = p[6];
+  const bool transB = p[5];
+  x.dtype = c.dtype, x.cDtype = libraryCallOutputDtype(c);
+  x.rows = widenedPanelRows(x.m, x.n, x.k, x.cDtype);
+  if (x.rows == 0)
+    return false;
+  const int64_t heads = matmulHeads(c), interleaved = matmulInterleaved(c);
+  x.a = {x.transA ? x.k : x.m, x.transA ? x.m : x.k,
+         bool(interleaved & TCC_MATMUL_INTERLEAVED_A), heads};
+  x.b = {transB ? x.n : x.k, transB ? x.k : x.n, bool(interleaved & TCC_MATMUL_INTERLEAVED_B),
+         heads};
+  x.c = {x.m, x.n, bool(interleaved & TCC_MATMUL_INTERLEAVED_C), heads};
+  // B as the products read it: a 2-D product's widened into plain K x N
+  // by a reorder step (transposing a stored B^T once); a batch's matrix
+  // widened per thread as it is stored.
+  dnnl_memory_desc_t weights =
+      transB && x.batch > 1 ? b.plain({x.k, x.n}, {1, x.k}) : b.plain({x.k, x.n}, {x.n, 1});
+  size_t shared = 0;
+  if (x.batch == 1) {
+    shared = alignUp(size_t(x.k * x.n) * sizeof(float));
+    dnnl_memory_desc_t stored =
+        b.plain({x.k, x.n}, transB ? std::vector<dnnl_dim_t>{1, x.b.ld()}
+                                   : std::vector<dnnl_dim_t>{x.b.ld(), 1},
+                dnnlType(x.dtype));
+    b.addReorder(stored, {0, 1, 0, nullptr}, weights, {0, -1, x.bAt, nullptr}, shared);
+  }
+  // The products, planned for one thread (each runs on one).
+  ParallelThreadsScope one(1);
+  size_t pad = 0;
+  auto product = [&](int64_t count, PanelMatmul::Product &into) {
+    dnnl_memory_desc_t src = x.transA ? b.plain({count, x.k}, {1, count})
+                                      : b.plain({count, x.k}, {x.k, 1});
+    dnnl_memory_desc_t dst = x.cDtype == TCC_DTYPE_F32 ? b.plain({count, x.n}, {x.c.ld(), 1})
+                                                       : b.plain({count, x.n}, {x.n, 1});
+    dnnl_matmul_desc_t desc;
+    b.check(a.dnnl_matmul_desc_init(&desc, &src, &weights, nullptr, &dst), "matmul");
+    CallBuilder::PostOps post;
+    post.sum = x.accumulate;
+    dnnl_primitive_desc_t pd = b.describe(&desc, post);
+    if (&into == &x.full)
+      b.call->implementation = "widened to f32: " + b.implementationOf(pd) + " (panels of " +
+                               std::to_string(x.rows) + " rows)";
+    // The scratchpad's descriptor, copied: the primitive descriptor owns it.
+    const dnnl_memory_desc_t *queried =
+        a.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t bytes = queried ? a.dnnl_memory_desc_get_size(queried) : 0;
+    dnnl_memory_desc_t scratchpad = bytes ? *queried : dnnl_memory_desc_t{};
+    pad = std::max(pad, bytes);
+    dnnl_status_t status = a.dnnl_primitive_create(&into.primitive, pd);
+    a.dnnl_primitive_desc_destroy(pd);
+    b.check(status, "primitive creation");
+    const dnnl_memory_desc_t *mds[4] = {&src, &weights, &dst, bytes ? &scratchpad : nullptr};
+    into.memories.assign(size_t(x.threads), {});
+    for (auto &memories : into.memories)
+      for (int i = 0; i < 4; ++i)
+        if (mds[i])
+          b.check(a.dnnl_memory_create(&memories[size_t(i)], mds[i], a.engine, DNNL_MEMORY_NONE),
+                  "memory creation");
+  };
+  x.threads = std::max(1, availableCpus());
+  product(x.rows, x.full);
+  if (x.m % x.rows)
+    product(x.m % x.rows, x.tail);
+  x.streams.assign(size_t(x.threads), nullptr);
+  x.statuses.assign(size_t(x.threads), dnnl_success);
+  for (dnnl_stream_t &stream : x.streams)
+    b.check(a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), "stream creation");
+  x.cOffset = alignUp(size_t(x.rows * x.k) * sizeof(float));
+  x.bOffset = x.cOffset + (x.cDtype == TCC_DTYPE_F32 ? 0 : alignUp(size_t(x.rows * x.n) * sizeof(float)));
+  x.padOffset = x.bOffset + (x.batch > 1 ? alignUp(size_t(x.k * x.n) * sizeof(float)) : 0);
+  x.perThread = x.padOffset + alignUp(pad);
+  x.buffersAt = shared;
+  b.call->scratchBytes =
+      std::max(b.call->scratchBytes, x.buffersAt + size_t(x.threads) * x.perThread);
+  b.call->panelMatmul = std::move(panels);
+  return true;
+}
+
 /// The steps of a MATMUL call: plain row-major operands, transposes as
 /// strides (matmul's JIT kernels read them directly). A 16-bit call (bf16 /
 /// f16 A and B, f32 sums, C in f32 or in the operands' type) is oneDNN's
@@ -851,6 +1062,8 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   const dnnl_data_type_t in = dnnlType(c.dtype), out = dnnlType(libraryCallOutputDtype(c));
   const int64_t epilogue = matmulEpilogue(c);
   const bool widened = in != dnnl_f32 && (!native || epilogue);
+  if (widened && !epilogue && addPanelMatmul(b, c))
+    return;
   // With heads every operand is 4-D: [batch / H, H, R, C].
   const dnnl_dim_t heads = matmulHeads(c);
   const int64_t interleaved = matmulInterleaved(c);
@@ -1374,7 +1587,31 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
     if (status == dnnl_success)
       status = a.dnnl_stream_wait(stream);
   };
-  if (c.blas && c.panels.rows > 0) {
+  if (c.panelMatmul) {
+    // A widened product in row panels on oneDNN: B widened, then the panels.
+    runSteps(0, c.steps.size());
+    const PanelMatmul &x = *c.panelMatmul;
+    struct Context {
+      const PanelMatmul *x;
+      const uint16_t *a, *b;
+      void *c;
+      uint8_t *scratch;
+      int threads;
+    } context = {&x, static_cast<const uint16_t *>(operands[0]),
+                 static_cast<const uint16_t *>(operands[1]), operands[2], scratch, 0};
+    int64_t work = x.batch * ((x.m + x.rows - 1) / x.rows);
+    context.threads = int(std::min<int64_t>({parallelThreads(), x.threads, work}));
+    if (status == dnnl_success)
+      parallelFor(
+          0, context.threads, context.threads,
+          [](void *raw, int64_t t) {
+            auto &y = *static_cast<Context *>(raw);
+            y.x->statuses[size_t(t)] = y.x->run(int(t), y.threads, y.a, y.b, y.c, y.scratch);
+          },
+          &context);
+    for (int t = 0; t < context.threads && status == dnnl_success; ++t)
+      status = x.statuses[size_t(t)];
+  } else if (c.blas && c.panels.rows > 0) {
     // A widened product in row panels: B widened, then the panels.
     runSteps(0, c.blasSplit);
     if (status == dnnl_success)

@@ -324,7 +324,8 @@ TEST(OneDnnTest, InterleavedHeads) {
 // Tests 16-bit matmuls (bf16 and f16 A and B, f32 sums, C in f32 or in the
 // operands' type) on awkward shapes, both ways the CPU runs them: oneDNN's
 // 16-bit primitive (bf16, where oneDNN has the CPU's bf16 instructions) and
-// the f32 primitive on widened copies. Oracle: float64 products of the same
+// the f32 primitive on widened copies (panels of rows, each thread its
+// own: PanelMatmul). Oracle: float64 products of the same
 // rounded operands; tolerance 1e-5 of the largest magnitude for an f32 C
 // (f32 sums), and one rounding of C for a 16-bit one (half an ulp of 8 / 11
 // significant bits, with margin: 1e-2 bf16, 2e-3 f16). The widened calls
@@ -339,8 +340,9 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
       {1, 37, 19, 53, 0, 0, 1},   {3, 37, 19, 53, 1, 0, 0},  {3, 5, 17, 33, 0, 1, 1},
       {1, 64, 48, 96, 0, 1, 0},   {1, 300, 40, 257, 1, 0, 0}, // A^T copied first (native)
       {2, 16, 31, 65, 1, 1, 0},
-      // Widened on MKL: three row panels (128, 128, 44), accumulating.
-      {1, 300, 40, 257, 0, 1, 1}, {1, 260, 33, 17, 1, 0, 1}};
+      // Widened: three row panels (128, 128, 44), accumulating; in a batch
+      // too (each matrix's B widened by the thread that takes it).
+      {1, 300, 40, 257, 0, 1, 1}, {1, 260, 33, 17, 1, 0, 1}, {3, 300, 40, 33, 1, 1, 1}};
   for (MatmulLibrary matmuls : {MatmulLibrary::OneDnn, MatmulLibrary::Blas})
   for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
     for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
@@ -371,10 +373,12 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
           expectMatmulCall(*library, i, name, params[i], dtype, cDtype, route, 11 + i);
           bool onBlas = library->implementations()[i].find("blas:") != std::string::npos;
           EXPECT_EQ(onBlas, matmuls == MatmulLibrary::Blas && params[i][0] == 1) << name;
-          // MKL's packed sgemm takes the 2-D ones in panels of rows
-          // (blas.h widenedPanelMatmul).
+          // Widened calls run in panels of rows: on MKL's packed sgemm
+          // (blas.h widenedPanelMatmul) or on oneDNN (PanelMatmul), not on
+          // a BLAS without packing.
           bool inPanels = library->implementations()[i].find("(panels of") != std::string::npos;
-          EXPECT_EQ(inPanels, onBlas && blas()->sgemmPack) << name;
+          EXPECT_EQ(inPanels, route == SixteenBitCalls::Widened && (!onBlas || blas()->sgemmPack))
+              << name;
         }
       }
 }
