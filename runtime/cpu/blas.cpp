@@ -322,12 +322,20 @@ void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *cons
   applyEpilogue(c, bias, d, epilogue & TCC_MATMUL_EPILOGUE_RELU, batch * m, n);
 }
 
-int64_t widenedPanelRows(int64_t m, int64_t n, int64_t k, int32_t cDtype) {
+int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t cDtype,
+                         int threads) {
   size_t perRow = size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float);
   int64_t rows = std::min<int64_t>({kPanelRows, m, int64_t(kPanelBytes / perRow)});
   if (rows < std::min(kMinPanelRows, m))
     return 0;
-  return rows < m ? rows / 8 * 8 : m; // whole cache lines of rows
+  // A panel for every thread: a few-point convolution's GEMM (M = 64,
+  // K = 4608) in one panel ran on one thread.
+  if (rows < m)
+    rows = rows / 8 * 8; // whole cache lines of rows
+  int64_t perMatrix = (threads + batch - 1) / batch;
+  if ((m + rows - 1) / rows < perMatrix)
+    rows = std::min(rows, std::max<int64_t>(8, ((m + perMatrix - 1) / perMatrix + 7) / 8 * 8));
+  return std::min(rows, m);
 }
 
 WidenedPanels planWidenedPanels(const Blas &blas, int64_t m, int64_t n, int64_t k,
@@ -335,7 +343,7 @@ WidenedPanels planWidenedPanels(const Blas &blas, int64_t m, int64_t n, int64_t 
   WidenedPanels plan;
   if (!blas.sgemmPack || m > INT_MAX || n > INT_MAX || k > INT_MAX)
     return plan;
-  int64_t rows = widenedPanelRows(m, n, k, cDtype);
+  int64_t rows = widenedPanelRows(1, m, n, k, cDtype, threads);
   if (rows == 0)
     return plan;
   plan.rows = rows;

@@ -92,12 +92,14 @@ struct StoredMatrix {
   int64_t ld() const { return interleaved ? heads * cols : cols; }
 };
 
-/// The rows of a widened product's panel (M x K by K x N, C of C_DTYPE):
-/// at most 128, and a thread's f32 panels of A and C (C's where C is
-/// 16-bit: an f32 C takes the product) at most 2 MiB, so that they stay in
-/// its L2 cache; a multiple of 8 below M. 0 where 16 rows would not fit.
-/// The same for any thread count, so that a product's sums are too.
-int64_t widenedPanelRows(int64_t m, int64_t n, int64_t k, int32_t cDtype);
+/// The rows of a widened product's panel (BATCH products of M x K by
+/// K x N, C of C_DTYPE): at most 128, and a thread's f32 panels of A and C
+/// (C's where C is 16-bit: an f32 C takes the product) at most 2 MiB, so
+/// that they stay in its L2 cache; fewer where the batch's panels would not
+/// give each of THREADS threads one (at least 8); a multiple of 8 below M.
+/// 0 where 16 rows would not fit in the 2 MiB.
+int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t cDtype,
+                         int threads);
 
 /// How a widened 16-bit product C = op(A) B runs in row panels (2-D, on a
 /// BLAS with packed sgemm): B, widened by the caller, is packed once; then

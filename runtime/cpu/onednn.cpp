@@ -970,7 +970,10 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   x.transA = p[4], x.accumulate = p[6];
   const bool transB = p[5];
   x.dtype = c.dtype, x.cDtype = libraryCallOutputDtype(c);
-  x.rows = widenedPanelRows(x.m, x.n, x.k, x.cDtype);
+  // Buffers for every CPU the session may run on; panels for the threads
+  // it is created with.
+  x.threads = std::max({1, availableCpus(), parallelThreads()});
+  x.rows = widenedPanelRows(x.batch, x.m, x.n, x.k, x.cDtype, parallelThreads());
   if (x.rows == 0)
     return false;
   const int64_t heads = matmulHeads(c), interleaved = matmulInterleaved(c);
@@ -1026,7 +1029,6 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
           b.check(a.dnnl_memory_create(&memories[size_t(i)], mds[i], a.engine, DNNL_MEMORY_NONE),
                   "memory creation");
   };
-  x.threads = std::max(1, availableCpus());
   product(x.rows, x.full);
   if (x.m % x.rows)
     product(x.m % x.rows, x.tail);
