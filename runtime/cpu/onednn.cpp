@@ -345,8 +345,8 @@ struct PanelMatmul {
     auto *aPanel = reinterpret_cast<float *>(mine);
     auto *cPanel = reinterpret_cast<float *>(mine + cOffset);
     auto *bMatrix = reinterpret_cast<float *>(mine + bOffset);
-    // Rows [first, first + count) of a stored matrix at FROM (leading
-    // dimension LD), COLS wide, widened into TO (dense) or rounded from it.
+    // COUNT rows of COLS at FROM (leading dimension LD) widened into TO,
+    // dense.
     auto widenRows = [](int32_t type, const uint16_t *from, int64_t ld, int64_t count,
                         int64_t cols, float *to) {
       if (ld == cols)
