@@ -322,9 +322,41 @@ void blasMatmul(const Blas &blas, const int64_t *p, int64_t epilogue, void *cons
   applyEpilogue(c, bias, d, epilogue & TCC_MATMUL_EPILOGUE_RELU, batch * m, n);
 }
 
+void widenRows(int32_t dtype, const uint16_t *from, int64_t ld, int64_t count, int64_t cols,
+               float *to) {
+  if (ld == cols)
+    return widenOnThread(dtype, from, to, count * cols);
+  for (int64_t i = 0; i < count; ++i)
+    widenOnThread(dtype, from + i * ld, to + i * cols, cols);
+}
+
+void roundRows(int32_t dtype, const float *from, int64_t count, int64_t cols, uint16_t *to,
+               int64_t ld) {
+  if (ld == cols)
+    return roundOnThread(dtype, from, to, count * cols);
+  for (int64_t i = 0; i < count; ++i)
+    roundOnThread(dtype, from + i * cols, to + i * ld, cols);
+}
+
+void widenPanelOfA(int32_t dtype, const uint16_t *a, int64_t ld, bool transA, int64_t first,
+                   int64_t count, int64_t k, float *to) {
+  if (!transA)
+    return widenRows(dtype, a + first * ld, ld, count, k, to);
+  for (int64_t i = 0; i < k; ++i)
+    widenOnThread(dtype, a + i * ld + first, to + i * count, count);
+}
+
+namespace {
+/// A thread's f32 bytes per panel row: A's, and C's where C is 16-bit (an
+/// f32 C takes the product).
+size_t panelRowBytes(int64_t n, int64_t k, int32_t cDtype) {
+  return size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float);
+}
+} // namespace
+
 int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t cDtype,
                          int threads) {
-  size_t perRow = size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float);
+  size_t perRow = panelRowBytes(n, k, cDtype);
   int64_t rows = std::min<int64_t>({kPanelRows, m, int64_t(kPanelBytes / perRow)});
   if (rows < std::min(kMinPanelRows, m))
     return 0;
@@ -349,8 +381,7 @@ WidenedPanels planWidenedPanels(const Blas &blas, int64_t m, int64_t n, int64_t 
   plan.rows = rows;
   plan.threads = std::max(1, threads);
   plan.packedBytes = (blas.sgemmPackGetSize(kMklBMatrix, int(m), int(n), int(k)) + 63) / 64 * 64;
-  plan.perThread =
-      (size_t(rows) * size_t(k + (cDtype == TCC_DTYPE_F32 ? 0 : n)) * sizeof(float) + 63) / 64 * 64;
+  plan.perThread = (size_t(rows) * panelRowBytes(n, k, cDtype) + 63) / 64 * 64;
   return plan;
 }
 
@@ -400,13 +431,7 @@ void widenedPanelMatmul(const Blas &blas, const WidenedPanels &plan, const int64
         float *cPanel = aPanel + x.plan->rows * x.k;
         for (int64_t panel = t; panel < x.panels; panel += x.threads) {
           int64_t first = panel * x.plan->rows, rows = std::min(x.plan->rows, x.m - first);
-          // The panel's rows of op(A): a block of rows of A, or of columns
-          // of a transposed A (stored K x M; widened as K x ROWS).
-          if (x.transA)
-            for (int64_t i = 0; i < x.k; ++i)
-              widenOnThread(x.dtype, x.a + i * x.m + first, aPanel + i * rows, rows);
-          else
-            widenOnThread(x.dtype, x.a + first * x.k, aPanel, rows * x.k);
+          widenPanelOfA(x.dtype, x.a, x.transA ? x.m : x.k, x.transA, first, rows, x.k, aPanel);
           auto product = [&](float *out) {
             x.blas->sgemmCompute(kRowMajor, x.transA ? kTrans : kNoTrans, kMklPacked, int(rows),
                                  int(x.n), int(x.k), aPanel, int(x.transA ? rows : x.k), x.packed,
@@ -418,9 +443,9 @@ void widenedPanelMatmul(const Blas &blas, const WidenedPanels &plan, const int64
           }
           uint16_t *cRows = static_cast<uint16_t *>(x.c) + first * x.n;
           if (x.accumulate)
-            widenOnThread(x.cDtype, cRows, cPanel, rows * x.n);
+            widenRows(x.cDtype, cRows, x.n, rows, x.n, cPanel);
           product(cPanel);
-          roundOnThread(x.cDtype, cPanel, cRows, rows * x.n);
+          roundRows(x.cDtype, cPanel, rows, x.n, cRows, x.n);
         }
       },
       &context);

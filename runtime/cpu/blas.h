@@ -92,6 +92,21 @@ struct StoredMatrix {
   int64_t ld() const { return interleaved ? heads * cols : cols; }
 };
 
+/// COUNT rows of COLS 16-bit (DTYPE) values at FROM, leading dimension LD,
+/// widened into dense TO; and dense FROM rounded into TO's rows (leading
+/// dimension LD). On the calling thread.
+void widenRows(int32_t dtype, const uint16_t *from, int64_t ld, int64_t count, int64_t cols,
+               float *to);
+void roundRows(int32_t dtype, const float *from, int64_t count, int64_t cols, uint16_t *to,
+               int64_t ld);
+
+/// Rows [FIRST, FIRST + COUNT) of op(A) for a 16-bit A (DTYPE) with K
+/// columns (stored K x M when TRANS_A, leading dimension LD) widened into
+/// TO: COUNT x K dense, or, transposed, K x COUNT (the stored columns as
+/// they are: the product reads them transposed). On the calling thread.
+void widenPanelOfA(int32_t dtype, const uint16_t *a, int64_t ld, bool transA, int64_t first,
+                   int64_t count, int64_t k, float *to);
+
 /// The rows of a widened product's panel (BATCH products of M x K by
 /// K x N, C of C_DTYPE): at most 128, and a thread's f32 panels of A and C
 /// (C's where C is 16-bit: an f32 C takes the product) at most 2 MiB, so

@@ -304,7 +304,7 @@ struct LibraryCalls::FilterLayout {
 /// C itself when C is f32), and rounds that into C. The f32 copies stay in
 /// the thread's cache, where full-size widened copies were passes over
 /// memory (docs/precision.md). A 2-D product's B is widened once, into
-/// plain K x N f32, by the call's steps. Thread t's buffers start at
+/// plain K x N f32 at the scratch's start, by the call's steps. Thread t's buffers start at
 /// buffersAt + t * perThread: A's panel, C's panel, B's matrix, the
 /// primitive's scratchpad.
 struct PanelMatmul {
@@ -314,7 +314,7 @@ struct PanelMatmul {
   StoredMatrix a{}, b{}, c{};
   int64_t rows = 0;
   int threads = 0;
-  size_t bAt = 0, buffersAt = 0, perThread = 0, cOffset = 0, bOffset = 0, padOffset = 0;
+  size_t buffersAt = 0, perThread = 0, cOffset = 0, bOffset = 0, padOffset = 0;
   /// The product of a whole panel and of the last, shorter one: its
   /// primitive and each thread's memory objects {A, B, C, scratchpad}.
   struct Product {
@@ -345,24 +345,10 @@ struct PanelMatmul {
     auto *aPanel = reinterpret_cast<float *>(mine);
     auto *cPanel = reinterpret_cast<float *>(mine + cOffset);
     auto *bMatrix = reinterpret_cast<float *>(mine + bOffset);
-    // COUNT rows of COLS at FROM (leading dimension LD) widened into TO,
-    // dense.
-    auto widenRows = [](int32_t type, const uint16_t *from, int64_t ld, int64_t count,
-                        int64_t cols, float *to) {
-      if (ld == cols)
-        return widenOnThread(type, from, to, count * cols);
-      for (int64_t i = 0; i < count; ++i)
-        widenOnThread(type, from + i * ld, to + i * cols, cols);
-    };
     const int64_t panels = (m + rows - 1) / rows;
     auto panel = [&](int64_t s, int64_t index, const float *bF32) -> dnnl_status_t {
       const int64_t first = index * rows, count = std::min(rows, m - first);
-      const uint16_t *as = aData + a.start(s);
-      if (transA) // stored K x M: the panel's columns, as K x COUNT
-        for (int64_t i = 0; i < k; ++i)
-          widenOnThread(dtype, as + i * a.ld() + first, aPanel + i * count, count);
-      else
-        widenRows(dtype, as + first * a.ld(), a.ld(), count, k, aPanel);
+      widenPanelOfA(dtype, aData + a.start(s), a.ld(), transA, first, count, k, aPanel);
       const int64_t cAt = c.start(s) + first * c.ld();
       void *out = cPanel;
       if (cDtype == TCC_DTYPE_F32)
@@ -389,18 +375,13 @@ struct PanelMatmul {
         status = api_.dnnl_stream_wait(streams[size_t(t)]);
       if (status != dnnl_success || cDtype == TCC_DTYPE_F32)
         return status;
-      auto *cRows = static_cast<uint16_t *>(cData) + cAt;
-      if (c.ld() == n)
-        roundOnThread(cDtype, cPanel, cRows, count * n);
-      else
-        for (int64_t i = 0; i < count; ++i)
-          roundOnThread(cDtype, cPanel + i * n, cRows + i * c.ld(), n);
+      roundRows(cDtype, cPanel, count, n, static_cast<uint16_t *>(cData) + cAt, c.ld());
       return dnnl_success;
     };
     // Thread t takes the panels [t W / T, (t + 1) W / T) of W = batch x
     // panels, matrix by matrix, widening a matrix's B as it comes to it.
     const int64_t work = batch * panels, end = (t + 1) * work / threads;
-    const float *bF32 = reinterpret_cast<const float *>(scratch + bAt);
+    const float *bF32 = reinterpret_cast<const float *>(scratch); // a 2-D product's B
     dnnl_status_t status = dnnl_success;
     for (int64_t item = t * work / threads, widened = -1; item < end && status == dnnl_success;
          ++item) {
@@ -994,7 +975,7 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
         b.plain({x.k, x.n}, transB ? std::vector<dnnl_dim_t>{1, x.b.ld()}
                                    : std::vector<dnnl_dim_t>{x.b.ld(), 1},
                 dnnlType(x.dtype));
-    b.addReorder(stored, {0, 1, 0, nullptr}, weights, {0, -1, x.bAt, nullptr}, shared);
+    b.addReorder(stored, {0, 1, 0, nullptr}, weights, {0, -1, 0, nullptr}, shared);
   }
   // The products, planned for one thread (each runs on one).
   ParallelThreadsScope one(1);
