@@ -83,11 +83,6 @@ constexpr int kMklThreadingGnu = 3, kMklInterfaceLp64 = 0;
 /// MKL's packed-matrix constants (mkl_cblas.h: CblasBMatrix, CblasPacked).
 constexpr int kMklBMatrix = 162, kMklPacked = 151;
 
-/// A widened product's panel: at most this many rows, and a thread's f32
-/// panels of A and C at most kPanelBytes (they stay in its L2 cache).
-constexpr int64_t kPanelRows = 128, kMinPanelRows = 16;
-constexpr size_t kPanelBytes = size_t(2) << 20;
-
 /// CBLAS's enums (cblas.h), fixed by the standard.
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
@@ -339,11 +334,26 @@ void roundRows(int32_t dtype, const float *from, int64_t count, int64_t cols, ui
 }
 
 void widenPanelOfA(int32_t dtype, const uint16_t *a, int64_t ld, bool transA, int64_t first,
-                   int64_t count, int64_t k, float *to) {
+                   int64_t count, int64_t k, float *to, bool plain) {
   if (!transA)
     return widenRows(dtype, a + first * ld, ld, count, k, to);
-  for (int64_t i = 0; i < k; ++i)
-    widenOnThread(dtype, a + i * ld + first, to + i * count, count);
+  if (!plain) {
+    for (int64_t i = 0; i < k; ++i)
+      widenOnThread(dtype, a + i * ld + first, to + i * count, count);
+    return;
+  }
+  // Blocks of 8 stored rows: widened into a tile, then written as 8
+  // adjacent columns of each of the COUNT rows.
+  constexpr int64_t kBlock = 8;
+  float tile[kBlock * PanelLimits::kMaxRows];
+  for (int64_t i0 = 0; i0 < k; i0 += kBlock) {
+    const int64_t height = std::min(kBlock, k - i0);
+    for (int64_t r = 0; r < height; ++r)
+      widenOnThread(dtype, a + (i0 + r) * ld + first, tile + r * count, count);
+    for (int64_t j = 0; j < count; ++j)
+      for (int64_t r = 0; r < height; ++r)
+        to[j * k + i0 + r] = tile[r * count + j];
+  }
 }
 
 namespace {
@@ -355,17 +365,28 @@ size_t panelRowBytes(int64_t n, int64_t k, int32_t cDtype) {
 } // namespace
 
 int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t cDtype,
-                         int threads) {
+                         int threads, const PanelLimits &limits) {
   size_t perRow = panelRowBytes(n, k, cDtype);
-  int64_t rows = std::min<int64_t>({kPanelRows, m, int64_t(kPanelBytes / perRow)});
-  if (rows < std::min(kMinPanelRows, m))
+  int64_t rows = std::min<int64_t>({limits.maxRows, m, int64_t(limits.bytes / perRow)});
+  if (rows < std::min(limits.minRows, m))
     return 0;
-  // A panel for every thread: a few-point convolution's GEMM (M = 64,
-  // K = 4608) in one panel ran on one thread.
   if (rows < m)
     rows = rows / 8 * 8; // whole cache lines of rows
+  // A panel for every thread: a few-point convolution's GEMM (M = 64,
+  // K = 4608) in one panel ran on one thread.
+  int64_t panels = (m + rows - 1) / rows;
+  if (!limits.shareRows) {
+    // A 2-D product's panels in whole rounds over the threads, of equal
+    // rows: 768 rows as 512 + 256 left one thread waiting a third of the
+    // time.
+    if (batch == 1) {
+      panels = (panels + threads - 1) / threads * threads;
+      rows = std::min(m, ((m + panels - 1) / panels + 7) / 8 * 8);
+    }
+    return batch * panels < threads || rows < std::min(limits.minRows, m) ? 0 : rows;
+  }
   int64_t perMatrix = (threads + batch - 1) / batch;
-  if ((m + rows - 1) / rows < perMatrix)
+  if (panels < perMatrix)
     rows = std::min(rows, std::max<int64_t>(8, ((m + perMatrix - 1) / perMatrix + 7) / 8 * 8));
   return std::min(rows, m);
 }

@@ -102,19 +102,43 @@ void roundRows(int32_t dtype, const float *from, int64_t count, int64_t cols, ui
 
 /// Rows [FIRST, FIRST + COUNT) of op(A) for a 16-bit A (DTYPE) with K
 /// columns (stored K x M when TRANS_A, leading dimension LD) widened into
-/// TO: COUNT x K dense, or, transposed, K x COUNT (the stored columns as
-/// they are: the product reads them transposed). On the calling thread.
+/// TO: COUNT x K dense; transposed, K x COUNT (the stored columns as they
+/// are: the product reads them transposed) unless PLAIN asks for COUNT x K
+/// (COUNT at most PanelLimits::kMaxRows). On the calling thread.
 void widenPanelOfA(int32_t dtype, const uint16_t *a, int64_t ld, bool transA, int64_t first,
-                   int64_t count, int64_t k, float *to);
+                   int64_t count, int64_t k, float *to, bool plain = false);
+
+/// The shape of a widened product's row panels (widenedPanelRows).
+struct PanelLimits {
+  static constexpr int64_t kMaxRows = 512;
+  int64_t maxRows;  ///< rows per panel at most
+  int64_t minRows;  ///< fewer (short of M) and the product is not run in panels
+  size_t bytes;     ///< a thread's f32 panels of A and C at most
+  bool shareRows;   ///< shrink panels (to 8 rows) so that every thread gets one,
+                    ///< rather than not run in panels
+
+  /// Panels that stay in a thread's L2 cache: 128 rows, 2 MiB; for kernels
+  /// that read A and B where they are (MKL's packed sgemm, oneDNN's
+  /// AVX-512 brgemm).
+  static PanelLimits cached() { return {128, 16, size_t(2) << 20, true}; }
+  /// Panels of up to 512 rows, at least 256 (or a whole matrix), 8 MiB, a
+  /// 2-D product's in whole rounds over the threads: below AVX-512
+  /// oneDNN's f32 matmul is its gemm:jit sgemm, which takes products of
+  /// few rows without packing them and ran gpt4's products 1.1-2.2x slower
+  /// in panels of 128 or 256 rows than in panels of 512 (docs/cpu-gemm.md).
+  static PanelLimits large() { return {kMaxRows, 256, size_t(8) << 20, false}; }
+};
 
 /// The rows of a widened product's panel (BATCH products of M x K by
-/// K x N, C of C_DTYPE): at most 128, and a thread's f32 panels of A and C
-/// (C's where C is 16-bit: an f32 C takes the product) at most 2 MiB, so
-/// that they stay in its L2 cache; fewer where the batch's panels would not
-/// give each of THREADS threads one (at least 8); a multiple of 8 below M.
-/// 0 where 16 rows would not fit in the 2 MiB.
+/// K x N, C of C_DTYPE) within LIMITS: at most maxRows, and a thread's f32
+/// panels of A and C (C's where C is 16-bit: an f32 C takes the product) at
+/// most LIMITS.bytes; a multiple of 8 below M. Where the batch's panels
+/// would not give each of THREADS threads one, fewer rows (at least 8) with
+/// shareRows, else 0. Without shareRows a 2-D product's panels come in
+/// whole rounds over the threads, of equal rows. 0 where minRows (or M)
+/// rows would not fit.
 int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t cDtype,
-                         int threads);
+                         int threads, const PanelLimits &limits = PanelLimits::cached());
 
 /// How a widened 16-bit product C = op(A) B runs in row panels (2-D, on a
 /// BLAS with packed sgemm): B, widened by the caller, is packed once; then

@@ -1,4 +1,4 @@
-//===- half.cpp - f16 <-> f32 conversion of buffers ------------------------===//
+//===- half.cpp - 16-bit <-> f32 conversion of buffers ---------------------===//
 
 #include "runtime/cpu/half.h"
 
@@ -79,18 +79,23 @@ void roundSerial(const float *from, uint16_t *to, int64_t count, bool sum) {
 
 /// bf16 <-> f32: the high half of the f32 bits; rounding adds 0x7fff and
 /// the kept half's lowest bit (to nearest even), a NaN keeps its top bits
-/// with the quiet bit set. Written for the compiler's vectorizer, inlined
-/// once into AVX2 code and once into the baseline's.
+/// with the quiet bit set; with SUM it rounds FROM[i] + TO[i] (the sum in
+/// f32). Written for the compiler's vectorizer, inlined once into AVX2 code
+/// and once into the baseline's.
 __attribute__((always_inline)) inline void widenBf16(const uint16_t *from, float *to, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
     uint32_t u = uint32_t(from[i]) << 16;
     std::memcpy(to + i, &u, sizeof u);
   }
 }
+template <bool Sum>
 __attribute__((always_inline)) inline void roundBf16(const float *from, uint16_t *to, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
+    float x = from[i];
+    if (Sum)
+      x += floatOf(uint32_t(to[i]) << 16);
     uint32_t u;
-    std::memcpy(&u, from + i, sizeof u);
+    std::memcpy(&u, &x, sizeof u);
     uint32_t rounded = (u + 0x7fff + ((u >> 16) & 1)) >> 16;
     to[i] = uint16_t((u & 0x7fffffff) > 0x7f800000 ? (u >> 16) | 0x40 : rounded);
   }
@@ -99,9 +104,10 @@ __attribute__((target("avx2"))) void widenBf16Avx2(const uint16_t *from, float *
                                                    int64_t count) {
   widenBf16(from, to, count);
 }
+template <bool Sum>
 __attribute__((target("avx2"))) void roundBf16Avx2(const float *from, uint16_t *to,
                                                    int64_t count) {
-  roundBf16(from, to, count);
+  roundBf16<Sum>(from, to, count);
 }
 
 bool hasAvx2() {
@@ -142,13 +148,13 @@ void widenOnThread(int32_t dtype, const uint16_t *from, float *to, int64_t count
     widenBf16(from, to, count);
 }
 
-void roundOnThread(int32_t dtype, const float *from, uint16_t *to, int64_t count) {
+void roundOnThread(int32_t dtype, const float *from, uint16_t *to, int64_t count, bool sum) {
   if (dtype == TCC_DTYPE_F16)
-    roundSerial(from, to, count, false);
+    roundSerial(from, to, count, sum);
   else if (hasAvx2())
-    roundBf16Avx2(from, to, count);
+    sum ? roundBf16Avx2<true>(from, to, count) : roundBf16Avx2<false>(from, to, count);
   else
-    roundBf16(from, to, count);
+    sum ? roundBf16<true>(from, to, count) : roundBf16<false>(from, to, count);
 }
 
 float halfToFloatPortable(uint16_t h) {
@@ -191,15 +197,15 @@ uint16_t floatToHalfPortable(float f) {
   return sign | uint16_t(result);
 }
 
-void widenHalf(const uint16_t *from, float *to, int64_t count) {
+void widenBuffer(int32_t dtype, const uint16_t *from, float *to, int64_t count) {
   chunked(count, [&](int64_t begin, int64_t end) {
-    widenSerial(from + begin, to + begin, end - begin);
+    widenOnThread(dtype, from + begin, to + begin, end - begin);
   });
 }
 
-void roundToHalf(const float *from, uint16_t *to, int64_t count, bool sum) {
+void roundBuffer(int32_t dtype, const float *from, uint16_t *to, int64_t count, bool sum) {
   chunked(count, [&](int64_t begin, int64_t end) {
-    roundSerial(from + begin, to + begin, end - begin, sum);
+    roundOnThread(dtype, from + begin, to + begin, end - begin, sum);
   });
 }
 

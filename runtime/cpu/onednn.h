@@ -79,6 +79,16 @@ bool nativeSixteenBitCalls(int32_t dtype, SixteenBitCalls mode = SixteenBitCalls
 /// "AMX", "AVX512-BF16", or "" (none: bf16 calls are widened).
 std::string sixteenBitCallsIsa();
 
+/// Whether call C runs on the calling thread alone, and is planned for one
+/// thread: too few flops for a parallel region to pay.
+bool serialCall(const tcc_abi_library_call &c);
+
+/// Whether oneDNN's f32 matmuls on this CPU are its AVX-512 kernels
+/// (brgemm), which read strided operands well and take small row panels;
+/// below AVX-512 they are its gemm:jit sgemm (PanelLimits::large()).
+/// Loads oneDNN to ask for its instruction set.
+bool oneDnnHasAvx512();
+
 /// The primitives of one session.
 class LibraryCalls {
 public:

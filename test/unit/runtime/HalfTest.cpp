@@ -1,9 +1,10 @@
-//===- HalfTest.cpp - the runtime's f16 <-> f32 conversions ---------------===//
+//===- HalfTest.cpp - the runtime's 16-bit <-> f32 conversions ------------===//
 //
 // Oracle: the CPU's own F16C instructions (vcvtph2ps, vcvtps2ph with round
-// to nearest even) for the portable conversions, bit for bit; the portable
-// conversions, once checked, for the buffer conversions (vector and tail
-// code, across threads); and a few values IEEE 754 fixes.
+// to nearest even) for the portable f16 conversions, bit for bit; bf16's
+// definition (the nearer neighbour, computed in double) for its rounding;
+// these, once checked, for the buffer conversions (vector and tail code,
+// across threads); and a few values IEEE 754 fixes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "runtime/cpu/cpu_features.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/include/tcc/abi.h"
 
 #include <cmath>
 #include <cstring>
@@ -102,39 +104,90 @@ TEST(HalfTest, RoundsLikeTheInstruction) {
     ASSERT_EQ(floatToHalfPortable(f), roundByF16c(f)) << std::hex << "f32 0x" << bitsOf(f);
 }
 
-// Tests the buffer conversions (vector code, tails, chunks across 1 and 2
-// threads, rounding with and without a sum) against the portable
-// conversion of each element.
+/// bf16's rounding, from its definition: of the two bf16 values around F
+/// (2^128 above the largest finite one), the nearer, the even one on a tie;
+/// a NaN keeps its top bits, made quiet.
+uint16_t bf16Reference(float f) {
+  uint32_t u = bitsOf(f);
+  auto below = uint16_t(u >> 16); // toward zero
+  if (std::isnan(f))
+    return uint16_t(below | 0x40);
+  double low = floatOf(uint32_t(below) << 16);
+  if (low == double(f))
+    return below;
+  auto above = uint16_t(below + 1); // away from zero (0x7f80: infinity)
+  double high = (above & 0x7fff) == 0x7f80 ? std::copysign(std::ldexp(1.0, 128), double(f))
+                                           : double(floatOf(uint32_t(above) << 16));
+  double toLow = std::fabs(double(f) - low), toHigh = std::fabs(high - double(f));
+  if (toLow != toHigh)
+    return toLow < toHigh ? below : above;
+  return (below & 1) ? above : below;
+}
+
+float bf16Widened(uint16_t h) { return floatOf(uint32_t(h) << 16); }
+
+// Tests bf16 rounding on the calling thread against its definition: the
+// edges of the f16 and bf16 ranges, ties at several binades, and random f32
+// bit patterns of every exponent; and the reference on values IEEE fixes.
+TEST(HalfTest, RoundsBf16ToNearestEven) {
+  EXPECT_EQ(bf16Reference(1.0f), 0x3f80);
+  EXPECT_EQ(bf16Reference(floatOf(0x3f808000)), 0x3f80); // tie to even
+  EXPECT_EQ(bf16Reference(floatOf(0x3f818000)), 0x3f82); // tie to even
+  EXPECT_EQ(bf16Reference(floatOf(0x7f7f8000)), 0x7f80); // the overflow tie
+  EXPECT_EQ(bf16Reference(floatOf(0x7f7f7fff)), 0x7f7f);
+  EXPECT_EQ(bf16Reference(-INFINITY), 0xff80);
+  std::vector<float> values = edgeValues();
+  for (uint32_t b : {0x7f7f8000u, 0x7f7f7fffu, 0x7f7fffffu, 0x00008000u, 0x00018000u, 0x3f808000u,
+                     0x3f818000u, 0x7fffffffu, 0x7f800001u})
+    for (uint32_t sign : {0u, 0x80000000u})
+      values.push_back(floatOf(b ^ sign));
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1 << 22; ++i)
+    values.push_back(floatOf(uint32_t(rng())));
+  std::vector<uint16_t> rounded(values.size());
+  roundOnThread(TCC_DTYPE_BF16, values.data(), rounded.data(), int64_t(values.size()));
+  for (size_t i = 0; i < values.size(); ++i)
+    ASSERT_EQ(rounded[i], bf16Reference(values[i])) << std::hex << "f32 0x" << bitsOf(values[i]);
+}
+
+// Tests the buffer conversions of both 16-bit types (vector code, tails,
+// chunks across 1 and 2 threads, rounding with and without a sum) against
+// the checked conversion of each element.
 TEST(HalfTest, Buffers) {
   std::mt19937_64 rng(7);
   std::normal_distribution<float> normal(0.0f, 100.0f);
-  for (int threads : {1, 2}) {
-    ParallelThreadsScope scope(threads);
-    for (int64_t count : {1, 7, 8, 9, 33, 40000, 100003}) {
-      const size_t n = size_t(count);
-      std::vector<float> f(n), widened(n);
-      std::vector<uint16_t> h(n), rounded(n);
-      for (int64_t i = 0; i < count; ++i) {
-        f[size_t(i)] = normal(rng);
-        h[size_t(i)] = floatToHalfPortable(normal(rng));
+  for (int32_t dtype : {int32_t(TCC_DTYPE_F16), int32_t(TCC_DTYPE_BF16)}) {
+    const bool bf16 = dtype == TCC_DTYPE_BF16;
+    auto widenOne = [&](uint16_t h) { return bf16 ? bf16Widened(h) : halfToFloatPortable(h); };
+    auto roundOne = [&](float f) { return bf16 ? bf16Reference(f) : floatToHalfPortable(f); };
+    const char *type = bf16 ? "bf16, " : "f16, ";
+    for (int threads : {1, 2}) {
+      ParallelThreadsScope scope(threads);
+      for (int64_t count : {1, 7, 8, 9, 33, 40000, 100003}) {
+        const size_t n = size_t(count);
+        std::vector<float> f(n), widened(n);
+        std::vector<uint16_t> h(n), rounded(n);
+        for (int64_t i = 0; i < count; ++i) {
+          f[size_t(i)] = normal(rng);
+          h[size_t(i)] = roundOne(normal(rng));
+        }
+        std::vector<float> edges = edgeValues();
+        for (size_t i = 0; i < edges.size() && i < f.size(); ++i)
+          f[i] = edges[i];
+        widenBuffer(dtype, h.data(), widened.data(), count);
+        for (int64_t i = 0; i < count; ++i)
+          ASSERT_EQ(bitsOf(widened[size_t(i)]), bitsOf(widenOne(h[size_t(i)])))
+              << type << count << " elements, " << threads << " threads, #" << i;
+        roundBuffer(dtype, f.data(), rounded.data(), count, false);
+        for (int64_t i = 0; i < count; ++i)
+          ASSERT_EQ(rounded[size_t(i)], roundOne(f[size_t(i)]))
+              << type << count << " elements, " << threads << " threads, #" << i;
+        std::vector<uint16_t> summed = h;
+        roundBuffer(dtype, f.data(), summed.data(), count, true);
+        for (int64_t i = 0; i < count; ++i)
+          ASSERT_EQ(summed[size_t(i)], roundOne(f[size_t(i)] + widenOne(h[size_t(i)])))
+              << type << count << " elements, " << threads << " threads, sum #" << i;
       }
-      std::vector<float> edges = edgeValues();
-      for (size_t i = 0; i < edges.size() && i < f.size(); ++i)
-        f[i] = edges[i];
-      widenHalf(h.data(), widened.data(), count);
-      for (int64_t i = 0; i < count; ++i)
-        ASSERT_EQ(bitsOf(widened[size_t(i)]), bitsOf(halfToFloatPortable(h[size_t(i)])))
-            << count << " elements, " << threads << " threads, #" << i;
-      roundToHalf(f.data(), rounded.data(), count, false);
-      for (int64_t i = 0; i < count; ++i)
-        ASSERT_EQ(rounded[size_t(i)], floatToHalfPortable(f[size_t(i)]))
-            << count << " elements, " << threads << " threads, #" << i;
-      std::vector<uint16_t> summed = h;
-      roundToHalf(f.data(), summed.data(), count, true);
-      for (int64_t i = 0; i < count; ++i)
-        ASSERT_EQ(summed[size_t(i)],
-                  floatToHalfPortable(f[size_t(i)] + halfToFloatPortable(h[size_t(i)])))
-            << count << " elements, " << threads << " threads, sum #" << i;
     }
   }
 }

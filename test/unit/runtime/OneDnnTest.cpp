@@ -16,6 +16,7 @@
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/cpu_features.h"
+#include "runtime/cpu/parallel.h"
 #include "runtime/testing/conv_reference.h"
 #include "runtime/testing/matmul_reference.h"
 #include "runtime/dtype.h"
@@ -342,7 +343,11 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
       {2, 16, 31, 65, 1, 1, 0},
       // Widened: three row panels (128, 128, 44), accumulating; in a batch
       // too (each matrix's B widened by the thread that takes it).
-      {1, 300, 40, 257, 0, 1, 1}, {1, 260, 33, 17, 1, 0, 1}, {3, 300, 40, 33, 1, 1, 1}};
+      {1, 300, 40, 257, 0, 1, 1}, {1, 260, 33, 17, 1, 0, 1}, {3, 300, 40, 33, 1, 1, 1},
+      // Widened in the large panels of oneDNN's sgemm below AVX-512 (512,
+      // 512 and 76 rows on one thread, 4 x 280 on two; a transposed A's
+      // panels transposed into plain rows).
+      {1, 1100, 24, 40, 1, 0, 1}, {2, 1030, 16, 9, 1, 1, 0}};
   for (MatmulLibrary matmuls : {MatmulLibrary::OneDnn, MatmulLibrary::Blas})
   for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
     for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
@@ -374,11 +379,18 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
           bool onBlas = library->implementations()[i].find("blas:") != std::string::npos;
           EXPECT_EQ(onBlas, matmuls == MatmulLibrary::Blas && params[i][0] == 1) << name;
           // Widened calls run in panels of rows: on MKL's packed sgemm
-          // (blas.h widenedPanelMatmul) or on oneDNN (PanelMatmul), not on
-          // a BLAS without packing.
+          // (blas.h widenedPanelMatmul), not on a BLAS without packing; on
+          // oneDNN (PanelMatmul) where the panels its kernels take give
+          // every thread one.
+          const std::vector<int64_t> &q = params[i];
           bool inPanels = library->implementations()[i].find("(panels of") != std::string::npos;
-          EXPECT_EQ(inPanels, route == SixteenBitCalls::Widened && (!onBlas || blas()->sgemmPack))
-              << name;
+          bool panelsFit =
+              onBlas ? blas()->sgemmPack != nullptr
+                     : widenedPanelRows(q[0], q[1], q[2], q[3], cDtype,
+                                        serialCall(calls[i]) ? 1 : parallelThreads(),
+                                        oneDnnHasAvx512() ? PanelLimits::cached()
+                                                          : PanelLimits::large()) > 0;
+          EXPECT_EQ(inPanels, route == SixteenBitCalls::Widened && panelsFit) << name;
         }
       }
 }
@@ -614,11 +626,13 @@ TEST(OneDnnTest, AmxWeightGradientChoice) {
   for (const auto &p : params)
     calls.push_back({TCC_LIBRARY_CALL_CONV2D_BACKWARD_WEIGHTS, TCC_DTYPE_BF16, int32_t(p.size()),
                      3, p.data()});
-  std::unique_ptr<LibraryCalls> library = create(calls, MatmulLibrary::OneDnn, SixteenBitCalls::Native);
-  if (!library)
+  // oneDNN has no bf16 weight gradient below AVX512-BF16: ask for its ISA
+  // (which loads it) before asking for the calls.
+  if (!create({}))
     GTEST_SKIP() << "oneDNN cannot be loaded";
   if (sixteenBitCallsIsa() != "AMX")
     GTEST_SKIP() << "no AMX";
+  std::unique_ptr<LibraryCalls> library = create(calls, MatmulLibrary::OneDnn, SixteenBitCalls::Native);
   std::vector<uint8_t> scratch(library->scratchpadSize() + 64);
   library->setScratchpad(scratch.data());
   std::mt19937_64 rng(23);
