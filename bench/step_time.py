@@ -2,9 +2,10 @@
 
     /usr/bin/python3 bench/step_time.py A.so B.so ... [--steps 5] [--rounds 3] [--threads 2]
 
-An artifact given as A.so@VAR=VALUE is timed with environment variable VAR
-set to VALUE while its sessions are created (TCC_FILTER_LAYOUTS=plain, say:
-one artifact in two runtime modes, interleaved).
+An artifact given as A.so@VAR=VALUE (or A.so@VAR=VALUE@VAR2=VALUE2 ...) is
+timed with environment variable VAR set to VALUE while its sessions are
+created (TCC_FILTER_LAYOUTS=plain, say: one artifact in two runtime modes,
+interleaved).
 
 Each round opens a session per artifact in turn (the parameters that tcc
 wrote beside it; random inputs), runs one warm-up train_step,
@@ -53,19 +54,21 @@ def inputs_of(artifact, rng):
 
 
 def time_steps(rt, spec, steps, threads, rng, between=None):
-    path, _, setting = spec.partition('@')
-    name, _, value = setting.partition('=')
-    saved = os.environ.get(name) if name else None
-    if name:
+    path, *settings = spec.split('@')
+    saved = {}
+    for setting in settings:
+        name, _, value = setting.partition('=')
+        saved.setdefault(name, os.environ.get(name))
         os.environ[name] = value
     try:
         a = rt.load(path)
         s = a.session(num_threads=threads)
     finally:
-        if name and saved is None:
-            del os.environ[name]
-        elif name:
-            os.environ[name] = saved
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
     with a, s:
         step = s.prepare(inputs_of(a, rng), 'train_step', outputs=[])
         step()

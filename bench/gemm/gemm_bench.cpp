@@ -10,16 +10,19 @@
 // the median time per call on each library, their ratio and the library the
 // runtime's rule (blasPrefers) picks; for an artifact, the sums over its
 // step: all on oneDNN, all on BLAS, as routed, and the best of the two per
-// call. docs/cpu-gemm.md holds the results and the decision.
+// call. docs/cpu-gemm.md holds the results and the decision. With --dtype
+// bf16 or f16 it times each call in f32 as routed against the same call
+// with 16-bit operands as a session runs it (native, or widened in f32).
 //
 // Usage:
-//   tcc-gemm-bench [--threads N] [--ms MS] [--rounds R] ITEM...
+//   tcc-gemm-bench [--threads N] [--ms MS] [--rounds R] [--dtype f32|bf16|f16] ITEM...
 //   ITEM: an artifact (model.so), or a call "batch,M,N,K,ta,tb[,acc[,epilogue]]"
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/artifact.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/half.h"
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/error.h"
@@ -44,6 +47,10 @@ struct Options {
   int threads = 1;
   double blockMs = 2.0; ///< wall time of one timed block of calls
   int rounds = 11;      ///< blocks per library, interleaved
+  /// F32: oneDNN against BLAS. BF16 / F16: each call in f32 as routed
+  /// against the same call with 16-bit operands and C as the session runs
+  /// it (native or widened, oneDNN's ISA decides).
+  int32_t dtype = TCC_DTYPE_F32;
 };
 
 /// One distinct MATMUL call and how often a step makes it.
@@ -51,17 +58,18 @@ struct Case {
   Case(std::vector<int64_t> params, int count) : params(std::move(params)), count(count) {}
   std::vector<int64_t> params; // 8: batch M N K ta tb acc epilogue
   int count;
-  double onednnUs = 0, blasUs = 0;
+  /// Median microseconds per call of the two compared ways (Options).
+  double us[2] = {0, 0};
   bool routedToBlas = false;
-  std::string onednnImpl;
+  std::string impl; ///< oneDNN's kernel (F32), or the 16-bit call's
 };
 
 int32_t operandCount(const std::vector<int64_t> &p) {
   return 3 + !!(p[7] & TCC_MATMUL_EPILOGUE_BIAS) + !!(p[7] & TCC_MATMUL_EPILOGUE_RESIDUAL);
 }
 
-tcc_abi_library_call callOf(const std::vector<int64_t> &p) {
-  return {TCC_LIBRARY_CALL_MATMUL, TCC_DTYPE_F32, int32_t(p.size()), operandCount(p), p.data()};
+tcc_abi_library_call callOf(const std::vector<int64_t> &p, int32_t dtype = TCC_DTYPE_F32) {
+  return {TCC_LIBRARY_CALL_MATMUL, dtype, int32_t(p.size()), operandCount(p), p.data()};
 }
 
 double flops(const std::vector<int64_t> &p) {
@@ -70,18 +78,54 @@ double flops(const std::vector<int64_t> &p) {
 
 using Clock = std::chrono::steady_clock;
 
-/// The median time per call, in microseconds, of call 0 of each library,
-/// blocks of the two interleaved so that a noisy phase hits both.
+/// The median time per call, in microseconds, of call 0 of each of the two
+/// LIBRARIES on its OPERANDS, blocks of the two interleaved so that a noisy
+/// phase hits both.
+void timePair(LibraryCalls *const libraries[2], std::vector<void *> *const operands[2],
+              const Options &o, double us[2]) {
+  // Calls per block: about blockMs of the slower library, from a warm-up.
+  double slowest = 0;
+  for (int l = 0; l < 2; ++l) {
+    for (int w = 0; w < 3; ++w)
+      LibraryCalls::run(libraries[l], 0, operands[l]->data());
+    auto t0 = Clock::now();
+    for (int w = 0; w < 5; ++w)
+      LibraryCalls::run(libraries[l], 0, operands[l]->data());
+    slowest = std::max(slowest, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 5);
+  }
+  int reps = std::max(1, int(o.blockMs * 1000 / std::max(slowest, 1e-3)));
+  std::vector<double> times[2];
+  for (int r = 0; r < o.rounds; ++r)
+    for (int l = 0; l < 2; ++l) {
+      LibraryCalls::run(libraries[l], 0, operands[l]->data()); // absorbs the switch
+      auto t0 = Clock::now();
+      for (int i = 0; i < reps; ++i)
+        LibraryCalls::run(libraries[l], 0, operands[l]->data());
+      times[l].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / reps);
+    }
+  for (int l = 0; l < 2; ++l) {
+    std::string error = libraries[l]->takeError();
+    if (!error.empty())
+      fail(TCC_ERROR_INTERNAL, error);
+    std::sort(times[l].begin(), times[l].end());
+    us[l] = times[l][times[l].size() / 2];
+  }
+}
+
+/// Times C's call the two ways Options compares.
 void timeCase(Case &c, const Options &o) {
   const std::vector<int64_t> &p = c.params;
   tcc_abi_library_call call = callOf(p);
-  LibraryCalls onednn(&call, 1, "bench", MatmulLibrary::OneDnn);
-  LibraryCalls blasCalls(&call, 1, "bench", MatmulLibrary::Blas);
-  c.onednnImpl = onednn.implementations()[0];
-  tcc_abi_library_call routed = call;
-  c.routedToBlas = blasPrefers(routed);
-  std::vector<uint8_t> scratch(onednn.scratchpadSize() + 64);
-  onednn.setScratchpad(scratch.data());
+  c.routedToBlas = blasPrefers(call);
+  const bool sixteen = o.dtype != TCC_DTYPE_F32;
+  tcc_abi_library_call narrow = callOf(p, o.dtype);
+  LibraryCalls first(&call, 1, "bench", sixteen ? MatmulLibrary::Auto : MatmulLibrary::OneDnn);
+  LibraryCalls second(sixteen ? &narrow : &call, 1, "bench",
+                      sixteen ? MatmulLibrary::Auto : MatmulLibrary::Blas);
+  c.impl = (sixteen ? second : first).implementations()[0];
+  std::vector<uint8_t> scratch(std::max(first.scratchpadSize(), second.scratchpadSize()) + 64);
+  first.setScratchpad(scratch.data());
+  second.setScratchpad(scratch.data());
   size_t batch = size_t(p[0]), m = size_t(p[1]), n = size_t(p[2]), k = size_t(p[3]);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -93,42 +137,25 @@ void timeCase(Case &c, const Options &o) {
   };
   std::vector<float> a = random(batch * m * k), b = random(batch * k * n), out = random(batch * m * n),
                      bias = random(n), d = random(batch * m * n);
-  std::vector<void *> operands = {a.data(), b.data(), out.data()};
+  std::vector<std::vector<float> *> sources = {&a, &b, &out};
   if (p[7] & TCC_MATMUL_EPILOGUE_BIAS)
-    operands.push_back(bias.data());
+    sources.push_back(&bias);
   if (p[7] & TCC_MATMUL_EPILOGUE_RESIDUAL)
-    operands.push_back(d.data());
-  LibraryCalls *libraries[2] = {&onednn, &blasCalls};
-  // Calls per block: about blockMs of the slower library, from a warm-up.
-  int reps = 1;
-  double slowest = 0;
-  for (LibraryCalls *l : libraries) {
-    for (int w = 0; w < 3; ++w)
-      LibraryCalls::run(l, 0, operands.data());
-    auto t0 = Clock::now();
-    for (int w = 0; w < 5; ++w)
-      LibraryCalls::run(l, 0, operands.data());
-    slowest = std::max(slowest, std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 5);
+    sources.push_back(&d);
+  // The operands, and the same rounded to the 16-bit type.
+  std::vector<void *> wide, narrowOperands;
+  std::vector<std::vector<uint16_t>> halves(sixteen ? sources.size() : 0);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    wide.push_back(sources[i]->data());
+    if (!sixteen)
+      continue;
+    halves[i].resize(sources[i]->size());
+    roundBuffer(o.dtype, sources[i]->data(), halves[i].data(), int64_t(halves[i].size()), false);
+    narrowOperands.push_back(halves[i].data());
   }
-  reps = std::max(1, int(o.blockMs * 1000 / std::max(slowest, 1e-3)));
-  std::vector<double> times[2];
-  for (int r = 0; r < o.rounds; ++r)
-    for (int l = 0; l < 2; ++l) {
-      LibraryCalls::run(libraries[l], 0, operands.data()); // absorbs the switch
-      auto t0 = Clock::now();
-      for (int i = 0; i < reps; ++i)
-        LibraryCalls::run(libraries[l], 0, operands.data());
-      times[l].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / reps);
-    }
-  for (LibraryCalls *l : libraries) {
-    std::string error = l->takeError();
-    if (!error.empty())
-      fail(TCC_ERROR_INTERNAL, error);
-  }
-  for (auto &t : times)
-    std::sort(t.begin(), t.end());
-  c.onednnUs = times[0][times[0].size() / 2];
-  c.blasUs = times[1][times[1].size() / 2];
+  LibraryCalls *libraries[2] = {&first, &second};
+  std::vector<void *> *operands[2] = {&wide, sixteen ? &narrowOperands : &wide};
+  timePair(libraries, operands, o, c.us);
 }
 
 std::string shapeOf(const std::vector<int64_t> &p) {
@@ -167,22 +194,32 @@ std::vector<Case> casesOf(const std::string &path) {
 }
 
 void report(const std::string &title, std::vector<Case> &cases, const Options &o, bool sums) {
+  const bool sixteen = o.dtype != TCC_DTYPE_F32;
+  const char *type = o.dtype == TCC_DTYPE_BF16 ? "bf16" : "f16";
   std::printf("\n### %s, %d thread%s\n\n", title.c_str(), o.threads, o.threads > 1 ? "s" : "");
-  std::printf("| call (batch x M x N x K) | count | MFLOP | oneDNN us | BLAS us | oneDNN/BLAS | "
-              "routed to | oneDNN impl |\n|---|---|---|---|---|---|---|---|\n");
-  double all[4] = {0, 0, 0, 0}; // oneDNN, BLAS, routed, best
+  if (sixteen)
+    std::printf("| call (batch x M x N x K) | count | MFLOP | f32 us | %s us | %s/f32 | "
+                "f32 on | %s call |\n|---|---|---|---|---|---|---|---|\n",
+                type, type, type);
+  else
+    std::printf("| call (batch x M x N x K) | count | MFLOP | oneDNN us | BLAS us | oneDNN/BLAS | "
+                "routed to | oneDNN impl |\n|---|---|---|---|---|---|---|---|\n");
+  double all[4] = {0, 0, 0, 0}; // the two ways, routed (f32), best
   for (Case &c : cases) {
     timeCase(c, o);
     std::printf("| %s | %d | %.3g | %.1f | %.1f | %.2f | %s | %s |\n", shapeOf(c.params).c_str(),
-                c.count, flops(c.params) / 1e6, c.onednnUs, c.blasUs, c.onednnUs / c.blasUs,
-                c.routedToBlas ? "BLAS" : "oneDNN", c.onednnImpl.c_str());
+                c.count, flops(c.params) / 1e6, c.us[0], c.us[1], sixteen ? c.us[1] / c.us[0] : c.us[0] / c.us[1],
+                c.routedToBlas ? "BLAS" : "oneDNN", c.impl.c_str());
     std::fflush(stdout);
-    all[0] += c.count * c.onednnUs;
-    all[1] += c.count * c.blasUs;
-    all[2] += c.count * (c.routedToBlas ? c.blasUs : c.onednnUs);
-    all[3] += c.count * std::min(c.onednnUs, c.blasUs);
+    all[0] += c.count * c.us[0];
+    all[1] += c.count * c.us[1];
+    all[2] += c.count * (c.routedToBlas ? c.us[1] : c.us[0]);
+    all[3] += c.count * std::min(c.us[0], c.us[1]);
   }
-  if (sums)
+  if (sums && sixteen)
+    std::printf("\nmatmul time per step: f32 as routed %.3f ms, %s %.3f ms (%.3fx)\n",
+                all[0] / 1e3, type, all[1] / 1e3, all[1] / all[0]);
+  else if (sums)
     std::printf("\nmatmul time per step: all oneDNN %.3f ms, all BLAS %.3f ms, routed %.3f ms "
                 "(%.2fx of all oneDNN), best per call %.3f ms\n",
                 all[0] / 1e3, all[1] / 1e3, all[2] / 1e3, all[0] / all[2], all[3] / 1e3);
@@ -205,7 +242,8 @@ bool parseCall(const std::string &text, std::vector<int64_t> &p) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: tcc-gemm-bench [--threads N] [--ms MS] [--rounds R] ITEM...\n"
+  std::fprintf(stderr, "usage: tcc-gemm-bench [--threads N] [--ms MS] [--rounds R] "
+                       "[--dtype f32|bf16|f16] ITEM...\n"
                        "  ITEM: an artifact (model.so), or a MATMUL call "
                        "\"batch,M,N,K,ta,tb[,acc[,epilogue]]\"\n");
   return 2;
@@ -218,7 +256,12 @@ int main(int argc, char **argv) {
   std::vector<std::string> items;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if ((arg == "--threads" || arg == "--ms" || arg == "--rounds") && i + 1 < argc) {
+    if (arg == "--dtype" && i + 1 < argc) {
+      std::string t = argv[++i];
+      if (t != "f32" && t != "bf16" && t != "f16")
+        return usage();
+      o.dtype = t == "bf16" ? TCC_DTYPE_BF16 : t == "f16" ? TCC_DTYPE_F16 : TCC_DTYPE_F32;
+    } else if ((arg == "--threads" || arg == "--ms" || arg == "--rounds") && i + 1 < argc) {
       double v = std::atof(argv[++i]);
       if (v <= 0)
         return usage();
@@ -238,11 +281,11 @@ int main(int argc, char **argv) {
     return usage();
   try {
     setParallelThreads(o.threads);
-    if (!blas()) {
+    if (o.dtype == TCC_DTYPE_F32 && !blas()) {
       std::fprintf(stderr, "tcc-gemm-bench: no BLAS (TCC_BLAS_LIBRARY, libopenblas0-openmp)\n");
       return 1;
     }
-    std::printf("BLAS: %s\n", blas()->file.c_str());
+    std::printf("BLAS: %s\n", blas() ? blas()->file.c_str() : "none");
     std::vector<Case> calls;
     for (const std::string &item : items) {
       std::vector<int64_t> p;
