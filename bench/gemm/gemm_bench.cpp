@@ -26,6 +26,7 @@
 #include "runtime/cpu/onednn.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/error.h"
+#include "runtime/session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -123,35 +124,39 @@ void timeCase(Case &c, const Options &o) {
   LibraryCalls second(sixteen ? &narrow : &call, 1, "bench",
                       sixteen ? MatmulLibrary::Auto : MatmulLibrary::Blas);
   c.impl = (sixteen ? second : first).implementations()[0];
-  std::vector<uint8_t> scratch(std::max(first.scratchpadSize(), second.scratchpadSize()) + 64);
-  first.setScratchpad(scratch.data());
-  second.setScratchpad(scratch.data());
   size_t batch = size_t(p[0]), m = size_t(p[1]), n = size_t(p[2]), k = size_t(p[3]);
+  std::vector<size_t> sizes = {batch * m * k, batch * k * n, batch * m * n};
+  if (p[7] & TCC_MATMUL_EPILOGUE_BIAS)
+    sizes.push_back(n);
+  if (p[7] & TCC_MATMUL_EPILOGUE_RESIDUAL)
+    sizes.push_back(batch * m * n);
+  // One region for the operands (f32, and the same rounded to the 16-bit
+  // type) and the scratch, as a session's arena is: 64-byte aligned
+  // buffers, huge pages (AlignedBuffer).
+  auto align = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  size_t total = align(std::max(first.scratchpadSize(), second.scratchpadSize()));
+  for (size_t size : sizes)
+    total += align(size * sizeof(float)) + (sixteen ? align(size * sizeof(uint16_t)) : 0);
+  AlignedBuffer region(total, 64, "tcc-gemm-bench operands");
+  uint8_t *at = region.data();
+  first.setScratchpad(at);
+  second.setScratchpad(at);
+  at += align(std::max(first.scratchpadSize(), second.scratchpadSize()));
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
-  auto random = [&](size_t size) {
-    std::vector<float> v(size);
-    for (float &x : v)
-      x = u(rng);
-    return v;
-  };
-  std::vector<float> a = random(batch * m * k), b = random(batch * k * n), out = random(batch * m * n),
-                     bias = random(n), d = random(batch * m * n);
-  std::vector<std::vector<float> *> sources = {&a, &b, &out};
-  if (p[7] & TCC_MATMUL_EPILOGUE_BIAS)
-    sources.push_back(&bias);
-  if (p[7] & TCC_MATMUL_EPILOGUE_RESIDUAL)
-    sources.push_back(&d);
-  // The operands, and the same rounded to the 16-bit type.
   std::vector<void *> wide, narrowOperands;
-  std::vector<std::vector<uint16_t>> halves(sixteen ? sources.size() : 0);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    wide.push_back(sources[i]->data());
+  for (size_t size : sizes) {
+    auto *f = reinterpret_cast<float *>(at);
+    at += align(size * sizeof(float));
+    for (size_t i = 0; i < size; ++i)
+      f[i] = u(rng);
+    wide.push_back(f);
     if (!sixteen)
       continue;
-    halves[i].resize(sources[i]->size());
-    roundBuffer(o.dtype, sources[i]->data(), halves[i].data(), int64_t(halves[i].size()), false);
-    narrowOperands.push_back(halves[i].data());
+    auto *h = reinterpret_cast<uint16_t *>(at);
+    at += align(size * sizeof(uint16_t));
+    roundBuffer(o.dtype, f, h, int64_t(size), false);
+    narrowOperands.push_back(h);
   }
   LibraryCalls *libraries[2] = {&first, &second};
   std::vector<void *> *operands[2] = {&wide, sixteen ? &narrowOperands : &wide};

@@ -333,6 +333,40 @@ void roundRows(int32_t dtype, const float *from, int64_t count, int64_t cols, ui
     roundOnThread(dtype, from + i * cols, to + i * ld, cols);
 }
 
+void epilogueRows(int32_t dtype, const float *from, int64_t ldf, int64_t count, int64_t n,
+                  const void *bias, const void *d, int64_t ldd, bool relu, void *c,
+                  int64_t ldc) {
+  const bool wide = dtype == TCC_DTYPE_F32;
+  // A row in chunks of CHUNK columns: the sums, then the bias and D widened.
+  constexpr int64_t kChunk = 256;
+  float x[kChunk], addend[kChunk];
+  auto add = [&](const void *values, int64_t at, int64_t width) {
+    const float *f = static_cast<const float *>(values) + at;
+    if (!wide) {
+      widenOnThread(dtype, static_cast<const uint16_t *>(values) + at, addend, width);
+      f = addend;
+    }
+    for (int64_t j = 0; j < width; ++j)
+      x[j] += f[j];
+  };
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+      const int64_t width = std::min(kChunk, n - j0);
+      std::memcpy(x, from + i * ldf + j0, size_t(width) * sizeof(float));
+      if (bias)
+        add(bias, j0, width);
+      if (d)
+        add(d, i * ldd + j0, width);
+      if (relu)
+        for (int64_t j = 0; j < width; ++j)
+          x[j] = x[j] < 0.0f ? 0.0f : x[j]; // a NaN stays NaN (applyEpilogue)
+      if (wide)
+        std::memcpy(static_cast<float *>(c) + i * ldc + j0, x, size_t(width) * sizeof(float));
+      else
+        roundOnThread(dtype, x, static_cast<uint16_t *>(c) + i * ldc + j0, width);
+    }
+}
+
 void widenPanelOfA(int32_t dtype, const uint16_t *a, int64_t ld, bool transA, int64_t first,
                    int64_t count, int64_t k, float *to, bool plain) {
   if (!transA)
@@ -383,6 +417,11 @@ int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t
       panels = (panels + threads - 1) / threads * threads;
       rows = std::min(m, ((m + panels - 1) / panels + 7) / 8 * 8);
     }
+    auto noCopy = [&](int64_t r) {
+      return 1.0 / double(r) + 1.0 / double(n) >= PanelLimits::kNoCopyBound;
+    };
+    if (limits.packedLikeWhole && noCopy(rows) && !noCopy(m))
+      return 0;
     return batch * panels < threads || rows < std::min(limits.minRows, m) ? 0 : rows;
   }
   int64_t perMatrix = (threads + batch - 1) / batch;

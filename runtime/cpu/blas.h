@@ -100,6 +100,16 @@ void widenRows(int32_t dtype, const uint16_t *from, int64_t ld, int64_t count, i
 void roundRows(int32_t dtype, const float *from, int64_t count, int64_t cols, uint16_t *to,
                int64_t ld);
 
+/// A widened product's epilogue over COUNT rows of N f32 sums at FROM
+/// (leading dimension LDF): relu((sum + BIAS) + D) as the epilogue bits say
+/// (null BIAS / D: none; BIAS N values, D rows of leading dimension LDD),
+/// stored into C's rows (leading dimension LDC). BIAS, D and C are of
+/// DTYPE: f32, or a 16-bit type (widened; C rounded once). FROM may be C
+/// itself (f32). On the calling thread.
+void epilogueRows(int32_t dtype, const float *from, int64_t ldf, int64_t count, int64_t n,
+                  const void *bias, const void *d, int64_t ldd, bool relu, void *c,
+                  int64_t ldc);
+
 /// Rows [FIRST, FIRST + COUNT) of op(A) for a 16-bit A (DTYPE) with K
 /// columns (stored K x M when TRANS_A, leading dimension LD) widened into
 /// TO: COUNT x K dense; transposed, K x COUNT (the stored columns as they
@@ -116,17 +126,23 @@ struct PanelLimits {
   size_t bytes;     ///< a thread's f32 panels of A and C at most
   bool shareRows;   ///< shrink panels (to 8 rows) so that every thread gets one,
                     ///< rather than not run in panels
+  /// No panel that oneDNN 2.6's AVX2 sgemm would run without packing
+  /// (1/rows + 1/N >= kNoCopyBound, its gemm_driver's first test) where it
+  /// packs the whole product: gpt4's 2048 x 512 x 256 product ran 1.5x
+  /// slower in 512-row panels than in full copies.
+  bool packedLikeWhole = false;
+  static constexpr double kNoCopyBound = 0.0038;
 
   /// Panels that stay in a thread's L2 cache: 128 rows, 2 MiB; for kernels
   /// that read A and B where they are (MKL's packed sgemm, oneDNN's
   /// AVX-512 brgemm).
-  static PanelLimits cached() { return {128, 16, size_t(2) << 20, true}; }
+  static PanelLimits cached() { return {128, 16, size_t(2) << 20, true, false}; }
   /// Panels of up to 512 rows, at least 256 (or a whole matrix), 8 MiB, a
   /// 2-D product's in whole rounds over the threads: below AVX-512
   /// oneDNN's f32 matmul is its gemm:jit sgemm, which takes products of
   /// few rows without packing them and ran gpt4's products 1.1-2.2x slower
   /// in panels of 128 or 256 rows than in panels of 512 (docs/cpu-gemm.md).
-  static PanelLimits large() { return {kMaxRows, 256, size_t(8) << 20, false}; }
+  static PanelLimits large() { return {kMaxRows, 256, size_t(8) << 20, false, true}; }
 };
 
 /// The rows of a widened product's panel (BATCH products of M x K by

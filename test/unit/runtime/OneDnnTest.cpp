@@ -398,7 +398,8 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
 // Tests what the emulated CUDA device needs of the CPU calls beyond a CPU
 // artifact's contract (abi.h): 16-bit matmuls with every epilogue, the bias
 // and residual of C's type (bf16 / f16, or f32 with an f32 C), 2-D and
-// batched; and TF32 calls computed in fp32 (LibraryMath::Tf32AsFp32), on
+// batched, in one row panel and in several (a widened call's epilogue runs
+// on each); and TF32 calls computed in fp32 (LibraryMath::Tf32AsFp32), on
 // random operands. Oracle: float64 on the same rounded operands; tolerance
 // one rounding of C (1e-2 bf16, 2e-3 f16) or 1e-5 for an f32 C.
 TEST(OneDnnTest, DeviceContract) {
@@ -408,11 +409,14 @@ TEST(OneDnnTest, DeviceContract) {
   for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
     for (int32_t cDtype : {int32_t(TCC_DTYPE_F32), dtype})
       for (int64_t batch : {1, 3})
-        for (int64_t epilogue : {1, 2, 3, 5, 7}) {
-          params.push_back({batch, 37, 19, 53, batch == 3, 0, 0, epilogue, cDtype,
-                            TCC_LIBRARY_MATH_EXACT});
-          cDtypes.push_back(cDtype);
-        }
+        for (int64_t epilogue : {1, 2, 3, 5, 7})
+          // One row panel on one thread; several, across the threads (M
+          // 1100: panels of 128 rows, or of 512 below AVX-512).
+          for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 19}, {1100, 40}}) {
+            params.push_back({batch, m, n, 53, batch == 3, 0, 0, epilogue, cDtype,
+                              TCC_LIBRARY_MATH_EXACT});
+            cDtypes.push_back(cDtype);
+          }
   size_t sixteenBit = params.size();
   params.push_back({1, 37, 19, 53, 0, 1, 0, 0, 0, TCC_LIBRARY_MATH_TF32});
   params.push_back({2, 5, 33, 17, 1, 0, 0, kBias | kRelu, 0, TCC_LIBRARY_MATH_TF32});
@@ -451,6 +455,9 @@ TEST(OneDnnTest, DeviceContract) {
     std::string name = "call #" + std::to_string(i) + " (" + library->implementations()[i] +
                        "), epilogue " + std::to_string(p[7]);
     ASSERT_EQ(library->takeError(), "") << name;
+    // A widened 16-bit call runs in row panels, its epilogue on each.
+    if (i < sixteenBit && !nativeSixteenBitCalls(dtype))
+      EXPECT_NE(library->implementations()[i].find("(panels of"), std::string::npos) << name;
     std::vector<float> got(c.size());
     for (size_t k = 0; k < got.size(); ++k)
       got[k] = decode(&cBytes[k * tcc::testing::elementSize(cDtype)], cDtype);
