@@ -57,7 +57,9 @@ struct Options {
 /// One distinct MATMUL call and how often a step makes it.
 struct Case {
   Case(std::vector<int64_t> params, int count) : params(std::move(params)), count(count) {}
-  std::vector<int64_t> params; // 8: batch M N K ta tb acc epilogue
+  /// 8: batch M N K ta tb acc epilogue; a 16-bit artifact's call 9 with
+  /// its C's dtype (f32 sums, or the operands' type).
+  std::vector<int64_t> params;
   int count;
   /// Median microseconds per call of the two compared ways (Options).
   double us[2] = {0, 0};
@@ -116,10 +118,15 @@ void timePair(LibraryCalls *const libraries[2], std::vector<void *> *const opera
 /// Times C's call the two ways Options compares.
 void timeCase(Case &c, const Options &o) {
   const std::vector<int64_t> &p = c.params;
-  tcc_abi_library_call call = callOf(p);
-  c.routedToBlas = blasPrefers(call);
+  // f32: the call's first 8 parameters; 16-bit: C of the artifact's
+  // dtype where it gave one, else of the operands'.
+  std::vector<int64_t> wideParams(p.begin(), p.begin() + 8), narrowParams = wideParams;
   const bool sixteen = o.dtype != TCC_DTYPE_F32;
-  tcc_abi_library_call narrow = callOf(p, o.dtype);
+  const int32_t cDtype = p.size() > 8 ? int32_t(p[8]) : o.dtype;
+  narrowParams.insert(narrowParams.end(), {cDtype, TCC_LIBRARY_MATH_EXACT});
+  tcc_abi_library_call call = callOf(wideParams);
+  c.routedToBlas = blasPrefers(call);
+  tcc_abi_library_call narrow = callOf(narrowParams, o.dtype);
   LibraryCalls first(&call, 1, "bench", sixteen ? MatmulLibrary::Auto : MatmulLibrary::OneDnn);
   LibraryCalls second(sixteen ? &narrow : &call, 1, "bench",
                       sixteen ? MatmulLibrary::Auto : MatmulLibrary::Blas);
@@ -134,9 +141,14 @@ void timeCase(Case &c, const Options &o) {
   // type) and the scratch, as a session's arena is: 64-byte aligned
   // buffers, huge pages (AlignedBuffer).
   auto align = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  // The 16-bit call's A and B are of the 16-bit type, its C, bias and D
+  // of C's.
+  auto narrowBytes = [&](size_t operand) {
+    return operand < 2 || cDtype != TCC_DTYPE_F32 ? sizeof(uint16_t) : sizeof(float);
+  };
   size_t total = align(std::max(first.scratchpadSize(), second.scratchpadSize()));
-  for (size_t size : sizes)
-    total += align(size * sizeof(float)) + (sixteen ? align(size * sizeof(uint16_t)) : 0);
+  for (size_t i = 0; i < sizes.size(); ++i)
+    total += align(sizes[i] * sizeof(float)) + (sixteen ? align(sizes[i] * narrowBytes(i)) : 0);
   AlignedBuffer region(total, 64, "tcc-gemm-bench operands");
   uint8_t *at = region.data();
   first.setScratchpad(at);
@@ -145,18 +157,22 @@ void timeCase(Case &c, const Options &o) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<void *> wide, narrowOperands;
-  for (size_t size : sizes) {
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const size_t size = sizes[i];
     auto *f = reinterpret_cast<float *>(at);
     at += align(size * sizeof(float));
-    for (size_t i = 0; i < size; ++i)
-      f[i] = u(rng);
+    for (size_t j = 0; j < size; ++j)
+      f[j] = u(rng);
     wide.push_back(f);
     if (!sixteen)
       continue;
-    auto *h = reinterpret_cast<uint16_t *>(at);
-    at += align(size * sizeof(uint16_t));
-    roundBuffer(o.dtype, f, h, int64_t(size), false);
-    narrowOperands.push_back(h);
+    narrowOperands.push_back(at);
+    if (narrowBytes(i) == sizeof(float))
+      std::memcpy(at, f, size * sizeof(float));
+    else
+      roundBuffer(i < 2 ? o.dtype : cDtype, f, reinterpret_cast<uint16_t *>(at), int64_t(size),
+                  false);
+    at += align(size * narrowBytes(i));
   }
   LibraryCalls *libraries[2] = {&first, &second};
   std::vector<void *> *operands[2] = {&wide, sixteen ? &narrowOperands : &wide};
@@ -174,6 +190,8 @@ std::string shapeOf(const std::vector<int64_t> &p) {
     s << " +=";
   if (p[7])
     s << " e" << p[7];
+  if (p.size() > 8 && p[8] == TCC_DTYPE_F32)
+    s << " -> f32";
   return s.str();
 }
 
@@ -189,6 +207,8 @@ std::vector<Case> casesOf(const std::string &path) {
       continue;
     std::vector<int64_t> p(c.params, c.params + 7);
     p.push_back(matmulEpilogue(c));
+    if (c.dtype != TCC_DTYPE_F32)
+      p.push_back(libraryCallOutputDtype(c));
     if (counts[p]++ == 0)
       order.push_back(p);
   }

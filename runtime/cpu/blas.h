@@ -133,10 +133,15 @@ struct PanelLimits {
   bool packedLikeWhole = false;
   static constexpr double kNoCopyBound = 0.0038;
 
-  /// Panels that stay in a thread's L2 cache: 128 rows, 2 MiB; for kernels
-  /// that read A and B where they are (MKL's packed sgemm, oneDNN's
-  /// AVX-512 brgemm).
+  /// Panels that stay in a thread's L2 cache: 128 rows, 2 MiB; for MKL's
+  /// sgemm against B packed once.
   static PanelLimits cached() { return {128, 16, size_t(2) << 20, true, false}; }
+  /// oneDNN's AVX-512 f32 kernels (brgemm) copy B per product: panels of
+  /// 128 to 256 rows, 16 MiB (gpt4's products 1.025x their f32 time in
+  /// 128-row panels of 2 MiB, 1.003x in 256-row ones; GPT-2-small's
+  /// 256-row products 1.10-1.31x in two panels, 0.99-1.06x in one);
+  /// fewer rows, and a product is widened through full-size copies.
+  static PanelLimits brgemm() { return {256, 128, size_t(16) << 20, true, false}; }
   /// Panels of up to 512 rows, at least 256 (or a whole matrix), 8 MiB, a
   /// 2-D product's in whole rounds over the threads: below AVX-512
   /// oneDNN's f32 matmul is its gemm:jit sgemm, which takes products of

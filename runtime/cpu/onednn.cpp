@@ -975,16 +975,15 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   // Buffers for every CPU the session may run on; panels for the threads
   // it is created with.
   x.threads = std::max({1, availableCpus(), parallelThreads()});
-  // oneDNN's AVX-512 kernels (brgemm) read a transposed A with strides
-  // and take panels that stay in the cache; below AVX-512 its sgemm wants
-  // large panels, and a 2-D product's transposed A widened into plain rows
-  // (1.5x faster on gpt4's weight gradients than read with strides; a
-  // batch's small matrices are faster read with strides: 1.14x f32's time
-  // against 1.30x).
+  // oneDNN's AVX-512 kernels (brgemm) read a transposed A with strides;
+  // below AVX-512 its sgemm wants a 2-D product's transposed A widened into
+  // plain rows (1.5x faster on gpt4's weight gradients than read with
+  // strides; a batch's small matrices are faster read with strides: 1.14x
+  // f32's time against 1.30x). The panels' sizes: PanelLimits.
   const bool brgemm = oneDnnHasAvx512();
   x.plainA = !brgemm && x.batch == 1;
   x.rows = widenedPanelRows(x.batch, x.m, x.n, x.k, x.cDtype, parallelThreads(),
-                            brgemm ? PanelLimits::cached() : PanelLimits::large());
+                            brgemm ? PanelLimits::brgemm() : PanelLimits::large());
   if (x.rows == 0)
     return false;
   const int64_t heads = matmulHeads(c), interleaved = matmulInterleaved(c);
@@ -993,11 +992,12 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   x.b = {transB ? x.n : x.k, transB ? x.k : x.n, bool(interleaved & TCC_MATMUL_INTERLEAVED_B),
          heads};
   x.c = {x.m, x.n, bool(interleaved & TCC_MATMUL_INTERLEAVED_C), heads};
-  // B as the products read it: a 2-D product's widened into plain K x N
-  // by a reorder step (transposing a stored B^T once); a batch's matrix
-  // widened per thread as it is stored.
+  // B widened as it is stored (a B^T read transposed): a 2-D product's by
+  // a step, a batch's matrix by the thread that takes it. Transposed into
+  // plain K x N, GPT-2-small's 256 x 3072 x 768 B^T product took 2.08x its
+  // f32 time below AVX-512 (1.05x as stored) and 1.31x with brgemm (1.05x).
   dnnl_memory_desc_t weights =
-      transB && x.batch > 1 ? b.plain({x.k, x.n}, {1, x.k}) : b.plain({x.k, x.n}, {x.n, 1});
+      transB ? b.plain({x.k, x.n}, {1, x.k}) : b.plain({x.k, x.n}, {x.n, 1});
   size_t shared = 0;
   if (x.batch == 1) {
     shared = alignUp(size_t(x.k * x.n) * sizeof(float));
@@ -1121,8 +1121,8 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   };
   std::vector<CopyIn> copiesIn;
   auto copyIn = [&](int operand, dnnl_dim_t r, dnnl_dim_t cc, dnnl_data_type_t type,
-                    Binding &binding) {
-    dnnl_memory_desc_t to = matrix(r, cc, false, type);
+                    Binding &binding, bool transposed = false) {
+    dnnl_memory_desc_t to = matrix(r, cc, transposed, type);
     Binding at = copyTo(to);
     copiesIn.push_back({md[operand], to, {0, operand, 0, nullptr}, at});
     md[operand] = to;
@@ -1131,7 +1131,7 @@ void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   };
   if (widened) {
     copyIn(0, rows, k, dnnl_f32, src);
-    copyIn(1, k, cols, dnnl_f32, weights);
+    copyIn(1, k, cols, dnnl_f32, weights, tb); // B^T stays transposed (PanelMatmul)
   } else if (ta && n == 1 && in == dnnl_f32 && rows * k >= kTransposeCopyElements) {
     // A transposed left operand (A^T B: the weight gradient X^T G) halves
     // the speed of oneDNN's f32 matmul; a large one is first copied into

@@ -341,8 +341,9 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
       {1, 37, 19, 53, 0, 0, 1},   {3, 37, 19, 53, 1, 0, 0},  {3, 5, 17, 33, 0, 1, 1},
       {1, 64, 48, 96, 0, 1, 0},   {1, 300, 40, 257, 1, 0, 0}, // A^T copied first (native)
       {2, 16, 31, 65, 1, 1, 0},
-      // Widened: three row panels (128, 128, 44), accumulating; in a batch
-      // too (each matrix's B widened by the thread that takes it).
+      // Widened: several row panels (256 and 44 rows with AVX-512, on MKL
+      // 128, 128 and 44), accumulating; in a batch too (each matrix's B
+      // widened by the thread that takes it).
       {1, 300, 40, 257, 0, 1, 1}, {1, 260, 33, 17, 1, 0, 1}, {3, 300, 40, 33, 1, 1, 1},
       // Widened in the large panels of oneDNN's sgemm below AVX-512 (512,
       // 512 and 76 rows on one thread, 4 x 280 on two; a transposed A's
@@ -388,7 +389,7 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
               onBlas ? blas()->sgemmPack != nullptr
                      : widenedPanelRows(q[0], q[1], q[2], q[3], cDtype,
                                         serialCall(calls[i]) ? 1 : parallelThreads(),
-                                        oneDnnHasAvx512() ? PanelLimits::cached()
+                                        oneDnnHasAvx512() ? PanelLimits::brgemm()
                                                           : PanelLimits::large()) > 0;
           EXPECT_EQ(inPanels, route == SixteenBitCalls::Widened && panelsFit) << name;
         }
@@ -411,7 +412,7 @@ TEST(OneDnnTest, DeviceContract) {
       for (int64_t batch : {1, 3})
         for (int64_t epilogue : {1, 2, 3, 5, 7})
           // One row panel on one thread; several, across the threads (M
-          // 1100: panels of 128 rows, or of 512 below AVX-512).
+          // 1100: panels of 256 rows, or of up to 512 below AVX-512).
           for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 19}, {1100, 40}}) {
             params.push_back({batch, m, n, 53, batch == 3, 0, 0, epilogue, cDtype,
                               TCC_LIBRARY_MATH_EXACT});
