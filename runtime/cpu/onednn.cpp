@@ -309,9 +309,14 @@ struct LibraryCalls::FilterLayout {
 /// plain K x N f32 at the scratch's start, by the call's steps. Thread t's buffers start at
 /// buffersAt + t * perThread: A's panel, C's panel, B's matrix, the
 /// primitive's scratchpad.
+/// COLUMNS: a 2-D product whose row panels would not fit (few rows of C,
+/// a wide B: a vocabulary head) runs in panels of ROWS columns of B and C
+/// instead: A is widened once by the call's steps (as stored), each thread
+/// widens its block of B's columns (rows of a stored B^T) into its A-panel
+/// buffer and computes C's M rows of those columns.
 struct PanelMatmul {
   int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool transA = false, accumulate = false, plainA = true;
+  bool transA = false, transB = false, accumulate = false, plainA = true, columns = false;
   int64_t epilogue = 0; ///< bits; bias and D (laid out as C) of C's type
   int32_t dtype = TCC_DTYPE_BF16, cDtype = TCC_DTYPE_BF16;
   StoredMatrix a{}, b{}, c{};
@@ -348,19 +353,29 @@ struct PanelMatmul {
     auto *aPanel = reinterpret_cast<float *>(mine);
     auto *cPanel = reinterpret_cast<float *>(mine + cOffset);
     auto *bMatrix = reinterpret_cast<float *>(mine + bOffset);
-    const int64_t panels = (m + rows - 1) / rows;
+    const int64_t panels = ((columns ? n : m) + rows - 1) / rows;
     auto panel = [&](int64_t s, int64_t index, const float *bF32) -> dnnl_status_t {
-      const int64_t first = index * rows, count = std::min(rows, m - first);
-      widenPanelOfA(dtype, aData + a.start(s), a.ld(), transA, first, count, k, aPanel, plainA);
-      const int64_t cAt = c.start(s) + first * c.ld();
+      const int64_t first = index * rows, count = std::min(rows, (columns ? n : m) - first);
+      // A panel of op(A)'s rows, or of B's columns (K x COUNT, or COUNT x
+      // K from a stored B^T: the product reads it transposed).
+      if (columns)
+        widenPanelOfA(dtype, bData, b.ld(), !transB, first, count, k, aPanel);
+      else
+        widenPanelOfA(dtype, aData + a.start(s), a.ld(), transA, first, count, k, aPanel, plainA);
+      // The panel's part of C: COUNT rows of N, or M rows of COUNT columns
+      // from column FIRST.
+      const int64_t cAt = c.start(s) + (columns ? first : first * c.ld());
+      const int64_t cRows = columns ? m : count, cCols = columns ? count : n;
       void *out = cPanel;
       if (cDtype == TCC_DTYPE_F32)
         out = static_cast<float *>(cData) + cAt;
       else if (accumulate)
-        widenRows(cDtype, static_cast<uint16_t *>(cData) + cAt, c.ld(), count, n, cPanel);
+        widenRows(cDtype, static_cast<uint16_t *>(cData) + cAt, c.ld(), cRows, cCols, cPanel);
       const Product &product = count == rows ? full : tail;
       const auto &memories = product.memories[size_t(t)];
-      void *data[4] = {aPanel, const_cast<float *>(bF32), out, mine + padOffset};
+      // Columns: bF32 is the widened A.
+      void *data[4] = {columns ? const_cast<float *>(bF32) : aPanel,
+                       columns ? aPanel : const_cast<float *>(bF32), out, mine + padOffset};
       dnnl_exec_arg_t args[4];
       int nargs = 0;
       const int kinds[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD};
@@ -379,23 +394,26 @@ struct PanelMatmul {
       if (status != dnnl_success || (cDtype == TCC_DTYPE_F32 && !epilogue))
         return status;
       const size_t size = cDtype == TCC_DTYPE_F32 ? sizeof(float) : sizeof(uint16_t);
-      void *cRows = static_cast<uint8_t *>(cData) + size_t(cAt) * size;
+      void *cPart = static_cast<uint8_t *>(cData) + size_t(cAt) * size;
       if (!epilogue) {
-        roundRows(cDtype, cPanel, count, n, static_cast<uint16_t *>(cRows), c.ld());
+        roundRows(cDtype, cPanel, cRows, cCols, static_cast<uint16_t *>(cPart), c.ld());
         return dnnl_success;
       }
       // relu((sum + bias) + D), D laid out as C; from C itself when f32.
-      const float *sums = cDtype == TCC_DTYPE_F32 ? static_cast<const float *>(cRows) : cPanel;
-      const void *dRows =
+      const float *sums = cDtype == TCC_DTYPE_F32 ? static_cast<const float *>(cPart) : cPanel;
+      const void *dPart =
           dData ? static_cast<const uint8_t *>(dData) + size_t(cAt) * size : nullptr;
-      epilogueRows(cDtype, sums, cDtype == TCC_DTYPE_F32 ? c.ld() : n, count, n, bias, dRows,
-                   c.ld(), epilogue & TCC_MATMUL_EPILOGUE_RELU, cRows, c.ld());
+      const void *biasPart =
+          bias && columns ? static_cast<const uint8_t *>(bias) + size_t(first) * size : bias;
+      epilogueRows(cDtype, sums, cDtype == TCC_DTYPE_F32 ? c.ld() : cCols, cRows, cCols,
+                   biasPart, dPart, c.ld(), epilogue & TCC_MATMUL_EPILOGUE_RELU, cPart, c.ld());
       return dnnl_success;
     };
     // Thread t takes the panels [t W / T, (t + 1) W / T) of W = batch x
     // panels, matrix by matrix, widening a matrix's B as it comes to it.
     const int64_t work = batch * panels, end = (t + 1) * work / threads;
-    const float *bF32 = reinterpret_cast<const float *>(scratch); // a 2-D product's B
+    // A 2-D product's B, or with columns its A.
+    const float *bF32 = reinterpret_cast<const float *>(scratch);
     dnnl_status_t status = dnnl_success;
     for (int64_t item = t * work / threads, widened = -1; item < end && status == dnnl_success;
          ++item) {
@@ -970,7 +988,7 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   x.batch = p[0], x.m = p[1], x.n = p[2], x.k = p[3];
   x.transA = p[4], x.accumulate = p[6];
   x.epilogue = matmulEpilogue(c);
-  const bool transB = p[5];
+  const bool transB = x.transB = p[5];
   x.dtype = c.dtype, x.cDtype = libraryCallOutputDtype(c);
   // Buffers for every CPU the session may run on; panels for the threads
   // it is created with.
@@ -982,16 +1000,22 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   // f32's time against 1.30x). The panels' sizes: PanelLimits.
   const bool brgemm = oneDnnHasAvx512();
   x.plainA = !brgemm && x.batch == 1;
-  x.rows = widenedPanelRows(x.batch, x.m, x.n, x.k, x.cDtype, parallelThreads(),
-                            brgemm ? PanelLimits::brgemm() : PanelLimits::large());
-  if (x.rows == 0)
-    return false;
+  const PanelLimits limits = brgemm ? PanelLimits::brgemm() : PanelLimits::large();
+  x.rows = widenedPanelRows(x.batch, x.m, x.n, x.k, x.cDtype, parallelThreads(), limits);
   const int64_t heads = matmulHeads(c), interleaved = matmulInterleaved(c);
   x.a = {x.transA ? x.k : x.m, x.transA ? x.m : x.k,
          bool(interleaved & TCC_MATMUL_INTERLEAVED_A), heads};
   x.b = {transB ? x.n : x.k, transB ? x.k : x.n, bool(interleaved & TCC_MATMUL_INTERLEAVED_B),
          heads};
   x.c = {x.m, x.n, bool(interleaved & TCC_MATMUL_INTERLEAVED_C), heads};
+  // Where row panels do not fit, panels of columns (a column's bytes: B's
+  // K and C's M).
+  if (x.rows == 0 && x.batch == 1 && heads == 1 && interleaved == 0) {
+    x.rows = widenedPanelRows(1, x.n, x.m, x.k, x.cDtype, parallelThreads(), limits);
+    x.columns = x.rows > 0;
+  }
+  if (x.rows == 0)
+    return false;
   // B widened as it is stored (a B^T read transposed): a 2-D product's by
   // a step, a batch's matrix by the thread that takes it. Transposed into
   // plain K x N, GPT-2-small's 256 x 3072 x 768 B^T product took 2.08x its
@@ -999,7 +1023,17 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   dnnl_memory_desc_t weights =
       transB ? b.plain({x.k, x.n}, {1, x.k}) : b.plain({x.k, x.n}, {x.n, 1});
   size_t shared = 0;
-  if (x.batch == 1) {
+  if (x.columns) {
+    // A widened as stored by a step.
+    shared = alignUp(size_t(x.m * x.k) * sizeof(float));
+    dnnl_memory_desc_t widened =
+        x.transA ? b.plain({x.m, x.k}, {1, x.m}) : b.plain({x.m, x.k}, {x.k, 1});
+    dnnl_memory_desc_t stored =
+        b.plain({x.m, x.k}, x.transA ? std::vector<dnnl_dim_t>{1, x.a.ld()}
+                                     : std::vector<dnnl_dim_t>{x.a.ld(), 1},
+                dnnlType(x.dtype));
+    b.addReorder(stored, {0, 0, 0, nullptr}, widened, {0, -1, 0, nullptr}, shared);
+  } else if (x.batch == 1) {
     shared = alignUp(size_t(x.k * x.n) * sizeof(float));
     dnnl_memory_desc_t stored =
         b.plain({x.k, x.n}, transB ? std::vector<dnnl_dim_t>{1, x.b.ld()}
@@ -1011,18 +1045,29 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   ParallelThreadsScope one(1);
   size_t pad = 0;
   auto product = [&](int64_t count, PanelMatmul::Product &into) {
-    dnnl_memory_desc_t src = x.transA && !x.plainA ? b.plain({count, x.k}, {1, count})
-                                                   : b.plain({count, x.k}, {x.k, 1});
-    dnnl_memory_desc_t dst = x.cDtype == TCC_DTYPE_F32 ? b.plain({count, x.n}, {x.c.ld(), 1})
-                                                       : b.plain({count, x.n}, {x.n, 1});
+    // Rows: COUNT rows of op(A) against B, into COUNT rows of C. Columns:
+    // the widened A against COUNT columns of B, into C's M rows of COUNT
+    // columns.
+    dnnl_memory_desc_t src, wei, dst;
+    const dnnl_dim_t ld = x.cDtype == TCC_DTYPE_F32 ? x.c.ld() : x.columns ? count : x.n;
+    if (x.columns) {
+      src = x.transA ? b.plain({x.m, x.k}, {1, x.m}) : b.plain({x.m, x.k}, {x.k, 1});
+      wei = transB ? b.plain({x.k, count}, {1, x.k}) : b.plain({x.k, count}, {count, 1});
+      dst = b.plain({x.m, count}, {ld, 1});
+    } else {
+      src = x.transA && !x.plainA ? b.plain({count, x.k}, {1, count})
+                                  : b.plain({count, x.k}, {x.k, 1});
+      wei = weights;
+      dst = b.plain({count, x.n}, {ld, 1});
+    }
     dnnl_matmul_desc_t desc;
-    b.check(a.dnnl_matmul_desc_init(&desc, &src, &weights, nullptr, &dst), "matmul");
+    b.check(a.dnnl_matmul_desc_init(&desc, &src, &wei, nullptr, &dst), "matmul");
     CallBuilder::PostOps post;
     post.sum = x.accumulate;
     dnnl_primitive_desc_t pd = b.describe(&desc, post);
     if (&into == &x.full)
       b.call->implementation = "widened to f32: " + b.implementationOf(pd) + " (panels of " +
-                               std::to_string(x.rows) + " rows)";
+                               std::to_string(x.rows) + (x.columns ? " columns)" : " rows)");
     // The scratchpad's descriptor, copied: the primitive descriptor owns it.
     const dnnl_memory_desc_t *queried =
         a.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -1032,7 +1077,7 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
     dnnl_status_t status = a.dnnl_primitive_create(&into.primitive, pd);
     a.dnnl_primitive_desc_destroy(pd);
     b.check(status, "primitive creation");
-    const dnnl_memory_desc_t *mds[4] = {&src, &weights, &dst, bytes ? &scratchpad : nullptr};
+    const dnnl_memory_desc_t *mds[4] = {&src, &wei, &dst, bytes ? &scratchpad : nullptr};
     into.memories.assign(size_t(x.threads), {});
     for (auto &memories : into.memories)
       for (int i = 0; i < 4; ++i)
@@ -1040,15 +1085,20 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
           b.check(a.dnnl_memory_create(&memories[size_t(i)], mds[i], a.engine, DNNL_MEMORY_NONE),
                   "memory creation");
   };
+  const int64_t extent = x.columns ? x.n : x.m;
   product(x.rows, x.full);
-  if (x.m % x.rows)
-    product(x.m % x.rows, x.tail);
+  if (extent % x.rows)
+    product(extent % x.rows, x.tail);
   x.streams.assign(size_t(x.threads), nullptr);
   x.statuses.assign(size_t(x.threads), dnnl_success);
   for (dnnl_stream_t &stream : x.streams)
     b.check(a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags), "stream creation");
+  // A panel of A's rows or B's columns (ROWS x K), C's part (ROWS x N,
+  // or M x ROWS), a batch's B.
   x.cOffset = alignUp(size_t(x.rows * x.k) * sizeof(float));
-  x.bOffset = x.cOffset + (x.cDtype == TCC_DTYPE_F32 ? 0 : alignUp(size_t(x.rows * x.n) * sizeof(float)));
+  x.bOffset = x.cOffset + (x.cDtype == TCC_DTYPE_F32
+                               ? 0
+                               : alignUp(size_t(x.rows * (x.columns ? x.m : x.n)) * sizeof(float)));
   x.padOffset = x.bOffset + (x.batch > 1 ? alignUp(size_t(x.k * x.n) * sizeof(float)) : 0);
   x.perThread = x.padOffset + alignUp(pad);
   x.buffersAt = shared;
@@ -1640,7 +1690,7 @@ void LibraryCalls::run(void *self, int32_t index, void *const *operands) {
       context.bias = operands[next++];
     if (x.epilogue & TCC_MATMUL_EPILOGUE_RESIDUAL)
       context.d = operands[next];
-    int64_t work = x.batch * ((x.m + x.rows - 1) / x.rows);
+    int64_t work = x.batch * (((x.columns ? x.n : x.m) + x.rows - 1) / x.rows);
     context.threads = int(std::min<int64_t>({parallelThreads(), x.threads, work}));
     if (status == dnnl_success)
       parallelFor(

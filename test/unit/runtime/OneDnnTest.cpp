@@ -23,6 +23,7 @@
 #include "runtime/error.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <gtest/gtest.h>
@@ -348,7 +349,10 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
       // Widened in the large panels of oneDNN's sgemm below AVX-512 (512,
       // 512 and 76 rows on one thread, 4 x 280 on two; a transposed A's
       // panels transposed into plain rows).
-      {1, 1100, 24, 40, 1, 0, 1}, {2, 1030, 16, 9, 1, 1, 0}};
+      {1, 1100, 24, 40, 1, 0, 1}, {2, 1030, 16, 9, 1, 1, 0},
+      // Too wide for row panels with a 16-bit C: column panels (C^T =
+      // B^T A^T), with either transpose, accumulating.
+      {1, 200, 33000, 8, 0, 1, 0}, {1, 136, 33000, 9, 1, 0, 1}};
   for (MatmulLibrary matmuls : {MatmulLibrary::OneDnn, MatmulLibrary::Blas})
   for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
     for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
@@ -379,18 +383,21 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
           expectMatmulCall(*library, i, name, params[i], dtype, cDtype, route, 11 + i);
           bool onBlas = library->implementations()[i].find("blas:") != std::string::npos;
           EXPECT_EQ(onBlas, matmuls == MatmulLibrary::Blas && params[i][0] == 1) << name;
-          // Widened calls run in panels of rows: on MKL's packed sgemm
-          // (blas.h widenedPanelMatmul), not on a BLAS without packing; on
-          // oneDNN (PanelMatmul) where the panels its kernels take give
-          // every thread one.
+          // Widened calls run in panels: of rows on MKL's packed sgemm
+          // (blas.h widenedPanelMatmul) where they fit, not on a BLAS
+          // without packing; on oneDNN (PanelMatmul) where the panels its
+          // kernels take give every thread one, of rows or else of columns.
           const std::vector<int64_t> &q = params[i];
           bool inPanels = library->implementations()[i].find("(panels of") != std::string::npos;
+          auto rowsOf = [&](int64_t m, int64_t n) {
+            return widenedPanelRows(q[0], m, n, q[3], cDtype,
+                                    serialCall(calls[i]) ? 1 : parallelThreads(),
+                                    oneDnnHasAvx512() ? PanelLimits::brgemm()
+                                                      : PanelLimits::large());
+          };
           bool panelsFit =
-              onBlas ? blas()->sgemmPack != nullptr
-                     : widenedPanelRows(q[0], q[1], q[2], q[3], cDtype,
-                                        serialCall(calls[i]) ? 1 : parallelThreads(),
-                                        oneDnnHasAvx512() ? PanelLimits::brgemm()
-                                                          : PanelLimits::large()) > 0;
+              onBlas ? planWidenedPanels(*blas(), q[1], q[2], q[3], cDtype, availableCpus()).rows > 0
+                     : rowsOf(q[1], q[2]) > 0 || (q[0] == 1 && rowsOf(q[2], q[1]) > 0);
           EXPECT_EQ(inPanels, route == SixteenBitCalls::Widened && panelsFit) << name;
         }
       }
@@ -407,14 +414,19 @@ TEST(OneDnnTest, DeviceContract) {
   std::vector<std::vector<int64_t>> params;
   std::vector<tcc_abi_library_call> calls;
   std::vector<int32_t> cDtypes;
+  const std::array<int64_t, 3> kShapes[] = {{37, 19, 53}, {1100, 40, 53}, {200, 33000, 8}};
   for (int32_t dtype : {int32_t(TCC_DTYPE_BF16), int32_t(TCC_DTYPE_F16)})
     for (int32_t cDtype : {int32_t(TCC_DTYPE_F32), dtype})
       for (int64_t batch : {1, 3})
         for (int64_t epilogue : {1, 2, 3, 5, 7})
           // One row panel on one thread; several, across the threads (M
-          // 1100: panels of 256 rows, or of up to 512 below AVX-512).
-          for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 19}, {1100, 40}}) {
-            params.push_back({batch, m, n, 53, batch == 3, 0, 0, epilogue, cDtype,
+          // 1100: panels of 256 rows, or of up to 512 below AVX-512); a
+          // 2-D product too wide for row panels with a 16-bit C (N 33000):
+          // column panels.
+          for (const auto &[m, n, k] : kShapes) {
+            if (n == 33000 && batch > 1)
+              continue;
+            params.push_back({batch, m, n, k, batch == 3, 0, 0, epilogue, cDtype,
                               TCC_LIBRARY_MATH_EXACT});
             cDtypes.push_back(cDtype);
           }
@@ -456,9 +468,14 @@ TEST(OneDnnTest, DeviceContract) {
     std::string name = "call #" + std::to_string(i) + " (" + library->implementations()[i] +
                        "), epilogue " + std::to_string(p[7]);
     ASSERT_EQ(library->takeError(), "") << name;
-    // A widened 16-bit call runs in row panels, its epilogue on each.
-    if (i < sixteenBit && !nativeSixteenBitCalls(dtype))
-      EXPECT_NE(library->implementations()[i].find("(panels of"), std::string::npos) << name;
+    // A widened 16-bit call runs in panels, its epilogue on each; a wide
+    // one with a 16-bit C in column panels.
+    if (i < sixteenBit && !nativeSixteenBitCalls(dtype)) {
+      const std::string impl = library->implementations()[i];
+      EXPECT_NE(impl.find("(panels of"), std::string::npos) << name;
+      if (N == 33000 && cDtype != TCC_DTYPE_F32)
+        EXPECT_NE(impl.find("columns)"), std::string::npos) << name;
+    }
     std::vector<float> got(c.size());
     for (size_t k = 0; k < got.size(); ++k)
       got[k] = decode(&cBytes[k * tcc::testing::elementSize(cDtype)], cDtype);
