@@ -297,18 +297,18 @@ struct LibraryCalls::FilterLayout {
   std::vector<dnnl_dim_t> dims;
 };
 
-/// A widened 16-bit MATMUL without an epilogue in row panels on oneDNN
-/// (addPanelMatmul; what blas.h's widenedPanelMatmul does on MKL): each
-/// thread widens a panel of at most ROWS rows of op(A) (in a batch, first
-/// its matrix's B) into f32 buffers of its own (a transposed A's panel
-/// transposed into plain rows with PLAIN_A, else as stored), multiplies them with a
-/// single-threaded f32 matmul primitive into its own f32 panel of C (into
-/// C itself when C is f32), and rounds that into C. The f32 copies stay in
-/// the thread's cache, where full-size widened copies were passes over
-/// memory (docs/precision.md). A 2-D product's B is widened once, into
-/// plain K x N f32 at the scratch's start, by the call's steps. Thread t's buffers start at
-/// buffersAt + t * perThread: A's panel, C's panel, B's matrix, the
-/// primitive's scratchpad.
+/// A widened 16-bit MATMUL in row panels on oneDNN (addPanelMatmul; what
+/// blas.h's widenedPanelMatmul does on MKL): each thread widens a panel of
+/// at most ROWS rows of op(A) (in a batch, first its matrix's B) into f32
+/// buffers of its own (a transposed A's panel transposed into plain rows
+/// with PLAIN_A, else as stored), multiplies them with a single-threaded
+/// f32 matmul primitive into its own f32 panel of C (into C itself when C
+/// is f32), and rounds that into C, applying the epilogue on the way
+/// (epilogueRows). The f32 copies stay near the thread, where full-size
+/// widened copies were passes over memory (docs/precision.md). A 2-D
+/// product's B is widened once, as stored, at the scratch's start by the
+/// call's steps. Thread t's buffers start at buffersAt + t * perThread:
+/// A's panel, C's panel, B's matrix, the primitive's scratchpad.
 /// COLUMNS: a 2-D product whose row panels would not fit (few rows of C,
 /// a wide B: a vocabulary head) runs in panels of ROWS columns of B and C
 /// instead: A is widened once by the call's steps (as stored), each thread
@@ -978,8 +978,8 @@ bool keepableFilterLayout(const Api &a, const dnnl_memory_desc_t &md,
 }
 
 
-/// A widened 16-bit MATMUL without an epilogue as PanelMatmul (above):
-/// false where its panels would not fit (widenedPanelRows).
+/// A widened 16-bit MATMUL as PanelMatmul (above): false where neither
+/// its row nor its column panels would fit (widenedPanelRows).
 bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
   const Api &a = b.a;
   const int64_t *p = c.params;
@@ -1111,12 +1111,13 @@ bool addPanelMatmul(CallBuilder &b, const tcc_abi_library_call &c) {
 /// The steps of a MATMUL call: plain row-major operands, transposes as
 /// strides (matmul's JIT kernels read them directly). A 16-bit call (bf16 /
 /// f16 A and B, f32 sums, C in f32 or in the operands' type) is oneDNN's
-/// 16-bit matmul when NATIVE, else it is WIDENED: A and B reordered into f32
-/// copies in scratch memory (exact), the f32 matmul, and a 16-bit C rounded
-/// once from an f32 result in scratch (the reorder out rounds to nearest
-/// even), the numbers of the native call up to the order of the f32 sums.
-/// A 16-bit call with an epilogue is always widened: its bias and residual
-/// (of C's type) are read from f32 copies too, and the sum is rounded once.
+/// 16-bit matmul when NATIVE, else it is WIDENED: in panels (PanelMatmul)
+/// where they fit, else A and B reordered into f32 copies in scratch memory
+/// (exact), the f32 matmul, and a 16-bit C rounded once from an f32 result
+/// in scratch (the reorder out rounds to nearest even), the numbers of the
+/// native call up to the order of the f32 sums. A 16-bit call with an
+/// epilogue is always widened: its bias and residual (of C's type) are
+/// read widened too, and the sum is rounded once.
 void addMatmul(CallBuilder &b, const tcc_abi_library_call &c, bool native) {
   const Api &a = b.a;
   const int64_t *p = c.params;
