@@ -424,6 +424,13 @@ int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t
       return 0;
     return batch * panels < threads || rows < std::min(limits.minRows, m) ? 0 : rows;
   }
+  if (limits.balanced && batch == 1 && panels >= threads && panels % threads != 0) {
+    // Whole rounds over the threads, as above, where that keeps minRows.
+    int64_t rounds = (panels + threads - 1) / threads * threads;
+    int64_t even = std::min(m, ((m + rounds - 1) / rounds + 7) / 8 * 8);
+    if (even >= std::min(limits.minRows, m))
+      return even;
+  }
   int64_t perMatrix = (threads + batch - 1) / batch;
   if (panels < perMatrix)
     rows = std::min(rows, std::max<int64_t>(8, ((m + perMatrix - 1) / perMatrix + 7) / 8 * 8));

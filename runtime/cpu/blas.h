@@ -131,6 +131,9 @@ struct PanelLimits {
   /// packs the whole product: gpt4's 2048 x 512 x 256 product ran 1.5x
   /// slower in 512-row panels than in full copies.
   bool packedLikeWhole = false;
+  /// With shareRows: a 2-D product's panels in whole rounds of equal rows
+  /// over the threads where that keeps minRows (without shareRows always).
+  bool balanced = false;
   static constexpr double kNoCopyBound = 0.0038;
 
   /// Panels that stay in a thread's L2 cache: 128 rows, 2 MiB; for MKL's
@@ -141,7 +144,7 @@ struct PanelLimits {
   /// 128-row panels of 2 MiB, 1.003x in 256-row ones; GPT-2-small's
   /// 256-row products 1.10-1.31x in two panels, 0.99-1.06x in one);
   /// fewer rows, and a product is widened through full-size copies.
-  static PanelLimits brgemm() { return {256, 128, size_t(16) << 20, true, false}; }
+  static PanelLimits brgemm() { return {256, 128, size_t(16) << 20, true, false, true}; }
   /// Panels of up to 512 rows, at least 256 (or a whole matrix), 8 MiB, a
   /// 2-D product's in whole rounds over the threads: below AVX-512
   /// oneDNN's f32 matmul is its gemm:jit sgemm, which takes products of
