@@ -406,17 +406,15 @@ int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t
     return 0;
   if (rows < m)
     rows = rows / 8 * 8; // whole cache lines of rows
-  // A panel for every thread: a few-point convolution's GEMM (M = 64,
-  // K = 4608) in one panel ran on one thread.
   int64_t panels = (m + rows - 1) / rows;
+  // A 2-D product's panels in whole rounds over the threads, of equal
+  // rows: 768 rows as 512 + 256 left one thread waiting a third of the
+  // time.
+  const int64_t rounds = (panels + threads - 1) / threads * threads;
+  const int64_t evenRows = std::min(m, ((m + rounds - 1) / rounds + 7) / 8 * 8);
   if (!limits.shareRows) {
-    // A 2-D product's panels in whole rounds over the threads, of equal
-    // rows: 768 rows as 512 + 256 left one thread waiting a third of the
-    // time.
-    if (batch == 1) {
-      panels = (panels + threads - 1) / threads * threads;
-      rows = std::min(m, ((m + panels - 1) / panels + 7) / 8 * 8);
-    }
+    if (batch == 1)
+      panels = rounds, rows = evenRows;
     auto noCopy = [&](int64_t r) {
       return 1.0 / double(r) + 1.0 / double(n) >= PanelLimits::kNoCopyBound;
     };
@@ -424,13 +422,11 @@ int64_t widenedPanelRows(int64_t batch, int64_t m, int64_t n, int64_t k, int32_t
       return 0;
     return batch * panels < threads || rows < std::min(limits.minRows, m) ? 0 : rows;
   }
-  if (limits.balanced && batch == 1 && panels >= threads && panels % threads != 0) {
-    // Whole rounds over the threads, as above, where that keeps minRows.
-    int64_t rounds = (panels + threads - 1) / threads * threads;
-    int64_t even = std::min(m, ((m + rounds - 1) / rounds + 7) / 8 * 8);
-    if (even >= std::min(limits.minRows, m))
-      return even;
-  }
+  if (limits.balanced && batch == 1 && panels >= threads && panels % threads != 0 &&
+      evenRows >= std::min(limits.minRows, m))
+    return evenRows; // whole rounds, as above, where that keeps minRows
+  // A panel for every thread: a few-point convolution's GEMM (M = 64,
+  // K = 4608) in one panel ran on one thread.
   int64_t perMatrix = (threads + batch - 1) / batch;
   if (panels < perMatrix)
     rows = std::min(rows, std::max<int64_t>(8, ((m + perMatrix - 1) / perMatrix + 7) / 8 * 8));

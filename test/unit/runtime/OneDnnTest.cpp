@@ -350,8 +350,8 @@ TEST(OneDnnTest, SixteenBitMatmuls) {
       // 512 and 76 rows on one thread, 4 x 280 on two; a transposed A's
       // panels transposed into plain rows).
       {1, 1100, 24, 40, 1, 0, 1}, {2, 1030, 16, 9, 1, 1, 0},
-      // Too wide for row panels with a 16-bit C: column panels (C^T =
-      // B^T A^T), with either transpose, accumulating.
+      // Too wide for row panels with a 16-bit C: panels of B's and C's
+      // columns, with either transpose, accumulating.
       {1, 200, 33000, 8, 0, 1, 0}, {1, 136, 33000, 9, 1, 0, 1}};
   for (MatmulLibrary matmuls : {MatmulLibrary::OneDnn, MatmulLibrary::Blas})
   for (SixteenBitCalls route : {SixteenBitCalls::Native, SixteenBitCalls::Widened})
